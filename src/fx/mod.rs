@@ -1,0 +1,176 @@
+//! The FX program resolved from an archive: the graph with its signature classified (which
+//! placeholder is a parameter, a buffer, a user input...), and printing like torch's `print(ep)`.
+
+mod print;
+
+use crate::pt2::schema::{self, Argument, InputSpec, OutputSpec, SymIntArgument};
+use crate::pt2::Loaded;
+
+pub use print::{format_node, format_program};
+
+/// What a graph placeholder is, from the graph signature.
+#[derive(Debug, Clone, PartialEq)]
+pub enum InputKind {
+    Parameter {
+        fqn: String,
+    },
+    Buffer {
+        fqn: String,
+        persistent: bool,
+    },
+    /// A lifted tensor constant.
+    Constant {
+        fqn: String,
+    },
+    UserTensor,
+    UserSymInt,
+    /// A user input specialised to a literal: baked into the graph, not an ONNX input.
+    ConstantInput,
+    Token,
+    CustomObj {
+        fqn: String,
+        class_fqn: String,
+    },
+}
+
+#[derive(Debug, Clone)]
+pub struct Input {
+    /// The FX placeholder name (`p_fc1_weight`, `x`).
+    pub name: String,
+    pub kind: InputKind,
+}
+
+/// What a graph output is, from the graph signature.
+#[derive(Debug)]
+pub enum OutputKind<'a> {
+    User(&'a Argument),
+    BufferMutation { value: String, fqn: String },
+    UserInputMutation { value: String, input: String },
+    Token,
+}
+
+/// A program of an archive, ready to lower.
+pub struct Program<'a> {
+    loaded: &'a Loaded<'a>,
+    inputs: Vec<Input>,
+    outputs: Vec<OutputKind<'a>>,
+}
+
+/// A signature the reader cannot make sense of.
+#[derive(Debug, thiserror::Error)]
+#[error("graph signature: {0}")]
+pub struct SignatureError(pub String);
+
+impl<'a> Program<'a> {
+    /// Classify the placeholders and outputs of `loaded`.
+    pub fn new(loaded: &'a Loaded<'a>) -> Result<Program<'a>, SignatureError> {
+        let gm = &loaded.program.graph_module;
+        let sig = &gm.signature;
+        let mut inputs = Vec::with_capacity(sig.input_specs.len());
+        for spec in &sig.input_specs {
+            let input = match spec {
+                InputSpec::Parameter { arg, parameter_name } => {
+                    Input { name: arg.name.clone(), kind: InputKind::Parameter { fqn: parameter_name.clone() } }
+                }
+                InputSpec::Buffer { arg, buffer_name, persistent } => Input {
+                    name: arg.name.clone(),
+                    kind: InputKind::Buffer { fqn: buffer_name.clone(), persistent: *persistent },
+                },
+                InputSpec::TensorConstant { arg, tensor_constant_name } => {
+                    Input { name: arg.name.clone(), kind: InputKind::Constant { fqn: tensor_constant_name.clone() } }
+                }
+                InputSpec::UserInput { arg } => match arg {
+                    Argument::Tensor(t) => Input { name: t.name.clone(), kind: InputKind::UserTensor },
+                    Argument::SymInt(SymIntArgument::AsName(n)) => {
+                        Input { name: n.clone(), kind: InputKind::UserSymInt }
+                    }
+                    other => {
+                        return Err(SignatureError(format!(
+                            "user input of kind {} is not supported (tensors and SymInts are)",
+                            other.kind()
+                        )))
+                    }
+                },
+                InputSpec::ConstantInput { name, .. } => Input { name: name.clone(), kind: InputKind::ConstantInput },
+                InputSpec::Token { arg } => Input { name: arg.name.clone(), kind: InputKind::Token },
+                InputSpec::CustomObj { arg, custom_obj_name } => Input {
+                    name: arg.name.clone(),
+                    kind: InputKind::CustomObj { fqn: custom_obj_name.clone(), class_fqn: arg.class_fqn.clone() },
+                },
+            };
+            inputs.push(input);
+        }
+        let mut outputs = Vec::with_capacity(sig.output_specs.len());
+        for spec in &sig.output_specs {
+            outputs.push(match spec {
+                OutputSpec::UserOutput { arg } => OutputKind::User(arg),
+                OutputSpec::BufferMutation { arg, buffer_name } => {
+                    OutputKind::BufferMutation { value: arg.name.clone(), fqn: buffer_name.clone() }
+                }
+                OutputSpec::UserInputMutation { arg, user_input_name } => {
+                    OutputKind::UserInputMutation { value: arg.name.clone(), input: user_input_name.clone() }
+                }
+                OutputSpec::Token { .. } => OutputKind::Token,
+                OutputSpec::LossOutput { .. }
+                | OutputSpec::GradientToParameter { .. }
+                | OutputSpec::GradientToUserInput { .. }
+                | OutputSpec::ParameterMutation { .. } => {
+                    return Err(SignatureError(
+                        "training outputs (loss, gradients, parameter mutations) are not supported; export an inference program".into(),
+                    ))
+                }
+            });
+        }
+        Ok(Program { loaded, inputs, outputs })
+    }
+
+    pub fn loaded(&self) -> &'a Loaded<'a> {
+        self.loaded
+    }
+
+    pub fn graph(&self) -> &'a schema::Graph {
+        &self.loaded.program.graph_module.graph
+    }
+
+    pub fn inputs(&self) -> &[Input] {
+        &self.inputs
+    }
+
+    pub fn outputs(&self) -> &[OutputKind<'a>] {
+        &self.outputs
+    }
+
+    /// Whether the signature lists mutation outputs (functional `ATEN` programs do; the in-place
+    /// `TRAINING` dialect leaves them to the converter).
+    pub fn has_mutation_specs(&self) -> bool {
+        self.outputs
+            .iter()
+            .any(|o| matches!(o, OutputKind::BufferMutation { .. } | OutputKind::UserInputMutation { .. }))
+    }
+}
+
+/// The FX value names a node defines, one slot per output position (`None` for outputs that are
+/// not values, like `as_none`). `Tensor[]` results (`split`) contribute one slot per element.
+pub fn output_slots(node: &schema::Node) -> Vec<Option<String>> {
+    let mut slots = Vec::with_capacity(node.outputs.len());
+    for out in &node.outputs {
+        match out {
+            Argument::Tensor(t) => slots.push(Some(t.name.clone())),
+            Argument::Tensors(ts) => slots.extend(ts.iter().map(|t| Some(t.name.clone()))),
+            Argument::SymInt(SymIntArgument::AsName(n)) => slots.push(Some(n.clone())),
+            Argument::SymFloat(schema::SymFloatArgument::AsName(n)) => slots.push(Some(n.clone())),
+            Argument::SymBool(schema::SymBoolArgument::AsName(n)) => slots.push(Some(n.clone())),
+            Argument::OptionalTensors(ts) => slots.extend(ts.iter().map(|t| match t {
+                schema::OptionalTensorArgument::AsTensor(t) => Some(t.name.clone()),
+                schema::OptionalTensorArgument::AsNone(_) => None,
+            })),
+            _ => slots.push(None),
+        }
+    }
+    slots
+}
+
+/// The name of a node's first output (old files have no node names).
+pub fn first_output_name(node: &schema::Node) -> Option<String> {
+    output_slots(node).into_iter().flatten().next()
+}

@@ -1,0 +1,108 @@
+//! The `fxonnx` command line: `fxonnx export model.pt2 -o model.onnx`, `fxonnx inspect model.pt2`.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(name = "fxonnx", version, about = "Convert torch.export .pt2 archives into ONNX models, without Python")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Export a .pt2 archive to ONNX.
+    Export {
+        /// The archive written by torch.export.save.
+        input: PathBuf,
+        /// Where to write the ONNX model.
+        #[arg(short, long)]
+        output: PathBuf,
+        /// Default-domain opset (18 to 23).
+        #[arg(long, default_value_t = fxonnx::DEFAULT_OPSET)]
+        opset: i64,
+        /// Program of the archive to export.
+        #[arg(long, default_value = "model")]
+        model: String,
+        /// Names for the graph inputs, comma-separated, in order.
+        #[arg(long, value_delimiter = ',')]
+        input_names: Vec<String>,
+        /// Names for the graph outputs, comma-separated, in order.
+        #[arg(long, value_delimiter = ',')]
+        output_names: Vec<String>,
+        /// Rename a symbolic dimension: --dim s77=batch (repeatable).
+        #[arg(long = "dim", value_name = "SYMBOL=NAME")]
+        dims: Vec<String>,
+        /// Write weights to <output>.data beside the model.
+        #[arg(long)]
+        external_data: bool,
+    },
+    /// Print the program of a .pt2 archive: graph with shapes, signature, range constraints.
+    Inspect {
+        input: PathBuf,
+        #[arg(long, default_value = "model")]
+        model: String,
+    },
+}
+
+fn parse_dims(dims: &[String]) -> Result<HashMap<String, String>, String> {
+    dims.iter()
+        .map(|d| match d.split_once('=') {
+            Some((s, n)) if !s.is_empty() && !n.is_empty() => Ok((s.to_string(), n.to_string())),
+            _ => Err(format!("--dim expects SYMBOL=NAME (e.g. s77=batch), got {d:?}")),
+        })
+        .collect()
+}
+
+fn run(cli: Cli) -> Result<(), String> {
+    match cli.command {
+        Command::Export { input, output, opset, model, input_names, output_names, dims, external_data } => {
+            let start = Instant::now();
+            let options = fxonnx::ExportOptions {
+                model_name: Some(model),
+                opset_version: Some(opset),
+                input_names,
+                output_names,
+                dim_names: parse_dims(&dims)?,
+                external_data,
+                custom_translation_table: None,
+            };
+            let program = fxonnx::export(&input, &options).map_err(|e| e.to_string())?;
+            for w in program.warnings() {
+                eprintln!("warning: {w}");
+            }
+            program.save(&output).map_err(|e| e.to_string())?;
+            eprintln!(
+                "exported {} -> {} ({} nodes, {} initializers, {:.1} ms)",
+                input.display(),
+                output.display(),
+                program.model().graph.nodes.len(),
+                program.model().graph.initializers.len(),
+                start.elapsed().as_secs_f64() * 1e3
+            );
+            Ok(())
+        }
+        Command::Inspect { input, model } => {
+            let archive = fxonnx::pt2::Archive::open(&input).map_err(|e| e.to_string())?;
+            let loaded = archive.load(&model).map_err(|e| e.to_string())?;
+            print!("{}", fxonnx::fx::format_program(&loaded));
+            Ok(())
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,333 @@
+//! The graph builder translations write to.
+//!
+//! `op.Add(a, b).out()` appends an `Add` node to the graph under construction and returns its output.
+//! One typed method per ONNX operator lives in the generated `ops.rs`; they all funnel into
+//! [`Builder::call`]. Attributes are set on the returned [`Call`] (`op.Gemm(a, b, None).transB(1).out()`).
+
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use super::ir::*;
+
+/// Why a node could not be built (reported by the lowering with the FX node that asked for it).
+#[derive(Clone, Debug, PartialEq)]
+pub enum BuildError {
+    OpsetTooOld { op_type: &'static str, since_version: i64, opset: i64 },
+}
+
+impl std::fmt::Display for BuildError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            BuildError::OpsetTooOld { op_type, since_version, opset } => write!(
+                f,
+                "ONNX operator {op_type} needs opset {since_version} or newer, but the export targets opset {opset}"
+            ),
+        }
+    }
+}
+
+/// Builds one [`Model`]: the value arena, a stack of graphs (the main graph at the bottom, subgraphs
+/// being built above it), and the metadata stamped onto every new node.
+pub struct Builder {
+    pub(crate) values: Vec<ValueInfo>,
+    pub(crate) graphs: Vec<Graph>,
+    opset: i64,
+    /// Metadata put on every node created from now on (the current FX node's).
+    pub(crate) node_metadata: Rc<Metadata>,
+    errors: Vec<BuildError>,
+    /// Deduplicates small constants within the main graph: (dtype, dims, bytes) → value.
+    const_cache: HashMap<(i32, Vec<i64>, Vec<u8>), Value>,
+    /// Custom domains used, with their versions.
+    pub(crate) custom_domains: Vec<(String, i64)>,
+    pub(crate) warnings: Vec<String>,
+    /// Element types of the FX node being translated, per output (from its TensorMeta).
+    pub(crate) out_types: Vec<Option<DType>>,
+}
+
+impl Builder {
+    pub fn new(opset: i64) -> Self {
+        Builder {
+            values: Vec::new(),
+            graphs: vec![Graph { name: "main_graph".into(), ..Default::default() }],
+            opset,
+            node_metadata: Rc::new(Vec::new()),
+            errors: Vec::new(),
+            const_cache: HashMap::new(),
+            custom_domains: Vec::new(),
+            out_types: Vec::new(),
+            warnings: Vec::new(),
+        }
+    }
+
+    /// The element type torch computed for output `i` of the node being translated. Arithmetic
+    /// translations compute in it, which settles type promotion the way torch did.
+    pub fn out_dtype(&self, i: usize) -> Option<DType> {
+        self.out_types.get(i).copied().flatten()
+    }
+
+    /// The default-domain opset the model targets.
+    pub fn opset(&self) -> i64 {
+        self.opset
+    }
+
+    pub(crate) fn take_errors(&mut self) -> Vec<BuildError> {
+        std::mem::take(&mut self.errors)
+    }
+
+    /// A new value (no producer yet), named `val_<k>` until the lowering renames it.
+    pub fn new_value(&mut self) -> Value {
+        let v = Value(self.values.len() as u32);
+        self.values.push(ValueInfo { name: String::new(), ..Default::default() });
+        v
+    }
+
+    pub fn info(&self, v: Value) -> &ValueInfo {
+        &self.values[v.index()]
+    }
+
+    pub fn info_mut(&mut self, v: Value) -> &mut ValueInfo {
+        &mut self.values[v.index()]
+    }
+
+    /// The element type of `v`, when known (always for values that come from the FX graph).
+    pub fn dtype(&self, v: Value) -> Option<DType> {
+        self.values[v.index()].dtype
+    }
+
+    /// The rank of `v`, when known.
+    pub fn rank(&self, v: Value) -> Option<usize> {
+        self.values[v.index()].shape.as_ref().map(|s| s.len())
+    }
+
+    pub fn shape(&self, v: Value) -> Option<&[Dim]> {
+        self.values[v.index()].shape.as_deref()
+    }
+
+    /// The constant contents of `v`, if it is a constant.
+    pub fn constant(&self, v: Value) -> Option<&TensorData> {
+        self.values[v.index()].constant.as_ref()
+    }
+
+    pub(crate) fn graph_mut(&mut self) -> &mut Graph {
+        self.graphs.last_mut().expect("the main graph is never popped")
+    }
+
+    /// Start building a subgraph (for `If`/`Loop`/`Scan` bodies); nodes go there until [`end_subgraph`].
+    ///
+    /// [`end_subgraph`]: Builder::end_subgraph
+    pub fn begin_subgraph(&mut self, name: &str) {
+        self.graphs.push(Graph { name: name.to_string(), ..Default::default() });
+    }
+
+    /// Finish the innermost subgraph, with the given outputs. An output that the subgraph does not
+    /// compute itself (an outer value, an input, a repeated output) is passed through an `Identity`,
+    /// as ONNX requires.
+    pub fn end_subgraph(&mut self, outputs: Vec<Value>) -> Graph {
+        let mut produced: std::collections::HashSet<Value> =
+            self.graph_mut().nodes.iter().flat_map(|n| n.outputs.iter().copied()).collect();
+        let mut final_outputs = Vec::with_capacity(outputs.len());
+        for v in outputs {
+            let v = if produced.remove(&v) {
+                v
+            } else {
+                let id = self.Identity(v).out();
+                let info = self.info(v).clone();
+                let new = self.info_mut(id);
+                new.dtype = info.dtype;
+                new.shape = info.shape;
+                new.complex = info.complex;
+                produced.remove(&id);
+                id
+            };
+            final_outputs.push(v);
+        }
+        let mut g = if self.graphs.len() > 1 { self.graphs.pop().unwrap_or_default() } else { Graph::default() };
+        g.outputs = final_outputs;
+        g
+    }
+
+    /// Record a warning for the export's user (something dropped or approximated).
+    pub fn warn(&mut self, message: impl Into<String>) {
+        self.warnings.push(message.into());
+    }
+
+    /// Add a graph input of the innermost graph.
+    pub fn add_input(&mut self, dtype: Option<DType>, shape: Option<Vec<Dim>>) -> Value {
+        let v = self.new_value();
+        let info = self.info_mut(v);
+        info.dtype = dtype;
+        info.shape = shape;
+        self.graph_mut().inputs.push(v);
+        v
+    }
+
+    /// Add an initializer of the main graph (weights, buffers, lifted constants).
+    pub fn add_initializer(&mut self, data: TensorData) -> Value {
+        let v = self.new_value();
+        let info = &mut self.values[v.index()];
+        info.dtype = Some(data.dtype);
+        info.shape = Some(data.dims.iter().map(|&d| Dim::Fixed(d)).collect());
+        info.constant = Some(data);
+        self.graphs[0].initializers.push(v);
+        v
+    }
+
+    /// A constant tensor. Small constants are shared across the main graph; constants made while a
+    /// subgraph is being built also live in the main graph, which subgraphs can read.
+    pub fn constant_tensor(&mut self, data: TensorData) -> Value {
+        let key = (data.dtype as i32, data.dims.clone(), data.raw.to_vec());
+        if data.raw.len() <= 1024 {
+            if let Some(&v) = self.const_cache.get(&key) {
+                return v;
+            }
+        }
+        let v = self.add_initializer(data);
+        if key.2.len() <= 1024 {
+            self.const_cache.insert(key, v);
+        }
+        v
+    }
+
+    /// A 1-D int64 constant (axes, shapes, starts/ends).
+    pub fn const_i64s(&mut self, values: &[i64]) -> Value {
+        self.constant_tensor(TensorData::from_i64s(vec![values.len() as i64], values))
+    }
+
+    /// A 0-d int64 constant.
+    pub fn scalar_i64(&mut self, value: i64) -> Value {
+        self.constant_tensor(TensorData::from_i64s(vec![], &[value]))
+    }
+
+    /// A 0-d constant of the given type.
+    pub fn scalar(&mut self, dtype: DType, value: f64) -> Value {
+        match TensorData::from_f64_as(dtype, vec![], &[value]) {
+            Some(t) => self.constant_tensor(t),
+            // Complex and string scalars have no numeric encoding here; float32 keeps the graph valid
+            // and the translation that asked is expected to cast.
+            None => self.scalar(DType::Float, value),
+        }
+    }
+
+    /// Append a node of the default domain to the innermost graph. Used by the generated op methods;
+    /// `since_version` is the operator version the method was generated from.
+    pub fn call(&mut self, op_type: &'static str, since_version: i64, inputs: Vec<Option<Value>>) -> Call<'_> {
+        if since_version > self.opset {
+            self.errors.push(BuildError::OpsetTooOld { op_type, since_version, opset: self.opset });
+        }
+        self.call_domain(op_type.to_string(), String::new(), inputs)
+    }
+
+    /// Append a node of any domain (custom operators). The domain is imported at `version`.
+    pub fn custom(&mut self, domain: &str, version: i64, op_type: &str, inputs: Vec<Option<Value>>) -> Call<'_> {
+        if !self.custom_domains.iter().any(|(d, _)| d == domain) {
+            self.custom_domains.push((domain.to_string(), version));
+        }
+        self.call_domain(op_type.to_string(), domain.to_string(), inputs)
+    }
+
+    fn call_domain(&mut self, op_type: String, domain: String, inputs: Vec<Option<Value>>) -> Call<'_> {
+        // Trailing omitted inputs are dropped, as ONNX prefers.
+        let mut inputs = inputs;
+        while matches!(inputs.last(), Some(None)) {
+            inputs.pop();
+        }
+        let metadata = self.node_metadata.clone();
+        let g = self.graph_mut();
+        g.nodes.push(Node {
+            op_type,
+            domain,
+            name: String::new(),
+            inputs,
+            outputs: Vec::new(),
+            attributes: Vec::new(),
+            metadata,
+        });
+        let node = g.nodes.len() - 1;
+        Call { b: self, node }
+    }
+}
+
+/// A node just appended by [`Builder::call`]: set attributes, then take its outputs.
+#[must_use = "a node's outputs must be taken with .out() or .outs()"]
+pub struct Call<'b> {
+    b: &'b mut Builder,
+    node: usize,
+}
+
+impl<'b> Call<'b> {
+    fn node_mut(&mut self) -> &mut Node {
+        let node = self.node;
+        &mut self.b.graph_mut().nodes[node]
+    }
+
+    /// Set an attribute by name.
+    pub fn attr(mut self, name: &str, value: AttrValue) -> Self {
+        let node = self.node_mut();
+        node.attributes.retain(|a| a.name != name);
+        node.attributes.push(Attribute { name: name.to_string(), value });
+        self
+    }
+
+    pub fn attr_int(self, name: &str, v: i64) -> Self {
+        self.attr(name, AttrValue::Int(v))
+    }
+    pub fn attr_float(self, name: &str, v: f32) -> Self {
+        self.attr(name, AttrValue::Float(v))
+    }
+    pub fn attr_str(self, name: &str, v: &str) -> Self {
+        self.attr(name, AttrValue::String(v.to_string()))
+    }
+    pub fn attr_ints(self, name: &str, v: &[i64]) -> Self {
+        self.attr(name, AttrValue::Ints(v.to_vec()))
+    }
+    pub fn attr_floats(self, name: &str, v: &[f32]) -> Self {
+        self.attr(name, AttrValue::Floats(v.to_vec()))
+    }
+    pub fn attr_strs(self, name: &str, v: &[&str]) -> Self {
+        self.attr(name, AttrValue::Strings(v.iter().map(|s| s.to_string()).collect()))
+    }
+    pub fn attr_tensor(self, name: &str, v: TensorData) -> Self {
+        self.attr(name, AttrValue::Tensor(v))
+    }
+    pub fn attr_graph(self, name: &str, v: Graph) -> Self {
+        self.attr(name, AttrValue::Graph(v))
+    }
+
+    /// The node's only (or first) output.
+    pub fn out(self) -> Value {
+        self.outs_vec(1)[0]
+    }
+
+    /// The node's first `N` outputs.
+    pub fn outs<const N: usize>(self) -> [Value; N] {
+        let v = self.outs_vec(N);
+        std::array::from_fn(|i| v[i])
+    }
+
+    /// The node's first `n` outputs (variadic outputs such as `Split`'s).
+    pub fn outs_vec(self, n: usize) -> Vec<Value> {
+        let Call { b, node } = self;
+        let outs: Vec<Value> = (0..n).map(|_| b.new_value()).collect();
+        let node_ref = &mut b.graph_mut().nodes[node];
+        node_ref.outputs = outs.clone();
+        super::infer::infer_node(b, node);
+        outs
+    }
+}
+
+impl Builder {
+    /// Finish the model: drop nodes and initializers no output depends on, and set opset imports.
+    pub fn finish(mut self) -> Model {
+        let mut graph = std::mem::take(&mut self.graphs[0]);
+        super::dce::eliminate_dead_code(&mut graph);
+        let mut opset_imports = vec![(String::new(), self.opset)];
+        opset_imports.extend(self.custom_domains);
+        Model {
+            values: self.values,
+            graph,
+            opset_imports,
+            producer_version: env!("CARGO_PKG_VERSION").to_string(),
+            metadata: Vec::new(),
+        }
+    }
+}

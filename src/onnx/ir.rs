@@ -1,0 +1,317 @@
+//! The in-memory ONNX graph fxonnx builds: an arena of values shared by the main graph and every
+//! subgraph (so an `If` branch can name an outer value by id), plus nodes in topological order.
+//!
+//! It is deliberately smaller than `ModelProto`: names are only fixed at encode time, constants are
+//! values that carry their bytes, and weight bytes stay `Bytes` slices of the archive's memory map.
+
+use bytes::Bytes;
+
+/// A value of the graph: an index into `values`. Cheap to copy; translations pass it around freely.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Value(pub(crate) u32);
+
+impl Value {
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// ONNX element types (`TensorProto.DataType`), with their protobuf numbers.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+#[repr(i32)]
+pub enum DType {
+    Float = 1,
+    Uint8 = 2,
+    Int8 = 3,
+    Uint16 = 4,
+    Int16 = 5,
+    Int32 = 6,
+    Int64 = 7,
+    String = 8,
+    Bool = 9,
+    Float16 = 10,
+    Double = 11,
+    Uint32 = 12,
+    Uint64 = 13,
+    Complex64 = 14,
+    Complex128 = 15,
+    BFloat16 = 16,
+    Float8E4M3FN = 17,
+    Float8E4M3FNUZ = 18,
+    Float8E5M2 = 19,
+    Float8E5M2FNUZ = 20,
+    Float8E8M0 = 24,
+}
+
+impl DType {
+    /// Bytes per element (`None` for strings).
+    pub fn size(self) -> Option<usize> {
+        use DType::*;
+        Some(match self {
+            Bool | Uint8 | Int8 | Float8E4M3FN | Float8E4M3FNUZ | Float8E5M2 | Float8E5M2FNUZ | Float8E8M0 => 1,
+            Uint16 | Int16 | Float16 | BFloat16 => 2,
+            Float | Int32 | Uint32 => 4,
+            Double | Int64 | Uint64 | Complex64 => 8,
+            Complex128 => 16,
+            String => return None,
+        })
+    }
+
+    pub fn is_float(self) -> bool {
+        use DType::*;
+        matches!(
+            self,
+            Float
+                | Double
+                | Float16
+                | BFloat16
+                | Float8E4M3FN
+                | Float8E4M3FNUZ
+                | Float8E5M2
+                | Float8E5M2FNUZ
+                | Float8E8M0
+        )
+    }
+
+    pub fn is_int(self) -> bool {
+        use DType::*;
+        matches!(self, Uint8 | Int8 | Uint16 | Int16 | Int32 | Int64 | Uint32 | Uint64)
+    }
+
+    pub fn is_complex(self) -> bool {
+        matches!(self, DType::Complex64 | DType::Complex128)
+    }
+
+    /// The lowercase name torch uses for the same type (for messages).
+    pub fn name(self) -> &'static str {
+        use DType::*;
+        match self {
+            Float => "float32",
+            Uint8 => "uint8",
+            Int8 => "int8",
+            Uint16 => "uint16",
+            Int16 => "int16",
+            Int32 => "int32",
+            Int64 => "int64",
+            String => "string",
+            Bool => "bool",
+            Float16 => "float16",
+            Double => "float64",
+            Uint32 => "uint32",
+            Uint64 => "uint64",
+            Complex64 => "complex64",
+            Complex128 => "complex128",
+            BFloat16 => "bfloat16",
+            Float8E4M3FN => "float8_e4m3fn",
+            Float8E4M3FNUZ => "float8_e4m3fnuz",
+            Float8E5M2 => "float8_e5m2",
+            Float8E5M2FNUZ => "float8_e5m2fnuz",
+            Float8E8M0 => "float8_e8m0fnu",
+        }
+    }
+}
+
+/// One dimension of a value's shape.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Dim {
+    Fixed(i64),
+    /// A symbolic dimension, written as ONNX `dim_param` (`s77`, `2*s77`, or a user-given name).
+    Param(String),
+}
+
+/// A constant tensor: little-endian element bytes, in ONNX's `raw_data` layout.
+///
+/// Weights keep pointing into the archive's memory map; nothing is copied until the final write.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TensorData {
+    pub dtype: DType,
+    pub dims: Vec<i64>,
+    pub raw: Bytes,
+}
+
+impl TensorData {
+    pub fn numel(&self) -> i64 {
+        self.dims.iter().product()
+    }
+
+    pub fn from_i64s(dims: Vec<i64>, values: &[i64]) -> Self {
+        let mut raw = Vec::with_capacity(values.len() * 8);
+        for v in values {
+            raw.extend_from_slice(&v.to_le_bytes());
+        }
+        TensorData { dtype: DType::Int64, dims, raw: raw.into() }
+    }
+
+    pub fn from_f64_as(dtype: DType, dims: Vec<i64>, values: &[f64]) -> Option<Self> {
+        let raw = encode_scalars(dtype, values)?;
+        Some(TensorData { dtype, dims, raw: raw.into() })
+    }
+
+    /// The values as i64, for small integer/bool constants (shape arithmetic, axes).
+    pub fn to_i64s(&self) -> Option<Vec<i64>> {
+        let b = &self.raw[..];
+        let n = self.numel() as usize;
+        Some(match self.dtype {
+            DType::Int64 => {
+                (0..n).map(|i| i64::from_le_bytes(b[i * 8..i * 8 + 8].try_into().unwrap_or([0; 8]))).collect()
+            }
+            DType::Int32 => {
+                (0..n).map(|i| i32::from_le_bytes(b[i * 4..i * 4 + 4].try_into().unwrap_or([0; 4])) as i64).collect()
+            }
+            DType::Bool | DType::Uint8 => b[..n].iter().map(|&x| x as i64).collect(),
+            DType::Int8 => b[..n].iter().map(|&x| x as i8 as i64).collect(),
+            _ => return None,
+        })
+    }
+}
+
+/// Encode `values` as little-endian elements of `dtype` (floats rounded, ints truncated).
+pub fn encode_scalars(dtype: DType, values: &[f64]) -> Option<Vec<u8>> {
+    let mut out = Vec::with_capacity(values.len() * dtype.size().unwrap_or(1));
+    for &v in values {
+        match dtype {
+            DType::Float => out.extend_from_slice(&(v as f32).to_le_bytes()),
+            DType::Double => out.extend_from_slice(&v.to_le_bytes()),
+            DType::Float16 => out.extend_from_slice(&f32_to_f16_bits(v as f32).to_le_bytes()),
+            DType::BFloat16 => out.extend_from_slice(&f32_to_bf16_bits(v as f32).to_le_bytes()),
+            DType::Int64 => out.extend_from_slice(&(v as i64).to_le_bytes()),
+            DType::Int32 => out.extend_from_slice(&(v as i32).to_le_bytes()),
+            DType::Int16 => out.extend_from_slice(&(v as i16).to_le_bytes()),
+            DType::Int8 => out.push(v as i8 as u8),
+            DType::Uint8 => out.push(v as u8),
+            DType::Uint16 => out.extend_from_slice(&(v as u16).to_le_bytes()),
+            DType::Uint32 => out.extend_from_slice(&(v as u32).to_le_bytes()),
+            DType::Uint64 => out.extend_from_slice(&(v as u64).to_le_bytes()),
+            DType::Bool => out.push((v != 0.0) as u8),
+            _ => return None,
+        }
+    }
+    Some(out)
+}
+
+/// Round-to-nearest-even float32 → bfloat16 bits.
+pub fn f32_to_bf16_bits(x: f32) -> u16 {
+    let bits = x.to_bits();
+    if x.is_nan() {
+        return ((bits >> 16) as u16) | 0x40;
+    }
+    let round = ((bits >> 16) & 1) + 0x7fff;
+    ((bits + round) >> 16) as u16
+}
+
+/// Round-to-nearest-even float32 → IEEE binary16 bits.
+pub fn f32_to_f16_bits(x: f32) -> u16 {
+    let bits = x.to_bits();
+    let sign = ((bits >> 16) & 0x8000) as u16;
+    let exp = ((bits >> 23) & 0xff) as i32;
+    let man = bits & 0x7f_ffff;
+    if exp == 0xff {
+        return sign | 0x7c00 | if man != 0 { 0x200 } else { 0 };
+    }
+    let e = exp - 127 + 15;
+    if e >= 0x1f {
+        return sign | 0x7c00;
+    }
+    if e <= 0 {
+        if e < -10 {
+            return sign;
+        }
+        let m = man | 0x80_0000;
+        let shift = (14 - e) as u32;
+        let half = 1u32 << (shift - 1);
+        let rest = m & ((1 << shift) - 1);
+        let mut r = m >> shift;
+        if rest > half || (rest == half && (r & 1) == 1) {
+            r += 1;
+        }
+        return sign | r as u16;
+    }
+    let mut r = ((e as u32) << 10) | (man >> 13);
+    let rest = man & 0x1fff;
+    if rest > 0x1000 || (rest == 0x1000 && (r & 1) == 1) {
+        r += 1;
+    }
+    sign | r as u16
+}
+
+/// An attribute value. Subgraph attributes own their [`Graph`]; their values live in the shared arena.
+#[derive(Clone, Debug)]
+pub enum AttrValue {
+    Float(f32),
+    Int(i64),
+    String(String),
+    Tensor(TensorData),
+    Graph(Graph),
+    Floats(Vec<f32>),
+    Ints(Vec<i64>),
+    Strings(Vec<String>),
+}
+
+#[derive(Clone, Debug)]
+pub struct Attribute {
+    pub name: String,
+    pub value: AttrValue,
+}
+
+/// `(key, value)` pairs written to `metadata_props`, in order.
+pub type Metadata = Vec<(String, String)>;
+
+#[derive(Clone, Debug)]
+pub struct Node {
+    pub op_type: String,
+    pub domain: String,
+    pub name: String,
+    /// `None` is an omitted optional input (encoded as the empty name).
+    pub inputs: Vec<Option<Value>>,
+    pub outputs: Vec<Value>,
+    pub attributes: Vec<Attribute>,
+    pub metadata: std::rc::Rc<Metadata>,
+}
+
+impl Node {
+    pub fn attr(&self, name: &str) -> Option<&AttrValue> {
+        self.attributes.iter().find(|a| a.name == name).map(|a| &a.value)
+    }
+}
+
+/// What is known about a value. Names are unique across the whole model (subgraphs included).
+#[derive(Clone, Debug, Default)]
+pub struct ValueInfo {
+    pub name: String,
+    pub dtype: Option<DType>,
+    pub shape: Option<Vec<Dim>>,
+    /// Constant contents: set for initializers and for constants translations create.
+    pub constant: Option<TensorData>,
+    /// The value is the real view (trailing dimension 2) of a complex torch tensor.
+    pub complex: bool,
+    pub metadata: Metadata,
+}
+
+/// A graph (the main one or a subgraph): node order is topological.
+#[derive(Clone, Debug, Default)]
+pub struct Graph {
+    pub name: String,
+    pub inputs: Vec<Value>,
+    pub outputs: Vec<Value>,
+    pub nodes: Vec<Node>,
+    /// Values of this graph with a `constant`; written as initializers.
+    pub initializers: Vec<Value>,
+    pub metadata: Metadata,
+}
+
+/// The whole model: the value arena, the main graph, and the opsets it imports.
+#[derive(Clone, Debug, Default)]
+pub struct Model {
+    pub values: Vec<ValueInfo>,
+    pub graph: Graph,
+    /// `(domain, version)`, the default domain `""` first.
+    pub opset_imports: Vec<(String, i64)>,
+    pub producer_version: String,
+    pub metadata: Metadata,
+}
+
+impl Model {
+    pub fn value(&self, v: Value) -> &ValueInfo {
+        &self.values[v.index()]
+    }
+}

@@ -1,0 +1,10 @@
+//! The ONNX side: the in-memory graph ([`ir`]), the builder translations write to ([`builder`],
+//! with one typed method per operator in [`ops`]), and the encoder to protobuf ([`encode`]).
+
+pub mod builder;
+pub mod dce;
+pub mod encode;
+pub mod infer;
+pub mod ir;
+pub mod ops;
+pub mod proto;

@@ -1,0 +1,232 @@
+//! Reading `.pt2` archives written by `torch.export.save`.
+//!
+//! The archive is memory-mapped once; entries are stored (never compressed) and 64-byte aligned,
+//! so every weight is a [`Bytes`] slice of the map. Nothing here copies tensor data except the rare
+//! non-contiguous view that must be gathered into a dense buffer.
+
+pub mod schema;
+mod weights;
+
+use std::path::{Path, PathBuf};
+
+use bytes::Bytes;
+use indexmap::IndexMap;
+
+pub use weights::{scalar_type, ScalarType, Weight};
+
+/// Errors of the archive layer. Every message names the entry or tensor concerned.
+#[derive(Debug, thiserror::Error)]
+pub enum Pt2Error {
+    #[error("cannot read {path}: {source}")]
+    Io { path: PathBuf, source: std::io::Error },
+    #[error("{path} is not a zip archive ({detail}); hint: pass the file written by torch.export.save")]
+    NotZip { path: PathBuf, detail: String },
+    #[error("{path} is a zip archive but not a .pt2 program (no `<root>/archive_format` entry saying pt2); hint: pass the file written by torch.export.save")]
+    NotPt2 { path: PathBuf },
+    #[error("unsupported archive_version {found:?} (this reader knows version 0, written by torch 2.9 to 2.15)")]
+    ArchiveVersion { found: String },
+    #[error("archive entry `{entry}` is missing; {hint}")]
+    MissingEntry { entry: String, hint: String },
+    #[error("archive entry `{entry}` is compressed (method {method}); .pt2 entries are stored, so the archive was re-zipped by another tool; hint: re-save it with torch.export.save")]
+    Compressed { entry: String, method: String },
+    #[error("archive entry `{entry}` lies outside the file (truncated archive?)")]
+    Truncated { entry: String },
+    #[error("malformed JSON in `{entry}`: {source}")]
+    Json { entry: String, source: serde_json::Error },
+    #[error("`{entry}` has schema version {major}.{minor}; this reader supports major version 8 (torch 2.5 to 2.15)")]
+    SchemaVersion { entry: String, major: i64, minor: i64 },
+    #[error("no program named `{name}` in the archive; it holds: {available}")]
+    UnknownModel { name: String, available: String },
+    #[error("unsupported pickled payload `{fqn}` ({path}): it needs Python to unpickle (a tensor subclass or custom object); hint: save plain tensors, e.g. unwrap the subclass before torch.export")]
+    Pickled { fqn: String, path: String },
+    #[error("legacy pickled weights `{entry}`; hint: re-save the program with torch 2.9 or newer")]
+    LegacyWeights { entry: String },
+    #[error("tensor `{fqn}`: {reason}")]
+    BadTensor { fqn: String, reason: String },
+}
+
+pub type Result<T, E = Pt2Error> = std::result::Result<T, E>;
+
+/// An opened `.pt2` archive: the memory map and the location of each entry.
+pub struct Archive {
+    path: PathBuf,
+    data: Bytes,
+    /// Entry name (without the root folder) → (data offset, size, compression method).
+    entries: IndexMap<String, (usize, usize, u16)>,
+    root: String,
+}
+
+impl Archive {
+    /// Memory-map and index `path`. Checks the `archive_format` and `archive_version` entries.
+    pub fn open(path: &Path) -> Result<Archive> {
+        let io = |source| Pt2Error::Io { path: path.to_path_buf(), source };
+        let file = std::fs::File::open(path).map_err(io)?;
+        // SAFETY: the map is read-only; a file truncated underneath us would fault, which is the
+        // accepted trade-off of every mmap-based reader (the same as torch's own loader).
+        let map = unsafe { memmap2::Mmap::map(&file) }.map_err(io)?;
+        Self::from_bytes(path, Bytes::from_owner(map))
+    }
+
+    /// Index an archive already in memory (tests, buffers).
+    pub fn from_bytes(path: &Path, data: Bytes) -> Result<Archive> {
+        let not_zip = |detail: String| Pt2Error::NotZip { path: path.to_path_buf(), detail };
+        let mut zip = zip::ZipArchive::new(std::io::Cursor::new(&data[..])).map_err(|e| not_zip(e.to_string()))?;
+        let mut raw = Vec::with_capacity(zip.len());
+        for i in 0..zip.len() {
+            let f = zip.by_index_raw(i).map_err(|e| not_zip(e.to_string()))?;
+            let method = match f.compression() {
+                zip::CompressionMethod::Stored => 0,
+                _ => 8,
+            };
+            let start = f.data_start() as usize;
+            let size = f.compressed_size() as usize;
+            raw.push((f.name().to_string(), start, size, method));
+        }
+        let root = raw
+            .iter()
+            .find_map(|(n, ..)| n.strip_suffix("archive_format").filter(|r| r.is_empty() || r.ends_with('/')))
+            .map(str::to_string)
+            .ok_or_else(|| Pt2Error::NotPt2 { path: path.to_path_buf() })?;
+        let mut entries = IndexMap::with_capacity(raw.len());
+        for (name, start, size, method) in raw {
+            if let Some(rel) = name.strip_prefix(&root) {
+                if start.checked_add(size).is_none_or(|end| end > data.len()) {
+                    return Err(Pt2Error::Truncated { entry: name });
+                }
+                entries.insert(rel.to_string(), (start, size, method));
+            }
+        }
+        let archive = Archive { path: path.to_path_buf(), data, entries, root };
+        if archive.entry("archive_format")?.as_ref() != b"pt2" {
+            return Err(Pt2Error::NotPt2 { path: path.to_path_buf() });
+        }
+        // torch treats a missing archive_version as 0.
+        if archive.has("archive_version") {
+            let v = archive.entry("archive_version")?;
+            let v = String::from_utf8_lossy(&v).trim().to_string();
+            if v != "0" {
+                return Err(Pt2Error::ArchiveVersion { found: v });
+            }
+        }
+        Ok(archive)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The archive's top folder (`mlp_bn/`), as written by the zip writer.
+    pub fn root(&self) -> &str {
+        &self.root
+    }
+
+    pub fn has(&self, name: &str) -> bool {
+        self.entries.contains_key(name)
+    }
+
+    /// Entry names, relative to the root folder.
+    pub fn entry_names(&self) -> impl Iterator<Item = &str> {
+        self.entries.keys().map(String::as_str)
+    }
+
+    /// The bytes of an entry, as a slice of the memory map.
+    pub fn entry(&self, name: &str) -> Result<Bytes> {
+        let &(start, size, method) = self.entries.get(name).ok_or_else(|| Pt2Error::MissingEntry {
+            entry: format!("{}{name}", self.root),
+            hint: "the archive is incomplete; re-save it with torch.export.save".into(),
+        })?;
+        if method != 0 {
+            return Err(Pt2Error::Compressed { entry: name.to_string(), method: method.to_string() });
+        }
+        Ok(self.data.slice(start..start + size))
+    }
+
+    /// The names of the programs in the archive (`models/<name>.json`), in archive order.
+    pub fn model_names(&self) -> Vec<String> {
+        self.entries
+            .keys()
+            .filter_map(|n| n.strip_prefix("models/")?.strip_suffix(".json"))
+            .map(str::to_string)
+            .collect()
+    }
+
+    /// Parse `models/<name>.json` and its payload configs.
+    pub fn load(&self, name: &str) -> Result<Loaded<'_>> {
+        let models = self.model_names();
+        if !models.iter().any(|m| m == name) {
+            return Err(Pt2Error::UnknownModel { name: name.to_string(), available: models.join(", ") });
+        }
+        for legacy in [format!("data/weights/{name}.pt"), format!("data/constants/{name}.pt")] {
+            if self.has(&legacy) {
+                return Err(Pt2Error::LegacyWeights { entry: legacy });
+            }
+        }
+        let entry = format!("models/{name}.json");
+        let program: schema::ExportedProgram = self.json(&entry)?;
+        if program.schema_version.major != 8 {
+            return Err(Pt2Error::SchemaVersion {
+                entry,
+                major: program.schema_version.major,
+                minor: program.schema_version.minor,
+            });
+        }
+        let weights = self.config(&format!("data/weights/{name}_weights_config.json"))?;
+        let constants = self.config(&format!("data/constants/{name}_constants_config.json"))?;
+        Ok(Loaded { archive: self, name: name.to_string(), program, weights, constants })
+    }
+
+    fn json<T: serde::de::DeserializeOwned>(&self, entry: &str) -> Result<T> {
+        let bytes = self.entry(entry)?;
+        serde_json::from_slice(&bytes).map_err(|source| Pt2Error::Json { entry: entry.to_string(), source })
+    }
+
+    /// A payload config; a program without weights may have none.
+    fn config(&self, entry: &str) -> Result<schema::PayloadConfig> {
+        if self.has(entry) {
+            self.json(entry)
+        } else {
+            Ok(schema::PayloadConfig { config: IndexMap::new() })
+        }
+    }
+}
+
+/// One program of an archive, parsed, with access to its weights and constants.
+pub struct Loaded<'a> {
+    archive: &'a Archive,
+    pub name: String,
+    pub program: schema::ExportedProgram,
+    pub weights: schema::PayloadConfig,
+    pub constants: schema::PayloadConfig,
+}
+
+impl Loaded<'_> {
+    /// The tensor stored under `fqn`: parameters and persistent buffers from the weights config,
+    /// everything else (non-persistent buffers, lifted constants) from the constants config.
+    pub fn tensor(&self, fqn: &str, in_weights: bool) -> Result<Weight> {
+        let (config, folder) =
+            if in_weights { (&self.weights, "data/weights") } else { (&self.constants, "data/constants") };
+        // Fall back to the other config: writers differ on where non-persistent buffers go.
+        let (meta, folder) = match config.config.get(fqn) {
+            Some(m) => (m, folder),
+            None => {
+                let (other, other_folder) =
+                    if in_weights { (&self.constants, "data/constants") } else { (&self.weights, "data/weights") };
+                let m = other.config.get(fqn).ok_or_else(|| Pt2Error::MissingEntry {
+                    entry: format!("{folder}/{}_*_config.json[{fqn}]", self.name),
+                    hint: format!("the payload config has no tensor `{fqn}`; the archive is incomplete"),
+                })?;
+                (m, other_folder)
+            }
+        };
+        let path = format!("{folder}/{}", meta.path_name);
+        if meta.use_pickle {
+            return Err(Pt2Error::Pickled { fqn: fqn.to_string(), path });
+        }
+        let tmeta = meta.tensor_meta.as_ref().ok_or_else(|| Pt2Error::BadTensor {
+            fqn: fqn.to_string(),
+            reason: "payload config has no tensor_meta".into(),
+        })?;
+        let storage = self.archive.entry(&path)?;
+        Weight::view(fqn, &path, storage, tmeta)
+    }
+}

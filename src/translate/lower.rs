@@ -1,0 +1,558 @@
+//! The lowering driver: walks the FX graph in order, binds every FX value to an ONNX value, and
+//! calls the translation registered for each node's target.
+//!
+//! Invariants it keeps (translations can rely on them):
+//! - every FX tensor value gets exactly the element type and shape its TensorMeta says (a `Cast` is
+//!   inserted when a translation computed in another type), so type promotion is settled here;
+//! - in-place ops (`add_`, `relu_`) are functionalized: the mutated argument is rebound to the
+//!   result, and buffers or user inputs that end up rebound become extra graph outputs;
+//! - translations never name values or touch metadata.
+
+use std::cell::RefCell;
+use std::collections::{HashMap, HashSet};
+
+use crate::fx::{self, InputKind, Program};
+use crate::onnx::builder::Builder;
+use crate::onnx::ir::{Dim, Model, TensorData, Value};
+use crate::pt2::schema::{self, Argument, SymBoolArgument, SymFloatArgument, SymIntArgument};
+use crate::pt2::{Pt2Error, ScalarType};
+
+use super::dsl::{onnx_dtype, target_key, NodeCtx, OpError, SubgraphLowerer, TranslationTable};
+
+/// One op the table cannot translate, with every node that uses it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UnsupportedOp {
+    /// The FX target (`torch.ops.fxonnx_samples.mix.default`).
+    pub target: String,
+    /// The table key looked up (`fxonnx_samples::mix.default`).
+    pub key: String,
+    pub nodes: Vec<String>,
+}
+
+/// Errors of the lowering layer.
+#[derive(Debug, thiserror::Error)]
+pub enum LowerError {
+    #[error("{}", unsupported_message(.0))]
+    Unsupported(Vec<UnsupportedOp>),
+    #[error("node `{node}` ({target}): {message}")]
+    Node { node: String, target: String, message: String },
+    #[error("{0}")]
+    Program(String),
+    #[error(transparent)]
+    Archive(#[from] Pt2Error),
+}
+
+fn unsupported_message(ops: &[UnsupportedOp]) -> String {
+    let mut s = format!("{} operator(s) have no ONNX translation:", ops.len());
+    for op in ops {
+        s.push_str(&format!("\n  {} (nodes: {})", op.target, op.nodes.join(", ")));
+    }
+    s.push_str(
+        "\nhint: add translations with fxonnx::translations! and pass them as ExportOptions::custom_translation_table; \
+         `fxonnx ops` lists the supported targets",
+    );
+    s
+}
+
+/// Options of the lowering (a subset of [`crate::ExportOptions`]).
+pub struct LowerOptions<'a> {
+    pub opset: i64,
+    pub table: &'a TranslationTable,
+    /// Symbol → user name for `dim_param`s (`s77` → `batch`).
+    pub dim_names: &'a HashMap<String, String>,
+    pub input_names: &'a [String],
+    pub output_names: &'a [String],
+}
+
+/// How extra outputs for mutated state are named: `buffer_mutation_<fqn>` and
+/// `user_input_mutation_<input name>`, after torch's output spec kinds.
+pub fn mutation_output_name(kind: MutationKind, name: &str) -> String {
+    match kind {
+        MutationKind::Buffer => format!("buffer_mutation_{name}"),
+        MutationKind::UserInput => format!("user_input_mutation_{name}"),
+    }
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum MutationKind {
+    Buffer,
+    UserInput,
+}
+
+/// The FX names bound in one graph, and which names are in-place aliases of one tensor.
+#[derive(Default)]
+struct Scope {
+    values: HashMap<String, Value>,
+    /// Name → the first name of its alias group (the tensor an in-place op mutated).
+    roots: HashMap<String, String>,
+    /// Root → every name in its group.
+    groups: HashMap<String, Vec<String>>,
+}
+
+impl Scope {
+    fn insert(&mut self, name: String, v: Value) {
+        self.values.insert(name, v);
+    }
+
+    fn get(&self, name: &str) -> Option<&Value> {
+        self.values.get(name)
+    }
+
+    /// An in-place op mutated `target` and named the result `output`: every alias of `target`
+    /// (and `output`, which torch makes one more alias) now reads `new`.
+    fn mutate(&mut self, target: &str, output: Option<&str>, new: Value) {
+        let root = self.roots.get(target).cloned().unwrap_or_else(|| target.to_string());
+        let group = self.groups.entry(root.clone()).or_insert_with(|| vec![root.clone()]);
+        if let Some(o) = output {
+            if !group.iter().any(|g| g == o) {
+                group.push(o.to_string());
+            }
+            self.roots.insert(o.to_string(), root.clone());
+        }
+        for name in group.iter() {
+            self.values.insert(name.clone(), new);
+        }
+    }
+}
+
+struct Lowerer<'a> {
+    opts: &'a LowerOptions<'a>,
+    /// Names already given to values (ONNX names are global across subgraphs).
+    names: RefCell<HashSet<String>>,
+    warnings: RefCell<Vec<String>>,
+}
+
+/// Lower a resolved program into an ONNX model.
+pub fn lower(program: &Program<'_>, opts: &LowerOptions<'_>) -> Result<(Model, Vec<String>), LowerError> {
+    let unsupported = find_unsupported(program.graph(), opts.table);
+    if !unsupported.is_empty() {
+        return Err(LowerError::Unsupported(unsupported));
+    }
+    let lw = Lowerer { opts, names: RefCell::new(HashSet::new()), warnings: RefCell::new(Vec::new()) };
+    let mut op = Builder::new(opts.opset);
+    let graph = program.graph();
+    let mut env = Scope { values: HashMap::with_capacity(graph.nodes.len() * 2), ..Default::default() };
+
+    // Inputs: lifted tensors become initializers named by FQN, user inputs graph inputs.
+    let mut tied: HashMap<(String, Vec<i64>, Vec<i64>, i64, i64), Value> = HashMap::new();
+    let mut user_inputs: Vec<(String, Value)> = Vec::new();
+    let mut buffers: Vec<(String, String, Value)> = Vec::new(); // (placeholder, fqn, value)
+    let mut n_user = 0usize;
+    for input in program.inputs() {
+        match &input.kind {
+            InputKind::Parameter { fqn } | InputKind::Buffer { fqn, .. } | InputKind::Constant { fqn } => {
+                let in_weights = matches!(input.kind, InputKind::Parameter { .. } | InputKind::Buffer { persistent: true, .. });
+                let w = program.loaded().tensor(fqn, in_weights)?;
+                let v = match tied.get(&w.key) {
+                    Some(&v) => v,
+                    None => {
+                        let data = weight_tensor(&w);
+                        let v = op.add_initializer(data);
+                        lw.name(&mut op, v, fqn);
+                        if w.dtype.is_complex() {
+                            op.info_mut(v).complex = true;
+                        }
+                        tied.insert(w.key.clone(), v);
+                        v
+                    }
+                };
+                env.insert(input.name.clone(), v);
+                if let InputKind::Buffer { fqn, .. } = &input.kind {
+                    buffers.push((input.name.clone(), fqn.clone(), v));
+                }
+            }
+            InputKind::UserTensor => {
+                let meta = graph.tensor_values.get(&input.name).ok_or_else(|| {
+                    LowerError::Program(format!("user input `{}` has no entry in tensor_values", input.name))
+                })?;
+                let (dtype, shape, complex) = lw.tensor_type(meta);
+                let v = op.add_input(Some(dtype), Some(shape));
+                op.info_mut(v).complex = complex;
+                let name = opts.input_names.get(n_user).cloned().unwrap_or_else(|| input.name.clone());
+                lw.name(&mut op, v, &name);
+                if name != input.name {
+                    op.info_mut(v).metadata.push(("pkg.torch.onnx.original_node_name".into(), input.name.clone()));
+                }
+                env.insert(input.name.clone(), v);
+                user_inputs.push((input.name.clone(), v));
+                n_user += 1;
+            }
+            InputKind::UserSymInt => {
+                let v = op.add_input(Some(crate::onnx::ir::DType::Int64), Some(vec![]));
+                let name = opts.input_names.get(n_user).cloned().unwrap_or_else(|| input.name.clone());
+                lw.name(&mut op, v, &name);
+                env.insert(input.name.clone(), v);
+                n_user += 1;
+            }
+            InputKind::ConstantInput => {}
+            InputKind::Token => {
+                // Effect tokens order side effects in torch; ONNX has none, so they are dropped.
+                let v = op.constant_tensor(TensorData::from_i64s(vec![0], &[]));
+                env.insert(input.name.clone(), v);
+            }
+            InputKind::CustomObj { fqn, class_fqn } => {
+                return Err(LowerError::Program(format!(
+                    "input `{}` is a custom object `{fqn}` of class {class_fqn}; ONNX has no equivalent (hint: keep TorchBind objects out of the exported forward)",
+                    input.name
+                )))
+            }
+        }
+    }
+
+    for node in &graph.nodes {
+        lw.lower_node(&mut op, graph, node, &mut env)?;
+    }
+
+    // Outputs: user outputs, then mutated buffers and user inputs (torch.onnx drops those).
+    let mut outputs: Vec<(Value, String)> = Vec::new();
+    for out in program.outputs() {
+        if let fx::OutputKind::User(arg) = out {
+            let v = lw.value_of(&mut op, arg, &env)?;
+            outputs.push((v, arg_name(arg).unwrap_or_default()));
+        }
+    }
+    // Functional programs list mutations before user outputs; ONNX users expect theirs first.
+    for out in program.outputs() {
+        match out {
+            fx::OutputKind::User(_) => {}
+            fx::OutputKind::BufferMutation { value, fqn } => {
+                let v = lookup(&env, value)?;
+                outputs.push((v, mutation_output_name(MutationKind::Buffer, fqn)));
+            }
+            fx::OutputKind::UserInputMutation { value, input } => {
+                let v = lookup(&env, value)?;
+                outputs.push((v, mutation_output_name(MutationKind::UserInput, input)));
+            }
+            fx::OutputKind::Token => {}
+        }
+    }
+    if !program.has_mutation_specs() {
+        // Training-dialect programs mutate in place and list no mutation outputs: recover them.
+        for (placeholder, fqn, original) in &buffers {
+            if let Some(&v) = env.get(placeholder) {
+                if v != *original {
+                    outputs.push((v, mutation_output_name(MutationKind::Buffer, fqn)));
+                }
+            }
+        }
+        for (name, original) in &user_inputs {
+            if let Some(&v) = env.get(name) {
+                if v != *original {
+                    outputs.push((v, mutation_output_name(MutationKind::UserInput, name)));
+                }
+            }
+        }
+    }
+    let n_user_outputs = program.outputs().iter().filter(|o| matches!(o, fx::OutputKind::User(_))).count();
+    let mut final_outputs = Vec::with_capacity(outputs.len());
+    let mut seen: HashSet<Value> = HashSet::new();
+    for (i, (v, fx_name)) in outputs.into_iter().enumerate() {
+        let wanted = if i < n_user_outputs { opts.output_names.get(i).cloned() } else { None };
+        let wanted = wanted.unwrap_or_else(|| fx_name.clone());
+        // A graph output must be produced by a node, under its own name, once.
+        let is_io = op.graph_mut().inputs.contains(&v) || op.info(v).constant.is_some();
+        let v = if is_io || seen.contains(&v) || (op.info(v).name != wanted && !op.info(v).name.is_empty()) {
+            let id = op.Identity(v).out();
+            let info = op.info(v).clone();
+            let new = op.info_mut(id);
+            new.dtype = info.dtype;
+            new.shape = info.shape;
+            new.complex = info.complex;
+            id
+        } else {
+            v
+        };
+        if op.info(v).name.is_empty() {
+            lw.name(&mut op, v, &wanted);
+        }
+        if wanted != fx_name && !fx_name.is_empty() {
+            op.info_mut(v).metadata.push(("pkg.torch.onnx.original_node_name".into(), fx_name));
+        }
+        seen.insert(v);
+        final_outputs.push(v);
+    }
+    op.graph_mut().outputs = final_outputs;
+    let mut warnings = lw.warnings.into_inner();
+    warnings.append(&mut op.warnings);
+    Ok((op.finish(), warnings))
+}
+
+fn lookup(env: &Scope, name: &str) -> Result<Value, LowerError> {
+    env.get(name).copied().ok_or_else(|| LowerError::Program(format!("output `{name}` is not defined by any node")))
+}
+
+fn arg_name(arg: &Argument) -> Option<String> {
+    match arg {
+        Argument::Tensor(t) => Some(t.name.clone()),
+        Argument::SymInt(SymIntArgument::AsName(n))
+        | Argument::SymFloat(SymFloatArgument::AsName(n))
+        | Argument::SymBool(SymBoolArgument::AsName(n)) => Some(n.clone()),
+        _ => None,
+    }
+}
+
+/// Every target of `graph` (subgraphs included) that `table` cannot translate.
+pub fn find_unsupported(graph: &schema::Graph, table: &TranslationTable) -> Vec<UnsupportedOp> {
+    let mut found: Vec<UnsupportedOp> = Vec::new();
+    visit_nodes(graph, &mut |node| {
+        let key = target_key(&node.target);
+        if resolve(table, &key).is_none() {
+            let name = node.name.clone().unwrap_or_default();
+            match found.iter_mut().find(|u| u.key == key) {
+                Some(u) => u.nodes.push(name),
+                None => found.push(UnsupportedOp { target: node.target.clone(), key, nodes: vec![name] }),
+            }
+        }
+    });
+    found
+}
+
+/// Call `f` on every node of `graph` and of its subgraphs, in order.
+pub fn visit_nodes<'g>(graph: &'g schema::Graph, f: &mut dyn FnMut(&'g schema::Node)) {
+    for node in &graph.nodes {
+        f(node);
+        for input in &node.inputs {
+            if let Argument::Graph(g) = &input.arg {
+                visit_nodes(&g.graph, f);
+            }
+        }
+    }
+}
+
+/// The translation for `key`: the exact overload, else, for an in-place op (`add_.Tensor`), its
+/// functional form (`add.Tensor`). Returns the entry and whether the op mutates its first argument.
+pub fn resolve<'t>(table: &'t TranslationTable, key: &str) -> Option<(&'t super::dsl::Entry, bool)> {
+    if let Some(e) = table.get(key) {
+        return Some((e, is_inplace(key)));
+    }
+    let (ns, rest) = key.split_once("::")?;
+    let (name, overload) = rest.split_once('.').unwrap_or((rest, "default"));
+    let functional = name.strip_suffix('_').filter(|n| !n.ends_with('_') && !n.is_empty())?;
+    table.get(&format!("{ns}::{functional}.{overload}")).map(|e| (e, true))
+}
+
+fn is_inplace(key: &str) -> bool {
+    key.split_once("::")
+        .map(|(_, rest)| rest.split('.').next().unwrap_or(""))
+        .is_some_and(|n| n.ends_with('_') && !n.ends_with("__"))
+}
+
+/// A stored tensor as ONNX initializer data (complex tensors as their real view).
+fn weight_tensor(w: &crate::pt2::Weight) -> TensorData {
+    let mut dims = w.sizes.clone();
+    if w.dtype.is_complex() {
+        dims.push(2);
+    }
+    TensorData { dtype: onnx_dtype(w.dtype), dims, raw: w.raw.clone() }
+}
+
+impl Lowerer<'_> {
+    /// Give `v` the name `wanted`, made unique across the model.
+    fn name(&self, op: &mut Builder, v: Value, wanted: &str) {
+        let mut names = self.names.borrow_mut();
+        let mut name = wanted.to_string();
+        let mut k = 1;
+        while names.contains(&name) {
+            name = format!("{wanted}_{k}");
+            k += 1;
+        }
+        names.insert(name.clone());
+        op.info_mut(v).name = name;
+    }
+
+    fn dim(&self, s: &schema::SymInt) -> Dim {
+        match s {
+            schema::SymInt::AsInt(n) => Dim::Fixed(*n),
+            schema::SymInt::AsExpr(e) => match crate::sym::parse(&e.expr_str) {
+                Ok(expr) => match expr.as_int() {
+                    Some(n) => Dim::Fixed(n),
+                    None => {
+                        let names = self.opts.dim_names;
+                        let renamed = expr.rename(&|s: &str| names.get(s).cloned());
+                        Dim::Param(renamed.to_string())
+                    }
+                },
+                Err(_) => Dim::Param(e.expr_str.clone()),
+            },
+        }
+    }
+
+    /// ONNX type of an FX tensor: (element type, shape, is a complex tensor's real view).
+    fn tensor_type(&self, meta: &schema::TensorMeta) -> (crate::onnx::ir::DType, Vec<Dim>, bool) {
+        let st = crate::pt2::scalar_type(meta.dtype).unwrap_or(ScalarType::Float32);
+        let mut shape: Vec<Dim> = meta.sizes.iter().map(|s| self.dim(s)).collect();
+        if st.is_complex() {
+            shape.push(Dim::Fixed(2));
+        }
+        (onnx_dtype(st), shape, st.is_complex())
+    }
+
+    /// The ONNX value of an output argument (tensor or symbolic scalar, or a literal).
+    fn value_of(&self, op: &mut Builder, arg: &Argument, env: &Scope) -> Result<Value, LowerError> {
+        if let Some(name) = arg_name(arg) {
+            return lookup(env, &name);
+        }
+        match arg {
+            Argument::Int(i) | Argument::SymInt(SymIntArgument::AsInt(i)) => Ok(op.scalar_i64(*i)),
+            Argument::Float(x) | Argument::SymFloat(SymFloatArgument::AsFloat(x)) => {
+                Ok(op.scalar(crate::onnx::ir::DType::Float, *x))
+            }
+            Argument::Bool(b) | Argument::SymBool(SymBoolArgument::AsBool(b)) => {
+                Ok(op.scalar(crate::onnx::ir::DType::Bool, *b as i64 as f64))
+            }
+            _ => Err(LowerError::Program(format!("output of kind {} cannot be an ONNX graph output", arg.kind()))),
+        }
+    }
+
+    fn lower_node(
+        &self,
+        op: &mut Builder,
+        graph: &schema::Graph,
+        node: &schema::Node,
+        env: &mut Scope,
+    ) -> Result<(), LowerError> {
+        let key = target_key(&node.target);
+        let node_name = node.name.clone().unwrap_or_else(|| fx::first_output_name(node).unwrap_or_default());
+        let err = |message: String| LowerError::Node { node: node_name.clone(), target: node.target.clone(), message };
+        let (entry, inplace) = resolve(self.opts.table, &key).ok_or_else(|| {
+            LowerError::Unsupported(vec![UnsupportedOp {
+                target: node.target.clone(),
+                key: key.clone(),
+                nodes: vec![node_name.clone()],
+            }])
+        })?;
+        let slots = fx::output_slots(node);
+        let out_types = slots.iter().map(|s| s.as_deref().and_then(|n| self.fx_dtype(graph, n))).collect();
+        let saved = std::mem::replace(&mut op.out_types, out_types);
+        let outputs = {
+            let ctx = NodeCtx { node, graph, env: &env.values, lowerer: self };
+            (entry.func)(op, &ctx)
+        };
+        op.out_types = saved;
+        let outputs = outputs.map_err(|e| err(e.message))?;
+        let build_errors = op.take_errors();
+        if let Some(e) = build_errors.first() {
+            return Err(err(format!("{e}; hint: export with a newer --opset")));
+        }
+        let produced = outputs.0;
+        if produced.len() < slots.iter().filter(|s| s.is_some()).count().min(1) && !slots.is_empty() {
+            return Err(err(format!(
+                "the translation `{}` returned {} value(s) for {} output(s)",
+                entry.name,
+                produced.len(),
+                slots.len()
+            )));
+        }
+        for (i, slot) in slots.iter().enumerate() {
+            let Some(name) = slot else { continue };
+            let v = match produced.get(i).copied().flatten() {
+                Some(v) => v,
+                None if name.contains("_unused_") => continue,
+                None => {
+                    return Err(err(format!(
+                        "the translation `{}` did not compute output {i} (`{name}`), which later nodes use",
+                        entry.name
+                    )))
+                }
+            };
+            let v = self.bind_output(op, graph, name, v);
+            env.insert(name.clone(), v);
+        }
+        if inplace {
+            // Functionalize: whoever reads the mutated tensor, under any of its names, from now on
+            // reads the result.
+            if let Some(Argument::Tensor(t)) = node.inputs.first().map(|a| &a.arg) {
+                let first = slots.first().cloned().flatten();
+                let new = first.as_deref().and_then(|n| env.get(n).copied()).or(produced.first().copied().flatten());
+                if let Some(new) = new {
+                    env.mutate(&t.name, first.as_deref(), new);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The ONNX element type of FX value `name` (tensor, SymInt, SymBool or SymFloat).
+    fn fx_dtype(&self, graph: &schema::Graph, name: &str) -> Option<crate::onnx::ir::DType> {
+        use crate::onnx::ir::DType;
+        if let Some(m) = graph.tensor_values.get(name) {
+            return crate::pt2::scalar_type(m.dtype).map(onnx_dtype);
+        }
+        if graph.sym_int_values.contains_key(name) {
+            Some(DType::Int64)
+        } else if graph.sym_bool_values.contains_key(name) {
+            Some(DType::Bool)
+        } else if graph.sym_float_values.contains_key(name) {
+            Some(DType::Float)
+        } else {
+            None
+        }
+    }
+
+    /// Give the value computed for FX value `name` that value's name, type and shape.
+    fn bind_output(&self, op: &mut Builder, graph: &schema::Graph, name: &str, v: Value) -> Value {
+        let Some(meta) = graph.tensor_values.get(name) else {
+            // A SymInt / SymBool / SymFloat: a 0-d tensor.
+            let dtype = if graph.sym_int_values.contains_key(name) {
+                Some(crate::onnx::ir::DType::Int64)
+            } else if graph.sym_bool_values.contains_key(name) {
+                Some(crate::onnx::ir::DType::Bool)
+            } else if graph.sym_float_values.contains_key(name) {
+                Some(crate::onnx::ir::DType::Float)
+            } else {
+                None
+            };
+            let v = match (dtype, op.dtype(v)) {
+                (Some(want), Some(have)) if want != have => op.Cast(v).to(want as i64).out(),
+                _ => v,
+            };
+            if op.info(v).name.is_empty() {
+                self.name(op, v, name);
+                let info = op.info_mut(v);
+                info.dtype = info.dtype.or(dtype);
+                info.shape.get_or_insert_with(Vec::new);
+            }
+            return v;
+        };
+        let (dtype, shape, complex) = self.tensor_type(meta);
+        let v = match op.dtype(v) {
+            Some(have) if have != dtype => op.Cast(v).to(dtype as i64).out(),
+            _ => v,
+        };
+        if op.info(v).name.is_empty() {
+            self.name(op, v, name);
+            let info = op.info_mut(v);
+            info.dtype = Some(dtype);
+            info.shape = Some(shape);
+            info.complex = complex;
+        }
+        v
+    }
+}
+
+impl SubgraphLowerer for Lowerer<'_> {
+    fn inline_subgraph(
+        &self,
+        op: &mut Builder,
+        graph: &schema::Graph,
+        inputs: &[Value],
+    ) -> Result<Vec<Value>, OpError> {
+        let mut env = Scope::default();
+        for (input, &v) in graph.inputs.iter().zip(inputs) {
+            if let Some(n) = arg_name(input) {
+                env.insert(n, v);
+            }
+        }
+        self.lower_body(op, graph, &mut env)
+    }
+}
+
+impl Lowerer<'_> {
+    /// Lower the nodes of a subgraph and return the values of its outputs.
+    fn lower_body(&self, op: &mut Builder, graph: &schema::Graph, env: &mut Scope) -> Result<Vec<Value>, OpError> {
+        for node in &graph.nodes {
+            self.lower_node(op, graph, node, env).map_err(|e| OpError::new(e.to_string()))?;
+        }
+        graph.outputs.iter().map(|o| self.value_of(op, o, env).map_err(|e| OpError::new(e.to_string()))).collect()
+    }
+}

@@ -1,0 +1,147 @@
+//! The command line on good and bad input: bad archives exit non-zero with a one-line message
+//! and leave no output file.
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name)
+}
+
+fn fxonnx(args: &[&std::ffi::OsStr]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_fxonnx")).args(args).output().expect("run fxonnx")
+}
+
+/// Rewrite a fixture archive with `edit` applied to each (name, bytes) entry; `None` drops it.
+fn repack(src: &Path, dst: &Path, edit: &dyn Fn(&str, Vec<u8>) -> Option<Vec<u8>>) {
+    let file = std::fs::File::open(src).expect("open");
+    let mut zin = zip::ZipArchive::new(file).expect("zip");
+    let mut zout = zip::ZipWriter::new(std::fs::File::create(dst).expect("create"));
+    let opts = zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Stored);
+    for i in 0..zin.len() {
+        let mut f = zin.by_index(i).expect("entry");
+        let name = f.name().to_string();
+        let mut bytes = Vec::new();
+        f.read_to_end(&mut bytes).expect("read");
+        if let Some(bytes) = edit(&name, bytes) {
+            zout.start_file(name, opts).expect("start");
+            zout.write_all(&bytes).expect("write");
+        }
+    }
+    zout.finish().expect("finish");
+}
+
+/// Export `archive` to a fresh folder; return (stderr, whether any output file exists).
+fn export_fails(archive: &Path) -> (String, bool) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().join("out.onnx");
+    let o = fxonnx(&[std::ffi::OsStr::new("export"), archive.as_os_str(), "-o".as_ref(), out.as_os_str()]);
+    assert!(!o.status.success(), "export of {} should fail", archive.display());
+    let stderr = String::from_utf8_lossy(&o.stderr).to_string();
+    let leftovers = std::fs::read_dir(dir.path()).expect("ls").count();
+    (stderr, leftovers > 0)
+}
+
+fn assert_one_line(stderr: &str, needle: &str) {
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert!(lines.iter().any(|l| l.starts_with("error: ") && l.contains(needle)), "expected {needle:?} in:\n{stderr}");
+    assert!(!stderr.contains("panicked"), "panic:\n{stderr}");
+}
+
+#[test]
+fn exports_the_readme_example() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().join("m.onnx");
+    let ex = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/tiny_transformer.pt2");
+    let o = fxonnx(&[std::ffi::OsStr::new("export"), ex.as_os_str(), "-o".as_ref(), out.as_os_str()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(std::fs::metadata(&out).expect("output").len() > 1000);
+}
+
+#[test]
+fn inspect_prints_the_program() {
+    let o = fxonnx(&["inspect".as_ref(), fixture("mlp_bn.pt2").as_os_str()]);
+    assert!(o.status.success());
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("torch.ops.aten.batch_norm.default"), "{text}");
+    assert!(text.contains("p_fc1_weight: PARAMETER target='fc1.weight'"), "{text}");
+    assert!(text.contains("x: \"f32[s77, 8]\""), "{text}");
+    assert!(text.contains("{s77: VR[0, int_oo]}"), "{text}");
+}
+
+#[test]
+fn truncated_archive() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let bytes = std::fs::read(fixture("mlp_bn.pt2")).expect("read");
+    let p = dir.path().join("truncated.pt2");
+    std::fs::write(&p, &bytes[..bytes.len() / 2]).expect("write");
+    let (err, left) = export_fails(&p);
+    assert_one_line(&err, "not a zip archive");
+    assert!(!left, "output left behind");
+}
+
+#[test]
+fn random_bytes() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let p = dir.path().join("random.pt2");
+    let noise: Vec<u8> = (0..4096u32).map(|i| (i.wrapping_mul(2654435761) >> 13) as u8).collect();
+    std::fs::write(&p, noise).expect("write");
+    let (err, left) = export_fails(&p);
+    assert_one_line(&err, "not a zip archive");
+    assert!(!left);
+}
+
+#[test]
+fn missing_file() {
+    let (err, left) = export_fails(Path::new("/nonexistent/model.pt2"));
+    assert_one_line(&err, "cannot read /nonexistent/model.pt2");
+    assert!(!left);
+}
+
+#[test]
+fn broken_json() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let p = dir.path().join("broken.pt2");
+    repack(&fixture("mlp_bn.pt2"), &p, &|name, bytes| {
+        Some(if name.ends_with("models/model.json") { bytes[..bytes.len() - 10].to_vec() } else { bytes })
+    });
+    let (err, left) = export_fails(&p);
+    assert_one_line(&err, "malformed JSON in `models/model.json`");
+    assert!(!left);
+}
+
+#[test]
+fn missing_weight_file() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let p = dir.path().join("noweight.pt2");
+    repack(&fixture("mlp_bn.pt2"), &p, &|name, bytes| (!name.ends_with("data/weights/weight_0")).then_some(bytes));
+    let (err, left) = export_fails(&p);
+    assert_one_line(&err, "weight_0");
+    assert!(!left);
+}
+
+#[test]
+fn unknown_op_lists_every_node() {
+    let (err, left) = export_fails(&fixture("custom_op.pt2"));
+    assert!(err.contains("torch.ops.fxonnx_samples.mix.default"), "{err}");
+    assert!(err.contains("hint:"), "{err}");
+    assert!(!left);
+}
+
+#[test]
+fn bad_option() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().join("o.onnx");
+    let o = fxonnx(&[
+        "export".as_ref(),
+        fixture("mlp_bn.pt2").as_os_str(),
+        "-o".as_ref(),
+        out.as_os_str(),
+        "--opset".as_ref(),
+        "12".as_ref(),
+    ]);
+    assert!(!o.status.success());
+    assert_one_line(&String::from_utf8_lossy(&o.stderr), "opset 12 is not supported");
+    assert!(!out.exists());
+}

@@ -1,0 +1,121 @@
+//! Higher-order ops: `cond` → If, `while_loop` → Loop, `scan` and `map` → Scan, and
+//! `with_effects` (side effects torch orders with tokens; ONNX has none).
+
+use crate::translate::prelude::*;
+use crate::translations;
+
+/// A formal input of the subgraph being built, typed like `like` (shape left to inference:
+/// loop-carried shapes may change between iterations).
+fn formal_like(op: &mut Builder, like: Value, drop_leading: bool) -> Value {
+    let dtype = op.dtype(like);
+    let shape = if drop_leading { op.shape(like).and_then(|s| s.get(1..).map(|s| s.to_vec())) } else { None };
+    let complex = op.info(like).complex;
+    let v = op.add_input(dtype, shape);
+    op.info_mut(v).complex = complex;
+    v
+}
+
+translations! {
+    /// cond(Tensor pred, GraphModule true_fn, GraphModule false_fn, Tensor[] operands) -> Tensor[]
+    #[target("higher_order::cond")]
+    fn cond[ctx](op, pred: Scalar, true_fn: SubGraph, false_fn: SubGraph, operands: Vec<Tensor>) -> OpResult<Vec<Value>> {
+        let pred = scalar_value(op, pred, DType::Bool);
+        // ONNX branches take no inputs: they read the operands from the enclosing scope.
+        let mut branches = Vec::with_capacity(2);
+        for g in [&true_fn, &false_fn] {
+            op.begin_subgraph(g.name);
+            let outs = match ctx.inline(op, g.graph, &operands) {
+                Ok(o) => o,
+                Err(e) => {
+                    op.end_subgraph(vec![]);
+                    return Err(e);
+                }
+            };
+            branches.push(op.end_subgraph(outs));
+        }
+        let n = branches[0].outputs.len();
+        let else_branch = branches.pop().unwrap_or_default();
+        let then_branch = branches.pop().unwrap_or_default();
+        Ok(op.If(pred).then_branch(then_branch).else_branch(else_branch).outs_vec(n))
+    }
+
+    /// while_loop(GraphModule cond_fn, GraphModule body_fn, Tensor[] carried_inputs, Tensor[] additional_inputs) -> Tensor[]
+    #[target("higher_order::while_loop")]
+    fn while_loop[ctx](op, cond_fn: SubGraph, body_fn: SubGraph, carried_inputs: Vec<Tensor>, additional_inputs: Vec<Tensor>) -> OpResult<Vec<Value>> {
+        let with_extra = |vals: &[Value]| vals.iter().chain(additional_inputs.iter()).copied().collect::<Vec<_>>();
+        // The first test runs before the loop; the body runs the step, then the next test.
+        let first = ctx.inline(op, cond_fn.graph, &with_extra(&carried_inputs))?;
+        let first = cast(op, first[0], DType::Bool);
+        op.begin_subgraph(body_fn.name);
+        let _iter = op.add_input(Some(DType::Int64), Some(vec![]));
+        let _cond = op.add_input(Some(DType::Bool), Some(vec![]));
+        let formals: Vec<Value> = carried_inputs.iter().map(|&c| formal_like(op, c, false)).collect();
+        let body = (|| {
+            let next = ctx.inline(op, body_fn.graph, &with_extra(&formals))?;
+            let next: Vec<Value> = next.iter().zip(&carried_inputs).map(|(&n, &c)| match op.dtype(c) { Some(t) => cast(op, n, t), None => n }).collect();
+            let again = ctx.inline(op, cond_fn.graph, &with_extra(&next))?;
+            let again = cast(op, again[0], DType::Bool);
+            Ok::<_, OpError>(std::iter::once(again).chain(next).collect::<Vec<_>>())
+        })();
+        let outs = match body {
+            Ok(o) => o,
+            Err(e) => {
+                op.end_subgraph(vec![]);
+                return Err(e);
+            }
+        };
+        let body = op.end_subgraph(outs);
+        Ok(op.Loop(None, Some(first), &carried_inputs).body(body).outs_vec(carried_inputs.len()))
+    }
+
+    /// scan(GraphModule combine_fn, Tensor[] init, Tensor[] xs, Tensor[] additional_inputs) -> Tensor[]
+    #[target("higher_order::scan")]
+    fn scan[ctx](op, combine_fn: SubGraph, init: Vec<Tensor>, xs: Vec<Tensor>, additional_inputs: Vec<Tensor>) -> OpResult<Vec<Value>> {
+        op.begin_subgraph(combine_fn.name);
+        let mut formals: Vec<Value> = init.iter().map(|&c| formal_like(op, c, false)).collect();
+        formals.extend(xs.iter().map(|&x| formal_like(op, x, true)));
+        formals.extend(additional_inputs.iter().copied());
+        let outs = match ctx.inline(op, combine_fn.graph, &formals) {
+            Ok(o) => o,
+            Err(e) => {
+                op.end_subgraph(vec![]);
+                return Err(e);
+            }
+        };
+        let n = outs.len();
+        let body = op.end_subgraph(outs);
+        let inputs: Vec<Value> = init.iter().chain(xs.iter()).copied().collect();
+        Ok(op.Scan(&inputs).body(body).num_scan_inputs(xs.len() as i64).outs_vec(n))
+    }
+
+    /// map_impl(GraphModule f, Tensor[] xs, Tensor[] pos_args) -> Tensor[]
+    #[target("higher_order::map_impl")]
+    fn map_impl[ctx](op, f: SubGraph, xs: Vec<Tensor>, pos_args: Vec<Tensor>) -> OpResult<Vec<Value>> {
+        // A scan without state: every output is stacked along a new leading axis.
+        op.begin_subgraph(f.name);
+        let mut formals: Vec<Value> = xs.iter().map(|&x| formal_like(op, x, true)).collect();
+        formals.extend(pos_args.iter().copied());
+        let outs = match ctx.inline(op, f.graph, &formals) {
+            Ok(o) => o,
+            Err(e) => {
+                op.end_subgraph(vec![]);
+                return Err(e);
+            }
+        };
+        let n = outs.len();
+        let body = op.end_subgraph(outs);
+        Ok(op.Scan(&xs).body(body).num_scan_inputs(xs.len() as i64).outs_vec(n))
+    }
+
+    /// with_effects(Tensor token, OpOverload op, *args) -> (Tensor token, *results)
+    #[target("higher_order::with_effects")]
+    fn with_effects(op, token: Tensor, effect: OperatorName) -> OpResult<Vec<Option<Value>>> {
+        match effect.0 {
+            "torch.ops.aten._print.default" => {
+                op.warn("dropped a side effect: aten._print (ONNX graphs cannot print)");
+                Ok(vec![Some(token), None])
+            }
+            other => bail!("side-effecting op {other} under with_effects has no ONNX equivalent"),
+        }
+    }
+}

@@ -1,0 +1,343 @@
+//! Pointwise arithmetic, comparisons, logic, activations, casts and no-op copies.
+
+use crate::translate::prelude::*;
+use crate::translations;
+
+/// Both operands of a binary op as values of `dtype`.
+fn operands(op: &mut Builder, a: Scalar, b: Scalar, dtype: DType) -> (Value, Value) {
+    (scalar_value(op, a, dtype), scalar_value(op, b, dtype))
+}
+
+/// The type torch computes `a ∘ b` in (tensors promote with each other; scalars only lift the category).
+fn common_dtype(op: &Builder, a: Scalar, b: Scalar) -> DType {
+    let tensor = |s: Scalar| match s {
+        Scalar::Dyn(v) if op.rank(v).is_some_and(|r| r > 0) => op.dtype(v),
+        _ => None,
+    };
+    match (tensor(a), tensor(b)) {
+        (Some(x), Some(y)) => promote(x, y),
+        (Some(x), None) => promote_with_scalar(x, b, op),
+        (None, Some(y)) => promote_with_scalar(y, a, op),
+        (None, None) => promote(scalar_dtype(op, a), scalar_dtype(op, b)),
+    }
+}
+
+/// The type an arithmetic node computes in: torch's result type, read from the node's TensorMeta.
+fn arith_dtype(op: &Builder, a: Scalar, b: Scalar) -> DType {
+    op.out_dtype(0).unwrap_or_else(|| common_dtype(op, a, b))
+}
+
+fn is_complex(op: &Builder, s: Scalar) -> bool {
+    matches!(s, Scalar::Complex(..)) || matches!(s, Scalar::Dyn(v) if op.info(v).complex)
+}
+
+/// Real and imaginary parts of a complex operand (a real view `[..., 2]` or a complex scalar).
+fn complex_parts(op: &mut Builder, s: Scalar, dtype: DType) -> (Value, Value) {
+    match s {
+        Scalar::Complex(re, im) => (op.scalar(dtype, re), op.scalar(dtype, im)),
+        Scalar::Dyn(v) if op.info(v).complex => {
+            let axis = op.const_i64s(&[-1]);
+            let (zero, one, two) = (op.const_i64s(&[0]), op.const_i64s(&[1]), op.const_i64s(&[2]));
+            let re = op.Slice(v, zero, one, Some(axis), None).out();
+            let im = op.Slice(v, one, two, Some(axis), None).out();
+            (op.Squeeze(re, Some(axis)).out(), op.Squeeze(im, Some(axis)).out())
+        }
+        other => (scalar_value(op, other, dtype), op.scalar(dtype, 0.0)),
+    }
+}
+
+/// `[re, im]` stacked back into a real view.
+fn complex_pack(op: &mut Builder, re: Value, im: Value) -> Value {
+    let axis = op.const_i64s(&[-1]);
+    let re = op.Unsqueeze(re, axis).out();
+    let im = op.Unsqueeze(im, axis).out();
+    let v = op.Concat(&[re, im]).axis(-1).out();
+    op.info_mut(v).complex = true;
+    v
+}
+
+translations! {
+    /// add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
+    #[target("aten::add.Tensor", "aten::add.Scalar")]
+    fn add(op, self_: Scalar, other: Scalar, alpha: Scalar = Scalar::Int(1)) -> Value {
+        let t = arith_dtype(op, self_, other);
+        let (a, b) = operands(op, self_, other, t);
+        let b = if alpha == Scalar::Int(1) { b } else { let k = scalar_value(op, alpha, t); op.Mul(b, k).out() };
+        if t == DType::Bool { op.Or(a, b).out() } else { op.Add(a, b).out() }
+    }
+
+    /// sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
+    #[target("aten::sub.Tensor", "aten::sub.Scalar")]
+    fn sub(op, self_: Scalar, other: Scalar, alpha: Scalar = Scalar::Int(1)) -> Value {
+        let t = arith_dtype(op, self_, other);
+        let (a, b) = operands(op, self_, other, t);
+        let b = if alpha == Scalar::Int(1) { b } else { let k = scalar_value(op, alpha, t); op.Mul(b, k).out() };
+        op.Sub(a, b).out()
+    }
+
+    /// rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
+    #[target("aten::rsub.Tensor", "aten::rsub.Scalar")]
+    fn rsub(op, self_: Scalar, other: Scalar, alpha: Scalar = Scalar::Int(1)) -> Value {
+        let t = arith_dtype(op, self_, other);
+        let (a, b) = operands(op, self_, other, t);
+        let a = if alpha == Scalar::Int(1) { a } else { let k = scalar_value(op, alpha, t); op.Mul(a, k).out() };
+        op.Sub(b, a).out()
+    }
+
+    /// mul.Tensor(Tensor self, Tensor other) -> Tensor
+    #[target("aten::mul.Tensor", "aten::mul.Scalar")]
+    fn mul(op, self_: Scalar, other: Scalar) -> Value {
+        let t = arith_dtype(op, self_, other);
+        if is_complex(op, self_) || is_complex(op, other) {
+            // (a + bi)(c + di) = (ac - bd) + (ad + bc)i on the real views.
+            let (a, b) = complex_parts(op, self_, t);
+            let (c, d) = complex_parts(op, other, t);
+            let (ac, bd) = (op.Mul(a, c).out(), op.Mul(b, d).out());
+            let (ad, bc) = (op.Mul(a, d).out(), op.Mul(b, c).out());
+            let re = op.Sub(ac, bd).out();
+            let im = op.Add(ad, bc).out();
+            return complex_pack(op, re, im);
+        }
+        let (a, b) = operands(op, self_, other, t);
+        if t == DType::Bool { op.And(a, b).out() } else { op.Mul(a, b).out() }
+    }
+
+    /// div.Tensor(Tensor self, Tensor other) -> Tensor
+    #[target("aten::div.Tensor", "aten::div.Scalar", "aten::true_divide.Tensor")]
+    fn div(op, self_: Scalar, other: Scalar) -> Value {
+        let t = op.out_dtype(0).unwrap_or(DType::Float);
+        let (a, b) = operands(op, self_, other, t);
+        op.Div(a, b).out()
+    }
+
+    /// div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor
+    #[target("aten::div.Tensor_mode", "aten::div.Scalar_mode")]
+    fn div_mode(op, self_: Scalar, other: Scalar, rounding_mode: Option<&str> = None) -> OpResult<Value> {
+        let t = op.out_dtype(0).unwrap_or(DType::Float);
+        // Integer division is computed in float64 (exact below 2**53) so that both rounding modes
+        // round the true quotient, like torch.
+        let work = if t.is_float() { t } else { DType::Double };
+        let (a, b) = operands(op, self_, other, work);
+        let q = op.Div(a, b).out();
+        let q = match rounding_mode {
+            None => q,
+            Some("floor") => op.Floor(q).out(),
+            Some("trunc") => {
+                let (fl, ce) = (op.Floor(q).out(), op.Ceil(q).out());
+                let zero = op.scalar(work, 0.0);
+                let neg = op.Less(q, zero).out();
+                op.Where(neg, ce, fl).out()
+            }
+            Some(other) => bail!("unknown rounding_mode {other:?}"),
+        };
+        Ok(cast(op, q, t))
+    }
+
+    /// neg(Tensor self) -> Tensor
+    #[target("aten::neg")]
+    fn neg(op, self_: Tensor) -> Value {
+        op.Neg(self_).out()
+    }
+
+    /// abs(Tensor self) -> Tensor
+    #[target("aten::abs")]
+    fn abs(op, self_: Tensor) -> Value {
+        if op.info(self_).complex {
+            // |a + bi| = sqrt(a² + b²) over the real view's last axis.
+            let sq = op.Mul(self_, self_).out();
+            let axis = op.const_i64s(&[-1]);
+            let s = op.ReduceSum(sq, Some(axis)).keepdims(0).out();
+            return op.Sqrt(s).out();
+        }
+        if op.dtype(self_) == Some(DType::Bool) { self_ } else { op.Abs(self_).out() }
+    }
+
+    /// relu(Tensor self) -> Tensor
+    #[target("aten::relu")]
+    fn relu(op, self_: Tensor) -> Value {
+        op.Relu(self_).out()
+    }
+
+    /// sigmoid(Tensor self) -> Tensor
+    #[target("aten::sigmoid")]
+    fn sigmoid(op, self_: Tensor) -> Value {
+        op.Sigmoid(self_).out()
+    }
+
+    /// tanh(Tensor self) -> Tensor
+    #[target("aten::tanh")]
+    fn tanh(op, self_: Tensor) -> Value {
+        op.Tanh(self_).out()
+    }
+
+    /// sin(Tensor self) -> Tensor
+    #[target("aten::sin")]
+    fn sin(op, self_: Tensor) -> Value {
+        op.Sin(self_).out()
+    }
+
+    /// cos(Tensor self) -> Tensor
+    #[target("aten::cos")]
+    fn cos(op, self_: Tensor) -> Value {
+        op.Cos(self_).out()
+    }
+
+    /// exp(Tensor self) -> Tensor
+    #[target("aten::exp")]
+    fn exp(op, self_: Tensor) -> Value {
+        op.Exp(self_).out()
+    }
+
+    /// sqrt(Tensor self) -> Tensor
+    #[target("aten::sqrt")]
+    fn sqrt(op, self_: Tensor) -> Value {
+        op.Sqrt(self_).out()
+    }
+
+    /// rsqrt(Tensor self) -> Tensor
+    #[target("aten::rsqrt")]
+    fn rsqrt(op, self_: Tensor) -> Value {
+        let s = op.Sqrt(self_).out();
+        op.Reciprocal(s).out()
+    }
+
+    /// pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor
+    #[target("aten::pow.Tensor_Scalar", "aten::pow.Tensor_Tensor", "aten::pow.Scalar")]
+    fn pow(op, self_: Scalar, exponent: Scalar) -> Value {
+        let t = arith_dtype(op, self_, exponent);
+        let (a, b) = operands(op, self_, exponent, t);
+        op.Pow(a, b).out()
+    }
+
+    /// gelu(Tensor self, *, str approximate='none') -> Tensor
+    #[target("aten::gelu")]
+    fn gelu(op, self_: Tensor, approximate: &str = "none") -> OpResult<Value> {
+        if !matches!(approximate, "none" | "tanh") {
+            bail!("unknown approximate mode {approximate:?}");
+        }
+        if op.opset() >= 20 {
+            return Ok(op.Gelu(self_).approximate(approximate).out());
+        }
+        let t = dtype_of(op, self_)?;
+        let half = op.scalar(t, 0.5);
+        let one = op.scalar(t, 1.0);
+        let inner = if approximate == "tanh" {
+            // 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³)))
+            let c = op.scalar(t, (2.0 / std::f64::consts::PI).sqrt());
+            let k = op.scalar(t, 0.044715);
+            let x2 = op.Mul(self_, self_).out();
+            let x3 = op.Mul(x2, self_).out();
+            let kx3 = op.Mul(k, x3).out();
+            let s = op.Add(self_, kx3).out();
+            let cs = op.Mul(c, s).out();
+            op.Tanh(cs).out()
+        } else {
+            // 0.5·x·(1 + erf(x/√2))
+            let r = op.scalar(t, std::f64::consts::FRAC_1_SQRT_2);
+            let xr = op.Mul(self_, r).out();
+            op.Erf(xr).out()
+        };
+        let p = op.Add(one, inner).out();
+        let hx = op.Mul(half, self_).out();
+        Ok(op.Mul(hx, p).out())
+    }
+
+    /// eq.Tensor(Tensor self, Tensor other) -> Tensor
+    #[target("aten::eq.Tensor", "aten::eq.Scalar")]
+    fn eq(op, self_: Scalar, other: Scalar) -> Value {
+        let t = common_dtype(op, self_, other);
+        let (a, b) = operands(op, self_, other, t);
+        op.Equal(a, b).out()
+    }
+
+    /// ne.Tensor(Tensor self, Tensor other) -> Tensor
+    #[target("aten::ne.Tensor", "aten::ne.Scalar")]
+    fn ne(op, self_: Scalar, other: Scalar) -> Value {
+        let t = common_dtype(op, self_, other);
+        let (a, b) = operands(op, self_, other, t);
+        let e = op.Equal(a, b).out();
+        op.Not(e).out()
+    }
+
+    /// gt.Tensor(Tensor self, Tensor other) -> Tensor
+    #[target("aten::gt.Tensor", "aten::gt.Scalar")]
+    fn gt(op, self_: Scalar, other: Scalar) -> Value {
+        let t = common_dtype(op, self_, other);
+        let (a, b) = operands(op, self_, other, t);
+        op.Greater(a, b).out()
+    }
+
+    /// ge.Tensor(Tensor self, Tensor other) -> Tensor
+    #[target("aten::ge.Tensor", "aten::ge.Scalar")]
+    fn ge(op, self_: Scalar, other: Scalar) -> Value {
+        let t = common_dtype(op, self_, other);
+        let (a, b) = operands(op, self_, other, t);
+        op.GreaterOrEqual(a, b).out()
+    }
+
+    /// lt.Tensor(Tensor self, Tensor other) -> Tensor
+    #[target("aten::lt.Tensor", "aten::lt.Scalar")]
+    fn lt(op, self_: Scalar, other: Scalar) -> Value {
+        let t = common_dtype(op, self_, other);
+        let (a, b) = operands(op, self_, other, t);
+        op.Less(a, b).out()
+    }
+
+    /// le.Tensor(Tensor self, Tensor other) -> Tensor
+    #[target("aten::le.Tensor", "aten::le.Scalar")]
+    fn le(op, self_: Scalar, other: Scalar) -> Value {
+        let t = common_dtype(op, self_, other);
+        let (a, b) = operands(op, self_, other, t);
+        op.LessOrEqual(a, b).out()
+    }
+
+    /// logical_and(Tensor self, Tensor other) -> Tensor
+    #[target("aten::logical_and")]
+    fn logical_and(op, self_: Tensor, other: Tensor) -> Value {
+        let (a, b) = (cast(op, self_, DType::Bool), cast(op, other, DType::Bool));
+        op.And(a, b).out()
+    }
+
+    /// logical_or(Tensor self, Tensor other) -> Tensor
+    #[target("aten::logical_or")]
+    fn logical_or(op, self_: Tensor, other: Tensor) -> Value {
+        let (a, b) = (cast(op, self_, DType::Bool), cast(op, other, DType::Bool));
+        op.Or(a, b).out()
+    }
+
+    /// logical_not(Tensor self) -> Tensor
+    #[target("aten::logical_not")]
+    fn logical_not(op, self_: Tensor) -> Value {
+        let a = cast(op, self_, DType::Bool);
+        op.Not(a).out()
+    }
+
+    /// where.self(Tensor condition, Tensor self, Tensor other) -> Tensor
+    #[target("aten::where.self", "aten::where.ScalarSelf", "aten::where.ScalarOther", "aten::where.Scalar")]
+    fn where_(op, condition: Tensor, self_: Scalar, other: Scalar) -> Value {
+        let t = arith_dtype(op, self_, other);
+        let (a, b) = operands(op, self_, other, t);
+        let c = cast(op, condition, DType::Bool);
+        op.Where(c, a, b).out()
+    }
+
+    /// clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor
+    #[target("aten::clone", "aten::contiguous", "aten::lift_fresh_copy", "aten::detach", "aten::alias")]
+    fn clone(op, self_: Tensor, memory_format: Ignored) -> Value {
+        // Memory formats are a storage layout; ONNX values have none.
+        self_
+    }
+
+    /// to.dtype(Tensor self, ScalarType dtype, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor
+    #[target("aten::to.dtype", "aten::to.dtype_layout", "aten::_to_copy", "aten::to.device", "aten::type_as")]
+    fn to(op, self_: Tensor) -> Value {
+        // The target type is the node's output type, which the lowering enforces with a Cast.
+        match op.out_dtype(0) { Some(t) => cast(op, self_, t), None => self_ }
+    }
+
+    /// _assert_tensor_metadata(Tensor a, SymInt[]? size=None, SymInt[]? stride=None, ScalarType? dtype=None, *, Device? device=None, Layout? layout=None) -> ()
+    #[target("aten::_assert_tensor_metadata", "aten::_assert_scalar", "aten::_assert_async", "aten::_assert_async.msg", "aten::sym_constrain_range_for_size", "aten::sym_constrain_range")]
+    fn assert_(op) -> () {
+        // Checks torch ran at export time; the ONNX graph has no runtime assertions.
+    }
+}

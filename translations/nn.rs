@@ -1,0 +1,346 @@
+//! Neural-network ops: linear algebra products, convolution, normalisation, pooling,
+//! upsampling, attention, dropout.
+
+use crate::translate::prelude::*;
+use crate::translations;
+
+/// `[n]` repeated `k` times for a pooling/conv attribute given as one value or `k` values.
+fn expand_param(v: &[i64], k: usize, default: i64) -> Vec<i64> {
+    match v.len() {
+        0 => vec![default; k],
+        1 => vec![v[0]; k],
+        _ => v.to_vec(),
+    }
+}
+
+/// ONNX `pads` (begins then ends) from torch's symmetric padding.
+fn pads_of(padding: &[i64], k: usize) -> Vec<i64> {
+    let p = expand_param(padding, k, 0);
+    p.iter().chain(p.iter()).copied().collect()
+}
+
+#[allow(clippy::too_many_arguments)]
+fn conv(
+    op: &mut Builder,
+    input: Value,
+    weight: Value,
+    bias: Option<Value>,
+    stride: &[i64],
+    padding: &[i64],
+    dilation: &[i64],
+    transposed: bool,
+    output_padding: &[i64],
+    groups: i64,
+) -> OpResult<Value> {
+    let k = rank_of(op, weight)?.saturating_sub(2);
+    if k == 0 {
+        bail!("convolution weight must have rank 3 or more");
+    }
+    // An unbatched input (rank k+1) gets a batch axis for the ONNX op.
+    let unbatched = rank_of(op, input)? == k + 1;
+    let zero = op.const_i64s(&[0]);
+    let x = if unbatched { op.Unsqueeze(input, zero).out() } else { input };
+    let y = if transposed {
+        op.ConvTranspose(x, weight, bias)
+            .strides(&expand_param(stride, k, 1))
+            .pads(&pads_of(padding, k))
+            .dilations(&expand_param(dilation, k, 1))
+            .output_padding(&expand_param(output_padding, k, 0))
+            .group(groups)
+            .out()
+    } else {
+        op.Conv(x, weight, bias)
+            .strides(&expand_param(stride, k, 1))
+            .pads(&pads_of(padding, k))
+            .dilations(&expand_param(dilation, k, 1))
+            .group(groups)
+            .out()
+    };
+    Ok(if unbatched { op.Squeeze(y, Some(zero)).out() } else { y })
+}
+
+/// BatchNormalization in inference mode over axis 1 (inputs of rank 2 to 5).
+fn batch_norm_inference(
+    op: &mut Builder,
+    input: Value,
+    weight: Option<Value>,
+    bias: Option<Value>,
+    mean: Value,
+    var: Value,
+    eps: f64,
+) -> OpResult<Value> {
+    let t = dtype_of(op, input)?;
+    let c = op.Shape(input).start(1).end(2).out();
+    let weight = match weight {
+        Some(w) => w,
+        None => op.ConstantOfShape(c).value(TensorData::from_f64_as(t, vec![1], &[1.0]).ok_or("bad dtype")?).out(),
+    };
+    let bias = match bias {
+        Some(b) => b,
+        None => op.ConstantOfShape(c).value(TensorData::from_f64_as(t, vec![1], &[0.0]).ok_or("bad dtype")?).out(),
+    };
+    Ok(op.BatchNormalization(input, weight, bias, mean, var).epsilon(eps as f32).out())
+}
+
+translations! {
+    /// linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor
+    #[target("aten::linear")]
+    fn linear(op, input: Tensor, weight: Tensor, bias: Option<Tensor> = None) -> OpResult<Value> {
+        if rank_of(op, input)? == 2 && rank_of(op, weight)? == 2 {
+            return Ok(op.Gemm(input, weight, bias).transB(1).out());
+        }
+        let wt = op.Transpose(weight).perm(&[1, 0]).out();
+        let y = op.MatMul(input, wt).out();
+        Ok(match bias { Some(b) => op.Add(y, b).out(), None => y })
+    }
+
+    /// addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
+    #[target("aten::addmm")]
+    fn addmm(op, self_: Tensor, mat1: Tensor, mat2: Tensor, beta: f64 = 1.0, alpha: f64 = 1.0) -> OpResult<Value> {
+        if dtype_of(op, mat1)?.is_float() {
+            return Ok(op.Gemm(mat1, mat2, Some(self_)).alpha(alpha as f32).beta(beta as f32).out());
+        }
+        let t = dtype_of(op, mat1)?;
+        let mut p = op.MatMul(mat1, mat2).out();
+        if alpha != 1.0 { let a = op.scalar(t, alpha); p = op.Mul(p, a).out(); }
+        let mut c = self_;
+        if beta != 1.0 { let b = op.scalar(t, beta); c = op.Mul(c, b).out(); }
+        Ok(op.Add(p, c).out())
+    }
+
+    /// matmul(Tensor self, Tensor other) -> Tensor
+    #[target("aten::matmul")]
+    fn matmul(op, self_: Tensor, other: Tensor) -> Value {
+        op.MatMul(self_, other).out()
+    }
+
+    /// mm(Tensor self, Tensor mat2) -> Tensor
+    #[target("aten::mm", "aten::bmm")]
+    fn mm(op, self_: Tensor, mat2: Tensor) -> Value {
+        op.MatMul(self_, mat2).out()
+    }
+
+    /// conv2d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] dilation=1, SymInt groups=1) -> Tensor
+    #[target("aten::conv2d", "aten::conv1d", "aten::conv3d")]
+    fn conv2d(op, input: Tensor, weight: Tensor, bias: Option<Tensor> = None, stride: Vec<i64> = vec![1], padding: Vec<i64> = vec![0], dilation: Vec<i64> = vec![1], groups: i64 = 1) -> OpResult<Value> {
+        conv(op, input, weight, bias, &stride, &padding, &dilation, false, &[], groups)
+    }
+
+    /// convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups) -> Tensor
+    #[target("aten::convolution", "aten::_convolution")]
+    fn convolution(op, input: Tensor, weight: Tensor, bias: Option<Tensor>, stride: Vec<i64>, padding: Vec<i64>, dilation: Vec<i64>, transposed: bool, output_padding: Vec<i64>, groups: i64) -> OpResult<Value> {
+        conv(op, input, weight, bias, &stride, &padding, &dilation, transposed, &output_padding, groups)
+    }
+
+    /// conv_transpose2d.input(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] output_padding=0, SymInt groups=1, SymInt[2] dilation=1) -> Tensor
+    #[target("aten::conv_transpose2d.input", "aten::conv_transpose1d", "aten::conv_transpose3d.input")]
+    fn conv_transpose(op, input: Tensor, weight: Tensor, bias: Option<Tensor> = None, stride: Vec<i64> = vec![1], padding: Vec<i64> = vec![0], output_padding: Vec<i64> = vec![0], groups: i64 = 1, dilation: Vec<i64> = vec![1]) -> OpResult<Value> {
+        conv(op, input, weight, bias, &stride, &padding, &dilation, true, &output_padding, groups)
+    }
+
+    /// batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps, bool cudnn_enabled) -> Tensor
+    #[target("aten::batch_norm")]
+    fn batch_norm(op, input: Tensor, weight: Option<Tensor>, bias: Option<Tensor>, running_mean: Option<Tensor>, running_var: Option<Tensor>, training: bool, momentum: f64, eps: f64, cudnn_enabled: Ignored) -> OpResult<Value> {
+        let (Some(mean), Some(var), false) = (running_mean, running_var, training) else {
+            bail!("batch_norm in training mode (batch statistics) is not supported; hint: call model.eval() before torch.export");
+        };
+        batch_norm_inference(op, input, weight, bias, mean, var, eps)
+    }
+
+    /// _native_batch_norm_legit_no_training(Tensor input, Tensor? weight, Tensor? bias, Tensor running_mean, Tensor running_var, float momentum, float eps) -> (Tensor, Tensor, Tensor)
+    #[target("aten::_native_batch_norm_legit_no_training")]
+    fn native_batch_norm_no_training(op, input: Tensor, weight: Option<Tensor>, bias: Option<Tensor>, running_mean: Tensor, running_var: Tensor, momentum: f64, eps: f64) -> OpResult<Vec<Option<Value>>> {
+        // The saved mean / invstd outputs are empty in inference; only the result is computed.
+        Ok(vec![Some(batch_norm_inference(op, input, weight, bias, running_mean, running_var, eps)?), None, None])
+    }
+
+    /// layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight=None, Tensor? bias=None, float eps=1e-05, bool cudnn_enable=True) -> Tensor
+    #[target("aten::layer_norm")]
+    fn layer_norm(op, input: Tensor, normalized_shape: Vec<SymInt>, weight: Option<Tensor> = None, bias: Option<Tensor> = None, eps: f64 = 1e-5, cudnn_enable: Ignored) -> OpResult<Value> {
+        let axis = -(normalized_shape.len() as i64);
+        let scale = match weight {
+            Some(w) => w,
+            None => {
+                let t = dtype_of(op, input)?;
+                let shape = shape_vec(op, &normalized_shape);
+                op.ConstantOfShape(shape).value(TensorData::from_f64_as(t, vec![1], &[1.0]).ok_or("bad dtype")?).out()
+            }
+        };
+        Ok(op.LayerNormalization(input, scale, bias).axis(axis).epsilon(eps as f32).out())
+    }
+
+    /// native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)
+    #[target("aten::native_layer_norm")]
+    fn native_layer_norm(op, input: Tensor, normalized_shape: Vec<SymInt>, weight: Option<Tensor>, bias: Option<Tensor>, eps: f64) -> OpResult<Vec<Value>> {
+        let axis = -(normalized_shape.len() as i64);
+        let scale = match weight {
+            Some(w) => w,
+            None => {
+                let t = dtype_of(op, input)?;
+                let shape = shape_vec(op, &normalized_shape);
+                op.ConstantOfShape(shape).value(TensorData::from_f64_as(t, vec![1], &[1.0]).ok_or("bad dtype")?).out()
+            }
+        };
+        let [y, mean, rstd] = op.LayerNormalization(input, scale, bias).axis(axis).epsilon(eps as f32).outs::<3>();
+        Ok(vec![y, mean, rstd])
+    }
+
+    /// max_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> Tensor
+    #[target("aten::max_pool2d", "aten::max_pool1d", "aten::max_pool3d")]
+    fn max_pool2d(op, self_: Tensor, kernel_size: Vec<i64>, stride: Vec<i64> = vec![], padding: Vec<i64> = vec![0], dilation: Vec<i64> = vec![1], ceil_mode: bool = false) -> OpResult<Value> {
+        let k = kernel_size.len();
+        let strides = if stride.is_empty() { kernel_size.clone() } else { expand_param(&stride, k, 1) };
+        Ok(op.MaxPool(self_)
+            .kernel_shape(&kernel_size)
+            .strides(&strides)
+            .pads(&pads_of(&padding, k))
+            .dilations(&expand_param(&dilation, k, 1))
+            .ceil_mode(ceil_mode as i64)
+            .out())
+    }
+
+    /// max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)
+    #[target("aten::max_pool2d_with_indices", "aten::max_pool3d_with_indices")]
+    fn max_pool2d_with_indices(op, self_: Tensor, kernel_size: Vec<i64>, stride: Vec<i64> = vec![], padding: Vec<i64> = vec![0], dilation: Vec<i64> = vec![1], ceil_mode: bool = false) -> OpResult<Vec<Value>> {
+        let k = kernel_size.len();
+        let strides = if stride.is_empty() { kernel_size.clone() } else { expand_param(&stride, k, 1) };
+        // ONNX indices count over the whole tensor; torch's count within each (N, C) plane.
+        let [y, idx] = op.MaxPool(self_)
+            .kernel_shape(&kernel_size)
+            .strides(&strides)
+            .pads(&pads_of(&padding, k))
+            .dilations(&expand_param(&dilation, k, 1))
+            .ceil_mode(ceil_mode as i64)
+            .outs::<2>();
+        let spatial = op.Shape(self_).start(2).out();
+        let plane = op.ReduceProd(spatial, None).keepdims(1).out();
+        let idx = op.Mod(idx, plane).out();
+        Ok(vec![y, idx])
+    }
+
+    /// adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor
+    #[target("aten::adaptive_avg_pool2d", "aten::_adaptive_avg_pool2d", "aten::adaptive_avg_pool1d")]
+    fn adaptive_avg_pool2d(op, self_: Tensor, output_size: Vec<i64>) -> OpResult<Value> {
+        let r = rank_of(op, self_)?;
+        let k = output_size.len();
+        if output_size.iter().all(|&s| s == 1) {
+            let axes: Vec<i64> = ((r - k) as i64..r as i64).collect();
+            let axes = op.const_i64s(&axes);
+            return Ok(op.ReduceMean(self_, Some(axes)).keepdims(1).out());
+        }
+        // Evenly divisible sizes are a plain average pool.
+        let shape = op.shape(self_).map(|s| s.to_vec()).unwrap_or_default();
+        let mut kernel = Vec::with_capacity(k);
+        for (i, &o) in output_size.iter().enumerate() {
+            match shape.get(r - k + i) {
+                Some(Dim::Fixed(n)) if o > 0 && n % o == 0 => kernel.push(n / o),
+                _ => bail!("adaptive_avg_pool with output size {output_size:?} needs spatial sizes that are known multiples of it"),
+            }
+        }
+        Ok(op.AveragePool(self_).kernel_shape(&kernel).strides(&kernel).out())
+    }
+
+    /// avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor
+    #[target("aten::avg_pool2d", "aten::avg_pool1d", "aten::avg_pool3d")]
+    fn avg_pool2d(op, self_: Tensor, kernel_size: Vec<i64>, stride: Vec<i64> = vec![], padding: Vec<i64> = vec![0], ceil_mode: bool = false, count_include_pad: bool = true, divisor_override: Option<i64> = None) -> OpResult<Value> {
+        if divisor_override.is_some() {
+            bail!("avg_pool with divisor_override is not supported");
+        }
+        let k = kernel_size.len();
+        let strides = if stride.is_empty() { kernel_size.clone() } else { expand_param(&stride, k, 1) };
+        Ok(op.AveragePool(self_)
+            .kernel_shape(&kernel_size)
+            .strides(&strides)
+            .pads(&pads_of(&padding, k))
+            .ceil_mode(ceil_mode as i64)
+            .count_include_pad(count_include_pad as i64)
+            .out())
+    }
+
+    /// upsample_nearest2d.vec(Tensor input, SymInt[]? output_size, float[]? scale_factors) -> Tensor
+    #[target("aten::upsample_nearest2d.vec", "aten::upsample_nearest1d.vec", "aten::upsample_nearest3d.vec")]
+    fn upsample_nearest(op, input: Tensor, output_size: Option<Vec<SymInt>>, scale_factors: Option<Vec<f64>>) -> OpResult<Value> {
+        let r = rank_of(op, input)?;
+        match (output_size, scale_factors) {
+            (Some(size), _) => {
+                let lead = op.Shape(input).start(0).end(2).out();
+                let spatial = shape_vec(op, &size);
+                let sizes = op.Concat(&[lead, spatial]).axis(0).out();
+                Ok(op.Resize(input, None, None, Some(sizes)).mode("nearest").coordinate_transformation_mode("asymmetric").nearest_mode("floor").out())
+            }
+            (None, Some(scales)) => {
+                let mut all = vec![1.0f32; r - scales.len()];
+                all.extend(scales.iter().map(|&s| s as f32));
+                let scales = op.constant_tensor(TensorData { dtype: DType::Float, dims: vec![all.len() as i64], raw: all.iter().flat_map(|f| f.to_le_bytes()).collect::<Vec<u8>>().into() });
+                Ok(op.Resize(input, None, Some(scales), None).mode("nearest").coordinate_transformation_mode("asymmetric").nearest_mode("floor").out())
+            }
+            (None, None) => bail!("upsample needs output_size or scale_factors"),
+        }
+    }
+
+    /// scaled_dot_product_attention(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, float dropout_p=0.0, bool is_causal=False, *, float? scale=None, bool enable_gqa=False) -> Tensor
+    #[target("aten::scaled_dot_product_attention")]
+    fn scaled_dot_product_attention(op, query: Tensor, key: Tensor, value: Tensor, attn_mask: Option<Tensor> = None, dropout_p: f64 = 0.0, is_causal: bool = false, scale: Option<f64> = None, enable_gqa: bool = false) -> OpResult<Value> {
+        if enable_gqa {
+            bail!("scaled_dot_product_attention with enable_gqa is not supported yet");
+        }
+        let t = dtype_of(op, query)?;
+        let r = rank_of(op, query)?;
+        // scale · Q·Kᵀ + mask, softmax over the last axis, times V.
+        let scale = match scale {
+            Some(s) => op.scalar(t, s),
+            None => {
+                let e = op.Shape(query).start(-1).out();
+                let e = cast(op, e, t);
+                let s = op.Sqrt(e).out();
+                let one = op.scalar(t, 1.0);
+                let inv = op.Div(one, s).out();
+                let axes = op.const_i64s(&[0]);
+                op.Squeeze(inv, Some(axes)).out()
+            }
+        };
+        let mut perm: Vec<i64> = (0..r as i64).collect();
+        perm.swap(r - 2, r - 1);
+        let kt = op.Transpose(key).perm(&perm).out();
+        let qk = op.MatMul(query, kt).out();
+        let mut scores = op.Mul(qk, scale).out();
+        if is_causal {
+            // Keep j <= i (+ the key/query length offset, as torch's tril(diagonal=0) on L×S).
+            let l = op.Shape(query).start(-2).end(-1).out();
+            let s = op.Shape(key).start(-2).end(-1).out();
+            let ls = op.Concat(&[l, s]).axis(0).out();
+            let ones = op.ConstantOfShape(ls).value(TensorData::from_f64_as(DType::Bool, vec![1], &[1.0]).ok_or("bad dtype")?).out();
+            let ones = cast(op, ones, DType::Int64);
+            let tri = op.Trilu(ones, None).upper(0).out();
+            let keep = cast(op, tri, DType::Bool);
+            let ninf = op.scalar(t, f64::NEG_INFINITY);
+            scores = op.Where(keep, scores, ninf).out();
+        }
+        if let Some(mask) = attn_mask {
+            scores = if op.dtype(mask) == Some(DType::Bool) {
+                let ninf = op.scalar(t, f64::NEG_INFINITY);
+                op.Where(mask, scores, ninf).out()
+            } else {
+                op.Add(scores, mask).out()
+            };
+        }
+        let w = op.Softmax(scores).axis(-1).out();
+        Ok(op.MatMul(w, value).out())
+    }
+
+    /// dropout(Tensor input, float p, bool train) -> Tensor
+    #[target("aten::dropout", "aten::feature_dropout", "aten::alpha_dropout")]
+    fn dropout(op, input: Tensor, p: f64, train: bool) -> OpResult<Value> {
+        if train && p > 0.0 {
+            bail!("dropout in training mode is random; hint: call model.eval() before torch.export");
+        }
+        Ok(input)
+    }
+
+    /// nonzero(Tensor self) -> Tensor
+    #[target("aten::nonzero")]
+    fn nonzero(op, self_: Tensor) -> Value {
+        let nz = op.NonZero(self_).out();
+        op.Transpose(nz).perm(&[1, 0]).out()
+    }
+}

@@ -1,0 +1,241 @@
+//! Symbolic scalar arithmetic: `_operator.*`, `math.*` and `torch.sym_*` on SymInt / SymFloat /
+//! SymBool values, which the graph holds as 0-d int64 / float32 / bool tensors.
+
+use crate::translate::prelude::*;
+use crate::translations;
+
+/// The type a Python scalar operation computes in: float if either side is a float.
+fn num_dtype(op: &Builder, a: Scalar, b: Scalar) -> DType {
+    let f = |s: Scalar| scalar_dtype(op, s).is_float();
+    if f(a) || f(b) {
+        DType::Float
+    } else if scalar_dtype(op, a) == DType::Bool && scalar_dtype(op, b) == DType::Bool {
+        DType::Bool
+    } else {
+        DType::Int64
+    }
+}
+
+fn both(op: &mut Builder, a: Scalar, b: Scalar) -> (Value, Value, DType) {
+    let t = num_dtype(op, a, b);
+    let t = if t == DType::Bool { DType::Int64 } else { t };
+    (scalar_value(op, a, t), scalar_value(op, b, t), t)
+}
+
+translations! {
+    /// operator.add(a, b)
+    #[target("_operator.add")]
+    fn sym_add(op, a: Scalar, b: Scalar) -> Value {
+        let (a, b, _) = both(op, a, b);
+        op.Add(a, b).out()
+    }
+
+    /// operator.sub(a, b)
+    #[target("_operator.sub")]
+    fn sym_sub(op, a: Scalar, b: Scalar) -> Value {
+        let (a, b, _) = both(op, a, b);
+        op.Sub(a, b).out()
+    }
+
+    /// operator.mul(a, b)
+    #[target("_operator.mul")]
+    fn sym_mul(op, a: Scalar, b: Scalar) -> Value {
+        let (a, b, _) = both(op, a, b);
+        op.Mul(a, b).out()
+    }
+
+    /// operator.truediv(a, b): always a float.
+    #[target("_operator.truediv")]
+    fn sym_truediv(op, a: Scalar, b: Scalar) -> Value {
+        let (a, b) = (scalar_value(op, a, DType::Float), scalar_value(op, b, DType::Float));
+        op.Div(a, b).out()
+    }
+
+    /// operator.floordiv(a, b): Python floor division.
+    #[target("_operator.floordiv")]
+    fn sym_floordiv(op, a: Scalar, b: Scalar) -> Value {
+        let t = num_dtype(op, a, b);
+        let (x, y) = (scalar_value(op, a, DType::Double), scalar_value(op, b, DType::Double));
+        let q = op.Div(x, y).out();
+        let q = op.Floor(q).out();
+        cast(op, q, if t.is_float() { DType::Float } else { DType::Int64 })
+    }
+
+    /// operator.mod(a, b): Python modulo (the sign of the divisor).
+    #[target("_operator.mod")]
+    fn sym_mod(op, a: Scalar, b: Scalar) -> Value {
+        let (a, b, t) = both(op, a, b);
+        op.Mod(a, b).fmod(if t.is_float() { 1 } else { 0 }).out()
+    }
+
+    /// operator.pow(a, b)
+    #[target("_operator.pow")]
+    fn sym_pow(op, a: Scalar, b: Scalar) -> Value {
+        let (a, b, t) = both(op, a, b);
+        if t.is_float() {
+            op.Pow(a, b).out()
+        } else {
+            // ONNX Pow on int64 is not universally implemented: compute in float64.
+            let (x, y) = (cast(op, a, DType::Double), cast(op, b, DType::Double));
+            let p = op.Pow(x, y).out();
+            cast(op, p, DType::Int64)
+        }
+    }
+
+    /// operator.neg(a)
+    #[target("_operator.neg")]
+    fn sym_neg(op, a: Scalar) -> Value {
+        let t = scalar_dtype(op, a);
+        let v = scalar_value(op, a, t);
+        op.Neg(v).out()
+    }
+
+    /// operator.eq(a, b)
+    #[target("_operator.eq")]
+    fn sym_eq(op, a: Scalar, b: Scalar) -> Value {
+        let (a, b, _) = both(op, a, b);
+        op.Equal(a, b).out()
+    }
+
+    /// operator.ne(a, b)
+    #[target("_operator.ne")]
+    fn sym_ne(op, a: Scalar, b: Scalar) -> Value {
+        let (a, b, _) = both(op, a, b);
+        let e = op.Equal(a, b).out();
+        op.Not(e).out()
+    }
+
+    /// operator.gt(a, b)
+    #[target("_operator.gt")]
+    fn sym_gt(op, a: Scalar, b: Scalar) -> Value {
+        let (a, b, _) = both(op, a, b);
+        op.Greater(a, b).out()
+    }
+
+    /// operator.ge(a, b)
+    #[target("_operator.ge")]
+    fn sym_ge(op, a: Scalar, b: Scalar) -> Value {
+        let (a, b, _) = both(op, a, b);
+        op.GreaterOrEqual(a, b).out()
+    }
+
+    /// operator.lt(a, b)
+    #[target("_operator.lt")]
+    fn sym_lt(op, a: Scalar, b: Scalar) -> Value {
+        let (a, b, _) = both(op, a, b);
+        op.Less(a, b).out()
+    }
+
+    /// operator.le(a, b)
+    #[target("_operator.le")]
+    fn sym_le(op, a: Scalar, b: Scalar) -> Value {
+        let (a, b, _) = both(op, a, b);
+        op.LessOrEqual(a, b).out()
+    }
+
+    /// operator.and_(a, b)
+    #[target("_operator.and_")]
+    fn sym_and(op, a: Scalar, b: Scalar) -> Value {
+        let (a, b) = (scalar_value(op, a, DType::Bool), scalar_value(op, b, DType::Bool));
+        op.And(a, b).out()
+    }
+
+    /// operator.or_(a, b)
+    #[target("_operator.or_")]
+    fn sym_or(op, a: Scalar, b: Scalar) -> Value {
+        let (a, b) = (scalar_value(op, a, DType::Bool), scalar_value(op, b, DType::Bool));
+        op.Or(a, b).out()
+    }
+
+    /// torch.sym_not(a)
+    #[target("torch.sym_not")]
+    fn sym_not(op, a: Scalar) -> Value {
+        let a = scalar_value(op, a, DType::Bool);
+        op.Not(a).out()
+    }
+
+    /// torch.sym_max(a, b)
+    #[target("torch.sym_max")]
+    fn sym_max(op, a: Scalar, b: Scalar) -> Value {
+        let (a, b, _) = both(op, a, b);
+        op.Max(&[a, b]).out()
+    }
+
+    /// torch.sym_min(a, b)
+    #[target("torch.sym_min")]
+    fn sym_min(op, a: Scalar, b: Scalar) -> Value {
+        let (a, b, _) = both(op, a, b);
+        op.Min(&[a, b]).out()
+    }
+
+    /// torch.sym_float(a)
+    #[target("torch.sym_float")]
+    fn sym_float(op, a: Scalar) -> Value {
+        scalar_value(op, a, DType::Float)
+    }
+
+    /// torch.sym_int(a): truncates toward zero.
+    #[target("torch.sym_int", "math.trunc")]
+    fn sym_int(op, a: Scalar) -> Value {
+        let v = scalar_value(op, a, DType::Float);
+        let (fl, ce) = (op.Floor(v).out(), op.Ceil(v).out());
+        let zero = op.scalar(DType::Float, 0.0);
+        let neg = op.Less(v, zero).out();
+        let t = op.Where(neg, ce, fl).out();
+        cast(op, t, DType::Int64)
+    }
+
+    /// math.floor(a)
+    #[target("math.floor")]
+    fn sym_floor(op, a: Scalar) -> Value {
+        let v = scalar_value(op, a, DType::Float);
+        let f = op.Floor(v).out();
+        cast(op, f, DType::Int64)
+    }
+
+    /// math.ceil(a)
+    #[target("math.ceil")]
+    fn sym_ceil(op, a: Scalar) -> Value {
+        let v = scalar_value(op, a, DType::Float);
+        let f = op.Ceil(v).out();
+        cast(op, f, DType::Int64)
+    }
+
+    /// torch.sym_sqrt(a)
+    #[target("torch.sym_sqrt", "math.sqrt")]
+    fn sym_sqrt(op, a: Scalar) -> Value {
+        let v = scalar_value(op, a, DType::Float);
+        op.Sqrt(v).out()
+    }
+
+    /// torch.sym_ite(b, t, f)
+    #[target("torch.sym_ite")]
+    fn sym_ite(op, b: Scalar, t: Scalar, f: Scalar) -> Value {
+        let (x, y, _) = both(op, t, f);
+        let c = scalar_value(op, b, DType::Bool);
+        op.Where(c, x, y).out()
+    }
+
+    /// sym_size.int(Tensor self, int dim) -> SymInt
+    #[target("aten::sym_size.int")]
+    fn sym_size(op, self_: Tensor, dim: i64) -> OpResult<Value> {
+        let r = rank_of(op, self_)?;
+        let d = normalize_axis(dim, r);
+        let s = op.Shape(self_).start(d).end(d + 1).out();
+        let axes = op.const_i64s(&[0]);
+        Ok(op.Squeeze(s, Some(axes)).out())
+    }
+
+    /// sym_numel(Tensor self) -> SymInt
+    #[target("aten::sym_numel")]
+    fn sym_numel(op, self_: Tensor) -> Value {
+        op.Size(self_).out()
+    }
+
+    /// item(Tensor self) -> Scalar
+    #[target("aten::item", "aten::_local_scalar_dense")]
+    fn item(op, self_: Tensor) -> Value {
+        let empty = op.const_i64s(&[]);
+        op.Reshape(self_, empty).out()
+    }
+}
