@@ -6,7 +6,7 @@ mod print;
 use crate::pt2::schema::{self, Argument, InputSpec, OutputSpec, SymIntArgument};
 use crate::pt2::Loaded;
 
-pub use print::{format_node, format_program};
+pub use print::{format_node, format_program, format_range_constraints, format_signature};
 
 /// What a graph placeholder is, from the graph signature.
 #[derive(Debug, Clone, PartialEq)]
@@ -173,4 +173,26 @@ pub fn output_slots(node: &schema::Node) -> Vec<Option<String>> {
 /// The name of a node's first output (old files have no node names).
 pub fn first_output_name(node: &schema::Node) -> Option<String> {
     output_slots(node).into_iter().flatten().next()
+}
+
+/// Call `f` with the name of every FX value an argument refers to (tensors and symbolic scalars).
+pub fn for_each_value_name<'a>(arg: &'a Argument, f: &mut dyn FnMut(&'a str)) {
+    match arg {
+        Argument::Tensor(t) => f(&t.name),
+        Argument::Tensors(ts) => ts.iter().for_each(|t| f(&t.name)),
+        Argument::OptionalTensors(ts) => ts.iter().for_each(|t| {
+            if let schema::OptionalTensorArgument::AsTensor(t) = t {
+                f(&t.name)
+            }
+        }),
+        Argument::SymInt(SymIntArgument::AsName(n))
+        | Argument::SymFloat(schema::SymFloatArgument::AsName(n))
+        | Argument::SymBool(schema::SymBoolArgument::AsName(n)) => f(n),
+        Argument::SymInts(v) => v.iter().for_each(|s| {
+            if let SymIntArgument::AsName(n) = s {
+                f(n)
+            }
+        }),
+        _ => {}
+    }
 }

@@ -17,6 +17,7 @@ use crate::onnx::ir::{Dim, Model, TensorData, Value};
 use crate::pt2::schema::{self, Argument, SymBoolArgument, SymFloatArgument, SymIntArgument};
 use crate::pt2::{Pt2Error, ScalarType};
 
+use super::metadata;
 use super::dsl::{onnx_dtype, target_key, NodeCtx, OpError, SubgraphLowerer, TranslationTable};
 
 /// One op the table cannot translate, with every node that uses it.
@@ -81,15 +82,17 @@ pub enum MutationKind {
 
 /// The FX names bound in one graph, and which names are in-place aliases of one tensor.
 #[derive(Default)]
-struct Scope {
+struct Scope<'g> {
     values: HashMap<String, Value>,
+    /// How many readers each value has (for the `fx_node` metadata).
+    users: HashMap<&'g str, usize>,
     /// Name → the first name of its alias group (the tensor an in-place op mutated).
     roots: HashMap<String, String>,
     /// Root → every name in its group.
     groups: HashMap<String, Vec<String>>,
 }
 
-impl Scope {
+impl Scope<'_> {
     fn insert(&mut self, name: String, v: Value) {
         self.values.insert(name, v);
     }
@@ -131,7 +134,12 @@ pub fn lower(program: &Program<'_>, opts: &LowerOptions<'_>) -> Result<(Model, V
     let lw = Lowerer { opts, names: RefCell::new(HashSet::new()), warnings: RefCell::new(Vec::new()) };
     let mut op = Builder::new(opts.opset);
     let graph = program.graph();
-    let mut env = Scope { values: HashMap::with_capacity(graph.nodes.len() * 2), ..Default::default() };
+    let mut env = Scope {
+        values: HashMap::with_capacity(graph.nodes.len() * 2),
+        users: metadata::user_counts(graph),
+        ..Default::default()
+    };
+    op.graph_mut().metadata = metadata::graph_metadata(&program.loaded().program);
 
     // Inputs: lifted tensors become initializers named by FQN, user inputs graph inputs.
     let mut tied: HashMap<(String, Vec<i64>, Vec<i64>, i64, i64), Value> = HashMap::new();
@@ -149,6 +157,7 @@ pub fn lower(program: &Program<'_>, opts: &LowerOptions<'_>) -> Result<(Model, V
                         let data = weight_tensor(&w);
                         let v = op.add_initializer(data);
                         lw.name(&mut op, v, fqn);
+                        op.info_mut(v).metadata = metadata::input_metadata(&input.kind, &input.name);
                         if w.dtype.is_complex() {
                             op.info_mut(v).complex = true;
                         }
@@ -170,9 +179,11 @@ pub fn lower(program: &Program<'_>, opts: &LowerOptions<'_>) -> Result<(Model, V
                 op.info_mut(v).complex = complex;
                 let name = opts.input_names.get(n_user).cloned().unwrap_or_else(|| input.name.clone());
                 lw.name(&mut op, v, &name);
-                if name != input.name {
-                    op.info_mut(v).metadata.push(("pkg.torch.onnx.original_node_name".into(), input.name.clone()));
+                let mut meta = metadata::input_metadata(&input.kind, &input.name);
+                if name == input.name {
+                    meta.retain(|(k, _)| k != metadata::ORIGINAL_NODE_NAME); // torch adds it on renames only
                 }
+                op.info_mut(v).metadata = meta;
                 env.insert(input.name.clone(), v);
                 user_inputs.push((input.name.clone(), v));
                 n_user += 1;
@@ -181,6 +192,11 @@ pub fn lower(program: &Program<'_>, opts: &LowerOptions<'_>) -> Result<(Model, V
                 let v = op.add_input(Some(crate::onnx::ir::DType::Int64), Some(vec![]));
                 let name = opts.input_names.get(n_user).cloned().unwrap_or_else(|| input.name.clone());
                 lw.name(&mut op, v, &name);
+                let mut meta = metadata::input_metadata(&input.kind, &input.name);
+                if name == input.name {
+                    meta.retain(|(k, _)| k != metadata::ORIGINAL_NODE_NAME);
+                }
+                op.info_mut(v).metadata = meta;
                 env.insert(input.name.clone(), v);
                 n_user += 1;
             }
@@ -205,10 +221,12 @@ pub fn lower(program: &Program<'_>, opts: &LowerOptions<'_>) -> Result<(Model, V
 
     // Outputs: user outputs, then mutated buffers and user inputs (torch.onnx drops those).
     let mut outputs: Vec<(Value, String)> = Vec::new();
+    let mut kinds: Vec<&str> = Vec::new();
     for out in program.outputs() {
         if let fx::OutputKind::User(arg) = out {
             let v = lw.value_of(&mut op, arg, &env)?;
             outputs.push((v, arg_name(arg).unwrap_or_default()));
+            kinds.push("USER_OUTPUT");
         }
     }
     // Functional programs list mutations before user outputs; ONNX users expect theirs first.
@@ -218,10 +236,12 @@ pub fn lower(program: &Program<'_>, opts: &LowerOptions<'_>) -> Result<(Model, V
             fx::OutputKind::BufferMutation { value, fqn } => {
                 let v = lookup(&env, value)?;
                 outputs.push((v, mutation_output_name(MutationKind::Buffer, fqn)));
+                kinds.push("BUFFER_MUTATION");
             }
             fx::OutputKind::UserInputMutation { value, input } => {
                 let v = lookup(&env, value)?;
                 outputs.push((v, mutation_output_name(MutationKind::UserInput, input)));
+                kinds.push("USER_INPUT_MUTATION");
             }
             fx::OutputKind::Token => {}
         }
@@ -232,6 +252,7 @@ pub fn lower(program: &Program<'_>, opts: &LowerOptions<'_>) -> Result<(Model, V
             if let Some(&v) = env.get(placeholder) {
                 if v != *original {
                     outputs.push((v, mutation_output_name(MutationKind::Buffer, fqn)));
+                    kinds.push("BUFFER_MUTATION");
                 }
             }
         }
@@ -239,6 +260,7 @@ pub fn lower(program: &Program<'_>, opts: &LowerOptions<'_>) -> Result<(Model, V
             if let Some(&v) = env.get(name) {
                 if v != *original {
                     outputs.push((v, mutation_output_name(MutationKind::UserInput, name)));
+                    kinds.push("USER_INPUT_MUTATION");
                 }
             }
         }
@@ -265,8 +287,11 @@ pub fn lower(program: &Program<'_>, opts: &LowerOptions<'_>) -> Result<(Model, V
         if op.info(v).name.is_empty() {
             lw.name(&mut op, v, &wanted);
         }
+        let info = op.info_mut(v);
+        info.metadata.retain(|(k, _)| k != metadata::OUTPUT_KIND && k != metadata::ORIGINAL_NODE_NAME);
+        info.metadata.push((metadata::OUTPUT_KIND.into(), kinds[i].into()));
         if wanted != fx_name && !fx_name.is_empty() {
-            op.info_mut(v).metadata.push(("pkg.torch.onnx.original_node_name".into(), fx_name));
+            info.metadata.push((metadata::ORIGINAL_NODE_NAME.into(), fx_name));
         }
         seen.insert(v);
         final_outputs.push(v);
@@ -424,11 +449,32 @@ impl Lowerer<'_> {
         let slots = fx::output_slots(node);
         let out_types = slots.iter().map(|s| s.as_deref().and_then(|n| self.fx_dtype(graph, n))).collect();
         let saved = std::mem::replace(&mut op.out_types, out_types);
+        let users = env.users.get(node_name.as_str()).copied().unwrap_or(0);
+        let saved_meta = std::mem::replace(&mut op.node_metadata, std::rc::Rc::new(metadata::node_metadata(node, users)));
         let outputs = {
             let ctx = NodeCtx { node, graph, env: &env.values, lowerer: self };
             (entry.func)(op, &ctx)
         };
         op.out_types = saved;
+        let result = self.finish_node(op, graph, node, env, outputs, inplace, &slots, entry.name, &err);
+        op.node_metadata = saved_meta;
+        result
+    }
+
+    /// Bind a translated node's results to its FX outputs (after checking the builder had no errors).
+    #[allow(clippy::too_many_arguments)]
+    fn finish_node(
+        &self,
+        op: &mut Builder,
+        graph: &schema::Graph,
+        node: &schema::Node,
+        env: &mut Scope,
+        outputs: Result<super::dsl::Outputs, OpError>,
+        inplace: bool,
+        slots: &[Option<String>],
+        translation: &str,
+        err: &dyn Fn(String) -> LowerError,
+    ) -> Result<(), LowerError> {
         let outputs = outputs.map_err(|e| err(e.message))?;
         let build_errors = op.take_errors();
         if let Some(e) = build_errors.first() {
@@ -438,7 +484,7 @@ impl Lowerer<'_> {
         if produced.len() < slots.iter().filter(|s| s.is_some()).count().min(1) && !slots.is_empty() {
             return Err(err(format!(
                 "the translation `{}` returned {} value(s) for {} output(s)",
-                entry.name,
+                translation,
                 produced.len(),
                 slots.len()
             )));
@@ -451,7 +497,7 @@ impl Lowerer<'_> {
                 None => {
                     return Err(err(format!(
                         "the translation `{}` did not compute output {i} (`{name}`), which later nodes use",
-                        entry.name
+                        translation
                     )))
                 }
             };
@@ -537,7 +583,7 @@ impl SubgraphLowerer for Lowerer<'_> {
         graph: &schema::Graph,
         inputs: &[Value],
     ) -> Result<Vec<Value>, OpError> {
-        let mut env = Scope::default();
+        let mut env = Scope { users: metadata::user_counts(graph), ..Default::default() };
         for (input, &v) in graph.inputs.iter().zip(inputs) {
             if let Some(n) = arg_name(input) {
                 env.insert(n, v);

@@ -4,6 +4,7 @@
 pub mod dsl;
 pub mod helpers;
 pub mod lower;
+pub mod metadata;
 pub mod schemas;
 
 /// Everything a translation file needs: `use fxonnx::translate::prelude::*;`.
