@@ -102,7 +102,8 @@ pub fn user_counts(graph: &schema::Graph) -> std::collections::HashMap<&str, usi
 /// The graph-level keys: the signature and range constraints as torch prints them.
 pub fn graph_metadata(program: &schema::ExportedProgram) -> Metadata {
     vec![
-        (GRAPH_SIGNATURE.into(), fx::format_signature(&program.graph_module.signature).trim_end().to_string()),
+        // torch prints the signature with a leading newline.
+        (GRAPH_SIGNATURE.into(), format!("\n{}", fx::format_signature(&program.graph_module.signature))),
         (RANGE_CONSTRAINTS.into(), fx::format_range_constraints(&program.range_constraints)),
     ]
 }
