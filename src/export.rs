@@ -1,13 +1,14 @@
 //! The library API: [`export`], [`ExportOptions`], [`OnnxProgram`].
 
 use std::collections::HashMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::fx::{Program, SignatureError};
 use crate::onnx::encode::{self, DataPlacement, SaveError};
 use crate::onnx::ir::Model;
 use crate::onnx::proto::ModelProto;
 use crate::pt2::{Archive, Pt2Error};
+use crate::report::ExportRecord;
 use crate::translate::dsl::TranslationTable;
 use crate::translate::lower::{self, LowerError, LowerOptions};
 
@@ -29,6 +30,8 @@ pub enum Error {
     Save(#[from] SaveError),
     #[error("invalid option: {0}")]
     Options(String),
+    #[error("cannot write the export report to {path}: {source}")]
+    Report { path: PathBuf, source: std::io::Error },
 }
 
 /// Options of [`export`], named after `torch.onnx.export`'s.
@@ -48,6 +51,12 @@ pub struct ExportOptions {
     pub external_data: bool,
     /// Translations that extend or override the built-in table, entry by entry.
     pub custom_translation_table: Option<TranslationTable>,
+    /// Write a markdown report (`fxonnx_export_<time>_<status>.md`) whether the export succeeds or not.
+    pub report: bool,
+    /// Also render the report as HTML.
+    pub report_html: bool,
+    /// Where reports go (default: the current folder).
+    pub artifacts_dir: Option<PathBuf>,
 }
 
 /// An exported model.
@@ -55,16 +64,38 @@ pub struct OnnxProgram {
     model: Model,
     external_data: bool,
     warnings: Vec<String>,
+    report: Option<PathBuf>,
 }
 
 /// Export the program of the `.pt2` archive at `path`.
+///
+/// ```no_run
+/// let program = fxonnx::export("model.pt2", &fxonnx::ExportOptions::default())?;
+/// println!("{} nodes", program.model().graph.nodes.len());
+/// # Ok::<(), fxonnx::Error>(())
+/// ```
 pub fn export(path: impl AsRef<Path>, options: &ExportOptions) -> Result<OnnxProgram, Error> {
-    let archive = Archive::open(path.as_ref())?;
-    export_archive(&archive, options)
+    run(path.as_ref(), None, options)
 }
 
-/// Export a program of an already opened archive.
-pub fn export_archive(archive: &Archive, options: &ExportOptions) -> Result<OnnxProgram, Error> {
+/// Export the archive at `input` and save the model to `output`, as one reported export (the
+/// report, if asked for, covers the save too). This is what `fxonnx export` does.
+pub fn export_to_file(input: impl AsRef<Path>, output: impl AsRef<Path>, options: &ExportOptions) -> Result<OnnxProgram, Error> {
+    run(input.as_ref(), Some(output.as_ref()), options)
+}
+
+fn run(input: &Path, output: Option<&Path>, options: &ExportOptions) -> Result<OnnxProgram, Error> {
+    let mut record = ExportRecord { archive: input.to_path_buf(), ..Default::default() };
+    let result = stages(input, output, options, &mut record);
+    if !options.report {
+        return result;
+    }
+    let dir = options.artifacts_dir.clone().unwrap_or_else(|| PathBuf::from("."));
+    let path = record.write(&dir, options.report_html).map_err(|source| Error::Report { path: dir.clone(), source })?;
+    result.map(|p| OnnxProgram { report: Some(path), ..p })
+}
+
+fn stages(input: &Path, output: Option<&Path>, options: &ExportOptions, record: &mut ExportRecord) -> Result<OnnxProgram, Error> {
     let opset = options.opset_version.unwrap_or(DEFAULT_OPSET);
     if !SUPPORTED_OPSETS.contains(&opset) {
         return Err(Error::Options(format!(
@@ -74,12 +105,17 @@ pub fn export_archive(archive: &Archive, options: &ExportOptions) -> Result<Onnx
         )));
     }
     let name = options.model_name.as_deref().unwrap_or("model");
-    let loaded = archive.load(name)?;
-    let program = Program::new(&loaded)?;
+    let archive = record.stage(0, || Archive::open(input))?;
+    let loaded = record.stage(0, || archive.load(name))?;
     let mut table = crate::translations::default_table();
     if let Some(custom) = &options.custom_translation_table {
         table.merge(custom);
     }
+    if options.report {
+        record.program_text = Some(crate::fx::format_program(&loaded));
+        record.analysis = Some(crate::report::analysis(&loaded, &table, &options.dim_names));
+    }
+    let program = record.stage(1, || Program::new(&loaded))?;
     let lower_options = LowerOptions {
         opset,
         table: &table,
@@ -87,8 +123,19 @@ pub fn export_archive(archive: &Archive, options: &ExportOptions) -> Result<Onnx
         input_names: &options.input_names,
         output_names: &options.output_names,
     };
-    let (model, warnings) = lower::lower(&program, &lower_options)?;
-    Ok(OnnxProgram { model, external_data: options.external_data, warnings })
+    let (mut model, warnings) = record.stage(2, || lower::lower(&program, &lower_options))?;
+    record.warnings = warnings.clone();
+    let before = model.graph.nodes.len();
+    record.stage(3, || {
+        crate::onnx::dce::eliminate_dead_code(&mut model.graph);
+        Ok::<(), Error>(())
+    })?;
+    record.node_counts = Some((before, model.graph.nodes.len()));
+    let program = OnnxProgram { model, external_data: options.external_data, warnings, report: None };
+    if let Some(out) = output {
+        record.stage(4, || program.save(out))?;
+    }
+    Ok(program)
 }
 
 impl OnnxProgram {
@@ -107,15 +154,14 @@ impl OnnxProgram {
         &self.warnings
     }
 
+    /// The export report, when [`ExportOptions::report`] asked for one.
+    pub fn report_path(&self) -> Option<&Path> {
+        self.report.as_deref()
+    }
+
     /// Total bytes of the initializers.
     pub fn weight_bytes(&self) -> usize {
-        self.model
-            .graph
-            .initializers
-            .iter()
-            .filter_map(|&v| self.model.value(v).constant.as_ref())
-            .map(|t| t.raw.len())
-            .sum()
+        self.model.graph.initializers.iter().filter_map(|&v| self.model.value(v).constant.as_ref()).map(|t| t.raw.len()).sum()
     }
 
     /// Write the model to `path`. Weights go to `<file name>.data` beside it when the export asked for
@@ -124,8 +170,7 @@ impl OnnxProgram {
         let path = path.as_ref();
         let external = self.external_data || self.weight_bytes() + (64 << 20) >= encode::PROTOBUF_LIMIT;
         let placement = if external {
-            let file =
-                path.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_else(|| "model.onnx".into());
+            let file = path.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_else(|| "model.onnx".into());
             DataPlacement::External { location: format!("{file}.data"), threshold: 1024 }
         } else {
             DataPlacement::Inline

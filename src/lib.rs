@@ -14,12 +14,13 @@
 pub mod fx;
 pub mod onnx;
 pub mod pt2;
+pub mod report;
 pub mod sym;
 pub mod translate;
 #[path = "../translations/mod.rs"]
 pub mod translations;
 
-mod export;
+pub mod export;
 
-pub use export::{export, export_archive, Error, ExportOptions, OnnxProgram, DEFAULT_OPSET};
+pub use export::{export, export_to_file, Error, ExportOptions, OnnxProgram, DEFAULT_OPSET};
 pub use translate::dsl::TranslationTable;

@@ -41,6 +41,24 @@ enum Command {
         /// Write weights to <output>.data beside the model.
         #[arg(long)]
         external_data: bool,
+        /// Write a markdown export report (also when the export fails).
+        #[arg(long)]
+        report: bool,
+        /// Also render the report as HTML (implies --report).
+        #[arg(long)]
+        report_html: bool,
+        /// Folder for reports (default: the current folder).
+        #[arg(long, value_name = "DIR")]
+        artifacts_dir: Option<PathBuf>,
+    },
+    /// List the ATen / Python targets fxonnx translates; with --check, the targets of an archive
+    /// that have no translation.
+    Ops {
+        /// Only list the targets of this archive that fxonnx cannot translate.
+        #[arg(long, value_name = "MODEL.pt2")]
+        check: Option<PathBuf>,
+        #[arg(long, default_value = "model")]
+        model: String,
     },
     /// Print the program of a .pt2 archive: graph with shapes, signature, range constraints.
     Inspect {
@@ -61,7 +79,19 @@ fn parse_dims(dims: &[String]) -> Result<HashMap<String, String>, String> {
 
 fn run(cli: Cli) -> Result<(), String> {
     match cli.command {
-        Command::Export { input, output, opset, model, input_names, output_names, dims, external_data } => {
+        Command::Export {
+            input,
+            output,
+            opset,
+            model,
+            input_names,
+            output_names,
+            dims,
+            external_data,
+            report,
+            report_html,
+            artifacts_dir,
+        } => {
             let start = Instant::now();
             let options = fxonnx::ExportOptions {
                 model_name: Some(model),
@@ -71,12 +101,24 @@ fn run(cli: Cli) -> Result<(), String> {
                 dim_names: parse_dims(&dims)?,
                 external_data,
                 custom_translation_table: None,
+                report: report || report_html,
+                report_html,
+                artifacts_dir: artifacts_dir.clone(),
             };
-            let program = fxonnx::export(&input, &options).map_err(|e| e.to_string())?;
+            let program = fxonnx::export_to_file(&input, &output, &options).map_err(|e| {
+                if options.report {
+                    let dir = artifacts_dir.clone().unwrap_or_else(|| PathBuf::from("."));
+                    format!("{e}\n(the export report is in {})", dir.display())
+                } else {
+                    e.to_string()
+                }
+            })?;
             for w in program.warnings() {
                 eprintln!("warning: {w}");
             }
-            program.save(&output).map_err(|e| e.to_string())?;
+            if let Some(r) = program.report_path() {
+                eprintln!("report: {}", r.display());
+            }
             eprintln!(
                 "exported {} -> {} ({} nodes, {} initializers, {:.1} ms)",
                 input.display(),
@@ -86,6 +128,30 @@ fn run(cli: Cli) -> Result<(), String> {
                 start.elapsed().as_secs_f64() * 1e3
             );
             Ok(())
+        }
+        Command::Ops { check: None, .. } => {
+            let table = fxonnx::translations::default_table();
+            let (min, max) = (fxonnx::export::SUPPORTED_OPSETS.start(), fxonnx::export::SUPPORTED_OPSETS.end());
+            println!("# {} targets; exports target opsets {min} to {max} (an op that needs a newer opset says so when used)", table.len());
+            for key in table.keys() {
+                let doc = table.get(key).map(|e| e.doc.lines().next().unwrap_or("").trim()).unwrap_or("");
+                println!("{key}\t{doc}");
+            }
+            Ok(())
+        }
+        Command::Ops { check: Some(path), model } => {
+            let archive = fxonnx::pt2::Archive::open(&path).map_err(|e| e.to_string())?;
+            let loaded = archive.load(&model).map_err(|e| e.to_string())?;
+            let table = fxonnx::translations::default_table();
+            let missing = fxonnx::translate::lower::find_unsupported(&loaded.program.graph_module.graph, &table);
+            if missing.is_empty() {
+                println!("every target of {} has a translation", path.display());
+                return Ok(());
+            }
+            for op in &missing {
+                println!("{}\t{} node(s): {}", op.target, op.nodes.len(), op.nodes.join(", "));
+            }
+            Err(format!("{} target(s) have no translation", missing.len()))
         }
         Command::Inspect { input, model } => {
             let archive = fxonnx::pt2::Archive::open(&input).map_err(|e| e.to_string())?;

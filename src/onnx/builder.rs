@@ -316,10 +316,9 @@ impl<'b> Call<'b> {
 }
 
 impl Builder {
-    /// Finish the model: drop nodes and initializers no output depends on, and set opset imports.
+    /// Finish the model (the main graph as built, with its opset imports).
     pub fn finish(mut self) -> Model {
-        let mut graph = std::mem::take(&mut self.graphs[0]);
-        super::dce::eliminate_dead_code(&mut graph);
+        let graph = std::mem::take(&mut self.graphs[0]);
         let mut opset_imports = vec![(String::new(), self.opset)];
         opset_imports.extend(self.custom_domains);
         Model {
