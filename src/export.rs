@@ -132,6 +132,9 @@ fn stages(input: &Path, output: Option<&Path>, options: &ExportOptions, record: 
     })?;
     record.node_counts = Some((before, model.graph.nodes.len()));
     let program = OnnxProgram { model, external_data: options.external_data, warnings, report: None };
+    if options.report {
+        record.model_text = Some(crate::onnx::text::model_text(&program.model_proto(), false));
+    }
     if let Some(out) = output {
         record.stage(4, || program.save(out))?;
     }

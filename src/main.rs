@@ -1,7 +1,8 @@
-//! The `fxonnx` command line: `fxonnx export model.pt2 -o model.onnx`, `fxonnx inspect model.pt2`.
+//! The `fxonnx` command line: `fxonnx export model.pt2 -o model.onnx`, `fxonnx inspect model.pt2`,
+//! `fxonnx inspect model.onnx [--metadata]`.
 
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
@@ -60,11 +61,17 @@ enum Command {
         #[arg(long, default_value = "model")]
         model: String,
     },
-    /// Print the program of a .pt2 archive: graph with shapes, signature, range constraints.
+    /// Print a .pt2 archive's program (graph with shapes, signature, range constraints) or an ONNX
+    /// model in ONNX's text form; the file's content decides which.
     Inspect {
+        /// A .pt2 archive or an .onnx model.
         input: PathBuf,
+        /// Program of the archive to print (.pt2 only).
         #[arg(long, default_value = "model")]
         model: String,
+        /// Also print metadata_props of the model, graphs, values and nodes (ONNX only).
+        #[arg(long)]
+        metadata: bool,
     },
 }
 
@@ -153,13 +160,34 @@ fn run(cli: Cli) -> Result<(), String> {
             }
             Err(format!("{} target(s) have no translation", missing.len()))
         }
-        Command::Inspect { input, model } => {
-            let archive = fxonnx::pt2::Archive::open(&input).map_err(|e| e.to_string())?;
-            let loaded = archive.load(&model).map_err(|e| e.to_string())?;
-            print!("{}", fxonnx::fx::format_program(&loaded));
-            Ok(())
-        }
+        Command::Inspect { input, model, metadata } => inspect(&input, &model, metadata),
     }
+}
+
+/// `fxonnx inspect`: a zip file (starting with `PK`) is a .pt2 archive, anything else must decode as
+/// an ONNX ModelProto. External data files are not read: the text form shows no weights.
+fn inspect(input: &Path, model: &str, metadata: bool) -> Result<(), String> {
+    let mut magic = [0u8; 2];
+    let is_zip = std::fs::File::open(input)
+        .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut magic))
+        .map(|()| &magic == b"PK")
+        .unwrap_or(false);
+    if is_zip {
+        let archive = fxonnx::pt2::Archive::open(input).map_err(|e| e.to_string())?;
+        let loaded = archive.load(model).map_err(|e| e.to_string())?;
+        print!("{}", fxonnx::fx::format_program(&loaded));
+        return Ok(());
+    }
+    let bytes = std::fs::read(input).map_err(|e| format!("cannot read {}: {e}", input.display()))?;
+    let not_a_model = |why: String| format!("{} is neither a .pt2 archive nor an ONNX model: {why}", input.display());
+    // Decoding from `Bytes` lets the weights' raw_data point into the buffer instead of copying it.
+    let proto = <fxonnx::onnx::proto::ModelProto as prost::Message>::decode(bytes::Bytes::from(bytes))
+        .map_err(|e| not_a_model(e.to_string()))?;
+    if proto.ir_version <= 0 || (proto.graph.is_none() && proto.functions.is_empty()) {
+        return Err(not_a_model("it decodes as protobuf but has no ir_version or graph".into()));
+    }
+    print!("{}", fxonnx::onnx::text::model_text(&proto, metadata));
+    Ok(())
 }
 
 fn main() -> ExitCode {

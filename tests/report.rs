@@ -97,9 +97,9 @@ fn success_report() {
         ["Error messages", "Exported program", "ONNX model", "Analysis", "Optimizer statistics", "Time and memory per stage"]
     );
     assert!(p.code[0].lines().all(|l| l.starts_with('✅')), "status block: {}", p.code[0]);
-    // Analysis: the parameter table counts fc1, bn and fc2 (6 float32 parameters).
+    // Analysis: the parameter table counts fc1, bn and fc2 (6 float32 parameters, 244 elements).
     let params = p.tables.iter().find(|t| t[0] == ["kind", "dtype", "tensors", "elements"]).expect("parameter table");
-    assert!(params.contains(&vec!["parameter".into(), "float32".into(), "6".into(), "316".into()]), "{params:?}");
+    assert!(params.contains(&vec!["parameter".into(), "float32".into(), "6".into(), "244".into()]), "{params:?}");
     assert!(params.contains(&vec!["buffer".into(), "int64".into(), "1".into(), "1".into()]), "{params:?}");
     let io = p.tables.iter().find(|t| t[0] == ["name", "kind", "type"]).expect("io table");
     assert!(io.contains(&vec!["x".into(), "input".into(), "float32[s77, 8]".into()]), "{io:?}");

@@ -1,5 +1,6 @@
 //! The ONNX side: the in-memory graph ([`ir`]), the builder translations write to ([`builder`],
-//! with one typed method per operator in [`ops`]), and the encoder to protobuf ([`encode`]).
+//! with one typed method per operator in [`ops`]), the encoder to protobuf ([`encode`]),
+//! and a readable text form of ONNX models ([`text`]).
 
 pub mod builder;
 pub mod dce;
@@ -8,3 +9,4 @@ pub mod infer;
 pub mod ir;
 pub mod ops;
 pub mod proto;
+pub mod text;
