@@ -107,6 +107,26 @@ translations! {
         Ok(op.Scan(&xs).body(body).num_scan_inputs(xs.len() as i64).outs_vec(n))
     }
 
+    /// wrap_with_set_grad_enabled(bool enable_grad, GraphModule body, *args) -> Tensor[]
+    #[target("higher_order::wrap_with_set_grad_enabled", "higher_order::wrap_with_autocast")]
+    fn wrap_with_set_grad_enabled[ctx](op) -> OpResult<Vec<Value>> {
+        // Grad mode does not change what inference computes: inline the body. Its operands follow
+        // the subgraph argument positionally.
+        let args = &ctx.node.inputs;
+        let Some(at) = args.iter().position(|a| matches!(a.arg, crate::pt2::schema::Argument::Graph(_))) else {
+            bail!("no subgraph argument");
+        };
+        let crate::pt2::schema::Argument::Graph(g) = &args[at].arg else { bail!("no subgraph argument") };
+        let operands: Vec<Value> = args[at + 1..]
+            .iter()
+            .map(|a| match &a.arg {
+                crate::pt2::schema::Argument::Tensor(t) => ctx.value(&t.name),
+                other => Err(OpError::new(format!("operand of kind {} is not supported", other.kind()))),
+            })
+            .collect::<OpResult<_>>()?;
+        ctx.inline(op, &g.graph, &operands)
+    }
+
     /// with_effects(Tensor token, OpOverload op, *args) -> (Tensor token, *results)
     #[target("higher_order::with_effects")]
     fn with_effects(op, token: Tensor, effect: OperatorName) -> OpResult<Vec<Option<Value>>> {

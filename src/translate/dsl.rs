@@ -140,6 +140,11 @@ impl<'a> NodeCtx<'a> {
         self.node.name.as_deref().unwrap_or("")
     }
 
+    /// The ONNX value bound to the FX value `name`.
+    pub fn value(&self, name: &str) -> Result<Value, OpError> {
+        self.lookup(name)
+    }
+
     fn lookup(&self, name: &str) -> Result<Value, OpError> {
         self.env
             .get(name)
