@@ -1,0 +1,149 @@
+#!/usr/bin/env python3
+"""Side by side: torch.onnx.export(dynamo=True) and `fxonnx export` on the same .pt2 archives.
+
+Needs a Python with torch, onnx, onnxscript (never part of the build or tests):
+
+    python benches/compare_torch.py ZOO_DIR [--fxonnx target/release/fxonnx] [--runs 3]
+
+ZOO_DIR holds case folders with a model.pt2 each (`tools/zoo.py export --out ZOO_DIR`). For every
+case, each converter runs in a fresh child process, `--runs` times; the table reports the median
+conversion time and the largest peak RSS (the OS's accounting of the child, via wait4):
+
+- torch.onnx: the time of `torch.onnx.export(ep, dynamo=True)` on the program already loaded with
+  `torch.export.load` (what torch.onnx's own conversion costs; loading and `import torch` are not
+  counted in time, but are in memory, as they are part of any torch.onnx run);
+- fxonnx: the whole `fxonnx export model.pt2 -o out.onnx` process (reading the archive included).
+
+The results replace the "Zoo" section of reports/performance.md (other sections are kept).
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+BEGIN = "<!-- zoo side-by-side: begin (benches/compare_torch.py) -->"
+END = "<!-- zoo side-by-side: end -->"
+
+TORCH_CHILD = r"""
+import sys, time, json, warnings
+warnings.filterwarnings("ignore")
+import torch
+ep = torch.export.load(sys.argv[1])
+t = time.perf_counter()
+prog = torch.onnx.export(ep, dynamo=True, verbose=False)
+elapsed = time.perf_counter() - t
+prog.save(sys.argv[2])
+print(json.dumps({"seconds": elapsed, "nodes": len(prog.model_proto.graph.node)}))
+"""
+
+
+def run_child(argv):
+    """Run argv; return (exit status, stdout, wall seconds, peak RSS in MiB)."""
+    start = time.perf_counter()
+    p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    out = p.stdout.read()
+    p.stderr.read()
+    _, status, usage = os.wait4(p.pid, 0)
+    p.returncode = os.waitstatus_to_exitcode(status)
+    return p.returncode, out.decode(), time.perf_counter() - start, usage.ru_maxrss / 1024.0
+
+
+def onnx_nodes(path):
+    import onnx
+
+    return len(onnx.load(path, load_external_data=False).graph.node)
+
+
+def measure(case_dir, fxonnx, runs, tmp):
+    pt2 = os.path.join(case_dir, "model.pt2")
+    name = os.path.basename(case_dir.rstrip("/"))
+    row = {"model": name}
+    t_times, t_rss, f_times, f_rss = [], [], [], []
+    for i in range(runs):
+        out = os.path.join(tmp, f"{name}.torch.onnx")
+        code, stdout, _, rss = run_child([sys.executable, "-c", TORCH_CHILD, pt2, out])
+        if code != 0:
+            row["torch_error"] = f"exit {code}"
+            break
+        info = json.loads(stdout.strip().splitlines()[-1])
+        t_times.append(info["seconds"])
+        t_rss.append(rss)
+        row["torch_nodes"] = info["nodes"]
+    for i in range(runs):
+        out = os.path.join(tmp, f"{name}.fxonnx.onnx")
+        code, _, wall, rss = run_child([fxonnx, "export", pt2, "-o", out])
+        if code != 0:
+            row["fxonnx_error"] = f"exit {code}"
+            break
+        f_times.append(wall)
+        f_rss.append(rss)
+        row["fxonnx_nodes"] = onnx_nodes(out)
+    if t_times:
+        row["torch_s"], row["torch_mb"] = statistics.median(t_times), max(t_rss)
+    if f_times:
+        row["fxonnx_s"], row["fxonnx_mb"] = statistics.median(f_times), max(f_rss)
+    return row
+
+
+def fmt(row, key, spec):
+    return format(row[key], spec) if key in row else "–"
+
+
+def render(rows, runs):
+    lines = [
+        BEGIN,
+        "## Zoo: fxonnx vs torch.onnx, side by side",
+        "",
+        f"Measured {time.strftime('%Y-%m-%d')} on {os.cpu_count()} cores, {runs} run(s) each in fresh processes "
+        "(median time, largest peak RSS). torch.onnx: `torch.onnx.export(torch.export.load(pt2), dynamo=True)` "
+        "(conversion only; peak RSS includes `import torch`). fxonnx: the whole `fxonnx export` process.",
+        "",
+        "| model | torch.onnx s | fxonnx s | speed-up | torch.onnx peak MB | fxonnx peak MB | memory ratio | torch.onnx nodes | fxonnx nodes |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in rows:
+        speed = f"{r['torch_s'] / r['fxonnx_s']:.0f}×" if "torch_s" in r and "fxonnx_s" in r else "–"
+        mem = f"{r['torch_mb'] / r['fxonnx_mb']:.1f}×" if "torch_mb" in r and "fxonnx_mb" in r else "–"
+        t_s = fmt(r, "torch_s", ".2f") if "torch_error" not in r else f"fails ({r['torch_error']})"
+        f_s = fmt(r, "fxonnx_s", ".3f") if "fxonnx_error" not in r else f"fails ({r['fxonnx_error']})"
+        lines.append(
+            f"| {r['model']} | {t_s} | {f_s} | {speed} | {fmt(r, 'torch_mb', '.0f')} | {fmt(r, 'fxonnx_mb', '.0f')} "
+            f"| {mem} | {r.get('torch_nodes', '–')} | {r.get('fxonnx_nodes', '–')} |"
+        )
+    lines += ["", END]
+    return "\n".join(lines) + "\n"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("zoo")
+    ap.add_argument("--fxonnx", default=os.path.join(os.path.dirname(__file__), "..", "target", "release", "fxonnx"))
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--only", default="")
+    ap.add_argument("--report", default=os.path.join(os.path.dirname(__file__), "..", "reports", "performance.md"))
+    args = ap.parse_args()
+    cases = sorted(d for d in os.listdir(args.zoo) if os.path.exists(os.path.join(args.zoo, d, "model.pt2")))
+    if args.only:
+        cases = [c for c in cases if c in args.only.split(",")]
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for c in cases:
+            row = measure(os.path.join(args.zoo, c), args.fxonnx, args.runs, tmp)
+            print(json.dumps(row), flush=True)
+            rows.append(row)
+    section = render(rows, args.runs)
+    old = open(args.report).read() if os.path.exists(args.report) else "# Performance\n\n"
+    if BEGIN in old and END in old:
+        new = old[: old.index(BEGIN)] + section + old[old.index(END) + len(END) + 1 :]
+    else:
+        new = old.rstrip("\n") + "\n\n" + section
+    with open(args.report, "w") as f:
+        f.write(new)
+
+
+if __name__ == "__main__":
+    main()
