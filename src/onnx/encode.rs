@@ -274,7 +274,6 @@ pub fn save(mut model: proto::ModelProto, path: &Path, placement: &DataPlacement
     let bytes = model.encode_to_vec();
     let mut tmp = tempfile::NamedTempFile::new_in(&dir).map_err(io(path))?;
     tmp.write_all(&bytes).map_err(io(path))?;
-    tmp.as_file().sync_all().ok();
     if let Some((data_tmp, data_path)) = data_file {
         data_tmp.persist(&data_path).map_err(|e| SaveError::Io { path: data_path.clone(), source: e.error })?;
     }
