@@ -318,7 +318,7 @@ translations! {
         let t = arith_dtype(op, self_, other);
         let (a, b) = operands(op, self_, other, t);
         let c = cast(op, condition, DType::Bool);
-        op.Where(c, a, b).out()
+        super::math::where_t(op, c, a, b, t)
     }
 
     /// clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor

@@ -6,9 +6,11 @@
 
 use crate::translate::dsl::TranslationTable;
 
+pub mod activation;
 pub mod control_flow;
 pub mod creation;
 pub mod elementwise;
+pub mod math;
 pub mod nn;
 pub mod operator;
 pub mod reduction;
@@ -17,9 +19,11 @@ pub mod shape;
 /// Every built-in translation.
 pub fn default_table() -> TranslationTable {
     let mut table = TranslationTable::new();
+    activation::register(&mut table);
     control_flow::register(&mut table);
     creation::register(&mut table);
     elementwise::register(&mut table);
+    math::register(&mut table);
     nn::register(&mut table);
     operator::register(&mut table);
     reduction::register(&mut table);
