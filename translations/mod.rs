@@ -15,6 +15,7 @@ pub mod nn;
 pub mod operator;
 pub mod reduction;
 pub mod shape;
+pub mod special;
 
 /// Every built-in translation.
 pub fn default_table() -> TranslationTable {
@@ -28,5 +29,6 @@ pub fn default_table() -> TranslationTable {
     operator::register(&mut table);
     reduction::register(&mut table);
     shape::register(&mut table);
+    special::register(&mut table);
     table
 }
