@@ -409,6 +409,165 @@ fn erfcx_d(op: &mut Builder, x: Value) -> Value {
     select(op, pinf, zero, r)
 }
 
+/// Φ⁻¹(y) for float64 `y` (Cephes `ndtri`, which torch uses).
+fn ndtri_d(op: &mut Builder, y0: Value) -> Value {
+    const P0: [f64; 5] = [
+        -5.996_335_010_141_078_952_67E1,
+        9.800_107_541_859_996_615_36E1,
+        -5.667_628_574_690_702_934_39E1,
+        1.393_126_093_872_796_795_03E1,
+        -1.239_165_838_673_812_580_16E0,
+    ];
+    const Q0: [f64; 8] = [
+        1.954_488_583_381_417_598_34E0,
+        4.676_279_128_988_815_384_53E0,
+        8.636_024_213_908_905_905_75E1,
+        -2.254_626_878_541_193_705_27E2,
+        2.002_602_123_800_606_603_59E2,
+        -8.203_722_561_683_333_399_12E1,
+        1.590_562_251_262_116_955_15E1,
+        -1.183_316_211_213_300_031_42E0,
+    ];
+    const P1: [f64; 9] = [
+        4.055_448_923_059_624_199_23E0,
+        3.152_510_945_998_938_661_54E1,
+        5.716_281_922_464_212_881_62E1,
+        4.408_050_738_932_008_347_00E1,
+        1.468_495_619_288_580_240_14E1,
+        2.186_633_068_507_902_675_39E0,
+        -1.402_560_791_713_544_958_75E-1,
+        -3.504_246_268_278_482_034_18E-2,
+        -8.574_567_851_546_854_136_11E-4,
+    ];
+    const Q1: [f64; 8] = [
+        1.577_998_832_564_667_497_31E1,
+        4.539_076_351_288_792_105_84E1,
+        4.131_720_382_546_720_304_40E1,
+        1.504_253_856_929_075_034_08E1,
+        2.504_649_462_083_094_159_79E0,
+        -1.421_829_228_547_877_885_74E-1,
+        -3.808_064_076_915_782_771_94E-2,
+        -9.332_594_808_954_574_273_72E-4,
+    ];
+    const P2: [f64; 9] = [
+        3.237_748_917_769_460_359_70E0,
+        6.915_228_890_689_842_116_95E0,
+        3.938_810_252_924_744_434_15E0,
+        1.333_034_608_158_075_423_89E0,
+        2.014_853_895_491_790_815_38E-1,
+        1.237_166_348_178_200_213_58E-2,
+        3.015_815_535_082_354_160_07E-4,
+        2.658_069_746_867_375_508_32E-6,
+        6.239_745_391_849_832_937_30E-9,
+    ];
+    const Q2: [f64; 8] = [
+        6.024_270_393_647_420_142_55E0,
+        3.679_835_638_561_608_594_03E0,
+        1.377_020_994_890_813_302_71E0,
+        2.162_369_935_944_966_358_90E-1,
+        1.342_040_060_885_431_890_37E-2,
+        3.280_144_646_821_277_391_04E-4,
+        2.892_478_647_453_806_839_36E-6,
+        6.790_194_080_099_812_744_25E-9,
+    ];
+    let one = k(op, D, 1.0);
+    let zero = k(op, D, 0.0);
+    let e2 = k(op, D, 0.135_335_283_236_612_691_89);
+    let hi_cut = k(op, D, 1.0 - 0.135_335_283_236_612_691_89);
+    let upper = op.Greater(y0, hi_cut).out();
+    let omy = op.Sub(one, y0).out();
+    let y = select(op, upper, omy, y0);
+    // Central region: y - 1/2 rational in (y - 1/2)².
+    let half = k(op, D, 0.5);
+    let yc = op.Sub(y0, half).out();
+    let y2 = op.Mul(yc, yc).out();
+    let p = polevl(op, y2, &P0);
+    let q = p1evl(op, y2, &Q0);
+    let r = op.Div(p, q).out();
+    let r = op.Mul(y2, r).out();
+    let r = op.Mul(yc, r).out();
+    let xc = op.Add(yc, r).out();
+    let s2pi = k(op, D, (2.0 * PI).sqrt());
+    let central = op.Mul(xc, s2pi).out();
+    // Tails: x = sqrt(-2 ln y), x0 - z·P(z)/Q(z) with z = 1/x.
+    let pos = op_gt(op, y, zero);
+    let safe = select(op, pos, y, half);
+    let ly = op.Log(safe).out();
+    let m2 = k(op, D, -2.0);
+    let x = op.Mul(m2, ly).out();
+    let x = op.Sqrt(x).out();
+    let lx = op.Log(x).out();
+    let lxx = op.Div(lx, x).out();
+    let x0 = op.Sub(x, lxx).out();
+    let z = op.Reciprocal(x).out();
+    let p1 = polevl(op, z, &P1);
+    let q1 = p1evl(op, z, &Q1);
+    let r1 = op.Div(p1, q1).out();
+    let p2 = polevl(op, z, &P2);
+    let q2 = p1evl(op, z, &Q2);
+    let r2 = op.Div(p2, q2).out();
+    let eight = k(op, D, 8.0);
+    let lt8 = op.Less(x, eight).out();
+    let rr = select(op, lt8, r1, r2);
+    let x1 = op.Mul(z, rr).out();
+    let tail = op.Sub(x0, x1).out();
+    let ntail = op.Neg(tail).out();
+    let tail = select(op, upper, tail, ntail);
+    let in_center = op.Greater(y, e2).out();
+    let r = select(op, in_center, central, tail);
+    // Ends and outside (0, 1).
+    let (pinf, minf, nan) = (k(op, D, f64::INFINITY), k(op, D, f64::NEG_INFINITY), k(op, D, f64::NAN));
+    let is0 = op.Equal(y0, zero).out();
+    let is1 = op.Equal(y0, one).out();
+    let below = op.Less(y0, zero).out();
+    let above = op.Greater(y0, one).out();
+    let out = op.Or(below, above).out();
+    let r = select(op, is0, minf, r);
+    let r = select(op, is1, pinf, r);
+    select(op, out, nan, r)
+}
+
+fn op_gt(op: &mut Builder, a: Value, b: Value) -> Value {
+    op.Greater(a, b).out()
+}
+
+/// erf(x) in float64 over the whole line.
+fn erf_d(op: &mut Builder, x: Value) -> Value {
+    let one = k(op, D, 1.0);
+    let ax = op.Abs(x).out();
+    let lt1 = op.Less(ax, one).out();
+    let s = erf_small(op, x);
+    let c = erfc_d(op, x);
+    let big = op.Sub(one, c).out();
+    select(op, lt1, s, big)
+}
+
+/// erf⁻¹(y) in float64: Φ⁻¹((y + 1)/2)/√2, polished by two Newton steps on erf.
+fn erfinv_d(op: &mut Builder, y: Value) -> Value {
+    let one = k(op, D, 1.0);
+    let half = k(op, D, 0.5);
+    let p = op.Add(y, one).out();
+    let p = op.Mul(p, half).out();
+    let n = ndtri_d(op, p);
+    let r2 = k(op, D, std::f64::consts::FRAC_1_SQRT_2);
+    let mut x = op.Mul(n, r2).out();
+    let c = k(op, D, 2.0 / PI.sqrt());
+    for _ in 0..2 {
+        let e = erf_d(op, x);
+        let diff = op.Sub(e, y).out();
+        let x2 = op.Mul(x, x).out();
+        let nx2 = op.Neg(x2).out();
+        let g = op.Exp(nx2).out();
+        let g = op.Mul(c, g).out();
+        let step = op.Div(diff, g).out();
+        let nx = op.Sub(x, step).out();
+        // Keep ±inf (and the exact zero) from the initial value.
+        let fin = op.IsInf(x).out();
+        x = select(op, fin, x, nx);
+    }
+    x
+}
+
 /// A float64 unary special function, rounded to the node's floating result type.
 fn special(op: &mut Builder, x: Value, f: impl FnOnce(&mut Builder, Value) -> Value) -> Value {
     let t = float_t(op, x);
@@ -472,15 +631,7 @@ translations! {
     /// erf(Tensor self) -> Tensor
     #[target("aten::erf", "aten::special_erf")]
     fn erf(op, self_: Tensor) -> Value {
-        special(op, self_, |op, x| {
-            let one = k(op, D, 1.0);
-            let ax = op.Abs(x).out();
-            let lt1 = op.Less(ax, one).out();
-            let s = erf_small(op, x);
-            let c = erfc_d(op, x);
-            let big = op.Sub(one, c).out();
-            select(op, lt1, s, big)
-        })
+        special(op, self_, erf_d)
     }
 
     /// erfc(Tensor self) -> Tensor
@@ -517,5 +668,17 @@ translations! {
             let below = op.Less(x, m1).out();
             select(op, below, lo, hi)
         })
+    }
+
+    /// erfinv(Tensor self) -> Tensor
+    #[target("aten::erfinv", "aten::special_erfinv")]
+    fn erfinv(op, self_: Tensor) -> Value {
+        special(op, self_, erfinv_d)
+    }
+
+    /// special_ndtri(Tensor self) -> Tensor
+    #[target("aten::special_ndtri")]
+    fn special_ndtri(op, self_: Tensor) -> Value {
+        special(op, self_, ndtri_d)
     }
 }
