@@ -114,15 +114,24 @@ translations! {
     #[target("aten::div.Tensor_mode", "aten::div.Scalar_mode")]
     fn div_mode(op, self_: Scalar, other: Scalar, rounding_mode: Option<&str> = None) -> OpResult<Value> {
         let t = op.out_dtype(0).unwrap_or(DType::Float);
-        // Integer division is computed in float64 (exact below 2**53) so that both rounding modes
-        // round the true quotient, like torch.
-        let work = if t.is_float() { t } else { DType::Double };
+        if !t.is_float() && rounding_mode.is_some() {
+            // Integers divide exactly: ONNX Div truncates, floor adjusts inexact negative quotients.
+            let (a, b) = operands(op, self_, other, t);
+            return match rounding_mode {
+                Some("trunc") => Ok(op.Div(a, b).out()),
+                Some("floor") => Ok(super::math::floor_div_int(op, a, b, t)),
+                Some(other) => bail!("unknown rounding_mode {other:?}"),
+                None => unreachable!(),
+            };
+        }
+        let work = if t.is_float() { t } else { DType::Float };
         let (a, b) = operands(op, self_, other, work);
-        let q = op.Div(a, b).out();
         let q = match rounding_mode {
-            None => q,
-            Some("floor") => op.Floor(q).out(),
+            None => op.Div(a, b).out(),
+            // torch's div_floor_floating (fmod-based, exact where floor(a / b) is not).
+            Some("floor") => super::math::floor_div_float(op, a, b, work),
             Some("trunc") => {
+                let q = op.Div(a, b).out();
                 let (fl, ce) = (op.Floor(q).out(), op.Ceil(q).out());
                 let zero = op.scalar(work, 0.0);
                 let neg = op.Less(q, zero).out();
@@ -155,49 +164,63 @@ translations! {
     /// relu(Tensor self) -> Tensor
     #[target("aten::relu")]
     fn relu(op, self_: Tensor) -> Value {
-        op.Relu(self_).out()
+        match op.dtype(self_) {
+            // onnxruntime has Relu kernels for floats (and int8/int32) only.
+            Some(t) if !t.is_float() => {
+                let zero = op.scalar(t, 0.0);
+                super::math::maximum_v(op, self_, zero, t)
+            }
+            _ => op.Relu(self_).out(),
+        }
     }
 
     /// sigmoid(Tensor self) -> Tensor
     #[target("aten::sigmoid")]
     fn sigmoid(op, self_: Tensor) -> Value {
-        op.Sigmoid(self_).out()
+        let (x, _) = super::math::float_input(op, self_);
+        op.Sigmoid(x).out()
     }
 
     /// tanh(Tensor self) -> Tensor
     #[target("aten::tanh")]
     fn tanh(op, self_: Tensor) -> Value {
-        op.Tanh(self_).out()
+        let (x, _) = super::math::float_input(op, self_);
+        op.Tanh(x).out()
     }
 
     /// sin(Tensor self) -> Tensor
     #[target("aten::sin")]
     fn sin(op, self_: Tensor) -> Value {
-        op.Sin(self_).out()
+        let (x, _) = super::math::float_input(op, self_);
+        op.Sin(x).out()
     }
 
     /// cos(Tensor self) -> Tensor
     #[target("aten::cos")]
     fn cos(op, self_: Tensor) -> Value {
-        op.Cos(self_).out()
+        let (x, _) = super::math::float_input(op, self_);
+        op.Cos(x).out()
     }
 
     /// exp(Tensor self) -> Tensor
     #[target("aten::exp")]
     fn exp(op, self_: Tensor) -> Value {
-        op.Exp(self_).out()
+        let (x, _) = super::math::float_input(op, self_);
+        op.Exp(x).out()
     }
 
     /// sqrt(Tensor self) -> Tensor
     #[target("aten::sqrt")]
     fn sqrt(op, self_: Tensor) -> Value {
-        op.Sqrt(self_).out()
+        let (x, _) = super::math::float_input(op, self_);
+        op.Sqrt(x).out()
     }
 
     /// rsqrt(Tensor self) -> Tensor
     #[target("aten::rsqrt")]
     fn rsqrt(op, self_: Tensor) -> Value {
-        let s = op.Sqrt(self_).out();
+        let (x, _) = super::math::float_input(op, self_);
+        let s = op.Sqrt(x).out();
         op.Reciprocal(s).out()
     }
 
@@ -318,7 +341,7 @@ translations! {
         let t = arith_dtype(op, self_, other);
         let (a, b) = operands(op, self_, other, t);
         let c = cast(op, condition, DType::Bool);
-        op.Where(c, a, b).out()
+        super::math::where_t(op, c, a, b, t)
     }
 
     /// clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor

@@ -6,23 +6,29 @@
 
 use crate::translate::dsl::TranslationTable;
 
+pub mod activation;
 pub mod control_flow;
 pub mod creation;
 pub mod elementwise;
+pub mod math;
 pub mod nn;
 pub mod operator;
 pub mod reduction;
 pub mod shape;
+pub mod special;
 
 /// Every built-in translation.
 pub fn default_table() -> TranslationTable {
     let mut table = TranslationTable::new();
+    activation::register(&mut table);
     control_flow::register(&mut table);
     creation::register(&mut table);
     elementwise::register(&mut table);
+    math::register(&mut table);
     nn::register(&mut table);
     operator::register(&mut table);
     reduction::register(&mut table);
     shape::register(&mut table);
+    special::register(&mut table);
     table
 }

@@ -1,0 +1,262 @@
+//! Activation functions (`torch.nn.functional`): the formulas of torch's CPU kernels, including
+//! how they treat thresholds, infinities and NaN.
+
+use super::math::{clamp_v, expm1_f, float_input, k, log1p_f, out_t, select};
+use crate::translate::prelude::*;
+use crate::translations;
+
+/// `scale · (x > 0 ? x : alpha · (exp(x · input_scale) - 1))`.
+fn elu_v(op: &mut Builder, x: Value, t: DType, alpha: f64, scale: f64, input_scale: f64) -> Value {
+    let zero = k(op, t, 0.0);
+    let xi = if input_scale == 1.0 { x } else { let c = k(op, t, input_scale); op.Mul(x, c).out() };
+    let e = expm1_f(op, xi, t);
+    let neg = if alpha == 1.0 { e } else { let a = k(op, t, alpha); op.Mul(e, a).out() };
+    let pos = op.Greater(x, zero).out();
+    let r = select(op, pos, x, neg);
+    if scale == 1.0 {
+        r
+    } else {
+        let s = k(op, t, scale);
+        op.Mul(r, s).out()
+    }
+}
+
+/// `x · beta > threshold ? x : log1p(exp(x · beta)) / beta`.
+fn softplus_v(op: &mut Builder, x: Value, t: DType, beta: f64, threshold: f64) -> Value {
+    let xb = if beta == 1.0 { x } else { let b = k(op, t, beta); op.Mul(x, b).out() };
+    let e = op.Exp(xb).out();
+    let l = log1p_f(op, e, t);
+    let l = if beta == 1.0 { l } else { let b = k(op, t, beta); op.Div(l, b).out() };
+    let th = k(op, t, threshold);
+    let big = op.Greater(xb, th).out();
+    select(op, big, x, l)
+}
+
+translations! {
+    /// elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor
+    #[target("aten::elu")]
+    fn elu(op, self_: Tensor, alpha: f64 = 1.0, scale: f64 = 1.0, input_scale: f64 = 1.0) -> Value {
+        let (x, t) = float_input(op, self_);
+        elu_v(op, x, t, alpha, scale, input_scale)
+    }
+
+    /// selu(Tensor self) -> Tensor
+    #[target("aten::selu")]
+    fn selu(op, self_: Tensor) -> Value {
+        let (x, t) = float_input(op, self_);
+        elu_v(op, x, t, 1.6732632423543772848170429916717, 1.0507009873554804934193349852946, 1.0)
+    }
+
+    /// celu(Tensor self, Scalar alpha=1.) -> Tensor
+    #[target("aten::celu")]
+    fn celu(op, self_: Tensor, alpha: f64 = 1.0) -> Value {
+        let (x, t) = float_input(op, self_);
+        elu_v(op, x, t, alpha, 1.0, 1.0 / alpha)
+    }
+
+    /// leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor
+    #[target("aten::leaky_relu")]
+    fn leaky_relu(op, self_: Tensor, negative_slope: Scalar = Scalar::Float(0.01)) -> Value {
+        let t = out_t(op, self_);
+        let x = cast(op, self_, t);
+        let zero = k(op, t, 0.0);
+        let s = scalar_value(op, negative_slope, t);
+        let xs = op.Mul(x, s).out();
+        let pos = op.Greater(x, zero).out();
+        select(op, pos, x, xs)
+    }
+
+    /// hardsigmoid(Tensor self) -> Tensor
+    #[target("aten::hardsigmoid")]
+    fn hardsigmoid(op, self_: Tensor) -> Value {
+        let (x, t) = float_input(op, self_);
+        // min(max(x + 3, 0), 6) / 6
+        let three = k(op, t, 3.0);
+        let six = k(op, t, 6.0);
+        let zero = k(op, t, 0.0);
+        let s = op.Add(x, three).out();
+        let c = op.Clip(s, Some(zero), Some(six)).out();
+        op.Div(c, six).out()
+    }
+
+    /// hardswish(Tensor self) -> Tensor
+    #[target("aten::hardswish")]
+    fn hardswish(op, self_: Tensor) -> Value {
+        let (x, t) = float_input(op, self_);
+        // x · min(max(x + 3, 0), 6) / 6
+        let three = k(op, t, 3.0);
+        let six = k(op, t, 6.0);
+        let zero = k(op, t, 0.0);
+        let s = op.Add(x, three).out();
+        let c = op.Clip(s, Some(zero), Some(six)).out();
+        let p = op.Mul(x, c).out();
+        op.Div(p, six).out()
+    }
+
+    /// hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor
+    #[target("aten::hardtanh")]
+    fn hardtanh(op, self_: Tensor, min_val: Scalar = Scalar::Int(-1), max_val: Scalar = Scalar::Int(1)) -> Value {
+        let t = out_t(op, self_);
+        clamp_v(op, self_, Some(min_val), Some(max_val), t)
+    }
+
+    /// relu6(Tensor self) -> Tensor
+    #[target("aten::relu6")]
+    fn relu6(op, self_: Tensor) -> Value {
+        let t = out_t(op, self_);
+        clamp_v(op, self_, Some(Scalar::Int(0)), Some(Scalar::Int(6)), t)
+    }
+
+    /// hardshrink(Tensor self, Scalar lambd=0.5) -> Tensor
+    #[target("aten::hardshrink")]
+    fn hardshrink(op, self_: Tensor, lambd: f64 = 0.5) -> Value {
+        let t = out_t(op, self_);
+        let x = cast(op, self_, t);
+        // -lambd <= x <= lambd ? 0 : x
+        let (lo, hi, zero) = (k(op, t, -lambd), k(op, t, lambd), k(op, t, 0.0));
+        let a = op.GreaterOrEqual(x, lo).out();
+        let b = op.LessOrEqual(x, hi).out();
+        let inside = op.And(a, b).out();
+        select(op, inside, zero, x)
+    }
+
+    /// softshrink(Tensor self, Scalar lambd=0.5) -> Tensor
+    #[target("aten::softshrink")]
+    fn softshrink(op, self_: Tensor, lambd: f64 = 0.5) -> Value {
+        let t = out_t(op, self_);
+        let x = cast(op, self_, t);
+        // x > lambd ? x - lambd : (x < -lambd ? x + lambd : 0); NaN stays NaN.
+        let (l, ml, zero) = (k(op, t, lambd), k(op, t, -lambd), k(op, t, 0.0));
+        let sub = op.Sub(x, l).out();
+        let add = op.Add(x, l).out();
+        let above = op.Greater(x, l).out();
+        let below = op.Less(x, ml).out();
+        let r = select(op, below, add, zero);
+        let r = select(op, above, sub, r);
+        if t.is_float() {
+            let n = op.IsNaN(x).out();
+            select(op, n, x, r)
+        } else {
+            r
+        }
+    }
+
+    /// threshold(Tensor self, Scalar threshold, Scalar value) -> Tensor
+    #[target("aten::threshold")]
+    fn threshold(op, self_: Tensor, threshold: Scalar, value: Scalar) -> Value {
+        let t = out_t(op, self_);
+        let x = cast(op, self_, t);
+        // x <= threshold ? value : x
+        let th = scalar_value(op, threshold, t);
+        let v = scalar_value(op, value, t);
+        let le = op.LessOrEqual(x, th).out();
+        select(op, le, v, x)
+    }
+
+    /// softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor
+    #[target("aten::softplus")]
+    fn softplus(op, self_: Tensor, beta: f64 = 1.0, threshold: f64 = 20.0) -> Value {
+        let (x, t) = float_input(op, self_);
+        softplus_v(op, x, t, beta, threshold)
+    }
+
+    /// mish(Tensor self) -> Tensor
+    #[target("aten::mish")]
+    fn mish(op, self_: Tensor) -> Value {
+        let (x, t) = float_input(op, self_);
+        // x · tanh(log1p(exp(x)))
+        let e = op.Exp(x).out();
+        let sp = log1p_f(op, e, t);
+        let th = op.Tanh(sp).out();
+        op.Mul(x, th).out()
+    }
+
+    /// log_sigmoid(Tensor self) -> Tensor
+    #[target("aten::log_sigmoid")]
+    fn log_sigmoid(op, self_: Tensor) -> Value {
+        let (x, t) = float_input(op, self_);
+        // min(x, 0) - log1p(exp(-|x|))
+        let zero = k(op, t, 0.0);
+        let m = op.Min(&[x, zero]).out();
+        let a = op.Abs(x).out();
+        let na = op.Neg(a).out();
+        let e = op.Exp(na).out();
+        let l = log1p_f(op, e, t);
+        op.Sub(m, l).out()
+    }
+
+    /// log_sigmoid_forward(Tensor self) -> (Tensor output, Tensor buffer)
+    #[target("aten::log_sigmoid_forward")]
+    fn log_sigmoid_forward(op, self_: Tensor) -> Vec<Option<Value>> {
+        let (x, t) = float_input(op, self_);
+        let zero = k(op, t, 0.0);
+        let m = op.Min(&[x, zero]).out();
+        let a = op.Abs(x).out();
+        let na = op.Neg(a).out();
+        let e = op.Exp(na).out();
+        let l = log1p_f(op, e, t);
+        // The buffer is only read by the backward kernel.
+        vec![Some(op.Sub(m, l).out()), None]
+    }
+
+    /// silu(Tensor self) -> Tensor
+    #[target("aten::silu")]
+    fn silu(op, self_: Tensor) -> Value {
+        let (x, _) = float_input(op, self_);
+        let s = op.Sigmoid(x).out();
+        op.Mul(x, s).out()
+    }
+
+    /// glu(Tensor self, int dim=-1) -> Tensor
+    #[target("aten::glu")]
+    fn glu(op, self_: Tensor, dim: i64 = -1) -> OpResult<Value> {
+        let r = rank_of(op, self_)?;
+        if r == 0 {
+            bail!("glu does not support scalars");
+        }
+        let axis = normalize_axis(dim, r);
+        if let Some(Dim::Fixed(n)) = op.shape(self_).map(|s| s[axis as usize].clone()) {
+            if n % 2 != 0 {
+                bail!("glu: halving dimension {dim} must be even, got {n}");
+            }
+        }
+        let (x, _) = float_input(op, self_);
+        let [a, b] = op.Split(x, None).axis(axis).num_outputs(2).outs::<2>();
+        let s = op.Sigmoid(b).out();
+        Ok(op.Mul(a, s).out())
+    }
+
+    /// prelu(Tensor self, Tensor weight) -> Tensor
+    #[target("aten::prelu")]
+    fn prelu(op, self_: Tensor, weight: Tensor) -> OpResult<Value> {
+        let t = out_t(op, self_);
+        let x = cast(op, self_, t);
+        let w = cast(op, weight, t);
+        let r = rank_of(op, x)?;
+        // A per-channel weight applies along dim 1: shape [C, 1, ..., 1].
+        let w = if r >= 2 && op.rank(w) == Some(1) {
+            let mut shape = vec![-1];
+            shape.extend(std::iter::repeat(1).take(r - 2));
+            let s = op.const_i64s(&shape);
+            op.Reshape(w, s).out()
+        } else {
+            w
+        };
+        let zero = k(op, t, 0.0);
+        let xw = op.Mul(x, w).out();
+        let pos = op.Greater(x, zero).out();
+        Ok(select(op, pos, x, xw))
+    }
+
+    /// _prelu_kernel(Tensor self, Tensor weight) -> Tensor
+    #[target("aten::_prelu_kernel")]
+    fn prelu_kernel(op, self_: Tensor, weight: Tensor) -> Value {
+        let t = out_t(op, self_);
+        let x = cast(op, self_, t);
+        let w = cast(op, weight, t);
+        let zero = k(op, t, 0.0);
+        let xw = op.Mul(x, w).out();
+        let pos = op.Greater(x, zero).out();
+        select(op, pos, x, xw)
+    }
+}

@@ -1,0 +1,684 @@
+//! Special functions: gamma family (lgamma, digamma, polygamma, mvlgamma) and error-function
+//! family (erf, erfc, erfcx, log_ndtr).
+//!
+//! ONNX has none of them (except Erf, float32 only in onnxruntime). Each is evaluated in float64
+//! with a full-precision algorithm (Lanczos, the asymptotic series torch's `calc_digamma` /
+//! `calc_trigamma` / Cephes `zeta` use, Cephes' rational approximations of erf / erfc) and
+//! rounded once to the result type.
+
+use super::math::{float_t, k, log1p_f, select};
+use crate::translate::prelude::*;
+use crate::translations;
+
+const D: DType = DType::Double;
+const PI: f64 = std::f64::consts::PI;
+
+/// `c[0]·x^n + ... + c[n]` (Horner).
+fn polevl(op: &mut Builder, x: Value, c: &[f64]) -> Value {
+    let mut acc = k(op, D, c[0]);
+    for &ci in &c[1..] {
+        let m = op.Mul(acc, x).out();
+        let kc = k(op, D, ci);
+        acc = op.Add(m, kc).out();
+    }
+    acc
+}
+
+/// `x^n + c[0]·x^(n-1) + ... + c[n-1]` (Horner with an implicit leading 1).
+fn p1evl(op: &mut Builder, x: Value, c: &[f64]) -> Value {
+    let mut v = vec![1.0];
+    v.extend_from_slice(c);
+    polevl(op, x, &v)
+}
+
+fn is_neg_or_zero_int(op: &mut Builder, x: Value) -> Value {
+    let zero = k(op, D, 0.0);
+    let le = op.LessOrEqual(x, zero).out();
+    let f = op.Floor(x).out();
+    let int = op.Equal(x, f).out();
+    op.And(le, int).out()
+}
+
+/// ln Γ(x) for float64 `x` (Lanczos, g = 7, with reflection below 1/2).
+fn lgamma_d(op: &mut Builder, x: Value) -> Value {
+    const G: [f64; 9] = [
+        0.999_999_999_999_809_93,
+        676.520_368_121_885_1,
+        -1_259.139_216_722_402_8,
+        771.323_428_777_653_13,
+        -176.615_029_162_140_59,
+        12.507_343_278_686_905,
+        -0.138_571_095_265_720_12,
+        9.984_369_578_019_571_6e-6,
+        1.505_632_735_149_311_6e-7,
+    ];
+    let half = k(op, D, 0.5);
+    let one = k(op, D, 1.0);
+    let small = op.Less(x, half).out();
+    // y >= 1/2 is the argument the series sees: x, or 1 - x for the reflection.
+    let omx = op.Sub(one, x).out();
+    let y = select(op, small, omx, x);
+    let z = op.Sub(y, one).out();
+    let mut a = k(op, D, G[0]);
+    for (i, &g) in G.iter().enumerate().skip(1) {
+        let ki = k(op, D, i as f64);
+        let den = op.Add(z, ki).out();
+        let kg = k(op, D, g);
+        let term = op.Div(kg, den).out();
+        a = op.Add(a, term).out();
+    }
+    let g75 = k(op, D, 7.5);
+    let t = op.Add(z, g75).out();
+    let lt = op.Log(t).out();
+    let zh = op.Add(z, half).out();
+    let p = op.Mul(zh, lt).out();
+    let p = op.Sub(p, t).out();
+    let la = op.Log(a).out();
+    let p = op.Add(p, la).out();
+    let c = k(op, D, 0.5 * (2.0 * PI).ln());
+    let lg = op.Add(p, c).out();
+    // Reflection: ln Γ(x) = ln π - ln|sin(πx)| - ln Γ(1 - x), with sin of the reduced argument.
+    let r = op.Round(x).out();
+    let frac = op.Sub(x, r).out();
+    let kpi = k(op, D, PI);
+    let arg = op.Mul(kpi, frac).out();
+    let s = op.Sin(arg).out();
+    let s = op.Abs(s).out();
+    let ls = op.Log(s).out();
+    let lpi = k(op, D, PI.ln());
+    let refl = op.Sub(lpi, ls).out();
+    let refl = op.Sub(refl, lg).out();
+    let res = select(op, small, refl, lg);
+    // Poles and infinities: +inf.
+    let inf = k(op, D, f64::INFINITY);
+    let pole = is_neg_or_zero_int(op, x);
+    let res = select(op, pole, inf, res);
+    let is_inf = op.IsInf(x).out();
+    select(op, is_inf, inf, res)
+}
+
+/// ψ(x) for float64 `x`, as torch's `calc_digamma` computes it.
+fn digamma_d(op: &mut Builder, x: Value) -> Value {
+    const A: [f64; 7] = [
+        8.333_333_333_333_333_333_33E-2,
+        -2.109_279_609_279_609_279_61E-2,
+        7.575_757_575_757_575_757_58E-3,
+        -4.166_666_666_666_666_666_67E-3,
+        3.968_253_968_253_968_253_97E-3,
+        -8.333_333_333_333_333_333_33E-3,
+        8.333_333_333_333_333_333_33E-2,
+    ];
+    let zero = k(op, D, 0.0);
+    let one = k(op, D, 1.0);
+    let ten = k(op, D, 10.0);
+    let neg = op.Less(x, zero).out();
+    let omx = op.Sub(one, x).out();
+    let mut y = select(op, neg, omx, x);
+    // Push y to >= 10: at most ten steps for y > 0.
+    let mut acc = k(op, D, 0.0);
+    for _ in 0..10 {
+        let lt = op.Less(y, ten).out();
+        let inv = op.Reciprocal(y).out();
+        let sub = op.Sub(acc, inv).out();
+        acc = select(op, lt, sub, acc);
+        let y1 = op.Add(y, one).out();
+        y = select(op, lt, y1, y);
+    }
+    let y2 = op.Mul(y, y).out();
+    let z = op.Reciprocal(y2).out();
+    let pz = polevl(op, z, &A);
+    let series = op.Mul(z, pz).out();
+    let big = k(op, D, 1.0e17);
+    let huge = op.GreaterOrEqual(y, big).out();
+    let series = select(op, huge, zero, series);
+    let ly = op.Log(y).out();
+    let halfinv = op.Reciprocal(y).out();
+    let h = k(op, D, 0.5);
+    let halfinv = op.Mul(halfinv, h).out();
+    let r = op.Add(acc, ly).out();
+    let r = op.Sub(r, halfinv).out();
+    let r = op.Sub(r, series).out();
+    let psi10 = k(op, D, 2.251_752_589_066_721_107_64);
+    let at10 = op.Add(acc, psi10).out();
+    let is10 = op.Equal(y, ten).out();
+    let r = select(op, is10, at10, r);
+    // Reflection for x < 0: ψ(1 - x) - π / tan(π · frac(x)).
+    let tr = op.Floor(x).out();
+    let cl = op.Ceil(x).out();
+    let ipart = select(op, neg, cl, tr);
+    let frac = op.Sub(x, ipart).out();
+    let kpi = k(op, D, PI);
+    let arg = op.Mul(kpi, frac).out();
+    let (s, c) = (op.Sin(arg).out(), op.Cos(arg).out());
+    let tan = op.Div(s, c).out();
+    let corr = op.Div(kpi, tan).out();
+    let refl = op.Sub(r, corr).out();
+    let r = select(op, neg, refl, r);
+    // Negative integers: NaN; ±0: ∓inf.
+    let nan = k(op, D, f64::NAN);
+    let is_int = op.Equal(x, ipart).out();
+    let neg_int = op.And(neg, is_int).out();
+    let r = select(op, neg_int, nan, r);
+    let is0 = op.Equal(x, zero).out();
+    let inv = op.Reciprocal(x).out();
+    let neg0 = op.Less(inv, zero).out();
+    let (pinf, minf) = (k(op, D, f64::INFINITY), k(op, D, f64::NEG_INFINITY));
+    let zval = select(op, neg0, pinf, minf);
+    select(op, is0, zval, r)
+}
+
+/// ψ'(x) for float64 `x`, as torch's `calc_trigamma` computes it.
+fn trigamma_d(op: &mut Builder, x: Value) -> Value {
+    let half = k(op, D, 0.5);
+    let one = k(op, D, 1.0);
+    let small = op.Less(x, half).out();
+    let kpi = k(op, D, PI);
+    let arg = op.Mul(kpi, x).out();
+    let s = op.Sin(arg).out();
+    let s2 = op.Mul(s, s).out();
+    let pi2 = k(op, D, PI * PI);
+    let refl = op.Div(pi2, s2).out();
+    let omx = op.Sub(one, x).out();
+    let mut y = select(op, small, omx, x);
+    let mut acc = k(op, D, 0.0);
+    for _ in 0..6 {
+        let y2 = op.Mul(y, y).out();
+        let inv = op.Reciprocal(y2).out();
+        acc = op.Add(acc, inv).out();
+        y = op.Add(y, one).out();
+    }
+    // (1 + 1/(2y) + ixx·(1/6 - ixx·(1/30 - ixx/42))) / y
+    let y2 = op.Mul(y, y).out();
+    let ixx = op.Reciprocal(y2).out();
+    let c42 = k(op, D, 1.0 / 42.0);
+    let t = op.Mul(ixx, c42).out();
+    let c30 = k(op, D, 1.0 / 30.0);
+    let t = op.Sub(c30, t).out();
+    let t = op.Mul(ixx, t).out();
+    let c6 = k(op, D, 1.0 / 6.0);
+    let t = op.Sub(c6, t).out();
+    let t = op.Mul(ixx, t).out();
+    let two = k(op, D, 2.0);
+    let y2x = op.Mul(two, y).out();
+    let inv2 = op.Reciprocal(y2x).out();
+    let t = op.Add(t, inv2).out();
+    let t = op.Add(t, one).out();
+    let t = op.Div(t, y).out();
+    let total = op.Add(acc, t).out();
+    // x < 1/2: -( -π²/sin² + ψ'(1 - x) ) = π²/sin² - ψ'(1 - x)
+    let reflected = op.Sub(refl, total).out();
+    select(op, small, reflected, total)
+}
+
+/// Hurwitz ζ(s, q) for a constant integer `s >= 2` and float64 `q`, as Cephes' `zeta` (which torch
+/// uses) computes it: a direct sum until the argument passes 9, then Euler–Maclaurin.
+fn zeta_d(op: &mut Builder, s: f64, q: Value) -> OpResult<Value> {
+    const A: [f64; 12] = [
+        12.0,
+        -720.0,
+        30240.0,
+        -1209600.0,
+        47900160.0,
+        -1.892_437_580_318_379_160_6e9,
+        7.472_424_96e10,
+        -2.950_130_727_918_164_224e12,
+        1.164_678_281_435_006_724_9e14,
+        -4.597_978_722_407_472_610_5e15,
+        1.815_210_540_194_354_677_3e17,
+        -7.166_165_256_175_667_011_3e18,
+    ];
+    // Terms per element: I = max(9, floor(9 - q) + 1); the sum runs over j = 0..=I.
+    let nine = k(op, D, 9.0);
+    let one = k(op, D, 1.0);
+    let fin_inf = op.IsInf(q).out();
+    let fin_nan = op.IsNaN(q).out();
+    let bad = op.Or(fin_inf, fin_nan).out();
+    let qf = select(op, bad, nine, q);
+    let nmq = op.Sub(nine, qf).out();
+    let fl = op.Floor(nmq).out();
+    let fl = op.Add(fl, one).out();
+    let count = op.Max(&[fl, nine]).out();
+    // The longest sum over all elements decides the width of the broadcast.
+    let flat = as_1d(op, count);
+    let nine_1 = as_1d(op, nine);
+    let flat = op.Concat(&[flat, nine_1]).axis(0).out();
+    let top = op.ReduceMax(flat, None).keepdims(0).out();
+    let zero = k(op, D, 0.0);
+    let top1 = op.Add(top, one).out();
+    let js = op.Range(zero, top1, one).out();
+    let axis = op.const_i64s(&[-1]);
+    let qu = op.Unsqueeze(q, axis).out();
+    let cu = op.Unsqueeze(count, axis).out();
+    let base = op.Add(qu, js).out();
+    let ms = k(op, D, -s);
+    let terms = op.Pow(base, ms).out();
+    let keep = op.LessOrEqual(js, cu).out();
+    let terms = select(op, keep, terms, zero);
+    let sum = op.ReduceSum(terms, Some(axis)).keepdims(0).out();
+    // Tail at w = q + I: b·w/(s-1) - b/2 + Σ a_i·b / (A_i · w^(2i+1)).
+    let w = op.Add(q, count).out();
+    let b = op.Pow(w, ms).out();
+    let bw = op.Mul(b, w).out();
+    let sm1 = k(op, D, s - 1.0);
+    let t1 = op.Div(bw, sm1).out();
+    let sum = op.Add(sum, t1).out();
+    let half = k(op, D, 0.5);
+    let hb = op.Mul(half, b).out();
+    let mut sum = op.Sub(sum, hb).out();
+    let winv = op.Reciprocal(w).out();
+    let winv2 = op.Mul(winv, winv).out();
+    let mut a = 1.0;
+    let mut kk = 0.0;
+    let mut bpow = op.Mul(b, winv).out();
+    for ai in A {
+        a *= s + kk;
+        let c = k(op, D, a / ai);
+        let term = op.Mul(c, bpow).out();
+        sum = op.Add(sum, term).out();
+        kk += 1.0;
+        a *= s + kk;
+        kk += 1.0;
+        bpow = op.Mul(bpow, winv2).out();
+    }
+    // q a non-positive integer: a pole.
+    let inf = k(op, D, f64::INFINITY);
+    let pole = is_neg_or_zero_int(op, q);
+    Ok(select(op, pole, inf, sum))
+}
+
+/// erf(x) for |x| <= 1 (Cephes: x·T(x²)/U(x²)).
+fn erf_small(op: &mut Builder, x: Value) -> Value {
+    const T: [f64; 5] = [
+        9.604_973_739_870_516_387_49E0,
+        9.002_601_972_038_426_892_17E1,
+        2.232_005_345_946_843_192_26E3,
+        7.003_325_141_128_050_754_73E3,
+        5.559_230_130_103_949_627_68E4,
+    ];
+    const U: [f64; 5] = [
+        3.356_171_416_475_031_996_47E1,
+        5.213_579_497_801_526_797_95E2,
+        4.594_323_829_709_801_279_87E3,
+        2.262_900_006_138_909_342_46E4,
+        4.926_739_426_086_359_210_86E4,
+    ];
+    let z = op.Mul(x, x).out();
+    let p = polevl(op, z, &T);
+    let q = p1evl(op, z, &U);
+    let r = op.Div(p, q).out();
+    op.Mul(x, r).out()
+}
+
+/// exp(x²)·erfc(x) for x >= 1 (Cephes' rational approximations, and the asymptote 1/(x√π)).
+fn erfcx_large(op: &mut Builder, x: Value) -> Value {
+    const P: [f64; 9] = [
+        2.461_969_814_735_305_125_24E-10,
+        5.641_895_648_310_688_219_77E-1,
+        7.463_210_564_422_699_126_87E0,
+        4.863_719_709_856_813_666_14E1,
+        1.965_208_329_560_770_982_42E2,
+        5.264_451_949_954_773_586_31E2,
+        9.345_285_271_719_576_075_40E2,
+        1.027_551_886_895_157_102_72E3,
+        5.575_353_353_693_993_275_26E2,
+    ];
+    const Q: [f64; 8] = [
+        1.322_819_511_547_449_925_08E1,
+        8.670_721_408_859_897_423_29E1,
+        3.549_377_788_878_198_910_62E2,
+        9.757_085_017_432_054_897_53E2,
+        1.823_909_166_879_097_362_89E3,
+        2.246_337_608_187_109_817_92E3,
+        1.656_663_091_941_613_501_82E3,
+        5.575_353_408_177_276_755_46E2,
+    ];
+    const R: [f64; 6] = [
+        5.641_895_835_477_550_739_84E-1,
+        1.275_366_707_599_781_044_16E0,
+        5.019_050_422_511_804_774_14E0,
+        6.160_210_979_930_535_851_95E0,
+        7.409_742_699_504_489_391_60E0,
+        2.978_866_653_721_002_406_70E0,
+    ];
+    const S: [f64; 6] = [
+        2.260_528_632_201_172_765_90E0,
+        9.396_035_249_380_014_346_73E0,
+        1.204_895_398_080_966_566_05E1,
+        1.708_144_507_475_658_972_22E1,
+        9.608_968_090_632_858_781_98E0,
+        3.369_076_451_000_815_160_50E0,
+    ];
+    let p = polevl(op, x, &P);
+    let q = p1evl(op, x, &Q);
+    let mid = op.Div(p, q).out();
+    let r = polevl(op, x, &R);
+    let s = p1evl(op, x, &S);
+    let far = op.Div(r, s).out();
+    let eight = k(op, D, 8.0);
+    let lt8 = op.Less(x, eight).out();
+    let v = select(op, lt8, mid, far);
+    // Beyond 1e7 the polynomials overflow; 1/(x√π) is exact to 1/(2x²) there.
+    let c = k(op, D, 1.0 / PI.sqrt());
+    let asym = op.Div(c, x).out();
+    let lim = k(op, D, 1e7);
+    let huge = op.Greater(x, lim).out();
+    select(op, huge, asym, v)
+}
+
+/// erfc(x) in float64.
+fn erfc_d(op: &mut Builder, x: Value) -> Value {
+    let one = k(op, D, 1.0);
+    let two = k(op, D, 2.0);
+    let ax = op.Abs(x).out();
+    let lt1 = op.Less(ax, one).out();
+    let es = erf_small(op, x);
+    let near = op.Sub(one, es).out();
+    // |x| >= 1: exp(-x²)·erfcx(|x|), reflected for x < 0. (|x| < 1 lanes take `near`.)
+    let safe = select(op, lt1, one, ax);
+    let cx = erfcx_large(op, safe);
+    let x2 = op.Mul(ax, ax).out();
+    let nx2 = op.Neg(x2).out();
+    let e = op.Exp(nx2).out();
+    let tail = op.Mul(e, cx).out();
+    let zero = k(op, D, 0.0);
+    let neg = op.Less(x, zero).out();
+    let refl = op.Sub(two, tail).out();
+    let far = select(op, neg, refl, tail);
+    let r = select(op, lt1, near, far);
+    // ±inf: 0 and 2 (the products above give NaN).
+    let pinf = op.IsInf(x).detect_negative(0).out();
+    let minf = op.IsInf(x).detect_positive(0).out();
+    let r = select(op, pinf, zero, r);
+    select(op, minf, two, r)
+}
+
+/// erfcx(x) = exp(x²)·erfc(x) in float64.
+fn erfcx_d(op: &mut Builder, x: Value) -> Value {
+    let one = k(op, D, 1.0);
+    let lt1 = op.Less(x, one).out();
+    let safe = select(op, lt1, one, x);
+    let big = erfcx_large(op, safe);
+    let x2 = op.Mul(x, x).out();
+    let e = op.Exp(x2).out();
+    let c = erfc_d(op, x);
+    let small = op.Mul(e, c).out();
+    let r = select(op, lt1, small, big);
+    // +inf: 0; -inf: inf.
+    let zero = k(op, D, 0.0);
+    let pinf = op.IsInf(x).detect_negative(0).out();
+    select(op, pinf, zero, r)
+}
+
+/// Φ⁻¹(y) for float64 `y` (Cephes `ndtri`, which torch uses).
+fn ndtri_d(op: &mut Builder, y0: Value) -> Value {
+    const P0: [f64; 5] = [
+        -5.996_335_010_141_078_952_67E1,
+        9.800_107_541_859_996_615_36E1,
+        -5.667_628_574_690_702_934_39E1,
+        1.393_126_093_872_796_795_03E1,
+        -1.239_165_838_673_812_580_16E0,
+    ];
+    const Q0: [f64; 8] = [
+        1.954_488_583_381_417_598_34E0,
+        4.676_279_128_988_815_384_53E0,
+        8.636_024_213_908_905_905_75E1,
+        -2.254_626_878_541_193_705_27E2,
+        2.002_602_123_800_606_603_59E2,
+        -8.203_722_561_683_333_399_12E1,
+        1.590_562_251_262_116_955_15E1,
+        -1.183_316_211_213_300_031_42E0,
+    ];
+    const P1: [f64; 9] = [
+        4.055_448_923_059_624_199_23E0,
+        3.152_510_945_998_938_661_54E1,
+        5.716_281_922_464_212_881_62E1,
+        4.408_050_738_932_008_347_00E1,
+        1.468_495_619_288_580_240_14E1,
+        2.186_633_068_507_902_675_39E0,
+        -1.402_560_791_713_544_958_75E-1,
+        -3.504_246_268_278_482_034_18E-2,
+        -8.574_567_851_546_854_136_11E-4,
+    ];
+    const Q1: [f64; 8] = [
+        1.577_998_832_564_667_497_31E1,
+        4.539_076_351_288_792_105_84E1,
+        4.131_720_382_546_720_304_40E1,
+        1.504_253_856_929_075_034_08E1,
+        2.504_649_462_083_094_159_79E0,
+        -1.421_829_228_547_877_885_74E-1,
+        -3.808_064_076_915_782_771_94E-2,
+        -9.332_594_808_954_574_273_72E-4,
+    ];
+    const P2: [f64; 9] = [
+        3.237_748_917_769_460_359_70E0,
+        6.915_228_890_689_842_116_95E0,
+        3.938_810_252_924_744_434_15E0,
+        1.333_034_608_158_075_423_89E0,
+        2.014_853_895_491_790_815_38E-1,
+        1.237_166_348_178_200_213_58E-2,
+        3.015_815_535_082_354_160_07E-4,
+        2.658_069_746_867_375_508_32E-6,
+        6.239_745_391_849_832_937_30E-9,
+    ];
+    const Q2: [f64; 8] = [
+        6.024_270_393_647_420_142_55E0,
+        3.679_835_638_561_608_594_03E0,
+        1.377_020_994_890_813_302_71E0,
+        2.162_369_935_944_966_358_90E-1,
+        1.342_040_060_885_431_890_37E-2,
+        3.280_144_646_821_277_391_04E-4,
+        2.892_478_647_453_806_839_36E-6,
+        6.790_194_080_099_812_744_25E-9,
+    ];
+    let one = k(op, D, 1.0);
+    let zero = k(op, D, 0.0);
+    let e2 = k(op, D, 0.135_335_283_236_612_691_89);
+    let hi_cut = k(op, D, 1.0 - 0.135_335_283_236_612_691_89);
+    let upper = op.Greater(y0, hi_cut).out();
+    let omy = op.Sub(one, y0).out();
+    let y = select(op, upper, omy, y0);
+    // Central region: y - 1/2 rational in (y - 1/2)².
+    let half = k(op, D, 0.5);
+    let yc = op.Sub(y0, half).out();
+    let y2 = op.Mul(yc, yc).out();
+    let p = polevl(op, y2, &P0);
+    let q = p1evl(op, y2, &Q0);
+    let r = op.Div(p, q).out();
+    let r = op.Mul(y2, r).out();
+    let r = op.Mul(yc, r).out();
+    let xc = op.Add(yc, r).out();
+    let s2pi = k(op, D, (2.0 * PI).sqrt());
+    let central = op.Mul(xc, s2pi).out();
+    // Tails: x = sqrt(-2 ln y), x0 - z·P(z)/Q(z) with z = 1/x.
+    let pos = op_gt(op, y, zero);
+    let safe = select(op, pos, y, half);
+    let ly = op.Log(safe).out();
+    let m2 = k(op, D, -2.0);
+    let x = op.Mul(m2, ly).out();
+    let x = op.Sqrt(x).out();
+    let lx = op.Log(x).out();
+    let lxx = op.Div(lx, x).out();
+    let x0 = op.Sub(x, lxx).out();
+    let z = op.Reciprocal(x).out();
+    let p1 = polevl(op, z, &P1);
+    let q1 = p1evl(op, z, &Q1);
+    let r1 = op.Div(p1, q1).out();
+    let p2 = polevl(op, z, &P2);
+    let q2 = p1evl(op, z, &Q2);
+    let r2 = op.Div(p2, q2).out();
+    let eight = k(op, D, 8.0);
+    let lt8 = op.Less(x, eight).out();
+    let rr = select(op, lt8, r1, r2);
+    let x1 = op.Mul(z, rr).out();
+    let tail = op.Sub(x0, x1).out();
+    let ntail = op.Neg(tail).out();
+    let tail = select(op, upper, tail, ntail);
+    let in_center = op.Greater(y, e2).out();
+    let r = select(op, in_center, central, tail);
+    // Ends and outside (0, 1).
+    let (pinf, minf, nan) = (k(op, D, f64::INFINITY), k(op, D, f64::NEG_INFINITY), k(op, D, f64::NAN));
+    let is0 = op.Equal(y0, zero).out();
+    let is1 = op.Equal(y0, one).out();
+    let below = op.Less(y0, zero).out();
+    let above = op.Greater(y0, one).out();
+    let out = op.Or(below, above).out();
+    let r = select(op, is0, minf, r);
+    let r = select(op, is1, pinf, r);
+    select(op, out, nan, r)
+}
+
+fn op_gt(op: &mut Builder, a: Value, b: Value) -> Value {
+    op.Greater(a, b).out()
+}
+
+/// erf(x) in float64 over the whole line.
+fn erf_d(op: &mut Builder, x: Value) -> Value {
+    let one = k(op, D, 1.0);
+    let ax = op.Abs(x).out();
+    let lt1 = op.Less(ax, one).out();
+    let s = erf_small(op, x);
+    let c = erfc_d(op, x);
+    let big = op.Sub(one, c).out();
+    select(op, lt1, s, big)
+}
+
+/// erf⁻¹(y) in float64: Φ⁻¹((y + 1)/2)/√2, polished by two Newton steps on erf.
+fn erfinv_d(op: &mut Builder, y: Value) -> Value {
+    let one = k(op, D, 1.0);
+    let half = k(op, D, 0.5);
+    let p = op.Add(y, one).out();
+    let p = op.Mul(p, half).out();
+    let n = ndtri_d(op, p);
+    let r2 = k(op, D, std::f64::consts::FRAC_1_SQRT_2);
+    let mut x = op.Mul(n, r2).out();
+    let c = k(op, D, 2.0 / PI.sqrt());
+    for _ in 0..2 {
+        let e = erf_d(op, x);
+        let diff = op.Sub(e, y).out();
+        let x2 = op.Mul(x, x).out();
+        let nx2 = op.Neg(x2).out();
+        let g = op.Exp(nx2).out();
+        let g = op.Mul(c, g).out();
+        let step = op.Div(diff, g).out();
+        let nx = op.Sub(x, step).out();
+        // Keep ±inf (and the exact zero) from the initial value.
+        let fin = op.IsInf(x).out();
+        x = select(op, fin, x, nx);
+    }
+    x
+}
+
+/// A float64 unary special function, rounded to the node's floating result type.
+fn special(op: &mut Builder, x: Value, f: impl FnOnce(&mut Builder, Value) -> Value) -> Value {
+    let t = float_t(op, x);
+    let xd = cast(op, x, D);
+    let r = f(op, xd);
+    cast(op, r, t)
+}
+
+translations! {
+    /// lgamma(Tensor self) -> Tensor
+    #[target("aten::lgamma")]
+    fn lgamma(op, self_: Tensor) -> Value {
+        special(op, self_, lgamma_d)
+    }
+
+    /// digamma(Tensor self) -> Tensor
+    #[target("aten::digamma", "aten::special_digamma", "aten::special_psi")]
+    fn digamma(op, self_: Tensor) -> Value {
+        special(op, self_, digamma_d)
+    }
+
+    /// polygamma(int n, Tensor self) -> Tensor
+    #[target("aten::polygamma", "aten::special_polygamma")]
+    fn polygamma(op, n: i64, self_: Tensor) -> OpResult<Value> {
+        let t = float_t(op, self_);
+        let x = cast(op, self_, D);
+        let r = match n {
+            n if n < 0 => bail!("polygamma is only defined for n >= 0, got {n}"),
+            0 => digamma_d(op, x),
+            1 => trigamma_d(op, x),
+            n => {
+                // (-1)^(n+1) · n! · ζ(n + 1, x)
+                let z = zeta_d(op, (n + 1) as f64, x)?;
+                let fact: f64 = (1..=n).map(|i| i as f64).product();
+                let c = k(op, D, if n % 2 == 1 { fact } else { -fact });
+                op.Mul(c, z).out()
+            }
+        };
+        Ok(cast(op, r, t))
+    }
+
+    /// mvlgamma(Tensor self, int p) -> Tensor
+    #[target("aten::mvlgamma", "aten::special_multigammaln")]
+    fn mvlgamma(op, self_: Tensor, p: i64) -> OpResult<Value> {
+        if p < 1 {
+            bail!("mvlgamma: p must be >= 1, got {p}");
+        }
+        let t = float_t(op, self_);
+        let x = cast(op, self_, D);
+        // Σ_{j<p} lgamma(x - j/2) + p(p-1)/4 · ln π
+        let mut acc = k(op, D, (p * (p - 1)) as f64 / 4.0 * PI.ln());
+        for j in 0..p {
+            let c = k(op, D, j as f64 / 2.0);
+            let a = op.Sub(x, c).out();
+            let l = lgamma_d(op, a);
+            acc = op.Add(acc, l).out();
+        }
+        Ok(cast(op, acc, t))
+    }
+
+    /// erf(Tensor self) -> Tensor
+    #[target("aten::erf", "aten::special_erf")]
+    fn erf(op, self_: Tensor) -> Value {
+        special(op, self_, erf_d)
+    }
+
+    /// erfc(Tensor self) -> Tensor
+    #[target("aten::erfc", "aten::special_erfc")]
+    fn erfc(op, self_: Tensor) -> Value {
+        special(op, self_, erfc_d)
+    }
+
+    /// special_erfcx(Tensor self) -> Tensor
+    #[target("aten::special_erfcx")]
+    fn special_erfcx(op, self_: Tensor) -> Value {
+        special(op, self_, erfcx_d)
+    }
+
+    /// special_log_ndtr(Tensor self) -> Tensor
+    #[target("aten::special_log_ndtr")]
+    fn special_log_ndtr(op, self_: Tensor) -> Value {
+        special(op, self_, |op, x| {
+            // torch: x < -1 ? log(erfcx(-x/√2)/2) - x²/2 : log1p(-erfc(x/√2)/2)
+            let r2 = k(op, D, std::f64::consts::FRAC_1_SQRT_2);
+            let tt = op.Mul(x, r2).out();
+            let nt = op.Neg(tt).out();
+            let cx = erfcx_d(op, nt);
+            let half = k(op, D, 0.5);
+            let h = op.Mul(cx, half).out();
+            let l = op.Log(h).out();
+            let t2 = op.Mul(tt, tt).out();
+            let lo = op.Sub(l, t2).out();
+            let c = erfc_d(op, tt);
+            let mh = k(op, D, -0.5);
+            let arg = op.Mul(c, mh).out();
+            let hi = log1p_f(op, arg, D);
+            let m1 = k(op, D, -1.0);
+            let below = op.Less(x, m1).out();
+            select(op, below, lo, hi)
+        })
+    }
+
+    /// erfinv(Tensor self) -> Tensor
+    #[target("aten::erfinv", "aten::special_erfinv")]
+    fn erfinv(op, self_: Tensor) -> Value {
+        special(op, self_, erfinv_d)
+    }
+
+    /// special_ndtri(Tensor self) -> Tensor
+    #[target("aten::special_ndtri")]
+    fn special_ndtri(op, self_: Tensor) -> Value {
+        special(op, self_, ndtri_d)
+    }
+}
