@@ -112,6 +112,8 @@ pub struct NodeCtx<'a> {
     pub graph: &'a schema::Graph,
     pub(crate) env: &'a HashMap<String, Value>,
     pub(crate) lowerer: &'a dyn SubgraphLowerer,
+    /// Functional → in-place argument names, when an in-place op runs its functional translation.
+    pub(crate) renames: &'a [(String, String)],
 }
 
 /// Lowers FX subgraphs; implemented by the lowering driver. Higher-order ops build ONNX subgraphs
@@ -126,6 +128,7 @@ impl<'a> NodeCtx<'a> {
     /// The argument named `name`, else (for ops whose arguments are unnamed) the one at `pos`.
     pub fn arg(&self, name: &str, pos: usize) -> Option<&'a Argument> {
         let inputs = &self.node.inputs;
+        let name = self.renames.iter().find(|(f, _)| f == name).map(|(_, i)| i.as_str()).unwrap_or(name);
         if let Some(a) = inputs.iter().find(|a| a.name == name) {
             return Some(&a.arg);
         }

@@ -347,13 +347,29 @@ pub fn visit_nodes<'g>(graph: &'g schema::Graph, f: &mut dyn FnMut(&'g schema::N
 /// The translation for `key`: the exact overload, else, for an in-place op (`add_.Tensor`), its
 /// functional form (`add.Tensor`). Returns the entry and whether the op mutates its first argument.
 pub fn resolve<'t>(table: &'t TranslationTable, key: &str) -> Option<(&'t super::dsl::Entry, bool)> {
+    resolve_with_key(table, key).map(|(e, inplace, _)| (e, inplace))
+}
+
+/// [`resolve`], also returning the key of the functional form when the in-place one was missing.
+fn resolve_with_key<'t>(table: &'t TranslationTable, key: &str) -> Option<(&'t super::dsl::Entry, bool, Option<String>)> {
     if let Some(e) = table.get(key) {
-        return Some((e, is_inplace(key)));
+        return Some((e, is_inplace(key), None));
     }
     let (ns, rest) = key.split_once("::")?;
     let (name, overload) = rest.split_once('.').unwrap_or((rest, "default"));
     let functional = name.strip_suffix('_').filter(|n| !n.ends_with('_') && !n.is_empty())?;
-    table.get(&format!("{ns}::{functional}.{overload}")).map(|e| (e, true))
+    let fkey = format!("{ns}::{functional}.{overload}");
+    table.get(&fkey).map(|e| (e, true, Some(fkey)))
+}
+
+/// Argument renames from a functional schema to its in-place form, where they differ
+/// (`dropout(Tensor input, ...)` vs `dropout_(Tensor(a!) self, ...)`).
+fn inplace_renames(inplace_key: &str, functional_key: &str) -> Vec<(String, String)> {
+    let (Some(i), Some(f)) = (super::schemas::schema(inplace_key), super::schemas::schema(functional_key)) else {
+        return Vec::new();
+    };
+    let (i, f) = (super::schemas::arg_names(i), super::schemas::arg_names(f));
+    f.iter().zip(&i).filter(|(a, b)| a != b).map(|(a, b)| (a.to_string(), b.to_string())).collect()
 }
 
 fn is_inplace(key: &str) -> bool {
@@ -439,7 +455,7 @@ impl Lowerer<'_> {
         let key = target_key(&node.target);
         let node_name = node.name.clone().unwrap_or_else(|| fx::first_output_name(node).unwrap_or_default());
         let err = |message: String| LowerError::Node { node: node_name.clone(), target: node.target.clone(), message };
-        let (entry, inplace) = resolve(self.opts.table, &key).ok_or_else(|| {
+        let (entry, inplace, functional_key) = resolve_with_key(self.opts.table, &key).ok_or_else(|| {
             LowerError::Unsupported(vec![UnsupportedOp {
                 target: node.target.clone(),
                 key: key.clone(),
@@ -452,7 +468,8 @@ impl Lowerer<'_> {
         let users = env.users.get(node_name.as_str()).copied().unwrap_or(0);
         let saved_meta = std::mem::replace(&mut op.node_metadata, std::rc::Rc::new(metadata::node_metadata(node, users)));
         let outputs = {
-            let ctx = NodeCtx { node, graph, env: &env.values, lowerer: self };
+            let renames = functional_key.as_deref().map(|f| inplace_renames(&key, f)).unwrap_or_default();
+            let ctx = NodeCtx { node, graph, env: &env.values, lowerer: self, renames: &renames };
             (entry.func)(op, &ctx)
         };
         op.out_types = saved;
