@@ -11,6 +11,7 @@ pub mod creation;
 pub mod elementwise;
 pub mod nn;
 pub mod operator;
+pub mod pooling;
 pub mod reduction;
 pub mod shape;
 
@@ -22,6 +23,7 @@ pub fn default_table() -> TranslationTable {
     elementwise::register(&mut table);
     nn::register(&mut table);
     operator::register(&mut table);
+    pooling::register(&mut table);
     reduction::register(&mut table);
     shape::register(&mut table);
     table

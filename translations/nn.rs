@@ -5,7 +5,7 @@ use crate::translate::prelude::*;
 use crate::translations;
 
 /// `[n]` repeated `k` times for a pooling/conv attribute given as one value or `k` values.
-fn expand_param(v: &[i64], k: usize, default: i64) -> Vec<i64> {
+pub(crate) fn expand_param(v: &[i64], k: usize, default: i64) -> Vec<i64> {
     match v.len() {
         0 => vec![default; k],
         1 => vec![v[0]; k],
@@ -14,7 +14,7 @@ fn expand_param(v: &[i64], k: usize, default: i64) -> Vec<i64> {
 }
 
 /// ONNX `pads` (begins then ends) from torch's symmetric padding.
-fn pads_of(padding: &[i64], k: usize) -> Vec<i64> {
+pub(crate) fn pads_of(padding: &[i64], k: usize) -> Vec<i64> {
     let p = expand_param(padding, k, 0);
     p.iter().chain(p.iter()).copied().collect()
 }
@@ -199,64 +199,6 @@ translations! {
             .out())
     }
 
-    /// max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)
-    #[target("aten::max_pool2d_with_indices", "aten::max_pool3d_with_indices")]
-    fn max_pool2d_with_indices(op, self_: Tensor, kernel_size: Vec<i64>, stride: Vec<i64> = vec![], padding: Vec<i64> = vec![0], dilation: Vec<i64> = vec![1], ceil_mode: bool = false) -> OpResult<Vec<Value>> {
-        let k = kernel_size.len();
-        let strides = if stride.is_empty() { kernel_size.clone() } else { expand_param(&stride, k, 1) };
-        // ONNX indices count over the whole tensor; torch's count within each (N, C) plane.
-        let [y, idx] = op.MaxPool(self_)
-            .kernel_shape(&kernel_size)
-            .strides(&strides)
-            .pads(&pads_of(&padding, k))
-            .dilations(&expand_param(&dilation, k, 1))
-            .ceil_mode(ceil_mode as i64)
-            .outs::<2>();
-        let spatial = op.Shape(self_).start(2).out();
-        let plane = op.ReduceProd(spatial, None).keepdims(1).out();
-        let idx = op.Mod(idx, plane).out();
-        Ok(vec![y, idx])
-    }
-
-    /// adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor
-    #[target("aten::adaptive_avg_pool2d", "aten::_adaptive_avg_pool2d", "aten::adaptive_avg_pool1d")]
-    fn adaptive_avg_pool2d(op, self_: Tensor, output_size: Vec<i64>) -> OpResult<Value> {
-        let r = rank_of(op, self_)?;
-        let k = output_size.len();
-        if output_size.iter().all(|&s| s == 1) {
-            let axes: Vec<i64> = ((r - k) as i64..r as i64).collect();
-            let axes = op.const_i64s(&axes);
-            return Ok(op.ReduceMean(self_, Some(axes)).keepdims(1).out());
-        }
-        // Evenly divisible sizes are a plain average pool.
-        let shape = op.shape(self_).map(|s| s.to_vec()).unwrap_or_default();
-        let mut kernel = Vec::with_capacity(k);
-        for (i, &o) in output_size.iter().enumerate() {
-            match shape.get(r - k + i) {
-                Some(Dim::Fixed(n)) if o > 0 && n % o == 0 => kernel.push(n / o),
-                _ => bail!("adaptive_avg_pool with output size {output_size:?} needs spatial sizes that are known multiples of it"),
-            }
-        }
-        Ok(op.AveragePool(self_).kernel_shape(&kernel).strides(&kernel).out())
-    }
-
-    /// avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor
-    #[target("aten::avg_pool2d", "aten::avg_pool1d", "aten::avg_pool3d")]
-    fn avg_pool2d(op, self_: Tensor, kernel_size: Vec<i64>, stride: Vec<i64> = vec![], padding: Vec<i64> = vec![0], ceil_mode: bool = false, count_include_pad: bool = true, divisor_override: Option<i64> = None) -> OpResult<Value> {
-        if divisor_override.is_some() {
-            bail!("avg_pool with divisor_override is not supported");
-        }
-        let k = kernel_size.len();
-        let strides = if stride.is_empty() { kernel_size.clone() } else { expand_param(&stride, k, 1) };
-        Ok(op.AveragePool(self_)
-            .kernel_shape(&kernel_size)
-            .strides(&strides)
-            .pads(&pads_of(&padding, k))
-            .ceil_mode(ceil_mode as i64)
-            .count_include_pad(count_include_pad as i64)
-            .out())
-    }
-
     /// upsample_nearest2d.vec(Tensor input, SymInt[]? output_size, float[]? scale_factors) -> Tensor
     #[target("aten::upsample_nearest2d.vec", "aten::upsample_nearest1d.vec", "aten::upsample_nearest3d.vec")]
     fn upsample_nearest(op, input: Tensor, output_size: Option<Vec<SymInt>>, scale_factors: Option<Vec<f64>>) -> OpResult<Value> {
@@ -339,8 +281,16 @@ translations! {
 
     /// nonzero(Tensor self) -> Tensor
     #[target("aten::nonzero")]
-    fn nonzero(op, self_: Tensor) -> Value {
+    fn nonzero(op, self_: Tensor) -> OpResult<Value> {
+        if rank_of(op, self_)? == 0 {
+            // A 0-d input gives [n, 0] (n = 1 when it is nonzero).
+            let x = as_1d(op, self_);
+            let nz = op.NonZero(x).out();
+            let t = op.Transpose(nz).perm(&[1, 0]).out();
+            let (s, e, ax) = (op.const_i64s(&[0]), op.const_i64s(&[0]), op.const_i64s(&[1]));
+            return Ok(op.Slice(t, s, e, Some(ax), None).out());
+        }
         let nz = op.NonZero(self_).out();
-        op.Transpose(nz).perm(&[1, 0]).out()
+        Ok(op.Transpose(nz).perm(&[1, 0]).out())
     }
 }
