@@ -82,6 +82,123 @@ fn batch_norm_inference(
     Ok(op.BatchNormalization(input, weight, bias, mean, var).epsilon(eps as f32).out())
 }
 
+/// `v` (shape `[C]`) reshaped to `[C, 1, ...]` to broadcast over axis 1 of a rank-`r` input.
+fn channel_view(op: &mut Builder, v: Value, r: usize) -> Value {
+    let mut s = vec![-1i64];
+    s.extend(std::iter::repeat(1).take(r.saturating_sub(2)));
+    let s = op.const_i64s(&s);
+    op.Reshape(v, s).out()
+}
+
+/// An empty 1-D tensor of type `t` (torch's placeholder outputs).
+fn empty_of(op: &mut Builder, t: DType) -> OpResult<Value> {
+    Ok(op.constant_tensor(TensorData::from_f64_as(t, vec![0], &[]).ok_or("unsupported element type")?))
+}
+
+/// Batch normalisation with batch statistics (training mode): (out, mean, rstd, biased var, count).
+fn batch_norm_training(
+    op: &mut Builder,
+    input: Value,
+    weight: Option<Value>,
+    bias: Option<Value>,
+    eps: f64,
+) -> OpResult<(Value, Value, Value, Value, Value)> {
+    let r = rank_of(op, input)?;
+    if r < 2 {
+        bail!("batch_norm needs an input of rank 2 or more");
+    }
+    let t = dtype_of(op, input)?;
+    let axes: Vec<i64> = std::iter::once(0).chain(2..r as i64).collect();
+    let axes = op.const_i64s(&axes);
+    let shape = op.Shape(input).out();
+    let idx = op.const_i64s(&std::iter::once(0).chain(2..r as i64).collect::<Vec<_>>());
+    let sizes = op.Gather(shape, idx).axis(0).out();
+    let n = op.ReduceProd(sizes, None).keepdims(0).out();
+    let n = cast(op, n, t);
+    let s = op.ReduceSum(input, Some(axes)).keepdims(1).out();
+    let mean = op.Div(s, n).out();
+    let d = op.Sub(input, mean).out();
+    let ss = op.ReduceSumSquare(d, Some(axes)).keepdims(1).out();
+    let var = op.Div(ss, n).out();
+    let e = op.scalar(t, eps);
+    let ve = op.Add(var, e).out();
+    let sd = op.Sqrt(ve).out();
+    let rstd = op.Reciprocal(sd).out();
+    let mut y = op.Mul(d, rstd).out();
+    if let Some(w) = weight {
+        let w = channel_view(op, w, r);
+        y = op.Mul(y, w).out();
+    }
+    if let Some(b) = bias {
+        let b = channel_view(op, b, r);
+        y = op.Add(y, b).out();
+    }
+    let flat = op.const_i64s(&[-1]);
+    let mean = op.Reshape(mean, flat).out();
+    let rstd = op.Reshape(rstd, flat).out();
+    let var = op.Reshape(var, flat).out();
+    Ok((y, mean, rstd, var, n))
+}
+
+/// torch's running-statistics update: `(1 - m)·running + m·batch` (variance unbiased).
+fn running_update(op: &mut Builder, rm: Value, rv: Value, mean: Value, var: Value, n: Value, momentum: f64) -> OpResult<(Value, Value)> {
+    let t = dtype_of(op, rm)?;
+    let mean = cast(op, mean, t);
+    let var = cast(op, var, t);
+    let n = cast(op, n, t);
+    let one = op.scalar(t, 1.0);
+    let nm1 = op.Sub(n, one).out();
+    let unbiased = op.Mul(var, n).out();
+    let unbiased = op.Div(unbiased, nm1).out();
+    let m = op.scalar(t, momentum);
+    let km = op.scalar(t, 1.0 - momentum);
+    let a = op.Mul(rm, km).out();
+    let b = op.Mul(mean, m).out();
+    let rm = op.Add(a, b).out();
+    let a = op.Mul(rv, km).out();
+    let b = op.Mul(unbiased, m).out();
+    let rv = op.Add(a, b).out();
+    Ok((rm, rv))
+}
+
+/// Group normalisation: (out, mean [N, G], rstd [N, G]).
+fn group_norm_of(op: &mut Builder, input: Value, weight: Option<Value>, bias: Option<Value>, groups: i64, eps: f64) -> OpResult<(Value, Value, Value)> {
+    let r = rank_of(op, input)?;
+    if r < 2 {
+        bail!("group_norm needs an input of rank 2 or more");
+    }
+    let t = dtype_of(op, input)?;
+    let g = op.const_i64s(&[0, groups, -1]);
+    let x = op.Reshape(input, g).out();
+    let last = op.const_i64s(&[-1]);
+    let n = op.Shape(x).start(2).out();
+    let n = cast(op, n, t);
+    let s = op.ReduceSum(x, Some(last)).keepdims(1).out();
+    let mean = op.Div(s, n).out();
+    let d = op.Sub(x, mean).out();
+    let ss = op.ReduceSumSquare(d, Some(last)).keepdims(1).out();
+    let var = op.Div(ss, n).out();
+    let e = op.scalar(t, eps);
+    let ve = op.Add(var, e).out();
+    let sd = op.Sqrt(ve).out();
+    let rstd = op.Reciprocal(sd).out();
+    let y = op.Mul(d, rstd).out();
+    let shape = op.Shape(input).out();
+    let mut y = op.Reshape(y, shape).out();
+    if let Some(w) = weight {
+        let w = channel_view(op, w, r);
+        y = op.Mul(y, w).out();
+    }
+    if let Some(b) = bias {
+        let b = channel_view(op, b, r);
+        y = op.Add(y, b).out();
+    }
+    let ng = op.const_i64s(&[0, groups]);
+    let mean = op.Reshape(mean, ng).out();
+    let rstd = op.Reshape(rstd, ng).out();
+    Ok((y, mean, rstd))
+}
+
 translations! {
     /// linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor
     #[target("aten::linear")]
@@ -141,10 +258,102 @@ translations! {
     /// batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps, bool cudnn_enabled) -> Tensor
     #[target("aten::batch_norm")]
     fn batch_norm(op, input: Tensor, weight: Option<Tensor>, bias: Option<Tensor>, running_mean: Option<Tensor>, running_var: Option<Tensor>, training: bool, momentum: f64, eps: f64, cudnn_enabled: Ignored) -> OpResult<Value> {
-        let (Some(mean), Some(var), false) = (running_mean, running_var, training) else {
-            bail!("batch_norm in training mode (batch statistics) is not supported; hint: call model.eval() before torch.export");
+        match (running_mean, running_var, training) {
+            (Some(mean), Some(var), false) => batch_norm_inference(op, input, weight, bias, mean, var, eps),
+            (_, _, true) => {
+                // The running statistics this call would update are not outputs of the op.
+                Ok(batch_norm_training(op, input, weight, bias, eps)?.0)
+            }
+            _ => bail!("batch_norm in evaluation mode needs running statistics"),
+        }
+    }
+
+    /// _native_batch_norm_legit(Tensor input, Tensor? weight, Tensor? bias, Tensor(a!) running_mean, Tensor(b!) running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)
+    #[target("aten::_native_batch_norm_legit", "aten::_native_batch_norm_legit.no_stats")]
+    fn native_batch_norm_legit(op, input: Tensor, weight: Option<Tensor>, bias: Option<Tensor>, running_mean: Option<Tensor> = None, running_var: Option<Tensor> = None, training: bool, momentum: f64, eps: f64) -> OpResult<Vec<Value>> {
+        if training {
+            let (y, mean, rstd, _, _) = batch_norm_training(op, input, weight, bias, eps)?;
+            return Ok(vec![y, mean, rstd]);
+        }
+        let (Some(rm), Some(rv)) = (running_mean, running_var) else {
+            bail!("_native_batch_norm_legit without statistics needs training=True");
         };
-        batch_norm_inference(op, input, weight, bias, mean, var, eps)
+        let t = dtype_of(op, input)?;
+        let y = batch_norm_inference(op, input, weight, bias, rm, rv, eps)?;
+        Ok(vec![y, empty_of(op, t)?, empty_of(op, t)?])
+    }
+
+    /// _native_batch_norm_legit_functional(Tensor input, Tensor? weight, Tensor? bias, Tensor running_mean, Tensor running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor, Tensor running_mean_out, Tensor running_var_out)
+    #[target("aten::_native_batch_norm_legit_functional")]
+    fn native_batch_norm_legit_functional(op, input: Tensor, weight: Option<Tensor>, bias: Option<Tensor>, running_mean: Tensor, running_var: Tensor, training: bool, momentum: f64, eps: f64) -> OpResult<Vec<Value>> {
+        if training {
+            let (y, mean, rstd, var, n) = batch_norm_training(op, input, weight, bias, eps)?;
+            let (rm, rv) = running_update(op, running_mean, running_var, mean, var, n, momentum)?;
+            return Ok(vec![y, mean, rstd, rm, rv]);
+        }
+        let t = dtype_of(op, input)?;
+        let y = batch_norm_inference(op, input, weight, bias, running_mean, running_var, eps)?;
+        let rm = op.Identity(running_mean).out();
+        let rv = op.Identity(running_var).out();
+        Ok(vec![y, empty_of(op, t)?, empty_of(op, t)?, rm, rv])
+    }
+
+    /// _batch_norm_with_update(Tensor input, Tensor? weight, Tensor? bias, Tensor(a!) running_mean, Tensor(b!) running_var, float momentum, float eps) -> (Tensor, Tensor, Tensor, Tensor)
+    #[target("aten::_batch_norm_with_update")]
+    fn batch_norm_with_update(op, input: Tensor, weight: Option<Tensor>, bias: Option<Tensor>, running_mean: Tensor, running_var: Tensor, momentum: f64, eps: f64) -> OpResult<Vec<Value>> {
+        let (y, mean, rstd, _, _) = batch_norm_training(op, input, weight, bias, eps)?;
+        Ok(vec![y, mean, rstd, empty_of(op, DType::Uint8)?])
+    }
+
+    /// _batch_norm_with_update_functional(Tensor input, Tensor? weight, Tensor? bias, Tensor running_mean, Tensor running_var, float momentum, float eps) -> (Tensor, Tensor, Tensor, Tensor, Tensor running_mean_out, Tensor running_var_out)
+    #[target("aten::_batch_norm_with_update_functional")]
+    fn batch_norm_with_update_functional(op, input: Tensor, weight: Option<Tensor>, bias: Option<Tensor>, running_mean: Tensor, running_var: Tensor, momentum: f64, eps: f64) -> OpResult<Vec<Value>> {
+        let (y, mean, rstd, var, n) = batch_norm_training(op, input, weight, bias, eps)?;
+        let (rm, rv) = running_update(op, running_mean, running_var, mean, var, n, momentum)?;
+        Ok(vec![y, mean, rstd, empty_of(op, DType::Uint8)?, rm, rv])
+    }
+
+    /// group_norm(Tensor input, int num_groups, Tensor? weight=None, Tensor? bias=None, float eps=1.0000000000000001e-05, bool cudnn_enabled=True) -> Tensor
+    #[target("aten::group_norm")]
+    fn group_norm(op, input: Tensor, num_groups: i64, weight: Option<Tensor> = None, bias: Option<Tensor> = None, eps: f64 = 1e-5, cudnn_enabled: Ignored) -> OpResult<Value> {
+        Ok(group_norm_of(op, input, weight, bias, num_groups, eps)?.0)
+    }
+
+    /// native_group_norm(Tensor input, Tensor? weight, Tensor? bias, SymInt N, SymInt C, SymInt HxW, int group, float eps) -> (Tensor, Tensor, Tensor)
+    #[target("aten::native_group_norm")]
+    fn native_group_norm(op, input: Tensor, weight: Option<Tensor>, bias: Option<Tensor>, N: Ignored, C: Ignored, HxW: Ignored, group: i64, eps: f64) -> OpResult<(Value, Value, Value)> {
+        group_norm_of(op, input, weight, bias, group, eps)
+    }
+
+    /// rms_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight=None, float? eps=None) -> Tensor
+    #[target("aten::rms_norm")]
+    fn rms_norm(op, input: Tensor, normalized_shape: Vec<SymInt>, weight: Option<Tensor> = None, eps: Option<f64> = None) -> OpResult<Value> {
+        let t = dtype_of(op, input)?;
+        let eps = match eps {
+            Some(e) => e,
+            None => match t {
+                DType::Double => f64::EPSILON,
+                DType::Float => f32::EPSILON as f64,
+                DType::Float16 => 0.0009765625,
+                DType::BFloat16 => 0.0078125,
+                other => bail!("rms_norm of {other:?} is not supported"),
+            },
+        };
+        let k = normalized_shape.len() as i64;
+        let axes: Vec<i64> = (-k..0).collect();
+        let axes = op.const_i64s(&axes);
+        let sq = op.Mul(input, input).out();
+        let s = op.ReduceSum(sq, Some(axes)).keepdims(1).out();
+        let n = op.Shape(input).start(-k).out();
+        let n = op.ReduceProd(n, None).keepdims(0).out();
+        let n = cast(op, n, t);
+        let ms = op.Div(s, n).out();
+        let e = op.scalar(t, eps);
+        let ms = op.Add(ms, e).out();
+        let rs = op.Sqrt(ms).out();
+        let rs = op.Reciprocal(rs).out();
+        let y = op.Mul(input, rs).out();
+        Ok(match weight { Some(w) => op.Mul(y, w).out(), None => y })
     }
 
     /// _native_batch_norm_legit_no_training(Tensor input, Tensor? weight, Tensor? bias, Tensor running_mean, Tensor running_var, float momentum, float eps) -> (Tensor, Tensor, Tensor)
