@@ -40,7 +40,35 @@ fn conv(
     let unbatched = rank_of(op, input)? == k + 1;
     let zero = op.const_i64s(&[0]);
     let x = if unbatched { op.Unsqueeze(input, zero).out() } else { input };
-    let y = if transposed {
+    let (st, opad) = (expand_param(stride, k, 1), expand_param(output_padding, k, 0));
+    let y = if transposed && st.iter().zip(&opad).any(|(s, o)| o >= s) {
+        // torch allows output_padding < max(stride, dilation), ONNX Runtime only < stride: take the
+        // uncropped transposed convolution, zero-extend its end, crop torch's window, add the bias.
+        let p = expand_param(padding, k, 0);
+        let full = op.ConvTranspose(x, weight, None)
+            .strides(&st)
+            .dilations(&expand_param(dilation, k, 1))
+            .group(groups)
+            .out();
+        let axes: Vec<i64> = (2..2 + k as i64).collect();
+        let extra: Vec<i64> = opad.iter().zip(&p).map(|(o, q)| (o - q).max(0)).collect();
+        let pads: Vec<i64> = vec![0; k].into_iter().chain(extra).collect();
+        let pads = op.const_i64s(&pads);
+        let axes_v = op.const_i64s(&axes);
+        let padded = op.Pad(full, pads, None, Some(axes_v)).out();
+        // Cropped length: full - 2p + output_padding, starting at p.
+        let shape = op.Shape(full).start(2).out();
+        let starts = op.const_i64s(&p);
+        let delta: Vec<i64> = p.iter().zip(&opad).map(|(q, o)| o - q).collect();
+        let delta = op.const_i64s(&delta);
+        let ends = op.Add(shape, delta).out();
+        let mut y = op.Slice(padded, starts, ends, Some(axes_v), None).out();
+        if let Some(b) = bias {
+            let b = channel_view(op, b, k + 2);
+            y = op.Add(y, b).out();
+        }
+        y
+    } else if transposed {
         op.ConvTranspose(x, weight, bias)
             .strides(&expand_param(stride, k, 1))
             .pads(&pads_of(padding, k))
@@ -199,6 +227,35 @@ fn group_norm_of(op: &mut Builder, input: Value, weight: Option<Value>, bias: Op
     Ok((y, mean, rstd))
 }
 
+/// ONNX Resize of the spatial axes (all but the first two) to `output_size` or by `scale_factors`.
+fn resize(
+    op: &mut Builder,
+    input: Value,
+    output_size: Option<Vec<SymInt>>,
+    scale_factors: Option<Vec<f64>>,
+    mode: &str,
+    coord: &str,
+    extra: impl FnOnce(crate::onnx::ops::Resize<'_>) -> crate::onnx::ops::Resize<'_>,
+) -> OpResult<Value> {
+    let r = rank_of(op, input)?;
+    let (scales, sizes) = match (output_size, scale_factors) {
+        (Some(size), _) => {
+            let lead = op.Shape(input).start(0).end((r - size.len()) as i64).out();
+            let spatial = shape_vec(op, &size);
+            (None, Some(op.Concat(&[lead, spatial]).axis(0).out()))
+        }
+        (None, Some(scales)) => {
+            let mut all = vec![1.0f64; r - scales.len()];
+            all.extend(scales.iter());
+            let t = TensorData::from_f64_as(DType::Float, vec![all.len() as i64], &all).ok_or("bad scales")?;
+            (Some(op.constant_tensor(t)), None)
+        }
+        (None, None) => bail!("upsample needs output_size or scale_factors"),
+    };
+    let call = op.Resize(input, None, scales, sizes).mode(mode).coordinate_transformation_mode(coord);
+    Ok(extra(call).out())
+}
+
 translations! {
     /// linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor
     #[target("aten::linear")]
@@ -241,6 +298,32 @@ translations! {
     #[target("aten::conv2d", "aten::conv1d", "aten::conv3d")]
     fn conv2d(op, input: Tensor, weight: Tensor, bias: Option<Tensor> = None, stride: Vec<i64> = vec![1], padding: Vec<i64> = vec![0], dilation: Vec<i64> = vec![1], groups: i64 = 1) -> OpResult<Value> {
         conv(op, input, weight, bias, &stride, &padding, &dilation, false, &[], groups)
+    }
+
+    /// conv2d.padding(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=[1, 1], str padding="valid", SymInt[2] dilation=[1, 1], SymInt groups=1) -> Tensor
+    #[target("aten::conv1d.padding", "aten::conv2d.padding", "aten::conv3d.padding")]
+    fn conv_padding(op, input: Tensor, weight: Tensor, bias: Option<Tensor> = None, stride: Vec<i64> = vec![1], padding: &str = "valid", dilation: Vec<i64> = vec![1], groups: i64 = 1) -> OpResult<Value> {
+        let k = rank_of(op, weight)?.saturating_sub(2);
+        let kernel: Vec<i64> = match op.shape(weight) {
+            Some(s) => s[2..].iter().map(|d| match d { Dim::Fixed(n) => Ok(*n), _ => Err(OpError::new("conv with padding='same' needs a static kernel size")) }).collect::<OpResult<_>>()?,
+            None => bail!("the weight's shape is unknown"),
+        };
+        let dil = expand_param(&dilation, k, 1);
+        let (begin, end): (Vec<i64>, Vec<i64>) = match padding {
+            "valid" => (vec![0; k], vec![0; k]),
+            "same" => {
+                // torch pads dilation·(kernel - 1) in total, the odd element at the end.
+                let total: Vec<i64> = kernel.iter().zip(&dil).map(|(&kk, &d)| d * (kk - 1)).collect();
+                (total.iter().map(|t| t / 2).collect(), total.iter().map(|t| t - t / 2).collect())
+            }
+            other => bail!("unknown conv padding mode {other:?}"),
+        };
+        let unbatched = rank_of(op, input)? == k + 1;
+        let zero = op.const_i64s(&[0]);
+        let x = if unbatched { op.Unsqueeze(input, zero).out() } else { input };
+        let pads: Vec<i64> = begin.iter().chain(end.iter()).copied().collect();
+        let y = op.Conv(x, weight, bias).strides(&expand_param(&stride, k, 1)).pads(&pads).dilations(&dil).group(groups).out();
+        Ok(if unbatched { op.Squeeze(y, Some(zero)).out() } else { y })
     }
 
     /// convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups) -> Tensor
@@ -411,22 +494,55 @@ translations! {
     /// upsample_nearest2d.vec(Tensor input, SymInt[]? output_size, float[]? scale_factors) -> Tensor
     #[target("aten::upsample_nearest2d.vec", "aten::upsample_nearest1d.vec", "aten::upsample_nearest3d.vec")]
     fn upsample_nearest(op, input: Tensor, output_size: Option<Vec<SymInt>>, scale_factors: Option<Vec<f64>>) -> OpResult<Value> {
-        let r = rank_of(op, input)?;
-        match (output_size, scale_factors) {
-            (Some(size), _) => {
-                let lead = op.Shape(input).start(0).end(2).out();
-                let spatial = shape_vec(op, &size);
-                let sizes = op.Concat(&[lead, spatial]).axis(0).out();
-                Ok(op.Resize(input, None, None, Some(sizes)).mode("nearest").coordinate_transformation_mode("asymmetric").nearest_mode("floor").out())
-            }
-            (None, Some(scales)) => {
-                let mut all = vec![1.0f32; r - scales.len()];
-                all.extend(scales.iter().map(|&s| s as f32));
-                let scales = op.constant_tensor(TensorData { dtype: DType::Float, dims: vec![all.len() as i64], raw: all.iter().flat_map(|f| f.to_le_bytes()).collect::<Vec<u8>>().into() });
-                Ok(op.Resize(input, None, Some(scales), None).mode("nearest").coordinate_transformation_mode("asymmetric").nearest_mode("floor").out())
-            }
-            (None, None) => bail!("upsample needs output_size or scale_factors"),
+        // torch: src = floor(dst · in / out).
+        resize(op, input, output_size, scale_factors, "nearest", "asymmetric", |c| c.nearest_mode("floor"))
+    }
+
+    /// _upsample_nearest_exact1d.vec(Tensor input, SymInt[]? output_size, float[]? scale_factors) -> Tensor
+    #[target("aten::_upsample_nearest_exact1d.vec", "aten::_upsample_nearest_exact2d.vec", "aten::_upsample_nearest_exact3d.vec")]
+    fn upsample_nearest_exact(op, input: Tensor, output_size: Option<Vec<SymInt>>, scale_factors: Option<Vec<f64>>) -> OpResult<Value> {
+        // torch: src = floor((dst + 0.5) · in / out) = round-half-up of the half-pixel coordinate.
+        resize(op, input, output_size, scale_factors, "nearest", "half_pixel", |c| c.nearest_mode("round_prefer_ceil"))
+    }
+
+    /// upsample_bilinear2d.vec(Tensor input, SymInt[]? output_size, bool align_corners, float[]? scale_factors) -> Tensor
+    #[target("aten::upsample_bilinear2d.vec", "aten::upsample_linear1d.vec", "aten::upsample_trilinear3d.vec")]
+    fn upsample_linear(op, input: Tensor, output_size: Option<Vec<SymInt>>, align_corners: bool, scale_factors: Option<Vec<f64>>) -> OpResult<Value> {
+        // torch clamps negative half-pixel coordinates to 0, which linear interpolation at the border
+        // does too; output size 1 keeps the half-pixel coordinate (not pytorch_half_pixel's 0).
+        let coord = if align_corners { "align_corners" } else { "half_pixel" };
+        resize(op, input, output_size, scale_factors, "linear", coord, |c| c)
+    }
+
+    /// upsample_bicubic2d.vec(Tensor input, SymInt[]? output_size, bool align_corners, float[]? scale_factors) -> Tensor
+    #[target("aten::upsample_bicubic2d.vec")]
+    fn upsample_bicubic(op, input: Tensor, output_size: Option<Vec<SymInt>>, align_corners: bool, scale_factors: Option<Vec<f64>>) -> OpResult<Value> {
+        let coord = if align_corners { "align_corners" } else { "half_pixel" };
+        resize(op, input, output_size, scale_factors, "cubic", coord, |c| c.cubic_coeff_a(-0.75))
+    }
+
+    /// grid_sampler_2d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor
+    #[target("aten::grid_sampler_2d", "aten::grid_sampler")]
+    fn grid_sampler(op, input: Tensor, grid: Tensor, interpolation_mode: i64, padding_mode: i64, align_corners: bool) -> OpResult<Value> {
+        if rank_of(op, input)? != 4 {
+            bail!("grid_sampler supports 4-D inputs only");
         }
+        let new = op.opset() >= 20;
+        let mode = match (interpolation_mode, new) {
+            (0, true) => "linear",
+            (0, false) => "bilinear",
+            (1, _) => "nearest",
+            (2, true) => "cubic",
+            (2, false) => "bicubic",
+            (m, _) => bail!("unknown grid_sampler interpolation mode {m}"),
+        };
+        let padding = match padding_mode {
+            0 => "zeros",
+            1 => "border",
+            2 => "reflection",
+            m => bail!("unknown grid_sampler padding mode {m}"),
+        };
+        Ok(op.GridSample(input, grid).mode(mode).padding_mode(padding).align_corners(align_corners as i64).out())
     }
 
     /// scaled_dot_product_attention(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, float dropout_p=0.0, bool is_causal=False, *, float? scale=None, bool enable_gqa=False) -> Tensor
