@@ -9,6 +9,8 @@ use crate::translate::dsl::TranslationTable;
 pub mod control_flow;
 pub mod creation;
 pub mod elementwise;
+pub mod linalg;
+pub mod loss;
 pub mod nn;
 pub mod operator;
 pub mod pooling;
@@ -21,6 +23,8 @@ pub fn default_table() -> TranslationTable {
     control_flow::register(&mut table);
     creation::register(&mut table);
     elementwise::register(&mut table);
+    linalg::register(&mut table);
+    loss::register(&mut table);
     nn::register(&mut table);
     operator::register(&mut table);
     pooling::register(&mut table);

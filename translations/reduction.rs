@@ -129,7 +129,7 @@ fn correction_of(correction: Option<f64>, unbiased: bool) -> f64 {
 }
 
 /// `torch.linalg.vector_norm` of `x` in type `t`.
-fn vector_norm(op: &mut Builder, x: Value, ord: f64, dim: &Option<Vec<i64>>, keepdim: bool, t: DType) -> OpResult<Value> {
+pub(crate) fn vector_norm(op: &mut Builder, x: Value, ord: f64, dim: &Option<Vec<i64>>, keepdim: bool, t: DType) -> OpResult<Value> {
     no_complex(op, x, "norm")?;
     let x = cast(op, x, t);
     let p = prepare(op, x, dim)?;
