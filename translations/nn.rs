@@ -5,7 +5,7 @@ use crate::translate::prelude::*;
 use crate::translations;
 
 /// `[n]` repeated `k` times for a pooling/conv attribute given as one value or `k` values.
-fn expand_param(v: &[i64], k: usize, default: i64) -> Vec<i64> {
+pub(crate) fn expand_param(v: &[i64], k: usize, default: i64) -> Vec<i64> {
     match v.len() {
         0 => vec![default; k],
         1 => vec![v[0]; k],
@@ -14,7 +14,7 @@ fn expand_param(v: &[i64], k: usize, default: i64) -> Vec<i64> {
 }
 
 /// ONNX `pads` (begins then ends) from torch's symmetric padding.
-fn pads_of(padding: &[i64], k: usize) -> Vec<i64> {
+pub(crate) fn pads_of(padding: &[i64], k: usize) -> Vec<i64> {
     let p = expand_param(padding, k, 0);
     p.iter().chain(p.iter()).copied().collect()
 }
@@ -40,7 +40,35 @@ fn conv(
     let unbatched = rank_of(op, input)? == k + 1;
     let zero = op.const_i64s(&[0]);
     let x = if unbatched { op.Unsqueeze(input, zero).out() } else { input };
-    let y = if transposed {
+    let (st, opad) = (expand_param(stride, k, 1), expand_param(output_padding, k, 0));
+    let y = if transposed && st.iter().zip(&opad).any(|(s, o)| o >= s) {
+        // torch allows output_padding < max(stride, dilation), ONNX Runtime only < stride: take the
+        // uncropped transposed convolution, zero-extend its end, crop torch's window, add the bias.
+        let p = expand_param(padding, k, 0);
+        let full = op.ConvTranspose(x, weight, None)
+            .strides(&st)
+            .dilations(&expand_param(dilation, k, 1))
+            .group(groups)
+            .out();
+        let axes: Vec<i64> = (2..2 + k as i64).collect();
+        let extra: Vec<i64> = opad.iter().zip(&p).map(|(o, q)| (o - q).max(0)).collect();
+        let pads: Vec<i64> = vec![0; k].into_iter().chain(extra).collect();
+        let pads = op.const_i64s(&pads);
+        let axes_v = op.const_i64s(&axes);
+        let padded = op.Pad(full, pads, None, Some(axes_v)).out();
+        // Cropped length: full - 2p + output_padding, starting at p.
+        let shape = op.Shape(full).start(2).out();
+        let starts = op.const_i64s(&p);
+        let delta: Vec<i64> = p.iter().zip(&opad).map(|(q, o)| o - q).collect();
+        let delta = op.const_i64s(&delta);
+        let ends = op.Add(shape, delta).out();
+        let mut y = op.Slice(padded, starts, ends, Some(axes_v), None).out();
+        if let Some(b) = bias {
+            let b = channel_view(op, b, k + 2);
+            y = op.Add(y, b).out();
+        }
+        y
+    } else if transposed {
         op.ConvTranspose(x, weight, bias)
             .strides(&expand_param(stride, k, 1))
             .pads(&pads_of(padding, k))
@@ -80,6 +108,152 @@ fn batch_norm_inference(
         None => op.ConstantOfShape(c).value(TensorData::from_f64_as(t, vec![1], &[0.0]).ok_or("bad dtype")?).out(),
     };
     Ok(op.BatchNormalization(input, weight, bias, mean, var).epsilon(eps as f32).out())
+}
+
+/// `v` (shape `[C]`) reshaped to `[C, 1, ...]` to broadcast over axis 1 of a rank-`r` input.
+fn channel_view(op: &mut Builder, v: Value, r: usize) -> Value {
+    let mut s = vec![-1i64];
+    s.extend(std::iter::repeat(1).take(r.saturating_sub(2)));
+    let s = op.const_i64s(&s);
+    op.Reshape(v, s).out()
+}
+
+/// An empty 1-D tensor of type `t` (torch's placeholder outputs).
+fn empty_of(op: &mut Builder, t: DType) -> OpResult<Value> {
+    Ok(op.constant_tensor(TensorData::from_f64_as(t, vec![0], &[]).ok_or("unsupported element type")?))
+}
+
+/// Batch normalisation with batch statistics (training mode): (out, mean, rstd, biased var, count).
+fn batch_norm_training(
+    op: &mut Builder,
+    input: Value,
+    weight: Option<Value>,
+    bias: Option<Value>,
+    eps: f64,
+) -> OpResult<(Value, Value, Value, Value, Value)> {
+    let r = rank_of(op, input)?;
+    if r < 2 {
+        bail!("batch_norm needs an input of rank 2 or more");
+    }
+    let t = dtype_of(op, input)?;
+    let axes: Vec<i64> = std::iter::once(0).chain(2..r as i64).collect();
+    let axes = op.const_i64s(&axes);
+    let shape = op.Shape(input).out();
+    let idx = op.const_i64s(&std::iter::once(0).chain(2..r as i64).collect::<Vec<_>>());
+    let sizes = op.Gather(shape, idx).axis(0).out();
+    let n = op.ReduceProd(sizes, None).keepdims(0).out();
+    let n = cast(op, n, t);
+    let s = op.ReduceSum(input, Some(axes)).keepdims(1).out();
+    let mean = op.Div(s, n).out();
+    let d = op.Sub(input, mean).out();
+    let ss = op.ReduceSumSquare(d, Some(axes)).keepdims(1).out();
+    let var = op.Div(ss, n).out();
+    let e = op.scalar(t, eps);
+    let ve = op.Add(var, e).out();
+    let sd = op.Sqrt(ve).out();
+    let rstd = op.Reciprocal(sd).out();
+    let mut y = op.Mul(d, rstd).out();
+    if let Some(w) = weight {
+        let w = channel_view(op, w, r);
+        y = op.Mul(y, w).out();
+    }
+    if let Some(b) = bias {
+        let b = channel_view(op, b, r);
+        y = op.Add(y, b).out();
+    }
+    let flat = op.const_i64s(&[-1]);
+    let mean = op.Reshape(mean, flat).out();
+    let rstd = op.Reshape(rstd, flat).out();
+    let var = op.Reshape(var, flat).out();
+    Ok((y, mean, rstd, var, n))
+}
+
+/// torch's running-statistics update: `(1 - m)·running + m·batch` (variance unbiased).
+fn running_update(op: &mut Builder, rm: Value, rv: Value, mean: Value, var: Value, n: Value, momentum: f64) -> OpResult<(Value, Value)> {
+    let t = dtype_of(op, rm)?;
+    let mean = cast(op, mean, t);
+    let var = cast(op, var, t);
+    let n = cast(op, n, t);
+    let one = op.scalar(t, 1.0);
+    let nm1 = op.Sub(n, one).out();
+    let unbiased = op.Mul(var, n).out();
+    let unbiased = op.Div(unbiased, nm1).out();
+    let m = op.scalar(t, momentum);
+    let km = op.scalar(t, 1.0 - momentum);
+    let a = op.Mul(rm, km).out();
+    let b = op.Mul(mean, m).out();
+    let rm = op.Add(a, b).out();
+    let a = op.Mul(rv, km).out();
+    let b = op.Mul(unbiased, m).out();
+    let rv = op.Add(a, b).out();
+    Ok((rm, rv))
+}
+
+/// Group normalisation: (out, mean [N, G], rstd [N, G]).
+fn group_norm_of(op: &mut Builder, input: Value, weight: Option<Value>, bias: Option<Value>, groups: i64, eps: f64) -> OpResult<(Value, Value, Value)> {
+    let r = rank_of(op, input)?;
+    if r < 2 {
+        bail!("group_norm needs an input of rank 2 or more");
+    }
+    let t = dtype_of(op, input)?;
+    let g = op.const_i64s(&[0, groups, -1]);
+    let x = op.Reshape(input, g).out();
+    let last = op.const_i64s(&[-1]);
+    let n = op.Shape(x).start(2).out();
+    let n = cast(op, n, t);
+    let s = op.ReduceSum(x, Some(last)).keepdims(1).out();
+    let mean = op.Div(s, n).out();
+    let d = op.Sub(x, mean).out();
+    let ss = op.ReduceSumSquare(d, Some(last)).keepdims(1).out();
+    let var = op.Div(ss, n).out();
+    let e = op.scalar(t, eps);
+    let ve = op.Add(var, e).out();
+    let sd = op.Sqrt(ve).out();
+    let rstd = op.Reciprocal(sd).out();
+    let y = op.Mul(d, rstd).out();
+    let shape = op.Shape(input).out();
+    let mut y = op.Reshape(y, shape).out();
+    if let Some(w) = weight {
+        let w = channel_view(op, w, r);
+        y = op.Mul(y, w).out();
+    }
+    if let Some(b) = bias {
+        let b = channel_view(op, b, r);
+        y = op.Add(y, b).out();
+    }
+    let ng = op.const_i64s(&[0, groups]);
+    let mean = op.Reshape(mean, ng).out();
+    let rstd = op.Reshape(rstd, ng).out();
+    Ok((y, mean, rstd))
+}
+
+/// ONNX Resize of the spatial axes (all but the first two) to `output_size` or by `scale_factors`.
+fn resize(
+    op: &mut Builder,
+    input: Value,
+    output_size: Option<Vec<SymInt>>,
+    scale_factors: Option<Vec<f64>>,
+    mode: &str,
+    coord: &str,
+    extra: impl FnOnce(crate::onnx::ops::Resize<'_>) -> crate::onnx::ops::Resize<'_>,
+) -> OpResult<Value> {
+    let r = rank_of(op, input)?;
+    let (scales, sizes) = match (output_size, scale_factors) {
+        (Some(size), _) => {
+            let lead = op.Shape(input).start(0).end((r - size.len()) as i64).out();
+            let spatial = shape_vec(op, &size);
+            (None, Some(op.Concat(&[lead, spatial]).axis(0).out()))
+        }
+        (None, Some(scales)) => {
+            let mut all = vec![1.0f64; r - scales.len()];
+            all.extend(scales.iter());
+            let t = TensorData::from_f64_as(DType::Float, vec![all.len() as i64], &all).ok_or("bad scales")?;
+            (Some(op.constant_tensor(t)), None)
+        }
+        (None, None) => bail!("upsample needs output_size or scale_factors"),
+    };
+    let call = op.Resize(input, None, scales, sizes).mode(mode).coordinate_transformation_mode(coord);
+    Ok(extra(call).out())
 }
 
 translations! {
@@ -126,6 +300,32 @@ translations! {
         conv(op, input, weight, bias, &stride, &padding, &dilation, false, &[], groups)
     }
 
+    /// conv2d.padding(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=[1, 1], str padding="valid", SymInt[2] dilation=[1, 1], SymInt groups=1) -> Tensor
+    #[target("aten::conv1d.padding", "aten::conv2d.padding", "aten::conv3d.padding")]
+    fn conv_padding(op, input: Tensor, weight: Tensor, bias: Option<Tensor> = None, stride: Vec<i64> = vec![1], padding: &str = "valid", dilation: Vec<i64> = vec![1], groups: i64 = 1) -> OpResult<Value> {
+        let k = rank_of(op, weight)?.saturating_sub(2);
+        let kernel: Vec<i64> = match op.shape(weight) {
+            Some(s) => s[2..].iter().map(|d| match d { Dim::Fixed(n) => Ok(*n), _ => Err(OpError::new("conv with padding='same' needs a static kernel size")) }).collect::<OpResult<_>>()?,
+            None => bail!("the weight's shape is unknown"),
+        };
+        let dil = expand_param(&dilation, k, 1);
+        let (begin, end): (Vec<i64>, Vec<i64>) = match padding {
+            "valid" => (vec![0; k], vec![0; k]),
+            "same" => {
+                // torch pads dilation·(kernel - 1) in total, the odd element at the end.
+                let total: Vec<i64> = kernel.iter().zip(&dil).map(|(&kk, &d)| d * (kk - 1)).collect();
+                (total.iter().map(|t| t / 2).collect(), total.iter().map(|t| t - t / 2).collect())
+            }
+            other => bail!("unknown conv padding mode {other:?}"),
+        };
+        let unbatched = rank_of(op, input)? == k + 1;
+        let zero = op.const_i64s(&[0]);
+        let x = if unbatched { op.Unsqueeze(input, zero).out() } else { input };
+        let pads: Vec<i64> = begin.iter().chain(end.iter()).copied().collect();
+        let y = op.Conv(x, weight, bias).strides(&expand_param(&stride, k, 1)).pads(&pads).dilations(&dil).group(groups).out();
+        Ok(if unbatched { op.Squeeze(y, Some(zero)).out() } else { y })
+    }
+
     /// convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups) -> Tensor
     #[target("aten::convolution", "aten::_convolution")]
     fn convolution(op, input: Tensor, weight: Tensor, bias: Option<Tensor>, stride: Vec<i64>, padding: Vec<i64>, dilation: Vec<i64>, transposed: bool, output_padding: Vec<i64>, groups: i64) -> OpResult<Value> {
@@ -141,10 +341,102 @@ translations! {
     /// batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps, bool cudnn_enabled) -> Tensor
     #[target("aten::batch_norm")]
     fn batch_norm(op, input: Tensor, weight: Option<Tensor>, bias: Option<Tensor>, running_mean: Option<Tensor>, running_var: Option<Tensor>, training: bool, momentum: f64, eps: f64, cudnn_enabled: Ignored) -> OpResult<Value> {
-        let (Some(mean), Some(var), false) = (running_mean, running_var, training) else {
-            bail!("batch_norm in training mode (batch statistics) is not supported; hint: call model.eval() before torch.export");
+        match (running_mean, running_var, training) {
+            (Some(mean), Some(var), false) => batch_norm_inference(op, input, weight, bias, mean, var, eps),
+            (_, _, true) => {
+                // The running statistics this call would update are not outputs of the op.
+                Ok(batch_norm_training(op, input, weight, bias, eps)?.0)
+            }
+            _ => bail!("batch_norm in evaluation mode needs running statistics"),
+        }
+    }
+
+    /// _native_batch_norm_legit(Tensor input, Tensor? weight, Tensor? bias, Tensor(a!) running_mean, Tensor(b!) running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)
+    #[target("aten::_native_batch_norm_legit", "aten::_native_batch_norm_legit.no_stats")]
+    fn native_batch_norm_legit(op, input: Tensor, weight: Option<Tensor>, bias: Option<Tensor>, running_mean: Option<Tensor> = None, running_var: Option<Tensor> = None, training: bool, momentum: f64, eps: f64) -> OpResult<Vec<Value>> {
+        if training {
+            let (y, mean, rstd, _, _) = batch_norm_training(op, input, weight, bias, eps)?;
+            return Ok(vec![y, mean, rstd]);
+        }
+        let (Some(rm), Some(rv)) = (running_mean, running_var) else {
+            bail!("_native_batch_norm_legit without statistics needs training=True");
         };
-        batch_norm_inference(op, input, weight, bias, mean, var, eps)
+        let t = dtype_of(op, input)?;
+        let y = batch_norm_inference(op, input, weight, bias, rm, rv, eps)?;
+        Ok(vec![y, empty_of(op, t)?, empty_of(op, t)?])
+    }
+
+    /// _native_batch_norm_legit_functional(Tensor input, Tensor? weight, Tensor? bias, Tensor running_mean, Tensor running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor, Tensor running_mean_out, Tensor running_var_out)
+    #[target("aten::_native_batch_norm_legit_functional")]
+    fn native_batch_norm_legit_functional(op, input: Tensor, weight: Option<Tensor>, bias: Option<Tensor>, running_mean: Tensor, running_var: Tensor, training: bool, momentum: f64, eps: f64) -> OpResult<Vec<Value>> {
+        if training {
+            let (y, mean, rstd, var, n) = batch_norm_training(op, input, weight, bias, eps)?;
+            let (rm, rv) = running_update(op, running_mean, running_var, mean, var, n, momentum)?;
+            return Ok(vec![y, mean, rstd, rm, rv]);
+        }
+        let t = dtype_of(op, input)?;
+        let y = batch_norm_inference(op, input, weight, bias, running_mean, running_var, eps)?;
+        let rm = op.Identity(running_mean).out();
+        let rv = op.Identity(running_var).out();
+        Ok(vec![y, empty_of(op, t)?, empty_of(op, t)?, rm, rv])
+    }
+
+    /// _batch_norm_with_update(Tensor input, Tensor? weight, Tensor? bias, Tensor(a!) running_mean, Tensor(b!) running_var, float momentum, float eps) -> (Tensor, Tensor, Tensor, Tensor)
+    #[target("aten::_batch_norm_with_update")]
+    fn batch_norm_with_update(op, input: Tensor, weight: Option<Tensor>, bias: Option<Tensor>, running_mean: Tensor, running_var: Tensor, momentum: f64, eps: f64) -> OpResult<Vec<Value>> {
+        let (y, mean, rstd, _, _) = batch_norm_training(op, input, weight, bias, eps)?;
+        Ok(vec![y, mean, rstd, empty_of(op, DType::Uint8)?])
+    }
+
+    /// _batch_norm_with_update_functional(Tensor input, Tensor? weight, Tensor? bias, Tensor running_mean, Tensor running_var, float momentum, float eps) -> (Tensor, Tensor, Tensor, Tensor, Tensor running_mean_out, Tensor running_var_out)
+    #[target("aten::_batch_norm_with_update_functional")]
+    fn batch_norm_with_update_functional(op, input: Tensor, weight: Option<Tensor>, bias: Option<Tensor>, running_mean: Tensor, running_var: Tensor, momentum: f64, eps: f64) -> OpResult<Vec<Value>> {
+        let (y, mean, rstd, var, n) = batch_norm_training(op, input, weight, bias, eps)?;
+        let (rm, rv) = running_update(op, running_mean, running_var, mean, var, n, momentum)?;
+        Ok(vec![y, mean, rstd, empty_of(op, DType::Uint8)?, rm, rv])
+    }
+
+    /// group_norm(Tensor input, int num_groups, Tensor? weight=None, Tensor? bias=None, float eps=1.0000000000000001e-05, bool cudnn_enabled=True) -> Tensor
+    #[target("aten::group_norm")]
+    fn group_norm(op, input: Tensor, num_groups: i64, weight: Option<Tensor> = None, bias: Option<Tensor> = None, eps: f64 = 1e-5, cudnn_enabled: Ignored) -> OpResult<Value> {
+        Ok(group_norm_of(op, input, weight, bias, num_groups, eps)?.0)
+    }
+
+    /// native_group_norm(Tensor input, Tensor? weight, Tensor? bias, SymInt N, SymInt C, SymInt HxW, int group, float eps) -> (Tensor, Tensor, Tensor)
+    #[target("aten::native_group_norm")]
+    fn native_group_norm(op, input: Tensor, weight: Option<Tensor>, bias: Option<Tensor>, N: Ignored, C: Ignored, HxW: Ignored, group: i64, eps: f64) -> OpResult<(Value, Value, Value)> {
+        group_norm_of(op, input, weight, bias, group, eps)
+    }
+
+    /// rms_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight=None, float? eps=None) -> Tensor
+    #[target("aten::rms_norm")]
+    fn rms_norm(op, input: Tensor, normalized_shape: Vec<SymInt>, weight: Option<Tensor> = None, eps: Option<f64> = None) -> OpResult<Value> {
+        let t = dtype_of(op, input)?;
+        let eps = match eps {
+            Some(e) => e,
+            None => match t {
+                DType::Double => f64::EPSILON,
+                DType::Float => f32::EPSILON as f64,
+                DType::Float16 => 0.0009765625,
+                DType::BFloat16 => 0.0078125,
+                other => bail!("rms_norm of {other:?} is not supported"),
+            },
+        };
+        let k = normalized_shape.len() as i64;
+        let axes: Vec<i64> = (-k..0).collect();
+        let axes = op.const_i64s(&axes);
+        let sq = op.Mul(input, input).out();
+        let s = op.ReduceSum(sq, Some(axes)).keepdims(1).out();
+        let n = op.Shape(input).start(-k).out();
+        let n = op.ReduceProd(n, None).keepdims(0).out();
+        let n = cast(op, n, t);
+        let ms = op.Div(s, n).out();
+        let e = op.scalar(t, eps);
+        let ms = op.Add(ms, e).out();
+        let rs = op.Sqrt(ms).out();
+        let rs = op.Reciprocal(rs).out();
+        let y = op.Mul(input, rs).out();
+        Ok(match weight { Some(w) => op.Mul(y, w).out(), None => y })
     }
 
     /// _native_batch_norm_legit_no_training(Tensor input, Tensor? weight, Tensor? bias, Tensor running_mean, Tensor running_var, float momentum, float eps) -> (Tensor, Tensor, Tensor)
@@ -199,83 +491,58 @@ translations! {
             .out())
     }
 
-    /// max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)
-    #[target("aten::max_pool2d_with_indices", "aten::max_pool3d_with_indices")]
-    fn max_pool2d_with_indices(op, self_: Tensor, kernel_size: Vec<i64>, stride: Vec<i64> = vec![], padding: Vec<i64> = vec![0], dilation: Vec<i64> = vec![1], ceil_mode: bool = false) -> OpResult<Vec<Value>> {
-        let k = kernel_size.len();
-        let strides = if stride.is_empty() { kernel_size.clone() } else { expand_param(&stride, k, 1) };
-        // ONNX indices count over the whole tensor; torch's count within each (N, C) plane.
-        let [y, idx] = op.MaxPool(self_)
-            .kernel_shape(&kernel_size)
-            .strides(&strides)
-            .pads(&pads_of(&padding, k))
-            .dilations(&expand_param(&dilation, k, 1))
-            .ceil_mode(ceil_mode as i64)
-            .outs::<2>();
-        let spatial = op.Shape(self_).start(2).out();
-        let plane = op.ReduceProd(spatial, None).keepdims(1).out();
-        let idx = op.Mod(idx, plane).out();
-        Ok(vec![y, idx])
-    }
-
-    /// adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor
-    #[target("aten::adaptive_avg_pool2d", "aten::_adaptive_avg_pool2d", "aten::adaptive_avg_pool1d")]
-    fn adaptive_avg_pool2d(op, self_: Tensor, output_size: Vec<i64>) -> OpResult<Value> {
-        let r = rank_of(op, self_)?;
-        let k = output_size.len();
-        if output_size.iter().all(|&s| s == 1) {
-            let axes: Vec<i64> = ((r - k) as i64..r as i64).collect();
-            let axes = op.const_i64s(&axes);
-            return Ok(op.ReduceMean(self_, Some(axes)).keepdims(1).out());
-        }
-        // Evenly divisible sizes are a plain average pool.
-        let shape = op.shape(self_).map(|s| s.to_vec()).unwrap_or_default();
-        let mut kernel = Vec::with_capacity(k);
-        for (i, &o) in output_size.iter().enumerate() {
-            match shape.get(r - k + i) {
-                Some(Dim::Fixed(n)) if o > 0 && n % o == 0 => kernel.push(n / o),
-                _ => bail!("adaptive_avg_pool with output size {output_size:?} needs spatial sizes that are known multiples of it"),
-            }
-        }
-        Ok(op.AveragePool(self_).kernel_shape(&kernel).strides(&kernel).out())
-    }
-
-    /// avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor
-    #[target("aten::avg_pool2d", "aten::avg_pool1d", "aten::avg_pool3d")]
-    fn avg_pool2d(op, self_: Tensor, kernel_size: Vec<i64>, stride: Vec<i64> = vec![], padding: Vec<i64> = vec![0], ceil_mode: bool = false, count_include_pad: bool = true, divisor_override: Option<i64> = None) -> OpResult<Value> {
-        if divisor_override.is_some() {
-            bail!("avg_pool with divisor_override is not supported");
-        }
-        let k = kernel_size.len();
-        let strides = if stride.is_empty() { kernel_size.clone() } else { expand_param(&stride, k, 1) };
-        Ok(op.AveragePool(self_)
-            .kernel_shape(&kernel_size)
-            .strides(&strides)
-            .pads(&pads_of(&padding, k))
-            .ceil_mode(ceil_mode as i64)
-            .count_include_pad(count_include_pad as i64)
-            .out())
-    }
-
     /// upsample_nearest2d.vec(Tensor input, SymInt[]? output_size, float[]? scale_factors) -> Tensor
     #[target("aten::upsample_nearest2d.vec", "aten::upsample_nearest1d.vec", "aten::upsample_nearest3d.vec")]
     fn upsample_nearest(op, input: Tensor, output_size: Option<Vec<SymInt>>, scale_factors: Option<Vec<f64>>) -> OpResult<Value> {
-        let r = rank_of(op, input)?;
-        match (output_size, scale_factors) {
-            (Some(size), _) => {
-                let lead = op.Shape(input).start(0).end(2).out();
-                let spatial = shape_vec(op, &size);
-                let sizes = op.Concat(&[lead, spatial]).axis(0).out();
-                Ok(op.Resize(input, None, None, Some(sizes)).mode("nearest").coordinate_transformation_mode("asymmetric").nearest_mode("floor").out())
-            }
-            (None, Some(scales)) => {
-                let mut all = vec![1.0f32; r - scales.len()];
-                all.extend(scales.iter().map(|&s| s as f32));
-                let scales = op.constant_tensor(TensorData { dtype: DType::Float, dims: vec![all.len() as i64], raw: all.iter().flat_map(|f| f.to_le_bytes()).collect::<Vec<u8>>().into() });
-                Ok(op.Resize(input, None, Some(scales), None).mode("nearest").coordinate_transformation_mode("asymmetric").nearest_mode("floor").out())
-            }
-            (None, None) => bail!("upsample needs output_size or scale_factors"),
+        // torch: src = floor(dst · in / out).
+        resize(op, input, output_size, scale_factors, "nearest", "asymmetric", |c| c.nearest_mode("floor"))
+    }
+
+    /// _upsample_nearest_exact1d.vec(Tensor input, SymInt[]? output_size, float[]? scale_factors) -> Tensor
+    #[target("aten::_upsample_nearest_exact1d.vec", "aten::_upsample_nearest_exact2d.vec", "aten::_upsample_nearest_exact3d.vec")]
+    fn upsample_nearest_exact(op, input: Tensor, output_size: Option<Vec<SymInt>>, scale_factors: Option<Vec<f64>>) -> OpResult<Value> {
+        // torch: src = floor((dst + 0.5) · in / out) = round-half-up of the half-pixel coordinate.
+        resize(op, input, output_size, scale_factors, "nearest", "half_pixel", |c| c.nearest_mode("round_prefer_ceil"))
+    }
+
+    /// upsample_bilinear2d.vec(Tensor input, SymInt[]? output_size, bool align_corners, float[]? scale_factors) -> Tensor
+    #[target("aten::upsample_bilinear2d.vec", "aten::upsample_linear1d.vec", "aten::upsample_trilinear3d.vec")]
+    fn upsample_linear(op, input: Tensor, output_size: Option<Vec<SymInt>>, align_corners: bool, scale_factors: Option<Vec<f64>>) -> OpResult<Value> {
+        // torch clamps negative half-pixel coordinates to 0, which linear interpolation at the border
+        // does too; output size 1 keeps the half-pixel coordinate (not pytorch_half_pixel's 0).
+        let coord = if align_corners { "align_corners" } else { "half_pixel" };
+        resize(op, input, output_size, scale_factors, "linear", coord, |c| c)
+    }
+
+    /// upsample_bicubic2d.vec(Tensor input, SymInt[]? output_size, bool align_corners, float[]? scale_factors) -> Tensor
+    #[target("aten::upsample_bicubic2d.vec")]
+    fn upsample_bicubic(op, input: Tensor, output_size: Option<Vec<SymInt>>, align_corners: bool, scale_factors: Option<Vec<f64>>) -> OpResult<Value> {
+        let coord = if align_corners { "align_corners" } else { "half_pixel" };
+        resize(op, input, output_size, scale_factors, "cubic", coord, |c| c.cubic_coeff_a(-0.75))
+    }
+
+    /// grid_sampler_2d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor
+    #[target("aten::grid_sampler_2d", "aten::grid_sampler")]
+    fn grid_sampler(op, input: Tensor, grid: Tensor, interpolation_mode: i64, padding_mode: i64, align_corners: bool) -> OpResult<Value> {
+        if rank_of(op, input)? != 4 {
+            bail!("grid_sampler supports 4-D inputs only");
         }
+        let new = op.opset() >= 20;
+        let mode = match (interpolation_mode, new) {
+            (0, true) => "linear",
+            (0, false) => "bilinear",
+            (1, _) => "nearest",
+            (2, true) => "cubic",
+            (2, false) => "bicubic",
+            (m, _) => bail!("unknown grid_sampler interpolation mode {m}"),
+        };
+        let padding = match padding_mode {
+            0 => "zeros",
+            1 => "border",
+            2 => "reflection",
+            m => bail!("unknown grid_sampler padding mode {m}"),
+        };
+        Ok(op.GridSample(input, grid).mode(mode).padding_mode(padding).align_corners(align_corners as i64).out())
     }
 
     /// scaled_dot_product_attention(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, float dropout_p=0.0, bool is_causal=False, *, float? scale=None, bool enable_gqa=False) -> Tensor
@@ -339,8 +606,16 @@ translations! {
 
     /// nonzero(Tensor self) -> Tensor
     #[target("aten::nonzero")]
-    fn nonzero(op, self_: Tensor) -> Value {
+    fn nonzero(op, self_: Tensor) -> OpResult<Value> {
+        if rank_of(op, self_)? == 0 {
+            // A 0-d input gives [n, 0] (n = 1 when it is nonzero).
+            let x = as_1d(op, self_);
+            let nz = op.NonZero(x).out();
+            let t = op.Transpose(nz).perm(&[1, 0]).out();
+            let (s, e, ax) = (op.const_i64s(&[0]), op.const_i64s(&[0]), op.const_i64s(&[1]));
+            return Ok(op.Slice(t, s, e, Some(ax), None).out());
+        }
         let nz = op.NonZero(self_).out();
-        op.Transpose(nz).perm(&[1, 0]).out()
+        Ok(op.Transpose(nz).perm(&[1, 0]).out())
     }
 }

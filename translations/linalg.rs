@@ -1,0 +1,202 @@
+//! Linear algebra: batched and vector products, trace, cross and dot products, distances.
+
+use super::reduction::vector_norm;
+use crate::translate::prelude::*;
+use crate::translations;
+
+/// `beta·input + alpha·product` with torch's rule that `input` is ignored when `beta` is 0.
+fn scaled_sum(op: &mut Builder, input: Value, product: Value, beta: f64, alpha: f64, t: DType) -> Value {
+    let input = cast(op, input, t);
+    let p = if alpha == 1.0 {
+        product
+    } else {
+        let a = op.scalar(t, alpha);
+        op.Mul(product, a).out()
+    };
+    if beta == 0.0 {
+        // torch never reads `input` then (NaN and inf in it do not propagate), but still broadcasts.
+        let z = op.scalar(t, 0.0);
+        let zi = op.Mul(input, z).out();
+        let shape = op.Shape(zi).out();
+        let zeros = op.Expand(z, shape).out();
+        return op.Add(p, zeros).out();
+    }
+    let c = if beta == 1.0 {
+        input
+    } else {
+        let b = op.scalar(t, beta);
+        op.Mul(input, b).out()
+    };
+    op.Add(c, p).out()
+}
+
+fn result_dtype(op: &Builder, x: Value) -> OpResult<DType> {
+    Ok(match op.out_dtype(0) {
+        Some(t) => t,
+        None => dtype_of(op, x)?,
+    })
+}
+
+/// The broadcast of two static shapes.
+fn broadcast_shape(op: &Builder, a: Value, b: Value) -> OpResult<Vec<Dim>> {
+    let fixed = |v: Value| -> OpResult<Vec<i64>> {
+        op.shape(v)
+            .ok_or_else(|| OpError::new("the input's shape is unknown"))?
+            .iter()
+            .map(|d| match d {
+                Dim::Fixed(n) => Ok(*n),
+                _ => Err(OpError::new("dist needs static shapes")),
+            })
+            .collect()
+    };
+    let (sa, sb) = (fixed(a)?, fixed(b)?);
+    let r = sa.len().max(sb.len());
+    let get = |s: &[i64], i: usize| if i + s.len() >= r { s[i + s.len() - r] } else { 1 };
+    (0..r)
+        .map(|i| {
+            let (x, y) = (get(&sa, i), get(&sb, i));
+            if x == y || y == 1 {
+                Ok(Dim::Fixed(x))
+            } else if x == 1 {
+                Ok(Dim::Fixed(y))
+            } else {
+                Err(OpError::new("dist operands do not broadcast"))
+            }
+        })
+        .collect()
+}
+
+/// `[start, start + 1)` of `x` along `axis`.
+fn component(op: &mut Builder, x: Value, axis: i64, start: i64) -> Value {
+    let s = op.const_i64s(&[start]);
+    let e = op.const_i64s(&[start + 1]);
+    let a = op.const_i64s(&[axis]);
+    op.Slice(x, s, e, Some(a), None).out()
+}
+
+translations! {
+    /// baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
+    #[target("aten::baddbmm")]
+    fn baddbmm(op, self_: Tensor, batch1: Tensor, batch2: Tensor, beta: f64 = 1.0, alpha: f64 = 1.0) -> OpResult<Value> {
+        let t = result_dtype(op, batch1)?;
+        let p = op.MatMul(batch1, batch2).out();
+        Ok(scaled_sum(op, self_, p, beta, alpha, t))
+    }
+
+    /// addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
+    #[target("aten::addbmm")]
+    fn addbmm(op, self_: Tensor, batch1: Tensor, batch2: Tensor, beta: f64 = 1.0, alpha: f64 = 1.0) -> OpResult<Value> {
+        let t = result_dtype(op, batch1)?;
+        let p = op.MatMul(batch1, batch2).out();
+        let axes = op.const_i64s(&[0]);
+        let p = op.ReduceSum(p, Some(axes)).keepdims(0).out();
+        Ok(scaled_sum(op, self_, p, beta, alpha, t))
+    }
+
+    /// addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor
+    #[target("aten::addmv")]
+    fn addmv(op, self_: Tensor, mat: Tensor, vec: Tensor, beta: f64 = 1.0, alpha: f64 = 1.0) -> OpResult<Value> {
+        let t = result_dtype(op, mat)?;
+        let p = op.MatMul(mat, vec).out();
+        Ok(scaled_sum(op, self_, p, beta, alpha, t))
+    }
+
+    /// addr(Tensor self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
+    #[target("aten::addr")]
+    fn addr(op, self_: Tensor, vec1: Tensor, vec2: Tensor, beta: f64 = 1.0, alpha: f64 = 1.0) -> OpResult<Value> {
+        let t = result_dtype(op, vec1)?;
+        if t == DType::Bool {
+            bail!("addr of bool tensors is not supported");
+        }
+        let (c, r) = (op.const_i64s(&[1]), op.const_i64s(&[0]));
+        let a = op.Unsqueeze(vec1, c).out();
+        let b = op.Unsqueeze(vec2, r).out();
+        let p = op.Mul(a, b).out();
+        Ok(scaled_sum(op, self_, p, beta, alpha, t))
+    }
+
+    /// mv(Tensor self, Tensor vec) -> Tensor
+    #[target("aten::mv")]
+    fn mv(op, self_: Tensor, vec: Tensor) -> Value {
+        op.MatMul(self_, vec).out()
+    }
+
+    /// dot(Tensor self, Tensor tensor) -> Tensor
+    #[target("aten::dot", "aten::vdot", "aten::inner")]
+    fn dot(op, self_: Tensor, tensor: Option<Tensor> = None, other: Option<Tensor> = None) -> OpResult<Value> {
+        let Some(b) = tensor.or(other) else { bail!("dot needs two tensors") };
+        if op.info(self_).complex {
+            bail!("dot of complex tensors is not supported");
+        }
+        if rank_of(op, self_)? != 1 || rank_of(op, b)? != 1 {
+            bail!("dot/vdot/inner are translated for 1-D tensors only");
+        }
+        let t = result_dtype(op, self_)?;
+        let p = op.Mul(self_, b).out();
+        let p = cast(op, p, t);
+        Ok(op.ReduceSum(p, None).keepdims(0).out())
+    }
+
+    /// trace(Tensor self) -> Tensor
+    #[target("aten::trace")]
+    fn trace(op, self_: Tensor) -> OpResult<Value> {
+        if rank_of(op, self_)? != 2 {
+            bail!("trace needs a matrix");
+        }
+        let t = result_dtype(op, self_)?;
+        let x = cast(op, self_, t);
+        // The diagonal selected with Where (x·I would turn off-diagonal inf/NaN into NaN).
+        let eye = op.EyeLike(x).dtype(DType::Int64 as i64).out();
+        let eye = cast(op, eye, DType::Bool);
+        let zero = op.scalar(t, 0.0);
+        let d = op.Where(eye, x, zero).out();
+        Ok(op.ReduceSum(d, None).keepdims(0).out())
+    }
+
+    /// linalg_cross(Tensor self, Tensor other, *, int dim=-1) -> Tensor
+    #[target("aten::linalg_cross")]
+    fn linalg_cross(op, self_: Tensor, other: Tensor, dim: i64 = -1) -> OpResult<Value> {
+        let r = rank_of(op, self_)?.max(rank_of(op, other)?);
+        let axis = normalize_axis(dim, r);
+        let t = result_dtype(op, self_)?;
+        let a = cast(op, self_, t);
+        let b = cast(op, other, t);
+        let ai: Vec<Value> = (0..3).map(|i| component(op, a, axis, i)).collect();
+        let bi: Vec<Value> = (0..3).map(|i| component(op, b, axis, i)).collect();
+        let mut parts = Vec::new();
+        for (i, j) in [(1, 2), (2, 0), (0, 1)] {
+            let p = op.Mul(ai[i], bi[j]).out();
+            let q = op.Mul(ai[j], bi[i]).out();
+            parts.push(op.Sub(p, q).out());
+        }
+        Ok(op.Concat(&parts).axis(axis).out())
+    }
+
+    /// linalg_vecdot(Tensor x, Tensor y, *, int dim=-1) -> Tensor
+    #[target("aten::linalg_vecdot")]
+    fn linalg_vecdot(op, x: Tensor, y: Tensor, dim: i64 = -1) -> OpResult<Value> {
+        if op.info(x).complex || op.info(y).complex {
+            bail!("linalg_vecdot of complex tensors is not supported");
+        }
+        let r = rank_of(op, x)?.max(rank_of(op, y)?);
+        let t = result_dtype(op, x)?;
+        let a = cast(op, x, t);
+        let b = cast(op, y, t);
+        let p = op.Mul(a, b).out();
+        let axes = op.const_i64s(&[normalize_axis(dim, r)]);
+        Ok(op.ReduceSum(p, Some(axes)).keepdims(0).out())
+    }
+
+    /// dist(Tensor self, Tensor other, Scalar p=2) -> Tensor
+    #[target("aten::dist")]
+    fn dist(op, self_: Tensor, other: Tensor, p: f64 = 2.0) -> OpResult<Value> {
+        let t = result_dtype(op, self_)?;
+        let a = cast(op, self_, t);
+        let b = cast(op, other, t);
+        let d = op.Sub(a, b).out();
+        // The difference has the operands' broadcast shape (needed by the norm for its rank).
+        let shape = broadcast_shape(op, self_, other)?;
+        op.info_mut(d).shape = Some(shape);
+        vector_norm(op, d, p, &None, false, t)
+    }
+}

@@ -1,0 +1,220 @@
+//! Pooling: adaptive average / max pooling, average pooling, max pooling with indices, max unpooling.
+
+use super::nn::{expand_param, pads_of};
+use crate::translate::prelude::*;
+use crate::translations;
+
+/// The static sizes of the last `k` axes of `x`.
+fn spatial_sizes(op: &Builder, x: Value, k: usize, what: &str) -> OpResult<Vec<i64>> {
+    let r = rank_of(op, x)?;
+    let shape = op.shape(x).map(|s| s.to_vec()).unwrap_or_default();
+    if r < k {
+        bail!("{what}: input of rank {r} has fewer than {k} spatial axes");
+    }
+    shape[r - k..]
+        .iter()
+        .map(|d| match d {
+            Dim::Fixed(n) => Ok(*n),
+            _ => Err(OpError::new(format!("{what} needs static spatial sizes"))),
+        })
+        .collect()
+}
+
+/// torch's adaptive pooling bins of `n` inputs into `o` outputs: `[floor(i·n/o), ceil((i+1)·n/o))`.
+fn adaptive_bins(n: i64, o: i64) -> Vec<(i64, i64)> {
+    (0..o).map(|i| ((i * n) / o, ((i + 1) * n + o - 1) / o)).collect()
+}
+
+/// Adaptive average pooling over the last `output_size.len()` axes: the window average is separable,
+/// so each axis is multiplied by an `[n, o]` averaging matrix.
+fn adaptive_avg(op: &mut Builder, x: Value, output_size: &[Option<i64>]) -> OpResult<Value> {
+    let r = rank_of(op, x)?;
+    let k = output_size.len();
+    let sizes = spatial_sizes(op, x, k, "adaptive_avg_pool")?;
+    let t = dtype_of(op, x)?;
+    if !t.is_float() {
+        bail!("adaptive_avg_pool needs a floating-point input");
+    }
+    let mut y = x;
+    for (i, (&n, o)) in sizes.iter().zip(output_size).enumerate() {
+        let o = o.unwrap_or(n);
+        if o == n {
+            continue;
+        }
+        if o <= 0 {
+            bail!("adaptive_avg_pool output size must be positive");
+        }
+        let mut w = vec![0.0f64; (n * o) as usize];
+        for (j, (s, e)) in adaptive_bins(n, o).into_iter().enumerate() {
+            for row in s..e {
+                w[(row * o) as usize + j] = 1.0 / (e - s) as f64;
+            }
+        }
+        let w = op.constant_tensor(TensorData::from_f64_as(t, vec![n, o], &w).ok_or("unsupported element type")?);
+        let axis = r - k + i;
+        y = if axis == r - 1 {
+            op.MatMul(y, w).out()
+        } else {
+            let mut perm: Vec<i64> = (0..r as i64).collect();
+            perm.swap(axis, r - 1);
+            let yt = op.Transpose(y).perm(&perm).out();
+            let m = op.MatMul(yt, w).out();
+            op.Transpose(m).perm(&perm).out()
+        };
+    }
+    if y == x {
+        return Ok(op.Identity(x).out());
+    }
+    Ok(y)
+}
+
+/// `x` with the last `k` axes flattened into one (leading axes kept).
+fn flatten_tail(op: &mut Builder, x: Value, lead: usize) -> Value {
+    let mut s = vec![0i64; lead];
+    s.push(-1);
+    let s = op.const_i64s(&s);
+    op.Reshape(x, s).out()
+}
+
+translations! {
+    /// adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor
+    #[target("aten::adaptive_avg_pool2d", "aten::_adaptive_avg_pool2d", "aten::adaptive_avg_pool1d", "aten::adaptive_avg_pool3d", "aten::_adaptive_avg_pool3d")]
+    fn adaptive_avg_pool2d(op, self_: Tensor, output_size: Vec<i64>) -> OpResult<Value> {
+        let sizes: Vec<Option<i64>> = output_size.iter().map(|&s| Some(s)).collect();
+        adaptive_avg(op, self_, &sizes)
+    }
+
+    /// adaptive_max_pool2d(Tensor self, int[2] output_size) -> (Tensor, Tensor)
+    #[target("aten::adaptive_max_pool2d", "aten::adaptive_max_pool1d")]
+    fn adaptive_max_pool2d(op, self_: Tensor, output_size: Vec<i64>) -> OpResult<(Value, Value)> {
+        // Window by window: max and argmax of the flattened window, mapped back to an index into the
+        // flattened spatial plane (torch's indices).
+        let r = rank_of(op, self_)?;
+        let k = output_size.len();
+        if k != 1 && k != 2 {
+            bail!("adaptive_max_pool over {k} axes is not supported");
+        }
+        let sizes = spatial_sizes(op, self_, k, "adaptive_max_pool")?;
+        let lead = r - k;
+        let w_in = if k == 2 { sizes[1] } else { 1 };
+        let (oh, ow) = if k == 2 { (output_size[0], output_size[1]) } else { (1, output_size[0]) };
+        let (nh, nw) = if k == 2 { (sizes[0], sizes[1]) } else { (1, sizes[0]) };
+        let mut rows_v = Vec::new();
+        let mut rows_i = Vec::new();
+        for (hs, he) in adaptive_bins(nh, oh) {
+            let mut vs = Vec::new();
+            let mut is = Vec::new();
+            for (ws, we) in adaptive_bins(nw, ow) {
+                let (win, ww) = if k == 2 {
+                    let st = op.const_i64s(&[hs, ws]);
+                    let en = op.const_i64s(&[he, we]);
+                    let ax = op.const_i64s(&[-2, -1]);
+                    (op.Slice(self_, st, en, Some(ax), None).out(), we - ws)
+                } else {
+                    let st = op.const_i64s(&[ws]);
+                    let en = op.const_i64s(&[we]);
+                    let ax = op.const_i64s(&[-1]);
+                    (op.Slice(self_, st, en, Some(ax), None).out(), we - ws)
+                };
+                let flat = flatten_tail(op, win, lead);
+                let last = op.const_i64s(&[-1]);
+                vs.push(op.ReduceMax(flat, Some(last)).keepdims(1).out());
+                let a = op.ArgMax(flat).axis(-1).keepdims(1).select_last_index(0).out();
+                let wwv = op.scalar_i64(ww);
+                let h = op.Div(a, wwv).out();
+                let w = op.Mod(a, wwv).out();
+                let hoff = op.scalar_i64(hs);
+                let h = op.Add(h, hoff).out();
+                let win_w = op.scalar_i64(w_in);
+                let h = op.Mul(h, win_w).out();
+                let woff = op.scalar_i64(ws);
+                let w = op.Add(w, woff).out();
+                is.push(op.Add(h, w).out());
+            }
+            rows_v.push(op.Concat(&vs).axis(-1).out());
+            rows_i.push(op.Concat(&is).axis(-1).out());
+        }
+        if k == 1 {
+            return Ok((rows_v[0], rows_i[0]));
+        }
+        let ax = op.const_i64s(&[-2]);
+        let rows_v: Vec<Value> = rows_v.into_iter().map(|v| op.Unsqueeze(v, ax).out()).collect();
+        let rows_i: Vec<Value> = rows_i.into_iter().map(|v| op.Unsqueeze(v, ax).out()).collect();
+        let v = op.Concat(&rows_v).axis(-2).out();
+        let i = op.Concat(&rows_i).axis(-2).out();
+        Ok((v, i))
+    }
+
+    /// avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor
+    #[target("aten::avg_pool2d", "aten::avg_pool1d", "aten::avg_pool3d")]
+    fn avg_pool2d(op, self_: Tensor, kernel_size: Vec<i64>, stride: Vec<i64> = vec![], padding: Vec<i64> = vec![0], ceil_mode: bool = false, count_include_pad: bool = true, divisor_override: Option<i64> = None) -> OpResult<Value> {
+        if divisor_override.is_some() {
+            bail!("avg_pool with divisor_override is not supported");
+        }
+        let k = kernel_size.len();
+        let kernel = expand_param(&kernel_size, k, 1);
+        let strides = if stride.is_empty() { kernel.clone() } else { expand_param(&stride, k, 1) };
+        let unbatched = rank_of(op, self_)? == k + 1;
+        let zero = op.const_i64s(&[0]);
+        let x = if unbatched { op.Unsqueeze(self_, zero).out() } else { self_ };
+        let y = op.AveragePool(x)
+            .kernel_shape(&kernel)
+            .strides(&strides)
+            .pads(&pads_of(&padding, k))
+            .ceil_mode(ceil_mode as i64)
+            .count_include_pad(count_include_pad as i64)
+            .out();
+        Ok(if unbatched { op.Squeeze(y, Some(zero)).out() } else { y })
+    }
+
+    /// max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)
+    #[target("aten::max_pool2d_with_indices", "aten::max_pool3d_with_indices", "aten::max_pool1d_with_indices")]
+    fn max_pool2d_with_indices(op, self_: Tensor, kernel_size: Vec<i64>, stride: Vec<i64> = vec![], padding: Vec<i64> = vec![0], dilation: Vec<i64> = vec![1], ceil_mode: bool = false) -> OpResult<(Value, Value)> {
+        let k = kernel_size.len();
+        let kernel = expand_param(&kernel_size, k, 1);
+        let strides = if stride.is_empty() { kernel.clone() } else { expand_param(&stride, k, 1) };
+        let unbatched = rank_of(op, self_)? == k + 1;
+        let zero = op.const_i64s(&[0]);
+        let x = if unbatched { op.Unsqueeze(self_, zero).out() } else { self_ };
+        // ONNX indices count over the whole tensor; torch's count within each (N, C) plane.
+        let [y, idx] = op.MaxPool(x)
+            .kernel_shape(&kernel)
+            .strides(&strides)
+            .pads(&pads_of(&padding, k))
+            .dilations(&expand_param(&dilation, k, 1))
+            .ceil_mode(ceil_mode as i64)
+            .outs::<2>();
+        let spatial = op.Shape(self_).start(-(k as i64)).out();
+        let plane = op.ReduceProd(spatial, None).keepdims(1).out();
+        let idx = op.Mod(idx, plane).out();
+        if unbatched {
+            return Ok((op.Squeeze(y, Some(zero)).out(), op.Squeeze(idx, Some(zero)).out()));
+        }
+        Ok((y, idx))
+    }
+
+    /// max_unpool2d(Tensor self, Tensor indices, SymInt[2] output_size) -> Tensor
+    #[target("aten::max_unpool2d", "aten::max_unpool3d")]
+    fn max_unpool2d(op, self_: Tensor, indices: Tensor, output_size: Vec<SymInt>, stride: Ignored, padding: Ignored) -> OpResult<Value> {
+        // Scatter each value to its index within its flattened (N, C) plane.
+        let r = rank_of(op, self_)?;
+        let k = output_size.len();
+        if r < k + 1 {
+            bail!("max_unpool: input of rank {r} for {k} spatial axes");
+        }
+        let lead = r - k;
+        let t = dtype_of(op, self_)?;
+        let x = flatten_tail(op, self_, lead);
+        let idx = cast(op, indices, DType::Int64);
+        let idx = flatten_tail(op, idx, lead);
+        let lead_shape = op.Shape(self_).start(0).end(lead as i64).out();
+        let out_sizes = shape_vec(op, &output_size);
+        let plane = op.ReduceProd(out_sizes, None).keepdims(1).out();
+        let flat_shape = op.Concat(&[lead_shape, plane]).axis(0).out();
+        let zero = op.scalar(t, 0.0);
+        let zeros = op.Expand(zero, flat_shape).out();
+        let y = op.ScatterElements(zeros, idx, x).axis(lead as i64).out();
+        let out_shape = op.Concat(&[lead_shape, out_sizes]).axis(0).out();
+        Ok(op.Reshape(y, out_shape).out())
+    }
+}
