@@ -9,6 +9,7 @@ use crate::translate::dsl::TranslationTable;
 pub mod control_flow;
 pub mod creation;
 pub mod elementwise;
+pub mod indexing;
 pub mod nn;
 pub mod operator;
 pub mod reduction;
@@ -20,6 +21,7 @@ pub fn default_table() -> TranslationTable {
     control_flow::register(&mut table);
     creation::register(&mut table);
     elementwise::register(&mut table);
+    indexing::register(&mut table);
     nn::register(&mut table);
     operator::register(&mut table);
     reduction::register(&mut table);

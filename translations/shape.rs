@@ -265,52 +265,6 @@ translations! {
         Ok(op.Gather(flat, index).axis(0).out())
     }
 
-    /// index.Tensor(Tensor self, Tensor?[] indices) -> Tensor
-    #[target("aten::index.Tensor", "aten::_unsafe_index.Tensor")]
-    fn index(op, self_: Tensor, indices: Vec<Option<Tensor>>) -> OpResult<Value> {
-        let given: Vec<(usize, Value)> = indices.iter().enumerate().filter_map(|(i, t)| t.map(|t| (i, t))).collect();
-        match given.as_slice() {
-            [(axis, idx)] => {
-                let idx = if op.dtype(*idx) == Some(DType::Bool) {
-                    // A boolean mask selects the positions where it is true.
-                    let nz = op.NonZero(*idx).out();
-                    let axes = op.const_i64s(&[0]);
-                    op.Squeeze(nz, Some(axes)).out()
-                } else {
-                    cast(op, *idx, DType::Int64)
-                };
-                Ok(op.Gather(self_, idx).axis(*axis as i64).out())
-            }
-            _ => {
-                // Several index tensors on leading, adjacent axes: broadcast them, stack as the last
-                // axis and GatherND.
-                let positions: Vec<usize> = given.iter().map(|(i, _)| *i).collect();
-                if positions.iter().enumerate().any(|(k, &p)| k != p) {
-                    bail!("advanced indexing on non-leading axes {positions:?} is not supported yet");
-                }
-                let mut shape = op.Shape(given[0].1).out();
-                for (_, t) in &given[1..] {
-                    let s = op.Shape(*t).out();
-                    let ones_a = op.ConstantOfShape(shape).value(TensorData::from_i64s(vec![1], &[1])).out();
-                    let ones_b = op.ConstantOfShape(s).value(TensorData::from_i64s(vec![1], &[1])).out();
-                    let both = op.Mul(ones_a, ones_b).out();
-                    shape = op.Shape(both).out();
-                }
-                let axis = op.const_i64s(&[-1]);
-                let parts: Vec<Value> = given
-                    .iter()
-                    .map(|(_, t)| {
-                        let t = cast(op, *t, DType::Int64);
-                        let t = op.Expand(t, shape).out();
-                        op.Unsqueeze(t, axis).out()
-                    })
-                    .collect();
-                let stacked = op.Concat(&parts).axis(-1).out();
-                Ok(op.GatherND(self_, stacked).out())
-            }
-        }
-    }
-
     /// embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor
     #[target("aten::embedding")]
     fn embedding(op, weight: Tensor, indices: Tensor, padding_idx: Ignored, scale_grad_by_freq: Ignored, sparse: Ignored) -> Value {
