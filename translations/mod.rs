@@ -14,6 +14,7 @@ pub mod nn;
 pub mod operator;
 pub mod reduction;
 pub mod shape;
+pub mod sorting;
 
 /// Every built-in translation.
 pub fn default_table() -> TranslationTable {
@@ -26,5 +27,6 @@ pub fn default_table() -> TranslationTable {
     operator::register(&mut table);
     reduction::register(&mut table);
     shape::register(&mut table);
+    sorting::register(&mut table);
     table
 }
