@@ -10,6 +10,7 @@ pub mod activation;
 pub mod control_flow;
 pub mod creation;
 pub mod elementwise;
+pub mod indexing;
 pub mod linalg;
 pub mod loss;
 pub mod math;
@@ -18,6 +19,7 @@ pub mod operator;
 pub mod pooling;
 pub mod reduction;
 pub mod shape;
+pub mod sorting;
 pub mod special;
 
 /// Every built-in translation.
@@ -27,6 +29,7 @@ pub fn default_table() -> TranslationTable {
     control_flow::register(&mut table);
     creation::register(&mut table);
     elementwise::register(&mut table);
+    indexing::register(&mut table);
     linalg::register(&mut table);
     loss::register(&mut table);
     math::register(&mut table);
@@ -35,6 +38,7 @@ pub fn default_table() -> TranslationTable {
     pooling::register(&mut table);
     reduction::register(&mut table);
     shape::register(&mut table);
+    sorting::register(&mut table);
     special::register(&mut table);
     table
 }

@@ -15,6 +15,244 @@ fn dim_size(op: &mut Builder, x: Value, axis: i64) -> Value {
     op.Shape(x).start(axis).end(axis + 1).out()
 }
 
+/// Sizes of `split(split_size)` of an axis of `total` elements.
+fn chunk_sizes(total: i64, chunk: i64) -> Vec<SymInt> {
+    let mut sizes = Vec::new();
+    let mut left = total;
+    while left > 0 {
+        sizes.push(SymInt::Const(chunk.min(left)));
+        left -= chunk;
+    }
+    if sizes.is_empty() {
+        sizes.push(SymInt::Const(0));
+    }
+    sizes
+}
+
+/// The fixed size of `x` along `axis`, or an error naming `what`.
+fn fixed_dim(op: &Builder, x: Value, axis: i64, what: &str) -> OpResult<i64> {
+    match op.shape(x).and_then(|s| s.get(axis as usize)).cloned() {
+        Some(Dim::Fixed(n)) => Ok(n),
+        _ => bail!("{what} needs a static size along the split axis"),
+    }
+}
+
+/// `x` reversed along `axes`.
+fn flip_axes(op: &mut Builder, x: Value, axes: &[i64]) -> Value {
+    if axes.is_empty() {
+        return x;
+    }
+    let starts = op.const_i64s(&vec![-1; axes.len()]);
+    let ends = op.const_i64s(&vec![i64::MIN; axes.len()]);
+    let steps = op.const_i64s(&vec![-1; axes.len()]);
+    let axes = op.const_i64s(axes);
+    op.Slice(x, starts, ends, Some(axes), Some(steps)).out()
+}
+
+/// `x` with axes `a` and `b` swapped (rank `r`).
+fn swap_axes(op: &mut Builder, x: Value, r: usize, a: i64, b: i64) -> Value {
+    if a == b {
+        return x;
+    }
+    let mut perm: Vec<i64> = (0..r as i64).collect();
+    perm.swap(a as usize, b as usize);
+    op.Transpose(x).perm(&perm).out()
+}
+
+/// `torch.nn.functional.pad`'s list (last axis first, begin/end pairs) as ONNX `Pad`.
+fn pad_impl(op: &mut Builder, x: Value, pad: &[SymInt], mode: &str, value: Option<Value>) -> OpResult<Value> {
+    let r = rank_of(op, x)?;
+    if pad.len() % 2 != 0 || pad.len() / 2 > r {
+        bail!("pad list of length {} for a tensor of rank {r}", pad.len());
+    }
+    let n = pad.len() / 2;
+    if n == 0 {
+        return Ok(x);
+    }
+    let axes: Vec<i64> = (0..n).map(|i| (r - 1 - i) as i64).collect();
+    let mut v: Vec<SymInt> = (0..n).map(|i| pad[2 * i]).collect();
+    v.extend((0..n).map(|i| pad[2 * i + 1]));
+    let pads = shape_vec(op, &v);
+    let axes = op.const_i64s(&axes);
+    if mode == "constant" {
+        return Ok(op.Pad(x, pads, value, Some(axes)).out());
+    }
+    // reflect / replicate / circular: gather each padded axis at torch's source positions
+    // (this also covers negative pads, which crop).
+    let mut y = x;
+    for i in 0..n {
+        let axis = (r - 1 - i) as i64;
+        let (SymInt::Const(pl), SymInt::Const(pr)) = (pad[2 * i], pad[2 * i + 1]) else {
+            bail!("{mode} padding with symbolic pad sizes is not supported");
+        };
+        if pl == 0 && pr == 0 {
+            continue;
+        }
+        let len = dim_size(op, y, axis);
+        let e = op.const_i64s(&[]);
+        let len = op.Reshape(len, e).out();
+        let (zero, one) = (op.scalar_i64(0), op.scalar_i64(1));
+        let total = op.scalar_i64(pl + pr);
+        let out_len = op.Add(len, total).out();
+        let j = op.Range(zero, out_len, one).out();
+        let last = op.Sub(len, one).out();
+        let idx = match mode {
+            "replicate" => {
+                let s = op.scalar_i64(pl);
+                let i = op.Sub(j, s).out();
+                let i = op.Max(&[i, zero]).out();
+                op.Min(&[i, last]).out()
+            }
+            "reflect" => {
+                let s = op.scalar_i64(pl);
+                let i = op.Sub(j, s).out();
+                let i = op.Abs(i).out();
+                let d = op.Sub(last, i).out();
+                let d = op.Abs(d).out();
+                op.Sub(last, d).out()
+            }
+            "circular" => {
+                let in0 = op.scalar_i64(0.max(-pl));
+                let crop = op.scalar_i64(0.max(-pl) + 0.max(-pr));
+                let m = op.Sub(len, crop).out();
+                let m = op.Max(&[m, one]).out();
+                let s = op.scalar_i64(0.max(pl));
+                let i = op.Sub(j, s).out();
+                let i = op.Mod(i, m).fmod(0).out();
+                op.Add(i, in0).out()
+            }
+            other => bail!("unknown pad mode '{other}'"),
+        };
+        y = op.Gather(y, idx).axis(axis).out();
+    }
+    Ok(y)
+}
+
+/// Makes `x` at least `n`-dimensional the way atleast_{1,2,3}d do.
+fn at_least(op: &mut Builder, x: Value, n: usize) -> OpResult<Value> {
+    let r = rank_of(op, x)?;
+    if r >= n {
+        return Ok(x);
+    }
+    let axes: Vec<i64> = match (n, r) {
+        (_, 0) => (0..n as i64).collect(),
+        (2, 1) => vec![0],
+        (3, 1) => vec![0, 2],
+        (3, 2) => vec![2],
+        _ => bail!("atleast_{n}d of rank {r}"),
+    };
+    let axes = op.const_i64s(&axes);
+    Ok(op.Unsqueeze(x, axes).out())
+}
+
+/// Concat after casting every part to the node's output type.
+fn concat_as_out(op: &mut Builder, parts: Vec<Value>, axis: i64) -> Value {
+    let out = op.out_dtype(0);
+    let parts: Vec<Value> = parts.into_iter().map(|t| match out { Some(d) => cast(op, t, d), None => t }).collect();
+    if parts.len() == 1 {
+        return parts[0];
+    }
+    op.Concat(&parts).axis(axis).out()
+}
+
+/// The 1-D positions `arange(size)[start:end:step]` along `axis` of `x`, shaped to broadcast along
+/// `axis` of a rank-`r` tensor and expanded to `like`'s shape.
+fn positions_like(op: &mut Builder, x: Value, axis: i64, r: usize, start: SymInt, end: SymInt, step: SymInt, like: Value) -> Value {
+    let n = dim_size(op, x, axis);
+    let n0 = {
+        let e = op.const_i64s(&[]);
+        op.Reshape(n, e).out()
+    };
+    let (zero, one) = (op.scalar_i64(0), op.scalar_i64(1));
+    let ar = op.Range(zero, n0, one).out();
+    let starts = shape_vec(op, &[start]);
+    let ends = shape_vec(op, &[end]);
+    let steps = shape_vec(op, &[step]);
+    let a0 = op.const_i64s(&[0]);
+    let idx = op.Slice(ar, starts, ends, Some(a0), Some(steps)).out();
+    let mut shape = vec![1i64; r];
+    shape[axis as usize] = -1;
+    let shape = op.const_i64s(&shape);
+    let idx = op.Reshape(idx, shape).out();
+    let s = op.Shape(like).out();
+    op.Expand(idx, s).out()
+}
+
+/// Flat positions (row-major) of the diagonal `offset` of the last two axes (sizes a × b) and its
+/// length, as values.
+fn diag_positions(op: &mut Builder, xt: Value, offset: i64) -> Value {
+    let a = op.Shape(xt).start(-2).end(-1).out();
+    let b = op.Shape(xt).start(-1).out();
+    let (ro, co) = (op.scalar_i64(0.max(-offset)), op.scalar_i64(0.max(offset)));
+    let ra = op.Sub(a, ro).out();
+    let cb = op.Sub(b, co).out();
+    let l = op.Min(&[ra, cb]).out();
+    let zero1 = op.const_i64s(&[0]);
+    let l = op.Max(&[l, zero1]).out();
+    let e = op.const_i64s(&[]);
+    let l0 = op.Reshape(l, e).out();
+    let (zero, one) = (op.scalar_i64(0), op.scalar_i64(1));
+    let k = op.Range(zero, l0, one).out();
+    let rows = op.Add(k, ro).out();
+    let cols = op.Add(k, co).out();
+    let b0 = op.Reshape(b, e).out();
+    let flat = op.Mul(rows, b0).out();
+    op.Add(flat, cols).out()
+}
+
+/// `x` with `d1`, `d2` moved to the end (in that order) and the permutation used.
+fn to_last_two(op: &mut Builder, x: Value, r: usize, d1: i64, d2: i64) -> (Value, Vec<i64>) {
+    let mut perm: Vec<i64> = (0..r as i64).filter(|&d| d != d1 && d != d2).collect();
+    perm.push(d1);
+    perm.push(d2);
+    let identity = perm.iter().enumerate().all(|(i, &p)| i as i64 == p);
+    (if identity { x } else { op.Transpose(x).perm(&perm).out() }, perm)
+}
+
+/// `x` ([..., a, b]) with the last two axes merged.
+fn merge_last_two(op: &mut Builder, x: Value, r: usize) -> Value {
+    let shape = if r > 2 {
+        let lead = op.Shape(x).start(0).end(r as i64 - 2).out();
+        let m1 = op.const_i64s(&[-1]);
+        op.Concat(&[lead, m1]).axis(0).out()
+    } else {
+        op.const_i64s(&[-1])
+    };
+    op.Reshape(x, shape).out()
+}
+
+fn inverse_perm(perm: &[i64]) -> Vec<i64> {
+    let mut inv = vec![0i64; perm.len()];
+    for (i, &p) in perm.iter().enumerate() {
+        inv[p as usize] = i as i64;
+    }
+    inv
+}
+
+/// Flat storage positions of `as_strided(size, stride, offset)` (shape `size`).
+fn strided_index(op: &mut Builder, size: &[SymInt], stride: &[SymInt], storage_offset: Option<SymInt>) -> Value {
+    let k = size.len();
+    let mut index = sym_value(op, storage_offset.unwrap_or(SymInt::Const(0)));
+    let (zero, one) = (op.scalar_i64(0), op.scalar_i64(1));
+    for (d, (&n, &s)) in size.iter().zip(stride).enumerate() {
+        let n = sym_value(op, n);
+        let s = sym_value(op, s);
+        let r = op.Range(zero, n, one).out();
+        let r = op.Mul(r, s).out();
+        let mut shape = vec![1i64; k];
+        shape[d] = -1;
+        let shape = op.const_i64s(&shape);
+        let r = op.Reshape(r, shape).out();
+        index = op.Add(index, r).out();
+    }
+    if k == 0 {
+        return index;
+    }
+    // Give the index its full shape even where every stride is 0.
+    let shape = shape_vec(op, size);
+    op.Expand(index, shape).out()
+}
+
 translations! {
     /// view(Tensor(a) self, SymInt[] size) -> Tensor(a)
     #[target("aten::view", "aten::_unsafe_view", "aten::view_copy")]
@@ -66,7 +304,7 @@ translations! {
     }
 
     /// squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)
-    #[target("aten::squeeze.dims", "aten::squeeze.dim", "aten::squeeze", "aten::squeeze_copy.dims")]
+    #[target("aten::squeeze.dims", "aten::squeeze.dim", "aten::squeeze", "aten::squeeze_copy.dims", "aten::squeeze_copy.dim", "aten::squeeze_copy")]
     fn squeeze(op, self_: Tensor, dim: Option<Vec<i64>> = None) -> OpResult<Value> {
         let r = rank_of(op, self_)?;
         let shape = op.shape(self_).map(|s| s.to_vec());
@@ -144,7 +382,7 @@ translations! {
     }
 
     /// split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]
-    #[target("aten::split.Tensor", "aten::split_copy.Tensor")]
+    #[target("aten::split.Tensor", "aten::split_copy.Tensor", "aten::unsafe_split.Tensor")]
     fn split(op, self_: Tensor, split_size: SymInt, dim: i64 = 0) -> OpResult<Vec<Value>> {
         let r = rank_of(op, self_)?;
         let axis = normalize_axis(dim, r);
@@ -229,7 +467,7 @@ translations! {
     }
 
     /// narrow(Tensor(a) self, int dim, SymInt start, SymInt length) -> Tensor(a)
-    #[target("aten::narrow")]
+    #[target("aten::narrow", "aten::narrow_copy")]
     fn narrow(op, self_: Tensor, dim: i64, start: SymInt, length: SymInt) -> OpResult<Value> {
         let r = rank_of(op, self_)?;
         let s = sym_value(op, start);
@@ -244,71 +482,11 @@ translations! {
     /// as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)
     #[target("aten::as_strided", "aten::as_strided_copy")]
     fn as_strided(op, self_: Tensor, size: Vec<SymInt>, stride: Vec<SymInt>, storage_offset: Option<SymInt> = None) -> OpResult<Value> {
-        // Gather from the row-major flattened input at offset + Σ_d arange(size_d)·stride_d,
-        // each term broadcast along its own axis.
-        let k = size.len();
-        let mut index = sym_value(op, storage_offset.unwrap_or(SymInt::Const(0)));
-        let (zero, one) = (op.scalar_i64(0), op.scalar_i64(1));
-        for (d, (&n, &s)) in size.iter().zip(&stride).enumerate() {
-            let n = sym_value(op, n);
-            let s = sym_value(op, s);
-            let r = op.Range(zero, n, one).out();
-            let r = op.Mul(r, s).out();
-            let mut shape = vec![1i64; k];
-            shape[d] = -1;
-            let shape = op.const_i64s(&shape);
-            let r = op.Reshape(r, shape).out();
-            index = op.Add(index, r).out();
-        }
+        // Gather from the row-major flattened input at offset + Σ_d arange(size_d)·stride_d.
+        let index = strided_index(op, &size, &stride, storage_offset);
         let flat_shape = op.const_i64s(&[-1]);
         let flat = op.Reshape(self_, flat_shape).out();
         Ok(op.Gather(flat, index).axis(0).out())
-    }
-
-    /// index.Tensor(Tensor self, Tensor?[] indices) -> Tensor
-    #[target("aten::index.Tensor", "aten::_unsafe_index.Tensor")]
-    fn index(op, self_: Tensor, indices: Vec<Option<Tensor>>) -> OpResult<Value> {
-        let given: Vec<(usize, Value)> = indices.iter().enumerate().filter_map(|(i, t)| t.map(|t| (i, t))).collect();
-        match given.as_slice() {
-            [(axis, idx)] => {
-                let idx = if op.dtype(*idx) == Some(DType::Bool) {
-                    // A boolean mask selects the positions where it is true.
-                    let nz = op.NonZero(*idx).out();
-                    let axes = op.const_i64s(&[0]);
-                    op.Squeeze(nz, Some(axes)).out()
-                } else {
-                    cast(op, *idx, DType::Int64)
-                };
-                Ok(op.Gather(self_, idx).axis(*axis as i64).out())
-            }
-            _ => {
-                // Several index tensors on leading, adjacent axes: broadcast them, stack as the last
-                // axis and GatherND.
-                let positions: Vec<usize> = given.iter().map(|(i, _)| *i).collect();
-                if positions.iter().enumerate().any(|(k, &p)| k != p) {
-                    bail!("advanced indexing on non-leading axes {positions:?} is not supported yet");
-                }
-                let mut shape = op.Shape(given[0].1).out();
-                for (_, t) in &given[1..] {
-                    let s = op.Shape(*t).out();
-                    let ones_a = op.ConstantOfShape(shape).value(TensorData::from_i64s(vec![1], &[1])).out();
-                    let ones_b = op.ConstantOfShape(s).value(TensorData::from_i64s(vec![1], &[1])).out();
-                    let both = op.Mul(ones_a, ones_b).out();
-                    shape = op.Shape(both).out();
-                }
-                let axis = op.const_i64s(&[-1]);
-                let parts: Vec<Value> = given
-                    .iter()
-                    .map(|(_, t)| {
-                        let t = cast(op, *t, DType::Int64);
-                        let t = op.Expand(t, shape).out();
-                        op.Unsqueeze(t, axis).out()
-                    })
-                    .collect();
-                let stacked = op.Concat(&parts).axis(-1).out();
-                Ok(op.GatherND(self_, stacked).out())
-            }
-        }
     }
 
     /// embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor
@@ -325,4 +503,562 @@ translations! {
         let axes = op.const_i64s(&[0]);
         Ok(op.Squeeze(s, Some(axes)).out())
     }
+
+    /// pad(Tensor self, SymInt[] pad, str mode="constant", float? value=None) -> Tensor
+    #[target("aten::pad")]
+    fn pad(op, self_: Tensor, pad: Vec<SymInt>, mode: &str = "constant", value: Option<f64> = None) -> OpResult<Value> {
+        let v = match (mode, value) {
+            ("constant", Some(v)) => {
+                let t = dtype_of(op, self_)?;
+                Some(op.scalar(t, v))
+            }
+            _ => None,
+        };
+        pad_impl(op, self_, &pad, mode, v)
+    }
+
+    /// constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor
+    #[target("aten::constant_pad_nd")]
+    fn constant_pad_nd(op, self_: Tensor, pad: Vec<SymInt>, value: Scalar = Scalar::Int(0)) -> OpResult<Value> {
+        let t = dtype_of(op, self_)?;
+        let v = scalar_value(op, value, t);
+        pad_impl(op, self_, &pad, "constant", Some(v))
+    }
+
+    /// reflection_pad1d(Tensor self, SymInt[2] padding) -> Tensor
+    #[target("aten::reflection_pad1d", "aten::reflection_pad2d", "aten::reflection_pad3d")]
+    fn reflection_pad(op, self_: Tensor, padding: Vec<SymInt>) -> OpResult<Value> {
+        pad_impl(op, self_, &padding, "reflect", None)
+    }
+
+    /// replication_pad1d(Tensor self, SymInt[2] padding) -> Tensor
+    #[target("aten::replication_pad1d", "aten::replication_pad2d", "aten::replication_pad3d")]
+    fn replication_pad(op, self_: Tensor, padding: Vec<SymInt>) -> OpResult<Value> {
+        pad_impl(op, self_, &padding, "replicate", None)
+    }
+
+    /// flip(Tensor self, int[] dims) -> Tensor
+    #[target("aten::flip")]
+    fn flip(op, self_: Tensor, dims: Vec<i64>) -> OpResult<Value> {
+        let r = rank_of(op, self_)?;
+        if r == 0 {
+            return Ok(self_);
+        }
+        let axes: Vec<i64> = dims.iter().map(|&d| normalize_axis(d, r)).collect();
+        Ok(flip_axes(op, self_, &axes))
+    }
+
+    /// flipud(Tensor self) -> Tensor
+    #[target("aten::flipud")]
+    fn flipud(op, self_: Tensor) -> Value {
+        flip_axes(op, self_, &[0])
+    }
+
+    /// fliplr(Tensor self) -> Tensor
+    #[target("aten::fliplr")]
+    fn fliplr(op, self_: Tensor) -> Value {
+        flip_axes(op, self_, &[1])
+    }
+
+    /// roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor
+    #[target("aten::roll")]
+    fn roll(op, self_: Tensor, shifts: Vec<SymInt>, dims: Vec<i64> = vec![]) -> OpResult<Value> {
+        let r = rank_of(op, self_)?;
+        let (x, pairs, reshape) = if dims.is_empty() {
+            let shape = op.Shape(self_).out();
+            let m1 = op.const_i64s(&[-1]);
+            (op.Reshape(self_, m1).out(), vec![(shifts[0], 0i64)], Some(shape))
+        } else {
+            if dims.len() != shifts.len() {
+                bail!("roll: shifts and dims differ in length");
+            }
+            (self_, shifts.iter().zip(&dims).map(|(&s, &d)| (s, normalize_axis(d, r))).collect(), None)
+        };
+        let mut x = x;
+        for (shift, axis) in pairs {
+            // out = cat(x[n-s:], x[:n-s]) with s = shift mod n.
+            let n = dim_size(op, x, axis);
+            let s = sym_value(op, shift);
+            let s = as_1d(op, s);
+            let one = op.const_i64s(&[1]);
+            let n1 = op.Max(&[n, one]).out();
+            let s = op.Mod(s, n1).fmod(0).out();
+            let cut = op.Sub(n, s).out();
+            let axes = op.const_i64s(&[axis]);
+            let big = op.const_i64s(&[i64::MAX]);
+            let zero = op.const_i64s(&[0]);
+            let tail = op.Slice(x, cut, big, Some(axes), None).out();
+            let head = op.Slice(x, zero, cut, Some(axes), None).out();
+            x = op.Concat(&[tail, head]).axis(axis).out();
+        }
+        Ok(match reshape {
+            Some(s) => op.Reshape(x, s).out(),
+            None => x,
+        })
+    }
+
+    /// rot90(Tensor self, int k=1, int[] dims=[0, 1]) -> Tensor
+    #[target("aten::rot90")]
+    fn rot90(op, self_: Tensor, k: i64 = 1, dims: Vec<i64> = vec![0, 1]) -> OpResult<Value> {
+        let r = rank_of(op, self_)?;
+        if dims.len() != 2 {
+            bail!("rot90 needs two dims");
+        }
+        let (d0, d1) = (normalize_axis(dims[0], r), normalize_axis(dims[1], r));
+        Ok(match k.rem_euclid(4) {
+            1 => {
+                let f = flip_axes(op, self_, &[d1]);
+                swap_axes(op, f, r, d0, d1)
+            }
+            2 => flip_axes(op, self_, &[d0, d1]),
+            3 => {
+                let f = flip_axes(op, self_, &[d0]);
+                swap_axes(op, f, r, d0, d1)
+            }
+            _ => self_,
+        })
+    }
+
+    /// tril(Tensor self, SymInt diagonal=0) -> Tensor
+    #[target("aten::tril")]
+    fn tril(op, self_: Tensor, diagonal: SymInt = SymInt::Const(0)) -> Value {
+        let k = sym_value(op, diagonal);
+        op.Trilu(self_, Some(k)).upper(0).out()
+    }
+
+    /// triu(Tensor self, SymInt diagonal=0) -> Tensor
+    #[target("aten::triu")]
+    fn triu(op, self_: Tensor, diagonal: SymInt = SymInt::Const(0)) -> Value {
+        let k = sym_value(op, diagonal);
+        op.Trilu(self_, Some(k)).upper(1).out()
+    }
+
+    /// diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)
+    #[target("aten::diagonal", "aten::diagonal_copy")]
+    fn diagonal(op, self_: Tensor, offset: i64 = 0, dim1: i64 = 0, dim2: i64 = 1) -> OpResult<Value> {
+        let r = rank_of(op, self_)?;
+        let (d1, d2) = (normalize_axis(dim1, r), normalize_axis(dim2, r));
+        let (xt, _) = to_last_two(op, self_, r, d1, d2);
+        let pos = diag_positions(op, xt, offset);
+        let flat = merge_last_two(op, xt, r);
+        Ok(op.Gather(flat, pos).axis(-1).out())
+    }
+
+    /// diagonal_scatter(Tensor self, Tensor src, int offset=0, int dim1=0, int dim2=1) -> Tensor
+    #[target("aten::diagonal_scatter")]
+    fn diagonal_scatter(op, self_: Tensor, src: Tensor, offset: i64 = 0, dim1: i64 = 0, dim2: i64 = 1) -> OpResult<Value> {
+        let r = rank_of(op, self_)?;
+        let t = dtype_of(op, self_)?;
+        let (d1, d2) = (normalize_axis(dim1, r), normalize_axis(dim2, r));
+        let (xt, perm) = to_last_two(op, self_, r, d1, d2);
+        let tshape = op.Shape(xt).out();
+        let pos = diag_positions(op, xt, offset);
+        let flat = merge_last_two(op, xt, r);
+        let src = cast(op, src, t);
+        let ss = op.Shape(src).out();
+        let idx = op.Expand(pos, ss).out();
+        let out = op.ScatterElements(flat, idx, src).axis(-1).out();
+        let out = op.Reshape(out, tshape).out();
+        let identity = perm.iter().enumerate().all(|(i, &p)| i as i64 == p);
+        Ok(if identity { out } else { op.Transpose(out).perm(&inverse_perm(&perm)).out() })
+    }
+
+    /// diag_embed(Tensor self, int offset=0, int dim1=-2, int dim2=-1) -> Tensor
+    #[target("aten::diag_embed")]
+    fn diag_embed(op, self_: Tensor, offset: i64 = 0, dim1: i64 = -2, dim2: i64 = -1) -> OpResult<Value> {
+        let r = rank_of(op, self_)?;
+        if r == 0 {
+            bail!("diag_embed of a 0-d tensor");
+        }
+        let t = dtype_of(op, self_)?;
+        let (d1, d2) = (normalize_axis(dim1, r + 1), normalize_axis(dim2, r + 1));
+        // Row i of the m×m result (m = n + |offset|) holds xpad[i] at column i + offset.
+        let k = offset.abs();
+        let pads = if offset >= 0 { [0, k] } else { [k, 0] };
+        let pads = op.const_i64s(&pads);
+        let last = op.const_i64s(&[-1]);
+        let zero_t = op.scalar(t, 0.0);
+        let xp = op.Pad(self_, pads, Some(zero_t), Some(last)).out();
+        let m = op.Shape(xp).start(-1).out();
+        let e = op.const_i64s(&[]);
+        let m0 = op.Reshape(m, e).out();
+        let (zero, one) = (op.scalar_i64(0), op.scalar_i64(1));
+        let ar = op.Range(zero, m0, one).out();
+        let col = op.const_i64s(&[-1, 1]);
+        let i = op.Reshape(ar, col).out();
+        let off = op.scalar_i64(offset);
+        let want = op.Add(i, off).out();
+        let mask = op.Equal(ar, want).out();
+        let xu = op.Unsqueeze(xp, last).out();
+        let grid = op.Where(mask, xu, zero_t).out();
+        // grid is [batch..., rows, cols]; place rows at d1 and cols at d2.
+        let mut perm = Vec::with_capacity(r + 1);
+        let mut b = 0i64;
+        for p in 0..(r + 1) as i64 {
+            if p == d1 {
+                perm.push((r - 1) as i64);
+            } else if p == d2 {
+                perm.push(r as i64);
+            } else {
+                perm.push(b);
+                b += 1;
+            }
+        }
+        let identity = perm.iter().enumerate().all(|(i, &p)| i as i64 == p);
+        Ok(if identity { grid } else { op.Transpose(grid).perm(&perm).out() })
+    }
+
+    /// slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor
+    #[target("aten::slice_scatter")]
+    fn slice_scatter(op, self_: Tensor, src: Tensor, dim: i64 = 0, start: Option<SymInt> = None, end: Option<SymInt> = None, step: SymInt = SymInt::Const(1)) -> OpResult<Value> {
+        let r = rank_of(op, self_)?;
+        let t = dtype_of(op, self_)?;
+        let axis = normalize_axis(dim, r);
+        let src = cast(op, src, t);
+        let start = start.unwrap_or(SymInt::Const(0));
+        let end = end.unwrap_or(SymInt::Const(i64::MAX));
+        let idx = positions_like(op, self_, axis, r, start, end, step, src);
+        Ok(op.ScatterElements(self_, idx, src).axis(axis).out())
+    }
+
+    /// select_scatter(Tensor self, Tensor src, int dim, SymInt index) -> Tensor
+    #[target("aten::select_scatter")]
+    fn select_scatter(op, self_: Tensor, src: Tensor, dim: i64, index: SymInt) -> OpResult<Value> {
+        let r = rank_of(op, self_)?;
+        let t = dtype_of(op, self_)?;
+        let axis = normalize_axis(dim, r);
+        let src = cast(op, src, t);
+        let a = op.const_i64s(&[axis]);
+        let src = op.Unsqueeze(src, a).out();
+        let n = dim_size(op, self_, axis);
+        let i = sym_value(op, index);
+        let i = as_1d(op, i);
+        let zero = op.const_i64s(&[0]);
+        let neg = op.Less(i, zero).out();
+        let wrapped = op.Add(i, n).out();
+        let i = op.Where(neg, wrapped, i).out();
+        let shape = op.const_i64s(&vec![1; r]);
+        let i = op.Reshape(i, shape).out();
+        let ss = op.Shape(src).out();
+        let idx = op.Expand(i, ss).out();
+        Ok(op.ScatterElements(self_, idx, src).axis(axis).out())
+    }
+
+    /// as_strided_scatter(Tensor self, Tensor src, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor
+    #[target("aten::as_strided_scatter")]
+    fn as_strided_scatter(op, self_: Tensor, src: Tensor, size: Vec<SymInt>, stride: Vec<SymInt>, storage_offset: Option<SymInt> = None) -> OpResult<Value> {
+        let t = dtype_of(op, self_)?;
+        let index = strided_index(op, &size, &stride, storage_offset);
+        let m1 = op.const_i64s(&[-1]);
+        let shape = op.Shape(self_).out();
+        let flat = op.Reshape(self_, m1).out();
+        let idx = op.Reshape(index, m1).out();
+        let src = cast(op, src, t);
+        let upd = op.Reshape(src, m1).out();
+        let out = op.ScatterElements(flat, idx, upd).axis(0).out();
+        Ok(op.Reshape(out, shape).out())
+    }
+
+    /// unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]
+    #[target("aten::unbind.int", "aten::unbind_copy.int")]
+    fn unbind(op, self_: Tensor, dim: i64 = 0) -> OpResult<Vec<Value>> {
+        let r = rank_of(op, self_)?;
+        let axis = normalize_axis(dim, r);
+        let n = fixed_dim(op, self_, axis, "unbind")?;
+        let axes = op.const_i64s(&[axis]);
+        if n == 1 {
+            return Ok(vec![op.Squeeze(self_, Some(axes)).out()]);
+        }
+        let sizes = vec![SymInt::Const(1); n as usize];
+        let parts = split_into(op, self_, &sizes, axis);
+        Ok(parts.into_iter().map(|p| op.Squeeze(p, Some(axes)).out()).collect())
+    }
+
+    /// chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]
+    #[target("aten::chunk")]
+    fn chunk(op, self_: Tensor, chunks: i64, dim: i64 = 0) -> OpResult<Vec<Value>> {
+        let r = rank_of(op, self_)?;
+        let axis = normalize_axis(dim, r);
+        let n = fixed_dim(op, self_, axis, "chunk")?;
+        if chunks <= 0 {
+            bail!("chunk expects a positive number of chunks");
+        }
+        let size = (n + chunks - 1) / chunks;
+        if size == 0 {
+            return Ok(vec![self_]);
+        }
+        let sizes = chunk_sizes(n, size);
+        if sizes.len() == 1 {
+            return Ok(vec![self_]);
+        }
+        Ok(split_into(op, self_, &sizes, axis))
+    }
+
+    /// hsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]
+    #[target("aten::hsplit.int", "aten::hsplit.array")]
+    fn hsplit(op, self_: Tensor, sections: Option<i64> = None, indices: Option<Vec<i64>> = None) -> OpResult<Vec<Value>> {
+        let r = rank_of(op, self_)?;
+        let axis = if r == 1 { 0 } else { 1 };
+        tensor_split(op, self_, axis, sections, indices)
+    }
+
+    /// vsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]
+    #[target("aten::vsplit.int", "aten::vsplit.array")]
+    fn vsplit(op, self_: Tensor, sections: Option<i64> = None, indices: Option<Vec<i64>> = None) -> OpResult<Vec<Value>> {
+        tensor_split(op, self_, 0, sections, indices)
+    }
+
+    /// dsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]
+    #[target("aten::dsplit.int", "aten::dsplit.array")]
+    fn dsplit(op, self_: Tensor, sections: Option<i64> = None, indices: Option<Vec<i64>> = None) -> OpResult<Vec<Value>> {
+        tensor_split(op, self_, 2, sections, indices)
+    }
+
+    /// unfold(Tensor(a) self, int dimension, int size, int step) -> Tensor(a)
+    #[target("aten::unfold", "aten::unfold_copy")]
+    fn unfold(op, self_: Tensor, dimension: i64, size: i64, step: i64) -> OpResult<Value> {
+        let r = rank_of(op, self_)?;
+        if r == 0 {
+            let one = op.const_i64s(&[1]);
+            return Ok(op.Reshape(self_, one).out());
+        }
+        let axis = normalize_axis(dimension, r);
+        // Window starts 0, step, ... up to n - size; window w takes start_w + [0, size).
+        let n = dim_size(op, self_, axis);
+        let e = op.const_i64s(&[]);
+        let n0 = op.Reshape(n, e).out();
+        let sz = op.scalar_i64(size);
+        let lim = op.Sub(n0, sz).out();
+        let one = op.scalar_i64(1);
+        let lim = op.Add(lim, one).out();
+        let zero = op.scalar_i64(0);
+        let st = op.scalar_i64(step);
+        let starts = op.Range(zero, lim, st).out();
+        let col = op.const_i64s(&[-1, 1]);
+        let starts = op.Reshape(starts, col).out();
+        let within = op.Range(zero, sz, one).out();
+        let idx = op.Add(starts, within).out();
+        let g = op.Gather(self_, idx).axis(axis).out();
+        // [pre, windows, size, post] → size last.
+        let mut perm: Vec<i64> = (0..=axis).collect();
+        perm.extend((axis + 2)..(r as i64 + 1));
+        perm.push(axis + 1);
+        let identity = perm.iter().enumerate().all(|(i, &p)| i as i64 == p);
+        Ok(if identity { g } else { op.Transpose(g).perm(&perm).out() })
+    }
+
+    /// broadcast_tensors(Tensor[] tensors) -> Tensor[]
+    #[target("aten::broadcast_tensors")]
+    fn broadcast_tensors(op, tensors: Vec<Tensor>) -> OpResult<Vec<Value>> {
+        let Some(&first) = tensors.first() else { return Ok(vec![]) };
+        let s0 = op.Shape(first).out();
+        let mut acc = op.ConstantOfShape(s0).value(TensorData::from_i64s(vec![1], &[0])).out();
+        for &t in &tensors[1..] {
+            let s = op.Shape(t).out();
+            acc = op.Expand(acc, s).out();
+        }
+        let shape = op.Shape(acc).out();
+        Ok(tensors.iter().map(|&t| op.Expand(t, shape).out()).collect())
+    }
+
+    /// broadcast_to(Tensor(a) self, SymInt[] size) -> Tensor(a)
+    #[target("aten::broadcast_to")]
+    fn broadcast_to(op, self_: Tensor, size: Vec<SymInt>) -> Value {
+        let size: Vec<SymInt> = size.into_iter().map(|s| if s == SymInt::Const(-1) { SymInt::Const(1) } else { s }).collect();
+        let shape = shape_vec(op, &size);
+        op.Expand(self_, shape).out()
+    }
+
+    /// atleast_1d(Tensor self) -> Tensor
+    #[target("aten::atleast_1d")]
+    fn atleast_1d(op, self_: Tensor) -> OpResult<Value> {
+        at_least(op, self_, 1)
+    }
+
+    /// atleast_2d(Tensor self) -> Tensor
+    #[target("aten::atleast_2d")]
+    fn atleast_2d(op, self_: Tensor) -> OpResult<Value> {
+        at_least(op, self_, 2)
+    }
+
+    /// atleast_3d(Tensor self) -> Tensor
+    #[target("aten::atleast_3d")]
+    fn atleast_3d(op, self_: Tensor) -> OpResult<Value> {
+        at_least(op, self_, 3)
+    }
+
+    /// hstack(Tensor[] tensors) -> Tensor
+    #[target("aten::hstack")]
+    fn hstack(op, tensors: Vec<Tensor>) -> OpResult<Value> {
+        let mut parts = Vec::new();
+        for t in tensors {
+            parts.push(at_least(op, t, 1)?);
+        }
+        let Some(&first) = parts.first() else { bail!("hstack of no tensors") };
+        let axis = if op.rank(first) == Some(1) { 0 } else { 1 };
+        Ok(concat_as_out(op, parts, axis))
+    }
+
+    /// vstack(Tensor[] tensors) -> Tensor
+    #[target("aten::vstack", "aten::row_stack")]
+    fn vstack(op, tensors: Vec<Tensor>) -> OpResult<Value> {
+        let mut parts = Vec::new();
+        for t in tensors {
+            parts.push(at_least(op, t, 2)?);
+        }
+        Ok(concat_as_out(op, parts, 0))
+    }
+
+    /// dstack(Tensor[] tensors) -> Tensor
+    #[target("aten::dstack")]
+    fn dstack(op, tensors: Vec<Tensor>) -> OpResult<Value> {
+        let mut parts = Vec::new();
+        for t in tensors {
+            parts.push(at_least(op, t, 3)?);
+        }
+        Ok(concat_as_out(op, parts, 2))
+    }
+
+    /// column_stack(Tensor[] tensors) -> Tensor
+    #[target("aten::column_stack")]
+    fn column_stack(op, tensors: Vec<Tensor>) -> OpResult<Value> {
+        let mut parts = Vec::new();
+        for t in tensors {
+            parts.push(if rank_of(op, t)? <= 1 {
+                let s = op.const_i64s(&[-1, 1]);
+                op.Reshape(t, s).out()
+            } else {
+                t
+            });
+        }
+        Ok(concat_as_out(op, parts, 1))
+    }
+
+    /// ravel(Tensor(a) self) -> Tensor(a)
+    #[target("aten::ravel")]
+    fn ravel(op, self_: Tensor) -> Value {
+        let s = op.const_i64s(&[-1]);
+        op.Reshape(self_, s).out()
+    }
+
+    /// mT(Tensor(a) self) -> Tensor(a)
+    #[target("aten::mT", "aten::mH", "aten::matrix_H", "aten::adjoint")]
+    fn m_t(op, self_: Tensor) -> OpResult<Value> {
+        let r = rank_of(op, self_)?;
+        if op.dtype(self_).is_some_and(|t| t.is_complex()) || op.info(self_).complex {
+            bail!("conjugate transpose of complex tensors is not supported");
+        }
+        if r < 2 {
+            bail!("mT needs a tensor of rank >= 2");
+        }
+        Ok(swap_axes(op, self_, r, r as i64 - 2, r as i64 - 1))
+    }
+
+    /// alias_copy(Tensor self) -> Tensor
+    #[target("aten::alias_copy")]
+    fn alias_copy(op, self_: Tensor) -> Value {
+        self_
+    }
+
+    /// pixel_shuffle(Tensor self, int upscale_factor) -> Tensor
+    #[target("aten::pixel_shuffle")]
+    fn pixel_shuffle(op, self_: Tensor, upscale_factor: i64) -> OpResult<Value> {
+        pixel_impl(op, self_, upscale_factor, true)
+    }
+
+    /// pixel_unshuffle(Tensor self, int downscale_factor) -> Tensor
+    #[target("aten::pixel_unshuffle")]
+    fn pixel_unshuffle(op, self_: Tensor, downscale_factor: i64) -> OpResult<Value> {
+        pixel_impl(op, self_, downscale_factor, false)
+    }
+}
+
+/// `tensor_split` by a number of sections (sizes differ by at most one, larger first) or at indices.
+fn tensor_split(op: &mut Builder, x: Value, axis: i64, sections: Option<i64>, indices: Option<Vec<i64>>) -> OpResult<Vec<Value>> {
+    let r = rank_of(op, x)?;
+    if (axis as usize) >= r {
+        bail!("split along axis {axis} of a rank-{r} tensor");
+    }
+    let n = fixed_dim(op, x, axis, "hsplit/vsplit")?;
+    let bounds: Vec<i64> = match (sections, indices) {
+        (Some(k), _) => {
+            if k <= 0 || n % k != 0 {
+                bail!("cannot split {n} elements into {k} equal sections");
+            }
+            (1..k).map(|i| i * (n / k)).collect()
+        }
+        (None, Some(ix)) => ix,
+        _ => bail!("split needs sections or indices"),
+    };
+    let mut sizes = Vec::new();
+    let mut prev = 0i64;
+    for b in bounds.into_iter().chain(std::iter::once(n)) {
+        let b = b.clamp(prev, n);
+        sizes.push(SymInt::Const(b - prev));
+        prev = b;
+    }
+    if sizes.len() == 1 {
+        return Ok(vec![x]);
+    }
+    let starts: Vec<i64> = {
+        let mut acc = 0;
+        sizes
+            .iter()
+            .map(|s| {
+                let st = acc;
+                if let SymInt::Const(c) = s {
+                    acc += c;
+                }
+                st
+            })
+            .collect()
+    };
+    // Slices (Split rejects zero-sized pieces in some runtimes).
+    let axes = op.const_i64s(&[axis]);
+    Ok(sizes
+        .iter()
+        .zip(starts)
+        .map(|(s, st)| {
+            let SymInt::Const(c) = s else { unreachable!() };
+            let a = op.const_i64s(&[st]);
+            let b = op.const_i64s(&[st + c]);
+            op.Slice(x, a, b, Some(axes), None).out()
+        })
+        .collect())
+}
+
+/// pixel_shuffle (`up`) / pixel_unshuffle with torch's channel order, any number of batch axes.
+fn pixel_impl(op: &mut Builder, x: Value, f: i64, up: bool) -> OpResult<Value> {
+    let r = rank_of(op, x)?;
+    if r < 3 {
+        bail!("pixel_(un)shuffle needs at least 3 dims");
+    }
+    let shape: Vec<i64> = match op.shape(x) {
+        Some(s) => s
+            .iter()
+            .map(|d| match d {
+                Dim::Fixed(n) => Some(*n),
+                _ => None,
+            })
+            .collect::<Option<Vec<i64>>>()
+            .ok_or("pixel_(un)shuffle needs static shapes")?,
+        None => bail!("pixel_(un)shuffle needs static shapes"),
+    };
+    let batch = &shape[..r - 3];
+    let (c, h, w) = (shape[r - 3], shape[r - 2], shape[r - 1]);
+    let b: i64 = batch.iter().product();
+    let (mid, perm, fin): (Vec<i64>, [i64; 6], Vec<i64>) = if up {
+        let oc = c / (f * f);
+        (vec![b, oc, f, f, h, w], [0, 1, 4, 2, 5, 3], vec![oc, h * f, w * f])
+    } else {
+        let (oh, ow) = (h / f, w / f);
+        (vec![b, c, oh, f, ow, f], [0, 1, 3, 5, 2, 4], vec![c * f * f, oh, ow])
+    };
+    let s = op.const_i64s(&mid);
+    let y = op.Reshape(x, s).out();
+    let y = op.Transpose(y).perm(&perm).out();
+    let mut out_shape = batch.to_vec();
+    out_shape.extend(fin);
+    let s = op.const_i64s(&out_shape);
+    Ok(op.Reshape(y, s).out())
 }

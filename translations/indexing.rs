@@ -1,0 +1,609 @@
+//! Indexing, gather/scatter and masks: index_put, gather, index_select, scatter (+ _add, _reduce),
+//! index_add/copy/reduce, masked_scatter/select, take, take_along_dim, put, count_nonzero, argwhere.
+
+use crate::translate::prelude::*;
+use crate::translations;
+
+/// `x` reshaped to 1-D.
+fn flat(op: &mut Builder, x: Value) -> Value {
+    let s = op.const_i64s(&[-1]);
+    op.Reshape(x, s).out()
+}
+
+/// `x` reshaped to 0-d.
+fn to_scalar(op: &mut Builder, x: Value) -> Value {
+    let s = op.const_i64s(&[]);
+    op.Reshape(x, s).out()
+}
+
+/// The size of `x` along `axis` as a 1-D int64 of one element.
+fn dim_size(op: &mut Builder, x: Value, axis: i64) -> Value {
+    op.Shape(x).start(axis).end(axis + 1).out()
+}
+
+/// Index values of an axis of size `size` with negative ones wrapped (`i < 0 → i + size`).
+fn wrap_index(op: &mut Builder, idx: Value, size: Value) -> Value {
+    let zero = op.scalar_i64(0);
+    let neg = op.Less(idx, zero).out();
+    let shifted = op.Add(idx, size).out();
+    op.Where(neg, shifted, idx).out()
+}
+
+/// A 0-d constant of `t` holding `v`, where bools take `v != 0`.
+fn konst(op: &mut Builder, t: DType, v: f64) -> Value {
+    op.scalar(t, v)
+}
+
+/// The index tensors of an advanced-indexing expression as (self axis, int64 index) pairs: boolean
+/// masks over k axes become k index vectors (their `NonZero` rows).
+fn int_indices(op: &mut Builder, indices: &[Option<Value>]) -> OpResult<Vec<(usize, Value)>> {
+    let mut out = Vec::new();
+    let mut axis = 0usize;
+    for t in indices {
+        match t {
+            None => axis += 1,
+            Some(t) if op.dtype(*t) == Some(DType::Bool) || op.dtype(*t) == Some(DType::Uint8) => {
+                let k = rank_of(op, *t)?;
+                if k == 0 {
+                    bail!("indexing with a 0-d boolean mask is not supported");
+                }
+                let m = cast(op, *t, DType::Bool);
+                let nz = op.NonZero(m).out();
+                for j in 0..k {
+                    let row = op.const_i64s(&[j as i64]);
+                    let r = op.Gather(nz, row).axis(0).out();
+                    let axes = op.const_i64s(&[0]);
+                    out.push((axis + j, op.Squeeze(r, Some(axes)).out()));
+                }
+                axis += k;
+            }
+            Some(t) => {
+                out.push((axis, cast(op, *t, DType::Int64)));
+                axis += 1;
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// How an advanced index maps onto GatherND/ScatterND: the input with its indexed axes moved to the
+/// front, the stacked (broadcast, wrapped) indices `[*B, k]`, and the layout of torch's result.
+struct AdvIndex {
+    /// Transposed input: indexed axes first, then the others in order.
+    xt: Value,
+    /// `perm` that made `xt` (identity when `None`).
+    perm: Option<Vec<i64>>,
+    /// Stacked indices `[*B, k]`.
+    idx: Value,
+    /// Rank of the broadcast index shape B.
+    nb: usize,
+    /// Where torch puts B in its result: at the first indexed axis when the indexed axes are
+    /// adjacent, else at the front.
+    b_at: usize,
+    /// A zero int64 tensor of shape B.
+    zeros_b: Value,
+}
+
+fn adv_index(op: &mut Builder, x: Value, indices: &[Option<Value>]) -> OpResult<AdvIndex> {
+    let r = rank_of(op, x)?;
+    let given = int_indices(op, indices)?;
+    if given.is_empty() {
+        bail!("advanced indexing without index tensors");
+    }
+    if given.iter().any(|(a, _)| *a >= r) {
+        bail!("too many indices for a tensor of rank {r}");
+    }
+    let positions: Vec<usize> = given.iter().map(|(a, _)| *a).collect();
+    let mut ranks = Vec::new();
+    for (_, t) in &given {
+        ranks.push(rank_of(op, *t).unwrap_or(1));
+    }
+    let nb = *ranks.iter().max().unwrap_or(&1);
+    // Broadcast all indices to B by adding a zero tensor of shape B.
+    let zero = op.scalar_i64(0);
+    let mut zeros_b = op.Mul(given[0].1, zero).out();
+    for (_, t) in &given[1..] {
+        let z = op.Mul(*t, zero).out();
+        zeros_b = op.Add(zeros_b, z).out();
+    }
+    let last = op.const_i64s(&[-1]);
+    let mut parts = Vec::new();
+    for (a, t) in &given {
+        let size = dim_size(op, x, *a as i64);
+        let t = wrap_index(op, *t, size);
+        let t = op.Add(t, zeros_b).out();
+        parts.push(op.Unsqueeze(t, last).out());
+    }
+    let idx = if parts.len() == 1 { parts[0] } else { op.Concat(&parts).axis(-1).out() };
+    let mut perm: Vec<i64> = positions.iter().map(|&p| p as i64).collect();
+    perm.extend((0..r as i64).filter(|d| !positions.contains(&(*d as usize))));
+    let identity = perm.iter().enumerate().all(|(i, &p)| i as i64 == p);
+    let xt = if identity { x } else { op.Transpose(x).perm(&perm).out() };
+    let adjacent = positions.windows(2).all(|w| w[1] == w[0] + 1);
+    let b_at = if adjacent { positions[0] } else { 0 };
+    Ok(AdvIndex { xt, perm: if identity { None } else { Some(perm) }, idx, nb, b_at, zeros_b })
+}
+
+fn inverse_perm(perm: &[i64]) -> Vec<i64> {
+    let mut inv = vec![0i64; perm.len()];
+    for (i, &p) in perm.iter().enumerate() {
+        inv[p as usize] = i as i64;
+    }
+    inv
+}
+
+/// Moves `n` axes at `from` of a rank-`r` layout to position `to` (a permutation).
+fn move_block(r: usize, from: usize, n: usize, to: usize) -> Vec<i64> {
+    let mut rest: Vec<i64> = (0..r as i64).filter(|&d| (d as usize) < from || (d as usize) >= from + n).collect();
+    let block: Vec<i64> = (from as i64..(from + n) as i64).collect();
+    let tail = rest.split_off(to.min(rest.len()));
+    rest.extend(block);
+    rest.extend(tail);
+    rest
+}
+
+/// torch's `x[indices]` (advanced indexing).
+pub fn index_tensor(op: &mut Builder, x: Value, indices: &[Option<Value>]) -> OpResult<Value> {
+    let r = rank_of(op, x)?;
+    let used = r - rank_after_index(op, x, indices)?;
+    let a = adv_index(op, x, indices)?;
+    let g = op.GatherND(a.xt, a.idx).out();
+    // GatherND gives [*B, rest...]; torch puts B at b_at.
+    let out_rank = a.nb + r - used;
+    if a.b_at == 0 {
+        return Ok(g);
+    }
+    let perm = move_block(out_rank, 0, a.nb, a.b_at);
+    Ok(op.Transpose(g).perm(&perm).out())
+}
+
+/// The number of self axes an index list leaves unindexed.
+fn rank_after_index(op: &Builder, x: Value, indices: &[Option<Value>]) -> OpResult<usize> {
+    let r = rank_of(op, x)?;
+    let mut used = 0;
+    for t in indices.iter().flatten() {
+        used += if op.dtype(*t) == Some(DType::Bool) || op.dtype(*t) == Some(DType::Uint8) { rank_of(op, *t)? } else { 1 };
+    }
+    Ok(r - used)
+}
+
+/// ScatterElements of `src` (same shape as `index`) into `x`; rank-0 tensors go through rank 1.
+fn scatter_elements(op: &mut Builder, x: Value, r: usize, axis: i64, index: Value, src: Value, reduction: &str) -> OpResult<Value> {
+    let index = cast(op, index, DType::Int64);
+    if r == 0 {
+        let (x1, i1, s1) = (flat(op, x), flat(op, index), flat(op, src));
+        let out = op.ScatterElements(x1, i1, s1).axis(0).reduction(reduction).out();
+        return Ok(to_scalar(op, out));
+    }
+    Ok(op.ScatterElements(x, index, src).axis(axis).reduction(reduction).out())
+}
+
+/// `src` cut to the shape of `index` (torch lets src be larger than index along any axis).
+fn src_like_index(op: &mut Builder, src: Value, index: Value) -> Value {
+    if op.shape(src).is_some() && op.shape(src) == op.shape(index) {
+        return src;
+    }
+    let r = op.rank(index).unwrap_or(0);
+    if r == 0 {
+        return src;
+    }
+    let zeros = op.const_i64s(&vec![0; r]);
+    let ends = op.Shape(index).out();
+    op.Slice(src, zeros, ends, None, None).out()
+}
+
+/// `a // b` rounding toward -inf for integer `a` and positive integer `b`.
+fn floor_div_pos(op: &mut Builder, a: Value, b: Value) -> Value {
+    let m = op.Mod(a, b).fmod(0).out();
+    let d = op.Sub(a, m).out();
+    op.Div(d, b).out()
+}
+
+/// scatter_reduce with torch's reductions, `index` already the shape of `src`.
+fn scatter_reduce_impl(op: &mut Builder, x: Value, axis: i64, index: Value, src: Value, reduce: &str, include_self: bool) -> OpResult<Value> {
+    let t = dtype_of(op, x)?;
+    let r = rank_of(op, x)?;
+    let src = cast(op, src, t);
+    let index = cast(op, index, DType::Int64);
+    let (red, ident) = match reduce {
+        "sum" | "mean" => ("add", 0.0),
+        "prod" => ("mul", 1.0),
+        "amax" => ("max", if t == DType::Bool { 0.0 } else { f64::NEG_INFINITY }),
+        "amin" => ("min", if t == DType::Bool { 1.0 } else { f64::INFINITY }),
+        other => bail!("unknown scatter reduction '{other}'"),
+    };
+    let ishape = op.Shape(index).out();
+    let base = if include_self {
+        x
+    } else {
+        let id = konst(op, t, ident);
+        let fill = op.Expand(id, ishape).out();
+        scatter_elements(op, x, r, axis, index, fill, "none")?
+    };
+    let out = scatter_elements(op, base, r, axis, index, src, red)?;
+    if reduce != "mean" {
+        return Ok(out);
+    }
+    let ct = if t.is_float() { t } else { DType::Int64 };
+    let one = konst(op, ct, 1.0);
+    let ones = op.Expand(one, ishape).out();
+    let xshape = op.Shape(x).out();
+    let c0 = konst(op, ct, if include_self { 1.0 } else { 0.0 });
+    let c0 = op.Expand(c0, xshape).out();
+    let count = scatter_elements(op, c0, r, axis, index, ones, "add")?;
+    let count = op.Max(&[count, one]).out();
+    if t.is_float() {
+        Ok(op.Div(out, count).out())
+    } else {
+        let o = cast(op, out, DType::Int64);
+        let q = floor_div_pos(op, o, count);
+        Ok(cast(op, q, t))
+    }
+}
+
+/// A 1-D `index` along `axis` of `source` broadcast to `source`'s shape (index_add & co).
+fn index_along(op: &mut Builder, index: Value, source: Value, axis: i64, r: usize) -> Value {
+    let index = cast(op, index, DType::Int64);
+    if r == 0 {
+        return flat(op, index);
+    }
+    let mut shape = vec![1i64; r];
+    shape[axis as usize] = -1;
+    let shape = op.const_i64s(&shape);
+    let i = op.Reshape(index, shape).out();
+    let s = op.Shape(source).out();
+    op.Expand(i, s).out()
+}
+
+/// `source` in the rank of `x` (torch allows a 0-d source for a 0-d self, or 1-element 1-D).
+fn source_for(op: &mut Builder, source: Value, r: usize) -> Value {
+    if r == 0 {
+        flat(op, source)
+    } else {
+        source
+    }
+}
+
+translations! {
+    /// index.Tensor(Tensor self, Tensor?[] indices) -> Tensor
+    #[target("aten::index.Tensor", "aten::_unsafe_index.Tensor")]
+    fn index(op, self_: Tensor, indices: Vec<Option<Tensor>>) -> OpResult<Value> {
+        index_tensor(op, self_, &indices)
+    }
+
+    /// index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor
+    #[target("aten::index_put", "aten::_unsafe_index_put", "aten::_index_put_impl")]
+    fn index_put(op, self_: Tensor, indices: Vec<Option<Tensor>>, values: Tensor, accumulate: bool = false) -> OpResult<Value> {
+        let t = dtype_of(op, self_)?;
+        let r = rank_of(op, self_)?;
+        let values = cast(op, values, t);
+        let used = r - rank_after_index(op, self_, &indices)?;
+        let a = adv_index(op, self_, &indices)?;
+        // The shape of x[indices] in torch's layout, then moved to ScatterND's [*B, rest...].
+        let bshape = op.Shape(a.zeros_b).out();
+        let tshape = if a.b_at == 0 {
+            let rest = op.Shape(a.xt).start(used as i64).out();
+            op.Concat(&[bshape, rest]).axis(0).out()
+        } else {
+            let pre = op.Shape(self_).start(0).end(a.b_at as i64).out();
+            let post = op.Shape(self_).start((a.b_at + used) as i64).out();
+            op.Concat(&[pre, bshape, post]).axis(0).out()
+        };
+        let upd = op.Expand(values, tshape).out();
+        let out_rank = a.nb + r - used;
+        let upd = if a.b_at == 0 {
+            upd
+        } else {
+            let perm = move_block(out_rank, a.b_at, a.nb, 0);
+            op.Transpose(upd).perm(&perm).out()
+        };
+        let red = if accumulate { "add" } else { "none" };
+        let out = op.ScatterND(a.xt, a.idx, upd).reduction(red).out();
+        Ok(match &a.perm {
+            Some(p) => op.Transpose(out).perm(&inverse_perm(p)).out(),
+            None => out,
+        })
+    }
+
+    /// gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor
+    #[target("aten::gather")]
+    fn gather(op, self_: Tensor, dim: i64, index: Tensor, sparse_grad: Ignored) -> OpResult<Value> {
+        let r = rank_of(op, self_)?;
+        let index = cast(op, index, DType::Int64);
+        if r == 0 {
+            let (x, i) = (flat(op, self_), flat(op, index));
+            let g = op.GatherElements(x, i).axis(0).out();
+            return Ok(if op.rank(index) == Some(0) { to_scalar(op, g) } else { g });
+        }
+        Ok(op.GatherElements(self_, index).axis(normalize_axis(dim, r)).out())
+    }
+
+    /// index_select(Tensor self, int dim, Tensor index) -> Tensor
+    #[target("aten::index_select")]
+    fn index_select(op, self_: Tensor, dim: i64, index: Tensor) -> OpResult<Value> {
+        let r = rank_of(op, self_)?;
+        let index = cast(op, index, DType::Int64);
+        let index = flat(op, index);
+        if r == 0 {
+            let x = flat(op, self_);
+            let g = op.Gather(x, index).axis(0).out();
+            return Ok(to_scalar(op, g));
+        }
+        Ok(op.Gather(self_, index).axis(normalize_axis(dim, r)).out())
+    }
+
+    /// scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor
+    #[target("aten::scatter.src", "aten::scatter.value", "aten::scatter.reduce", "aten::scatter.value_reduce")]
+    fn scatter(op, self_: Tensor, dim: i64, index: Tensor, src: Option<Tensor> = None, value: Option<Scalar> = None, reduce: Option<&str> = None) -> OpResult<Value> {
+        let t = dtype_of(op, self_)?;
+        let r = rank_of(op, self_)?;
+        let updates = match (src, value) {
+            (Some(s), _) => {
+                let s = cast(op, s, t);
+                src_like_index(op, s, index)
+            }
+            (None, Some(v)) => {
+                let v = scalar_value(op, v, t);
+                let s = op.Shape(index).out();
+                op.Expand(v, s).out()
+            }
+            _ => bail!("scatter needs src or value"),
+        };
+        let red = match reduce {
+            None => "none",
+            Some("add") => "add",
+            Some("multiply") => "mul",
+            Some(o) => bail!("unknown scatter reduce '{o}'"),
+        };
+        scatter_elements(op, self_, r, normalize_axis(dim, r.max(1)), index, updates, red)
+    }
+
+    /// scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor
+    #[target("aten::scatter_add")]
+    fn scatter_add(op, self_: Tensor, dim: i64, index: Tensor, src: Tensor) -> OpResult<Value> {
+        let t = dtype_of(op, self_)?;
+        let r = rank_of(op, self_)?;
+        let s = cast(op, src, t);
+        let s = src_like_index(op, s, index);
+        scatter_elements(op, self_, r, normalize_axis(dim, r.max(1)), index, s, "add")
+    }
+
+    /// scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor
+    #[target("aten::scatter_reduce.two")]
+    fn scatter_reduce(op, self_: Tensor, dim: i64, index: Tensor, src: Tensor, reduce: &str, include_self: bool = true) -> OpResult<Value> {
+        let r = rank_of(op, self_)?;
+        let s = src_like_index(op, src, index);
+        scatter_reduce_impl(op, self_, normalize_axis(dim, r.max(1)), index, s, reduce, include_self)
+    }
+
+    /// index_reduce(Tensor self, int dim, Tensor index, Tensor source, str reduce, *, bool include_self=True) -> Tensor
+    #[target("aten::index_reduce")]
+    fn index_reduce(op, self_: Tensor, dim: i64, index: Tensor, source: Tensor, reduce: &str, include_self: bool = true) -> OpResult<Value> {
+        let r = rank_of(op, self_)?;
+        let axis = normalize_axis(dim, r.max(1));
+        let source = source_for(op, source, r);
+        let idx = index_along(op, index, source, axis, r);
+        scatter_reduce_impl(op, self_, axis, idx, source, reduce, include_self)
+    }
+
+    /// index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor
+    #[target("aten::index_add")]
+    fn index_add(op, self_: Tensor, dim: i64, index: Tensor, source: Tensor, alpha: Scalar = Scalar::Int(1)) -> OpResult<Value> {
+        let t = dtype_of(op, self_)?;
+        let r = rank_of(op, self_)?;
+        let axis = normalize_axis(dim, r.max(1));
+        let source = source_for(op, source, r);
+        let mut s = cast(op, source, t);
+        if alpha != Scalar::Int(1) {
+            let a = scalar_value(op, alpha, t);
+            s = op.Mul(s, a).out();
+        }
+        let idx = index_along(op, index, source, axis, r);
+        scatter_elements(op, self_, r, axis, idx, s, "add")
+    }
+
+    /// index_copy(Tensor self, int dim, Tensor index, Tensor source) -> Tensor
+    #[target("aten::index_copy")]
+    fn index_copy(op, self_: Tensor, dim: i64, index: Tensor, source: Tensor) -> OpResult<Value> {
+        let t = dtype_of(op, self_)?;
+        let r = rank_of(op, self_)?;
+        let axis = normalize_axis(dim, r.max(1));
+        let source = source_for(op, source, r);
+        let s = cast(op, source, t);
+        let idx = index_along(op, index, source, axis, r);
+        scatter_elements(op, self_, r, axis, idx, s, "none")
+    }
+
+    /// index_fill.int_Scalar(Tensor self, int dim, Tensor index, Scalar value) -> Tensor
+    #[target("aten::index_fill.int_Scalar", "aten::index_fill.int_Tensor")]
+    fn index_fill(op, self_: Tensor, dim: i64, index: Tensor, value: Scalar) -> OpResult<Value> {
+        let t = dtype_of(op, self_)?;
+        let r = rank_of(op, self_)?;
+        if r == 0 {
+            // Any valid index selects the only element.
+            return Ok(scalar_value(op, value, t));
+        }
+        let axis = normalize_axis(dim, r);
+        let index = cast(op, index, DType::Int64);
+        let index = flat(op, index);
+        // Positions along `axis` whose index is listed: a mask of the axis length.
+        let n = dim_size(op, self_, axis);
+        let zero = op.scalar_i64(0);
+        let one = op.scalar_i64(1);
+        let n0 = to_scalar(op, n);
+        let ar = op.Range(zero, n0, one).out();
+        let index = wrap_index(op, index, n);
+        let col = op.const_i64s(&[-1, 1]);
+        let ar2 = op.Reshape(ar, col).out();
+        let eq = op.Equal(ar2, index).out();
+        let eqi = cast(op, eq, DType::Int64);
+        let axes = op.const_i64s(&[1]);
+        let hit = op.ReduceMax(eqi, Some(axes)).keepdims(0).out();
+        let hit = cast(op, hit, DType::Bool);
+        let mut shape = vec![1i64; r];
+        shape[axis as usize] = -1;
+        let shape = op.const_i64s(&shape);
+        let mask = op.Reshape(hit, shape).out();
+        let v = scalar_value(op, value, t);
+        Ok(op.Where(mask, v, self_).out())
+    }
+
+    /// masked_select(Tensor self, Tensor mask) -> Tensor
+    #[target("aten::masked_select")]
+    fn masked_select(op, self_: Tensor, mask: Tensor) -> Value {
+        let (sx, sm) = (op.Shape(self_).out(), op.Shape(mask).out());
+        let xb = op.Expand(self_, sm).out();
+        let m = cast(op, mask, DType::Bool);
+        let mb = op.Expand(m, sx).out();
+        let (fx, fm) = (flat(op, xb), flat(op, mb));
+        op.Compress(fx, fm).axis(0).out()
+    }
+
+    /// masked_scatter(Tensor self, Tensor mask, Tensor source) -> Tensor
+    #[target("aten::masked_scatter")]
+    fn masked_scatter(op, self_: Tensor, mask: Tensor, source: Tensor) -> OpResult<Value> {
+        let t = dtype_of(op, self_)?;
+        let (sx, sm) = (op.Shape(self_).out(), op.Shape(mask).out());
+        let xb = op.Expand(self_, sm).out();
+        let m = cast(op, mask, DType::Bool);
+        let mb = op.Expand(m, sx).out();
+        let shape = op.Shape(xb).out();
+        let (fx, fm) = (flat(op, xb), flat(op, mb));
+        // The k-th true position takes source's k-th element (row-major).
+        let mi = cast(op, fm, DType::Int64);
+        let zero = op.scalar_i64(0);
+        let pos = op.CumSum(mi, zero).out();
+        let one = op.scalar_i64(1);
+        let pos = op.Sub(pos, one).out();
+        let pos = op.Max(&[pos, zero]).out();
+        let s = cast(op, source, t);
+        let s = flat(op, s);
+        // One spare element so that an empty source with an all-false mask still gathers.
+        let pad = op.const_i64s(&[1]);
+        let spare = op.ConstantOfShape(pad).value(TensorData::from_f64_as(t, vec![1], &[0.0]).ok_or("unsupported element type")?).out();
+        let s = op.Concat(&[s, spare]).axis(0).out();
+        let g = op.Gather(s, pos).axis(0).out();
+        let out = op.Where(fm, g, fx).out();
+        Ok(op.Reshape(out, shape).out())
+    }
+
+    /// take(Tensor self, Tensor index) -> Tensor
+    #[target("aten::take")]
+    fn take(op, self_: Tensor, index: Tensor) -> Value {
+        let x = flat(op, self_);
+        let i = cast(op, index, DType::Int64);
+        op.Gather(x, i).axis(0).out()
+    }
+
+    /// take_along_dim(Tensor self, Tensor indices, int? dim=None) -> Tensor
+    #[target("aten::take_along_dim")]
+    fn take_along_dim(op, self_: Tensor, indices: Tensor, dim: Option<i64> = None) -> OpResult<Value> {
+        let i = cast(op, indices, DType::Int64);
+        let Some(dim) = dim else {
+            let (x, i) = (flat(op, self_), flat(op, i));
+            return Ok(op.GatherElements(x, i).axis(0).out());
+        };
+        let r = rank_of(op, self_)?;
+        if r == 0 {
+            let (x, i1) = (flat(op, self_), flat(op, i));
+            let g = op.GatherElements(x, i1).axis(0).out();
+            return Ok(to_scalar(op, g));
+        }
+        let axis = normalize_axis(dim, r);
+        // Broadcast every axis but `axis` between self and indices.
+        let one = op.const_i64s(&[1]);
+        let starts = op.const_i64s(&[axis]);
+        let si = op.Shape(i).out();
+        let si1 = op.ScatterElements(si, starts, one).axis(0).out();
+        let sx = op.Shape(self_).out();
+        let sx1 = op.ScatterElements(sx, starts, one).axis(0).out();
+        let x = op.Expand(self_, si1).out();
+        let i = op.Expand(i, sx1).out();
+        Ok(op.GatherElements(x, i).axis(axis).out())
+    }
+
+    /// put(Tensor self, Tensor index, Tensor source, bool accumulate=False) -> Tensor
+    #[target("aten::put")]
+    fn put(op, self_: Tensor, index: Tensor, source: Tensor, accumulate: bool = false) -> OpResult<Value> {
+        let t = dtype_of(op, self_)?;
+        let shape = op.Shape(self_).out();
+        let x = flat(op, self_);
+        let i = cast(op, index, DType::Int64);
+        let i = flat(op, i);
+        let s = cast(op, source, t);
+        let s = flat(op, s);
+        let out = op.ScatterElements(x, i, s).axis(0).reduction(if accumulate { "add" } else { "none" }).out();
+        Ok(op.Reshape(out, shape).out())
+    }
+
+    /// count_nonzero(Tensor self, int? dim=None) -> Tensor
+    #[target("aten::count_nonzero", "aten::count_nonzero.dim_IntList")]
+    fn count_nonzero(op, self_: Tensor, dim: Option<Vec<i64>> = None) -> OpResult<Value> {
+        let r = rank_of(op, self_)?;
+        let nz = if op.dtype(self_) == Some(DType::Bool) {
+            self_
+        } else {
+            let t = dtype_of(op, self_)?;
+            let z = op.scalar(t, 0.0);
+            let e = op.Equal(self_, z).out();
+            op.Not(e).out()
+        };
+        let n = cast(op, nz, DType::Int64);
+        if r == 0 {
+            return Ok(n);
+        }
+        let axes = match dim {
+            Some(d) if !d.is_empty() => {
+                let a: Vec<i64> = d.iter().map(|&x| normalize_axis(x, r)).collect();
+                Some(op.const_i64s(&a))
+            }
+            Some(_) => return Ok(n),
+            None => None,
+        };
+        Ok(op.ReduceSum(n, axes).keepdims(0).out())
+    }
+
+    /// argwhere(Tensor self) -> Tensor
+    #[target("aten::argwhere")]
+    fn argwhere(op, self_: Tensor) -> OpResult<Value> {
+        let r = rank_of(op, self_)?;
+        if r == 0 {
+            // [n, 0] with n = 1 if the scalar is non-zero.
+            let x = flat(op, self_);
+            let nz = op.NonZero(x).out();
+            let n = op.Shape(nz).start(1).end(2).out();
+            let z = op.const_i64s(&[0]);
+            let s = op.Concat(&[n, z]).axis(0).out();
+            return Ok(op.ConstantOfShape(s).value(TensorData::from_i64s(vec![1], &[0])).out());
+        }
+        let nz = op.NonZero(self_).out();
+        Ok(op.Transpose(nz).perm(&[1, 0]).out())
+    }
+
+    /// nonzero_static(Tensor self, *, SymInt size, int fill_value=-1) -> Tensor
+    #[target("aten::nonzero_static")]
+    fn nonzero_static(op, self_: Tensor, size: SymInt, fill_value: i64 = -1) -> OpResult<Value> {
+        let r = rank_of(op, self_)?;
+        let SymInt::Const(size) = size else { bail!("nonzero_static with a symbolic size") };
+        let x = if r == 0 { flat(op, self_) } else { self_ };
+        let nz = op.NonZero(x).out();
+        let nz = op.Transpose(nz).perm(&[1, 0]).out();
+        let nz = if r == 0 {
+            let starts = op.const_i64s(&[0]);
+            let ends = op.const_i64s(&[0]);
+            let axes = op.const_i64s(&[1]);
+            op.Slice(nz, starts, ends, Some(axes), None).out()
+        } else {
+            nz
+        };
+        // Pad with fill_value rows to `size`, then keep the first `size` rows.
+        let cols = r as i64;
+        let fill_shape = op.const_i64s(&[size, cols]);
+        let fill = op.ConstantOfShape(fill_shape).value(TensorData::from_i64s(vec![1], &[fill_value])).out();
+        let both = op.Concat(&[nz, fill]).axis(0).out();
+        let starts = op.const_i64s(&[0]);
+        let ends = op.const_i64s(&[size]);
+        let axes = op.const_i64s(&[0]);
+        Ok(op.Slice(both, starts, ends, Some(axes), None).out())
+    }
+}

@@ -1,0 +1,309 @@
+//! Sorting, searching and cumulative ops: sort, argsort, msort, kthvalue, searchsorted, bucketize,
+//! cumsum, cumprod, cummax, cummin, logcumsumexp.
+
+use crate::translate::prelude::*;
+use crate::translations;
+
+/// The size of `x` along `axis` as a 1-D int64 of one element.
+fn dim_size(op: &mut Builder, x: Value, axis: i64) -> Value {
+    op.Shape(x).start(axis).end(axis + 1).out()
+}
+
+/// The type TopK runs in for `t` (it has no kernels for bool and small integers).
+fn topk_type(t: DType) -> DType {
+    match t {
+        DType::Bool | DType::Int8 | DType::Uint8 | DType::Int16 => DType::Int32,
+        _ => t,
+    }
+}
+
+/// Sorted values and indices of `x` along `axis` (TopK breaks ties by the lower index: stable).
+fn sort_impl(op: &mut Builder, x: Value, axis: i64, descending: bool) -> OpResult<(Value, Value)> {
+    let t = dtype_of(op, x)?;
+    let w = cast(op, x, topk_type(t));
+    let k = dim_size(op, x, axis);
+    if !t.is_float() {
+        let [v, i] = op.TopK(w, k).axis(axis).largest(descending as i64).sorted(1).outs::<2>();
+        return Ok((cast(op, v, t), i));
+    }
+    // torch orders NaN above +inf. Sort with NaN as +inf, then stably by "is NaN".
+    let nan = op.IsNaN(w).out();
+    let inf = op.scalar(t, f64::INFINITY);
+    let key = op.Where(nan, inf, w).out();
+    let [_, i1] = op.TopK(key, k).axis(axis).largest(descending as i64).sorted(1).outs::<2>();
+    let nan_i = cast(op, nan, DType::Int32);
+    let nan_s = op.GatherElements(nan_i, i1).axis(axis).out();
+    let [_, i2] = op.TopK(nan_s, k).axis(axis).largest(descending as i64).sorted(1).outs::<2>();
+    let i = op.GatherElements(i1, i2).axis(axis).out();
+    let v = op.GatherElements(x, i).axis(axis).out();
+    Ok((v, i))
+}
+
+/// For a scan along `axis` (length n) of `x` (rank r): `x` unsqueezed to `[.., 1, n, ..]` (the new
+/// axis `axis` is the output position i, axis `axis+1` the input position j) and the mask j <= i
+/// shaped to broadcast against it.
+fn scan_layout(op: &mut Builder, x: Value, axis: i64, r: usize) -> (Value, Value, Value) {
+    let ax = op.const_i64s(&[axis]);
+    let xu = op.Unsqueeze(x, ax).out();
+    let n = dim_size(op, x, axis);
+    let n0 = {
+        let s = op.const_i64s(&[]);
+        op.Reshape(n, s).out()
+    };
+    let zero = op.scalar_i64(0);
+    let one = op.scalar_i64(1);
+    let ar = op.Range(zero, n0, one).out();
+    let col = op.const_i64s(&[-1, 1]);
+    let i = op.Reshape(ar, col).out();
+    let row = op.const_i64s(&[1, -1]);
+    let j = op.Reshape(ar, row).out();
+    let mask = op.LessOrEqual(j, i).out();
+    // [n, n] → rank r+1 with i at `axis` and j at `axis + 1`.
+    let axes: Vec<i64> = (0..axis).chain(axis + 2..(r + 1) as i64).collect();
+    let (mask, j) = if axes.is_empty() {
+        (mask, j)
+    } else {
+        let a = op.const_i64s(&axes);
+        (op.Unsqueeze(mask, a).out(), op.Unsqueeze(j, a).out())
+    };
+    (xu, mask, j)
+}
+
+/// cummax (`is_max`) or cummin values and indices.
+fn cum_extreme(op: &mut Builder, x: Value, dim: i64, is_max: bool) -> OpResult<(Value, Value)> {
+    let r = rank_of(op, x)?;
+    let t = dtype_of(op, x)?;
+    if r == 0 {
+        let z = op.scalar_i64(0);
+        return Ok((x, z));
+    }
+    let axis = normalize_axis(dim, r);
+    let w = if t == DType::Bool { cast(op, x, DType::Int32) } else { x };
+    let wt = dtype_of(op, w).unwrap_or(t);
+    let (xu, mask, j) = scan_layout(op, w, axis, r);
+    let fill = op.scalar(wt, if is_max { f64::NEG_INFINITY } else { f64::INFINITY });
+    let masked = op.Where(mask, xu, fill).out();
+    let red_axis = op.const_i64s(&[axis + 1]);
+    let mut values = if is_max {
+        op.ReduceMax(masked, Some(red_axis)).keepdims(0).out()
+    } else {
+        op.ReduceMin(masked, Some(red_axis)).keepdims(0).out()
+    };
+    let vu_axes = op.const_i64s(&[axis + 1]);
+    let hit = if wt.is_float() {
+        // NaN propagates: once seen, the value is NaN and the index the last NaN's.
+        let nan = op.IsNaN(xu).out();
+        let nan_m = op.And(nan, mask).out();
+        let nan_i = cast(op, nan_m, DType::Int64);
+        let any = op.ReduceMax(nan_i, Some(red_axis)).keepdims(0).out();
+        let any = cast(op, any, DType::Bool);
+        let nanv = op.scalar(wt, f64::NAN);
+        values = op.Where(any, nanv, values).out();
+        let vu = op.Unsqueeze(values, vu_axes).out();
+        let eq = op.Equal(xu, vu).out();
+        let vnan = op.IsNaN(vu).out();
+        let both = op.And(nan, vnan).out();
+        let eq = op.Or(eq, both).out();
+        op.And(eq, mask).out()
+    } else {
+        let vu = op.Unsqueeze(values, vu_axes).out();
+        let eq = op.Equal(xu, vu).out();
+        op.And(eq, mask).out()
+    };
+    let minus = op.scalar_i64(-1);
+    let jj = op.Where(hit, j, minus).out();
+    let idx = op.ReduceMax(jj, Some(red_axis)).keepdims(0).out();
+    Ok((cast(op, values, t), idx))
+}
+
+/// Number of elements of `seq` (last axis) below `v` (`right`: at most `v`), per value of `v`.
+fn count_below(op: &mut Builder, seq: Value, v: Value, right: bool, seq_rank: usize) -> Value {
+    let last = op.const_i64s(&[-1]);
+    let vu = op.Unsqueeze(v, last).out();
+    let s = if seq_rank > 1 {
+        let a = op.const_i64s(&[-2]);
+        op.Unsqueeze(seq, a).out()
+    } else {
+        seq
+    };
+    let c = if right { op.LessOrEqual(s, vu).out() } else { op.Less(s, vu).out() };
+    let c = cast(op, c, DType::Int64);
+    op.ReduceSum(c, Some(last)).keepdims(0).out()
+}
+
+translations! {
+    /// sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)
+    #[target("aten::sort", "aten::sort.stable")]
+    fn sort(op, self_: Tensor, stable: Option<bool> = None, dim: i64 = -1, descending: bool = false) -> OpResult<(Value, Value)> {
+        let r = rank_of(op, self_)?;
+        if r == 0 {
+            let z = op.scalar_i64(0);
+            return Ok((self_, z));
+        }
+        sort_impl(op, self_, normalize_axis(dim, r), descending)
+    }
+
+    /// argsort(Tensor self, int dim=-1, bool descending=False) -> Tensor
+    #[target("aten::argsort", "aten::argsort.stable")]
+    fn argsort(op, self_: Tensor, stable: Option<bool> = None, dim: i64 = -1, descending: bool = false) -> OpResult<Value> {
+        let r = rank_of(op, self_)?;
+        if r == 0 {
+            return Ok(op.scalar_i64(0));
+        }
+        Ok(sort_impl(op, self_, normalize_axis(dim, r), descending)?.1)
+    }
+
+    /// msort(Tensor self) -> Tensor
+    #[target("aten::msort")]
+    fn msort(op, self_: Tensor) -> OpResult<Value> {
+        let r = rank_of(op, self_)?;
+        if r == 0 {
+            return Ok(self_);
+        }
+        Ok(sort_impl(op, self_, 0, false)?.0)
+    }
+
+    /// kthvalue(Tensor self, SymInt k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)
+    #[target("aten::kthvalue")]
+    fn kthvalue(op, self_: Tensor, k: SymInt, dim: i64 = -1, keepdim: bool = false) -> OpResult<(Value, Value)> {
+        let r = rank_of(op, self_)?;
+        let t = dtype_of(op, self_)?;
+        if r == 0 {
+            let z = op.scalar_i64(0);
+            return Ok((self_, z));
+        }
+        let axis = normalize_axis(dim, r);
+        let k = sym_value(op, k);
+        let k1 = as_1d(op, k);
+        let w = cast(op, self_, topk_type(t));
+        let [v, i] = op.TopK(w, k1).axis(axis).largest(0).sorted(1).outs::<2>();
+        let one = op.scalar_i64(1);
+        let last = op.Sub(k, one).out();
+        let at = if keepdim { as_1d(op, last) } else { last };
+        let v = op.Gather(v, at).axis(axis).out();
+        let i = op.Gather(i, at).axis(axis).out();
+        Ok((cast(op, v, t), i))
+    }
+
+    /// searchsorted.Tensor(Tensor sorted_sequence, Tensor self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None) -> Tensor
+    #[target("aten::searchsorted.Tensor", "aten::searchsorted.Scalar")]
+    fn searchsorted(op, sorted_sequence: Tensor, self_: Scalar, out_int32: bool = false, right: bool = false, side: Option<&str> = None, sorter: Option<Tensor> = None) -> OpResult<Value> {
+        let sr = rank_of(op, sorted_sequence)?;
+        let st = dtype_of(op, sorted_sequence)?;
+        let right = match side { Some("right") => true, Some("left") => false, _ => right };
+        let seq = match sorter {
+            Some(s) => {
+                let s = cast(op, s, DType::Int64);
+                op.GatherElements(sorted_sequence, s).axis(-1).out()
+            }
+            None => sorted_sequence,
+        };
+        let v = match self_ {
+            Scalar::Dyn(v) => v,
+            s => scalar_value(op, s, st),
+        };
+        let vt = dtype_of(op, v).unwrap_or(st);
+        let ct = promote(st, vt);
+        let (seq, v) = (cast(op, seq, ct), cast(op, v, ct));
+        let c = count_below(op, seq, v, right, sr);
+        Ok(if out_int32 { cast(op, c, DType::Int32) } else { c })
+    }
+
+    /// bucketize.Tensor(Tensor self, Tensor boundaries, *, bool out_int32=False, bool right=False) -> Tensor
+    #[target("aten::bucketize.Tensor", "aten::bucketize.Scalar")]
+    fn bucketize(op, self_: Scalar, boundaries: Tensor, out_int32: bool = false, right: bool = false) -> OpResult<Value> {
+        let bt = dtype_of(op, boundaries)?;
+        let v = match self_ {
+            Scalar::Dyn(v) => v,
+            s => scalar_value(op, s, bt),
+        };
+        let ct = promote(bt, dtype_of(op, v).unwrap_or(bt));
+        let (b, v) = (cast(op, boundaries, ct), cast(op, v, ct));
+        // bucketize's `right` is searchsorted's: right=False counts boundaries < v.
+        let c = count_below(op, b, v, right, 1);
+        Ok(if out_int32 { cast(op, c, DType::Int32) } else { c })
+    }
+
+    /// cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor
+    #[target("aten::cumsum")]
+    fn cumsum(op, self_: Tensor, dim: i64, dtype: Ignored) -> OpResult<Value> {
+        let r = rank_of(op, self_)?;
+        let t = op.out_dtype(0).unwrap_or(dtype_of(op, self_)?);
+        // torch accumulates 16-bit floats in float32.
+        let work = match t {
+            DType::Float16 | DType::BFloat16 => DType::Float,
+            DType::Bool | DType::Int8 | DType::Uint8 | DType::Int16 => DType::Int64,
+            other => other,
+        };
+        let x = cast(op, self_, work);
+        if r == 0 {
+            return Ok(cast(op, x, t));
+        }
+        let axis = op.scalar_i64(normalize_axis(dim, r));
+        let c = op.CumSum(x, axis).out();
+        Ok(cast(op, c, t))
+    }
+
+    /// cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor
+    #[target("aten::cumprod")]
+    fn cumprod(op, self_: Tensor, dim: i64, dtype: Ignored) -> OpResult<Value> {
+        let r = rank_of(op, self_)?;
+        let t = op.out_dtype(0).unwrap_or(dtype_of(op, self_)?);
+        let work = match t {
+            DType::Float16 | DType::BFloat16 => DType::Float,
+            DType::Bool | DType::Int8 | DType::Uint8 | DType::Int16 => DType::Int64,
+            other => other,
+        };
+        let x = cast(op, self_, work);
+        if r == 0 {
+            return Ok(cast(op, x, t));
+        }
+        let axis = normalize_axis(dim, r);
+        // out[i] = Π_{j<=i} x[j]: mask the pairs j > i with 1 and reduce over j.
+        let (xu, mask, _) = scan_layout(op, x, axis, r);
+        let one = op.scalar(work, 1.0);
+        let m = op.Where(mask, xu, one).out();
+        let a = op.const_i64s(&[axis + 1]);
+        let p = op.ReduceProd(m, Some(a)).keepdims(0).out();
+        Ok(cast(op, p, t))
+    }
+
+    /// cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)
+    #[target("aten::cummax")]
+    fn cummax(op, self_: Tensor, dim: i64) -> OpResult<(Value, Value)> {
+        cum_extreme(op, self_, dim, true)
+    }
+
+    /// cummin(Tensor self, int dim) -> (Tensor values, Tensor indices)
+    #[target("aten::cummin")]
+    fn cummin(op, self_: Tensor, dim: i64) -> OpResult<(Value, Value)> {
+        cum_extreme(op, self_, dim, false)
+    }
+
+    /// logcumsumexp(Tensor self, int dim) -> Tensor
+    #[target("aten::logcumsumexp")]
+    fn logcumsumexp(op, self_: Tensor, dim: i64) -> OpResult<Value> {
+        let r = rank_of(op, self_)?;
+        let t = op.out_dtype(0).unwrap_or(dtype_of(op, self_)?);
+        let x = cast(op, self_, t);
+        if r == 0 {
+            return Ok(x);
+        }
+        let axis = normalize_axis(dim, r);
+        let (xu, mask, _) = scan_layout(op, x, axis, r);
+        let ninf = op.scalar(t, f64::NEG_INFINITY);
+        let m = op.Where(mask, xu, ninf).out();
+        // log Σ exp, shifted by the running maximum for range.
+        let a = op.const_i64s(&[axis + 1]);
+        let mx = op.ReduceMax(m, Some(a)).keepdims(1).out();
+        let finite = op.IsInf(mx).out();
+        let zero = op.scalar(t, 0.0);
+        let shift = op.Where(finite, zero, mx).out();
+        let d = op.Sub(m, shift).out();
+        let e = op.Exp(d).out();
+        let s = op.ReduceSum(e, Some(a)).keepdims(1).out();
+        let l = op.Log(s).out();
+        let out = op.Add(l, shift).out();
+        Ok(op.Squeeze(out, Some(a)).out())
+    }
+}
