@@ -46,3 +46,40 @@ fn parameter_names_match_the_aten_schemas() {
     problems.dedup();
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
+
+/// Every target is registered by exactly one file: a second registration would silently win.
+#[test]
+fn no_target_is_registered_twice() {
+    use fxonnx::translations as t;
+    let tables = [
+        ("activation", t::activation::table()),
+        ("control_flow", t::control_flow::table()),
+        ("creation", t::creation::table()),
+        ("elementwise", t::elementwise::table()),
+        ("indexing", t::indexing::table()),
+        ("linalg", t::linalg::table()),
+        ("loss", t::loss::table()),
+        ("math", t::math::table()),
+        ("nn", t::nn::table()),
+        ("operator", t::operator::table()),
+        ("pooling", t::pooling::table()),
+        ("reduction", t::reduction::table()),
+        ("shape", t::shape::table()),
+        ("sorting", t::sorting::table()),
+        ("special", t::special::table()),
+    ];
+    let mut seen: std::collections::HashMap<String, &str> = Default::default();
+    let mut dups = Vec::new();
+    let mut total = 0;
+    for (file, table) in &tables {
+        for key in table.keys() {
+            total += 1;
+            if let Some(other) = seen.insert(key.to_string(), file) {
+                dups.push(format!("{key}: {other}.rs and {file}.rs"));
+            }
+        }
+    }
+    assert!(dups.is_empty(), "{}", dups.join("\n"));
+    // Every file is listed above.
+    assert_eq!(total, fxonnx::translations::default_table().len(), "a translation file is missing from this test");
+}

@@ -231,24 +231,6 @@ translations! {
         Ok(op.Reshape(tiled, shape).out())
     }
 
-    /// trace(Tensor self) -> Tensor
-    #[target("aten::trace")]
-    fn trace(op, self_: Tensor) -> OpResult<Value> {
-        let t = op.out_dtype(0).unwrap_or(dtype_of(op, self_)?);
-        let x = cast(op, self_, t);
-        let [a, b] = match static_shape(op, x, "trace")?.as_slice() {
-            [a, b] => [*a, *b],
-            _ => bail!("trace expects a matrix"),
-        };
-        let l = a.min(b);
-        let pos: Vec<i64> = (0..l).map(|i| i * b + i).collect();
-        let pos = op.const_i64s(&pos);
-        let m1 = op.const_i64s(&[-1]);
-        let flat = op.Reshape(x, m1).out();
-        let d = op.Gather(flat, pos).axis(0).out();
-        Ok(op.ReduceSum(d, None).keepdims(0).out())
-    }
-
     /// outer(Tensor self, Tensor vec2) -> Tensor
     #[target("aten::outer", "aten::ger")]
     fn outer(op, self_: Tensor, vec2: Tensor) -> OpResult<Value> {
@@ -257,18 +239,6 @@ translations! {
         let col = op.const_i64s(&[-1, 1]);
         let a = op.Reshape(a, col).out();
         Ok(op.Mul(a, b).out())
-    }
-
-    /// vdot(Tensor self, Tensor other) -> Tensor
-    #[target("aten::vdot")]
-    fn vdot(op, self_: Tensor, other: Tensor) -> OpResult<Value> {
-        if op.info(self_).complex {
-            bail!("vdot of complex tensors is not supported");
-        }
-        let t = op.out_dtype(0).unwrap_or(dtype_of(op, self_)?);
-        let (a, b) = (cast(op, self_, t), cast(op, other, t));
-        let p = op.Mul(a, b).out();
-        Ok(op.ReduceSum(p, None).keepdims(0).out())
     }
 
     /// kron(Tensor self, Tensor other) -> Tensor

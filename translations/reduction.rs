@@ -196,28 +196,6 @@ fn arg_reduce(op: &mut Builder, x: Value, dim: Option<i64>, keepdim: bool, max: 
     })
 }
 
-/// Elementwise max/min with NaN propagation (torch.maximum / torch.minimum).
-fn binary_extreme(op: &mut Builder, a: Value, b: Value, max: bool) -> OpResult<Value> {
-    let t = match op.out_dtype(0) {
-        Some(t) => t,
-        None => promote(dtype_of(op, a)?, dtype_of(op, b)?),
-    };
-    let a = cast(op, a, t);
-    let b = cast(op, b, t);
-    if t == DType::Bool {
-        return Ok(if max { op.Or(a, b).out() } else { op.And(a, b).out() });
-    }
-    let m = if max { op.Max(&[a, b]).out() } else { op.Min(&[a, b]).out() };
-    if !t.is_float() {
-        return Ok(m);
-    }
-    let na = op.IsNaN(a).out();
-    let nb = op.IsNaN(b).out();
-    let any = op.Or(na, nb).out();
-    let s = op.Add(a, b).out();
-    Ok(op.Where(any, s, m).out())
-}
-
 /// Softmax / LogSoftmax over `dim` (a 0-d input is viewed as `[1]`).
 fn softmax_like(op: &mut Builder, x: Value, dim: i64, log: bool) -> OpResult<Value> {
     let r = rank_of(op, x)?;
@@ -337,18 +315,6 @@ translations! {
     #[target("aten::min")]
     fn min(op, self_: Tensor) -> OpResult<Value> {
         reduce(op, Red::Min, self_, &None, false)
-    }
-
-    /// max.other(Tensor self, Tensor other) -> Tensor
-    #[target("aten::max.other")]
-    fn max_other(op, self_: Tensor, other: Tensor) -> OpResult<Value> {
-        binary_extreme(op, self_, other, true)
-    }
-
-    /// min.other(Tensor self, Tensor other) -> Tensor
-    #[target("aten::min.other")]
-    fn min_other(op, self_: Tensor, other: Tensor) -> OpResult<Value> {
-        binary_extreme(op, self_, other, false)
     }
 
     /// max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)

@@ -268,6 +268,24 @@ translations! {
         op.Reshape(self_, shape).out()
     }
 
+    /// unflatten.int(Tensor(a) self, int dim, SymInt[] sizes) -> Tensor(a)
+    #[target("aten::unflatten.int")]
+    fn unflatten(op, self_: Tensor, dim: i64, sizes: Vec<SymInt>) -> OpResult<Value> {
+        // [dims before, *sizes, dims after]; a -1 in `sizes` is resolved by Reshape.
+        let r = rank_of(op, self_)?;
+        let axis = normalize_axis(dim, r);
+        let mut parts = Vec::with_capacity(3);
+        if axis > 0 {
+            parts.push(op.Shape(self_).start(0).end(axis).out());
+        }
+        parts.push(shape_vec(op, &sizes));
+        if (axis as usize) + 1 < r {
+            parts.push(op.Shape(self_).start(axis + 1).out());
+        }
+        let shape = if parts.len() == 1 { parts[0] } else { op.Concat(&parts).axis(0).out() };
+        Ok(op.Reshape(self_, shape).out())
+    }
+
     /// permute(Tensor(a) self, int[] dims) -> Tensor(a)
     #[target("aten::permute", "aten::permute_copy")]
     fn permute(op, self_: Tensor, dims: Vec<i64>) -> Value {
