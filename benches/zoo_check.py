@@ -1,0 +1,72 @@
+#!/usr/bin/env python3
+"""Export every case of a model-zoo folder with fxonnx and check it with the shared checker.
+
+    python benches/zoo_check.py ZOO_DIR CHECK_ONNX_PY [--fxonnx target/release/fxonnx] [--out reports/zoo.md]
+
+ZOO_DIR is what `tools/zoo.py export --out ZOO_DIR` writes (needs torch to make; this script needs
+only onnx, onnxruntime and numpy). CHECK_ONNX_PY is the shared `tools/check_onnx.py`, which runs
+onnx.checker, ONNX Runtime on both input sets (original and alternative dynamic sizes), and
+measures latency. The table goes to reports/zoo.md.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("zoo")
+    ap.add_argument("checker")
+    here = os.path.dirname(os.path.abspath(__file__))
+    ap.add_argument("--fxonnx", default=os.path.join(here, "..", "target", "release", "fxonnx"))
+    ap.add_argument("--out", default=os.path.join(here, "..", "reports", "zoo.md"))
+    args = ap.parse_args()
+    cases = sorted(d for d in os.listdir(args.zoo) if os.path.exists(os.path.join(args.zoo, d, "model.pt2")))
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for c in cases:
+            onnx_path = os.path.join(tmp, c + ".onnx")
+            t = time.perf_counter()
+            r = subprocess.run([args.fxonnx, "export", os.path.join(args.zoo, c, "model.pt2"), "-o", onnx_path],
+                               capture_output=True, text=True)
+            export_s = time.perf_counter() - t
+            if r.returncode != 0:
+                rows.append({"case": c, "error": r.stderr.strip().splitlines()[0]})
+                continue
+            out = subprocess.run([sys.executable, args.checker, onnx_path, os.path.join(args.zoo, c)],
+                                 capture_output=True, text=True)
+            d = json.loads(out.stdout.strip().splitlines()[-1])
+            d["export_s"] = export_s
+            rows.append(d)
+            print(json.dumps({k: d.get(k) for k in ("case", "all_ok", "onnx_nodes", "max_abs_err", "alt_max_abs_err")}), flush=True)
+    lines = [
+        "# Model zoo (DEV): fxonnx exports checked with tools/check_onnx.py",
+        "",
+        f"Measured {time.strftime('%Y-%m-%d')} by `benches/zoo_check.py` ({os.cpu_count()} cores). `ok` means "
+        "onnx.checker (full) passed and ONNX Runtime matched the eager outputs within the case's tolerance on both "
+        "input sets (the second with other dynamic sizes).",
+        "",
+        "| model | ok | export s | ONNX nodes | max abs err | alt max abs err | ORT latency ms |",
+        "|---|---|---:|---:|---:|---:|---:|",
+    ]
+    for d in rows:
+        if "error" in d:
+            lines.append(f"| {d['case']} | export failed: {d['error']} | | | | | |")
+            continue
+        lines.append(
+            f"| {d['case']} | {'yes' if d.get('all_ok') else 'NO'} | {d['export_s']:.3f} | {d.get('onnx_nodes')} "
+            f"| {d.get('max_abs_err', 0):.2e} | {d.get('alt_max_abs_err', 0):.2e} | {d.get('ort_latency_ms_median', 0):.1f} |"
+        )
+    passed = sum(1 for d in rows if d.get("all_ok"))
+    lines += ["", f"{passed}/{len(rows)} models pass.", ""]
+    with open(args.out, "w") as f:
+        f.write("\n".join(lines))
+    sys.exit(0 if passed == len(rows) else 1)
+
+
+if __name__ == "__main__":
+    main()
