@@ -57,6 +57,8 @@ pub struct ExportOptions {
     pub report_html: bool,
     /// Where reports go (default: the current folder).
     pub artifacts_dir: Option<PathBuf>,
+    /// Called after each stage (the CLI prints progress with it).
+    pub progress: Option<crate::report::Progress>,
 }
 
 /// An exported model.
@@ -85,7 +87,8 @@ pub fn export_to_file(input: impl AsRef<Path>, output: impl AsRef<Path>, options
 }
 
 fn run(input: &Path, output: Option<&Path>, options: &ExportOptions) -> Result<OnnxProgram, Error> {
-    let mut record = ExportRecord { archive: input.to_path_buf(), ..Default::default() };
+    let mut record =
+        ExportRecord { archive: input.to_path_buf(), progress: options.progress.clone(), ..Default::default() };
     let result = stages(input, output, options, &mut record);
     if !options.report {
         return result;
@@ -105,7 +108,7 @@ fn stages(input: &Path, output: Option<&Path>, options: &ExportOptions, record: 
         )));
     }
     let name = options.model_name.as_deref().unwrap_or("model");
-    let archive = record.stage(0, || Archive::open(input))?;
+    let archive = record.stage_part(0, || Archive::open(input))?;
     let loaded = record.stage(0, || archive.load(name))?;
     let mut table = crate::translations::default_table();
     if let Some(custom) = &options.custom_translation_table {

@@ -51,6 +51,9 @@ enum Command {
         /// Folder for reports (default: the current folder).
         #[arg(long, value_name = "DIR")]
         artifacts_dir: Option<PathBuf>,
+        /// Print nothing but errors and warnings.
+        #[arg(short, long)]
+        quiet: bool,
     },
     /// List the ATen / Python targets fxonnx translates; with --check, the targets of an archive
     /// that have no translation.
@@ -98,6 +101,7 @@ fn run(cli: Cli) -> Result<(), String> {
             report,
             report_html,
             artifacts_dir,
+            quiet,
         } => {
             let start = Instant::now();
             let options = fxonnx::ExportOptions {
@@ -111,6 +115,12 @@ fn run(cli: Cli) -> Result<(), String> {
                 report: report || report_html,
                 report_html,
                 artifacts_dir: artifacts_dir.clone(),
+                progress: (!quiet).then(|| {
+                    std::sync::Arc::new(|stage: &str, r: &fxonnx::report::StageRecord| {
+                        let mark = if r.ok { "ok" } else { "failed" };
+                        eprintln!("[fxonnx] {stage}: {mark} ({:.1} ms)", r.elapsed.as_secs_f64() * 1e3);
+                    }) as fxonnx::report::Progress
+                }),
             };
             let program = fxonnx::export_to_file(&input, &output, &options).map_err(|e| {
                 if options.report {
@@ -125,6 +135,9 @@ fn run(cli: Cli) -> Result<(), String> {
             }
             if let Some(r) = program.report_path() {
                 eprintln!("report: {}", r.display());
+            }
+            if quiet {
+                return Ok(());
             }
             eprintln!(
                 "exported {} -> {} ({} nodes, {} initializers, {:.1} ms)",

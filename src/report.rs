@@ -30,7 +30,7 @@ pub struct StageRecord {
 }
 
 /// Everything the report says, collected while exporting.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Default)]
 pub struct ExportRecord {
     pub archive: PathBuf,
     pub stages: [StageRecord; 5],
@@ -43,6 +43,8 @@ pub struct ExportRecord {
     pub analysis: Option<String>,
     /// Node counts: (after translation, after clean-up).
     pub node_counts: Option<(usize, usize)>,
+    /// Told about every finished stage.
+    pub progress: Option<Progress>,
 }
 
 /// Peak resident set size of this process so far, in KiB (Linux; `None` elsewhere).
@@ -52,17 +54,33 @@ pub fn peak_rss_kib() -> Option<u64> {
     line.split_whitespace().nth(1)?.parse().ok()
 }
 
+/// Called after each stage with its name and record (`fxonnx export` prints progress with it).
+pub type Progress = std::sync::Arc<dyn Fn(&str, &StageRecord) + Send + Sync>;
+
 impl ExportRecord {
-    /// Run stage `i`, recording its time, outcome and the memory peak after it.
+    /// Run stage `i` (or its last part), recording its time, outcome and the memory peak after it,
+    /// and tell the progress callback.
     pub fn stage<T, E: std::fmt::Display>(&mut self, i: usize, f: impl FnOnce() -> Result<T, E>) -> Result<T, E> {
+        let result = self.stage_part(i, f);
+        if let (Some(p), true) = (&self.progress, self.stages[i].ok) {
+            p(STAGES[i], &self.stages[i]);
+        }
+        result
+    }
+
+    /// Run a part of stage `i` that more parts follow; a failure ends the stage (and is reported).
+    pub fn stage_part<T, E: std::fmt::Display>(&mut self, i: usize, f: impl FnOnce() -> Result<T, E>) -> Result<T, E> {
         let start = std::time::Instant::now();
         let result = f();
         let s = &mut self.stages[i];
         s.ran = true;
         s.ok = result.is_ok();
-        s.elapsed = start.elapsed();
+        s.elapsed += start.elapsed();
         s.peak_rss_kib = peak_rss_kib();
         if let Err(e) = &result {
+            if let Some(p) = &self.progress {
+                p(STAGES[i], s);
+            }
             self.errors.push(e.to_string());
         }
         result
