@@ -270,7 +270,7 @@ pub fn analysis(loaded: &Loaded<'_>, table: &TranslationTable, dim_names: &std::
 
     let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
     let mut total = 0;
-    visit_nodes(graph, &mut |n| {
+    visit_nodes(graph, &mut |n, _| {
         *counts.entry(n.target.as_str()).or_default() += 1;
         total += 1;
     });
@@ -288,7 +288,7 @@ pub fn analysis(loaded: &Loaded<'_>, table: &TranslationTable, dim_names: &std::
     }
     for op in &missing {
         let mut example = None;
-        visit_nodes(graph, &mut |n| {
+        visit_nodes(graph, &mut |n, _| {
             if example.is_none() && n.target == op.target {
                 example = Some(n);
             }

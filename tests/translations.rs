@@ -17,10 +17,11 @@ fn parameter_names_match_the_aten_schemas() {
             continue;
         };
         let names = arg_names(line);
-        let entry = table.get(key).expect("listed key");
-        for (param, optional) in (entry.params)() {
-            if !names.contains(&param) && !optional {
-                problems.push(format!("{key}: `{}` reads required `{param}`, schema is {line}", entry.name));
+        for entry in table.candidates(key) {
+            for (param, optional) in (entry.params)() {
+                if !names.contains(&param) && !optional {
+                    problems.push(format!("{key}: `{}` reads required `{param}`, schema is {line}", entry.name));
+                }
             }
         }
     }
@@ -28,12 +29,12 @@ fn parameter_names_match_the_aten_schemas() {
     let mut spelled: std::collections::HashMap<&str, Vec<&str>> = Default::default();
     for key in table.keys() {
         if let Some(line) = schema(key) {
-            let entry = table.get(key).expect("key");
-            spelled.entry(entry.name).or_default().extend(arg_names(line));
+            for entry in table.candidates(key) {
+                spelled.entry(entry.name).or_default().extend(arg_names(line));
+            }
         }
     }
-    for key in table.keys() {
-        let entry = table.get(key).expect("key");
+    for entry in table.keys().into_iter().flat_map(|k| table.candidates(k)) {
         if let Some(known) = spelled.get(entry.name) {
             for (param, _) in (entry.params)() {
                 if !known.contains(&param) {
@@ -50,24 +51,14 @@ fn parameter_names_match_the_aten_schemas() {
 /// Every target is registered by exactly one file: a second registration would silently win.
 #[test]
 fn no_target_is_registered_twice() {
-    use fxonnx::translations as t;
-    let tables = [
-        ("activation", t::activation::table()),
-        ("control_flow", t::control_flow::table()),
-        ("creation", t::creation::table()),
-        ("elementwise", t::elementwise::table()),
-        ("indexing", t::indexing::table()),
-        ("linalg", t::linalg::table()),
-        ("loss", t::loss::table()),
-        ("math", t::math::table()),
-        ("nn", t::nn::table()),
-        ("operator", t::operator::table()),
-        ("pooling", t::pooling::table()),
-        ("reduction", t::reduction::table()),
-        ("shape", t::shape::table()),
-        ("sorting", t::sorting::table()),
-        ("special", t::special::table()),
-    ];
+    let tables: Vec<(&str, fxonnx::TranslationTable)> = fxonnx::translations::FAMILIES
+        .iter()
+        .map(|(name, register)| {
+            let mut t = fxonnx::TranslationTable::new();
+            register(&mut t);
+            (*name, t)
+        })
+        .collect();
     let mut seen: std::collections::HashMap<String, &str> = Default::default();
     let mut dups = Vec::new();
     let mut total = 0;
@@ -80,6 +71,37 @@ fn no_target_is_registered_twice() {
         }
     }
     assert!(dups.is_empty(), "{}", dups.join("\n"));
-    // Every file is listed above.
-    assert_eq!(total, fxonnx::translations::default_table().len(), "a translation file is missing from this test");
+    assert_eq!(total, fxonnx::translations::default_table().len());
+}
+
+/// A target with several translations dispatches on the node's input types, and a custom table's
+/// entries go in front of the built-in ones.
+#[test]
+fn dispatch_by_dtype_and_custom_priority() {
+    use fxonnx::translate::prelude::*;
+    let builtin = fxonnx::translations::default_table();
+    let names: Vec<&str> = builtin.candidates("aten::relu.default").iter().map(|e| e.name).collect();
+    assert_eq!(names, ["relu", "relu_int"]);
+
+    // The float entry serves the float relu of mlp_bn: it emits a Relu node.
+    let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let g = fxonnx::export(fixtures.join("mlp_bn.pt2"), &Default::default()).expect("export").model_proto().graph.expect("g");
+    assert!(g.node.iter().any(|n| n.op_type == "Relu"));
+
+    // A custom entry limited to 2-D inputs wins over the built-in one for mlp_bn's relu.
+    fxonnx::translations! {
+        /// relu(Tensor self) -> Tensor
+        #[target("aten::relu")]
+        #[when(|node| node.rank("self") == Some(2))]
+        fn relu_2d(op, self_: Tensor) -> Value {
+            let zero = op.scalar(DType::Float, 0.0);
+            op.Max(&[self_, zero]).out()
+        }
+    }
+    let opts = fxonnx::ExportOptions { custom_translation_table: Some(table()), ..Default::default() };
+    let g = fxonnx::export(fixtures.join("mlp_bn.pt2"), &opts).expect("export").model_proto().graph.expect("g");
+    assert!(!g.node.iter().any(|n| n.op_type == "Relu") && g.node.iter().any(|n| n.op_type == "Max"));
+    // The convnet's relus are 4-D: the condition declines them and the built-in translation runs.
+    let g = fxonnx::export(fixtures.join("convnet.pt2"), &opts).expect("export").model_proto().graph.expect("g");
+    assert!(g.node.iter().any(|n| n.op_type == "Relu"));
 }

@@ -163,15 +163,18 @@ translations! {
 
     /// relu(Tensor self) -> Tensor
     #[target("aten::relu")]
+    #[when(|node| node.is_float("self"))]
     fn relu(op, self_: Tensor) -> Value {
-        match op.dtype(self_) {
-            // onnxruntime has Relu kernels for floats (and int8/int32) only.
-            Some(t) if !t.is_float() => {
-                let zero = op.scalar(t, 0.0);
-                super::math::maximum_v(op, self_, zero, t)
-            }
-            _ => op.Relu(self_).out(),
-        }
+        op.Relu(self_).out()
+    }
+
+    /// relu(Tensor self) -> Tensor, on integer tensors: onnxruntime has Relu kernels for floats
+    /// (and int8/int32) only, so it is a maximum with 0.
+    #[target("aten::relu")]
+    fn relu_int(op, self_: Tensor) -> OpResult<Value> {
+        let t = dtype_of(op, self_)?;
+        let zero = op.scalar(t, 0.0);
+        Ok(super::math::maximum_v(op, self_, zero, t))
     }
 
     /// sigmoid(Tensor self) -> Tensor

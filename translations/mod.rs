@@ -22,23 +22,30 @@ pub mod shape;
 pub mod sorting;
 pub mod special;
 
+/// Every translation file, by name, with its registration function.
+pub const FAMILIES: &[(&str, fn(&mut TranslationTable))] = &[
+    ("activation", activation::register),
+    ("control_flow", control_flow::register),
+    ("creation", creation::register),
+    ("elementwise", elementwise::register),
+    ("indexing", indexing::register),
+    ("linalg", linalg::register),
+    ("loss", loss::register),
+    ("math", math::register),
+    ("nn", nn::register),
+    ("operator", operator::register),
+    ("pooling", pooling::register),
+    ("reduction", reduction::register),
+    ("shape", shape::register),
+    ("sorting", sorting::register),
+    ("special", special::register),
+];
+
 /// Every built-in translation.
 pub fn default_table() -> TranslationTable {
     let mut table = TranslationTable::new();
-    activation::register(&mut table);
-    control_flow::register(&mut table);
-    creation::register(&mut table);
-    elementwise::register(&mut table);
-    indexing::register(&mut table);
-    linalg::register(&mut table);
-    loss::register(&mut table);
-    math::register(&mut table);
-    nn::register(&mut table);
-    operator::register(&mut table);
-    pooling::register(&mut table);
-    reduction::register(&mut table);
-    shape::register(&mut table);
-    sorting::register(&mut table);
-    special::register(&mut table);
+    for (_, register) in FAMILIES {
+        register(&mut table);
+    }
     table
 }

@@ -517,15 +517,51 @@ pub struct Entry {
     pub func: TranslateFn,
     /// The schema names of the parameters, each with whether it may be absent.
     pub params: fn() -> Vec<(&'static str, bool)>,
+    /// When set, the entry serves only nodes it accepts (chosen by input dtype or rank); the
+    /// next candidate of the same target is tried otherwise.
+    pub when: Option<fn(&NodeView<'_>) -> bool>,
+}
+
+/// What a dispatch condition sees of a node: its arguments' FX types, before anything is built.
+pub struct NodeView<'a> {
+    pub node: &'a schema::Node,
+    pub graph: &'a schema::Graph,
+}
+
+impl NodeView<'_> {
+    fn tensor_meta(&self, arg: &str) -> Option<&schema::TensorMeta> {
+        let a = self.node.inputs.iter().find(|a| a.name == arg)?;
+        match &a.arg {
+            Argument::Tensor(t) => self.graph.tensor_values.get(&t.name),
+            _ => None,
+        }
+    }
+
+    /// The element type of tensor argument `arg` (`None` when it is absent or not a tensor).
+    pub fn dtype(&self, arg: &str) -> Option<ScalarType> {
+        self.tensor_meta(arg).and_then(|m| crate::pt2::scalar_type(m.dtype))
+    }
+
+    /// The rank of tensor argument `arg`.
+    pub fn rank(&self, arg: &str) -> Option<usize> {
+        self.tensor_meta(arg).map(|m| m.sizes.len())
+    }
+
+    /// Whether tensor argument `arg` is a floating-point (or complex) tensor.
+    pub fn is_float(&self, arg: &str) -> bool {
+        self.dtype(arg).is_some_and(|t| onnx_dtype(t).is_float() || t.is_complex())
+    }
 }
 
 /// Translations by qualified target name (`aten::add.Tensor`, `_operator.mul`).
 ///
-/// A bare name (`aten::relu`) registers the default overload. Later registrations win, so a
-/// custom table merged over the built-in one overrides it entry by entry.
+/// A bare name (`aten::relu`) registers the default overload. A target may have several
+/// translations, tried in order; one with a `when` condition serves only the nodes it accepts (by
+/// input dtype or rank), one without serves all. A custom table merged over the built-in one goes
+/// first, so its entries win.
 #[derive(Clone, Default)]
 pub struct TranslationTable {
-    entries: HashMap<String, Entry>,
+    entries: HashMap<String, Vec<Entry>>,
 }
 
 impl TranslationTable {
@@ -533,21 +569,33 @@ impl TranslationTable {
         Self::default()
     }
 
-    /// Register `entry` under `target` (bare op names mean the `.default` overload).
+    /// Register `entry` under `target` (bare op names mean the `.default` overload), after the
+    /// entries already there.
     pub fn register(&mut self, target: &str, entry: Entry) {
-        self.entries.insert(normalize_key(target), entry);
+        self.entries.entry(normalize_key(target)).or_default().push(entry);
     }
 
-    /// Add every entry of `other`, replacing entries of the same name.
+    /// Put every entry of `other` in front of this table's entries for the same target.
     pub fn merge(&mut self, other: &TranslationTable) {
         for (k, v) in &other.entries {
-            self.entries.insert(k.clone(), v.clone());
+            let mine = self.entries.entry(k.clone()).or_default();
+            mine.splice(0..0, v.iter().cloned());
         }
     }
 
-    /// The translation registered for exactly `key` (`aten::add.Tensor`).
+    /// The first translation registered for exactly `key` (`aten::add.Tensor`).
     pub fn get(&self, key: &str) -> Option<&Entry> {
-        self.entries.get(key)
+        self.entries.get(key).and_then(|v| v.first())
+    }
+
+    /// Every translation registered for `key`, in the order they are tried.
+    pub fn candidates(&self, key: &str) -> &[Entry] {
+        self.entries.get(key).map(Vec::as_slice).unwrap_or(&[])
+    }
+
+    /// The translation that serves `node` among those registered for `key`.
+    pub fn select(&self, key: &str, node: &NodeView<'_>) -> Option<&Entry> {
+        self.candidates(key).iter().find(|e| e.when.is_none_or(|accepts| accepts(node)))
     }
 
     /// Registered keys, sorted.
@@ -626,6 +674,7 @@ macro_rules! translations {
     ($(
         $(#[doc = $doc:literal])*
         #[target($($target:literal),+ $(,)?)]
+        $(#[when($when:expr)])?
         fn $name:ident $([$ctx:ident])? ($op:ident $(, $p:ident : $t:ty $(= $default:expr)?)* $(,)?) -> $ret:ty $body:block
     )*) => {
         $(
@@ -660,6 +709,7 @@ macro_rules! translations {
         pub fn register(table: &mut $crate::translate::dsl::TranslationTable) {
             $({
                 let doc: &'static str = concat!($($doc, "\n"),*);
+                let when = $crate::translations!(@when $($when)?);
                 fn params() -> Vec<(&'static str, bool)> {
                     vec![$((
                         $crate::translate::dsl::schema_name(stringify!($p)),
@@ -672,6 +722,7 @@ macro_rules! translations {
                         doc,
                         func: $name,
                         params,
+                        when,
                     });
                 )+
             })*
@@ -687,6 +738,8 @@ macro_rules! translations {
     (@default $t:ty) => { None };
     (@default $t:ty, $default:expr) => { Some($default) };
     (@ctx $ctx:ident $name:ident) => { $ctx };
+    (@when) => { None };
+    (@when $when:expr) => { Some($when as fn(&$crate::translate::dsl::NodeView<'_>) -> bool) };
     (@optional $t:ty) => { <$t as $crate::translate::dsl::FromArg<'_>>::absent().is_some() };
     (@optional $t:ty, $default:expr) => { true };
 }

@@ -319,9 +319,9 @@ fn arg_name(arg: &Argument) -> Option<String> {
 /// Every target of `graph` (subgraphs included) that `table` cannot translate.
 pub fn find_unsupported(graph: &schema::Graph, table: &TranslationTable) -> Vec<UnsupportedOp> {
     let mut found: Vec<UnsupportedOp> = Vec::new();
-    visit_nodes(graph, &mut |node| {
+    visit_nodes(graph, &mut |node, current| {
         let key = target_key(&node.target);
-        if resolve(table, &key).is_none() {
+        if resolve(table, &key, &super::dsl::NodeView { node, graph: current }).is_none() {
             let name = node.name.clone().unwrap_or_default();
             match found.iter_mut().find(|u| u.key == key) {
                 Some(u) => u.nodes.push(name),
@@ -332,10 +332,10 @@ pub fn find_unsupported(graph: &schema::Graph, table: &TranslationTable) -> Vec<
     found
 }
 
-/// Call `f` on every node of `graph` and of its subgraphs, in order.
-pub fn visit_nodes<'g>(graph: &'g schema::Graph, f: &mut dyn FnMut(&'g schema::Node)) {
+/// Call `f` on every node of `graph` and of its subgraphs, in order, with the graph holding it.
+pub fn visit_nodes<'g>(graph: &'g schema::Graph, f: &mut dyn FnMut(&'g schema::Node, &'g schema::Graph)) {
     for node in &graph.nodes {
-        f(node);
+        f(node, graph);
         for input in &node.inputs {
             if let Argument::Graph(g) = &input.arg {
                 visit_nodes(&g.graph, f);
@@ -344,27 +344,49 @@ pub fn visit_nodes<'g>(graph: &'g schema::Graph, f: &mut dyn FnMut(&'g schema::N
     }
 }
 
-/// The translation for `key`: the exact overload, else, for an in-place op (`add_.Tensor`), its
-/// functional form (`add.Tensor`). Returns the entry and whether the op mutates its first argument.
-pub fn resolve<'t>(table: &'t TranslationTable, key: &str) -> Option<(&'t super::dsl::Entry, bool)> {
-    resolve_with_key(table, key).map(|(e, inplace, _)| (e, inplace))
-}
-
-/// [`resolve`], also returning the key of the functional form when the in-place one was missing.
-fn resolve_with_key<'t>(table: &'t TranslationTable, key: &str) -> Option<(&'t super::dsl::Entry, bool, Option<String>)> {
-    if let Some(e) = table.get(key) {
+/// The translation for `key` serving `node`: the exact overload; else, for an in-place op
+/// (`add_.Tensor`), its functional form (`add.Tensor`); else the op's default overload when its
+/// schema has the same arguments. Returns the entry, whether the op mutates its first argument,
+/// and the key actually used when it is not `key`.
+pub fn resolve<'t>(
+    table: &'t TranslationTable,
+    key: &str,
+    node: &super::dsl::NodeView<'_>,
+) -> Option<(&'t super::dsl::Entry, bool, Option<String>)> {
+    if let Some(e) = table.select(key, node) {
         return Some((e, is_inplace(key), None));
     }
     let (ns, rest) = key.split_once("::")?;
     let (name, overload) = rest.split_once('.').unwrap_or((rest, "default"));
-    let functional = name.strip_suffix('_').filter(|n| !n.ends_with('_') && !n.is_empty())?;
-    let fkey = format!("{ns}::{functional}.{overload}");
-    table.get(&fkey).map(|e| (e, true, Some(fkey)))
+    if let Some(functional) = name.strip_suffix('_').filter(|n| !n.ends_with('_') && !n.is_empty()) {
+        let fkey = format!("{ns}::{functional}.{overload}");
+        if let Some(e) = table.select(&fkey, node) {
+            return Some((e, true, Some(fkey)));
+        }
+    }
+    let default = format!("{ns}::{name}.default");
+    if overload != "default" && same_arguments(key, &default) {
+        if let Some(e) = table.select(&default, node) {
+            return Some((e, is_inplace(key), Some(default)));
+        }
+    }
+    None
 }
 
-/// Argument renames from a functional schema to its in-place form, where they differ
-/// (`dropout(Tensor input, ...)` vs `dropout_(Tensor(a!) self, ...)`).
-fn inplace_renames(inplace_key: &str, functional_key: &str) -> Vec<(String, String)> {
+/// Whether two overloads take the same arguments (names and types, alias annotations aside).
+fn same_arguments(a: &str, b: &str) -> bool {
+    let args = |k: &str| {
+        super::schemas::schema(k).map(|s| {
+            let inner = &s[s.find('(').unwrap_or(0)..s.rfind(") ->").unwrap_or(s.len())];
+            inner.replace("(a!)", "").replace("(a)", "")
+        })
+    };
+    matches!((args(a), args(b)), (Some(x), Some(y)) if x == y)
+}
+
+/// Argument renames from the schema of the translation used to the node's own schema, where they
+/// differ (`dropout(Tensor input, ...)` serving `dropout_(Tensor(a!) self, ...)`).
+fn argument_renames(inplace_key: &str, functional_key: &str) -> Vec<(String, String)> {
     let (Some(i), Some(f)) = (super::schemas::schema(inplace_key), super::schemas::schema(functional_key)) else {
         return Vec::new();
     };
@@ -455,7 +477,8 @@ impl Lowerer<'_> {
         let key = target_key(&node.target);
         let node_name = node.name.clone().unwrap_or_else(|| fx::first_output_name(node).unwrap_or_default());
         let err = |message: String| LowerError::Node { node: node_name.clone(), target: node.target.clone(), message };
-        let (entry, inplace, functional_key) = resolve_with_key(self.opts.table, &key).ok_or_else(|| {
+        let view = super::dsl::NodeView { node, graph };
+        let (entry, inplace, functional_key) = resolve(self.opts.table, &key, &view).ok_or_else(|| {
             LowerError::Unsupported(vec![UnsupportedOp {
                 target: node.target.clone(),
                 key: key.clone(),
@@ -468,7 +491,7 @@ impl Lowerer<'_> {
         let users = env.users.get(node_name.as_str()).copied().unwrap_or(0);
         let saved_meta = std::mem::replace(&mut op.node_metadata, std::rc::Rc::new(metadata::node_metadata(node, users)));
         let outputs = {
-            let renames = functional_key.as_deref().map(|f| inplace_renames(&key, f)).unwrap_or_default();
+            let renames = functional_key.as_deref().map(|f| argument_renames(&key, f)).unwrap_or_default();
             let ctx = NodeCtx { node, graph, env: &env.values, lowerer: self, renames: &renames };
             (entry.func)(op, &ctx)
         };

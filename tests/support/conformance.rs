@@ -830,16 +830,14 @@ fn first_line(text: &str) -> &str {
 
 /// The translation files (`translations/*.rs`), each an op family.
 fn families() -> Vec<(&'static str, fxonnx::TranslationTable)> {
-    use fxonnx::translations as t;
-    vec![
-        ("control_flow", t::control_flow::table()),
-        ("creation", t::creation::table()),
-        ("elementwise", t::elementwise::table()),
-        ("nn", t::nn::table()),
-        ("operator", t::operator::table()),
-        ("reduction", t::reduction::table()),
-        ("shape", t::shape::table()),
-    ]
+    fxonnx::translations::FAMILIES
+        .iter()
+        .map(|(name, register)| {
+            let mut t = fxonnx::TranslationTable::new();
+            register(&mut t);
+            (*name, t)
+        })
+        .collect()
 }
 
 /// The table key of a `meta.json` target (`aten.abs.default` → `aten::abs.default`; Python callables
@@ -865,7 +863,7 @@ pub fn copy_subset(run: &Run, source: &Path, per_family: usize, dest: &Path) -> 
     let families = families();
     let family_of = |target: &str| -> Vec<&'static str> {
         let key = table_key(target);
-        families.iter().filter(|(_, t)| fxonnx::translate::lower::resolve(t, &key).is_some()).map(|(n, _)| *n).collect()
+        families.iter().filter(|(_, t)| !t.candidates(&key).is_empty()).map(|(n, _)| *n).collect()
     };
     let mut candidates: Vec<(u64, &Case, BTreeSet<&'static str>)> = Vec::new();
     for c in run.cases.iter().filter(|c| c.passed()) {
