@@ -67,6 +67,7 @@ fn no_target_is_registered_twice() {
         ("shape", t::shape::table()),
         ("sorting", t::sorting::table()),
         ("special", t::special::table()),
+        ("statistics", t::statistics::table()),
     ];
     let mut seen: std::collections::HashMap<String, &str> = Default::default();
     let mut dups = Vec::new();

@@ -21,6 +21,7 @@ pub mod reduction;
 pub mod shape;
 pub mod sorting;
 pub mod special;
+pub mod statistics;
 
 /// Every built-in translation.
 pub fn default_table() -> TranslationTable {
@@ -40,5 +41,6 @@ pub fn default_table() -> TranslationTable {
     shape::register(&mut table);
     sorting::register(&mut table);
     special::register(&mut table);
+    statistics::register(&mut table);
     table
 }
