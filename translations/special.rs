@@ -568,6 +568,149 @@ fn erfinv_d(op: &mut Builder, y: Value) -> Value {
     x
 }
 
+/// `n` as torch sees it: promoted to the result type `t`, then truncated toward zero (in float64).
+fn degree(op: &mut Builder, n: Value, t: DType) -> Value {
+    let nt = cast(op, n, t);
+    let nd = cast(op, nt, D);
+    let zero = k(op, D, 0.0);
+    let neg = op.Less(nd, zero).out();
+    let c = op.Ceil(nd).out();
+    let f = op.Floor(nd).out();
+    select(op, neg, c, f)
+}
+
+/// An orthogonal polynomial of degree `n` (float64, integer-valued, any shape broadcasting with
+/// `x`) by its three-term recurrence: P_0 = `p0`, P_1 = `p1`, P_j = `step(j, P_{j-2}, P_{j-1})`;
+/// 0 for n < 0 (torch's convention). The recurrence runs in an ONNX Loop up to the largest n, each
+/// element advancing only while j <= its own n.
+fn poly_rec(
+    op: &mut Builder,
+    x: Value,
+    n: Value,
+    p0: f64,
+    p1: Value,
+    step: impl Fn(&mut Builder, Value, Value, Value) -> Value,
+) -> Value {
+    let sum = op.Add(x, n).out();
+    let shp = op.Shape(sum).out();
+    let one = k(op, D, 1.0);
+    let p0v = k(op, D, p0);
+    let p = op.Expand(p0v, shp).out();
+    let q = op.Expand(p1, shp).out();
+    // Trip count: max(n) - 1 (iterations j = 2..=max n), at least 0.
+    let nf = as_1d(op, n);
+    let one1 = as_1d(op, one);
+    let all = op.Concat(&[nf, one1]).axis(0).out();
+    let mx = op.ReduceMax(all, None).keepdims(0).out();
+    let m = op.Sub(mx, one).out();
+    let m = cast(op, m, DType::Int64);
+    let tru = op.scalar(DType::Bool, 1.0);
+    op.begin_subgraph("poly_recurrence");
+    let it = op.add_input(Some(DType::Int64), Some(vec![]));
+    let _c = op.add_input(Some(DType::Bool), Some(vec![]));
+    let pp = op.add_input(Some(D), None);
+    let qq = op.add_input(Some(D), None);
+    let itd = cast(op, it, D);
+    let two = k(op, D, 2.0);
+    let j = op.Add(itd, two).out();
+    let r = step(op, j, pp, qq);
+    let active = op.LessOrEqual(j, n).out();
+    let p2 = op.Where(active, qq, pp).out();
+    let q2 = op.Where(active, r, qq).out();
+    let c = op.Identity(tru).out();
+    let body = op.end_subgraph(vec![c, p2, q2]);
+    let outs = op.Loop(Some(m), Some(tru), &[p, q]).body(body).outs_vec(2);
+    let zero = k(op, D, 0.0);
+    let is0 = op.Equal(n, zero).out();
+    let r = op.Where(is0, p, outs[1]).out();
+    let neg = op.Less(n, zero).out();
+    op.Where(neg, zero, r).out()
+}
+
+/// Which polynomial family `poly` evaluates.
+#[derive(Clone, Copy)]
+enum Poly {
+    ChebT,
+    ChebU,
+    ChebV,
+    ChebW,
+    HermiteH,
+    HermiteHe,
+    Laguerre,
+    Legendre,
+}
+
+/// Evaluates polynomial `kind` of degree `n` at `x`; `shifted` substitutes 2x - 1 (Chebyshev).
+fn poly(op: &mut Builder, x: Scalar, n: Scalar, kind: Poly, shifted: bool) -> Value {
+    let t = op.out_dtype(0);
+    let t = match t {
+        Some(t) if t.is_float() => t,
+        _ => DType::Float,
+    };
+    let xv = scalar_value(op, x, t);
+    let mut x = cast(op, xv, D);
+    let nv = scalar_value(op, n, t);
+    let n = degree(op, nv, t);
+    if shifted {
+        let one = k(op, D, 1.0);
+        let xx = op.Add(x, x).out();
+        x = op.Sub(xx, one).out();
+    }
+    let one = k(op, D, 1.0);
+    let two_x = op.Add(x, x).out();
+    let p1 = match kind {
+        Poly::ChebT | Poly::HermiteHe | Poly::Legendre => x,
+        Poly::ChebU | Poly::HermiteH => two_x,
+        Poly::ChebV => op.Sub(two_x, one).out(),
+        Poly::ChebW => op.Add(two_x, one).out(),
+        Poly::Laguerre => op.Sub(one, x).out(),
+    };
+    poly_rec(op, x, n, 1.0, p1, move |op, j, p, q| {
+        let one = k(op, D, 1.0);
+        let jm1 = op.Sub(j, one).out();
+        match kind {
+            // 2x·q - p
+            Poly::ChebT | Poly::ChebU | Poly::ChebV | Poly::ChebW => {
+                let xx = op.Add(x, x).out();
+                let a = op.Mul(xx, q).out();
+                op.Sub(a, p).out()
+            }
+            // 2x·q - 2(j-1)·p
+            Poly::HermiteH => {
+                let xx = op.Add(x, x).out();
+                let a = op.Mul(xx, q).out();
+                let c = op.Add(jm1, jm1).out();
+                let b = op.Mul(c, p).out();
+                op.Sub(a, b).out()
+            }
+            // x·q - (j-1)·p
+            Poly::HermiteHe => {
+                let a = op.Mul(x, q).out();
+                let b = op.Mul(jm1, p).out();
+                op.Sub(a, b).out()
+            }
+            // ((2j - 1)·x·q - (j-1)·p) / j
+            Poly::Legendre => {
+                let jj = op.Add(jm1, j).out();
+                let a = op.Mul(jj, x).out();
+                let a = op.Mul(a, q).out();
+                let b = op.Mul(jm1, p).out();
+                let d = op.Sub(a, b).out();
+                op.Div(d, j).out()
+            }
+            // ((2j - 1 - x)·q - (j-1)·p) / j
+            Poly::Laguerre => {
+                let jj = op.Add(jm1, j).out();
+                let c = op.Sub(jj, x).out();
+                let a = op.Mul(c, q).out();
+                let b = op.Mul(jm1, p).out();
+                let d = op.Sub(a, b).out();
+                op.Div(d, j).out()
+            }
+        }
+    })
+}
+
 /// A float64 unary special function, rounded to the node's floating result type.
 fn special(op: &mut Builder, x: Value, f: impl FnOnce(&mut Builder, Value) -> Value) -> Value {
     let t = float_t(op, x);
@@ -680,5 +823,77 @@ translations! {
     #[target("aten::special_ndtri")]
     fn special_ndtri(op, self_: Tensor) -> Value {
         special(op, self_, ndtri_d)
+    }
+
+    /// special_chebyshev_polynomial_t(Tensor x, Tensor n) -> Tensor
+    #[target("aten::special_chebyshev_polynomial_t", "aten::special_chebyshev_polynomial_t.x_scalar", "aten::special_chebyshev_polynomial_t.n_scalar")]
+    fn special_chebyshev_polynomial_t(op, x: Scalar, n: Scalar) -> Value {
+        poly(op, x, n, Poly::ChebT, false)
+    }
+
+    /// special_chebyshev_polynomial_u(Tensor x, Tensor n) -> Tensor
+    #[target("aten::special_chebyshev_polynomial_u", "aten::special_chebyshev_polynomial_u.x_scalar", "aten::special_chebyshev_polynomial_u.n_scalar")]
+    fn special_chebyshev_polynomial_u(op, x: Scalar, n: Scalar) -> Value {
+        poly(op, x, n, Poly::ChebU, false)
+    }
+
+    /// special_chebyshev_polynomial_v(Tensor x, Tensor n) -> Tensor
+    #[target("aten::special_chebyshev_polynomial_v", "aten::special_chebyshev_polynomial_v.x_scalar", "aten::special_chebyshev_polynomial_v.n_scalar")]
+    fn special_chebyshev_polynomial_v(op, x: Scalar, n: Scalar) -> Value {
+        poly(op, x, n, Poly::ChebV, false)
+    }
+
+    /// special_chebyshev_polynomial_w(Tensor x, Tensor n) -> Tensor
+    #[target("aten::special_chebyshev_polynomial_w", "aten::special_chebyshev_polynomial_w.x_scalar", "aten::special_chebyshev_polynomial_w.n_scalar")]
+    fn special_chebyshev_polynomial_w(op, x: Scalar, n: Scalar) -> Value {
+        poly(op, x, n, Poly::ChebW, false)
+    }
+
+    /// special_shifted_chebyshev_polynomial_t(Tensor x, Tensor n) -> Tensor
+    #[target("aten::special_shifted_chebyshev_polynomial_t", "aten::special_shifted_chebyshev_polynomial_t.x_scalar", "aten::special_shifted_chebyshev_polynomial_t.n_scalar")]
+    fn special_shifted_chebyshev_polynomial_t(op, x: Scalar, n: Scalar) -> Value {
+        poly(op, x, n, Poly::ChebT, true)
+    }
+
+    /// special_shifted_chebyshev_polynomial_u(Tensor x, Tensor n) -> Tensor
+    #[target("aten::special_shifted_chebyshev_polynomial_u", "aten::special_shifted_chebyshev_polynomial_u.x_scalar", "aten::special_shifted_chebyshev_polynomial_u.n_scalar")]
+    fn special_shifted_chebyshev_polynomial_u(op, x: Scalar, n: Scalar) -> Value {
+        poly(op, x, n, Poly::ChebU, true)
+    }
+
+    /// special_shifted_chebyshev_polynomial_v(Tensor x, Tensor n) -> Tensor
+    #[target("aten::special_shifted_chebyshev_polynomial_v", "aten::special_shifted_chebyshev_polynomial_v.x_scalar", "aten::special_shifted_chebyshev_polynomial_v.n_scalar")]
+    fn special_shifted_chebyshev_polynomial_v(op, x: Scalar, n: Scalar) -> Value {
+        poly(op, x, n, Poly::ChebV, true)
+    }
+
+    /// special_shifted_chebyshev_polynomial_w(Tensor x, Tensor n) -> Tensor
+    #[target("aten::special_shifted_chebyshev_polynomial_w", "aten::special_shifted_chebyshev_polynomial_w.x_scalar", "aten::special_shifted_chebyshev_polynomial_w.n_scalar")]
+    fn special_shifted_chebyshev_polynomial_w(op, x: Scalar, n: Scalar) -> Value {
+        poly(op, x, n, Poly::ChebW, true)
+    }
+
+    /// special_hermite_polynomial_h(Tensor x, Tensor n) -> Tensor
+    #[target("aten::special_hermite_polynomial_h", "aten::special_hermite_polynomial_h.x_scalar", "aten::special_hermite_polynomial_h.n_scalar")]
+    fn special_hermite_polynomial_h(op, x: Scalar, n: Scalar) -> Value {
+        poly(op, x, n, Poly::HermiteH, false)
+    }
+
+    /// special_hermite_polynomial_he(Tensor x, Tensor n) -> Tensor
+    #[target("aten::special_hermite_polynomial_he", "aten::special_hermite_polynomial_he.x_scalar", "aten::special_hermite_polynomial_he.n_scalar")]
+    fn special_hermite_polynomial_he(op, x: Scalar, n: Scalar) -> Value {
+        poly(op, x, n, Poly::HermiteHe, false)
+    }
+
+    /// special_laguerre_polynomial_l(Tensor x, Tensor n) -> Tensor
+    #[target("aten::special_laguerre_polynomial_l", "aten::special_laguerre_polynomial_l.x_scalar", "aten::special_laguerre_polynomial_l.n_scalar")]
+    fn special_laguerre_polynomial_l(op, x: Scalar, n: Scalar) -> Value {
+        poly(op, x, n, Poly::Laguerre, false)
+    }
+
+    /// special_legendre_polynomial_p(Tensor x, Tensor n) -> Tensor
+    #[target("aten::special_legendre_polynomial_p", "aten::special_legendre_polynomial_p.x_scalar", "aten::special_legendre_polynomial_p.n_scalar")]
+    fn special_legendre_polynomial_p(op, x: Scalar, n: Scalar) -> Value {
+        poly(op, x, n, Poly::Legendre, false)
     }
 }
