@@ -711,6 +711,151 @@ fn poly(op: &mut Builder, x: Scalar, n: Scalar, kind: Poly, shifted: bool) -> Va
     })
 }
 
+const J_PP0: [f64; 7] = [7.96936729297347051624e-04, 8.28352392107440799803e-02, 1.23953371646414299388e+00, 5.44725003058768775090e+00, 8.74716500199817011941e+00, 5.30324038235394892183e+00, 9.99999999999999997821e-01];
+const J_PQ0: [f64; 7] = [9.24408810558863637013e-04, 8.56288474354474431428e-02, 1.25352743901058953537e+00, 5.47097740330417105182e+00, 8.76190883237069594232e+00, 5.30605288235394617618e+00, 1.00000000000000000218e+00];
+const J_QP0: [f64; 8] = [-1.13663838898469149931e-02, -1.28252718670509318512e+00, -1.95539544257735972385e+01, -9.32060152123768231369e+01, -1.77681167980488050595e+02, -1.47077505154951170175e+02, -5.14105326766599330220e+01, -6.05014350600728481186e+00];
+const J_QQ0: [f64; 7] = [6.43178256118178023184e+01, 8.56430025976980587198e+02, 3.88240183605401609683e+03, 7.24046774195652478189e+03, 5.93072701187316984827e+03, 2.06209331660327847417e+03, 2.42005740240291393179e+02];
+const J_RP0: [f64; 4] = [-4.79443220978201773821e+09, 1.95617491946556577543e+12, -2.49248344360967716204e+14, 9.70862251047306323952e+15];
+const J_RQ0: [f64; 8] = [4.99563147152651017219e+02, 1.73785401676374683123e+05, 4.84409658339962045305e+07, 1.11855537045356834862e+10, 2.11277520115489217587e+12, 3.10518229857422583814e+14, 3.18121955943204943306e+16, 1.71086294081043136091e+18];
+const J_PP1: [f64; 7] = [7.62125616208173112003e-04, 7.31397056940917570436e-02, 1.12719608129684925192e+00, 5.11207951146807644818e+00, 8.42404590141772420927e+00, 5.21451598682361504063e+00, 1.00000000000000000254e+00];
+const J_PQ1: [f64; 7] = [5.71323128072548699714e-04, 6.88455908754495404082e-02, 1.10514232634061696926e+00, 5.07386386128601488557e+00, 8.39985554327604159757e+00, 5.20982848682361821619e+00, 9.99999999999999997461e-01];
+const J_QP1: [f64; 8] = [5.10862594750176621635e-02, 4.98213872951233449420e+00, 7.58238284132545283818e+01, 3.66779609360150777800e+02, 7.10856304998926107277e+02, 5.97489612400613639965e+02, 2.11688757100572135698e+02, 2.52070205858023719784e+01];
+const J_QQ1: [f64; 7] = [7.42373277035675149943e+01, 1.05644886038262816351e+03, 4.98641058337653607651e+03, 9.56231892404756170795e+03, 7.99704160447350683650e+03, 2.82619278517639096600e+03, 3.36093607810698293419e+02];
+const J_RP1: [f64; 4] = [-8.99971225705559398224e+08, 4.52228297998194034323e+11, -7.27494245221818276015e+13, 3.68295732863852883286e+15];
+const J_RQ1: [f64; 8] = [6.20836478118054335476e+02, 2.56987256757748830383e+05, 8.35146791431949253037e+07, 2.21511595479792499675e+10, 4.74914122079991414898e+12, 7.84369607876235854894e+14, 8.95222336184627338078e+16, 5.32278620332680085395e+18];
+const Y_YP0: [f64; 8] = [1.55924367855235737965e+04, -1.46639295903971606143e+07, 5.43526477051876500413e+09, -9.82136065717911466409e+11, 8.75906394395366999549e+13, -3.46628303384729719441e+15, 4.42733268572569800351e+16, -1.84950800436986690637e+16];
+const Y_YQ0: [f64; 7] = [1.04128353664259848412e+03, 6.26107330137134956842e+05, 2.68919633393814121987e+08, 8.64002487103935000337e+10, 2.02979612750105546709e+13, 3.17157752842975028269e+15, 2.50596256172653059228e+17];
+const Y_YP1: [f64; 6] = [1.26320474790178026440e+09, -6.47355876379160291031e+11, 1.14509511541823727583e+14, -8.12770255501325109621e+15, 2.02439475713594898196e+17, -7.78877196265950026825e+17];
+const Y_YQ1: [f64; 8] = [5.94301592346128195359e+02, 2.35564092943068577943e+05, 7.34811944459721705660e+07, 1.87601316108706159478e+10, 3.88231277496238566008e+12, 6.20557727146953693363e+14, 6.87141087355300489866e+16, 3.97270608116560655612e+18];
+/// √(2/π).
+const SQRT_2_PI: f64 = 0.797884560802865355879892119868763737;
+const TWO_OVER_PI: f64 = 0.636619772367581343075535053490057448;
+
+/// Hankel asymptotic form for |x| > 5 (Cephes j0/j1/y0/y1): with w = 25/x², p = PP(w)/PQ(w),
+/// q = QP(w)/QQ(w), θ = x - phase: √(2/π)/√x · (p·cos θ - 5/x·q·sin θ) for J, and
+/// √(2/π)/√x · (p·sin θ + 5/x·q·cos θ) for Y.
+fn bessel_asym(op: &mut Builder, ax: Value, order1: bool, y: bool) -> Value {
+    let (pp, pq, qp, qq): (&[f64], &[f64], &[f64], &[f64]) =
+        if order1 { (&J_PP1, &J_PQ1, &J_QP1, &J_QQ1) } else { (&J_PP0, &J_PQ0, &J_QP0, &J_QQ0) };
+    let phase = if order1 { 3.0 * PI / 4.0 } else { PI / 4.0 };
+    let five = k(op, D, 5.0);
+    let fx = op.Div(five, ax).out();
+    let w = op.Mul(fx, fx).out();
+    let a = polevl(op, w, pp);
+    let b = polevl(op, w, pq);
+    let p = op.Div(a, b).out();
+    let a = polevl(op, w, qp);
+    let b = polevl(op, w, qq);
+    let q = op.Div(a, b).out();
+    let ph = k(op, D, phase);
+    let th = op.Sub(ax, ph).out();
+    let c = op.Cos(th).out();
+    let s = op.Sin(th).out();
+    let fq = op.Mul(fx, q).out();
+    let r = if y {
+        let a = op.Mul(p, s).out();
+        let b = op.Mul(fq, c).out();
+        op.Add(a, b).out()
+    } else {
+        let a = op.Mul(p, c).out();
+        let b = op.Mul(fq, s).out();
+        op.Sub(a, b).out()
+    };
+    let cc = k(op, D, SQRT_2_PI);
+    let r = op.Mul(r, cc).out();
+    let sq = op.Sqrt(ax).out();
+    op.Div(r, sq).out()
+}
+
+/// J0 (Cephes `j0`, as torch's `bessel_j0_forward`).
+fn bessel_j0_d(op: &mut Builder, x: Value) -> Value {
+    let ax = op.Abs(x).out();
+    let z = op.Mul(ax, ax).out();
+    let rp = polevl(op, z, &J_RP0);
+    let rq = polevl(op, z, &J_RQ0);
+    let c1 = k(op, D, 5.78318596294678452118e+00);
+    let c2 = k(op, D, 3.04712623436620863991e+01);
+    let a = op.Sub(z, c1).out();
+    let b = op.Sub(z, c2).out();
+    let m = op.Mul(a, b).out();
+    let m = op.Mul(m, rp).out();
+    let mid = op.Div(m, rq).out();
+    let four = k(op, D, 4.0);
+    let one = k(op, D, 1.0);
+    let zz = op.Div(z, four).out();
+    let tiny = op.Sub(one, zz).out();
+    let big = bessel_asym(op, ax, false, false);
+    let five = k(op, D, 5.0);
+    let le5 = op.LessOrEqual(ax, five).out();
+    let eps = k(op, D, 1e-5);
+    let lt = op.Less(ax, eps).out();
+    let small = select(op, lt, tiny, mid);
+    select(op, le5, small, big)
+}
+
+/// J1 (Cephes `j1`, odd).
+fn bessel_j1_d(op: &mut Builder, x: Value) -> Value {
+    let ax = op.Abs(x).out();
+    let z = op.Mul(ax, ax).out();
+    let rp = polevl(op, z, &J_RP1);
+    let rq = polevl(op, z, &J_RQ1);
+    let c1 = k(op, D, 1.46819706421238932572e+01);
+    let c2 = k(op, D, 4.92184563216946036703e+01);
+    let r = op.Div(rp, rq).out();
+    let r = op.Mul(r, ax).out();
+    let a = op.Sub(z, c1).out();
+    let b = op.Sub(z, c2).out();
+    let r = op.Mul(r, a).out();
+    let mid = op.Mul(r, b).out();
+    let big = bessel_asym(op, ax, true, false);
+    let five = k(op, D, 5.0);
+    let le5 = op.LessOrEqual(ax, five).out();
+    let v = select(op, le5, mid, big);
+    let zero = k(op, D, 0.0);
+    let neg = op.Less(x, zero).out();
+    let nv = op.Neg(v).out();
+    select(op, neg, nv, v)
+}
+
+/// Y0 / Y1 (Cephes `y0` / `y1`): -inf at 0, NaN below.
+fn bessel_y_d(op: &mut Builder, x: Value, order1: bool) -> Value {
+    let z = op.Mul(x, x).out();
+    let l = op.Log(x).out();
+    let tp = k(op, D, TWO_OVER_PI);
+    let mid = if order1 {
+        let yp = polevl(op, z, &Y_YP1);
+        let yq = polevl(op, z, &Y_YQ1);
+        let r = op.Div(yp, yq).out();
+        let r = op.Mul(x, r).out();
+        let j = bessel_j1_d(op, x);
+        let jl = op.Mul(j, l).out();
+        let one = k(op, D, 1.0);
+        let inv = op.Div(one, x).out();
+        let d = op.Sub(jl, inv).out();
+        let d = op.Mul(tp, d).out();
+        op.Add(r, d).out()
+    } else {
+        let yp = polevl(op, z, &Y_YP0);
+        let yq = polevl(op, z, &Y_YQ0);
+        let r = op.Div(yp, yq).out();
+        let j = bessel_j0_d(op, x);
+        let d = op.Mul(tp, l).out();
+        let d = op.Mul(d, j).out();
+        op.Add(r, d).out()
+    };
+    let big = bessel_asym(op, x, order1, true);
+    let zero = k(op, D, 0.0);
+    let ninf = k(op, D, f64::NEG_INFINITY);
+    let nan = k(op, D, f64::NAN);
+    let is0 = op.Equal(x, zero).out();
+    let neg = op.Less(x, zero).out();
+    let small = select(op, neg, nan, mid);
+    let small = select(op, is0, ninf, small);
+    let five = k(op, D, 5.0);
+    let le5 = op.LessOrEqual(x, five).out();
+    select(op, le5, small, big)
+}
+
 /// A float64 unary special function, rounded to the node's floating result type.
 fn special(op: &mut Builder, x: Value, f: impl FnOnce(&mut Builder, Value) -> Value) -> Value {
     let t = float_t(op, x);
@@ -895,5 +1040,29 @@ translations! {
     #[target("aten::special_legendre_polynomial_p", "aten::special_legendre_polynomial_p.x_scalar", "aten::special_legendre_polynomial_p.n_scalar")]
     fn special_legendre_polynomial_p(op, x: Scalar, n: Scalar) -> Value {
         poly(op, x, n, Poly::Legendre, false)
+    }
+
+    /// special_bessel_j0(Tensor self) -> Tensor
+    #[target("aten::special_bessel_j0")]
+    fn special_bessel_j0(op, self_: Tensor) -> Value {
+        special(op, self_, bessel_j0_d)
+    }
+
+    /// special_bessel_j1(Tensor self) -> Tensor
+    #[target("aten::special_bessel_j1")]
+    fn special_bessel_j1(op, self_: Tensor) -> Value {
+        special(op, self_, bessel_j1_d)
+    }
+
+    /// special_bessel_y0(Tensor self) -> Tensor
+    #[target("aten::special_bessel_y0")]
+    fn special_bessel_y0(op, self_: Tensor) -> Value {
+        special(op, self_, |op, x| bessel_y_d(op, x, false))
+    }
+
+    /// special_bessel_y1(Tensor self) -> Tensor
+    #[target("aten::special_bessel_y1")]
+    fn special_bessel_y1(op, self_: Tensor) -> Value {
+        special(op, self_, |op, x| bessel_y_d(op, x, true))
     }
 }
