@@ -576,7 +576,13 @@ fn degree(op: &mut Builder, n: Value, t: DType) -> Value {
     let neg = op.Less(nd, zero).out();
     let c = op.Ceil(nd).out();
     let f = op.Floor(nd).out();
-    select(op, neg, c, f)
+    let tr = select(op, neg, c, f);
+    // NaN, ±inf and values beyond int64 convert to INT64_MIN (x86 cvttsd2si), a negative degree.
+    let a = op.Abs(nd).out();
+    let lim = k(op, D, 9.223_372_036_854_775_808e18);
+    let ok = op.Less(a, lim).out();
+    let m1 = k(op, D, -1.0);
+    select(op, ok, tr, m1)
 }
 
 /// An orthogonal polynomial of degree `n` (float64, integer-valued, any shape broadcasting with
@@ -665,7 +671,7 @@ fn poly(op: &mut Builder, x: Scalar, n: Scalar, kind: Poly, shifted: bool) -> Va
         Poly::ChebW => op.Add(two_x, one).out(),
         Poly::Laguerre => op.Sub(one, x).out(),
     };
-    poly_rec(op, x, n, 1.0, p1, move |op, j, p, q| {
+    let r = poly_rec(op, x, n, 1.0, p1, move |op, j, p, q| {
         let one = k(op, D, 1.0);
         let jm1 = op.Sub(j, one).out();
         match kind {
@@ -708,7 +714,20 @@ fn poly(op: &mut Builder, x: Scalar, n: Scalar, kind: Poly, shifted: bool) -> Va
                 op.Div(d, j).out()
             }
         }
-    })
+    });
+    let r = match kind {
+        // torch gives NaN past a per-type degree limit (getHermitianLimit: 128 for float,
+        // 512 for double).
+        Poly::HermiteH | Poly::HermiteHe => {
+            let limit = if t == DType::Double { 512.0 } else if t == DType::Float { 128.0 } else { 1024.0 };
+            let lim = k(op, D, limit);
+            let over = op.Greater(n, lim).out();
+            let nan = k(op, D, f64::NAN);
+            op.Where(over, nan, r).out()
+        }
+        _ => r,
+    };
+    cast(op, r, t)
 }
 
 const J_PP0: [f64; 7] = [7.96936729297347051624e-04, 8.28352392107440799803e-02, 1.23953371646414299388e+00, 5.44725003058768775090e+00, 8.74716500199817011941e+00, 5.30324038235394892183e+00, 9.99999999999999997821e-01];
@@ -854,6 +873,222 @@ fn bessel_y_d(op: &mut Builder, x: Value, order1: bool) -> Value {
     let five = k(op, D, 5.0);
     let le5 = op.LessOrEqual(x, five).out();
     select(op, le5, small, big)
+}
+
+const I0_A: [f64; 30] = [
+    -4.41534164647933937950e-18, 3.33079451882223809783e-17, -2.43127984654795469359e-16, 1.71539128555513303061e-15,
+    -1.16853328779934516808e-14, 7.67618549860493561688e-14, -4.85644678311192946090e-13, 2.95505266312963983461e-12,
+    -1.72682629144155570723e-11, 9.67580903537323691224e-11, -5.18979560163526290666e-10, 2.65982372468238665035e-09,
+    -1.30002500998624804212e-08, 6.04699502254191894932e-08, -2.67079385394061173391e-07, 1.11738753912010371815e-06,
+    -4.41673835845875056359e-06, 1.64484480707288970893e-05, -5.75419501008210370398e-05, 1.88502885095841655729e-04,
+    -5.76375574538582365885e-04, 1.63947561694133579842e-03, -4.32430999505057594430e-03, 1.05464603945949983183e-02,
+    -2.37374148058994688156e-02, 4.93052842396707084878e-02, -9.49010970480476444210e-02, 1.71620901522208775349e-01,
+    -3.04682672343198398683e-01, 6.76795274409476084995e-01,
+];
+const I0_B: [f64; 25] = [
+    -7.23318048787475395456e-18, -4.83050448594418207126e-18, 4.46562142029675999901e-17, 3.46122286769746109310e-17,
+    -2.82762398051658348494e-16, -3.42548561967721913462e-16, 1.77256013305652638360e-15, 3.81168066935262242075e-15,
+    -9.55484669882830764870e-15, -4.15056934728722208663e-14, 1.54008621752140982691e-14, 3.85277838274214270114e-13,
+    7.18012445138366623367e-13, -1.79417853150680611778e-12, -1.32158118404477131188e-11, -3.14991652796324136454e-11,
+    1.18891471078464383424e-11, 4.94060238822496958910e-10, 3.39623202570838634515e-09, 2.26666899049817806459e-08,
+    2.04891858946906374183e-07, 2.89137052083475648297e-06, 6.88975834691682398426e-05, 3.36911647825569408990e-03,
+    8.04490411014108831608e-01,
+];
+const I1_A: [f64; 29] = [
+    2.77791411276104639959e-18, -2.11142121435816608115e-17, 1.55363195773620046921e-16, -1.10559694773538630805e-15,
+    7.60068429473540693410e-15, -5.04218550472791168711e-14, 3.22379336594557470981e-13, -1.98397439776494371520e-12,
+    1.17361862988909016308e-11, -6.66348972350202774223e-11, 3.62559028155211703701e-10, -1.88724975172282928790e-09,
+    9.38153738649577178388e-09, -4.44505912879632808065e-08, 2.00329475355213526229e-07, -8.56872026469545474066e-07,
+    3.47025130813767847674e-06, -1.32731636560394358279e-05, 4.78156510755005422638e-05, -1.61760815825896745588e-04,
+    5.12285956168575772895e-04, -1.51357245063125314899e-03, 4.15642294431288815669e-03, -1.05640848946261981558e-02,
+    2.47264490306265168283e-02, -5.29459812080949914269e-02, 1.02643658689847095384e-01, -1.76416518357834055153e-01,
+    2.52587186443633654823e-01,
+];
+const I1_B: [f64; 25] = [
+    7.51729631084210481353e-18, 4.41434832307170791151e-18, -4.65030536848935832153e-17, -3.20952592199342395980e-17,
+    2.96262899764595013876e-16, 3.30820231092092828324e-16, -1.88035477551078244854e-15, -3.81440307243700780478e-15,
+    1.04202769841288027642e-14, 4.27244001671195135429e-14, -2.10154184277266431302e-14, -4.08355111109219731823e-13,
+    -7.19855177624590851209e-13, 2.03562854414708950722e-12, 1.41258074366137813316e-11, 3.25260358301548823856e-11,
+    -1.89749581235054123450e-11, -5.58974346219658380687e-10, -3.83538038596423702205e-09, -2.63146884688951950684e-08,
+    -2.51223623787020892529e-07, -3.88256480887769039346e-06, -1.10588938762623716291e-04, -9.76109749136146840777e-03,
+    7.78576235018280120474e-01,
+];
+const K0_A: [f64; 10] = [
+    1.37446543561352307156e-16, 4.25981614279661018399e-14, 1.03496952576338420167e-11, 1.90451637722020886025e-09,
+    2.53479107902614945675e-07, 2.28621210311945178607e-05, 1.26461541144692592338e-03, 3.59799365153615016266e-02,
+    3.44289899924628486886e-01, -5.35327393233902768720e-01,
+];
+const K0_B: [f64; 25] = [
+    5.30043377268626276149e-18, -1.64758043015242134646e-17, 5.21039150503902756861e-17, -1.67823109680541210385e-16,
+    5.51205597852431940784e-16, -1.84859337734377901440e-15, 6.34007647740507060557e-15, -2.22751332699166985548e-14,
+    8.03289077536357521100e-14, -2.98009692317273043925e-13, 1.14034058820847496303e-12, -4.51459788337394416547e-12,
+    1.85594911495471785253e-11, -7.95748924447710747776e-11, 3.57739728140030116597e-10, -1.69753450938905987466e-09,
+    8.57403401741422608519e-09, -4.66048989768794782956e-08, 2.76681363944501510342e-07, -1.83175552271911948767e-06,
+    1.39498137188764993662e-05, -1.28495495816278026384e-04, 1.56988388573005337491e-03, -3.14481013119645005427e-02,
+    2.44030308206595545468e+00,
+];
+const K1_A: [f64; 11] = [
+    -7.02386347938628759343e-18, -2.42744985051936593393e-15, -6.66690169419932900609e-13, -1.41148839263352776110e-10,
+    -2.21338763073472585583e-08, -2.43340614156596823496e-06, -1.73028895751305206302e-04, -6.97572385963986435018e-03,
+    -1.22611180822657148235e-01, -3.53155960776544875667e-01, 1.52530022733894777053e+00,
+];
+const K1_B: [f64; 25] = [
+    -5.75674448366501715755e-18, 1.79405087314755922667e-17, -5.68946255844285935196e-17, 1.83809354436663880070e-16,
+    -6.05704724837331885336e-16, 2.03870316562433424052e-15, -7.01983709041831346144e-15, 2.47715442448130437068e-14,
+    -8.97670518232499435011e-14, 3.34841966607842919884e-13, -1.28917396095102890680e-12, 5.13963967348173025100e-12,
+    -2.12996783842756842877e-11, 9.21831518760500529508e-11, -4.19035475934189648750e-10, 2.01504975519703286596e-09,
+    -1.03457624656780970260e-08, 5.74108412545004946722e-08, -3.50196060308781257119e-07, 2.40648494783721712015e-06,
+    -1.93619797416608296024e-05, 1.95215518471351631108e-04, -2.85781685962277938680e-03, 1.03923736576817238437e-01,
+    2.72062619048444266945e+00,
+];
+
+/// Cephes `chbevl`: the Chebyshev series Σ' c_i T_i(y/2) by Clenshaw's recurrence.
+fn chbevl(op: &mut Builder, y: Value, c: &[f64]) -> Value {
+    let mut b0 = k(op, D, c[0]);
+    let mut b1 = k(op, D, 0.0);
+    let mut b2 = b1;
+    for &ci in &c[1..] {
+        b2 = b1;
+        b1 = b0;
+        let m = op.Mul(y, b1).out();
+        let s = op.Sub(m, b2).out();
+        let kc = k(op, D, ci);
+        b0 = op.Add(s, kc).out();
+    }
+    let d = op.Sub(b0, b2).out();
+    let h = k(op, D, 0.5);
+    op.Mul(d, h).out()
+}
+
+/// e^{-|x|}·I0(x) (`scaled`) or I0(x), as torch's `modified_bessel_i0_forward` / `calc_i0e`.
+fn bessel_i0_d(op: &mut Builder, x: Value, scaled: bool) -> Value {
+    let ax = op.Abs(x).out();
+    let half = k(op, D, 0.5);
+    let two = k(op, D, 2.0);
+    let y = op.Mul(ax, half).out();
+    let y = op.Sub(y, two).out();
+    let small = chbevl(op, y, &I0_A);
+    let c32 = k(op, D, 32.0);
+    let y = op.Div(c32, ax).out();
+    let y = op.Sub(y, two).out();
+    let big = chbevl(op, y, &I0_B);
+    let sq = op.Sqrt(ax).out();
+    let big = op.Div(big, sq).out();
+    let eight = k(op, D, 8.0);
+    let le = op.LessOrEqual(ax, eight).out();
+    let r = select(op, le, small, big);
+    if scaled {
+        r
+    } else {
+        let e = op.Exp(ax).out();
+        op.Mul(e, r).out()
+    }
+}
+
+/// e^{-|x|}·I1(x) (`scaled`) or I1(x) (odd), as torch's `modified_bessel_i1_forward` / `calc_i1e`.
+fn bessel_i1_d(op: &mut Builder, x: Value, scaled: bool) -> Value {
+    let ax = op.Abs(x).out();
+    let half = k(op, D, 0.5);
+    let two = k(op, D, 2.0);
+    let y = op.Mul(ax, half).out();
+    let y = op.Sub(y, two).out();
+    let small = chbevl(op, y, &I1_A);
+    let small = op.Mul(small, ax).out();
+    let c32 = k(op, D, 32.0);
+    let y = op.Div(c32, ax).out();
+    let y = op.Sub(y, two).out();
+    let big = chbevl(op, y, &I1_B);
+    let sq = op.Sqrt(ax).out();
+    let big = op.Div(big, sq).out();
+    let eight = k(op, D, 8.0);
+    let le = op.LessOrEqual(ax, eight).out();
+    let mut r = select(op, le, small, big);
+    if !scaled {
+        let e = op.Exp(ax).out();
+        r = op.Mul(e, r).out();
+    }
+    let zero = k(op, D, 0.0);
+    let neg = op.Less(x, zero).out();
+    let nr = op.Neg(r).out();
+    select(op, neg, nr, r)
+}
+
+/// K0 / K1 (`order1`), optionally scaled by e^x, as torch's `[scaled_]modified_bessel_k{0,1}_forward`:
+/// +inf at 0, NaN below.
+fn bessel_k_d(op: &mut Builder, x: Value, order1: bool, scaled: bool) -> Value {
+    let two = k(op, D, 2.0);
+    let half = k(op, D, 0.5);
+    let z = op.Mul(x, x).out();
+    let y = op.Sub(z, two).out();
+    let hx = op.Mul(half, x).out();
+    let l = op.Log(hx).out();
+    let mut small = if order1 {
+        let a = chbevl(op, y, &K1_A);
+        let a = op.Div(a, x).out();
+        let i = bessel_i1_d(op, x, false);
+        let li = op.Mul(l, i).out();
+        op.Add(li, a).out()
+    } else {
+        let a = chbevl(op, y, &K0_A);
+        let i = bessel_i0_d(op, x, false);
+        let li = op.Mul(l, i).out();
+        op.Sub(a, li).out()
+    };
+    let eight = k(op, D, 8.0);
+    let y = op.Div(eight, x).out();
+    let y = op.Sub(y, two).out();
+    let b = chbevl(op, y, if order1 { &K1_B } else { &K0_B });
+    let sq = op.Sqrt(x).out();
+    let mut big = op.Div(b, sq).out();
+    if scaled {
+        let e = op.Exp(x).out();
+        small = op.Mul(small, e).out();
+    } else {
+        let nx = op.Neg(x).out();
+        let e = op.Exp(nx).out();
+        big = op.Mul(e, big).out();
+    }
+    let le = op.LessOrEqual(x, two).out();
+    let r = select(op, le, small, big);
+    let zero = k(op, D, 0.0);
+    let inf = k(op, D, f64::INFINITY);
+    let nan = k(op, D, f64::NAN);
+    let is0 = op.Equal(x, zero).out();
+    let neg = op.Less(x, zero).out();
+    let r = select(op, neg, nan, r);
+    select(op, is0, inf, r)
+}
+
+/// j0(x) = sin x / x (Taylor series below 1/2, 0 at ±inf), as torch's `spherical_bessel_j0_forward`.
+fn spherical_j0_d(op: &mut Builder, x: Value) -> Value {
+    let z = op.Mul(x, x).out();
+    let coef = [
+        1.0 / 6227020800.0,
+        -1.0 / 39916800.0,
+        1.0 / 362880.0,
+        -1.0 / 5040.0,
+        1.0 / 120.0,
+        -1.0 / 6.0,
+    ];
+    // 1 + z(c5 + z(c4 + ...)) evaluated from the innermost term outwards.
+    let mut acc = k(op, D, coef[0]);
+    for &c in &coef[1..] {
+        let m = op.Mul(z, acc).out();
+        let kc = k(op, D, c);
+        acc = op.Add(kc, m).out();
+    }
+    let m = op.Mul(z, acc).out();
+    let one = k(op, D, 1.0);
+    let series = op.Add(one, m).out();
+    let s = op.Sin(x).out();
+    let direct = op.Div(s, x).out();
+    let ax = op.Abs(x).out();
+    let half = k(op, D, 0.5);
+    let lt = op.Less(ax, half).out();
+    let r = select(op, lt, series, direct);
+    let inf = op.IsInf(x).out();
+    let zero = k(op, D, 0.0);
+    select(op, inf, zero, r)
 }
 
 /// A float64 unary special function, rounded to the node's floating result type.
@@ -1064,5 +1299,59 @@ translations! {
     #[target("aten::special_bessel_y1")]
     fn special_bessel_y1(op, self_: Tensor) -> Value {
         special(op, self_, |op, x| bessel_y_d(op, x, true))
+    }
+
+    /// i0(Tensor self) -> Tensor
+    #[target("aten::i0", "aten::special_i0", "aten::special_modified_bessel_i0")]
+    fn i0(op, self_: Tensor) -> Value {
+        special(op, self_, |op, x| bessel_i0_d(op, x, false))
+    }
+
+    /// special_i0e(Tensor self) -> Tensor
+    #[target("aten::special_i0e")]
+    fn special_i0e(op, self_: Tensor) -> Value {
+        special(op, self_, |op, x| bessel_i0_d(op, x, true))
+    }
+
+    /// special_i1(Tensor self) -> Tensor
+    #[target("aten::special_i1", "aten::special_modified_bessel_i1")]
+    fn special_i1(op, self_: Tensor) -> Value {
+        special(op, self_, |op, x| bessel_i1_d(op, x, false))
+    }
+
+    /// special_i1e(Tensor self) -> Tensor
+    #[target("aten::special_i1e")]
+    fn special_i1e(op, self_: Tensor) -> Value {
+        special(op, self_, |op, x| bessel_i1_d(op, x, true))
+    }
+
+    /// special_modified_bessel_k0(Tensor self) -> Tensor
+    #[target("aten::special_modified_bessel_k0")]
+    fn special_modified_bessel_k0(op, self_: Tensor) -> Value {
+        special(op, self_, |op, x| bessel_k_d(op, x, false, false))
+    }
+
+    /// special_modified_bessel_k1(Tensor self) -> Tensor
+    #[target("aten::special_modified_bessel_k1")]
+    fn special_modified_bessel_k1(op, self_: Tensor) -> Value {
+        special(op, self_, |op, x| bessel_k_d(op, x, true, false))
+    }
+
+    /// special_scaled_modified_bessel_k0(Tensor x) -> Tensor
+    #[target("aten::special_scaled_modified_bessel_k0")]
+    fn special_scaled_modified_bessel_k0(op, x: Tensor) -> Value {
+        special(op, x, |op, x| bessel_k_d(op, x, false, true))
+    }
+
+    /// special_scaled_modified_bessel_k1(Tensor x) -> Tensor
+    #[target("aten::special_scaled_modified_bessel_k1")]
+    fn special_scaled_modified_bessel_k1(op, x: Tensor) -> Value {
+        special(op, x, |op, x| bessel_k_d(op, x, true, true))
+    }
+
+    /// special_spherical_bessel_j0(Tensor x) -> Tensor
+    #[target("aten::special_spherical_bessel_j0")]
+    fn special_spherical_bessel_j0(op, x: Tensor) -> Value {
+        special(op, x, spherical_j0_d)
     }
 }
