@@ -210,9 +210,10 @@ fn trigamma_d(op: &mut Builder, x: Value) -> Value {
     select(op, small, reflected, total)
 }
 
-/// Hurwitz ζ(s, q) for a constant integer `s >= 2` and float64 `q`, as Cephes' `zeta` (which torch
-/// uses) computes it: a direct sum until the argument passes 9, then Euler–Maclaurin.
-fn zeta_d(op: &mut Builder, s: f64, q: Value) -> OpResult<Value> {
+/// Hurwitz ζ(s, q) for float64 `s > 1` (a constant or a tensor broadcasting with `q`) and float64
+/// `q`, as Cephes' `zeta` (which torch uses) computes it: a direct sum until the argument passes 9,
+/// then Euler–Maclaurin. Domain checks on `s` are the caller's.
+fn zeta_d(op: &mut Builder, s: Value, q: Value) -> OpResult<Value> {
     const A: [f64; 12] = [
         12.0,
         -720.0,
@@ -250,8 +251,9 @@ fn zeta_d(op: &mut Builder, s: f64, q: Value) -> OpResult<Value> {
     let qu = op.Unsqueeze(q, axis).out();
     let cu = op.Unsqueeze(count, axis).out();
     let base = op.Add(qu, js).out();
-    let ms = k(op, D, -s);
-    let terms = op.Pow(base, ms).out();
+    let ms = op.Neg(s).out();
+    let su = op.Unsqueeze(ms, axis).out();
+    let terms = op.Pow(base, su).out();
     let keep = op.LessOrEqual(js, cu).out();
     let terms = select(op, keep, terms, zero);
     let sum = op.ReduceSum(terms, Some(axis)).keepdims(0).out();
@@ -259,7 +261,7 @@ fn zeta_d(op: &mut Builder, s: f64, q: Value) -> OpResult<Value> {
     let w = op.Add(q, count).out();
     let b = op.Pow(w, ms).out();
     let bw = op.Mul(b, w).out();
-    let sm1 = k(op, D, s - 1.0);
+    let sm1 = op.Sub(s, one).out();
     let t1 = op.Div(bw, sm1).out();
     let sum = op.Add(sum, t1).out();
     let half = k(op, D, 0.5);
@@ -267,16 +269,21 @@ fn zeta_d(op: &mut Builder, s: f64, q: Value) -> OpResult<Value> {
     let mut sum = op.Sub(sum, hb).out();
     let winv = op.Reciprocal(w).out();
     let winv2 = op.Mul(winv, winv).out();
-    let mut a = 1.0;
+    let mut a = k(op, D, 1.0);
     let mut kk = 0.0;
     let mut bpow = op.Mul(b, winv).out();
     for ai in A {
-        a *= s + kk;
-        let c = k(op, D, a / ai);
+        let kc = k(op, D, kk);
+        let sk = op.Add(s, kc).out();
+        a = op.Mul(a, sk).out();
+        let aik = k(op, D, ai);
+        let c = op.Div(a, aik).out();
         let term = op.Mul(c, bpow).out();
         sum = op.Add(sum, term).out();
         kk += 1.0;
-        a *= s + kk;
+        let kc = k(op, D, kk);
+        let sk = op.Add(s, kc).out();
+        a = op.Mul(a, sk).out();
         kk += 1.0;
         bpow = op.Mul(bpow, winv2).out();
     }
@@ -1123,7 +1130,8 @@ translations! {
             1 => trigamma_d(op, x),
             n => {
                 // (-1)^(n+1) · n! · ζ(n + 1, x)
-                let z = zeta_d(op, (n + 1) as f64, x)?;
+                let sv = k(op, D, (n + 1) as f64);
+                let z = zeta_d(op, sv, x)?;
                 let fact: f64 = (1..=n).map(|i| i as f64).product();
                 let c = k(op, D, if n % 2 == 1 { fact } else { -fact });
                 op.Mul(c, z).out()
@@ -1353,5 +1361,42 @@ translations! {
     #[target("aten::special_spherical_bessel_j0")]
     fn special_spherical_bessel_j0(op, x: Tensor) -> Value {
         special(op, x, spherical_j0_d)
+    }
+
+    /// special_zeta(Tensor self, Tensor other) -> Tensor
+    #[target("aten::special_zeta", "aten::special_zeta.self_scalar", "aten::special_zeta.other_scalar")]
+    fn special_zeta(op, self_: Scalar, other: Scalar) -> OpResult<Value> {
+        let t = match op.out_dtype(0) {
+            Some(t) if t.is_float() => t,
+            _ => DType::Float,
+        };
+        let xs = scalar_value(op, self_, t);
+        let x = cast(op, xs, D);
+        let qs = scalar_value(op, other, t);
+        let q = cast(op, qs, D);
+        let z = zeta_d(op, x, q)?;
+        // Cephes: x == 1 → +inf; x < 1 → NaN; q <= 0: an integer q is a pole (+inf, already in
+        // zeta_d), otherwise a non-integer x gives NaN.
+        let one = k(op, D, 1.0);
+        let zero = k(op, D, 0.0);
+        let inf = k(op, D, f64::INFINITY);
+        let nan = k(op, D, f64::NAN);
+        let qle = op.LessOrEqual(q, zero).out();
+        let qf = op.Floor(q).out();
+        let qint = op.Equal(q, qf).out();
+        let xf = op.Floor(x).out();
+        let xint = op.Equal(x, xf).out();
+        let xnon = op.Not(xint).out();
+        let qnon = op.Not(qint).out();
+        let bad = op.And(qle, qnon).out();
+        let bad = op.And(bad, xnon).out();
+        let r = select(op, bad, nan, z);
+        let pole = op.And(qle, qint).out();
+        let r = select(op, pole, inf, r);
+        let lt1 = op.Less(x, one).out();
+        let r = select(op, lt1, nan, r);
+        let eq1 = op.Equal(x, one).out();
+        let r = select(op, eq1, inf, r);
+        Ok(cast(op, r, t))
     }
 }
