@@ -1098,6 +1098,177 @@ fn spherical_j0_d(op: &mut Builder, x: Value) -> Value {
     select(op, inf, zero, r)
 }
 
+/// Regularized incomplete gamma P(a, x) (`upper` false) or Q(a, x) (`upper` true) for float64
+/// `a`, `x`, with torch's `calc_igamma` / `calc_igammac` special cases. The value is evaluated to
+/// float64 precision: the power series for x < a + 1, Lentz's continued fraction for Q
+/// otherwise, both iterated in an ONNX Loop until every element has converged.
+fn igamma_d(op: &mut Builder, a: Value, x: Value, upper: bool) -> Value {
+    let zero = k(op, D, 0.0);
+    let one = k(op, D, 1.0);
+    // Broadcast, and replace the special cases by a harmless (1, 1) so the loop always ends.
+    let s0 = op.Add(a, x).out();
+    let shp = op.Shape(s0).out();
+    let a = op.Expand(a, shp).out();
+    let x = op.Expand(x, shp).out();
+    let a_ok = op.Greater(a, zero).out();
+    let x_ok = op.Greater(x, zero).out();
+    let a_inf = op.IsInf(a).out();
+    let x_inf = op.IsInf(x).out();
+    let a_fin = op.Not(a_inf).out();
+    let x_fin = op.Not(x_inf).out();
+    let ok = op.And(a_ok, x_ok).out();
+    let ok = op.And(ok, a_fin).out();
+    let ok = op.And(ok, x_fin).out();
+    let aa = select(op, ok, a, one);
+    let xx = select(op, ok, x, one);
+    let ap1 = op.Add(aa, one).out();
+    let use_series = op.Less(xx, ap1).out();
+    let use_cf = op.Not(use_series).out();
+    // Series state: ap, del, sum. Continued-fraction state: b, c, d, h.
+    let del0 = op.Reciprocal(aa).out();
+    // b = (x + 1) - a.
+    let xp1 = op.Add(xx, one).out();
+    let b0 = op.Sub(xp1, aa).out();
+    let fpmin = 1e-300;
+    let c0 = k(op, D, 1.0 / fpmin);
+    let c0 = op.Expand(c0, shp).out();
+    let fpk = k(op, D, fpmin);
+    let absb = op.Abs(b0).out();
+    let tiny = op.Less(absb, fpk).out();
+    let bsafe = select(op, tiny, fpk, b0);
+    let d0 = op.Reciprocal(bsafe).out();
+    let h0 = d0;
+    let eps = k(op, D, f64::EPSILON);
+    let tru = op.scalar(DType::Bool, 1.0);
+    let maxit = op.const_i64s(&[1_000_000]);
+    let maxit = op.Squeeze(maxit, None).out();
+
+    op.begin_subgraph("igamma_iteration");
+    let it = op.add_input(Some(DType::Int64), Some(vec![]));
+    let _c = op.add_input(Some(DType::Bool), Some(vec![]));
+    let ap = op.add_input(Some(D), None);
+    let del = op.add_input(Some(D), None);
+    let sum = op.add_input(Some(D), None);
+    let b = op.add_input(Some(D), None);
+    let c = op.add_input(Some(D), None);
+    let d = op.add_input(Some(D), None);
+    let h = op.add_input(Some(D), None);
+    // Series: ap += 1; del *= x / ap; sum += del.
+    let ap2 = op.Add(ap, one).out();
+    let r = op.Div(xx, ap2).out();
+    let del2 = op.Mul(del, r).out();
+    let sum2 = op.Add(sum, del2).out();
+    let adel = op.Abs(del2).out();
+    let asum = op.Abs(sum2).out();
+    let lim = op.Mul(asum, eps).out();
+    let s_done = op.Less(adel, lim).out();
+    // Continued fraction (i = it + 1): an = -i (i - a); b += 2; d = 1/(an d + b); c = b + an/c.
+    let itd = cast(op, it, D);
+    let i = op.Add(itd, one).out();
+    let ima = op.Sub(i, aa).out();
+    let an = op.Mul(i, ima).out();
+    let an = op.Neg(an).out();
+    let two = k(op, D, 2.0);
+    let b2 = op.Add(b, two).out();
+    let ad = op.Mul(an, d).out();
+    let dn = op.Add(ad, b2).out();
+    let adn = op.Abs(dn).out();
+    let t = op.Less(adn, fpk).out();
+    let dn = select(op, t, fpk, dn);
+    let ac = op.Div(an, c).out();
+    let cn = op.Add(b2, ac).out();
+    let acn = op.Abs(cn).out();
+    let t = op.Less(acn, fpk).out();
+    let cn = select(op, t, fpk, cn);
+    let dn = op.Reciprocal(dn).out();
+    let dl = op.Mul(dn, cn).out();
+    let h2 = op.Mul(h, dl).out();
+    let dm1 = op.Sub(dl, one).out();
+    let adm1 = op.Abs(dm1).out();
+    let eps4 = k(op, D, 4.0 * f64::EPSILON);
+    let c_done = op.Less(adm1, eps4).out();
+    // Each element stops advancing once its own method has converged.
+    let s_go = op.Not(s_done).out();
+    let s_go = op.And(use_series, s_go).out();
+    let c_go = op.Not(c_done).out();
+    let c_go = op.And(use_cf, c_go).out();
+    let ap_o = select(op, use_series, ap2, ap);
+    let del_o = select(op, use_series, del2, del);
+    let sum_o = select(op, use_series, sum2, sum);
+    let b_o = select(op, use_cf, b2, b);
+    let c_o = select(op, use_cf, cn, c);
+    let d_o = select(op, use_cf, dn, d);
+    let h_o = select(op, use_cf, h2, h);
+    let go = op.Or(s_go, c_go).out();
+    let go = cast(op, go, DType::Int32);
+    let go = as_1d(op, go);
+    let z1 = op.const_i64s(&[0]);
+    let z1 = cast(op, z1, DType::Int32);
+    let go = op.Concat(&[go, z1]).axis(0).out();
+    let go = op.ReduceMax(go, None).keepdims(0).out();
+    let go = cast(op, go, DType::Bool);
+    let body = op.end_subgraph(vec![go, ap_o, del_o, sum_o, b_o, c_o, d_o, h_o]);
+    // The first iteration runs unconditionally (every element needs at least one step).
+    let outs = op
+        .Loop(Some(maxit), Some(tru), &[aa, del0, del0, b0, c0, d0, h0])
+        .body(body)
+        .outs_vec(7);
+    let (sum, h) = (outs[2], outs[6]);
+    // Prefactor x^a e^{-x} / Γ(a).
+    let lx = op.Log(xx).out();
+    let alx = op.Mul(aa, lx).out();
+    let e = op.Sub(alx, xx).out();
+    let lg = lgamma_d(op, aa);
+    let e = op.Sub(e, lg).out();
+    let pref = op.Exp(e).out();
+    let p_ser = op.Mul(sum, pref).out();
+    let q_cf = op.Mul(h, pref).out();
+    let r = if upper {
+        let q_ser = op.Sub(one, p_ser).out();
+        select(op, use_series, q_ser, q_cf)
+    } else {
+        let p_cf = op.Sub(one, q_cf).out();
+        select(op, use_series, p_ser, p_cf)
+    };
+    // Special cases, innermost first (torch checks them in the opposite order).
+    let (on_x_inf, on_a_inf, on_x0, on_a0) = if upper { (0.0, 1.0, 1.0, 0.0) } else { (1.0, 0.0, 0.0, 1.0) };
+    let nan = k(op, D, f64::NAN);
+    let v = k(op, D, on_x_inf);
+    let r = select(op, x_inf, v, r);
+    let v = k(op, D, on_a_inf);
+    let r_ai = select(op, x_inf, nan, v);
+    let r = select(op, a_inf, r_ai, r);
+    let x0 = op.Equal(x, zero).out();
+    let v = k(op, D, on_x0);
+    let r = select(op, x0, v, r);
+    let a0 = op.Equal(a, zero).out();
+    let v = k(op, D, on_a0);
+    let r_a0 = select(op, x_ok, v, nan);
+    let r = select(op, a0, r_a0, r);
+    let xneg = op.Less(x, zero).out();
+    let aneg = op.Less(a, zero).out();
+    let neg = op.Or(xneg, aneg).out();
+    let r = select(op, neg, nan, r);
+    let xn = op.IsNaN(x).out();
+    let an = op.IsNaN(a).out();
+    let nn = op.Or(xn, an).out();
+    select(op, nn, nan, r)
+}
+
+/// igamma / igammac: promoted to the result type, evaluated in float64, rounded once.
+fn igamma_op(op: &mut Builder, a: Value, x: Value, upper: bool) -> Value {
+    let t = match op.out_dtype(0) {
+        Some(t) if t.is_float() => t,
+        _ => DType::Float,
+    };
+    let a = cast(op, a, t);
+    let a = cast(op, a, D);
+    let x = cast(op, x, t);
+    let x = cast(op, x, D);
+    let r = igamma_d(op, a, x, upper);
+    cast(op, r, t)
+}
+
 /// A float64 unary special function, rounded to the node's floating result type.
 fn special(op: &mut Builder, x: Value, f: impl FnOnce(&mut Builder, Value) -> Value) -> Value {
     let t = float_t(op, x);
@@ -1398,5 +1569,17 @@ translations! {
         let eq1 = op.Equal(x, one).out();
         let r = select(op, eq1, inf, r);
         Ok(cast(op, r, t))
+    }
+
+    /// igamma(Tensor self, Tensor other) -> Tensor
+    #[target("aten::igamma", "aten::special_gammainc")]
+    fn igamma(op, self_: Tensor, other: Tensor) -> Value {
+        igamma_op(op, self_, other, false)
+    }
+
+    /// igammac(Tensor self, Tensor other) -> Tensor
+    #[target("aten::igammac", "aten::special_gammaincc")]
+    fn igammac(op, self_: Tensor, other: Tensor) -> Value {
+        igamma_op(op, self_, other, true)
     }
 }
