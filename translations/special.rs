@@ -1269,6 +1269,21 @@ fn igamma_op(op: &mut Builder, a: Value, x: Value, upper: bool) -> Value {
     cast(op, r, t)
 }
 
+/// softmax / log_softmax along `dim` in the node's result type (`dtype` already applied by torch).
+fn softmax_in(op: &mut Builder, x: Value, dim: i64, log: bool) -> OpResult<Value> {
+    let r = rank_of(op, x)?;
+    let Some(t) = op.out_dtype(0) else { bail!("the result type is unknown") };
+    let x = cast(op, x, t);
+    let (v, axis) = if r == 0 { (as_1d(op, x), 0) } else { (x, normalize_axis(dim, r)) };
+    let y = if log { op.LogSoftmax(v).axis(axis).out() } else { op.Softmax(v).axis(axis).out() };
+    Ok(if r == 0 {
+        let empty = op.const_i64s(&[]);
+        op.Reshape(y, empty).out()
+    } else {
+        y
+    })
+}
+
 /// A float64 unary special function, rounded to the node's floating result type.
 fn special(op: &mut Builder, x: Value, f: impl FnOnce(&mut Builder, Value) -> Value) -> Value {
     let t = float_t(op, x);
@@ -1581,5 +1596,17 @@ translations! {
     #[target("aten::igammac", "aten::special_gammaincc")]
     fn igammac(op, self_: Tensor, other: Tensor) -> Value {
         igamma_op(op, self_, other, true)
+    }
+
+    /// special_softmax(Tensor self, int dim, ScalarType? dtype=None) -> Tensor
+    #[target("aten::special_softmax")]
+    fn special_softmax(op, self_: Tensor, dim: i64) -> OpResult<Value> {
+        softmax_in(op, self_, dim, false)
+    }
+
+    /// special_log_softmax(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor
+    #[target("aten::special_log_softmax")]
+    fn special_log_softmax(op, self_: Tensor, dim: i64) -> OpResult<Value> {
+        softmax_in(op, self_, dim, true)
     }
 }
