@@ -66,6 +66,7 @@ fn no_target_is_registered_twice() {
         ("reduction", t::reduction::table()),
         ("shape", t::shape::table()),
         ("sorting", t::sorting::table()),
+        ("bessel", t::bessel::table()),
         ("special", t::special::table()),
         ("statistics", t::statistics::table()),
     ];

@@ -20,6 +20,7 @@ pub mod pooling;
 pub mod reduction;
 pub mod shape;
 pub mod sorting;
+pub mod bessel;
 pub mod special;
 pub mod statistics;
 
@@ -40,6 +41,7 @@ pub fn default_table() -> TranslationTable {
     reduction::register(&mut table);
     shape::register(&mut table);
     sorting::register(&mut table);
+    bessel::register(&mut table);
     special::register(&mut table);
     statistics::register(&mut table);
     table
