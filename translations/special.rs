@@ -728,7 +728,13 @@ fn poly(op: &mut Builder, x: Scalar, n: Scalar, kind: Poly, shifted: bool) -> Va
         // torch gives NaN past a per-type degree limit (getHermitianLimit: 128 for float,
         // 512 for double).
         Poly::HermiteH | Poly::HermiteHe => {
-            let limit = if t == DType::Double { 512.0 } else if t == DType::Float { 128.0 } else { 1024.0 };
+            let limit = if t == DType::Double {
+                512.0
+            } else if t == DType::Float {
+                128.0
+            } else {
+                1024.0
+            };
             let lim = k(op, D, limit);
             let over = op.Greater(n, lim).out();
             let nan = k(op, D, f64::NAN);
@@ -850,10 +856,7 @@ fn igamma_d(op: &mut Builder, a: Value, x: Value, upper: bool) -> Value {
     let go = cast(op, go, DType::Bool);
     let body = op.end_subgraph(vec![go, ap_o, del_o, sum_o, b_o, c_o, d_o, h_o]);
     // The first iteration runs unconditionally (every element needs at least one step).
-    let outs = op
-        .Loop(Some(maxit), Some(tru), &[aa, del0, del0, b0, c0, d0, h0])
-        .body(body)
-        .outs_vec(7);
+    let outs = op.Loop(Some(maxit), Some(tru), &[aa, del0, del0, b0, c0, d0, h0]).body(body).outs_vec(7);
     let (sum, h) = (outs[2], outs[6]);
     // Prefactor x^a e^{-x} / Γ(a).
     let lx = op.Log(xx).out();
