@@ -288,10 +288,11 @@ translations! {
                 if reduce == "sum" {
                     s
                 } else {
-                    let Some(i) = init else {
-                        bail!("segment_reduce mean without initial: empty segments are not translated");
-                    };
+                    // An empty segment keeps `initial` (0 / 0 = NaN without one, as torch).
                     let q = op.Div(s, len_b).out();
+                    let Some(i) = init else {
+                        return Ok(q);
+                    };
                     let zero = op.scalar(t, 0.0);
                     let empty = op.Equal(len_b, zero).out();
                     let qs = op.Shape(q).out();
