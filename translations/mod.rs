@@ -7,6 +7,7 @@
 use crate::translate::dsl::TranslationTable;
 
 pub mod activation;
+pub mod bessel;
 pub mod control_flow;
 pub mod creation;
 pub mod elementwise;
@@ -21,10 +22,12 @@ pub mod reduction;
 pub mod shape;
 pub mod sorting;
 pub mod special;
+pub mod statistics;
 
 /// Every translation file, by name, with its registration function.
 pub const FAMILIES: &[(&str, fn(&mut TranslationTable))] = &[
     ("activation", activation::register),
+    ("bessel", bessel::register),
     ("control_flow", control_flow::register),
     ("creation", creation::register),
     ("elementwise", elementwise::register),
@@ -39,6 +42,7 @@ pub const FAMILIES: &[(&str, fn(&mut TranslationTable))] = &[
     ("shape", shape::register),
     ("sorting", sorting::register),
     ("special", special::register),
+    ("statistics", statistics::register),
 ];
 
 /// Every built-in translation.

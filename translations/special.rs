@@ -1,10 +1,12 @@
-//! Special functions: gamma family (lgamma, digamma, polygamma, mvlgamma) and error-function
-//! family (erf, erfc, erfcx, log_ndtr).
+//! Special functions: gamma family (lgamma, digamma, polygamma, mvlgamma, Hurwitz zeta, regularized
+//! incomplete gamma), error-function family (erf, erfc, erfcx, log_ndtr, erfinv, ndtri), orthogonal
+//! polynomials (Chebyshev T/U/V/W and shifted, Hermite H/He, Laguerre, Legendre) and the
+//! special_softmax aliases. Bessel and Airy functions are in `bessel.rs`.
 //!
 //! ONNX has none of them (except Erf, float32 only in onnxruntime). Each is evaluated in float64
 //! with a full-precision algorithm (Lanczos, the asymptotic series torch's `calc_digamma` /
-//! `calc_trigamma` / Cephes `zeta` use, Cephes' rational approximations of erf / erfc) and
-//! rounded once to the result type.
+//! `calc_trigamma` / Cephes `zeta` use, Cephes' rational approximations of erf / erfc, three-term
+//! recurrences in an ONNX Loop) and rounded once to the result type.
 
 use super::math::{float_t, k, log1p_f, select};
 use crate::translate::prelude::*;
@@ -14,7 +16,7 @@ const D: DType = DType::Double;
 const PI: f64 = std::f64::consts::PI;
 
 /// `c[0]·x^n + ... + c[n]` (Horner).
-fn polevl(op: &mut Builder, x: Value, c: &[f64]) -> Value {
+pub(super) fn polevl(op: &mut Builder, x: Value, c: &[f64]) -> Value {
     let mut acc = k(op, D, c[0]);
     for &ci in &c[1..] {
         let m = op.Mul(acc, x).out();
@@ -210,9 +212,10 @@ fn trigamma_d(op: &mut Builder, x: Value) -> Value {
     select(op, small, reflected, total)
 }
 
-/// Hurwitz ζ(s, q) for a constant integer `s >= 2` and float64 `q`, as Cephes' `zeta` (which torch
-/// uses) computes it: a direct sum until the argument passes 9, then Euler–Maclaurin.
-fn zeta_d(op: &mut Builder, s: f64, q: Value) -> OpResult<Value> {
+/// Hurwitz ζ(s, q) for float64 `s > 1` (a constant or a tensor broadcasting with `q`) and float64
+/// `q`, as Cephes' `zeta` (which torch uses) computes it: a direct sum until the argument passes 9,
+/// then Euler–Maclaurin. Domain checks on `s` are the caller's.
+fn zeta_d(op: &mut Builder, s: Value, q: Value) -> OpResult<Value> {
     const A: [f64; 12] = [
         12.0,
         -720.0,
@@ -250,8 +253,9 @@ fn zeta_d(op: &mut Builder, s: f64, q: Value) -> OpResult<Value> {
     let qu = op.Unsqueeze(q, axis).out();
     let cu = op.Unsqueeze(count, axis).out();
     let base = op.Add(qu, js).out();
-    let ms = k(op, D, -s);
-    let terms = op.Pow(base, ms).out();
+    let ms = op.Neg(s).out();
+    let su = op.Unsqueeze(ms, axis).out();
+    let terms = op.Pow(base, su).out();
     let keep = op.LessOrEqual(js, cu).out();
     let terms = select(op, keep, terms, zero);
     let sum = op.ReduceSum(terms, Some(axis)).keepdims(0).out();
@@ -259,7 +263,7 @@ fn zeta_d(op: &mut Builder, s: f64, q: Value) -> OpResult<Value> {
     let w = op.Add(q, count).out();
     let b = op.Pow(w, ms).out();
     let bw = op.Mul(b, w).out();
-    let sm1 = k(op, D, s - 1.0);
+    let sm1 = op.Sub(s, one).out();
     let t1 = op.Div(bw, sm1).out();
     let sum = op.Add(sum, t1).out();
     let half = k(op, D, 0.5);
@@ -267,16 +271,21 @@ fn zeta_d(op: &mut Builder, s: f64, q: Value) -> OpResult<Value> {
     let mut sum = op.Sub(sum, hb).out();
     let winv = op.Reciprocal(w).out();
     let winv2 = op.Mul(winv, winv).out();
-    let mut a = 1.0;
+    let mut a = k(op, D, 1.0);
     let mut kk = 0.0;
     let mut bpow = op.Mul(b, winv).out();
     for ai in A {
-        a *= s + kk;
-        let c = k(op, D, a / ai);
+        let kc = k(op, D, kk);
+        let sk = op.Add(s, kc).out();
+        a = op.Mul(a, sk).out();
+        let aik = k(op, D, ai);
+        let c = op.Div(a, aik).out();
         let term = op.Mul(c, bpow).out();
         sum = op.Add(sum, term).out();
         kk += 1.0;
-        a *= s + kk;
+        let kc = k(op, D, kk);
+        let sk = op.Add(s, kc).out();
+        a = op.Mul(a, sk).out();
         kk += 1.0;
         bpow = op.Mul(bpow, winv2).out();
     }
@@ -568,8 +577,359 @@ fn erfinv_d(op: &mut Builder, y: Value) -> Value {
     x
 }
 
+/// `n` as torch sees it: promoted to the result type `t`, then truncated toward zero (in float64).
+fn degree(op: &mut Builder, n: Value, t: DType) -> Value {
+    let nt = cast(op, n, t);
+    let nd = cast(op, nt, D);
+    let zero = k(op, D, 0.0);
+    let neg = op.Less(nd, zero).out();
+    let c = op.Ceil(nd).out();
+    let f = op.Floor(nd).out();
+    let tr = select(op, neg, c, f);
+    // NaN, ±inf and values beyond int64 convert to INT64_MIN (x86 cvttsd2si), a negative degree.
+    let a = op.Abs(nd).out();
+    let lim = k(op, D, 9.223_372_036_854_775_808e18);
+    let ok = op.Less(a, lim).out();
+    let m1 = k(op, D, -1.0);
+    select(op, ok, tr, m1)
+}
+
+/// An orthogonal polynomial of degree `n` (float64, integer-valued, any shape broadcasting with
+/// `x`) by its three-term recurrence: P_0 = `p0`, P_1 = `p1`, P_j = `step(j, P_{j-2}, P_{j-1})`;
+/// 0 for n < 0 (torch's convention). The recurrence runs in an ONNX Loop up to the largest n, each
+/// element advancing only while j <= its own n.
+fn poly_rec(
+    op: &mut Builder,
+    x: Value,
+    n: Value,
+    p0: f64,
+    p1: Value,
+    step: impl Fn(&mut Builder, Value, Value, Value) -> Value,
+) -> Value {
+    let sum = op.Add(x, n).out();
+    let shp = op.Shape(sum).out();
+    let one = k(op, D, 1.0);
+    let p0v = k(op, D, p0);
+    let p = op.Expand(p0v, shp).out();
+    let q = op.Expand(p1, shp).out();
+    // Trip count: max(n) - 1 (iterations j = 2..=max n), at least 0.
+    let nf = as_1d(op, n);
+    let one1 = as_1d(op, one);
+    let all = op.Concat(&[nf, one1]).axis(0).out();
+    let mx = op.ReduceMax(all, None).keepdims(0).out();
+    let m = op.Sub(mx, one).out();
+    let m = cast(op, m, DType::Int64);
+    let tru = op.scalar(DType::Bool, 1.0);
+    op.begin_subgraph("poly_recurrence");
+    let it = op.add_input(Some(DType::Int64), Some(vec![]));
+    let _c = op.add_input(Some(DType::Bool), Some(vec![]));
+    let pp = op.add_input(Some(D), None);
+    let qq = op.add_input(Some(D), None);
+    let itd = cast(op, it, D);
+    let two = k(op, D, 2.0);
+    let j = op.Add(itd, two).out();
+    let r = step(op, j, pp, qq);
+    let active = op.LessOrEqual(j, n).out();
+    let p2 = op.Where(active, qq, pp).out();
+    let q2 = op.Where(active, r, qq).out();
+    let c = op.Identity(tru).out();
+    let body = op.end_subgraph(vec![c, p2, q2]);
+    let outs = op.Loop(Some(m), Some(tru), &[p, q]).body(body).outs_vec(2);
+    let zero = k(op, D, 0.0);
+    let is0 = op.Equal(n, zero).out();
+    let r = op.Where(is0, p, outs[1]).out();
+    let neg = op.Less(n, zero).out();
+    op.Where(neg, zero, r).out()
+}
+
+/// Which polynomial family `poly` evaluates.
+#[derive(Clone, Copy)]
+enum Poly {
+    ChebT,
+    ChebU,
+    ChebV,
+    ChebW,
+    HermiteH,
+    HermiteHe,
+    Laguerre,
+    Legendre,
+}
+
+/// Evaluates polynomial `kind` of degree `n` at `x`; `shifted` substitutes 2x - 1 (Chebyshev).
+fn poly(op: &mut Builder, x: Scalar, n: Scalar, kind: Poly, shifted: bool) -> Value {
+    let t = op.out_dtype(0);
+    let t = match t {
+        Some(t) if t.is_float() => t,
+        _ => DType::Float,
+    };
+    let xv = scalar_value(op, x, t);
+    let mut x = cast(op, xv, D);
+    let nv = scalar_value(op, n, t);
+    let n = degree(op, nv, t);
+    if shifted {
+        let one = k(op, D, 1.0);
+        let xx = op.Add(x, x).out();
+        x = op.Sub(xx, one).out();
+    }
+    let one = k(op, D, 1.0);
+    let two_x = op.Add(x, x).out();
+    let p1 = match kind {
+        Poly::ChebT | Poly::HermiteHe | Poly::Legendre => x,
+        Poly::ChebU | Poly::HermiteH => two_x,
+        Poly::ChebV => op.Sub(two_x, one).out(),
+        Poly::ChebW => op.Add(two_x, one).out(),
+        Poly::Laguerre => op.Sub(one, x).out(),
+    };
+    let r = poly_rec(op, x, n, 1.0, p1, move |op, j, p, q| {
+        let one = k(op, D, 1.0);
+        let jm1 = op.Sub(j, one).out();
+        match kind {
+            // 2x·q - p
+            Poly::ChebT | Poly::ChebU | Poly::ChebV | Poly::ChebW => {
+                let xx = op.Add(x, x).out();
+                let a = op.Mul(xx, q).out();
+                op.Sub(a, p).out()
+            }
+            // 2x·q - 2(j-1)·p
+            Poly::HermiteH => {
+                let xx = op.Add(x, x).out();
+                let a = op.Mul(xx, q).out();
+                let c = op.Add(jm1, jm1).out();
+                let b = op.Mul(c, p).out();
+                op.Sub(a, b).out()
+            }
+            // x·q - (j-1)·p
+            Poly::HermiteHe => {
+                let a = op.Mul(x, q).out();
+                let b = op.Mul(jm1, p).out();
+                op.Sub(a, b).out()
+            }
+            // ((2j - 1)·x·q - (j-1)·p) / j
+            Poly::Legendre => {
+                let jj = op.Add(jm1, j).out();
+                let a = op.Mul(jj, x).out();
+                let a = op.Mul(a, q).out();
+                let b = op.Mul(jm1, p).out();
+                let d = op.Sub(a, b).out();
+                op.Div(d, j).out()
+            }
+            // ((2j - 1 - x)·q - (j-1)·p) / j
+            Poly::Laguerre => {
+                let jj = op.Add(jm1, j).out();
+                let c = op.Sub(jj, x).out();
+                let a = op.Mul(c, q).out();
+                let b = op.Mul(jm1, p).out();
+                let d = op.Sub(a, b).out();
+                op.Div(d, j).out()
+            }
+        }
+    });
+    let r = match kind {
+        // torch gives NaN past a per-type degree limit (getHermitianLimit: 128 for float,
+        // 512 for double).
+        Poly::HermiteH | Poly::HermiteHe => {
+            let limit = if t == DType::Double {
+                512.0
+            } else if t == DType::Float {
+                128.0
+            } else {
+                1024.0
+            };
+            let lim = k(op, D, limit);
+            let over = op.Greater(n, lim).out();
+            let nan = k(op, D, f64::NAN);
+            op.Where(over, nan, r).out()
+        }
+        _ => r,
+    };
+    cast(op, r, t)
+}
+
+/// Regularized incomplete gamma P(a, x) (`upper` false) or Q(a, x) (`upper` true) for float64
+/// `a`, `x`, with torch's `calc_igamma` / `calc_igammac` special cases. The value is evaluated to
+/// float64 precision: the power series for x < a + 1, Lentz's continued fraction for Q
+/// otherwise, both iterated in an ONNX Loop until every element has converged.
+fn igamma_d(op: &mut Builder, a: Value, x: Value, upper: bool) -> Value {
+    let zero = k(op, D, 0.0);
+    let one = k(op, D, 1.0);
+    // Broadcast, and replace the special cases by a harmless (1, 1) so the loop always ends.
+    let s0 = op.Add(a, x).out();
+    let shp = op.Shape(s0).out();
+    let a = op.Expand(a, shp).out();
+    let x = op.Expand(x, shp).out();
+    let a_ok = op.Greater(a, zero).out();
+    let x_ok = op.Greater(x, zero).out();
+    let a_inf = op.IsInf(a).out();
+    let x_inf = op.IsInf(x).out();
+    let a_fin = op.Not(a_inf).out();
+    let x_fin = op.Not(x_inf).out();
+    let ok = op.And(a_ok, x_ok).out();
+    let ok = op.And(ok, a_fin).out();
+    let ok = op.And(ok, x_fin).out();
+    let aa = select(op, ok, a, one);
+    let xx = select(op, ok, x, one);
+    let ap1 = op.Add(aa, one).out();
+    let use_series = op.Less(xx, ap1).out();
+    let use_cf = op.Not(use_series).out();
+    // Series state: ap, del, sum. Continued-fraction state: b, c, d, h.
+    let del0 = op.Reciprocal(aa).out();
+    // b = (x + 1) - a.
+    let xp1 = op.Add(xx, one).out();
+    let b0 = op.Sub(xp1, aa).out();
+    let fpmin = 1e-300;
+    let c0 = k(op, D, 1.0 / fpmin);
+    let c0 = op.Expand(c0, shp).out();
+    let fpk = k(op, D, fpmin);
+    let absb = op.Abs(b0).out();
+    let tiny = op.Less(absb, fpk).out();
+    let bsafe = select(op, tiny, fpk, b0);
+    let d0 = op.Reciprocal(bsafe).out();
+    let h0 = d0;
+    let eps = k(op, D, f64::EPSILON);
+    let tru = op.scalar(DType::Bool, 1.0);
+    let maxit = op.const_i64s(&[1_000_000]);
+    let maxit = op.Squeeze(maxit, None).out();
+
+    op.begin_subgraph("igamma_iteration");
+    let it = op.add_input(Some(DType::Int64), Some(vec![]));
+    let _c = op.add_input(Some(DType::Bool), Some(vec![]));
+    let ap = op.add_input(Some(D), None);
+    let del = op.add_input(Some(D), None);
+    let sum = op.add_input(Some(D), None);
+    let b = op.add_input(Some(D), None);
+    let c = op.add_input(Some(D), None);
+    let d = op.add_input(Some(D), None);
+    let h = op.add_input(Some(D), None);
+    // Series: ap += 1; del *= x / ap; sum += del.
+    let ap2 = op.Add(ap, one).out();
+    let r = op.Div(xx, ap2).out();
+    let del2 = op.Mul(del, r).out();
+    let sum2 = op.Add(sum, del2).out();
+    let adel = op.Abs(del2).out();
+    let asum = op.Abs(sum2).out();
+    let lim = op.Mul(asum, eps).out();
+    let s_done = op.Less(adel, lim).out();
+    // Continued fraction (i = it + 1): an = -i (i - a); b += 2; d = 1/(an d + b); c = b + an/c.
+    let itd = cast(op, it, D);
+    let i = op.Add(itd, one).out();
+    let ima = op.Sub(i, aa).out();
+    let an = op.Mul(i, ima).out();
+    let an = op.Neg(an).out();
+    let two = k(op, D, 2.0);
+    let b2 = op.Add(b, two).out();
+    let ad = op.Mul(an, d).out();
+    let dn = op.Add(ad, b2).out();
+    let adn = op.Abs(dn).out();
+    let t = op.Less(adn, fpk).out();
+    let dn = select(op, t, fpk, dn);
+    let ac = op.Div(an, c).out();
+    let cn = op.Add(b2, ac).out();
+    let acn = op.Abs(cn).out();
+    let t = op.Less(acn, fpk).out();
+    let cn = select(op, t, fpk, cn);
+    let dn = op.Reciprocal(dn).out();
+    let dl = op.Mul(dn, cn).out();
+    let h2 = op.Mul(h, dl).out();
+    let dm1 = op.Sub(dl, one).out();
+    let adm1 = op.Abs(dm1).out();
+    let eps4 = k(op, D, 4.0 * f64::EPSILON);
+    let c_done = op.Less(adm1, eps4).out();
+    // Each element stops advancing once its own method has converged.
+    let s_go = op.Not(s_done).out();
+    let s_go = op.And(use_series, s_go).out();
+    let c_go = op.Not(c_done).out();
+    let c_go = op.And(use_cf, c_go).out();
+    let ap_o = select(op, use_series, ap2, ap);
+    let del_o = select(op, use_series, del2, del);
+    let sum_o = select(op, use_series, sum2, sum);
+    let b_o = select(op, use_cf, b2, b);
+    let c_o = select(op, use_cf, cn, c);
+    let d_o = select(op, use_cf, dn, d);
+    let h_o = select(op, use_cf, h2, h);
+    let go = op.Or(s_go, c_go).out();
+    let go = cast(op, go, DType::Int32);
+    let go = as_1d(op, go);
+    let z1 = op.const_i64s(&[0]);
+    let z1 = cast(op, z1, DType::Int32);
+    let go = op.Concat(&[go, z1]).axis(0).out();
+    let go = op.ReduceMax(go, None).keepdims(0).out();
+    let go = cast(op, go, DType::Bool);
+    let body = op.end_subgraph(vec![go, ap_o, del_o, sum_o, b_o, c_o, d_o, h_o]);
+    // The first iteration runs unconditionally (every element needs at least one step).
+    let outs = op.Loop(Some(maxit), Some(tru), &[aa, del0, del0, b0, c0, d0, h0]).body(body).outs_vec(7);
+    let (sum, h) = (outs[2], outs[6]);
+    // Prefactor x^a e^{-x} / Γ(a).
+    let lx = op.Log(xx).out();
+    let alx = op.Mul(aa, lx).out();
+    let e = op.Sub(alx, xx).out();
+    let lg = lgamma_d(op, aa);
+    let e = op.Sub(e, lg).out();
+    let pref = op.Exp(e).out();
+    let p_ser = op.Mul(sum, pref).out();
+    let q_cf = op.Mul(h, pref).out();
+    let r = if upper {
+        let q_ser = op.Sub(one, p_ser).out();
+        select(op, use_series, q_ser, q_cf)
+    } else {
+        let p_cf = op.Sub(one, q_cf).out();
+        select(op, use_series, p_ser, p_cf)
+    };
+    // Special cases, innermost first (torch checks them in the opposite order).
+    let (on_x_inf, on_a_inf, on_x0, on_a0) = if upper { (0.0, 1.0, 1.0, 0.0) } else { (1.0, 0.0, 0.0, 1.0) };
+    let nan = k(op, D, f64::NAN);
+    let v = k(op, D, on_x_inf);
+    let r = select(op, x_inf, v, r);
+    let v = k(op, D, on_a_inf);
+    let r_ai = select(op, x_inf, nan, v);
+    let r = select(op, a_inf, r_ai, r);
+    let x0 = op.Equal(x, zero).out();
+    let v = k(op, D, on_x0);
+    let r = select(op, x0, v, r);
+    let a0 = op.Equal(a, zero).out();
+    let v = k(op, D, on_a0);
+    let r_a0 = select(op, x_ok, v, nan);
+    let r = select(op, a0, r_a0, r);
+    let xneg = op.Less(x, zero).out();
+    let aneg = op.Less(a, zero).out();
+    let neg = op.Or(xneg, aneg).out();
+    let r = select(op, neg, nan, r);
+    let xn = op.IsNaN(x).out();
+    let an = op.IsNaN(a).out();
+    let nn = op.Or(xn, an).out();
+    select(op, nn, nan, r)
+}
+
+/// igamma / igammac: promoted to the result type, evaluated in float64, rounded once.
+fn igamma_op(op: &mut Builder, a: Value, x: Value, upper: bool) -> Value {
+    let t = match op.out_dtype(0) {
+        Some(t) if t.is_float() => t,
+        _ => DType::Float,
+    };
+    let a = cast(op, a, t);
+    let a = cast(op, a, D);
+    let x = cast(op, x, t);
+    let x = cast(op, x, D);
+    let r = igamma_d(op, a, x, upper);
+    cast(op, r, t)
+}
+
+/// softmax / log_softmax along `dim` in the node's result type (`dtype` already applied by torch).
+fn softmax_in(op: &mut Builder, x: Value, dim: i64, log: bool) -> OpResult<Value> {
+    let r = rank_of(op, x)?;
+    let Some(t) = op.out_dtype(0) else { bail!("the result type is unknown") };
+    let x = cast(op, x, t);
+    let (v, axis) = if r == 0 { (as_1d(op, x), 0) } else { (x, normalize_axis(dim, r)) };
+    let y = if log { op.LogSoftmax(v).axis(axis).out() } else { op.Softmax(v).axis(axis).out() };
+    Ok(if r == 0 {
+        let empty = op.const_i64s(&[]);
+        op.Reshape(y, empty).out()
+    } else {
+        y
+    })
+}
+
 /// A float64 unary special function, rounded to the node's floating result type.
-fn special(op: &mut Builder, x: Value, f: impl FnOnce(&mut Builder, Value) -> Value) -> Value {
+pub(super) fn special(op: &mut Builder, x: Value, f: impl FnOnce(&mut Builder, Value) -> Value) -> Value {
     let t = float_t(op, x);
     let xd = cast(op, x, D);
     let r = f(op, xd);
@@ -600,7 +960,8 @@ translations! {
             1 => trigamma_d(op, x),
             n => {
                 // (-1)^(n+1) · n! · ζ(n + 1, x)
-                let z = zeta_d(op, (n + 1) as f64, x)?;
+                let sv = k(op, D, (n + 1) as f64);
+                let z = zeta_d(op, sv, x)?;
                 let fact: f64 = (1..=n).map(|i| i as f64).product();
                 let c = k(op, D, if n % 2 == 1 { fact } else { -fact });
                 op.Mul(c, z).out()
@@ -680,5 +1041,138 @@ translations! {
     #[target("aten::special_ndtri")]
     fn special_ndtri(op, self_: Tensor) -> Value {
         special(op, self_, ndtri_d)
+    }
+
+    /// special_chebyshev_polynomial_t(Tensor x, Tensor n) -> Tensor
+    #[target("aten::special_chebyshev_polynomial_t", "aten::special_chebyshev_polynomial_t.x_scalar", "aten::special_chebyshev_polynomial_t.n_scalar")]
+    fn special_chebyshev_polynomial_t(op, x: Scalar, n: Scalar) -> Value {
+        poly(op, x, n, Poly::ChebT, false)
+    }
+
+    /// special_chebyshev_polynomial_u(Tensor x, Tensor n) -> Tensor
+    #[target("aten::special_chebyshev_polynomial_u", "aten::special_chebyshev_polynomial_u.x_scalar", "aten::special_chebyshev_polynomial_u.n_scalar")]
+    fn special_chebyshev_polynomial_u(op, x: Scalar, n: Scalar) -> Value {
+        poly(op, x, n, Poly::ChebU, false)
+    }
+
+    /// special_chebyshev_polynomial_v(Tensor x, Tensor n) -> Tensor
+    #[target("aten::special_chebyshev_polynomial_v", "aten::special_chebyshev_polynomial_v.x_scalar", "aten::special_chebyshev_polynomial_v.n_scalar")]
+    fn special_chebyshev_polynomial_v(op, x: Scalar, n: Scalar) -> Value {
+        poly(op, x, n, Poly::ChebV, false)
+    }
+
+    /// special_chebyshev_polynomial_w(Tensor x, Tensor n) -> Tensor
+    #[target("aten::special_chebyshev_polynomial_w", "aten::special_chebyshev_polynomial_w.x_scalar", "aten::special_chebyshev_polynomial_w.n_scalar")]
+    fn special_chebyshev_polynomial_w(op, x: Scalar, n: Scalar) -> Value {
+        poly(op, x, n, Poly::ChebW, false)
+    }
+
+    /// special_shifted_chebyshev_polynomial_t(Tensor x, Tensor n) -> Tensor
+    #[target("aten::special_shifted_chebyshev_polynomial_t", "aten::special_shifted_chebyshev_polynomial_t.x_scalar", "aten::special_shifted_chebyshev_polynomial_t.n_scalar")]
+    fn special_shifted_chebyshev_polynomial_t(op, x: Scalar, n: Scalar) -> Value {
+        poly(op, x, n, Poly::ChebT, true)
+    }
+
+    /// special_shifted_chebyshev_polynomial_u(Tensor x, Tensor n) -> Tensor
+    #[target("aten::special_shifted_chebyshev_polynomial_u", "aten::special_shifted_chebyshev_polynomial_u.x_scalar", "aten::special_shifted_chebyshev_polynomial_u.n_scalar")]
+    fn special_shifted_chebyshev_polynomial_u(op, x: Scalar, n: Scalar) -> Value {
+        poly(op, x, n, Poly::ChebU, true)
+    }
+
+    /// special_shifted_chebyshev_polynomial_v(Tensor x, Tensor n) -> Tensor
+    #[target("aten::special_shifted_chebyshev_polynomial_v", "aten::special_shifted_chebyshev_polynomial_v.x_scalar", "aten::special_shifted_chebyshev_polynomial_v.n_scalar")]
+    fn special_shifted_chebyshev_polynomial_v(op, x: Scalar, n: Scalar) -> Value {
+        poly(op, x, n, Poly::ChebV, true)
+    }
+
+    /// special_shifted_chebyshev_polynomial_w(Tensor x, Tensor n) -> Tensor
+    #[target("aten::special_shifted_chebyshev_polynomial_w", "aten::special_shifted_chebyshev_polynomial_w.x_scalar", "aten::special_shifted_chebyshev_polynomial_w.n_scalar")]
+    fn special_shifted_chebyshev_polynomial_w(op, x: Scalar, n: Scalar) -> Value {
+        poly(op, x, n, Poly::ChebW, true)
+    }
+
+    /// special_hermite_polynomial_h(Tensor x, Tensor n) -> Tensor
+    #[target("aten::special_hermite_polynomial_h", "aten::special_hermite_polynomial_h.x_scalar", "aten::special_hermite_polynomial_h.n_scalar")]
+    fn special_hermite_polynomial_h(op, x: Scalar, n: Scalar) -> Value {
+        poly(op, x, n, Poly::HermiteH, false)
+    }
+
+    /// special_hermite_polynomial_he(Tensor x, Tensor n) -> Tensor
+    #[target("aten::special_hermite_polynomial_he", "aten::special_hermite_polynomial_he.x_scalar", "aten::special_hermite_polynomial_he.n_scalar")]
+    fn special_hermite_polynomial_he(op, x: Scalar, n: Scalar) -> Value {
+        poly(op, x, n, Poly::HermiteHe, false)
+    }
+
+    /// special_laguerre_polynomial_l(Tensor x, Tensor n) -> Tensor
+    #[target("aten::special_laguerre_polynomial_l", "aten::special_laguerre_polynomial_l.x_scalar", "aten::special_laguerre_polynomial_l.n_scalar")]
+    fn special_laguerre_polynomial_l(op, x: Scalar, n: Scalar) -> Value {
+        poly(op, x, n, Poly::Laguerre, false)
+    }
+
+    /// special_legendre_polynomial_p(Tensor x, Tensor n) -> Tensor
+    #[target("aten::special_legendre_polynomial_p", "aten::special_legendre_polynomial_p.x_scalar", "aten::special_legendre_polynomial_p.n_scalar")]
+    fn special_legendre_polynomial_p(op, x: Scalar, n: Scalar) -> Value {
+        poly(op, x, n, Poly::Legendre, false)
+    }
+
+    /// igamma(Tensor self, Tensor other) -> Tensor
+    #[target("aten::igamma", "aten::special_gammainc")]
+    fn igamma(op, self_: Tensor, other: Tensor) -> Value {
+        igamma_op(op, self_, other, false)
+    }
+
+    /// igammac(Tensor self, Tensor other) -> Tensor
+    #[target("aten::igammac", "aten::special_gammaincc")]
+    fn igammac(op, self_: Tensor, other: Tensor) -> Value {
+        igamma_op(op, self_, other, true)
+    }
+
+    /// special_softmax(Tensor self, int dim, ScalarType? dtype=None) -> Tensor
+    #[target("aten::special_softmax")]
+    fn special_softmax(op, self_: Tensor, dim: i64) -> OpResult<Value> {
+        softmax_in(op, self_, dim, false)
+    }
+
+    /// special_log_softmax(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor
+    #[target("aten::special_log_softmax")]
+    fn special_log_softmax(op, self_: Tensor, dim: i64) -> OpResult<Value> {
+        softmax_in(op, self_, dim, true)
+    }
+
+    /// special_zeta(Tensor self, Tensor other) -> Tensor
+    #[target("aten::special_zeta", "aten::special_zeta.self_scalar", "aten::special_zeta.other_scalar")]
+    fn special_zeta(op, self_: Scalar, other: Scalar) -> OpResult<Value> {
+        let t = match op.out_dtype(0) {
+            Some(t) if t.is_float() => t,
+            _ => DType::Float,
+        };
+        let xs = scalar_value(op, self_, t);
+        let x = cast(op, xs, D);
+        let qs = scalar_value(op, other, t);
+        let q = cast(op, qs, D);
+        let z = zeta_d(op, x, q)?;
+        // Cephes: x == 1 → +inf; x < 1 → NaN; q <= 0: an integer q is a pole (+inf, already in
+        // zeta_d), otherwise a non-integer x gives NaN.
+        let one = k(op, D, 1.0);
+        let zero = k(op, D, 0.0);
+        let inf = k(op, D, f64::INFINITY);
+        let nan = k(op, D, f64::NAN);
+        let qle = op.LessOrEqual(q, zero).out();
+        let qf = op.Floor(q).out();
+        let qint = op.Equal(q, qf).out();
+        let xf = op.Floor(x).out();
+        let xint = op.Equal(x, xf).out();
+        let xnon = op.Not(xint).out();
+        let qnon = op.Not(qint).out();
+        let bad = op.And(qle, qnon).out();
+        let bad = op.And(bad, xnon).out();
+        let r = select(op, bad, nan, z);
+        let pole = op.And(qle, qint).out();
+        let r = select(op, pole, inf, r);
+        let lt1 = op.Less(x, one).out();
+        let r = select(op, lt1, nan, r);
+        let eq1 = op.Equal(x, one).out();
+        let r = select(op, eq1, inf, r);
+        Ok(cast(op, r, t))
     }
 }

@@ -1,0 +1,316 @@
+//! Order statistics: median / nanmedian (whole tensor and along a dim), mode, segment_reduce.
+//!
+//! Medians sort with TopK (NaN keyed as +inf, ties broken by the lower index) and pick torch's
+//! lower median `sorted[(count - 1) / 2]`; `median` returns the first NaN of a slice that has one,
+//! `nanmedian` counts only the non-NaN elements. `mode` counts equal pairs along the dim.
+
+use crate::translate::prelude::*;
+use crate::translations;
+
+/// The size of `x` along `axis` as a 1-D int64 of one element.
+fn dim_size(op: &mut Builder, x: Value, axis: i64) -> Value {
+    op.Shape(x).start(axis).end(axis + 1).out()
+}
+
+/// The type TopK runs in for `t` (it has no kernels for bool and small integers).
+fn topk_type(t: DType) -> DType {
+    match t {
+        DType::Bool | DType::Int8 | DType::Uint8 | DType::Int16 => DType::Int32,
+        _ => t,
+    }
+}
+
+/// The sort key of `x` (NaN as +inf for floats), in a type TopK supports, and the NaN mask.
+fn sort_key(op: &mut Builder, x: Value, t: DType) -> (Value, Option<Value>) {
+    let w = cast(op, x, topk_type(t));
+    if !t.is_float() {
+        return (w, None);
+    }
+    let nan = op.IsNaN(w).out();
+    let inf = op.scalar(t, f64::INFINITY);
+    (op.Where(nan, inf, w).out(), Some(nan))
+}
+
+/// Median of `x` along `axis` (kept as size 1): values and int64 indices.
+fn median_impl(op: &mut Builder, x: Value, axis: i64, ignore_nan: bool) -> OpResult<(Value, Value)> {
+    let t = dtype_of(op, x)?;
+    let (key, nan) = sort_key(op, x, t);
+    let n = dim_size(op, x, axis);
+    let [_, order] = op.TopK(key, n).axis(axis).largest(0).sorted(1).outs::<2>();
+    let one = op.scalar_i64(1);
+    let zero = op.scalar_i64(0);
+    let two = op.scalar_i64(2);
+    let sel = match (ignore_nan, nan) {
+        (true, Some(nan)) => {
+            // k = max(count - 1, 0) / 2 over the non-NaN elements (all-NaN slices pick position 0).
+            let ok = op.Not(nan).out();
+            let ok = cast(op, ok, DType::Int64);
+            let axes = op.const_i64s(&[axis]);
+            let cnt = op.ReduceSum(ok, Some(axes)).keepdims(1).out();
+            let c1 = op.Sub(cnt, one).out();
+            let c1 = op.Max(&[c1, zero]).out();
+            let pos = op.Div(c1, two).out();
+            op.GatherElements(order, pos).axis(axis).out()
+        }
+        _ => {
+            let c1 = op.Sub(n, one).out();
+            let c1 = op.Max(&[c1, zero]).out();
+            let pos = op.Div(c1, two).out();
+            op.Gather(order, pos).axis(axis).out()
+        }
+    };
+    let sel = match (ignore_nan, nan) {
+        (false, Some(nan)) => {
+            // A slice with a NaN has median NaN, at the first NaN's index.
+            let ni = cast(op, nan, DType::Int32);
+            let axes = op.const_i64s(&[axis]);
+            let any = op.ReduceMax(ni, Some(axes)).keepdims(1).out();
+            let any = cast(op, any, DType::Bool);
+            let first = op.ArgMax(ni).axis(axis).keepdims(1).select_last_index(0).out();
+            op.Where(any, first, sel).out()
+        }
+        _ => sel,
+    };
+    let v = op.GatherElements(x, sel).axis(axis).out();
+    Ok((v, sel))
+}
+
+fn median_dim(op: &mut Builder, x: Value, dim: i64, keepdim: bool, ignore_nan: bool) -> OpResult<(Value, Value)> {
+    let r = rank_of(op, x)?;
+    if r == 0 {
+        if dim != 0 && dim != -1 {
+            bail!("dim {dim} is out of range for a 0-d tensor");
+        }
+        let z = op.scalar_i64(0);
+        return Ok((x, z));
+    }
+    let axis = normalize_axis(dim, r);
+    if let Some(s) = op.shape(x) {
+        if s.get(axis as usize) == Some(&Dim::Fixed(0)) {
+            bail!("median of an empty dimension is an error in torch");
+        }
+    }
+    let (v, i) = median_impl(op, x, axis, ignore_nan)?;
+    if keepdim {
+        return Ok((v, i));
+    }
+    let axes = op.const_i64s(&[axis]);
+    let v = op.Squeeze(v, Some(axes)).out();
+    let i = op.Squeeze(i, Some(axes)).out();
+    Ok((v, i))
+}
+
+fn median_all(op: &mut Builder, x: Value, ignore_nan: bool) -> OpResult<Value> {
+    if let Some(s) = op.shape(x) {
+        if s.iter().any(|d| *d == Dim::Fixed(0)) {
+            bail!("median of an empty tensor: torch returns NaN only for floats; not translated");
+        }
+    }
+    let flat = as_1d(op, x);
+    let (v, _) = median_impl(op, flat, 0, ignore_nan)?;
+    let axes = op.const_i64s(&[0]);
+    Ok(op.Squeeze(v, Some(axes)).out())
+}
+
+translations! {
+    /// median(Tensor self) -> Tensor
+    #[target("aten::median")]
+    fn median(op, self_: Tensor) -> OpResult<Value> {
+        median_all(op, self_, false)
+    }
+
+    /// nanmedian(Tensor self) -> Tensor
+    #[target("aten::nanmedian")]
+    fn nanmedian(op, self_: Tensor) -> OpResult<Value> {
+        median_all(op, self_, true)
+    }
+
+    /// median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
+    #[target("aten::median.dim")]
+    fn median_dim_(op, self_: Tensor, dim: i64, keepdim: bool = false) -> OpResult<(Value, Value)> {
+        median_dim(op, self_, dim, keepdim, false)
+    }
+
+    /// nanmedian.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
+    #[target("aten::nanmedian.dim")]
+    fn nanmedian_dim(op, self_: Tensor, dim: i64, keepdim: bool = false) -> OpResult<(Value, Value)> {
+        median_dim(op, self_, dim, keepdim, true)
+    }
+
+    /// mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)
+    #[target("aten::mode")]
+    fn mode(op, self_: Tensor, dim: i64 = -1, keepdim: bool = false) -> OpResult<(Value, Value)> {
+        let x = self_;
+        let r = rank_of(op, x)?;
+        let t = dtype_of(op, x)?;
+        if r == 0 {
+            if dim != 0 && dim != -1 {
+                bail!("dim {dim} is out of range for a 0-d tensor");
+            }
+            let z = op.scalar_i64(0);
+            return Ok((x, z));
+        }
+        let axis = normalize_axis(dim, r);
+        if let Some(s) = op.shape(x) {
+            if s.get(axis as usize) == Some(&Dim::Fixed(0)) {
+                bail!("mode of an empty dimension is an error in torch");
+            }
+        }
+        // Sort ascending (stable), count each sorted element's equals along the dim, and take the
+        // first value with the highest count (torch: the smallest such value) and the last index
+        // of its run (torch scans the sorted run to its end).
+        let (key, _) = sort_key(op, x, t);
+        let n = dim_size(op, x, axis);
+        let [_, order] = op.TopK(key, n).axis(axis).largest(0).sorted(1).outs::<2>();
+        let sorted = op.GatherElements(x, order).axis(axis).out();
+        let a1 = op.const_i64s(&[axis + 1]);
+        let a0 = op.const_i64s(&[axis]);
+        let xa = op.Unsqueeze(sorted, a1).out();
+        let xb = op.Unsqueeze(sorted, a0).out();
+        let eq = op.Equal(xa, xb).out();
+        let eq = cast(op, eq, DType::Int64);
+        let cnt = op.ReduceSum(eq, Some(a1)).keepdims(0).out();
+        let maxc = op.ReduceMax(cnt, Some(a0)).keepdims(1).out();
+        let best = op.Equal(cnt, maxc).out();
+        let best = cast(op, best, DType::Int32);
+        let first = op.ArgMax(best).axis(axis).keepdims(1).select_last_index(0).out();
+        let one = op.scalar_i64(1);
+        let run = op.Sub(maxc, one).out();
+        let last = op.Add(first, run).out();
+        let v = op.GatherElements(sorted, first).axis(axis).out();
+        let i = op.GatherElements(order, last).axis(axis).out();
+        if keepdim {
+            return Ok((v, i));
+        }
+        let v = op.Squeeze(v, Some(a0)).out();
+        let i = op.Squeeze(i, Some(a0)).out();
+        Ok((v, i))
+    }
+
+    /// segment_reduce(Tensor data, str reduce, *, Tensor? lengths=None, Tensor? indices=None, Tensor? offsets=None, int axis=0, bool unsafe=False, Scalar? initial=None) -> Tensor
+    #[target("aten::segment_reduce")]
+    fn segment_reduce(op, data: Tensor, reduce: &str, lengths: Option<Tensor>, indices: Option<Tensor>, offsets: Option<Tensor>, axis: i64 = 0, r#unsafe: Ignored, initial: Option<Scalar>) -> OpResult<Value> {
+        if indices.is_some() {
+            bail!("segment_reduce with indices is not implemented in torch either");
+        }
+        let t = dtype_of(op, data)?;
+        if !t.is_float() {
+            bail!("segment_reduce: only floating data is translated, got {t:?}");
+        }
+        let r = rank_of(op, data)?;
+        let (starts, ends) = match (lengths, offsets) {
+            (Some(l), _) => {
+                if rank_of(op, l)? != 1 {
+                    bail!("segment_reduce: only 1-D lengths are translated");
+                }
+                let l = cast(op, l, DType::Int64);
+                let z = op.scalar_i64(0);
+                let s = op.CumSum(l, z).exclusive(1).out();
+                let e = op.Add(s, l).out();
+                (s, e)
+            }
+            (None, Some(o)) => {
+                if rank_of(op, o)? != 1 {
+                    bail!("segment_reduce: only 1-D offsets are translated");
+                }
+                let o = cast(op, o, DType::Int64);
+                let zero = op.const_i64s(&[0]);
+                let one = op.const_i64s(&[1]);
+                let m1 = op.const_i64s(&[-1]);
+                let big = op.const_i64s(&[i64::MAX]);
+                let s = op.Slice(o, zero, m1, None, None).out();
+                let e = op.Slice(o, one, big, None, None).out();
+                (s, e)
+            }
+            _ => bail!("segment_reduce needs lengths or offsets"),
+        };
+        if normalize_axis(axis, r) != 0 {
+            bail!("segment_reduce: with 1-D lengths/offsets the axis must be 0, got {axis}");
+        }
+        if r == 0 {
+            bail!("segment_reduce needs data of rank >= 1");
+        }
+        // mask[s, j] = starts[s] <= j < ends[s], shaped [S, N, 1, ...] against data [1, N, ...].
+        let n = dim_size(op, data, 0);
+        let n0 = op.Squeeze(n, None).out();
+        let z = op.scalar_i64(0);
+        let one = op.scalar_i64(1);
+        let j = op.Range(z, n0, one).out();
+        let a1 = op.const_i64s(&[1]);
+        let s2 = op.Unsqueeze(starts, a1).out();
+        let e2 = op.Unsqueeze(ends, a1).out();
+        let ge = op.GreaterOrEqual(j, s2).out();
+        let lt = op.Less(j, e2).out();
+        let mut mask = op.And(ge, lt).out();
+        if r > 1 {
+            let tail: Vec<i64> = (2..(r as i64 + 1)).collect();
+            let ax = op.const_i64s(&tail);
+            mask = op.Unsqueeze(mask, ax).out();
+        }
+        let a0 = op.const_i64s(&[0]);
+        let d = op.Unsqueeze(data, a0).out();
+        let len = op.Sub(ends, starts).out();
+        let len = cast(op, len, t);
+        let mut len_b = len;
+        if r > 1 {
+            let tail: Vec<i64> = (1..(r as i64)).collect();
+            let ax = op.const_i64s(&tail);
+            len_b = op.Unsqueeze(len, ax).out();
+        }
+        let init = initial.map(|s| scalar_value(op, s, t));
+        // NaN in a segment propagates for every reduction.
+        let nan = op.IsNaN(d).out();
+        let nan_m = op.And(nan, mask).out();
+        let nan_i = cast(op, nan_m, DType::Int32);
+        let any_nan = op.ReduceMax(nan_i, Some(a1)).keepdims(0).out();
+        let any_nan = cast(op, any_nan, DType::Bool);
+        let fill = |op: &mut Builder, v: f64| {
+            let c = op.scalar(t, v);
+            op.Where(mask, d, c).out()
+        };
+        let out = match reduce {
+            "max" | "min" => {
+                let is_max = reduce == "max";
+                let w = fill(op, if is_max { f64::NEG_INFINITY } else { f64::INFINITY });
+                let m = if is_max { op.ReduceMax(w, Some(a1)).keepdims(0).out() } else { op.ReduceMin(w, Some(a1)).keepdims(0).out() };
+                match init {
+                    Some(i) if is_max => op.Max(&[m, i]).out(),
+                    Some(i) => op.Min(&[m, i]).out(),
+                    None => m,
+                }
+            }
+            "sum" | "mean" => {
+                let w = fill(op, 0.0);
+                let mut s = op.ReduceSum(w, Some(a1)).keepdims(0).out();
+                if let Some(i) = init {
+                    s = op.Add(s, i).out();
+                }
+                if reduce == "sum" {
+                    s
+                } else {
+                    // An empty segment keeps `initial` (0 / 0 = NaN without one, as torch).
+                    let q = op.Div(s, len_b).out();
+                    let Some(i) = init else {
+                        return Ok(q);
+                    };
+                    let zero = op.scalar(t, 0.0);
+                    let empty = op.Equal(len_b, zero).out();
+                    let qs = op.Shape(q).out();
+                    let ib = op.Expand(i, qs).out();
+                    op.Where(empty, ib, q).out()
+                }
+            }
+            "prod" => {
+                let w = fill(op, 1.0);
+                let p = op.ReduceProd(w, Some(a1)).keepdims(0).out();
+                match init {
+                    Some(i) => op.Mul(p, i).out(),
+                    None => p,
+                }
+            }
+            other => bail!("segment_reduce: unknown reduction {other:?}"),
+        };
+        let nanv = op.scalar(t, f64::NAN);
+        Ok(op.Where(any_nan, nanv, out).out())
+    }
+}
