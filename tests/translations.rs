@@ -57,6 +57,7 @@ fn no_target_is_registered_twice() {
         ("creation", t::creation::table()),
         ("elementwise", t::elementwise::table()),
         ("indexing", t::indexing::table()),
+        ("fft", t::fft::table()),
         ("linalg", t::linalg::table()),
         ("loss", t::loss::table()),
         ("math", t::math::table()),

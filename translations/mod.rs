@@ -10,6 +10,7 @@ pub mod activation;
 pub mod control_flow;
 pub mod creation;
 pub mod elementwise;
+pub mod fft;
 pub mod indexing;
 pub mod linalg;
 pub mod loss;
@@ -29,6 +30,7 @@ pub fn default_table() -> TranslationTable {
     control_flow::register(&mut table);
     creation::register(&mut table);
     elementwise::register(&mut table);
+    fft::register(&mut table);
     indexing::register(&mut table);
     linalg::register(&mut table);
     loss::register(&mut table);
