@@ -61,6 +61,7 @@ fn no_target_is_registered_twice() {
         ("linalg", t::linalg::table()),
         ("loss", t::loss::table()),
         ("math", t::math::table()),
+        ("misc", t::misc::table()),
         ("nn", t::nn::table()),
         ("operator", t::operator::table()),
         ("pooling", t::pooling::table()),

@@ -15,6 +15,7 @@ pub mod indexing;
 pub mod linalg;
 pub mod loss;
 pub mod math;
+pub mod misc;
 pub mod nn;
 pub mod operator;
 pub mod pooling;
@@ -35,6 +36,7 @@ pub fn default_table() -> TranslationTable {
     linalg::register(&mut table);
     loss::register(&mut table);
     math::register(&mut table);
+    misc::register(&mut table);
     nn::register(&mut table);
     operator::register(&mut table);
     pooling::register(&mut table);

@@ -1,0 +1,359 @@
+//! Ops that fit no other family: backward helpers, distances, histograms, chunked concatenation.
+
+use crate::translate::prelude::*;
+use crate::translations;
+
+/// The vector p-norm of `x` over `axes` (torch's `linalg_vector_norm`).
+pub fn pnorm(op: &mut Builder, x: Value, p: f64, axes: &[i64], keepdim: bool) -> OpResult<Value> {
+    let t = dtype_of(op, x)?;
+    let a = op.const_i64s(axes);
+    let k = keepdim as i64;
+    let ax = op.Abs(x).out();
+    Ok(if p == 2.0 {
+        op.ReduceL2(x, Some(a)).keepdims(k).out()
+    } else if p == 1.0 {
+        op.ReduceL1(x, Some(a)).keepdims(k).out()
+    } else if p == f64::INFINITY {
+        op.ReduceMax(ax, Some(a)).keepdims(k).out()
+    } else if p == f64::NEG_INFINITY {
+        op.ReduceMin(ax, Some(a)).keepdims(k).out()
+    } else if p == 0.0 {
+        let z = op.scalar(t, 0.0);
+        let nz = op.Equal(x, z).out();
+        let nz = op.Not(nz).out();
+        let nz = cast(op, nz, t);
+        op.ReduceSum(nz, Some(a)).keepdims(k).out()
+    } else {
+        let pv = op.scalar(t, p);
+        let pw = op.Pow(ax, pv).out();
+        let s = op.ReduceSum(pw, Some(a)).keepdims(k).out();
+        let inv = op.scalar(t, 1.0 / p);
+        op.Pow(s, inv).out()
+    })
+}
+
+/// Every dimension of `x`, which must be static.
+fn fixed_shape(op: &Builder, x: Value) -> OpResult<Vec<i64>> {
+    let Some(s) = op.shape(x) else { bail!("needs the input's shape") };
+    s.iter()
+        .map(|d| match d {
+            Dim::Fixed(n) => Ok(*n),
+            Dim::Param(p) => Err(OpError::new(format!("needs static sizes; dimension {p} is symbolic"))),
+        })
+        .collect()
+}
+
+/// The float type the node computes in.
+fn float_out(op: &Builder, x: Value) -> OpResult<DType> {
+    let t = match op.out_dtype(0) {
+        Some(t) => t,
+        None => dtype_of(op, x)?,
+    };
+    if !t.is_float() {
+        bail!("needs a floating-point result type");
+    }
+    Ok(t)
+}
+
+/// `pairwise_distance`: the p-norm of `x1 - x2 + eps` over the last dim.
+pub fn pairwise(op: &mut Builder, x1: Value, x2: Value, p: f64, eps: f64, keepdim: bool, t: DType) -> OpResult<Value> {
+    let r = rank_of(op, x1)?.max(rank_of(op, x2)?);
+    let (a, b) = (cast(op, x1, t), cast(op, x2, t));
+    let d = op.Sub(a, b).out();
+    let e = op.scalar(t, eps);
+    let d = op.Add(d, e).out();
+    if r == 0 {
+        // A 0-d difference: the norm of one element.
+        let d1 = as_1d(op, d);
+        let n = pnorm(op, d1, p, &[0], false)?;
+        return Ok(n);
+    }
+    pnorm(op, d, p, &[r as i64 - 1], keepdim)
+}
+
+translations! {
+    /// _chunk_cat(Tensor[] tensors, int dim, int num_chunks) -> Tensor
+    #[target("aten::_chunk_cat")]
+    fn _chunk_cat(op, tensors: Vec<Tensor>, dim: i64, num_chunks: i64) -> OpResult<Value> {
+        if tensors.is_empty() || num_chunks < 1 {
+            bail!("_chunk_cat needs tensors and a positive num_chunks");
+        }
+        let t = float_out(op, tensors[0]).or_else(|_| dtype_of(op, tensors[0]))?;
+        let r = rank_of(op, tensors[0])?;
+        let d = normalize_axis(dim, r);
+        let mut parts = Vec::new();
+        for &x in &tensors {
+            let s = fixed_shape(op, x)?;
+            if d < 0 || d as usize >= s.len() {
+                bail!("_chunk_cat: dim {dim} out of range");
+            }
+            let x = cast(op, x, t);
+            let n = s[d as usize];
+            let chunk = (n + num_chunks - 1) / num_chunks;
+            let padded = chunk * num_chunks;
+            let x = if padded != n {
+                let pads = op.const_i64s(&[0, padded - n]);
+                let axes = op.const_i64s(&[d]);
+                op.Pad(x, pads, None, Some(axes)).out()
+            } else {
+                x
+            };
+            let mut shape: Vec<i64> = s[..d as usize].to_vec();
+            shape.push(num_chunks);
+            shape.push(chunk * s[d as usize + 1..].iter().product::<i64>());
+            let sv = op.const_i64s(&shape);
+            parts.push(op.Reshape(x, sv).out());
+        }
+        Ok(op.Concat(&parts).axis(d + 1).out())
+    }
+
+    /// _softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor
+    #[target("aten::_softmax_backward_data")]
+    fn _softmax_backward_data(op, grad_output: Tensor, output: Tensor, dim: i64) -> OpResult<Value> {
+        // output · (grad - Σ_dim grad·output)
+        let t = float_out(op, grad_output)?;
+        let r = rank_of(op, output)?;
+        let (g, y) = (cast(op, grad_output, t), cast(op, output, t));
+        let gy = op.Mul(g, y).out();
+        let out = if r == 0 {
+            let d = op.Sub(g, gy).out();
+            op.Mul(y, d).out()
+        } else {
+            let axes = op.const_i64s(&[normalize_axis(dim, r)]);
+            let s = op.ReduceSum(gy, Some(axes)).keepdims(1).out();
+            let d = op.Sub(g, s).out();
+            op.Mul(y, d).out()
+        };
+        Ok(out)
+    }
+
+    /// native_dropout_backward(Tensor grad_output, Tensor mask, float scale) -> Tensor
+    #[target("aten::native_dropout_backward")]
+    fn native_dropout_backward(op, grad_output: Tensor, mask: Tensor, scale: f64) -> OpResult<Value> {
+        let t = float_out(op, grad_output)?;
+        let g = cast(op, grad_output, t);
+        let m = cast(op, mask, t);
+        let s = op.scalar(t, scale);
+        let g = op.Mul(g, m).out();
+        Ok(op.Mul(g, s).out())
+    }
+
+    /// cosine_similarity(Tensor x1, Tensor x2, int dim=1, float eps=1e-08) -> Tensor
+    #[target("aten::cosine_similarity")]
+    fn cosine_similarity(op, x1: Tensor, x2: Tensor, dim: i64 = 1, eps: f64 = 1e-8) -> OpResult<Value> {
+        // Σ (x1 / max(‖x1‖, eps)) · (x2 / max(‖x2‖, eps)) over dim, on broadcast operands.
+        let t = float_out(op, x1)?;
+        let r = rank_of(op, x1)?.max(rank_of(op, x2)?);
+        let (a, b) = (cast(op, x1, t), cast(op, x2, t));
+        let sa = op.Shape(a).out();
+        let sb = op.Shape(b).out();
+        let one = op.scalar(t, 1.0);
+        let ones_a = op.Expand(one, sa).out();
+        let ones = op.Expand(ones_a, sb).out();
+        let a = op.Mul(a, ones).out();
+        let b = op.Mul(b, ones).out();
+        let axis = normalize_axis(dim, r);
+        let e = op.scalar(t, eps);
+        let na = pnorm(op, a, 2.0, &[axis], true)?;
+        let na = op.Max(&[na, e]).out();
+        let nb = pnorm(op, b, 2.0, &[axis], true)?;
+        let nb = op.Max(&[nb, e]).out();
+        let a = op.Div(a, na).out();
+        let b = op.Div(b, nb).out();
+        let p = op.Mul(a, b).out();
+        let axes = op.const_i64s(&[axis]);
+        Ok(op.ReduceSum(p, Some(axes)).keepdims(0).out())
+    }
+
+    /// pairwise_distance(Tensor x1, Tensor x2, float p=2., float eps=9.9999999999999995e-07, bool keepdim=False) -> Tensor
+    #[target("aten::pairwise_distance")]
+    fn pairwise_distance(op, x1: Tensor, x2: Tensor, p: f64 = 2.0, eps: f64 = 1e-6, keepdim: bool = false) -> OpResult<Value> {
+        let t = float_out(op, x1)?;
+        pairwise(op, x1, x2, p, eps, keepdim, t)
+    }
+
+    /// renorm(Tensor self, Scalar p, int dim, Scalar maxnorm) -> Tensor
+    #[target("aten::renorm")]
+    fn renorm(op, self_: Tensor, p: f64, dim: i64, maxnorm: f64) -> OpResult<Value> {
+        // Slices along dim whose p-norm exceeds maxnorm are scaled by maxnorm / (norm + 1e-7).
+        let t = float_out(op, self_)?;
+        let r = rank_of(op, self_)?;
+        let d = normalize_axis(dim, r);
+        let x = cast(op, self_, t);
+        let axes: Vec<i64> = (0..r as i64).filter(|&a| a != d).collect();
+        let norm = pnorm(op, x, p, &axes, true)?;
+        let mx = op.scalar(t, maxnorm);
+        let gt = op.Greater(norm, mx).out();
+        let tiny = op.scalar(t, 1e-7);
+        let den = op.Add(norm, tiny).out();
+        let f = op.Div(mx, den).out();
+        let one = op.scalar(t, 1.0);
+        let f = op.Where(gt, f, one).out();
+        Ok(op.Mul(x, f).out())
+    }
+
+    /// bilinear(Tensor input1, Tensor input2, Tensor weight, Tensor? bias=None) -> Tensor
+    #[target("aten::bilinear")]
+    fn bilinear(op, input1: Tensor, input2: Tensor, weight: Tensor, bias: Option<Tensor> = None) -> OpResult<Value> {
+        // y[..., o] = Σ_ij x1[..., i] W[o, i, j] x2[..., j] + b[o]
+        let t = float_out(op, input1)?;
+        let (a, b, w) = (cast(op, input1, t), cast(op, input2, t), cast(op, weight, t));
+        let y = op.Einsum(&[a, w, b]).equation("...i,oij,...j->...o").out();
+        Ok(match bias {
+            Some(bias) => {
+                let bias = cast(op, bias, t);
+                op.Add(y, bias).out()
+            }
+            None => y,
+        })
+    }
+
+    /// cumulative_trapezoid.x(Tensor y, Tensor x, *, int dim=-1) -> Tensor
+    #[target("aten::cumulative_trapezoid.x")]
+    fn cumulative_trapezoid(op, y: Tensor, x: Tensor, dim: i64 = -1) -> OpResult<Value> {
+        // cumsum(dx · (y[:-1] + y[1:]) / 2) along dim, dx = diff(x) (a 1-D x lies along dim).
+        let t = float_out(op, y)?;
+        let ry = rank_of(op, y)?;
+        let rx = rank_of(op, x)?;
+        let d = normalize_axis(dim, ry);
+        if d < 0 || d as usize >= ry {
+            bail!("cumulative_trapezoid: dim {dim} out of range");
+        }
+        let (yv, xv) = (cast(op, y, t), cast(op, x, t));
+        let xv = if rx == 1 && ry > 1 {
+            let mut shape = vec![1i64; ry];
+            shape[d as usize] = -1;
+            let s = op.const_i64s(&shape);
+            op.Reshape(xv, s).out()
+        } else if rx < ry {
+            let lead: Vec<i64> = (0..(ry - rx) as i64).collect();
+            let a = op.const_i64s(&lead);
+            op.Unsqueeze(xv, a).out()
+        } else {
+            xv
+        };
+        let axes = op.const_i64s(&[d]);
+        let (z, one, m1, big) = (op.const_i64s(&[0]), op.const_i64s(&[1]), op.const_i64s(&[-1]), op.const_i64s(&[i64::MAX]));
+        let xl = op.Slice(xv, z, m1, Some(axes), None).out();
+        let xr = op.Slice(xv, one, big, Some(axes), None).out();
+        let dx = op.Sub(xr, xl).out();
+        let yl = op.Slice(yv, z, m1, Some(axes), None).out();
+        let yr = op.Slice(yv, one, big, Some(axes), None).out();
+        let s = op.Add(yl, yr).out();
+        let p = op.Mul(dx, s).out();
+        let two = op.scalar(t, 2.0);
+        let p = op.Div(p, two).out();
+        let ax = op.scalar_i64(d);
+        Ok(op.CumSum(p, ax).out())
+    }
+
+    /// histc(Tensor self, int bins=100, Scalar min=0, Scalar max=0) -> Tensor
+    #[target("aten::histc")]
+    fn histc(op, self_: Tensor, bins: i64 = 100, min: Scalar = Scalar::Int(0), max: Scalar = Scalar::Int(0)) -> OpResult<Value> {
+        // Bin k holds min + k·w ≤ x < min + (k+1)·w (the last one includes max); values outside
+        // [min, max] and NaN are not counted. min == max means the data's range (widened by 1 if flat).
+        let t = float_out(op, self_)?;
+        if bins < 1 {
+            bail!("histc needs bins > 0");
+        }
+        let m1 = op.const_i64s(&[-1]);
+        let x = cast(op, self_, t);
+        let x = op.Reshape(x, m1).out();
+        let as_f = |s: Scalar| match s {
+            Scalar::Int(i) => Some(i as f64),
+            Scalar::Float(f) => Some(f),
+            Scalar::Bool(b) => Some(b as i64 as f64),
+            _ => None,
+        };
+        let (Some(lo_c), Some(hi_c)) = (as_f(min), as_f(max)) else { bail!("histc needs constant min and max") };
+        let (lo, hi) = if lo_c == hi_c {
+            let lo = op.ReduceMin(x, None).keepdims(0).out();
+            let hi = op.ReduceMax(x, None).keepdims(0).out();
+            let eq = op.Equal(lo, hi).out();
+            let one = op.scalar(t, 1.0);
+            let lo1 = op.Sub(lo, one).out();
+            let hi1 = op.Add(hi, one).out();
+            (op.Where(eq, lo1, lo).out(), op.Where(eq, hi1, hi).out())
+        } else {
+            if lo_c > hi_c {
+                bail!("histc: max must be larger than min");
+            }
+            (op.scalar(t, lo_c), op.scalar(t, hi_c))
+        };
+        let ge = op.GreaterOrEqual(x, lo).out();
+        let le = op.LessOrEqual(x, hi).out();
+        let valid = op.And(ge, le).out();
+        let nb = op.scalar(t, bins as f64);
+        let d = op.Sub(x, lo).out();
+        let d = op.Mul(d, nb).out();
+        let range = op.Sub(hi, lo).out();
+        let q = op.Div(d, range).out();
+        let zero = op.scalar(t, 0.0);
+        let q = op.Where(valid, q, zero).out();
+        let q = op.Floor(q).out();
+        let idx = op.Cast(q).to(DType::Int64 as i64).out();
+        let last = op.scalar_i64(bins - 1);
+        let idx = op.Min(&[idx, last]).out();
+        let depth = op.scalar_i64(bins);
+        let Some(vals) = TensorData::from_f64_as(t, vec![2], &[0.0, 1.0]) else { bail!("histc of {t:?} is not supported") };
+        let vals = op.constant_tensor(vals);
+        let oh = op.OneHot(idx, depth, vals).axis(-1).out();
+        let vf = cast(op, valid, t);
+        let one_axis = op.const_i64s(&[1]);
+        let vf = op.Unsqueeze(vf, one_axis).out();
+        let oh = op.Mul(oh, vf).out();
+        let axes = op.const_i64s(&[0]);
+        Ok(op.ReduceSum(oh, Some(axes)).keepdims(0).out())
+    }
+
+    /// max_pool2d_with_indices_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices) -> Tensor
+    #[target("aten::max_pool2d_with_indices_backward")]
+    fn max_pool2d_with_indices_backward(op, grad_output: Tensor, self_: Tensor, indices: Tensor) -> OpResult<Value> {
+        // Each output gradient is added at its argmax, an index into the flattened H·W plane.
+        let t = float_out(op, grad_output)?;
+        let r = rank_of(op, self_)?;
+        if r != 3 && r != 4 {
+            bail!("max_pool2d_with_indices_backward needs a 3-D or 4-D input");
+        }
+        let s = op.Shape(self_).out();
+        let lead = op.Shape(self_).start(0).end(r as i64 - 2).out();
+        let hw = op.Shape(self_).start(r as i64 - 2).out();
+        let zero_ax = op.const_i64s(&[0]);
+        let hw = op.ReduceProd(hw, Some(zero_ax)).keepdims(1).out();
+        let flat = op.Concat(&[lead, hw]).axis(0).out();
+        let m1 = op.const_i64s(&[-1]);
+        let flat_m1 = op.Concat(&[lead, m1]).axis(0).out();
+        let z = op.scalar(t, 0.0);
+        let zeros = op.Expand(z, flat).out();
+        let g = cast(op, grad_output, t);
+        let g = op.Reshape(g, flat_m1).out();
+        let idx = cast(op, indices, DType::Int64);
+        let idx = op.Reshape(idx, flat_m1).out();
+        let out = op.ScatterElements(zeros, idx, g).axis(r as i64 - 2).reduction("add").out();
+        Ok(op.Reshape(out, s).out())
+    }
+
+    /// _trilinear(Tensor i1, Tensor i2, Tensor i3, int[] expand1, int[] expand2, int[] expand3, int[] sumdim, int unroll_dim=1) -> Tensor
+    #[target("aten::_trilinear")]
+    fn _trilinear(op, i1: Tensor, i2: Tensor, i3: Tensor, expand1: Vec<i64>, expand2: Vec<i64>, expand3: Vec<i64>, sumdim: Vec<i64>) -> OpResult<Value> {
+        // Σ_sumdim unsqueeze(i1, expand1) · unsqueeze(i2, expand2) · unsqueeze(i3, expand3)
+        let t = float_out(op, i1)?;
+        let mut ops = Vec::new();
+        for (x, e) in [(i1, &expand1), (i2, &expand2), (i3, &expand3)] {
+            let x = cast(op, x, t);
+            ops.push(if e.is_empty() {
+                x
+            } else {
+                let a = op.const_i64s(e);
+                op.Unsqueeze(x, a).out()
+            });
+        }
+        let p = op.Mul(ops[0], ops[1]).out();
+        let p = op.Mul(p, ops[2]).out();
+        if sumdim.is_empty() {
+            return Ok(p);
+        }
+        let a = op.const_i64s(&sumdim);
+        Ok(op.ReduceSum(p, Some(a)).keepdims(0).out())
+    }
+}
