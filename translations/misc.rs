@@ -55,6 +55,28 @@ fn float_out(op: &Builder, x: Value) -> OpResult<DType> {
     Ok(t)
 }
 
+/// The determinant of a batch of square matrices (1 for 0×0 matrices).
+fn det(op: &mut Builder, a: Value) -> OpResult<Value> {
+    let t = float_out(op, a)?;
+    let s = fixed_shape(op, a)?;
+    let r = s.len();
+    if r < 2 || s[r - 1] != s[r - 2] {
+        bail!("det needs square matrices");
+    }
+    let x = cast(op, a, t);
+    if s[r - 1] == 0 {
+        let one = op.scalar(t, 1.0);
+        let b = op.const_i64s(&s[..r - 2]);
+        return Ok(op.Expand(one, b).out());
+    }
+    if s[..r - 2].iter().any(|&b| b == 0) {
+        let b = op.const_i64s(&s[..r - 2]);
+        let z = op.scalar(t, 0.0);
+        return Ok(op.Expand(z, b).out());
+    }
+    Ok(op.Det(x).out())
+}
+
 /// `pairwise_distance`: the p-norm of `x1 - x2 + eps` over the last dim.
 pub fn pairwise(op: &mut Builder, x1: Value, x2: Value, p: f64, eps: f64, keepdim: bool, t: DType) -> OpResult<Value> {
     let r = rank_of(op, x1)?.max(rank_of(op, x2)?);
@@ -69,6 +91,105 @@ pub fn pairwise(op: &mut Builder, x1: Value, x2: Value, p: f64, eps: f64, keepdi
         return Ok(n);
     }
     pnorm(op, d, p, &[r as i64 - 1], keepdim)
+}
+
+/// torch's `lerp(a, b, w)`: `a + w·(b - a)` for w < 0.5, else `b - (b - a)·(1 - w)`.
+fn lerp(op: &mut Builder, a: Value, b: Value, w: Value, t: DType) -> Value {
+    let d = op.Sub(b, a).out();
+    let lo = op.Mul(w, d).out();
+    let lo = op.Add(a, lo).out();
+    let one = op.scalar(t, 1.0);
+    let omw = op.Sub(one, w).out();
+    let hi = op.Mul(d, omw).out();
+    let hi = op.Sub(b, hi).out();
+    let half = op.scalar(t, 0.5);
+    let small = op.Less(w, half).out();
+    op.Where(small, lo, hi).out()
+}
+
+/// `quantile` / `nanquantile` for a scalar q (ATen's `quantile_compute`).
+fn quantile_impl(op: &mut Builder, x: Value, q: f64, dim: Option<i64>, keepdim: bool, interpolation: &str, ignore_nan: bool) -> OpResult<Value> {
+    if !(0.0..=1.0).contains(&q) {
+        bail!("quantile: q must be in [0, 1]");
+    }
+    let t = float_out(op, x)?;
+    let r = rank_of(op, x)?;
+    let xv = cast(op, x, t);
+    let (xv, axis) = match dim {
+        None => {
+            let m1 = op.const_i64s(&[-1]);
+            (op.Reshape(xv, m1).out(), 0)
+        }
+        Some(_) if r == 0 => {
+            let m1 = op.const_i64s(&[-1]);
+            (op.Reshape(xv, m1).out(), 0)
+        }
+        Some(d) => (xv, normalize_axis(d, r)),
+    };
+    let axes = op.const_i64s(&[axis]);
+    let isnan = op.IsNaN(xv).out();
+    let inf = op.scalar(t, f64::INFINITY);
+    let xs = op.Where(isnan, inf, xv).out();
+    let n = op.Shape(xv).start(axis).end(axis + 1).out();
+    let sorted = op.TopK(xs, n).axis(axis).largest(0).sorted(1).outs::<2>()[0];
+    let nanf = cast(op, isnan, t);
+    let qv = op.scalar(t, q);
+    let one = op.scalar(t, 1.0);
+    let zero = op.scalar(t, 0.0);
+    // ranks (keepdims shape) and the condition under which the result is NaN.
+    let (ranks, nan_result) = if ignore_nan {
+        let valid = op.Not(isnan).out();
+        let vf = cast(op, valid, t);
+        let cnt = op.ReduceSum(vf, Some(axes)).keepdims(1).out();
+        let km1 = op.Sub(cnt, one).out();
+        let rk = op.Mul(qv, km1).out();
+        let rk = op.Max(&[rk, zero]).out();
+        (rk, op.Equal(cnt, zero).out())
+    } else {
+        let any = op.ReduceMax(nanf, Some(axes)).keepdims(1).out();
+        let nf = cast(op, n, t);
+        let last = op.Sub(nf, one).out();
+        let rk = op.Mul(qv, last).out();
+        let z = op.Mul(any, zero).out();
+        let rk = op.Add(z, rk).out();
+        (rk, op.Greater(any, zero).out())
+    };
+    let ranks = match interpolation {
+        "lower" => op.Floor(ranks).out(),
+        "higher" => op.Ceil(ranks).out(),
+        "nearest" => op.Round(ranks).out(),
+        "linear" | "midpoint" => ranks,
+        i => bail!("quantile: unknown interpolation {i:?}"),
+    };
+    let below_f = op.Floor(ranks).out();
+    let below = op.Cast(below_f).to(DType::Int64 as i64).out();
+    let vb = op.GatherElements(sorted, below).axis(axis).out();
+    let v = if interpolation == "linear" || interpolation == "midpoint" {
+        let w = if interpolation == "midpoint" {
+            let half = op.scalar(t, 0.5);
+            let z = op.Mul(ranks, zero).out();
+            op.Add(z, half).out()
+        } else {
+            op.Sub(ranks, below_f).out()
+        };
+        let above = op.Ceil(ranks).out();
+        let above = op.Cast(above).to(DType::Int64 as i64).out();
+        let va = op.GatherElements(sorted, above).axis(axis).out();
+        lerp(op, vb, va, w, t)
+    } else {
+        vb
+    };
+    let nan = op.scalar(t, f64::NAN);
+    let v = op.Where(nan_result, nan, v).out();
+    Ok(if dim.is_none() || r == 0 {
+        let shape = if keepdim { vec![1i64; r] } else { vec![] };
+        let s = op.const_i64s(&shape);
+        op.Reshape(v, s).out()
+    } else if keepdim {
+        v
+    } else {
+        op.Squeeze(v, Some(axes)).out()
+    })
 }
 
 translations! {
@@ -355,5 +476,216 @@ translations! {
         }
         let a = op.const_i64s(&sumdim);
         Ok(op.ReduceSum(p, Some(a)).keepdims(0).out())
+    }
+
+    /// quantile.scalar(Tensor self, float q, int? dim=None, bool keepdim=False, *, str interpolation="linear") -> Tensor
+    #[target("aten::quantile.scalar")]
+    fn quantile(op, self_: Tensor, q: f64, dim: Option<i64> = None, keepdim: bool = false, interpolation: &str = "linear") -> OpResult<Value> {
+        quantile_impl(op, self_, q, dim, keepdim, interpolation, false)
+    }
+
+    /// nanquantile.scalar(Tensor self, float q, int? dim=None, bool keepdim=False, *, str interpolation="linear") -> Tensor
+    #[target("aten::nanquantile.scalar")]
+    fn nanquantile(op, self_: Tensor, q: f64, dim: Option<i64> = None, keepdim: bool = false, interpolation: &str = "linear") -> OpResult<Value> {
+        quantile_impl(op, self_, q, dim, keepdim, interpolation, true)
+    }
+
+    /// gradient.scalarint(Tensor self, *, Scalar? spacing=None, int? dim=None, int edge_order=1) -> Tensor[]
+    #[target("aten::gradient.scalarint")]
+    fn gradient(op, self_: Tensor, spacing: Option<f64> = None, dim: Option<i64> = None, edge_order: i64 = 1) -> OpResult<Vec<Value>> {
+        // Central differences (x[i+1] - x[i-1]) / h / 2 inside; one-sided first or second order at the ends.
+        let t = float_out(op, self_)?;
+        let shape = fixed_shape(op, self_)?;
+        let r = shape.len();
+        if edge_order != 1 && edge_order != 2 {
+            bail!("gradient: edge_order must be 1 or 2");
+        }
+        let h = spacing.unwrap_or(1.0);
+        let dims: Vec<i64> = match dim {
+            Some(d) => vec![normalize_axis(d, r)],
+            None => (0..r as i64).collect(),
+        };
+        let x = cast(op, self_, t);
+        let hv = op.scalar(t, h);
+        let mut outs = Vec::new();
+        for d in dims {
+            let n = shape[d as usize];
+            if n < edge_order + 1 {
+                bail!("gradient needs at least edge_order + 1 elements along each dim");
+            }
+            let axes = op.const_i64s(&[d]);
+            let mut sl = |op: &mut Builder, a: i64, b: i64| {
+                let (s, e) = (op.const_i64s(&[a]), op.const_i64s(&[b]));
+                op.Slice(x, s, e, Some(axes), None).out()
+            };
+            let hi = sl(op, 2, n);
+            let lo = sl(op, 0, n - 2);
+            let c = op.Sub(hi, lo).out();
+            let c = op.Div(c, hv).out();
+            let two = op.scalar(t, 2.0);
+            let c = op.Div(c, two).out();
+            let (pre, app) = if edge_order == 1 {
+                let (x1, x0) = (sl(op, 1, 2), sl(op, 0, 1));
+                let p = op.Sub(x1, x0).out();
+                let (xl, xm) = (sl(op, n - 1, n), sl(op, n - 2, n - 1));
+                let a = op.Sub(xl, xm).out();
+                (op.Div(p, hv).out(), op.Div(a, hv).out())
+            } else {
+                let (c15, c2, c05) = (op.scalar(t, -1.5), op.scalar(t, 2.0), op.scalar(t, 0.5));
+                let (x0, x1, x2) = (sl(op, 0, 1), sl(op, 1, 2), sl(op, 2, 3));
+                let a0 = op.Mul(c15, x0).out();
+                let a1 = op.Mul(c2, x1).out();
+                let a2 = op.Mul(c05, x2).out();
+                let p = op.Add(a0, a1).out();
+                let p = op.Sub(p, a2).out();
+                let (y0, y1, y2) = (sl(op, n - 3, n - 2), sl(op, n - 2, n - 1), sl(op, n - 1, n));
+                let c15p = op.scalar(t, 1.5);
+                let b0 = op.Mul(c05, y0).out();
+                let b1 = op.Mul(c2, y1).out();
+                let b2 = op.Mul(c15p, y2).out();
+                let a = op.Sub(b0, b1).out();
+                let a = op.Add(a, b2).out();
+                (op.Div(p, hv).out(), op.Div(a, hv).out())
+            };
+            outs.push(op.Concat(&[pre, c, app]).axis(d).out());
+        }
+        Ok(outs)
+    }
+
+    /// resize(Tensor self, SymInt[] size, *, MemoryFormat? memory_format=None) -> Tensor
+    #[target("aten::resize", "aten::resize_")]
+    fn resize(op, self_: Tensor, size: Vec<SymInt>) -> OpResult<Value> {
+        // Keeps the first prod(size) elements; growing would expose uninitialised memory.
+        let shape = fixed_shape(op, self_)?;
+        let mut new = Vec::new();
+        for s in &size {
+            let SymInt::Const(c) = s else { bail!("resize needs static sizes") };
+            new.push(*c);
+        }
+        let have: i64 = shape.iter().product();
+        let want: i64 = new.iter().product();
+        if want > have {
+            bail!("resize to more elements than the tensor holds leaves them uninitialised");
+        }
+        let m1 = op.const_i64s(&[-1]);
+        let flat = op.Reshape(self_, m1).out();
+        let flat = if want < have {
+            let (s, e) = (op.const_i64s(&[0]), op.const_i64s(&[want]));
+            op.Slice(flat, s, e, None, None).out()
+        } else {
+            flat
+        };
+        let sv = op.const_i64s(&new);
+        Ok(op.Reshape(flat, sv).out())
+    }
+
+    /// _unsafe_masked_index_put_accumulate(Tensor self, Tensor mask, Tensor?[] indices, Tensor values) -> Tensor
+    #[target("aten::_unsafe_masked_index_put_accumulate")]
+    fn _unsafe_masked_index_put_accumulate(op, self_: Tensor, mask: Tensor, indices: Vec<Option<Tensor>>, values: Tensor) -> OpResult<Value> {
+        // index_put(self, clamp(indices), where(mask, values, 0), accumulate=True)
+        let t = match op.out_dtype(0) { Some(t) => t, None => dtype_of(op, self_)? };
+        let shape = fixed_shape(op, self_)?;
+        let mut idx = Vec::new();
+        for (i, ix) in indices.iter().enumerate() {
+            let Some(ix) = ix else { bail!("_unsafe_masked_index_put_accumulate with None indices is not supported") };
+            if i >= shape.len() {
+                bail!("too many indices");
+            }
+            let n = shape[i];
+            let ix = cast(op, *ix, DType::Int64);
+            let (lo, hi) = (op.scalar_i64(-n), op.scalar_i64(n - 1));
+            let ix = op.Max(&[ix, lo]).out();
+            let ix = op.Min(&[ix, hi]).out();
+            let z = op.scalar_i64(0);
+            let neg = op.Less(ix, z).out();
+            let nv = op.scalar_i64(n);
+            let wrapped = op.Add(ix, nv).out();
+            idx.push(op.Where(neg, wrapped, ix).out());
+        }
+        if idx.is_empty() {
+            bail!("_unsafe_masked_index_put_accumulate needs indices");
+        }
+        let k = idx.len();
+        // The broadcast index shape B, each index expanded to it and stacked on a new last axis.
+        let z = op.scalar_i64(0);
+        let mut acc = op.Mul(idx[0], z).out();
+        for &ix in &idx[1..] {
+            let zi = op.Mul(ix, z).out();
+            acc = op.Add(acc, zi).out();
+        }
+        let bshape = op.Shape(acc).out();
+        let m1 = op.const_i64s(&[-1]);
+        let stacked: Vec<Value> = idx
+            .iter()
+            .map(|&ix| {
+                let e = op.Expand(ix, bshape).out();
+                op.Unsqueeze(e, m1).out()
+            })
+            .collect();
+        let nd = op.Concat(&stacked).axis(-1).out();
+        let x = cast(op, self_, t);
+        let v = cast(op, values, t);
+        let fz = op.scalar(t, 0.0);
+        let v = op.Where(mask, v, fz).out();
+        let trail = op.const_i64s(&shape[k..]);
+        let ushape = op.Concat(&[bshape, trail]).axis(0).out();
+        let v = op.Expand(v, ushape).out();
+        Ok(op.ScatterND(x, nd, v).reduction("add").out())
+    }
+
+    /// linalg_det(Tensor A) -> Tensor
+    #[target("aten::linalg_det", "aten::det")]
+    fn linalg_det(op, A: Tensor) -> OpResult<Value> {
+        det(op, A)
+    }
+
+    /// logdet(Tensor self) -> Tensor
+    #[target("aten::logdet")]
+    fn logdet(op, self_: Tensor) -> OpResult<Value> {
+        // log(det): NaN for a negative determinant, -inf for a singular matrix, like torch.
+        let d = det(op, self_)?;
+        Ok(op.Log(d).out())
+    }
+
+    /// linalg_matrix_power(Tensor self, int n) -> Tensor
+    #[target("aten::linalg_matrix_power", "aten::matrix_power")]
+    fn linalg_matrix_power(op, self_: Tensor, n: i64) -> OpResult<Value> {
+        if n < 0 {
+            bail!("matrix_power with a negative exponent needs a matrix inverse, which ONNX lacks");
+        }
+        let t = match op.out_dtype(0) { Some(t) => t, None => dtype_of(op, self_)? };
+        let x = cast(op, self_, t);
+        let r = rank_of(op, self_)?;
+        if n == 0 {
+            // The identity, batched like the input.
+            let s = fixed_shape(op, self_)?;
+            let m = s[r - 1];
+            let mut eye = vec![0.0; (m * m) as usize];
+            for i in 0..m as usize {
+                eye[i * m as usize + i] = 1.0;
+            }
+            let Some(data) = TensorData::from_f64_as(t, vec![m, m], &eye) else { bail!("matrix_power of {t:?} is not supported") };
+            let e = op.constant_tensor(data);
+            let sv = op.Shape(x).out();
+            return Ok(op.Expand(e, sv).out());
+        }
+        // Square-and-multiply in the order torch uses (result = z·result as bits are consumed).
+        let mut result: Option<Value> = None;
+        let mut z = x;
+        let mut k = n;
+        loop {
+            if k & 1 == 1 {
+                result = Some(match result {
+                    None => z,
+                    Some(r) => op.MatMul(r, z).out(),
+                });
+            }
+            k >>= 1;
+            if k == 0 {
+                break;
+            }
+            z = op.MatMul(z, z).out();
+        }
+        Ok(result.expect("n > 0"))
     }
 }
