@@ -634,9 +634,15 @@ translations! {
     }
 
     /// linalg_det(Tensor A) -> Tensor
-    #[target("aten::linalg_det", "aten::det")]
+    #[target("aten::linalg_det")]
     fn linalg_det(op, A: Tensor) -> OpResult<Value> {
         det(op, A)
+    }
+
+    /// det(Tensor self) -> Tensor
+    #[target("aten::det")]
+    fn det_(op, self_: Tensor) -> OpResult<Value> {
+        det(op, self_)
     }
 
     /// logdet(Tensor self) -> Tensor
