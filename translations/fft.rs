@@ -393,4 +393,106 @@ translations! {
     fn fft_ifftshift(op, self_: Tensor, dim: Option<Vec<i64>> = None) -> OpResult<Value> {
         shift(op, self_, dim, true)
     }
+
+    /// stft(Tensor self, int n_fft, int? hop_length=None, int? win_length=None, Tensor? window=None, bool normalized=False, bool? onesided=None, bool? return_complex=None, bool? align_to_window=None) -> Tensor
+    #[target("aten::stft")]
+    fn stft(op, self_: Tensor, n_fft: i64, hop_length: Option<i64> = None, win_length: Option<i64> = None, window: Option<Tensor> = None, normalized: bool = false, onesided: Option<bool> = None, return_complex: Option<bool> = None, align_to_window: Option<bool> = None) -> OpResult<Value> {
+        // Frames x[f·hop + k] (k < n_fft), times the window (centred in n_fft), DFT along k;
+        // the result is [batch?, freq, frames] complex.
+        if op.info(self_).complex {
+            bail!("stft of a complex input is not supported");
+        }
+        if align_to_window == Some(true) {
+            bail!("stft: align_to_window is not supported");
+        }
+        let _ = return_complex;
+        let shape = fixed_shape(op, self_)?;
+        let r = shape.len();
+        if r != 1 && r != 2 {
+            bail!("stft needs a 1-D or 2-D input");
+        }
+        let len = shape[r - 1];
+        let hop = hop_length.unwrap_or(n_fft / 4);
+        let win = win_length.unwrap_or(n_fft);
+        if n_fft < 1 || n_fft > len || hop < 1 || win < 1 || win > n_fft {
+            bail!("stft: invalid n_fft/hop_length/win_length for the input");
+        }
+        let onesided = onesided.unwrap_or(true);
+        let t = match op.out_dtype(0) {
+            Some(t) if t.is_float() => t,
+            _ => DType::Float,
+        };
+        let frames = 1 + (len - n_fft) / hop;
+        let idx: Vec<i64> = (0..frames).flat_map(|f| (0..n_fft).map(move |k| f * hop + k)).collect();
+        let idx = TensorData::from_i64s(vec![frames, n_fft], &idx);
+        let idx = op.constant_tensor(idx);
+        let x = cast(op, self_, t);
+        let fr = op.Gather(x, idx).axis(r as i64 - 1).out();
+        let fr = match window {
+            Some(w) => {
+                let w = cast(op, w, t);
+                let left = (n_fft - win) / 2;
+                let w = if win < n_fft {
+                    let pads = op.const_i64s(&[left, n_fft - win - left]);
+                    op.Pad(w, pads, None, None).out()
+                } else {
+                    w
+                };
+                op.Mul(fr, w).out()
+            }
+            None if win < n_fft => {
+                let left = (n_fft - win) / 2;
+                let mut w = vec![0.0; n_fft as usize];
+                for v in w.iter_mut().skip(left as usize).take(win as usize) {
+                    *v = 1.0;
+                }
+                let Some(w) = TensorData::from_f64_as(t, vec![n_fft], &w) else { bail!("stft of {t:?} is not supported") };
+                let w = op.constant_tensor(w);
+                op.Mul(fr, w).out()
+            }
+            None => fr,
+        };
+        let m1 = op.const_i64s(&[-1]);
+        let fr = op.Unsqueeze(fr, m1).out();
+        let axis = r as i64; // the n_fft axis of [batch?, frames, n_fft, 1]
+        let y = dft(op, fr, axis, onesided);
+        let perm: Vec<i64> = if r == 1 { vec![1, 0, 2] } else { vec![0, 2, 1, 3] };
+        let y = op.Transpose(y).perm(&perm).out();
+        let nf = if onesided { n_fft / 2 + 1 } else { n_fft };
+        let mut out: Vec<i64> = shape[..r - 1].to_vec();
+        out.extend([nf, frames]);
+        let y = set_complex(op, y, &out, Some(t));
+        normalize(op, y, if normalized { 1 } else { 0 }, n_fft)
+    }
+
+    /// view_as_real(Tensor(a) self) -> Tensor(a)
+    #[target("aten::view_as_real")]
+    fn view_as_real(op, self_: Tensor) -> OpResult<Value> {
+        // The real view already is the data; only the complex mark goes.
+        if !op.info(self_).complex {
+            bail!("view_as_real needs a complex tensor");
+        }
+        let v = op.Identity(self_).out();
+        let info = op.info(self_).clone();
+        let out = op.info_mut(v);
+        out.dtype = info.dtype;
+        out.shape = info.shape;
+        out.complex = false;
+        Ok(v)
+    }
+
+    /// view_as_complex(Tensor(a) self) -> Tensor(a)
+    #[target("aten::view_as_complex")]
+    fn view_as_complex(op, self_: Tensor) -> OpResult<Value> {
+        if op.info(self_).complex {
+            bail!("view_as_complex needs a real tensor");
+        }
+        let v = op.Identity(self_).out();
+        let info = op.info(self_).clone();
+        let out = op.info_mut(v);
+        out.dtype = info.dtype;
+        out.shape = info.shape;
+        out.complex = true;
+        Ok(v)
+    }
 }
