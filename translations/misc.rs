@@ -694,4 +694,138 @@ translations! {
         }
         Ok(result.expect("n > 0"))
     }
+
+    /// resize_as(Tensor self, Tensor the_template, *, MemoryFormat? memory_format=None) -> Tensor
+    #[target("aten::resize_as", "aten::resize_as_")]
+    fn resize_as(op, self_: Tensor, the_template: Tensor) -> OpResult<Value> {
+        let shape = fixed_shape(op, self_)?;
+        let new = fixed_shape(op, the_template)?;
+        let have: i64 = shape.iter().product();
+        let want: i64 = new.iter().product();
+        if want > have {
+            bail!("resize to more elements than the tensor holds leaves them uninitialised");
+        }
+        let m1 = op.const_i64s(&[-1]);
+        let flat = op.Reshape(self_, m1).out();
+        let flat = if want < have {
+            let (s, e) = (op.const_i64s(&[0]), op.const_i64s(&[want]));
+            op.Slice(flat, s, e, None, None).out()
+        } else {
+            flat
+        };
+        let sv = op.const_i64s(&new);
+        Ok(op.Reshape(flat, sv).out())
+    }
+
+    /// pdist(Tensor self, float p=2.) -> Tensor
+    #[target("aten::pdist", "aten::_pdist_forward")]
+    fn pdist(op, self_: Tensor, p: f64 = 2.0) -> OpResult<Value> {
+        // ‖x_i - x_j‖_p for i < j, row-major.
+        let t = float_out(op, self_)?;
+        let shape = fixed_shape(op, self_)?;
+        if shape.len() != 2 {
+            bail!("pdist needs a 2-D input");
+        }
+        if p < 0.0 {
+            bail!("pdist needs p >= 0");
+        }
+        let n = shape[0];
+        let (mut is, mut js) = (Vec::new(), Vec::new());
+        for i in 0..n {
+            for j in i + 1..n {
+                is.push(i);
+                js.push(j);
+            }
+        }
+        let x = cast(op, self_, t);
+        let k = is.len() as i64;
+        let iv = op.constant_tensor(TensorData::from_i64s(vec![k], &is));
+        let jv = op.constant_tensor(TensorData::from_i64s(vec![k], &js));
+        let a = op.Gather(x, iv).axis(0).out();
+        let b = op.Gather(x, jv).axis(0).out();
+        let d = op.Sub(a, b).out();
+        pnorm(op, d, p, &[1], false)
+    }
+
+    /// combinations(Tensor self, int r=2, bool with_replacement=False) -> Tensor
+    #[target("aten::combinations")]
+    fn combinations(op, self_: Tensor, r: i64 = 2, with_replacement: bool = false) -> OpResult<Value> {
+        // Every index tuple i1 < i2 < ... (≤ with replacement) in lexicographic order, gathered.
+        let shape = fixed_shape(op, self_)?;
+        if shape.len() != 1 {
+            bail!("combinations needs a 1-D input");
+        }
+        if r < 1 {
+            bail!("combinations with r < 1 is not supported");
+        }
+        let n = shape[0];
+        let mut tuples: Vec<i64> = Vec::new();
+        let mut cur = vec![0i64; r as usize];
+        fn rec(pos: usize, start: i64, n: i64, rep: bool, cur: &mut Vec<i64>, out: &mut Vec<i64>) {
+            if pos == cur.len() {
+                out.extend_from_slice(cur);
+                return;
+            }
+            for i in start..n {
+                cur[pos] = i;
+                rec(pos + 1, if rep { i } else { i + 1 }, n, rep, cur, out);
+            }
+        }
+        rec(0, 0, n, with_replacement, &mut cur, &mut tuples);
+        let c = tuples.len() as i64 / r;
+        if c > 1 << 20 {
+            bail!("combinations: too many tuples to build a constant");
+        }
+        let idx = op.constant_tensor(TensorData::from_i64s(vec![c, r], &tuples));
+        Ok(op.Gather(self_, idx).axis(0).out())
+    }
+
+    /// im2col(Tensor self, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor
+    #[target("aten::im2col")]
+    fn im2col(op, self_: Tensor, kernel_size: Vec<i64>, dilation: Vec<i64>, padding: Vec<i64>, stride: Vec<i64>) -> OpResult<Value> {
+        // [N?, C, H, W] → [N?, C·kh·kw, L]: gather each window position from the padded, flattened plane.
+        let shape = fixed_shape(op, self_)?;
+        let r = shape.len();
+        if r != 3 && r != 4 {
+            bail!("im2col needs a 3-D or 4-D input");
+        }
+        let two = |v: &Vec<i64>| if v.len() == 1 { (v[0], v[0]) } else { (v[0], v[1]) };
+        let ((kh, kw), (dh, dw), (ph, pw), (sh, sw)) = (two(&kernel_size), two(&dilation), two(&padding), two(&stride));
+        let (h, w) = (shape[r - 2] + 2 * ph, shape[r - 1] + 2 * pw);
+        let oh = (h - (dh * (kh - 1) + 1)) / sh + 1;
+        let ow = (w - (dw * (kw - 1) + 1)) / sw + 1;
+        if oh < 1 || ow < 1 {
+            bail!("im2col: the kernel does not fit the input");
+        }
+        let mut idx = Vec::new();
+        for ki in 0..kh {
+            for kj in 0..kw {
+                for i in 0..oh {
+                    for j in 0..ow {
+                        idx.push((i * sh + ki * dh) * w + j * sw + kj * dw);
+                    }
+                }
+            }
+        }
+        let x = self_;
+        let x = if ph != 0 || pw != 0 {
+            let pads = op.const_i64s(&[ph, pw, ph, pw]);
+            let axes = op.const_i64s(&[r as i64 - 2, r as i64 - 1]);
+            op.Pad(x, pads, None, Some(axes)).out()
+        } else {
+            x
+        };
+        let lead: Vec<i64> = shape[..r - 2].to_vec();
+        let mut flat = lead.clone();
+        flat.push(h * w);
+        let fs = op.const_i64s(&flat);
+        let x = op.Reshape(x, fs).out();
+        let iv = op.constant_tensor(TensorData::from_i64s(vec![kh * kw, oh * ow], &idx));
+        let g = op.Gather(x, iv).axis(r as i64 - 2).out();
+        let mut out: Vec<i64> = shape[..r - 3].to_vec();
+        out.push(shape[r - 3] * kh * kw);
+        out.push(oh * ow);
+        let os = op.const_i64s(&out);
+        Ok(op.Reshape(g, os).out())
+    }
 }
