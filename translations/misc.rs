@@ -77,6 +77,48 @@ fn det(op: &mut Builder, a: Value) -> OpResult<Value> {
     Ok(op.Det(x).out())
 }
 
+/// `avg_pool` with `divisor_override`: the window sums (padding adds zeros) divided by `divisor`.
+/// The sums are a depthwise convolution with a ones kernel; ceil_mode's extra windows get right
+/// padding (zeros, which add nothing).
+pub fn sum_pool_divided(op: &mut Builder, x: Value, kernel: &[i64], strides: &[i64], padding: &[i64], ceil_mode: bool, divisor: i64) -> OpResult<Value> {
+    if divisor == 0 {
+        bail!("avg_pool: divisor_override must be non-zero");
+    }
+    let t = float_out(op, x)?;
+    let shape = fixed_shape(op, x)?;
+    let k = kernel.len();
+    let r = shape.len();
+    let unbatched = r == k + 1;
+    let zero = op.const_i64s(&[0]);
+    let xv = cast(op, x, t);
+    let xv = if unbatched { op.Unsqueeze(xv, zero).out() } else { xv };
+    let c = shape[r - k - 1];
+    let mut pads_begin = Vec::new();
+    let mut pads_end = Vec::new();
+    for i in 0..k {
+        let (l, kk, s, p) = (shape[r - k + i], kernel[i], strides[i], padding[i]);
+        let mut out = (l + 2 * p - kk + if ceil_mode { s - 1 } else { 0 }).div_euclid(s) + 1;
+        if ceil_mode && (out - 1) * s >= l + p {
+            out -= 1;
+        }
+        if out < 1 {
+            bail!("avg_pool: the kernel does not fit the input");
+        }
+        pads_begin.push(p);
+        pads_end.push(((out - 1) * s + kk - l - p).max(0));
+    }
+    let n: i64 = kernel.iter().product();
+    let mut wshape = vec![c, 1];
+    wshape.extend_from_slice(kernel);
+    let Some(w) = TensorData::from_f64_as(t, wshape, &vec![1.0; (c * n) as usize]) else { bail!("avg_pool of {t:?} is not supported") };
+    let w = op.constant_tensor(w);
+    let pads: Vec<i64> = pads_begin.into_iter().chain(pads_end).collect();
+    let y = op.Conv(xv, w, None).kernel_shape(kernel).strides(strides).pads(&pads).group(c).out();
+    let d = op.scalar(t, divisor as f64);
+    let y = op.Div(y, d).out();
+    Ok(if unbatched { op.Squeeze(y, Some(zero)).out() } else { y })
+}
+
 /// `pairwise_distance`: the p-norm of `x1 - x2 + eps` over the last dim.
 pub fn pairwise(op: &mut Builder, x1: Value, x2: Value, p: f64, eps: f64, keepdim: bool, t: DType) -> OpResult<Value> {
     let r = rank_of(op, x1)?.max(rank_of(op, x2)?);
