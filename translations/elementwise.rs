@@ -356,9 +356,22 @@ translations! {
 
     /// to.dtype(Tensor self, ScalarType dtype, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor
     #[target("aten::to.dtype", "aten::to.dtype_layout", "aten::_to_copy", "aten::to.device", "aten::type_as")]
-    fn to(op, self_: Tensor) -> Value {
+    fn to[ctx](op, self_: Tensor) -> Value {
         // The target type is the node's output type, which the lowering enforces with a Cast.
-        match op.out_dtype(0) { Some(t) => cast(op, self_, t), None => self_ }
+        let x = match op.out_dtype(0) { Some(t) => cast(op, self_, t), None => self_ };
+        // real → complex: the real view needs its zero imaginary half.
+        let out_complex = match ctx.node.outputs.first() {
+            Some(crate::pt2::schema::Argument::Tensor(t)) => ctx.fx_dtype(&t.name).is_some_and(|d| d.is_complex()),
+            _ => false,
+        };
+        if out_complex && !op.info(self_).complex {
+            let t = op.dtype(x).unwrap_or(DType::Float);
+            let zero = op.scalar(t, 0.0);
+            let shape = op.Shape(x).out();
+            let im = op.Expand(zero, shape).out();
+            return complex_pack(op, x, im);
+        }
+        x
     }
 
     /// _assert_tensor_metadata(Tensor a, SymInt[]? size=None, SymInt[]? stride=None, ScalarType? dtype=None, *, Device? device=None, Layout? layout=None) -> ()

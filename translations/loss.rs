@@ -38,6 +38,83 @@ fn abs_diff(op: &mut Builder, a: Value, b: Value) -> Value {
     op.Abs(d).out()
 }
 
+/// The float type a loss computes in, from the node's result type or `x`.
+fn loss_type(op: &Builder, x: Value) -> OpResult<DType> {
+    let t = match op.out_dtype(0) {
+        Some(t) => t,
+        None => dtype_of(op, x)?,
+    };
+    if !t.is_float() {
+        bail!("losses need floating-point inputs");
+    }
+    Ok(t)
+}
+
+/// Negative log-likelihood of class-index targets: `(loss, weight)` per target element, classes on
+/// axis 1 of `x` (axis 0 for a 1-D `x` and 0-d target). Ignored targets get 0 for both.
+fn nll_terms(op: &mut Builder, x: Value, target: Value, weight: Option<Value>, ignore_index: i64, t: DType) -> OpResult<(Value, Value)> {
+    let r = rank_of(op, x)?;
+    let zero_ax = op.const_i64s(&[0]);
+    let (x, tg) = if r == 1 {
+        let tg = op.Unsqueeze(target, zero_ax).out();
+        (op.Unsqueeze(x, zero_ax).out(), tg)
+    } else {
+        (x, target)
+    };
+    let tg = cast(op, tg, DType::Int64);
+    let ign = op.scalar_i64(ignore_index);
+    let ignored = op.Equal(tg, ign).out();
+    let z = op.scalar_i64(0);
+    let safe = op.Where(ignored, z, tg).out();
+    let one_ax = op.const_i64s(&[1]);
+    let idx = op.Unsqueeze(safe, one_ax).out();
+    let g = op.GatherElements(x, idx).axis(1).out();
+    let g = op.Squeeze(g, Some(one_ax)).out();
+    let w = match weight {
+        Some(w) => {
+            let w = cast(op, w, t);
+            op.Gather(w, safe).axis(0).out()
+        }
+        None => {
+            let one = op.scalar(t, 1.0);
+            let s = op.Shape(g).out();
+            op.Expand(one, s).out()
+        }
+    };
+    let fz = op.scalar(t, 0.0);
+    let w = op.Where(ignored, fz, w).out();
+    let l = op.Mul(g, w).out();
+    let l = op.Neg(l).out();
+    let l = op.Where(ignored, fz, l).out();
+    if r == 1 {
+        Ok((op.Squeeze(l, Some(zero_ax)).out(), op.Squeeze(w, Some(zero_ax)).out()))
+    } else {
+        Ok((l, w))
+    }
+}
+
+/// `nll_loss` with torch's reductions (mean divides by the summed weights of counted targets).
+fn nll(op: &mut Builder, x: Value, target: Value, weight: Option<Value>, reduction: i64, ignore_index: i64, t: DType) -> OpResult<Value> {
+    let x = cast(op, x, t);
+    let (l, w) = nll_terms(op, x, target, weight, ignore_index, t)?;
+    match reduction {
+        0 => Ok(l),
+        1 => {
+            let s = op.ReduceSum(l, None).keepdims(0).out();
+            let ws = op.ReduceSum(w, None).keepdims(0).out();
+            Ok(op.Div(s, ws).out())
+        }
+        2 => Ok(op.ReduceSum(l, None).keepdims(0).out()),
+        r => bail!("unknown loss reduction {r}"),
+    }
+}
+
+/// `max(x, 0)`.
+fn relu(op: &mut Builder, x: Value, t: DType) -> Value {
+    let z = op.scalar(t, 0.0);
+    op.Max(&[x, z]).out()
+}
+
 translations! {
     /// l1_loss(Tensor self, Tensor target, int reduction=1) -> Tensor
     #[target("aten::l1_loss")]
@@ -256,6 +333,221 @@ translations! {
             let st = op.Where(gt, s, zero).out();
             l = op.Add(l, st).out();
         }
+        reduce_loss(op, l, reduction)
+    }
+
+    /// nll_loss_nd(Tensor self, Tensor target, Tensor? weight=None, int reduction=1, SymInt ignore_index=-100) -> Tensor
+    #[target("aten::nll_loss_nd", "aten::nll_loss", "aten::nll_loss2d")]
+    fn nll_loss_nd(op, self_: Tensor, target: Tensor, weight: Option<Tensor> = None, reduction: i64 = 1, ignore_index: SymInt = SymInt::Const(-100)) -> OpResult<Value> {
+        let SymInt::Const(ignore_index) = ignore_index else { bail!("nll_loss needs a constant ignore_index") };
+        let t = loss_type(op, self_)?;
+        nll(op, self_, target, weight, reduction, ignore_index, t)
+    }
+
+    /// cross_entropy_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=1, SymInt ignore_index=-100, float label_smoothing=0.) -> Tensor
+    #[target("aten::cross_entropy_loss")]
+    fn cross_entropy_loss(op, self_: Tensor, target: Tensor, weight: Option<Tensor> = None, reduction: i64 = 1, ignore_index: SymInt = SymInt::Const(-100), label_smoothing: f64 = 0.0) -> OpResult<Value> {
+        let SymInt::Const(ignore_index) = ignore_index else { bail!("cross_entropy needs a constant ignore_index") };
+        let t = loss_type(op, self_)?;
+        let r = rank_of(op, self_)?;
+        let class_axis = if r == 1 { 0 } else { 1 };
+        let x = cast(op, self_, t);
+        let logp = op.LogSoftmax(x).axis(class_axis).out();
+        if dtype_of(op, target)?.is_float() {
+            // Class probabilities: -Σ_c w_c · y_c · log p_c, mean over the other elements.
+            let mut y = cast(op, target, t);
+            if label_smoothing != 0.0 {
+                let Some(Dim::Fixed(c)) = op.shape(self_).and_then(|s| s.get(class_axis as usize)).cloned() else { bail!("label smoothing needs a static class count") };
+                let a = op.scalar(t, 1.0 - label_smoothing);
+                let b = op.scalar(t, label_smoothing / c as f64);
+                y = op.Mul(y, a).out();
+                y = op.Add(y, b).out();
+            }
+            let mut p = op.Mul(logp, y).out();
+            if let Some(w) = weight {
+                let w = cast(op, w, t);
+                let mut shape = vec![1i64; r];
+                shape[class_axis as usize] = -1;
+                let s = op.const_i64s(&shape);
+                let w = op.Reshape(w, s).out();
+                p = op.Mul(p, w).out();
+            }
+            let axes = op.const_i64s(&[class_axis]);
+            let s = op.ReduceSum(p, Some(axes)).keepdims(0).out();
+            let l = op.Neg(s).out();
+            return reduce_loss(op, l, reduction);
+        }
+        if label_smoothing != 0.0 {
+            bail!("cross_entropy with class indices and label_smoothing is not supported");
+        }
+        nll(op, logp, target, weight, reduction, ignore_index, t)
+    }
+
+    /// cosine_embedding_loss(Tensor input1, Tensor input2, Tensor target, float margin=0., int reduction=1) -> Tensor
+    #[target("aten::cosine_embedding_loss")]
+    fn cosine_embedding_loss(op, input1: Tensor, input2: Tensor, target: Tensor, margin: f64 = 0.0, reduction: i64 = 1) -> OpResult<Value> {
+        // cos = Σx1·x2 / sqrt((Σx1² + 1e-12)(Σx2² + 1e-12)) over the dim after the target's;
+        // y = 1: 1 - cos; y = -1: max(cos - margin, 0); else 0.
+        let (t, a, b) = operands(op, input1, input2)?;
+        let td = rank_of(op, target)? as i64;
+        let axes = op.const_i64s(&[td]);
+        let ab = op.Mul(a, b).out();
+        let prod = op.ReduceSum(ab, Some(axes)).keepdims(0).out();
+        let eps = op.scalar(t, 1e-12);
+        let aa = op.Mul(a, a).out();
+        let m1 = op.ReduceSum(aa, Some(axes)).keepdims(0).out();
+        let m1 = op.Add(m1, eps).out();
+        let bb = op.Mul(b, b).out();
+        let m2 = op.ReduceSum(bb, Some(axes)).keepdims(0).out();
+        let m2 = op.Add(m2, eps).out();
+        let den = op.Mul(m1, m2).out();
+        let den = op.Sqrt(den).out();
+        let cos = op.Div(prod, den).out();
+        let one = op.scalar(t, 1.0);
+        let pos = op.Sub(one, cos).out();
+        let mg = op.scalar(t, margin);
+        let neg = op.Sub(cos, mg).out();
+        let neg = relu(op, neg, t);
+        let y = cast(op, target, t);
+        let zero = op.scalar(t, 0.0);
+        let is_pos = op.Equal(y, one).out();
+        let mone = op.scalar(t, -1.0);
+        let is_neg = op.Equal(y, mone).out();
+        let lp = op.Where(is_pos, pos, zero).out();
+        let ln = op.Where(is_neg, neg, zero).out();
+        let l = op.Add(lp, ln).out();
+        reduce_loss(op, l, reduction)
+    }
+
+    /// triplet_margin_loss(Tensor anchor, Tensor positive, Tensor negative, float margin=1., float p=2, float eps=1e-06, bool swap=False, int reduction=1) -> Tensor
+    #[target("aten::triplet_margin_loss")]
+    fn triplet_margin_loss(op, anchor: Tensor, positive: Tensor, negative: Tensor, margin: f64 = 1.0, p: f64 = 2.0, eps: f64 = 1e-6, swap: bool = false, reduction: i64 = 1) -> OpResult<Value> {
+        // max(margin + d(a, p) - d(a, n), 0) with d the pairwise distance (d(a, n) = min(d(a, n), d(p, n)) with swap).
+        let t = loss_type(op, anchor)?;
+        let dp = super::misc::pairwise(op, anchor, positive, p, eps, false, t)?;
+        let mut dn = super::misc::pairwise(op, anchor, negative, p, eps, false, t)?;
+        if swap {
+            let ds = super::misc::pairwise(op, positive, negative, p, eps, false, t)?;
+            dn = op.Min(&[dn, ds]).out();
+        }
+        let m = op.scalar(t, margin);
+        let l = op.Add(m, dp).out();
+        let l = op.Sub(l, dn).out();
+        let l = relu(op, l, t);
+        reduce_loss(op, l, reduction)
+    }
+
+    /// multi_margin_loss(Tensor self, Tensor target, Scalar p=1, Scalar margin=1, Tensor? weight=None, int reduction=1) -> Tensor
+    #[target("aten::multi_margin_loss")]
+    fn multi_margin_loss(op, self_: Tensor, target: Tensor, p: i64 = 1, margin: f64 = 1.0, weight: Option<Tensor> = None, reduction: i64 = 1) -> OpResult<Value> {
+        // Per sample: Σ_{j≠y} (max(margin - x[y] + x[j], 0))^p · w[y] / C.
+        if p != 1 && p != 2 {
+            bail!("multi_margin_loss supports p = 1 or 2");
+        }
+        let t = loss_type(op, self_)?;
+        let r = rank_of(op, self_)?;
+        let tr = rank_of(op, target)?;
+        let x = cast(op, self_, t);
+        let xs = if r == 2 { None } else { Some(op.const_i64s(&[1, -1])) };
+        let x = match xs {
+            Some(s) => op.Reshape(x, s).out(),
+            None => x,
+        };
+        let m1 = op.const_i64s(&[-1, 1]);
+        let tg = cast(op, target, DType::Int64);
+        let tg = op.Reshape(tg, m1).out();
+        let xy = op.GatherElements(x, tg).axis(1).out();
+        let mg = op.scalar(t, margin);
+        let z = op.Sub(mg, xy).out();
+        let z = op.Add(z, x).out();
+        let mut h = relu(op, z, t);
+        if p == 2 {
+            h = op.Mul(h, h).out();
+        }
+        if let Some(w) = weight {
+            let w = cast(op, w, t);
+            let wy = op.Gather(w, tg).axis(0).out();
+            h = op.Mul(h, wy).out();
+        }
+        // Drop the target column.
+        let c = op.Shape(x).start(1).end(2).out();
+        let (zero, one) = (op.scalar_i64(0), op.scalar_i64(1));
+        let c0 = op.Squeeze(c, None).out();
+        let cols = op.Range(zero, c0, one).out();
+        let is_y = op.Equal(cols, tg).out();
+        let fz = op.scalar(t, 0.0);
+        let h = op.Where(is_y, fz, h).out();
+        let ax1 = op.const_i64s(&[1]);
+        let s = op.ReduceSum(h, Some(ax1)).keepdims(0).out();
+        let cf = cast(op, c, t);
+        let l = op.Div(s, cf).out();
+        let l = if tr == 0 {
+            let e = op.const_i64s(&[]);
+            op.Reshape(l, e).out()
+        } else {
+            l
+        };
+        reduce_loss(op, l, reduction)
+    }
+
+    /// multilabel_margin_loss(Tensor self, Tensor target, int reduction=1) -> Tensor
+    #[target("aten::multilabel_margin_loss")]
+    fn multilabel_margin_loss(op, self_: Tensor, target: Tensor, reduction: i64 = 1) -> OpResult<Value> {
+        // Per sample: Σ_{j target} Σ_{k not target} max(1 - (x[j] - x[k]), 0) / C, the targets being
+        // the entries of `target` before its first -1.
+        let t = loss_type(op, self_)?;
+        let r = rank_of(op, self_)?;
+        let x = cast(op, self_, t);
+        let tg = cast(op, target, DType::Int64);
+        let (x, tg) = if r == 2 {
+            (x, tg)
+        } else {
+            let s = op.const_i64s(&[1, -1]);
+            (op.Reshape(x, s).out(), op.Reshape(tg, s).out())
+        };
+        let zero = op.scalar_i64(0);
+        let neg = op.Less(tg, zero).out();
+        let negi = cast(op, neg, DType::Int64);
+        let one_ax = op.scalar_i64(1);
+        let seen = op.CumSum(negi, one_ax).out();
+        let valid = op.Equal(seen, zero).out();
+        let safe = op.Where(valid, tg, zero).out();
+        // is_target[n, k] = any_j valid[n, j] & tg[n, j] == k
+        let c = op.Shape(x).start(1).end(2).out();
+        let c0 = op.Squeeze(c, None).out();
+        let one = op.scalar_i64(1);
+        let cols = op.Range(zero, c0, one).out();
+        let a2 = op.const_i64s(&[2]);
+        let t3 = op.Unsqueeze(safe, a2).out();
+        let v3 = op.Unsqueeze(valid, a2).out();
+        let hit = op.Equal(t3, cols).out();
+        let hit = op.And(hit, v3).out();
+        let hit = cast(op, hit, DType::Int64);
+        let ax1 = op.const_i64s(&[1]);
+        let is_t = op.ReduceMax(hit, Some(ax1)).keepdims(1).out();
+        let is_t = cast(op, is_t, DType::Bool);
+        // terms[n, j, k] = max(1 - x[n, tg_j] + x[n, k], 0) for valid j and non-target k.
+        let xj = op.GatherElements(x, safe).axis(1).out();
+        let xj = op.Unsqueeze(xj, a2).out();
+        let xk = op.Unsqueeze(x, ax1).out();
+        let f1 = op.scalar(t, 1.0);
+        let z = op.Sub(f1, xj).out();
+        let z = op.Add(z, xk).out();
+        let z = relu(op, z, t);
+        let not_t = op.Not(is_t).out();
+        let keep = op.And(v3, not_t).out();
+        let fz = op.scalar(t, 0.0);
+        let z = op.Where(keep, z, fz).out();
+        let axes = op.const_i64s(&[1, 2]);
+        let s = op.ReduceSum(z, Some(axes)).keepdims(0).out();
+        let cf = cast(op, c, t);
+        let l = op.Div(s, cf).out();
+        let l = if r <= 1 {
+            let e = op.const_i64s(&[]);
+            op.Reshape(l, e).out()
+        } else {
+            l
+        };
         reduce_loss(op, l, reduction)
     }
 }

@@ -11,10 +11,12 @@ pub mod bessel;
 pub mod control_flow;
 pub mod creation;
 pub mod elementwise;
+pub mod fft;
 pub mod indexing;
 pub mod linalg;
 pub mod loss;
 pub mod math;
+pub mod misc;
 pub mod nn;
 pub mod operator;
 pub mod pooling;
@@ -31,10 +33,12 @@ pub const FAMILIES: &[(&str, fn(&mut TranslationTable))] = &[
     ("control_flow", control_flow::register),
     ("creation", creation::register),
     ("elementwise", elementwise::register),
+    ("fft", fft::register),
     ("indexing", indexing::register),
     ("linalg", linalg::register),
     ("loss", loss::register),
     ("math", math::register),
+    ("misc", misc::register),
     ("nn", nn::register),
     ("operator", operator::register),
     ("pooling", pooling::register),

@@ -148,12 +148,13 @@ translations! {
     /// avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor
     #[target("aten::avg_pool2d", "aten::avg_pool1d", "aten::avg_pool3d")]
     fn avg_pool2d(op, self_: Tensor, kernel_size: Vec<i64>, stride: Vec<i64> = vec![], padding: Vec<i64> = vec![0], ceil_mode: bool = false, count_include_pad: bool = true, divisor_override: Option<i64> = None) -> OpResult<Value> {
-        if divisor_override.is_some() {
-            bail!("avg_pool with divisor_override is not supported");
-        }
         let k = kernel_size.len();
         let kernel = expand_param(&kernel_size, k, 1);
         let strides = if stride.is_empty() { kernel.clone() } else { expand_param(&stride, k, 1) };
+        if let Some(d) = divisor_override {
+            let padding = expand_param(&padding, k, 0);
+            return super::misc::sum_pool_divided(op, self_, &kernel, &strides, &padding, ceil_mode, d);
+        }
         let unbatched = rank_of(op, self_)? == k + 1;
         let zero = op.const_i64s(&[0]);
         let x = if unbatched { op.Unsqueeze(self_, zero).out() } else { self_ };

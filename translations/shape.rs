@@ -290,20 +290,32 @@ translations! {
     #[target("aten::permute", "aten::permute_copy")]
     fn permute(op, self_: Tensor, dims: Vec<i64>) -> Value {
         let r = dims.len();
-        let perm: Vec<i64> = dims.iter().map(|&d| normalize_axis(d, r)).collect();
-        op.Transpose(self_).perm(&perm).out()
+        let mut perm: Vec<i64> = dims.iter().map(|&d| normalize_axis(d, r)).collect();
+        // A complex tensor's real view keeps its trailing [re, im] axis last.
+        let complex = op.info(self_).complex;
+        if complex {
+            perm.push(r as i64);
+        }
+        let v = op.Transpose(self_).perm(&perm).out();
+        op.info_mut(v).complex = complex;
+        v
     }
 
     /// transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)
     #[target("aten::transpose.int", "aten::transpose_copy.int")]
     fn transpose(op, self_: Tensor, dim0: i64, dim1: i64) -> OpResult<Value> {
-        let r = rank_of(op, self_)?;
+        let complex = op.info(self_).complex;
+        let full = rank_of(op, self_)?;
+        // A complex tensor's real view has a trailing [re, im] axis outside torch's dims.
+        let r = full - complex as usize;
         if r < 2 {
             return Ok(self_);
         }
-        let mut perm: Vec<i64> = (0..r as i64).collect();
+        let mut perm: Vec<i64> = (0..full as i64).collect();
         perm.swap(normalize_axis(dim0, r) as usize, normalize_axis(dim1, r) as usize);
-        Ok(op.Transpose(self_).perm(&perm).out())
+        let v = op.Transpose(self_).perm(&perm).out();
+        op.info_mut(v).complex = complex;
+        Ok(v)
     }
 
     /// t(Tensor(a) self) -> Tensor(a)
