@@ -55,6 +55,7 @@ fn no_target_is_registered_twice() {
         ("activation", t::activation::table()),
         ("control_flow", t::control_flow::table()),
         ("creation", t::creation::table()),
+        ("decompositions", t::decompositions::table()),
         ("elementwise", t::elementwise::table()),
         ("indexing", t::indexing::table()),
         ("linalg", t::linalg::table()),

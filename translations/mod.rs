@@ -9,6 +9,7 @@ use crate::translate::dsl::TranslationTable;
 pub mod activation;
 pub mod control_flow;
 pub mod creation;
+pub mod decompositions;
 pub mod elementwise;
 pub mod indexing;
 pub mod linalg;
@@ -28,6 +29,7 @@ pub fn default_table() -> TranslationTable {
     activation::register(&mut table);
     control_flow::register(&mut table);
     creation::register(&mut table);
+    decompositions::register(&mut table);
     elementwise::register(&mut table);
     indexing::register(&mut table);
     linalg::register(&mut table);

@@ -1,0 +1,708 @@
+//! Matrix decompositions and solvers for small static matrices, unrolled into ONNX ops at export
+//! time: LU with partial pivoting (LAPACK's getrf pivot choice: the first row of largest magnitude),
+//! determinants, solves and inverses, Cholesky, triangular solves, matrix powers.
+//!
+//! Every algorithm works on whole `[..., m, n]` tensors, batched over the leading dims: one step of
+//! an elimination is a handful of Slice / Where / Mul / Sub nodes with constant masks.
+
+use crate::onnx::ir::TensorData;
+use crate::translate::prelude::*;
+use crate::translations;
+
+/// The largest matrix side unrolled.
+const MAX_SIDE: i64 = 16;
+
+/// The static shape of `x`.
+fn static_shape(op: &Builder, x: Value, what: &str) -> OpResult<Vec<i64>> {
+    let shape = op.shape(x).ok_or_else(|| OpError::new(format!("{what}: the input's shape is unknown")))?;
+    shape
+        .iter()
+        .map(|d| match d {
+            Dim::Fixed(n) => Ok(*n),
+            _ => Err(OpError::new(format!("{what} is translated for static shapes only"))),
+        })
+        .collect()
+}
+
+/// `(batch dims, rows, cols)` of a matrix (batch) with static, small sides.
+fn matrix_dims(op: &Builder, x: Value, what: &str) -> OpResult<(Vec<i64>, i64, i64)> {
+    let s = static_shape(op, x, what)?;
+    if s.len() < 2 {
+        bail!("{what} needs a tensor of at least 2 dimensions");
+    }
+    let (m, n) = (s[s.len() - 2], s[s.len() - 1]);
+    if m > MAX_SIDE || n > MAX_SIDE {
+        bail!("{what} is unrolled for matrices up to {MAX_SIDE}x{MAX_SIDE}, got {m}x{n}");
+    }
+    Ok((s[..s.len() - 2].to_vec(), m, n))
+}
+
+fn float_type(op: &Builder, x: Value, what: &str) -> OpResult<DType> {
+    let t = match op.out_dtype(0) {
+        Some(t) => t,
+        None => dtype_of(op, x)?,
+    };
+    if op.info(x).complex || !t.is_float() {
+        bail!("{what} is translated for real floating-point tensors only");
+    }
+    Ok(t)
+}
+
+/// A constant `[rows, cols]` tensor of type `t` from `f(i, j)`.
+fn const_mat(op: &mut Builder, t: DType, rows: i64, cols: i64, f: impl Fn(i64, i64) -> f64) -> Value {
+    let vals: Vec<f64> = (0..rows).flat_map(|i| (0..cols).map(move |j| (i, j))).map(|(i, j)| f(i, j)).collect();
+    let data = TensorData::from_f64_as(t, vec![rows, cols], &vals).expect("encodable constant");
+    op.constant_tensor(data)
+}
+
+/// A constant bool `[rows, cols]` mask.
+fn mask(op: &mut Builder, rows: i64, cols: i64, f: impl Fn(i64, i64) -> bool) -> Value {
+    const_mat(op, DType::Bool, rows, cols, |i, j| f(i, j) as i64 as f64)
+}
+
+/// `x[..., start:end, :]` (`axis` -2) or `x[..., start:end]` (`axis` -1).
+fn sl(op: &mut Builder, x: Value, axis: i64, start: i64, end: i64) -> Value {
+    let s = op.const_i64s(&[start]);
+    let e = op.const_i64s(&[end]);
+    let a = op.const_i64s(&[axis]);
+    op.Slice(x, s, e, Some(a), None).out()
+}
+
+/// The transpose of the last two dims of a rank-`rank` tensor.
+fn mt(op: &mut Builder, x: Value, rank: usize) -> Value {
+    let mut perm: Vec<i64> = (0..rank as i64).collect();
+    perm.swap(rank - 2, rank - 1);
+    op.Transpose(x).perm(&perm).out()
+}
+
+fn expand_to(op: &mut Builder, x: Value, dims: &[i64]) -> Value {
+    let s = op.const_i64s(dims);
+    op.Expand(x, s).out()
+}
+
+fn with(batch: &[i64], tail: &[i64]) -> Vec<i64> {
+    let mut v = batch.to_vec();
+    v.extend_from_slice(tail);
+    v
+}
+
+/// The broadcast of two static batch shapes.
+fn broadcast(a: &[i64], b: &[i64]) -> OpResult<Vec<i64>> {
+    let r = a.len().max(b.len());
+    let get = |s: &[i64], i: usize| if i + s.len() >= r { s[i + s.len() - r] } else { 1 };
+    (0..r)
+        .map(|i| {
+            let (x, y) = (get(a, i), get(b, i));
+            if x == y || y == 1 {
+                Ok(x)
+            } else if x == 1 {
+                Ok(y)
+            } else {
+                Err(OpError::new("the batch dimensions do not broadcast"))
+            }
+        })
+        .collect()
+}
+
+/// A row permutation applied to `w` (`[..., m, c]`): row `k` and row `p` (`[..., 1, 1]` int64)
+/// swapped.
+fn swap_rows(op: &mut Builder, w: Value, k: i64, p: Value, batch: &[i64], m: i64, c: i64) -> Value {
+    let ar_data = TensorData::from_i64s(vec![m, 1], &(0..m).collect::<Vec<_>>());
+    let ar = op.constant_tensor(ar_data);
+    let kk = op.scalar_i64(k);
+    let is_k = op.Equal(ar, kk).out();
+    let is_p = op.Equal(ar, p).out();
+    let inner = op.Where(is_p, kk, ar).out();
+    let idx = op.Where(is_k, p, inner).out();
+    let idx = expand_to(op, idx, &with(batch, &[m, c]));
+    op.GatherElements(w, idx).axis(-2).out()
+}
+
+/// Gaussian elimination with partial pivoting of `w` (`[..., m, c]`, type `t`) over its first
+/// `n` columns (`steps` = min(m, n) pivots). Returns the eliminated matrix (the multipliers of L
+/// stored below the diagonal, as LAPACK's getrf), the 0-based pivot rows (`[..., 1, 1]` int64
+/// each), and the row order (`[..., m, 1]` int64: row `i` of the result came from row `ord[i]`).
+struct Lu {
+    w: Value,
+    pivots: Vec<Value>,
+    order: Value,
+}
+
+fn lu_eliminate(op: &mut Builder, w: Value, t: DType, batch: &[i64], m: i64, c: i64, steps: i64) -> Lu {
+    let mut w = w;
+    let mut pivots = Vec::new();
+    let ord_data = TensorData::from_i64s(vec![m, 1], &(0..m).collect::<Vec<_>>());
+    let ord0 = op.constant_tensor(ord_data);
+    let mut order = expand_to(op, ord0, &with(batch, &[m, 1]));
+    let zero = op.scalar(t, 0.0);
+    if batch.contains(&0) {
+        // An empty batch: nothing to compute (ORT's ArgMax mishandles empty inputs).
+        for k in 0..steps {
+            let kk = op.scalar_i64(k);
+            pivots.push(expand_to(op, kk, &with(batch, &[1, 1])));
+        }
+        return Lu { w, pivots, order };
+    }
+    for k in 0..steps {
+        // The pivot: the first row of largest magnitude in column k, rows k.. (LAPACK's i?amax).
+        let col = sl(op, w, -1, k, k + 1);
+        let sub = sl(op, col, -2, k, m);
+        let a = op.Abs(sub).out();
+        let am = op.ArgMax(a).axis(-2).keepdims(1).select_last_index(0).out();
+        let kk = op.scalar_i64(k);
+        let p = op.Add(am, kk).out();
+        pivots.push(p);
+        w = swap_rows(op, w, k, p, batch, m, c);
+        order = swap_rows(op, order, k, p, batch, m, 1);
+        if k + 1 >= m {
+            continue;
+        }
+        let piv = sl(op, w, -2, k, k + 1);
+        let row = piv;
+        let piv = sl(op, piv, -1, k, k + 1);
+        let col = sl(op, w, -1, k, k + 1);
+        // A zero pivot means the whole column is zero: LAPACK leaves it unscaled.
+        let is_zero = op.Equal(piv, zero).out();
+        let q = op.Div(col, piv).out();
+        let f = op.Where(is_zero, col, q).out();
+        let fr = op.Mul(f, row).out();
+        let upd = op.Sub(w, fr).out();
+        let trail = mask(op, m, c, |i, j| i > k && j > k);
+        let below = mask(op, m, c, |i, j| i > k && j == k);
+        let inner = op.Where(below, f, w).out();
+        w = op.Where(trail, upd, inner).out();
+    }
+    Lu { w, pivots, order }
+}
+
+/// torch's 1-based int32 pivots `[..., steps]` from the 0-based pivot rows.
+fn pivots_out(op: &mut Builder, pivots: &[Value], batch: &[i64]) -> Value {
+    let v = if pivots.is_empty() {
+        let data = TensorData::from_i64s(vec![0], &[]);
+        let e = op.constant_tensor(data);
+        expand_to(op, e, &with(batch, &[0]))
+    } else {
+        let parts: Vec<Value> = pivots
+            .iter()
+            .map(|&p| {
+                let ax = op.const_i64s(&[-1]);
+                op.Squeeze(p, Some(ax)).out()
+            })
+            .collect();
+        let cat = op.Concat(&parts).axis(-1).out();
+        let one = op.scalar_i64(1);
+        op.Add(cat, one).out()
+    };
+    op.Cast(v).to(DType::Int32 as i64).out()
+}
+
+/// Zeros of type int32 and shape `batch` (LAPACK's `info` when nothing failed).
+fn zero_info(op: &mut Builder, batch: &[i64]) -> Value {
+    let z = op.scalar(DType::Int32, 0.0);
+    expand_to(op, z, batch)
+}
+
+/// The determinant of an LU-eliminated square matrix: the product of U's diagonal, negated per
+/// row swap.
+fn lu_det(op: &mut Builder, lu: &Lu, t: DType, batch: &[i64], n: i64) -> Value {
+    let eye = mask(op, n, n, |i, j| i == j);
+    let one = op.scalar(t, 1.0);
+    let d = op.Where(eye, lu.w, one).out();
+    let mut det = if n == 0 {
+        let one = op.scalar(t, 1.0);
+        expand_to(op, one, batch)
+    } else {
+        let axes = op.const_i64s(&[-2, -1]);
+        op.ReduceProd(d, Some(axes)).keepdims(0).out()
+    };
+    for (k, &p) in lu.pivots.iter().enumerate() {
+        let kk = op.scalar_i64(k as i64);
+        let swapped = op.Equal(p, kk).out();
+        let ax = op.const_i64s(&[-2, -1]);
+        let swapped = op.Squeeze(swapped, Some(ax)).out();
+        let neg = op.Neg(det).out();
+        det = op.Where(swapped, det, neg).out();
+    }
+    det
+}
+
+/// Solves `A X = B` (A `[..., n, n]`, B `[..., n, k]`, same batch) by elimination with partial
+/// pivoting and back substitution. Returns X and the LU factorisation.
+fn solve_square(op: &mut Builder, a: Value, b: Value, t: DType, batch: &[i64], n: i64, k: i64) -> (Value, Lu) {
+    let w = op.Concat(&[a, b]).axis(-1).out();
+    let c = n + k;
+    let lu = lu_eliminate(op, w, t, batch, n, c, n);
+    // U alone: the multipliers stored below the diagonal must not enter the back substitution.
+    let lower = mask(op, n, c, |i, j| j < i && j < n);
+    let zero = op.scalar(t, 0.0);
+    let mut w = op.Where(lower, zero, lu.w).out();
+    for j in (0..n).rev() {
+        let row = sl(op, w, -2, j, j + 1);
+        let piv = sl(op, row, -1, j, j + 1);
+        let row = op.Div(row, piv).out();
+        let col = sl(op, w, -1, j, j + 1);
+        let fr = op.Mul(col, row).out();
+        let upd = op.Sub(w, fr).out();
+        let above = mask(op, n, 1, |i, _| i < j);
+        let at = mask(op, n, 1, |i, _| i == j);
+        let inner = op.Where(at, row, w).out();
+        w = op.Where(above, upd, inner).out();
+    }
+    let x = sl(op, w, -1, n, c);
+    let lu_part = sl(op, lu.w, -1, 0, n);
+    (x, Lu { w: lu_part, pivots: lu.pivots, order: lu.order })
+}
+
+/// A square float matrix input: `(x cast to t, t, batch, n)`.
+fn square(op: &mut Builder, x: Value, what: &str) -> OpResult<(Value, DType, Vec<i64>, i64)> {
+    let (batch, m, n) = matrix_dims(op, x, what)?;
+    if m != n {
+        bail!("{what} needs square matrices, got {m}x{n}");
+    }
+    let t = float_type(op, x, what)?;
+    let x = cast(op, x, t);
+    Ok((x, t, batch, n))
+}
+
+/// `linalg.solve(A, B, left)`: B is a vector batch when it is 1-D or has A's shape minus one dim.
+fn linalg_solve_impl(op: &mut Builder, a: Value, b: Value, left: bool, what: &str) -> OpResult<(Value, Lu, Vec<i64>)> {
+    let (a, t, abatch, n) = square(op, a, what)?;
+    let bshape = static_shape(op, b, what)?;
+    let b = cast(op, b, t);
+    let a_rank = abatch.len() + 2;
+    let vector = bshape.len() == 1 || (bshape.len() + 1 == a_rank && bshape[..] == with(&abatch, &[n])[..]);
+    let (b, bbatch, k) = if vector {
+        let ax = op.const_i64s(&[-1]);
+        let b2 = op.Unsqueeze(b, ax).out();
+        (b2, bshape[..bshape.len() - 1].to_vec(), 1)
+    } else {
+        if bshape.len() < 2 {
+            bail!("{what}: B must be a vector or a matrix batch");
+        }
+        let r = bshape.len();
+        if left {
+            (b, bshape[..r - 2].to_vec(), bshape[r - 1])
+        } else {
+            (b, bshape[..r - 2].to_vec(), bshape[r - 2])
+        }
+    };
+    if k > MAX_SIDE * 4 {
+        bail!("{what}: too many right-hand sides to unroll ({k})");
+    }
+    let batch = broadcast(&abatch, &bbatch)?;
+    let rank = batch.len() + 2;
+    let a = expand_to(op, a, &with(&batch, &[n, n]));
+    let (a, b) = if left || vector {
+        if !left {
+            let at = mt(op, a, rank);
+            (at, b)
+        } else {
+            (a, b)
+        }
+    } else {
+        // X A = B  <=>  A^T X^T = B^T.
+        let at = mt(op, a, rank);
+        let bt = mt(op, b, bbatch.len() + 2);
+        (at, bt)
+    };
+    let b = expand_to(op, b, &with(&batch, &[n, k]));
+    let (x, lu) = solve_square(op, a, b, t, &batch, n, k);
+    let x = if vector {
+        let ax = op.const_i64s(&[-1]);
+        op.Squeeze(x, Some(ax)).out()
+    } else if left {
+        x
+    } else {
+        mt(op, x, rank)
+    };
+    Ok((x, lu, batch))
+}
+
+/// Cholesky `L` (lower) of a symmetric positive-definite batch, and LAPACK's `info` (the 1-based
+/// order of the first leading minor that is not positive definite, else 0).
+fn cholesky_lower(op: &mut Builder, a: Value, t: DType, batch: &[i64], n: i64) -> (Value, Value) {
+    let rank = batch.len() + 2;
+    let mut w = a;
+    let zero = op.scalar(t, 0.0);
+    let mut cols = Vec::new();
+    let mut bads = Vec::new();
+    for j in 0..n {
+        let row = sl(op, w, -2, j, j + 1);
+        let ajj = sl(op, row, -1, j, j + 1);
+        let pos = op.Greater(ajj, zero).out();
+        bads.push(op.Not(pos).out());
+        let d = op.Sqrt(ajj).out();
+        let col = sl(op, w, -1, j, j + 1);
+        let q = op.Div(col, d).out();
+        let below = mask(op, n, 1, |i, _| i > j);
+        let at = mask(op, n, 1, |i, _| i == j);
+        let inner = op.Where(at, d, zero).out();
+        let l = op.Where(below, q, inner).out();
+        cols.push(l);
+        if j + 1 < n {
+            let lt = mt(op, l, rank);
+            let outer = op.Mul(l, lt).out();
+            let upd = op.Sub(w, outer).out();
+            let trail = mask(op, n, n, |r, c| r > j && c > j);
+            w = op.Where(trail, upd, w).out();
+        }
+    }
+    let l = if cols.is_empty() {
+        a
+    } else {
+        let l = op.Concat(&cols).axis(-1).out();
+        expand_to(op, l, &with(batch, &[n, n]))
+    };
+    let mut info = zero_info(op, batch);
+    for (j, bad) in bads.iter().enumerate().rev() {
+        let ax = op.const_i64s(&[-2, -1]);
+        let bad = op.Squeeze(*bad, Some(ax)).out();
+        let v = op.scalar(DType::Int32, (j + 1) as f64);
+        info = op.Where(bad, v, info).out();
+    }
+    (l, info)
+}
+
+/// Solves `A X = B` for triangular A (`[..., n, n]`) and B (`[..., n, k]`) with the same batch,
+/// reading only A's `upper` (or lower) triangle.
+fn tri_solve(op: &mut Builder, a: Value, b: Value, upper: bool, unit: bool, n: i64) -> Value {
+    let mut w = b;
+    let order: Vec<i64> = if upper { (0..n).rev().collect() } else { (0..n).collect() };
+    for j in order {
+        let row = sl(op, w, -2, j, j + 1);
+        let xj = if unit {
+            row
+        } else {
+            let arow = sl(op, a, -2, j, j + 1);
+            let ajj = sl(op, arow, -1, j, j + 1);
+            op.Div(row, ajj).out()
+        };
+        let col = sl(op, a, -1, j, j + 1);
+        let fr = op.Mul(col, xj).out();
+        let upd = op.Sub(w, fr).out();
+        let rest = mask(op, n, 1, |i, _| if upper { i < j } else { i > j });
+        let at = mask(op, n, 1, |i, _| i == j);
+        let inner = op.Where(at, xj, w).out();
+        w = op.Where(rest, upd, inner).out();
+    }
+    w
+}
+
+/// Broadcasts the batch dims of A (`[..., n, n]`) and B (`[..., n, k]`).
+fn broadcast_pair(op: &mut Builder, a: Value, b: Value, what: &str) -> OpResult<(Value, Value, Vec<i64>, i64, i64)> {
+    let (abatch, m, n) = matrix_dims(op, a, what)?;
+    if m != n {
+        bail!("{what} needs square coefficient matrices, got {m}x{n}");
+    }
+    let bshape = static_shape(op, b, what)?;
+    if bshape.len() < 2 {
+        bail!("{what}: B must be a matrix batch");
+    }
+    let r = bshape.len();
+    let (bbatch, bm, k) = (bshape[..r - 2].to_vec(), bshape[r - 2], bshape[r - 1]);
+    if bm != n {
+        bail!("{what}: incompatible shapes");
+    }
+    let batch = broadcast(&abatch, &bbatch)?;
+    let a = expand_to(op, a, &with(&batch, &[n, n]));
+    let b = expand_to(op, b, &with(&batch, &[n, k]));
+    Ok((a, b, batch, n, k))
+}
+
+/// The permutation matrix P (`[..., m, m]`, type t) with `A = P L U` from the row order.
+fn perm_matrix(op: &mut Builder, order: Value, t: DType, batch: &[i64], m: i64) -> Value {
+    let ot = mt(op, order, batch.len() + 2);
+    let ar_data = TensorData::from_i64s(vec![m, 1], &(0..m).collect::<Vec<_>>());
+    let ar = op.constant_tensor(ar_data);
+    let eq = op.Equal(ar, ot).out();
+    cast(op, eq, t)
+}
+
+translations! {
+    /// linalg_det(Tensor A) -> Tensor
+    #[target("aten::linalg_det", "aten::det")]
+    fn linalg_det(op, A: Option<Tensor> = None, self_: Option<Tensor> = None) -> OpResult<Value> {
+        let Some(x) = A.or(self_) else { bail!("det needs a tensor") };
+        let (x, t, batch, n) = square(op, x, "det")?;
+        let lu = lu_eliminate(op, x, t, &batch, n, n, n);
+        Ok(lu_det(op, &lu, t, &batch, n))
+    }
+
+    /// _linalg_det(Tensor A) -> (Tensor result, Tensor LU, Tensor pivots)
+    #[target("aten::_linalg_det")]
+    fn _linalg_det(op, A: Tensor) -> OpResult<Vec<Option<Value>>> {
+        let a = A;
+        let (x, t, batch, n) = square(op, a, "det")?;
+        let lu = lu_eliminate(op, x, t, &batch, n, n, n);
+        let det = lu_det(op, &lu, t, &batch, n);
+        let piv = pivots_out(op, &lu.pivots, &batch);
+        Ok(vec![Some(det), Some(lu.w), Some(piv)])
+    }
+
+    /// logdet(Tensor self) -> Tensor
+    #[target("aten::logdet")]
+    fn logdet(op, self_: Tensor) -> OpResult<Value> {
+        let (x, t, batch, n) = square(op, self_, "logdet")?;
+        let lu = lu_eliminate(op, x, t, &batch, n, n, n);
+        let det = lu_det(op, &lu, t, &batch, n);
+        // log of a negative determinant is NaN, of zero -inf, as torch.
+        Ok(op.Log(det).out())
+    }
+
+    /// _linalg_slogdet(Tensor A) -> (Tensor sign, Tensor logabsdet, Tensor LU, Tensor pivots)
+    #[target("aten::_linalg_slogdet", "aten::linalg_slogdet")]
+    fn _linalg_slogdet(op, A: Tensor) -> OpResult<Vec<Option<Value>>> {
+        let a = A;
+        let (x, t, batch, n) = square(op, a, "slogdet")?;
+        let lu = lu_eliminate(op, x, t, &batch, n, n, n);
+        // sign·exp(logabsdet): the log of |U|'s diagonal summed (no overflow of the product).
+        let eye = mask(op, n, n, |i, j| i == j);
+        let one = op.scalar(t, 1.0);
+        let d = op.Where(eye, lu.w, one).out();
+        let ad = op.Abs(d).out();
+        let ld = op.Log(ad).out();
+        let logabs = if n == 0 {
+            let z = op.scalar(t, 0.0);
+            expand_to(op, z, &batch)
+        } else {
+            let axes = op.const_i64s(&[-2, -1]);
+            op.ReduceSum(ld, Some(axes)).keepdims(0).out()
+        };
+        let det = lu_det(op, &lu, t, &batch, n);
+        let sign = op.Sign(det).out();
+        let piv = pivots_out(op, &lu.pivots, &batch);
+        Ok(vec![Some(sign), Some(logabs), Some(lu.w), Some(piv)])
+    }
+
+    /// linalg_matrix_power(Tensor self, int n) -> Tensor
+    #[target("aten::linalg_matrix_power")]
+    fn linalg_matrix_power(op, self_: Tensor, n: i64) -> OpResult<Value> {
+        let s = static_shape(op, self_, "matrix_power")?;
+        if s.len() < 2 || s[s.len() - 1] != s[s.len() - 2] {
+            bail!("matrix_power needs square matrices");
+        }
+        let t = match op.out_dtype(0) {
+            Some(t) => t,
+            None => dtype_of(op, self_)?,
+        };
+        if op.info(self_).complex || t == DType::Bool {
+            bail!("matrix_power of complex or bool tensors is not supported");
+        }
+        let side = s[s.len() - 1];
+        let x = cast(op, self_, t);
+        if n == 0 {
+            let eye = const_mat(op, t, side, side, |i, j| (i == j) as i64 as f64);
+            return Ok(expand_to(op, eye, &s));
+        }
+        let a = if n < 0 {
+            if !t.is_float() {
+                bail!("matrix_power with a negative exponent needs a floating-point matrix");
+            }
+            let batch = s[..s.len() - 2].to_vec();
+            if side > MAX_SIDE {
+                bail!("matrix_power: inverses are unrolled for matrices up to {MAX_SIDE}x{MAX_SIDE}");
+            }
+            let eye = const_mat(op, t, side, side, |i, j| (i == j) as i64 as f64);
+            let eye = expand_to(op, eye, &s);
+            solve_square(op, x, eye, t, &batch, side, side).0
+        } else {
+            x
+        };
+        let mut n = n.unsigned_abs();
+        // ATen's order of products: n = 1, 2, 3 directly, else a binary decomposition.
+        match n {
+            1 => return Ok(op.Identity(a).out()),
+            2 => return Ok(op.MatMul(a, a).out()),
+            3 => {
+                let aa = op.MatMul(a, a).out();
+                return Ok(op.MatMul(aa, a).out());
+            }
+            _ => {}
+        }
+        let (mut z, mut result): (Option<Value>, Option<Value>) = (None, None);
+        while n > 0 {
+            let bit = n % 2;
+            n /= 2;
+            let zz = match z {
+                Some(z) => op.MatMul(z, z).out(),
+                None => a,
+            };
+            z = Some(zz);
+            if bit == 1 {
+                result = Some(match result {
+                    Some(r) => op.MatMul(r, zz).out(),
+                    None => zz,
+                });
+            }
+        }
+        Ok(result.expect("n > 0"))
+    }
+
+    /// linalg_inv_ex(Tensor A, *, bool check_errors=False) -> (Tensor inverse, Tensor info)
+    #[target("aten::linalg_inv_ex")]
+    fn linalg_inv_ex(op, A: Tensor, check_errors: bool = false) -> OpResult<Vec<Option<Value>>> {
+        let a = A;
+        let _ = check_errors;
+        let (x, t, batch, n) = square(op, a, "inv")?;
+        let eye = const_mat(op, t, n, n, |i, j| (i == j) as i64 as f64);
+        let eye = expand_to(op, eye, &with(&batch, &[n, n]));
+        let (inv, _) = solve_square(op, x, eye, t, &batch, n, n);
+        let info = zero_info(op, &batch);
+        Ok(vec![Some(inv), Some(info)])
+    }
+
+    /// linalg_inv(Tensor A) -> Tensor
+    #[target("aten::linalg_inv")]
+    fn linalg_inv(op, A: Tensor) -> OpResult<Value> {
+        let a = A;
+        let (x, t, batch, n) = square(op, a, "inv")?;
+        let eye = const_mat(op, t, n, n, |i, j| (i == j) as i64 as f64);
+        let eye = expand_to(op, eye, &with(&batch, &[n, n]));
+        Ok(solve_square(op, x, eye, t, &batch, n, n).0)
+    }
+
+    /// _linalg_solve_ex(Tensor A, Tensor B, *, bool left=True, bool check_errors=False) -> (Tensor result, Tensor LU, Tensor pivots, Tensor info)
+    #[target("aten::_linalg_solve_ex")]
+    fn _linalg_solve_ex(op, A: Tensor, B: Tensor, left: bool = true, check_errors: bool = false) -> OpResult<Vec<Option<Value>>> {
+        let (a, b) = (A, B);
+        let _ = check_errors;
+        let (x, lu, batch) = linalg_solve_impl(op, a, b, left, "solve")?;
+        let piv = pivots_out(op, &lu.pivots, &batch);
+        let info = zero_info(op, &batch);
+        Ok(vec![Some(x), Some(lu.w), Some(piv), Some(info)])
+    }
+
+    /// linalg_solve_ex(Tensor A, Tensor B, *, bool left=True, bool check_errors=False) -> (Tensor result, Tensor info)
+    #[target("aten::linalg_solve_ex")]
+    fn linalg_solve_ex(op, A: Tensor, B: Tensor, left: bool = true, check_errors: bool = false) -> OpResult<Vec<Option<Value>>> {
+        let (a, b) = (A, B);
+        let _ = check_errors;
+        let (x, _, batch) = linalg_solve_impl(op, a, b, left, "solve")?;
+        let info = zero_info(op, &batch);
+        Ok(vec![Some(x), Some(info)])
+    }
+
+    /// linalg_solve(Tensor A, Tensor B, *, bool left=True) -> Tensor
+    #[target("aten::linalg_solve")]
+    fn linalg_solve(op, A: Tensor, B: Tensor, left: bool = true) -> OpResult<Value> {
+        let (a, b) = (A, B);
+        Ok(linalg_solve_impl(op, a, b, left, "solve")?.0)
+    }
+
+    /// linalg_cholesky_ex(Tensor self, *, bool upper=False, bool check_errors=False) -> (Tensor L, Tensor info)
+    #[target("aten::linalg_cholesky_ex")]
+    fn linalg_cholesky_ex(op, self_: Tensor, upper: bool = false, check_errors: bool = false) -> OpResult<Vec<Option<Value>>> {
+        let _ = check_errors;
+        let (x, t, batch, n) = square(op, self_, "cholesky")?;
+        let (l, info) = cholesky_lower(op, x, t, &batch, n);
+        let l = if upper { mt(op, l, batch.len() + 2) } else { l };
+        Ok(vec![Some(l), Some(info)])
+    }
+
+    /// linalg_cholesky(Tensor self, *, bool upper=False) -> Tensor
+    #[target("aten::linalg_cholesky")]
+    fn linalg_cholesky(op, self_: Tensor, upper: bool = false) -> OpResult<Value> {
+        let (x, t, batch, n) = square(op, self_, "cholesky")?;
+        let (l, _) = cholesky_lower(op, x, t, &batch, n);
+        Ok(if upper { mt(op, l, batch.len() + 2) } else { l })
+    }
+
+    /// cholesky_inverse(Tensor self, bool upper=False) -> Tensor
+    #[target("aten::cholesky_inverse")]
+    fn cholesky_inverse(op, self_: Tensor, upper: bool = false) -> OpResult<Value> {
+        let (x, t, batch, n) = square(op, self_, "cholesky_inverse")?;
+        let rank = batch.len() + 2;
+        // A = L L^T (or U^T U): A^-1 = L^-T L^-1.
+        let eye = const_mat(op, t, n, n, |i, j| (i == j) as i64 as f64);
+        let eye = expand_to(op, eye, &with(&batch, &[n, n]));
+        let linv = tri_solve(op, x, eye, upper, false, n);
+        let lt = mt(op, linv, rank);
+        Ok(if upper { op.MatMul(linv, lt).out() } else { op.MatMul(lt, linv).out() })
+    }
+
+    /// linalg_solve_triangular(Tensor self, Tensor B, *, bool upper, bool left=True, bool unitriangular=False) -> Tensor
+    #[target("aten::linalg_solve_triangular")]
+    fn linalg_solve_triangular(op, self_: Tensor, B: Tensor, upper: bool, left: bool = true, unitriangular: bool = false) -> OpResult<Value> {
+        let b = B;
+        let t = float_type(op, self_, "solve_triangular")?;
+        let a = cast(op, self_, t);
+        let b = cast(op, b, t);
+        if left {
+            let (a, b, _, n, _) = broadcast_pair(op, a, b, "solve_triangular")?;
+            Ok(tri_solve(op, a, b, upper, unitriangular, n))
+        } else {
+            // X A = B  <=>  A^T X^T = B^T (A^T has the other triangle).
+            let (ra, rb) = (rank_of(op, a)?, rank_of(op, b)?);
+            let at = mt(op, a, ra);
+            let bt = mt(op, b, rb);
+            let ash = static_shape(op, a, "solve_triangular")?;
+            let bsh = static_shape(op, b, "solve_triangular")?;
+            let mut ats = ash.clone();
+            ats.swap(ra - 2, ra - 1);
+            let mut bts = bsh.clone();
+            bts.swap(rb - 2, rb - 1);
+            op.info_mut(at).shape = Some(ats.iter().map(|&d| Dim::Fixed(d)).collect());
+            op.info_mut(bt).shape = Some(bts.iter().map(|&d| Dim::Fixed(d)).collect());
+            let (at, bt, batch, n, _) = broadcast_pair(op, at, bt, "solve_triangular")?;
+            let xt = tri_solve(op, at, bt, !upper, unitriangular, n);
+            Ok(mt(op, xt, batch.len() + 2))
+        }
+    }
+
+    /// triangular_solve(Tensor self, Tensor A, bool upper=True, bool transpose=False, bool unitriangular=False) -> (Tensor solution, Tensor cloned_coefficient)
+    #[target("aten::triangular_solve")]
+    fn triangular_solve(op, self_: Tensor, A: Tensor, upper: bool = true, transpose: bool = false, unitriangular: bool = false) -> OpResult<Vec<Option<Value>>> {
+        let a = A;
+        let a = A;
+        let t = float_type(op, self_, "triangular_solve")?;
+        let b = cast(op, self_, t);
+        let a = cast(op, a, t);
+        let (ab, bb, batch, n, _) = broadcast_pair(op, a, b, "triangular_solve")?;
+        let (coef, up) = if transpose { (mt(op, ab, batch.len() + 2), !upper) } else { (ab, upper) };
+        let x = tri_solve(op, coef, bb, up, unitriangular, n);
+        Ok(vec![Some(x), Some(ab)])
+    }
+
+    /// linalg_lu_factor_ex(Tensor A, *, bool pivot=True, bool check_errors=False) -> (Tensor LU, Tensor pivots, Tensor info)
+    #[target("aten::linalg_lu_factor_ex", "aten::_lu_with_info")]
+    fn linalg_lu_factor_ex(op, A: Option<Tensor> = None, self_: Option<Tensor> = None, pivot: bool = true, check_errors: bool = false) -> OpResult<Vec<Option<Value>>> {
+        let _ = check_errors;
+        let Some(x) = A.or(self_) else { bail!("lu_factor needs a tensor") };
+        if !pivot {
+            bail!("LU without pivoting is not translated");
+        }
+        let (batch, m, n) = matrix_dims(op, x, "lu_factor")?;
+        let t = float_type(op, x, "lu_factor")?;
+        let x = cast(op, x, t);
+        let lu = lu_eliminate(op, x, t, &batch, m, n, m.min(n));
+        let piv = pivots_out(op, &lu.pivots, &batch);
+        let info = zero_info(op, &batch);
+        Ok(vec![Some(lu.w), Some(piv), Some(info)])
+    }
+
+    /// linalg_lu(Tensor A, *, bool pivot=True) -> (Tensor P, Tensor L, Tensor U)
+    #[target("aten::linalg_lu")]
+    fn linalg_lu(op, A: Tensor, pivot: bool = true) -> OpResult<Vec<Option<Value>>> {
+        let a = A;
+        if !pivot {
+            bail!("LU without pivoting is not translated");
+        }
+        let (batch, m, n) = matrix_dims(op, a, "lu")?;
+        let t = float_type(op, a, "lu")?;
+        let x = cast(op, a, t);
+        let k = m.min(n);
+        let lu = lu_eliminate(op, x, t, &batch, m, n, k);
+        let p = perm_matrix(op, lu.order, t, &batch, m);
+        let zero = op.scalar(t, 0.0);
+        let one = op.scalar(t, 1.0);
+        let lw = sl(op, lu.w, -1, 0, k);
+        let strict = mask(op, m, k, |i, j| i > j);
+        let diag = mask(op, m, k, |i, j| i == j);
+        let inner = op.Where(diag, one, zero).out();
+        let l = op.Where(strict, lw, inner).out();
+        let uw = sl(op, lu.w, -2, 0, k);
+        let upper = mask(op, k, n, |i, j| i <= j);
+        let u = op.Where(upper, uw, zero).out();
+        Ok(vec![Some(p), Some(l), Some(u)])
+    }
+}
