@@ -418,6 +418,211 @@ fn perm_matrix(op: &mut Builder, order: Value, t: DType, batch: &[i64], m: i64) 
     cast(op, eq, t)
 }
 
+/// Jacobi sweeps of the one-sided (Hestenes) SVD; quadratic convergence makes this many reach
+/// double precision for the matrix sides unrolled here.
+const JACOBI_SWEEPS: usize = 10;
+
+/// The one-sided Jacobi SVD of `a` (`[..., m, n]` with m >= n, computed in double): orthogonal
+/// rotations of column pairs until the columns are orthogonal. Returns the rotated columns
+/// (`a_i = σ_i u_i`, `[..., m, 1]` each) and, when asked, the accumulated right rotations
+/// (`v_i`, `[..., n, 1]` each).
+fn jacobi_columns(op: &mut Builder, a: Value, batch: &[i64], m: i64, n: i64, want_v: bool) -> (Vec<Value>, Vec<Value>) {
+    let d = DType::Double;
+    let a = cast(op, a, d);
+    let mut cols: Vec<Value> = (0..n).map(|j| sl(op, a, -1, j, j + 1)).collect();
+    let mut vs: Vec<Value> = Vec::new();
+    if want_v {
+        let eye = const_mat(op, d, n, n, |i, j| (i == j) as i64 as f64);
+        let eye = expand_to(op, eye, &with(batch, &[n, n]));
+        vs = (0..n).map(|j| sl(op, eye, -1, j, j + 1)).collect();
+    }
+    let (zero, one, two) = (op.scalar(d, 0.0), op.scalar(d, 1.0), op.scalar(d, 2.0));
+    let minus_one = op.scalar(d, -1.0);
+    let dot = |op: &mut Builder, x: Value, y: Value| {
+        let p = op.Mul(x, y).out();
+        let ax = op.const_i64s(&[-2]);
+        op.ReduceSum(p, Some(ax)).keepdims(1).out()
+    };
+    for _ in 0..JACOBI_SWEEPS {
+        for p in 0..n as usize {
+            for q in p + 1..n as usize {
+                let alpha = dot(op, cols[p], cols[p]);
+                let beta = dot(op, cols[q], cols[q]);
+                let gamma = dot(op, cols[p], cols[q]);
+                let g0 = op.Equal(gamma, zero).out();
+                let gs = op.Where(g0, one, gamma).out();
+                let diff = op.Sub(beta, alpha).out();
+                let den = op.Mul(two, gs).out();
+                let zeta = op.Div(diff, den).out();
+                let nonneg = op.GreaterOrEqual(zeta, zero).out();
+                let sgn = op.Where(nonneg, one, minus_one).out();
+                let az = op.Abs(zeta).out();
+                let z2 = op.Mul(zeta, zeta).out();
+                let z2 = op.Add(z2, one).out();
+                let r = op.Sqrt(z2).out();
+                let den = op.Add(az, r).out();
+                let tt = op.Div(sgn, den).out();
+                let tt = op.Where(g0, zero, tt).out();
+                let t2 = op.Mul(tt, tt).out();
+                let t2 = op.Add(t2, one).out();
+                let r = op.Sqrt(t2).out();
+                let c = op.Div(one, r).out();
+                let s = op.Mul(c, tt).out();
+                let rotate = |op: &mut Builder, x: Value, y: Value| {
+                    let cx = op.Mul(c, x).out();
+                    let sy = op.Mul(s, y).out();
+                    let sx = op.Mul(s, x).out();
+                    let cy = op.Mul(c, y).out();
+                    (op.Sub(cx, sy).out(), op.Add(sx, cy).out())
+                };
+                let (x, y) = rotate(op, cols[p], cols[q]);
+                cols[p] = x;
+                cols[q] = y;
+                if want_v {
+                    let (x, y) = rotate(op, vs[p], vs[q]);
+                    vs[p] = x;
+                    vs[q] = y;
+                }
+            }
+        }
+    }
+    let _ = m;
+    (cols, vs)
+}
+
+/// The singular values (descending, `[..., k]`, type `t`) of `a` (`[..., m, n]`).
+fn singular_values(op: &mut Builder, a: Value, t: DType, batch: &[i64], m: i64, n: i64) -> Value {
+    let k = m.min(n);
+    if k == 0 || batch.contains(&0) {
+        let z = op.scalar(t, 0.0);
+        return expand_to(op, z, &with(batch, &[k]));
+    }
+    let (a, m, n) = if m < n { (mt(op, a, batch.len() + 2), n, m) } else { (a, m, n) };
+    let (cols, _) = jacobi_columns(op, a, batch, m, n, false);
+    let norms: Vec<Value> = cols
+        .iter()
+        .map(|&c| {
+            let ax = op.const_i64s(&[-2]);
+            op.ReduceL2(c, Some(ax)).keepdims(1).out()
+        })
+        .collect();
+    let s = op.Concat(&norms).axis(-1).out();
+    let ax = op.const_i64s(&[-2]);
+    let s = op.Squeeze(s, Some(ax)).out();
+    let kk = op.const_i64s(&[k]);
+    let [sorted, _] = op.TopK(s, kk).axis(-1).largest(1).sorted(1).outs::<2>();
+    cast(op, sorted, t)
+}
+
+/// The lower triangle of `a` mirrored (what LAPACK's symmetric eigen solvers read).
+fn symmetrize_lower(op: &mut Builder, a: Value, rank: usize) -> Value {
+    let at = mt(op, a, rank);
+    let lower = op.Trilu(a, None).upper(0).out();
+    let k = op.scalar_i64(1);
+    let strict_upper = op.Trilu(at, Some(k)).upper(1).out();
+    op.Add(lower, strict_upper).out()
+}
+
+/// torch's pinv / matrix_rank tolerance: `max(atol, rtol·σ_max)`, with rtol defaulting to
+/// `eps·max(m, n)` when neither is given and to 0 when only atol is.
+fn sv_tolerance(op: &mut Builder, smax: Value, atol: Option<Value>, rtol: Option<Value>, t: DType, m: i64, n: i64) -> Value {
+    let d = DType::Double;
+    let eps = match t {
+        DType::Double => f64::EPSILON,
+        DType::Float16 => 0.0009765625,
+        DType::BFloat16 => 0.0078125,
+        _ => f32::EPSILON as f64,
+    };
+    let rtol = match (rtol, atol) {
+        (Some(r), _) => cast(op, r, d),
+        (None, Some(_)) => op.scalar(d, 0.0),
+        (None, None) => op.scalar(d, eps * m.max(n) as f64),
+    };
+    let atol = match atol {
+        Some(a) => cast(op, a, d),
+        None => op.scalar(d, 0.0),
+    };
+    let smax = cast(op, smax, d);
+    let r = op.Mul(rtol, smax).out();
+    op.Max(&[atol, r]).out()
+}
+
+/// The pseudo-inverse of `a` (`[..., m, n]`, type t) from the Jacobi SVD, dropping singular values
+/// not above torch's tolerance.
+fn pinv_impl(op: &mut Builder, a: Value, atol: Option<Value>, rtol: Option<Value>, hermitian: bool, what: &str) -> OpResult<Value> {
+    let (batch, m, n) = matrix_dims(op, a, what)?;
+    let t = float_type(op, a, what)?;
+    let rank = batch.len() + 2;
+    let a = cast(op, a, t);
+    if m.min(n) == 0 || batch.contains(&0) {
+        let z = op.scalar(t, 0.0);
+        return Ok(expand_to(op, z, &with(&batch, &[n, m])));
+    }
+    if hermitian && m != n {
+        bail!("{what}: hermitian needs square matrices");
+    }
+    let a = if hermitian { symmetrize_lower(op, a, rank) } else { a };
+    let (x, mm, nn, flip) = if m < n { (mt(op, a, rank), n, m, true) } else { (a, m, n, false) };
+    let (cols, vs) = jacobi_columns(op, x, &batch, mm, nn, true);
+    let d = DType::Double;
+    let sq: Vec<Value> = cols
+        .iter()
+        .map(|&c| {
+            let ax = op.const_i64s(&[-2]);
+            op.ReduceSumSquare(c, Some(ax)).keepdims(1).out()
+        })
+        .collect();
+    let s2 = op.Concat(&sq).axis(-1).out();
+    let sig = op.Sqrt(s2).out();
+    let ax = op.const_i64s(&[-1]);
+    let smax = op.ReduceMax(sig, Some(ax)).keepdims(1).out();
+    let tol = sv_tolerance(op, smax, atol, rtol, t, m, n);
+    let keep = op.Greater(sig, tol).out();
+    let one = op.scalar(d, 1.0);
+    let zero = op.scalar(d, 0.0);
+    let inv = op.Div(one, s2).out();
+    let w = op.Where(keep, inv, zero).out();
+    let v = op.Concat(&vs).axis(-1).out();
+    let u = op.Concat(&cols).axis(-1).out();
+    let vw = op.Mul(v, w).out();
+    let ut = mt(op, u, rank);
+    let p = op.MatMul(vw, ut).out();
+    let p = if flip { mt(op, p, rank) } else { p };
+    Ok(cast(op, p, t))
+}
+
+/// The numerical rank (int64 `[...]`): singular values above torch's tolerance.
+fn matrix_rank_impl(op: &mut Builder, a: Value, atol: Option<Value>, rtol: Option<Value>, hermitian: bool) -> OpResult<Value> {
+    let what = "matrix_rank";
+    let (batch, m, n) = matrix_dims(op, a, what)?;
+    let t = float_type_of(op, a, what)?;
+    let a = cast(op, a, t);
+    if m.min(n) == 0 || batch.contains(&0) {
+        let z = op.scalar_i64(0);
+        return Ok(expand_to(op, z, &batch));
+    }
+    if hermitian && m != n {
+        bail!("{what}: hermitian needs square matrices");
+    }
+    let a = if hermitian { symmetrize_lower(op, a, batch.len() + 2) } else { a };
+    let s = singular_values(op, a, DType::Double, &batch, m, n);
+    let first = sl(op, s, -1, 0, 1);
+    let tol = sv_tolerance(op, first, atol, rtol, t, m, n);
+    let gt = op.Greater(s, tol).out();
+    let gt = cast(op, gt, DType::Int64);
+    let ax = op.const_i64s(&[-1]);
+    Ok(op.ReduceSum(gt, Some(ax)).keepdims(0).out())
+}
+
+/// The input's float type (the output type of matrix_rank is int64, so not from the output).
+fn float_type_of(op: &Builder, x: Value, what: &str) -> OpResult<DType> {
+    let t = dtype_of(op, x)?;
+    if op.info(x).complex || !t.is_float() {
+        bail!("{what} is translated for real floating-point tensors only");
+    }
+    Ok(t)
+}
+
 translations! {
     /// linalg_det(Tensor A) -> Tensor
     #[target("aten::linalg_det", "aten::det")]
@@ -704,5 +909,94 @@ translations! {
         let upper = mask(op, k, n, |i, j| i <= j);
         let u = op.Where(upper, uw, zero).out();
         Ok(vec![Some(p), Some(l), Some(u)])
+    }
+    /// _linalg_svd(Tensor A, bool full_matrices=False, bool compute_uv=True, *, str? driver=None) -> (Tensor U, Tensor S, Tensor Vh)
+    #[target("aten::_linalg_svd")]
+    fn _linalg_svd(op, A: Tensor, full_matrices: bool = false, compute_uv: bool = true, driver: Option<&str> = None) -> OpResult<Vec<Option<Value>>> {
+        // Only the singular values: singular vectors are defined up to sign (and LAPACK's choice
+        // cannot be reproduced), so U and Vh are left unset; a graph that reads them fails.
+        let _ = (full_matrices, compute_uv, driver);
+        let (batch, m, n) = matrix_dims(op, A, "svd")?;
+        let t = float_type_of(op, A, "svd")?;
+        let x = cast(op, A, t);
+        let s = singular_values(op, x, t, &batch, m, n);
+        Ok(vec![None, Some(s), None])
+    }
+
+    /// linalg_svdvals(Tensor A, *, str? driver=None) -> Tensor
+    #[target("aten::linalg_svdvals")]
+    fn linalg_svdvals(op, A: Tensor, driver: Option<&str> = None) -> OpResult<Value> {
+        let _ = driver;
+        let (batch, m, n) = matrix_dims(op, A, "svdvals")?;
+        let t = float_type(op, A, "svdvals")?;
+        let x = cast(op, A, t);
+        Ok(singular_values(op, x, t, &batch, m, n))
+    }
+
+    /// linalg_pinv.atol_rtol_tensor(Tensor self, *, Tensor? atol=None, Tensor? rtol=None, bool hermitian=False) -> Tensor
+    #[target("aten::linalg_pinv.atol_rtol_tensor")]
+    fn linalg_pinv_atol_rtol_tensor(op, self_: Tensor, atol: Option<Tensor> = None, rtol: Option<Tensor> = None, hermitian: bool = false) -> OpResult<Value> {
+        pinv_impl(op, self_, atol, rtol, hermitian, "pinv")
+    }
+
+    /// linalg_pinv.atol_rtol_float(Tensor self, *, float? atol=None, float? rtol=None, bool hermitian=False) -> Tensor
+    #[target("aten::linalg_pinv.atol_rtol_float")]
+    fn linalg_pinv_atol_rtol_float(op, self_: Tensor, atol: Option<f64> = None, rtol: Option<f64> = None, hermitian: bool = false) -> OpResult<Value> {
+        let atol = atol.map(|v| op.scalar(DType::Double, v));
+        let rtol = rtol.map(|v| op.scalar(DType::Double, v));
+        pinv_impl(op, self_, atol, rtol, hermitian, "pinv")
+    }
+
+    /// linalg_pinv(Tensor self, float rcond, bool hermitian=False) -> Tensor
+    #[target("aten::linalg_pinv")]
+    fn linalg_pinv(op, self_: Tensor, rcond: f64, hermitian: bool = false) -> OpResult<Value> {
+        let atol = Some(op.scalar(DType::Double, 0.0));
+        let rtol = Some(op.scalar(DType::Double, rcond));
+        pinv_impl(op, self_, atol, rtol, hermitian, "pinv")
+    }
+
+    /// linalg_matrix_rank.atol_rtol_tensor(Tensor input, *, Tensor? atol=None, Tensor? rtol=None, bool hermitian=False) -> Tensor
+    #[target("aten::linalg_matrix_rank.atol_rtol_tensor")]
+    fn linalg_matrix_rank_atol_rtol_tensor(op, input: Tensor, atol: Option<Tensor> = None, rtol: Option<Tensor> = None, hermitian: bool = false) -> OpResult<Value> {
+        matrix_rank_impl(op, input, atol, rtol, hermitian)
+    }
+
+    /// linalg_matrix_rank.atol_rtol_float(Tensor self, *, float? atol=None, float? rtol=None, bool hermitian=False) -> Tensor
+    #[target("aten::linalg_matrix_rank.atol_rtol_float")]
+    fn linalg_matrix_rank_atol_rtol_float(op, self_: Tensor, atol: Option<f64> = None, rtol: Option<f64> = None, hermitian: bool = false) -> OpResult<Value> {
+        let atol = atol.map(|v| op.scalar(DType::Double, v));
+        let rtol = rtol.map(|v| op.scalar(DType::Double, v));
+        matrix_rank_impl(op, self_, atol, rtol, hermitian)
+    }
+
+    /// linalg_matrix_rank(Tensor self, float tol, bool hermitian=False) -> Tensor
+    #[target("aten::linalg_matrix_rank", "aten::linalg_matrix_rank.tol_tensor")]
+    fn linalg_matrix_rank(op, self_: Option<Tensor> = None, input: Option<Tensor> = None, tol: Scalar, hermitian: bool = false) -> OpResult<Value> {
+        let Some(x) = self_.or(input) else { bail!("matrix_rank needs a tensor") };
+        let atol = Some(scalar_value(op, tol, DType::Double));
+        let rtol = Some(op.scalar(DType::Double, 0.0));
+        matrix_rank_impl(op, x, atol, rtol, hermitian)
+    }
+
+    /// linalg_cond(Tensor self, Scalar? p=None) -> Tensor
+    #[target("aten::linalg_cond")]
+    fn linalg_cond(op, self_: Tensor, p: Option<f64> = None) -> OpResult<Value> {
+        let p = p.unwrap_or(2.0);
+        if p != 2.0 && p != -2.0 {
+            bail!("linalg_cond is translated for p = None, 2 and -2 only (got {p})");
+        }
+        let (batch, m, n) = matrix_dims(op, self_, "cond")?;
+        let t = float_type(op, self_, "cond")?;
+        if m.min(n) == 0 || batch.contains(&0) {
+            bail!("linalg_cond of empty matrices is not translated");
+        }
+        let x = cast(op, self_, t);
+        let s = singular_values(op, x, t, &batch, m, n);
+        let k = m.min(n);
+        let hi = sl(op, s, -1, 0, 1);
+        let lo = sl(op, s, -1, k - 1, k);
+        let r = if p == 2.0 { op.Div(hi, lo).out() } else { op.Div(lo, hi).out() };
+        let ax = op.const_i64s(&[-1]);
+        Ok(op.Squeeze(r, Some(ax)).out())
     }
 }
