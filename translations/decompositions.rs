@@ -623,6 +623,53 @@ fn float_type_of(op: &Builder, x: Value, what: &str) -> OpResult<DType> {
     Ok(t)
 }
 
+/// Solves with an LU factorisation (`LU`, 1-based `pivots`) as LAPACK's getrs: `A X = B`, or
+/// `A^T X = B` when `adjoint` (A = P L U).
+fn lu_solve_impl(op: &mut Builder, lu: Value, pivots: Value, b: Value, left: bool, adjoint: bool) -> OpResult<Value> {
+    let what = "lu_solve";
+    let t = float_type(op, b, what)?;
+    let lu = cast(op, lu, t);
+    let b = cast(op, b, t);
+    let rb = rank_of(op, b)?;
+    let bshape = static_shape(op, b, what)?;
+    // X A = B  <=>  A^T X^T = B^T.
+    let (b, adjoint) = if left {
+        (b, adjoint)
+    } else {
+        let bt = mt(op, b, rb);
+        let mut s = bshape.clone();
+        s.swap(rb - 2, rb - 1);
+        op.info_mut(bt).shape = Some(s.iter().map(|&d| Dim::Fixed(d)).collect());
+        (bt, !adjoint)
+    };
+    let (lu, b, batch, n, k) = broadcast_pair(op, lu, b, what)?;
+    let rank = batch.len() + 2;
+    let piv = cast(op, pivots, DType::Int64);
+    let piv = expand_to(op, piv, &with(&batch, &[n]));
+    let one = op.scalar_i64(1);
+    let piv = op.Sub(piv, one).out();
+    let ax = op.const_i64s(&[-1]);
+    let piv = op.Unsqueeze(piv, ax).out();
+    let pk: Vec<Value> = (0..n).map(|j| sl(op, piv, -2, j, j + 1)).collect();
+    let x = if !adjoint {
+        let mut w = b;
+        for (j, &p) in pk.iter().enumerate() {
+            w = swap_rows(op, w, j as i64, p, &batch, n, k);
+        }
+        let y = tri_solve(op, lu, w, false, true, n);
+        tri_solve(op, lu, y, true, false, n)
+    } else {
+        let lut = mt(op, lu, rank);
+        let y = tri_solve(op, lut, b, false, false, n);
+        let mut w = tri_solve(op, lut, y, true, true, n);
+        for (j, &p) in pk.iter().enumerate().rev() {
+            w = swap_rows(op, w, j as i64, p, &batch, n, k);
+        }
+        w
+    };
+    Ok(if left { x } else { mt(op, x, rank) })
+}
+
 translations! {
     /// linalg_det(Tensor A) -> Tensor
     #[target("aten::linalg_det", "aten::det")]
@@ -998,5 +1045,16 @@ translations! {
         let r = if p == 2.0 { op.Div(hi, lo).out() } else { op.Div(lo, hi).out() };
         let ax = op.const_i64s(&[-1]);
         Ok(op.Squeeze(r, Some(ax)).out())
+    }
+    /// linalg_lu_solve(Tensor LU, Tensor pivots, Tensor B, *, bool left=True, bool adjoint=False) -> Tensor
+    #[target("aten::linalg_lu_solve")]
+    fn linalg_lu_solve(op, LU: Tensor, pivots: Tensor, B: Tensor, left: bool = true, adjoint: bool = false) -> OpResult<Value> {
+        lu_solve_impl(op, LU, pivots, B, left, adjoint)
+    }
+
+    /// lu_solve(Tensor self, Tensor LU_data, Tensor LU_pivots) -> Tensor
+    #[target("aten::lu_solve")]
+    fn lu_solve(op, self_: Tensor, LU_data: Tensor, LU_pivots: Tensor) -> OpResult<Value> {
+        lu_solve_impl(op, LU_data, LU_pivots, self_, true, false)
     }
 }
