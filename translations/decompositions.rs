@@ -670,6 +670,171 @@ fn lu_solve_impl(op: &mut Builder, lu: Value, pivots: Value, b: Value, left: boo
     Ok(if left { x } else { mt(op, x, rank) })
 }
 
+/// The eigenvalues (ascending, `[..., n]`, type t) of the symmetric matrix read from `a`'s lower
+/// (or upper) triangle: cyclic two-sided Jacobi rotations in double precision.
+fn symmetric_eigenvalues(op: &mut Builder, a: Value, t: DType, batch: &[i64], n: i64, lower: bool) -> Value {
+    if n == 0 || batch.contains(&0) {
+        let z = op.scalar(t, 0.0);
+        return expand_to(op, z, &with(batch, &[n]));
+    }
+    let rank = batch.len() + 2;
+    let d = DType::Double;
+    let a = cast(op, a, d);
+    let a = if lower {
+        symmetrize_lower(op, a, rank)
+    } else {
+        let at = mt(op, a, rank);
+        symmetrize_lower(op, at, rank)
+    };
+    let mut w = a;
+    let (zero, one, two, minus_one) = (op.scalar(d, 0.0), op.scalar(d, 1.0), op.scalar(d, 2.0), op.scalar(d, -1.0));
+    let eye = const_mat(op, d, n, n, |i, j| (i == j) as i64 as f64);
+    let entry = |op: &mut Builder, w: Value, i: i64, j: i64| {
+        let r = sl(op, w, -2, i, i + 1);
+        sl(op, r, -1, j, j + 1)
+    };
+    for _ in 0..JACOBI_SWEEPS {
+        for p in 0..n {
+            for q in p + 1..n {
+                let app = entry(op, w, p, p);
+                let aqq = entry(op, w, q, q);
+                let apq = entry(op, w, p, q);
+                let g0 = op.Equal(apq, zero).out();
+                let gs = op.Where(g0, one, apq).out();
+                let diff = op.Sub(aqq, app).out();
+                let den = op.Mul(two, gs).out();
+                let theta = op.Div(diff, den).out();
+                let nonneg = op.GreaterOrEqual(theta, zero).out();
+                let sgn = op.Where(nonneg, one, minus_one).out();
+                let at = op.Abs(theta).out();
+                let t2 = op.Mul(theta, theta).out();
+                let t2 = op.Add(t2, one).out();
+                let r = op.Sqrt(t2).out();
+                let den = op.Add(at, r).out();
+                let tt = op.Div(sgn, den).out();
+                let tt = op.Where(g0, zero, tt).out();
+                let tt2 = op.Mul(tt, tt).out();
+                let tt2 = op.Add(tt2, one).out();
+                let r = op.Sqrt(tt2).out();
+                let c = op.Div(one, r).out();
+                let s = op.Mul(c, tt).out();
+                // J = I + (c - 1)(e_p e_p^T + e_q e_q^T) + s (e_p e_q^T - e_q e_p^T); A <- J^T A J.
+                let dpq = const_mat(op, d, n, n, |i, j| ((i == j) && (i == p || i == q)) as i64 as f64);
+                let opq = const_mat(op, d, n, n, |i, j| {
+                    if i == p && j == q {
+                        1.0
+                    } else if i == q && j == p {
+                        -1.0
+                    } else {
+                        0.0
+                    }
+                });
+                let cm1 = op.Sub(c, one).out();
+                let x = op.Mul(cm1, dpq).out();
+                let y = op.Mul(s, opq).out();
+                let j = op.Add(x, y).out();
+                let j = op.Add(j, eye).out();
+                let jt = mt(op, j, rank);
+                let aj = op.MatMul(w, j).out();
+                w = op.MatMul(jt, aj).out();
+            }
+        }
+    }
+    let mask = mask(op, n, n, |i, j| i == j);
+    let z = op.scalar(d, 0.0);
+    let diag = op.Where(mask, w, z).out();
+    let ax = op.const_i64s(&[-1]);
+    let ev = op.ReduceSum(diag, Some(ax)).keepdims(0).out();
+    let kk = op.const_i64s(&[n]);
+    let [sorted, _] = op.TopK(ev, kk).axis(-1).largest(0).sorted(1).outs::<2>();
+    cast(op, sorted, t)
+}
+
+enum NormKind {
+    Fro,
+    Nuc,
+    /// σ_max (true) or σ_min.
+    Spectral(bool),
+    /// Max (true) or min over columns of the column sums of |x|.
+    Col(bool),
+    /// Max (true) or min over rows of the row sums of |x|.
+    Row(bool),
+}
+
+fn matrix_norm_impl(op: &mut Builder, x: Value, kind: NormKind, dim: &[i64], keepdim: bool) -> OpResult<Value> {
+    let what = "matrix_norm";
+    let r = rank_of(op, x)?;
+    if dim.len() != 2 || r < 2 {
+        bail!("{what} needs two dims of a tensor of rank >= 2");
+    }
+    let (d0, d1) = (normalize_axis(dim[0], r) as usize, normalize_axis(dim[1], r) as usize);
+    if d0 == d1 {
+        bail!("{what}: the two dims must differ");
+    }
+    let t = float_type(op, x, what)?;
+    let sx = static_shape(op, x, what)?;
+    let x = cast(op, x, t);
+    let mut perm: Vec<usize> = (0..r).filter(|&i| i != d0 && i != d1).collect();
+    perm.extend([d0, d1]);
+    let p: Vec<i64> = perm.iter().map(|&i| i as i64).collect();
+    let x = if perm.iter().enumerate().all(|(i, &j)| i == j) { x } else { op.Transpose(x).perm(&p).out() };
+    let ps: Vec<i64> = perm.iter().map(|&i| sx[i]).collect();
+    let batch = ps[..r - 2].to_vec();
+    let (m, n) = (ps[r - 2], ps[r - 1]);
+    let res = match kind {
+        NormKind::Fro => {
+            let ax = op.const_i64s(&[-2, -1]);
+            op.ReduceL2(x, Some(ax)).keepdims(0).out()
+        }
+        NormKind::Nuc | NormKind::Spectral(_) => {
+            if m.min(n) == 0 {
+                bail!("{what}: spectral norms of empty matrices are not translated");
+            }
+            if m > MAX_SIDE || n > MAX_SIDE {
+                bail!("{what} is unrolled for matrices up to {MAX_SIDE}x{MAX_SIDE}");
+            }
+            let s = singular_values(op, x, t, &batch, m, n);
+            let k = m.min(n);
+            match kind {
+                NormKind::Nuc => {
+                    let ax = op.const_i64s(&[-1]);
+                    op.ReduceSum(s, Some(ax)).keepdims(0).out()
+                }
+                NormKind::Spectral(true) => {
+                    let v = sl(op, s, -1, 0, 1);
+                    let ax = op.const_i64s(&[-1]);
+                    op.Squeeze(v, Some(ax)).out()
+                }
+                _ => {
+                    let v = sl(op, s, -1, k - 1, k);
+                    let ax = op.const_i64s(&[-1]);
+                    op.Squeeze(v, Some(ax)).out()
+                }
+            }
+        }
+        NormKind::Col(max) | NormKind::Row(max) => {
+            let (sum_axis, red_axis) = if matches!(kind, NormKind::Col(_)) { (-2, -1) } else { (-1, -2) };
+            let a = op.Abs(x).out();
+            let ax = op.const_i64s(&[sum_axis]);
+            let s = op.ReduceSum(a, Some(ax)).keepdims(1).out();
+            let ax = op.const_i64s(&[red_axis, sum_axis]);
+            if max {
+                op.ReduceMax(s, Some(ax)).keepdims(0).out()
+            } else {
+                op.ReduceMin(s, Some(ax)).keepdims(0).out()
+            }
+        }
+    };
+    Ok(if keepdim {
+        let mut axes = vec![d0 as i64, d1 as i64];
+        axes.sort();
+        let ax = op.const_i64s(&axes);
+        op.Unsqueeze(res, ax).out()
+    } else {
+        res
+    })
+}
+
 translations! {
     /// linalg_det(Tensor A) -> Tensor
     #[target("aten::linalg_det", "aten::det")]
@@ -1056,5 +1221,139 @@ translations! {
     #[target("aten::lu_solve")]
     fn lu_solve(op, self_: Tensor, LU_data: Tensor, LU_pivots: Tensor) -> OpResult<Value> {
         lu_solve_impl(op, LU_data, LU_pivots, self_, true, false)
+    }
+    /// _linalg_eigh(Tensor A, str UPLO="L", bool compute_v=True) -> (Tensor eigenvalues, Tensor eigenvectors)
+    #[target("aten::_linalg_eigh")]
+    fn _linalg_eigh(op, A: Tensor, UPLO: &str = "L", compute_v: bool = true) -> OpResult<Vec<Option<Value>>> {
+        // Eigenvalues only: eigenvectors are defined up to sign (LAPACK's choice cannot be
+        // reproduced), so they are left unset; a graph that reads them fails.
+        let _ = compute_v;
+        let (x, t, batch, n) = square(op, A, "eigh")?;
+        let ev = symmetric_eigenvalues(op, x, t, &batch, n, !UPLO.eq_ignore_ascii_case("U"));
+        Ok(vec![Some(ev), None])
+    }
+
+    /// linalg_eigvalsh(Tensor self, str UPLO="L") -> Tensor
+    #[target("aten::linalg_eigvalsh")]
+    fn linalg_eigvalsh(op, self_: Tensor, UPLO: &str = "L") -> OpResult<Value> {
+        let (x, t, batch, n) = square(op, self_, "eigvalsh")?;
+        Ok(symmetric_eigenvalues(op, x, t, &batch, n, !UPLO.eq_ignore_ascii_case("U")))
+    }
+
+    /// linalg_vander(Tensor x, *, SymInt? N=None) -> Tensor
+    #[target("aten::linalg_vander")]
+    fn linalg_vander(op, x: Tensor, N: Option<i64> = None) -> OpResult<Value> {
+        let mut s = static_shape(op, x, "vander")?;
+        let mut x = x;
+        if s.is_empty() {
+            // torch treats a 0-d tensor as one value.
+            let one = op.const_i64s(&[1]);
+            x = op.Reshape(x, one).out();
+            s = vec![1];
+        }
+        let t = match op.out_dtype(0) {
+            Some(t) => t,
+            None => dtype_of(op, x)?,
+        };
+        if op.info(x).complex || t == DType::Bool {
+            bail!("vander of complex or bool tensors is not supported");
+        }
+        let n = N.unwrap_or(s[s.len() - 1]);
+        if n <= 0 {
+            bail!("vander needs N > 0");
+        }
+        if n > 64 {
+            bail!("vander is unrolled for N up to 64");
+        }
+        let x = cast(op, x, t);
+        let ax = op.const_i64s(&[-1]);
+        let x = op.Unsqueeze(x, ax).out();
+        // torch: ones, then the running product x·x·… (cumprod).
+        let one = op.scalar(t, 1.0);
+        let mut cols = vec![];
+        // The ones column does not inherit NaN/inf from x: built from the shape.
+        let shape = op.Shape(x).out();
+        let ones_clean = op.Expand(one, shape).out();
+        cols.push(ones_clean);
+        let mut acc = x;
+        for i in 1..n {
+            if i > 1 {
+                acc = op.Mul(acc, x).out();
+            }
+            cols.push(acc);
+        }
+        Ok(op.Concat(&cols).axis(-1).out())
+    }
+
+    /// linalg_tensorsolve(Tensor self, Tensor other, int[]? dims=None) -> Tensor
+    #[target("aten::linalg_tensorsolve")]
+    fn linalg_tensorsolve(op, self_: Tensor, other: Tensor, dims: Option<Vec<i64>> = None) -> OpResult<Value> {
+        let what = "tensorsolve";
+        let sa = static_shape(op, self_, what)?;
+        let sb = static_shape(op, other, what)?;
+        let r = sa.len();
+        let mut a = self_;
+        let mut shape = sa.clone();
+        if let Some(dims) = dims {
+            // The listed dims move to the end, in order (torch's movedim).
+            let dims: Vec<usize> = dims.iter().map(|&d| normalize_axis(d, r) as usize).collect();
+            let mut perm: Vec<usize> = (0..r).filter(|i| !dims.contains(i)).collect();
+            perm.extend(dims.iter().copied());
+            let p: Vec<i64> = perm.iter().map(|&i| i as i64).collect();
+            a = op.Transpose(a).perm(&p).out();
+            shape = perm.iter().map(|&i| sa[i]).collect();
+        }
+        if sb.len() > shape.len() {
+            bail!("{what}: other has more dims than self");
+        }
+        let rows: i64 = sb.iter().product();
+        let out_shape: Vec<i64> = shape[sb.len()..].to_vec();
+        let cols: i64 = out_shape.iter().product();
+        if rows != cols {
+            bail!("{what}: the problem is not square ({rows} x {cols})");
+        }
+        let s2 = op.const_i64s(&[rows, cols]);
+        let a2 = op.Reshape(a, s2).out();
+        op.info_mut(a2).shape = Some(vec![Dim::Fixed(rows), Dim::Fixed(cols)]);
+        let dt = dtype_of(op, self_)?;
+        op.info_mut(a2).dtype = Some(dt);
+        let s1 = op.const_i64s(&[rows]);
+        let b1 = op.Reshape(other, s1).out();
+        op.info_mut(b1).shape = Some(vec![Dim::Fixed(rows)]);
+        let db = dtype_of(op, other)?;
+        op.info_mut(b1).dtype = Some(db);
+        let (x, _, _) = linalg_solve_impl(op, a2, b1, true, what)?;
+        let so = op.const_i64s(&out_shape);
+        Ok(op.Reshape(x, so).out())
+    }
+
+    /// linalg_matrix_norm.str_ord(Tensor self, str ord="fro", int[] dim=[-2, -1], bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
+    #[target("aten::linalg_matrix_norm.str_ord")]
+    fn linalg_matrix_norm_str_ord(op, self_: Tensor, ord: &str = "fro", dim: Vec<i64> = vec![-2, -1], keepdim: bool = false, dtype: Option<ScalarType> = None) -> OpResult<Value> {
+        let _ = dtype;
+        let kind = match ord {
+            "fro" => NormKind::Fro,
+            "nuc" => NormKind::Nuc,
+            other => bail!("matrix_norm: unknown ord {other:?}"),
+        };
+        matrix_norm_impl(op, self_, kind, &dim, keepdim)
+    }
+
+    /// linalg_matrix_norm(Tensor self, Scalar ord, int[] dim=[-2, -1], bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
+    #[target("aten::linalg_matrix_norm")]
+    fn linalg_matrix_norm(op, self_: Tensor, ord: f64, dim: Vec<i64> = vec![-2, -1], keepdim: bool = false, dtype: Option<ScalarType> = None) -> OpResult<Value> {
+        let _ = dtype;
+        let kind = if ord == 2.0 {
+            NormKind::Spectral(true)
+        } else if ord == -2.0 {
+            NormKind::Spectral(false)
+        } else if ord.abs() == 1.0 {
+            NormKind::Col(ord > 0.0)
+        } else if ord.is_infinite() {
+            NormKind::Row(ord > 0.0)
+        } else {
+            bail!("matrix_norm: ord {ord} is not a matrix norm");
+        };
+        matrix_norm_impl(op, self_, kind, &dim, keepdim)
     }
 }
