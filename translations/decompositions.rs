@@ -13,7 +13,7 @@ use crate::translations;
 const MAX_SIDE: i64 = 16;
 
 /// The static shape of `x`.
-fn static_shape(op: &Builder, x: Value, what: &str) -> OpResult<Vec<i64>> {
+pub(super) fn static_shape(op: &Builder, x: Value, what: &str) -> OpResult<Vec<i64>> {
     let shape = op.shape(x).ok_or_else(|| OpError::new(format!("{what}: the input's shape is unknown")))?;
     shape
         .iter()
@@ -25,7 +25,7 @@ fn static_shape(op: &Builder, x: Value, what: &str) -> OpResult<Vec<i64>> {
 }
 
 /// `(batch dims, rows, cols)` of a matrix (batch) with static, small sides.
-fn matrix_dims(op: &Builder, x: Value, what: &str) -> OpResult<(Vec<i64>, i64, i64)> {
+pub(super) fn matrix_dims(op: &Builder, x: Value, what: &str) -> OpResult<(Vec<i64>, i64, i64)> {
     let s = static_shape(op, x, what)?;
     if s.len() < 2 {
         bail!("{what} needs a tensor of at least 2 dimensions");
@@ -37,7 +37,7 @@ fn matrix_dims(op: &Builder, x: Value, what: &str) -> OpResult<(Vec<i64>, i64, i
     Ok((s[..s.len() - 2].to_vec(), m, n))
 }
 
-fn float_type(op: &Builder, x: Value, what: &str) -> OpResult<DType> {
+pub(super) fn float_type(op: &Builder, x: Value, what: &str) -> OpResult<DType> {
     let t = match op.out_dtype(0) {
         Some(t) => t,
         None => dtype_of(op, x)?,
@@ -49,19 +49,19 @@ fn float_type(op: &Builder, x: Value, what: &str) -> OpResult<DType> {
 }
 
 /// A constant `[rows, cols]` tensor of type `t` from `f(i, j)`.
-fn const_mat(op: &mut Builder, t: DType, rows: i64, cols: i64, f: impl Fn(i64, i64) -> f64) -> Value {
+pub(super) fn const_mat(op: &mut Builder, t: DType, rows: i64, cols: i64, f: impl Fn(i64, i64) -> f64) -> Value {
     let vals: Vec<f64> = (0..rows).flat_map(|i| (0..cols).map(move |j| (i, j))).map(|(i, j)| f(i, j)).collect();
     let data = TensorData::from_f64_as(t, vec![rows, cols], &vals).expect("encodable constant");
     op.constant_tensor(data)
 }
 
 /// A constant bool `[rows, cols]` mask.
-fn mask(op: &mut Builder, rows: i64, cols: i64, f: impl Fn(i64, i64) -> bool) -> Value {
+pub(super) fn mask(op: &mut Builder, rows: i64, cols: i64, f: impl Fn(i64, i64) -> bool) -> Value {
     const_mat(op, DType::Bool, rows, cols, |i, j| f(i, j) as i64 as f64)
 }
 
 /// `x[..., start:end, :]` (`axis` -2) or `x[..., start:end]` (`axis` -1).
-fn sl(op: &mut Builder, x: Value, axis: i64, start: i64, end: i64) -> Value {
+pub(super) fn sl(op: &mut Builder, x: Value, axis: i64, start: i64, end: i64) -> Value {
     let s = op.const_i64s(&[start]);
     let e = op.const_i64s(&[end]);
     let a = op.const_i64s(&[axis]);
@@ -69,18 +69,18 @@ fn sl(op: &mut Builder, x: Value, axis: i64, start: i64, end: i64) -> Value {
 }
 
 /// The transpose of the last two dims of a rank-`rank` tensor.
-fn mt(op: &mut Builder, x: Value, rank: usize) -> Value {
+pub(super) fn mt(op: &mut Builder, x: Value, rank: usize) -> Value {
     let mut perm: Vec<i64> = (0..rank as i64).collect();
     perm.swap(rank - 2, rank - 1);
     op.Transpose(x).perm(&perm).out()
 }
 
-fn expand_to(op: &mut Builder, x: Value, dims: &[i64]) -> Value {
+pub(super) fn expand_to(op: &mut Builder, x: Value, dims: &[i64]) -> Value {
     let s = op.const_i64s(dims);
     op.Expand(x, s).out()
 }
 
-fn with(batch: &[i64], tail: &[i64]) -> Vec<i64> {
+pub(super) fn with(batch: &[i64], tail: &[i64]) -> Vec<i64> {
     let mut v = batch.to_vec();
     v.extend_from_slice(tail);
     v
