@@ -677,6 +677,15 @@ fn symmetric_eigenvalues(op: &mut Builder, a: Value, t: DType, batch: &[i64], n:
         let z = op.scalar(t, 0.0);
         return expand_to(op, z, &with(batch, &[n]));
     }
+    let (ev, _) = symmetric_jacobi(op, a, batch, n, lower, false);
+    let kk = op.const_i64s(&[n]);
+    let [sorted, _] = op.TopK(ev, kk).axis(-1).largest(0).sorted(1).outs::<2>();
+    cast(op, sorted, t)
+}
+
+/// Cyclic Jacobi on the symmetric matrix read from `a`'s lower (or upper) triangle, in double:
+/// the eigenvalues (`[..., n]`, unsorted) and, when asked, the eigenvectors as columns.
+pub(super) fn symmetric_jacobi(op: &mut Builder, a: Value, batch: &[i64], n: i64, lower: bool, want_v: bool) -> (Value, Option<Value>) {
     let rank = batch.len() + 2;
     let d = DType::Double;
     let a = cast(op, a, d);
@@ -689,6 +698,7 @@ fn symmetric_eigenvalues(op: &mut Builder, a: Value, t: DType, batch: &[i64], n:
     let mut w = a;
     let (zero, one, two, minus_one) = (op.scalar(d, 0.0), op.scalar(d, 1.0), op.scalar(d, 2.0), op.scalar(d, -1.0));
     let eye = const_mat(op, d, n, n, |i, j| (i == j) as i64 as f64);
+    let mut v = if want_v { Some(expand_to(op, eye, &with(batch, &[n, n]))) } else { None };
     let entry = |op: &mut Builder, w: Value, i: i64, j: i64| {
         let r = sl(op, w, -2, i, i + 1);
         sl(op, r, -1, j, j + 1)
@@ -737,6 +747,7 @@ fn symmetric_eigenvalues(op: &mut Builder, a: Value, t: DType, batch: &[i64], n:
                 let jt = mt(op, j, rank);
                 let aj = op.MatMul(w, j).out();
                 w = op.MatMul(jt, aj).out();
+                v = v.map(|v| op.MatMul(v, j).out());
             }
         }
     }
@@ -745,9 +756,7 @@ fn symmetric_eigenvalues(op: &mut Builder, a: Value, t: DType, batch: &[i64], n:
     let diag = op.Where(mask, w, z).out();
     let ax = op.const_i64s(&[-1]);
     let ev = op.ReduceSum(diag, Some(ax)).keepdims(0).out();
-    let kk = op.const_i64s(&[n]);
-    let [sorted, _] = op.TopK(ev, kk).axis(-1).largest(0).sorted(1).outs::<2>();
-    cast(op, sorted, t)
+    (ev, v)
 }
 
 enum NormKind {

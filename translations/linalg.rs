@@ -1,6 +1,6 @@
 //! Linear algebra: batched and vector products, trace, cross and dot products, distances.
 
-use super::decompositions::{const_mat, expand_to, float_type, mask, matrix_dims, mt, sl, with};
+use super::decompositions::{const_mat, expand_to, float_type, mask, matrix_dims, mt, sl, symmetric_jacobi, with};
 use super::reduction::vector_norm;
 use crate::translate::prelude::*;
 use crate::translations;
@@ -228,6 +228,82 @@ translations! {
         };
         let r = cast(op, r, t);
         Ok(vec![Some(q), Some(r)])
+    }
+    /// linalg_matrix_sqrth(Tensor self) -> Tensor
+    #[target("aten::linalg_matrix_sqrth")]
+    fn linalg_matrix_sqrth(op, self_: Tensor) -> OpResult<Value> {
+        // V·diag(√λ)·Vᵀ from the eigendecomposition of the lower triangle (unique, whatever the
+        // eigenvectors' signs); negative eigenvalues give NaN as torch's sqrt does.
+        let (batch, m, n) = matrix_dims(op, self_, "matrix_sqrth")?;
+        if m != n {
+            bail!("matrix_sqrth needs square matrices");
+        }
+        let t = float_type(op, self_, "matrix_sqrth")?;
+        if n == 0 || batch.contains(&0) {
+            return Ok(op.Identity(self_).out());
+        }
+        let (ev, v) = symmetric_jacobi(op, self_, &batch, n, true, true);
+        let v = v.expect("eigenvectors requested");
+        let r = op.Sqrt(ev).out();
+        let ax = op.const_i64s(&[-2]);
+        let r = op.Unsqueeze(r, ax).out();
+        let vr = op.Mul(v, r).out();
+        let vt = mt(op, v, batch.len() + 2);
+        let x = op.MatMul(vr, vt).out();
+        Ok(cast(op, x, t))
+    }
+    /// linalg_matrix_exp(Tensor self) -> Tensor
+    #[target("aten::linalg_matrix_exp", "aten::matrix_exp")]
+    fn linalg_matrix_exp(op, self_: Tensor) -> OpResult<Value> {
+        // Scaling and squaring in double: A/2^s with s = max(0, ⌈log2(2‖A‖₁)⌉) so the scaled
+        // norm is at most 1/2, a degree-18 Taylor polynomial (remainder below 1e-22), then s
+        // squarings chosen per matrix at run time (enough for every finite input of its type).
+        let (batch, m, n) = matrix_dims(op, self_, "matrix_exp")?;
+        if m != n {
+            bail!("matrix_exp needs square matrices");
+        }
+        let t = float_type(op, self_, "matrix_exp")?;
+        if n == 0 || batch.contains(&0) {
+            return Ok(op.Identity(self_).out());
+        }
+        let max_squarings = match t {
+            DType::Double => 1100,
+            _ => 140,
+        };
+        let d = DType::Double;
+        let a = cast(op, self_, d);
+        let abs = op.Abs(a).out();
+        let ax = op.const_i64s(&[-2]);
+        let colsum = op.ReduceSum(abs, Some(ax)).keepdims(1).out();
+        let ax = op.const_i64s(&[-1]);
+        let norm = op.ReduceMax(colsum, Some(ax)).keepdims(1).out();
+        let two = op.scalar(d, 2.0);
+        let zero = op.scalar(d, 0.0);
+        let n2 = op.Mul(norm, two).out();
+        let l = op.Log(n2).out();
+        let ln2 = op.scalar(d, std::f64::consts::LN_2);
+        let l = op.Div(l, ln2).out();
+        let l = op.Ceil(l).out();
+        let s = op.Max(&[l, zero]).out();
+        let neg = op.Neg(s).out();
+        let scale = op.Pow(two, neg).out();
+        let x = op.Mul(a, scale).out();
+        let eye = const_mat(op, d, n, n, |i, j| (i == j) as i64 as f64);
+        // Horner: I + X(I + X/2(I + X/3(…))).
+        let mut e = eye;
+        for k in (1..=18).rev() {
+            let c = op.scalar(d, 1.0 / k as f64);
+            let xe = op.MatMul(x, e).out();
+            let xe = op.Mul(xe, c).out();
+            e = op.Add(eye, xe).out();
+        }
+        for i in 0..max_squarings {
+            let sq = op.MatMul(e, e).out();
+            let ii = op.scalar(d, i as f64);
+            let more = op.Less(ii, s).out();
+            e = op.Where(more, sq, e).out();
+        }
+        Ok(cast(op, e, t))
     }
 }
 
