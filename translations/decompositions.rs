@@ -202,6 +202,27 @@ fn zero_info(op: &mut Builder, batch: &[i64]) -> Value {
     expand_to(op, z, batch)
 }
 
+/// LAPACK getrf's `info` (int32 `[...]`): the 1-based index of the first exactly zero pivot of U,
+/// else 0.
+fn lu_info(op: &mut Builder, w: Value, t: DType, batch: &[i64], steps: i64) -> Value {
+    let mut info = zero_info(op, batch);
+    if batch.contains(&0) {
+        return info;
+    }
+    let zero = op.scalar(t, 0.0);
+    for k in (0..steps).rev() {
+        let r = sl(op, w, -2, k, k + 1);
+        let d = sl(op, r, -1, k, k + 1);
+        let z = op.Equal(d, zero).out();
+        let ax = op.const_i64s(&[-2, -1]);
+        let z = op.Squeeze(z, Some(ax)).out();
+        let v = op.scalar(DType::Int32, (k + 1) as f64);
+        info = op.Where(z, v, info).out();
+    }
+    info
+}
+
+
 /// The determinant of an LU-eliminated square matrix: the product of U's diagonal, negated per
 /// row swap.
 fn lu_det(op: &mut Builder, lu: &Lu, t: DType, batch: &[i64], n: i64) -> Value {
@@ -972,8 +993,8 @@ translations! {
         let (x, t, batch, n) = square(op, a, "inv")?;
         let eye = const_mat(op, t, n, n, |i, j| (i == j) as i64 as f64);
         let eye = expand_to(op, eye, &with(&batch, &[n, n]));
-        let (inv, _) = solve_square(op, x, eye, t, &batch, n, n);
-        let info = zero_info(op, &batch);
+        let (inv, lu) = solve_square(op, x, eye, t, &batch, n, n);
+        let info = lu_info(op, lu.w, t, &batch, n);
         Ok(vec![Some(inv), Some(info)])
     }
 
@@ -992,9 +1013,11 @@ translations! {
     fn _linalg_solve_ex(op, A: Tensor, B: Tensor, left: bool = true, check_errors: bool = false) -> OpResult<Vec<Option<Value>>> {
         let (a, b) = (A, B);
         let _ = check_errors;
+        let t = float_type(op, a, "solve")?;
         let (x, lu, batch) = linalg_solve_impl(op, a, b, left, "solve")?;
         let piv = pivots_out(op, &lu.pivots, &batch);
-        let info = zero_info(op, &batch);
+        let n = lu.pivots.len() as i64;
+        let info = lu_info(op, lu.w, t, &batch, n);
         Ok(vec![Some(x), Some(lu.w), Some(piv), Some(info)])
     }
 
@@ -1003,8 +1026,10 @@ translations! {
     fn linalg_solve_ex(op, A: Tensor, B: Tensor, left: bool = true, check_errors: bool = false) -> OpResult<Vec<Option<Value>>> {
         let (a, b) = (A, B);
         let _ = check_errors;
-        let (x, _, batch) = linalg_solve_impl(op, a, b, left, "solve")?;
-        let info = zero_info(op, &batch);
+        let t = float_type(op, a, "solve")?;
+        let (x, lu, batch) = linalg_solve_impl(op, a, b, left, "solve")?;
+        let n = lu.pivots.len() as i64;
+        let info = lu_info(op, lu.w, t, &batch, n);
         Ok(vec![Some(x), Some(info)])
     }
 
@@ -1102,7 +1127,7 @@ translations! {
         let x = cast(op, x, t);
         let lu = lu_eliminate(op, x, t, &batch, m, n, m.min(n));
         let piv = pivots_out(op, &lu.pivots, &batch);
-        let info = zero_info(op, &batch);
+        let info = lu_info(op, lu.w, t, &batch, m.min(n));
         Ok(vec![Some(lu.w), Some(piv), Some(info)])
     }
 
