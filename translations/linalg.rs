@@ -1,5 +1,6 @@
 //! Linear algebra: batched and vector products, trace, cross and dot products, distances.
 
+use super::decompositions::{const_mat, expand_to, float_type, mask, matrix_dims, mt, sl, symmetric_jacobi, with};
 use super::reduction::vector_norm;
 use crate::translate::prelude::*;
 use crate::translations;
@@ -199,4 +200,170 @@ translations! {
         op.info_mut(d).shape = Some(shape);
         vector_norm(op, d, p, &None, false, t)
     }
+    /// linalg_qr(Tensor A, str mode="reduced") -> (Tensor Q, Tensor R)
+    #[target("aten::linalg_qr")]
+    fn linalg_qr(op, A: Tensor, mode: &str = "reduced") -> OpResult<Vec<Option<Value>>> {
+        let (batch, m, n) = matrix_dims(op, A, "qr")?;
+        let t = float_type(op, A, "qr")?;
+        let k = m.min(n);
+        let (q, r) = if batch.contains(&0) || k == 0 {
+            let z = op.scalar(DType::Double, 0.0);
+            let eye = const_mat(op, DType::Double, m, m, |i, j| (i == j) as i64 as f64);
+            (expand_to(op, eye, &with(&batch, &[m, m])), expand_to(op, z, &with(&batch, &[m, n])))
+        } else {
+            householder_qr(op, A, &batch, m, n)
+        };
+        let (q, r) = match mode {
+            "reduced" => (Some(sl(op, q, -1, 0, k)), sl(op, r, -2, 0, k)),
+            "complete" => (Some(q), r),
+            "r" => (None, sl(op, r, -2, 0, k)),
+            other => bail!("linalg_qr: unknown mode {other:?}"),
+        };
+        let q = match q {
+            Some(q) => cast(op, q, t),
+            None => {
+                let data = crate::onnx::ir::TensorData::from_f64_as(t, vec![0], &[]).expect("empty constant");
+                op.constant_tensor(data)
+            }
+        };
+        let r = cast(op, r, t);
+        Ok(vec![Some(q), Some(r)])
+    }
+    /// linalg_matrix_sqrth(Tensor self) -> Tensor
+    #[target("aten::linalg_matrix_sqrth")]
+    fn linalg_matrix_sqrth(op, self_: Tensor) -> OpResult<Value> {
+        // V·diag(√λ)·Vᵀ from the eigendecomposition of the lower triangle (unique, whatever the
+        // eigenvectors' signs); negative eigenvalues give NaN as torch's sqrt does.
+        let (batch, m, n) = matrix_dims(op, self_, "matrix_sqrth")?;
+        if m != n {
+            bail!("matrix_sqrth needs square matrices");
+        }
+        let t = float_type(op, self_, "matrix_sqrth")?;
+        if n == 0 || batch.contains(&0) {
+            return Ok(op.Identity(self_).out());
+        }
+        let (ev, v) = symmetric_jacobi(op, self_, &batch, n, true, true);
+        let v = v.expect("eigenvectors requested");
+        let r = op.Sqrt(ev).out();
+        let ax = op.const_i64s(&[-2]);
+        let r = op.Unsqueeze(r, ax).out();
+        let vr = op.Mul(v, r).out();
+        let vt = mt(op, v, batch.len() + 2);
+        let x = op.MatMul(vr, vt).out();
+        Ok(cast(op, x, t))
+    }
+    /// linalg_matrix_exp(Tensor self) -> Tensor
+    #[target("aten::linalg_matrix_exp", "aten::matrix_exp")]
+    fn linalg_matrix_exp(op, self_: Tensor) -> OpResult<Value> {
+        // Scaling and squaring in double: A/2^s with s = max(0, ⌈log2(2‖A‖₁)⌉) so the scaled
+        // norm is at most 1/2, a degree-18 Taylor polynomial (remainder below 1e-22), then s
+        // squarings chosen per matrix at run time (enough for every finite input of its type).
+        let (batch, m, n) = matrix_dims(op, self_, "matrix_exp")?;
+        if m != n {
+            bail!("matrix_exp needs square matrices");
+        }
+        let t = float_type(op, self_, "matrix_exp")?;
+        if n == 0 || batch.contains(&0) {
+            return Ok(op.Identity(self_).out());
+        }
+        let max_squarings = match t {
+            DType::Double => 1100,
+            _ => 140,
+        };
+        let d = DType::Double;
+        let a = cast(op, self_, d);
+        let abs = op.Abs(a).out();
+        let ax = op.const_i64s(&[-2]);
+        let colsum = op.ReduceSum(abs, Some(ax)).keepdims(1).out();
+        let ax = op.const_i64s(&[-1]);
+        let norm = op.ReduceMax(colsum, Some(ax)).keepdims(1).out();
+        let two = op.scalar(d, 2.0);
+        let zero = op.scalar(d, 0.0);
+        let n2 = op.Mul(norm, two).out();
+        let l = op.Log(n2).out();
+        let ln2 = op.scalar(d, std::f64::consts::LN_2);
+        let l = op.Div(l, ln2).out();
+        let l = op.Ceil(l).out();
+        let s = op.Max(&[l, zero]).out();
+        let neg = op.Neg(s).out();
+        let scale = op.Pow(two, neg).out();
+        let x = op.Mul(a, scale).out();
+        let eye = const_mat(op, d, n, n, |i, j| (i == j) as i64 as f64);
+        // Horner: I + X(I + X/2(I + X/3(…))).
+        let mut e = eye;
+        for k in (1..=18).rev() {
+            let c = op.scalar(d, 1.0 / k as f64);
+            let xe = op.MatMul(x, e).out();
+            let xe = op.Mul(xe, c).out();
+            e = op.Add(eye, xe).out();
+        }
+        for i in 0..max_squarings {
+            let sq = op.MatMul(e, e).out();
+            let ii = op.scalar(d, i as f64);
+            let more = op.Less(ii, s).out();
+            e = op.Where(more, sq, e).out();
+        }
+        Ok(cast(op, e, t))
+    }
+}
+
+/// Householder QR as LAPACK's geqrf + orgqr: for each column, dlarfg's reflector
+/// (β = -sign(α)·‖(α, x)‖, τ = (β - α)/β, v = x/(α - β); τ = 0 when x is zero), applied to the
+/// trailing columns and accumulated into Q. Computed in double.
+fn householder_qr(op: &mut Builder, a: Value, batch: &[i64], m: i64, n: i64) -> (Value, Value) {
+    let d = DType::Double;
+    let rank = batch.len() + 2;
+    let mut r = cast(op, a, d);
+    let eye = const_mat(op, d, m, m, |i, j| (i == j) as i64 as f64);
+    let mut q = expand_to(op, eye, &with(batch, &[m, m]));
+    let (zero, one) = (op.scalar(d, 0.0), op.scalar(d, 1.0));
+    let minus_one = op.scalar(d, -1.0);
+    for k in 0..m.min(n) {
+        if k + 1 >= m {
+            // x is empty: H = I.
+            break;
+        }
+        let col = sl(op, r, -1, k, k + 1);
+        let alpha = sl(op, col, -2, k, k + 1);
+        let below = mask(op, m, 1, |i, _| i > k);
+        let x = op.Where(below, col, zero).out();
+        let ax = op.const_i64s(&[-2]);
+        let xnorm = op.ReduceL2(x, Some(ax)).keepdims(1).out();
+        let x0 = op.Equal(xnorm, zero).out();
+        let a2 = op.Mul(alpha, alpha).out();
+        let x2 = op.Mul(xnorm, xnorm).out();
+        let h = op.Add(a2, x2).out();
+        let h = op.Sqrt(h).out();
+        let nonneg = op.GreaterOrEqual(alpha, zero).out();
+        let sgn = op.Where(nonneg, minus_one, one).out();
+        let beta = op.Mul(sgn, h).out();
+        let beta_safe = op.Where(x0, one, beta).out();
+        let diff = op.Sub(beta, alpha).out();
+        let tau = op.Div(diff, beta_safe).out();
+        let tau = op.Where(x0, zero, tau).out();
+        let den = op.Sub(alpha, beta).out();
+        let den = op.Where(x0, one, den).out();
+        let vx = op.Div(x, den).out();
+        let at = mask(op, m, 1, |i, _| i == k);
+        let v = op.Where(at, one, vx).out();
+        // R <- H R on the trailing columns; column k becomes (…, β, 0, …).
+        let vt = mt(op, v, rank);
+        let vtr = op.MatMul(vt, r).out();
+        let p = op.MatMul(v, vtr).out();
+        let p = op.Mul(tau, p).out();
+        let upd = op.Sub(r, p).out();
+        let trail = mask(op, m, n, |i, j| i >= k && j > k);
+        let colk_below = mask(op, m, n, |i, j| i > k && j == k);
+        let colk_at = mask(op, m, n, |i, j| i == k && j == k);
+        let newk = op.Where(x0, alpha, beta).out();
+        let r1 = op.Where(colk_at, newk, r).out();
+        let r2 = op.Where(colk_below, zero, r1).out();
+        r = op.Where(trail, upd, r2).out();
+        // Q <- Q H.
+        let qv = op.MatMul(q, v).out();
+        let qvv = op.MatMul(qv, vt).out();
+        let qvv = op.Mul(tau, qvv).out();
+        q = op.Sub(q, qvv).out();
+    }
+    (q, r)
 }

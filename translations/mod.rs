@@ -10,6 +10,7 @@ pub mod activation;
 pub mod bessel;
 pub mod control_flow;
 pub mod creation;
+pub mod decompositions;
 pub mod elementwise;
 pub mod fft;
 pub mod indexing;
@@ -32,6 +33,7 @@ pub const FAMILIES: &[(&str, fn(&mut TranslationTable))] = &[
     ("bessel", bessel::register),
     ("control_flow", control_flow::register),
     ("creation", creation::register),
+    ("decompositions", decompositions::register),
     ("elementwise", elementwise::register),
     ("fft", fft::register),
     ("indexing", indexing::register),

@@ -1,0 +1,1393 @@
+//! Matrix decompositions and solvers for small static matrices, unrolled into ONNX ops at export
+//! time: LU with partial pivoting (LAPACK's getrf pivot choice: the first row of largest magnitude),
+//! determinants, solves and inverses, Cholesky, triangular solves, matrix powers.
+//!
+//! Every algorithm works on whole `[..., m, n]` tensors, batched over the leading dims: one step of
+//! an elimination is a handful of Slice / Where / Mul / Sub nodes with constant masks.
+
+use crate::onnx::ir::TensorData;
+use crate::translate::prelude::*;
+use crate::translations;
+
+/// The largest matrix side unrolled.
+const MAX_SIDE: i64 = 16;
+
+/// The static shape of `x`.
+pub(super) fn static_shape(op: &Builder, x: Value, what: &str) -> OpResult<Vec<i64>> {
+    let shape = op.shape(x).ok_or_else(|| OpError::new(format!("{what}: the input's shape is unknown")))?;
+    shape
+        .iter()
+        .map(|d| match d {
+            Dim::Fixed(n) => Ok(*n),
+            _ => Err(OpError::new(format!("{what} is translated for static shapes only"))),
+        })
+        .collect()
+}
+
+/// `(batch dims, rows, cols)` of a matrix (batch) with static, small sides.
+pub(super) fn matrix_dims(op: &Builder, x: Value, what: &str) -> OpResult<(Vec<i64>, i64, i64)> {
+    let s = static_shape(op, x, what)?;
+    if s.len() < 2 {
+        bail!("{what} needs a tensor of at least 2 dimensions");
+    }
+    let (m, n) = (s[s.len() - 2], s[s.len() - 1]);
+    if m > MAX_SIDE || n > MAX_SIDE {
+        bail!("{what} is unrolled for matrices up to {MAX_SIDE}x{MAX_SIDE}, got {m}x{n}");
+    }
+    Ok((s[..s.len() - 2].to_vec(), m, n))
+}
+
+pub(super) fn float_type(op: &Builder, x: Value, what: &str) -> OpResult<DType> {
+    let t = match op.out_dtype(0) {
+        Some(t) => t,
+        None => dtype_of(op, x)?,
+    };
+    if op.info(x).complex || !t.is_float() {
+        bail!("{what} is translated for real floating-point tensors only");
+    }
+    Ok(t)
+}
+
+/// A constant `[rows, cols]` tensor of type `t` from `f(i, j)`.
+pub(super) fn const_mat(op: &mut Builder, t: DType, rows: i64, cols: i64, f: impl Fn(i64, i64) -> f64) -> Value {
+    let vals: Vec<f64> = (0..rows).flat_map(|i| (0..cols).map(move |j| (i, j))).map(|(i, j)| f(i, j)).collect();
+    let data = TensorData::from_f64_as(t, vec![rows, cols], &vals).expect("encodable constant");
+    op.constant_tensor(data)
+}
+
+/// A constant bool `[rows, cols]` mask.
+pub(super) fn mask(op: &mut Builder, rows: i64, cols: i64, f: impl Fn(i64, i64) -> bool) -> Value {
+    const_mat(op, DType::Bool, rows, cols, |i, j| f(i, j) as i64 as f64)
+}
+
+/// `x[..., start:end, :]` (`axis` -2) or `x[..., start:end]` (`axis` -1).
+pub(super) fn sl(op: &mut Builder, x: Value, axis: i64, start: i64, end: i64) -> Value {
+    let s = op.const_i64s(&[start]);
+    let e = op.const_i64s(&[end]);
+    let a = op.const_i64s(&[axis]);
+    op.Slice(x, s, e, Some(a), None).out()
+}
+
+/// The transpose of the last two dims of a rank-`rank` tensor.
+pub(super) fn mt(op: &mut Builder, x: Value, rank: usize) -> Value {
+    let mut perm: Vec<i64> = (0..rank as i64).collect();
+    perm.swap(rank - 2, rank - 1);
+    op.Transpose(x).perm(&perm).out()
+}
+
+pub(super) fn expand_to(op: &mut Builder, x: Value, dims: &[i64]) -> Value {
+    let s = op.const_i64s(dims);
+    op.Expand(x, s).out()
+}
+
+pub(super) fn with(batch: &[i64], tail: &[i64]) -> Vec<i64> {
+    let mut v = batch.to_vec();
+    v.extend_from_slice(tail);
+    v
+}
+
+/// The broadcast of two static batch shapes.
+fn broadcast(a: &[i64], b: &[i64]) -> OpResult<Vec<i64>> {
+    let r = a.len().max(b.len());
+    let get = |s: &[i64], i: usize| if i + s.len() >= r { s[i + s.len() - r] } else { 1 };
+    (0..r)
+        .map(|i| {
+            let (x, y) = (get(a, i), get(b, i));
+            if x == y || y == 1 {
+                Ok(x)
+            } else if x == 1 {
+                Ok(y)
+            } else {
+                Err(OpError::new("the batch dimensions do not broadcast"))
+            }
+        })
+        .collect()
+}
+
+/// A row permutation applied to `w` (`[..., m, c]`): row `k` and row `p` (`[..., 1, 1]` int64)
+/// swapped.
+fn swap_rows(op: &mut Builder, w: Value, k: i64, p: Value, batch: &[i64], m: i64, c: i64) -> Value {
+    let ar_data = TensorData::from_i64s(vec![m, 1], &(0..m).collect::<Vec<_>>());
+    let ar = op.constant_tensor(ar_data);
+    let kk = op.scalar_i64(k);
+    let is_k = op.Equal(ar, kk).out();
+    let is_p = op.Equal(ar, p).out();
+    let inner = op.Where(is_p, kk, ar).out();
+    let idx = op.Where(is_k, p, inner).out();
+    let idx = expand_to(op, idx, &with(batch, &[m, c]));
+    op.GatherElements(w, idx).axis(-2).out()
+}
+
+/// Gaussian elimination with partial pivoting of `w` (`[..., m, c]`, type `t`) over its first
+/// `n` columns (`steps` = min(m, n) pivots). Returns the eliminated matrix (the multipliers of L
+/// stored below the diagonal, as LAPACK's getrf), the 0-based pivot rows (`[..., 1, 1]` int64
+/// each), and the row order (`[..., m, 1]` int64: row `i` of the result came from row `ord[i]`).
+struct Lu {
+    w: Value,
+    pivots: Vec<Value>,
+    order: Value,
+}
+
+fn lu_eliminate(op: &mut Builder, w: Value, t: DType, batch: &[i64], m: i64, c: i64, steps: i64) -> Lu {
+    let mut w = w;
+    let mut pivots = Vec::new();
+    let ord_data = TensorData::from_i64s(vec![m, 1], &(0..m).collect::<Vec<_>>());
+    let ord0 = op.constant_tensor(ord_data);
+    let mut order = expand_to(op, ord0, &with(batch, &[m, 1]));
+    let zero = op.scalar(t, 0.0);
+    if batch.contains(&0) {
+        // An empty batch: nothing to compute (ORT's ArgMax mishandles empty inputs).
+        for k in 0..steps {
+            let kk = op.scalar_i64(k);
+            pivots.push(expand_to(op, kk, &with(batch, &[1, 1])));
+        }
+        return Lu { w, pivots, order };
+    }
+    for k in 0..steps {
+        // The pivot: the first row of largest magnitude in column k, rows k.. (LAPACK's i?amax).
+        let col = sl(op, w, -1, k, k + 1);
+        let sub = sl(op, col, -2, k, m);
+        let a = op.Abs(sub).out();
+        let am = op.ArgMax(a).axis(-2).keepdims(1).select_last_index(0).out();
+        let kk = op.scalar_i64(k);
+        let p = op.Add(am, kk).out();
+        pivots.push(p);
+        w = swap_rows(op, w, k, p, batch, m, c);
+        order = swap_rows(op, order, k, p, batch, m, 1);
+        if k + 1 >= m {
+            continue;
+        }
+        let piv = sl(op, w, -2, k, k + 1);
+        let row = piv;
+        let piv = sl(op, piv, -1, k, k + 1);
+        let col = sl(op, w, -1, k, k + 1);
+        // A zero pivot means the whole column is zero: LAPACK leaves it unscaled.
+        let is_zero = op.Equal(piv, zero).out();
+        let q = op.Div(col, piv).out();
+        let f = op.Where(is_zero, col, q).out();
+        let fr = op.Mul(f, row).out();
+        let upd = op.Sub(w, fr).out();
+        let trail = mask(op, m, c, |i, j| i > k && j > k);
+        let below = mask(op, m, c, |i, j| i > k && j == k);
+        let inner = op.Where(below, f, w).out();
+        w = op.Where(trail, upd, inner).out();
+    }
+    Lu { w, pivots, order }
+}
+
+/// torch's 1-based int32 pivots `[..., steps]` from the 0-based pivot rows.
+fn pivots_out(op: &mut Builder, pivots: &[Value], batch: &[i64]) -> Value {
+    let v = if pivots.is_empty() {
+        let data = TensorData::from_i64s(vec![0], &[]);
+        let e = op.constant_tensor(data);
+        expand_to(op, e, &with(batch, &[0]))
+    } else {
+        let parts: Vec<Value> = pivots
+            .iter()
+            .map(|&p| {
+                let ax = op.const_i64s(&[-1]);
+                op.Squeeze(p, Some(ax)).out()
+            })
+            .collect();
+        let cat = op.Concat(&parts).axis(-1).out();
+        let one = op.scalar_i64(1);
+        op.Add(cat, one).out()
+    };
+    op.Cast(v).to(DType::Int32 as i64).out()
+}
+
+/// Zeros of type int32 and shape `batch` (LAPACK's `info` when nothing failed).
+fn zero_info(op: &mut Builder, batch: &[i64]) -> Value {
+    let z = op.scalar(DType::Int32, 0.0);
+    expand_to(op, z, batch)
+}
+
+/// LAPACK getrf's `info` (int32 `[...]`): the 1-based index of the first exactly zero pivot of U,
+/// else 0.
+fn lu_info(op: &mut Builder, w: Value, t: DType, batch: &[i64], steps: i64) -> Value {
+    let mut info = zero_info(op, batch);
+    if batch.contains(&0) {
+        return info;
+    }
+    let zero = op.scalar(t, 0.0);
+    for k in (0..steps).rev() {
+        let r = sl(op, w, -2, k, k + 1);
+        let d = sl(op, r, -1, k, k + 1);
+        let z = op.Equal(d, zero).out();
+        let ax = op.const_i64s(&[-2, -1]);
+        let z = op.Squeeze(z, Some(ax)).out();
+        let v = op.scalar(DType::Int32, (k + 1) as f64);
+        info = op.Where(z, v, info).out();
+    }
+    info
+}
+
+
+/// The determinant of an LU-eliminated square matrix: the product of U's diagonal, negated per
+/// row swap.
+fn lu_det(op: &mut Builder, lu: &Lu, t: DType, batch: &[i64], n: i64) -> Value {
+    let eye = mask(op, n, n, |i, j| i == j);
+    let one = op.scalar(t, 1.0);
+    let d = op.Where(eye, lu.w, one).out();
+    let mut det = if n == 0 {
+        let one = op.scalar(t, 1.0);
+        expand_to(op, one, batch)
+    } else {
+        let axes = op.const_i64s(&[-2, -1]);
+        op.ReduceProd(d, Some(axes)).keepdims(0).out()
+    };
+    for (k, &p) in lu.pivots.iter().enumerate() {
+        let kk = op.scalar_i64(k as i64);
+        let swapped = op.Equal(p, kk).out();
+        let ax = op.const_i64s(&[-2, -1]);
+        let swapped = op.Squeeze(swapped, Some(ax)).out();
+        let neg = op.Neg(det).out();
+        det = op.Where(swapped, det, neg).out();
+    }
+    det
+}
+
+/// Solves `A X = B` (A `[..., n, n]`, B `[..., n, k]`, same batch) by elimination with partial
+/// pivoting and back substitution. Returns X and the LU factorisation.
+fn solve_square(op: &mut Builder, a: Value, b: Value, t: DType, batch: &[i64], n: i64, k: i64) -> (Value, Lu) {
+    let w = op.Concat(&[a, b]).axis(-1).out();
+    let c = n + k;
+    let lu = lu_eliminate(op, w, t, batch, n, c, n);
+    // U alone: the multipliers stored below the diagonal must not enter the back substitution.
+    let lower = mask(op, n, c, |i, j| j < i && j < n);
+    let zero = op.scalar(t, 0.0);
+    let mut w = op.Where(lower, zero, lu.w).out();
+    for j in (0..n).rev() {
+        let row = sl(op, w, -2, j, j + 1);
+        let piv = sl(op, row, -1, j, j + 1);
+        let row = op.Div(row, piv).out();
+        let col = sl(op, w, -1, j, j + 1);
+        let fr = op.Mul(col, row).out();
+        let upd = op.Sub(w, fr).out();
+        let above = mask(op, n, 1, |i, _| i < j);
+        let at = mask(op, n, 1, |i, _| i == j);
+        let inner = op.Where(at, row, w).out();
+        w = op.Where(above, upd, inner).out();
+    }
+    let x = sl(op, w, -1, n, c);
+    let lu_part = sl(op, lu.w, -1, 0, n);
+    (x, Lu { w: lu_part, pivots: lu.pivots, order: lu.order })
+}
+
+/// A square float matrix input: `(x cast to t, t, batch, n)`.
+fn square(op: &mut Builder, x: Value, what: &str) -> OpResult<(Value, DType, Vec<i64>, i64)> {
+    let (batch, m, n) = matrix_dims(op, x, what)?;
+    if m != n {
+        bail!("{what} needs square matrices, got {m}x{n}");
+    }
+    let t = float_type(op, x, what)?;
+    let x = cast(op, x, t);
+    Ok((x, t, batch, n))
+}
+
+/// `linalg.solve(A, B, left)`: B is a vector batch when it is 1-D or has A's shape minus one dim.
+fn linalg_solve_impl(op: &mut Builder, a: Value, b: Value, left: bool, what: &str) -> OpResult<(Value, Lu, Vec<i64>)> {
+    let (a, t, abatch, n) = square(op, a, what)?;
+    let bshape = static_shape(op, b, what)?;
+    let b = cast(op, b, t);
+    let a_rank = abatch.len() + 2;
+    let vector = bshape.len() == 1 || (bshape.len() + 1 == a_rank && bshape[..] == with(&abatch, &[n])[..]);
+    let (b, bbatch, k) = if vector {
+        let ax = op.const_i64s(&[-1]);
+        let b2 = op.Unsqueeze(b, ax).out();
+        (b2, bshape[..bshape.len() - 1].to_vec(), 1)
+    } else {
+        if bshape.len() < 2 {
+            bail!("{what}: B must be a vector or a matrix batch");
+        }
+        let r = bshape.len();
+        if left {
+            (b, bshape[..r - 2].to_vec(), bshape[r - 1])
+        } else {
+            (b, bshape[..r - 2].to_vec(), bshape[r - 2])
+        }
+    };
+    if k > MAX_SIDE * 4 {
+        bail!("{what}: too many right-hand sides to unroll ({k})");
+    }
+    let batch = broadcast(&abatch, &bbatch)?;
+    let rank = batch.len() + 2;
+    let a = expand_to(op, a, &with(&batch, &[n, n]));
+    let (a, b) = if left || vector {
+        if !left {
+            let at = mt(op, a, rank);
+            (at, b)
+        } else {
+            (a, b)
+        }
+    } else {
+        // X A = B  <=>  A^T X^T = B^T.
+        let at = mt(op, a, rank);
+        let bt = mt(op, b, bbatch.len() + 2);
+        (at, bt)
+    };
+    let b = expand_to(op, b, &with(&batch, &[n, k]));
+    let (x, lu) = solve_square(op, a, b, t, &batch, n, k);
+    let x = if vector {
+        let ax = op.const_i64s(&[-1]);
+        op.Squeeze(x, Some(ax)).out()
+    } else if left {
+        x
+    } else {
+        mt(op, x, rank)
+    };
+    Ok((x, lu, batch))
+}
+
+/// Cholesky `L` (lower) of a symmetric positive-definite batch, and LAPACK's `info` (the 1-based
+/// order of the first leading minor that is not positive definite, else 0).
+fn cholesky_lower(op: &mut Builder, a: Value, t: DType, batch: &[i64], n: i64) -> (Value, Value) {
+    let rank = batch.len() + 2;
+    let mut w = a;
+    let zero = op.scalar(t, 0.0);
+    let mut cols = Vec::new();
+    let mut bads = Vec::new();
+    for j in 0..n {
+        let row = sl(op, w, -2, j, j + 1);
+        let ajj = sl(op, row, -1, j, j + 1);
+        let pos = op.Greater(ajj, zero).out();
+        bads.push(op.Not(pos).out());
+        let d = op.Sqrt(ajj).out();
+        let col = sl(op, w, -1, j, j + 1);
+        let q = op.Div(col, d).out();
+        let below = mask(op, n, 1, |i, _| i > j);
+        let at = mask(op, n, 1, |i, _| i == j);
+        let inner = op.Where(at, d, zero).out();
+        let l = op.Where(below, q, inner).out();
+        cols.push(l);
+        if j + 1 < n {
+            let lt = mt(op, l, rank);
+            let outer = op.Mul(l, lt).out();
+            let upd = op.Sub(w, outer).out();
+            let trail = mask(op, n, n, |r, c| r > j && c > j);
+            w = op.Where(trail, upd, w).out();
+        }
+    }
+    let l = if cols.is_empty() {
+        a
+    } else {
+        let l = op.Concat(&cols).axis(-1).out();
+        expand_to(op, l, &with(batch, &[n, n]))
+    };
+    let mut info = zero_info(op, batch);
+    for (j, bad) in bads.iter().enumerate().rev() {
+        let ax = op.const_i64s(&[-2, -1]);
+        let bad = op.Squeeze(*bad, Some(ax)).out();
+        let v = op.scalar(DType::Int32, (j + 1) as f64);
+        info = op.Where(bad, v, info).out();
+    }
+    (l, info)
+}
+
+/// Solves `A X = B` for triangular A (`[..., n, n]`) and B (`[..., n, k]`) with the same batch,
+/// reading only A's `upper` (or lower) triangle.
+fn tri_solve(op: &mut Builder, a: Value, b: Value, upper: bool, unit: bool, n: i64) -> Value {
+    let mut w = b;
+    let order: Vec<i64> = if upper { (0..n).rev().collect() } else { (0..n).collect() };
+    for j in order {
+        let row = sl(op, w, -2, j, j + 1);
+        let xj = if unit {
+            row
+        } else {
+            let arow = sl(op, a, -2, j, j + 1);
+            let ajj = sl(op, arow, -1, j, j + 1);
+            op.Div(row, ajj).out()
+        };
+        let col = sl(op, a, -1, j, j + 1);
+        let fr = op.Mul(col, xj).out();
+        let upd = op.Sub(w, fr).out();
+        let rest = mask(op, n, 1, |i, _| if upper { i < j } else { i > j });
+        let at = mask(op, n, 1, |i, _| i == j);
+        let inner = op.Where(at, xj, w).out();
+        w = op.Where(rest, upd, inner).out();
+    }
+    w
+}
+
+/// Broadcasts the batch dims of A (`[..., n, n]`) and B (`[..., n, k]`).
+fn broadcast_pair(op: &mut Builder, a: Value, b: Value, what: &str) -> OpResult<(Value, Value, Vec<i64>, i64, i64)> {
+    let (abatch, m, n) = matrix_dims(op, a, what)?;
+    if m != n {
+        bail!("{what} needs square coefficient matrices, got {m}x{n}");
+    }
+    let bshape = static_shape(op, b, what)?;
+    if bshape.len() < 2 {
+        bail!("{what}: B must be a matrix batch");
+    }
+    let r = bshape.len();
+    let (bbatch, bm, k) = (bshape[..r - 2].to_vec(), bshape[r - 2], bshape[r - 1]);
+    if bm != n {
+        bail!("{what}: incompatible shapes");
+    }
+    let batch = broadcast(&abatch, &bbatch)?;
+    let a = expand_to(op, a, &with(&batch, &[n, n]));
+    let b = expand_to(op, b, &with(&batch, &[n, k]));
+    Ok((a, b, batch, n, k))
+}
+
+/// The permutation matrix P (`[..., m, m]`, type t) with `A = P L U` from the row order.
+fn perm_matrix(op: &mut Builder, order: Value, t: DType, batch: &[i64], m: i64) -> Value {
+    let ot = mt(op, order, batch.len() + 2);
+    let ar_data = TensorData::from_i64s(vec![m, 1], &(0..m).collect::<Vec<_>>());
+    let ar = op.constant_tensor(ar_data);
+    let eq = op.Equal(ar, ot).out();
+    cast(op, eq, t)
+}
+
+/// Jacobi sweeps of the one-sided (Hestenes) SVD; quadratic convergence makes this many reach
+/// double precision for the matrix sides unrolled here.
+const JACOBI_SWEEPS: usize = 10;
+
+/// The one-sided Jacobi SVD of `a` (`[..., m, n]` with m >= n, computed in double): orthogonal
+/// rotations of column pairs until the columns are orthogonal. Returns the rotated columns
+/// (`a_i = σ_i u_i`, `[..., m, 1]` each) and, when asked, the accumulated right rotations
+/// (`v_i`, `[..., n, 1]` each).
+fn jacobi_columns(op: &mut Builder, a: Value, batch: &[i64], m: i64, n: i64, want_v: bool) -> (Vec<Value>, Vec<Value>) {
+    let d = DType::Double;
+    let a = cast(op, a, d);
+    let mut cols: Vec<Value> = (0..n).map(|j| sl(op, a, -1, j, j + 1)).collect();
+    let mut vs: Vec<Value> = Vec::new();
+    if want_v {
+        let eye = const_mat(op, d, n, n, |i, j| (i == j) as i64 as f64);
+        let eye = expand_to(op, eye, &with(batch, &[n, n]));
+        vs = (0..n).map(|j| sl(op, eye, -1, j, j + 1)).collect();
+    }
+    let (zero, one, two) = (op.scalar(d, 0.0), op.scalar(d, 1.0), op.scalar(d, 2.0));
+    let minus_one = op.scalar(d, -1.0);
+    let dot = |op: &mut Builder, x: Value, y: Value| {
+        let p = op.Mul(x, y).out();
+        let ax = op.const_i64s(&[-2]);
+        op.ReduceSum(p, Some(ax)).keepdims(1).out()
+    };
+    for _ in 0..JACOBI_SWEEPS {
+        for p in 0..n as usize {
+            for q in p + 1..n as usize {
+                let alpha = dot(op, cols[p], cols[p]);
+                let beta = dot(op, cols[q], cols[q]);
+                let gamma = dot(op, cols[p], cols[q]);
+                let g0 = op.Equal(gamma, zero).out();
+                let gs = op.Where(g0, one, gamma).out();
+                let diff = op.Sub(beta, alpha).out();
+                let den = op.Mul(two, gs).out();
+                let zeta = op.Div(diff, den).out();
+                let nonneg = op.GreaterOrEqual(zeta, zero).out();
+                let sgn = op.Where(nonneg, one, minus_one).out();
+                let az = op.Abs(zeta).out();
+                let z2 = op.Mul(zeta, zeta).out();
+                let z2 = op.Add(z2, one).out();
+                let r = op.Sqrt(z2).out();
+                let den = op.Add(az, r).out();
+                let tt = op.Div(sgn, den).out();
+                let tt = op.Where(g0, zero, tt).out();
+                let t2 = op.Mul(tt, tt).out();
+                let t2 = op.Add(t2, one).out();
+                let r = op.Sqrt(t2).out();
+                let c = op.Div(one, r).out();
+                let s = op.Mul(c, tt).out();
+                let rotate = |op: &mut Builder, x: Value, y: Value| {
+                    let cx = op.Mul(c, x).out();
+                    let sy = op.Mul(s, y).out();
+                    let sx = op.Mul(s, x).out();
+                    let cy = op.Mul(c, y).out();
+                    (op.Sub(cx, sy).out(), op.Add(sx, cy).out())
+                };
+                let (x, y) = rotate(op, cols[p], cols[q]);
+                cols[p] = x;
+                cols[q] = y;
+                if want_v {
+                    let (x, y) = rotate(op, vs[p], vs[q]);
+                    vs[p] = x;
+                    vs[q] = y;
+                }
+            }
+        }
+    }
+    let _ = m;
+    (cols, vs)
+}
+
+/// The singular values (descending, `[..., k]`, type `t`) of `a` (`[..., m, n]`).
+fn singular_values(op: &mut Builder, a: Value, t: DType, batch: &[i64], m: i64, n: i64) -> Value {
+    let k = m.min(n);
+    if k == 0 || batch.contains(&0) {
+        let z = op.scalar(t, 0.0);
+        return expand_to(op, z, &with(batch, &[k]));
+    }
+    let (a, m, n) = if m < n { (mt(op, a, batch.len() + 2), n, m) } else { (a, m, n) };
+    let (cols, _) = jacobi_columns(op, a, batch, m, n, false);
+    let norms: Vec<Value> = cols
+        .iter()
+        .map(|&c| {
+            let ax = op.const_i64s(&[-2]);
+            op.ReduceL2(c, Some(ax)).keepdims(1).out()
+        })
+        .collect();
+    let s = op.Concat(&norms).axis(-1).out();
+    let ax = op.const_i64s(&[-2]);
+    let s = op.Squeeze(s, Some(ax)).out();
+    let kk = op.const_i64s(&[k]);
+    let [sorted, _] = op.TopK(s, kk).axis(-1).largest(1).sorted(1).outs::<2>();
+    cast(op, sorted, t)
+}
+
+/// The lower triangle of `a` mirrored (what LAPACK's symmetric eigen solvers read).
+fn symmetrize_lower(op: &mut Builder, a: Value, rank: usize) -> Value {
+    let at = mt(op, a, rank);
+    let lower = op.Trilu(a, None).upper(0).out();
+    let k = op.scalar_i64(1);
+    let strict_upper = op.Trilu(at, Some(k)).upper(1).out();
+    op.Add(lower, strict_upper).out()
+}
+
+/// torch's pinv / matrix_rank tolerance: `max(atol, rtol·σ_max)`, with rtol defaulting to
+/// `eps·max(m, n)` when neither is given and to 0 when only atol is.
+fn sv_tolerance(op: &mut Builder, smax: Value, atol: Option<Value>, rtol: Option<Value>, t: DType, m: i64, n: i64) -> Value {
+    let d = DType::Double;
+    let eps = match t {
+        DType::Double => f64::EPSILON,
+        DType::Float16 => 0.0009765625,
+        DType::BFloat16 => 0.0078125,
+        _ => f32::EPSILON as f64,
+    };
+    let rtol = match (rtol, atol) {
+        (Some(r), _) => cast(op, r, d),
+        (None, Some(_)) => op.scalar(d, 0.0),
+        (None, None) => op.scalar(d, eps * m.max(n) as f64),
+    };
+    let atol = match atol {
+        Some(a) => cast(op, a, d),
+        None => op.scalar(d, 0.0),
+    };
+    let smax = cast(op, smax, d);
+    let r = op.Mul(rtol, smax).out();
+    op.Max(&[atol, r]).out()
+}
+
+/// The pseudo-inverse of `a` (`[..., m, n]`, type t) from the Jacobi SVD, dropping singular values
+/// not above torch's tolerance.
+fn pinv_impl(op: &mut Builder, a: Value, atol: Option<Value>, rtol: Option<Value>, hermitian: bool, what: &str) -> OpResult<Value> {
+    let (batch, m, n) = matrix_dims(op, a, what)?;
+    let t = float_type(op, a, what)?;
+    let rank = batch.len() + 2;
+    let a = cast(op, a, t);
+    if m.min(n) == 0 || batch.contains(&0) {
+        let z = op.scalar(t, 0.0);
+        return Ok(expand_to(op, z, &with(&batch, &[n, m])));
+    }
+    if hermitian && m != n {
+        bail!("{what}: hermitian needs square matrices");
+    }
+    let a = if hermitian { symmetrize_lower(op, a, rank) } else { a };
+    let (x, mm, nn, flip) = if m < n { (mt(op, a, rank), n, m, true) } else { (a, m, n, false) };
+    let (cols, vs) = jacobi_columns(op, x, &batch, mm, nn, true);
+    let d = DType::Double;
+    let sq: Vec<Value> = cols
+        .iter()
+        .map(|&c| {
+            let ax = op.const_i64s(&[-2]);
+            op.ReduceSumSquare(c, Some(ax)).keepdims(1).out()
+        })
+        .collect();
+    let s2 = op.Concat(&sq).axis(-1).out();
+    let sig = op.Sqrt(s2).out();
+    let ax = op.const_i64s(&[-1]);
+    let smax = op.ReduceMax(sig, Some(ax)).keepdims(1).out();
+    let tol = sv_tolerance(op, smax, atol, rtol, t, m, n);
+    let keep = op.Greater(sig, tol).out();
+    let one = op.scalar(d, 1.0);
+    let zero = op.scalar(d, 0.0);
+    let inv = op.Div(one, s2).out();
+    let w = op.Where(keep, inv, zero).out();
+    let v = op.Concat(&vs).axis(-1).out();
+    let u = op.Concat(&cols).axis(-1).out();
+    let vw = op.Mul(v, w).out();
+    let ut = mt(op, u, rank);
+    let p = op.MatMul(vw, ut).out();
+    let p = if flip { mt(op, p, rank) } else { p };
+    Ok(cast(op, p, t))
+}
+
+/// The numerical rank (int64 `[...]`): singular values above torch's tolerance.
+fn matrix_rank_impl(op: &mut Builder, a: Value, atol: Option<Value>, rtol: Option<Value>, hermitian: bool) -> OpResult<Value> {
+    let what = "matrix_rank";
+    let (batch, m, n) = matrix_dims(op, a, what)?;
+    let t = float_type_of(op, a, what)?;
+    let a = cast(op, a, t);
+    if m.min(n) == 0 || batch.contains(&0) {
+        let z = op.scalar_i64(0);
+        return Ok(expand_to(op, z, &batch));
+    }
+    if hermitian && m != n {
+        bail!("{what}: hermitian needs square matrices");
+    }
+    let a = if hermitian { symmetrize_lower(op, a, batch.len() + 2) } else { a };
+    let s = singular_values(op, a, DType::Double, &batch, m, n);
+    let first = sl(op, s, -1, 0, 1);
+    let tol = sv_tolerance(op, first, atol, rtol, t, m, n);
+    let gt = op.Greater(s, tol).out();
+    let gt = cast(op, gt, DType::Int64);
+    let ax = op.const_i64s(&[-1]);
+    Ok(op.ReduceSum(gt, Some(ax)).keepdims(0).out())
+}
+
+/// The input's float type (the output type of matrix_rank is int64, so not from the output).
+fn float_type_of(op: &Builder, x: Value, what: &str) -> OpResult<DType> {
+    let t = dtype_of(op, x)?;
+    if op.info(x).complex || !t.is_float() {
+        bail!("{what} is translated for real floating-point tensors only");
+    }
+    Ok(t)
+}
+
+/// Solves with an LU factorisation (`LU`, 1-based `pivots`) as LAPACK's getrs: `A X = B`, or
+/// `A^T X = B` when `adjoint` (A = P L U).
+fn lu_solve_impl(op: &mut Builder, lu: Value, pivots: Value, b: Value, left: bool, adjoint: bool) -> OpResult<Value> {
+    let what = "lu_solve";
+    let t = float_type(op, b, what)?;
+    let lu = cast(op, lu, t);
+    let b = cast(op, b, t);
+    let rb = rank_of(op, b)?;
+    let bshape = static_shape(op, b, what)?;
+    // X A = B  <=>  A^T X^T = B^T.
+    let (b, adjoint) = if left {
+        (b, adjoint)
+    } else {
+        let bt = mt(op, b, rb);
+        let mut s = bshape.clone();
+        s.swap(rb - 2, rb - 1);
+        op.info_mut(bt).shape = Some(s.iter().map(|&d| Dim::Fixed(d)).collect());
+        (bt, !adjoint)
+    };
+    let (lu, b, batch, n, k) = broadcast_pair(op, lu, b, what)?;
+    let rank = batch.len() + 2;
+    let piv = cast(op, pivots, DType::Int64);
+    let piv = expand_to(op, piv, &with(&batch, &[n]));
+    let one = op.scalar_i64(1);
+    let piv = op.Sub(piv, one).out();
+    let ax = op.const_i64s(&[-1]);
+    let piv = op.Unsqueeze(piv, ax).out();
+    let pk: Vec<Value> = (0..n).map(|j| sl(op, piv, -2, j, j + 1)).collect();
+    let x = if !adjoint {
+        let mut w = b;
+        for (j, &p) in pk.iter().enumerate() {
+            w = swap_rows(op, w, j as i64, p, &batch, n, k);
+        }
+        let y = tri_solve(op, lu, w, false, true, n);
+        tri_solve(op, lu, y, true, false, n)
+    } else {
+        let lut = mt(op, lu, rank);
+        let y = tri_solve(op, lut, b, false, false, n);
+        let mut w = tri_solve(op, lut, y, true, true, n);
+        for (j, &p) in pk.iter().enumerate().rev() {
+            w = swap_rows(op, w, j as i64, p, &batch, n, k);
+        }
+        w
+    };
+    Ok(if left { x } else { mt(op, x, rank) })
+}
+
+/// The eigenvalues (ascending, `[..., n]`, type t) of the symmetric matrix read from `a`'s lower
+/// (or upper) triangle: cyclic two-sided Jacobi rotations in double precision.
+fn symmetric_eigenvalues(op: &mut Builder, a: Value, t: DType, batch: &[i64], n: i64, lower: bool) -> Value {
+    if n == 0 || batch.contains(&0) {
+        let z = op.scalar(t, 0.0);
+        return expand_to(op, z, &with(batch, &[n]));
+    }
+    let (ev, _) = symmetric_jacobi(op, a, batch, n, lower, false);
+    let kk = op.const_i64s(&[n]);
+    let [sorted, _] = op.TopK(ev, kk).axis(-1).largest(0).sorted(1).outs::<2>();
+    cast(op, sorted, t)
+}
+
+/// Cyclic Jacobi on the symmetric matrix read from `a`'s lower (or upper) triangle, in double:
+/// the eigenvalues (`[..., n]`, unsorted) and, when asked, the eigenvectors as columns.
+pub(super) fn symmetric_jacobi(op: &mut Builder, a: Value, batch: &[i64], n: i64, lower: bool, want_v: bool) -> (Value, Option<Value>) {
+    let rank = batch.len() + 2;
+    let d = DType::Double;
+    let a = cast(op, a, d);
+    let a = if lower {
+        symmetrize_lower(op, a, rank)
+    } else {
+        let at = mt(op, a, rank);
+        symmetrize_lower(op, at, rank)
+    };
+    let mut w = a;
+    let (zero, one, two, minus_one) = (op.scalar(d, 0.0), op.scalar(d, 1.0), op.scalar(d, 2.0), op.scalar(d, -1.0));
+    let eye = const_mat(op, d, n, n, |i, j| (i == j) as i64 as f64);
+    let mut v = if want_v { Some(expand_to(op, eye, &with(batch, &[n, n]))) } else { None };
+    let entry = |op: &mut Builder, w: Value, i: i64, j: i64| {
+        let r = sl(op, w, -2, i, i + 1);
+        sl(op, r, -1, j, j + 1)
+    };
+    for _ in 0..JACOBI_SWEEPS {
+        for p in 0..n {
+            for q in p + 1..n {
+                let app = entry(op, w, p, p);
+                let aqq = entry(op, w, q, q);
+                let apq = entry(op, w, p, q);
+                let g0 = op.Equal(apq, zero).out();
+                let gs = op.Where(g0, one, apq).out();
+                let diff = op.Sub(aqq, app).out();
+                let den = op.Mul(two, gs).out();
+                let theta = op.Div(diff, den).out();
+                let nonneg = op.GreaterOrEqual(theta, zero).out();
+                let sgn = op.Where(nonneg, one, minus_one).out();
+                let at = op.Abs(theta).out();
+                let t2 = op.Mul(theta, theta).out();
+                let t2 = op.Add(t2, one).out();
+                let r = op.Sqrt(t2).out();
+                let den = op.Add(at, r).out();
+                let tt = op.Div(sgn, den).out();
+                let tt = op.Where(g0, zero, tt).out();
+                let tt2 = op.Mul(tt, tt).out();
+                let tt2 = op.Add(tt2, one).out();
+                let r = op.Sqrt(tt2).out();
+                let c = op.Div(one, r).out();
+                let s = op.Mul(c, tt).out();
+                // J = I + (c - 1)(e_p e_p^T + e_q e_q^T) + s (e_p e_q^T - e_q e_p^T); A <- J^T A J.
+                let dpq = const_mat(op, d, n, n, |i, j| ((i == j) && (i == p || i == q)) as i64 as f64);
+                let opq = const_mat(op, d, n, n, |i, j| {
+                    if i == p && j == q {
+                        1.0
+                    } else if i == q && j == p {
+                        -1.0
+                    } else {
+                        0.0
+                    }
+                });
+                let cm1 = op.Sub(c, one).out();
+                let x = op.Mul(cm1, dpq).out();
+                let y = op.Mul(s, opq).out();
+                let j = op.Add(x, y).out();
+                let j = op.Add(j, eye).out();
+                let jt = mt(op, j, rank);
+                let aj = op.MatMul(w, j).out();
+                w = op.MatMul(jt, aj).out();
+                v = v.map(|v| op.MatMul(v, j).out());
+            }
+        }
+    }
+    let mask = mask(op, n, n, |i, j| i == j);
+    let z = op.scalar(d, 0.0);
+    let diag = op.Where(mask, w, z).out();
+    let ax = op.const_i64s(&[-1]);
+    let ev = op.ReduceSum(diag, Some(ax)).keepdims(0).out();
+    (ev, v)
+}
+
+enum NormKind {
+    Fro,
+    Nuc,
+    /// σ_max (true) or σ_min.
+    Spectral(bool),
+    /// Max (true) or min over columns of the column sums of |x|.
+    Col(bool),
+    /// Max (true) or min over rows of the row sums of |x|.
+    Row(bool),
+}
+
+fn matrix_norm_impl(op: &mut Builder, x: Value, kind: NormKind, dim: &[i64], keepdim: bool) -> OpResult<Value> {
+    let what = "matrix_norm";
+    let r = rank_of(op, x)?;
+    if dim.len() != 2 || r < 2 {
+        bail!("{what} needs two dims of a tensor of rank >= 2");
+    }
+    let (d0, d1) = (normalize_axis(dim[0], r) as usize, normalize_axis(dim[1], r) as usize);
+    if d0 == d1 {
+        bail!("{what}: the two dims must differ");
+    }
+    let t = float_type(op, x, what)?;
+    let sx = static_shape(op, x, what)?;
+    let x = cast(op, x, t);
+    let mut perm: Vec<usize> = (0..r).filter(|&i| i != d0 && i != d1).collect();
+    perm.extend([d0, d1]);
+    let p: Vec<i64> = perm.iter().map(|&i| i as i64).collect();
+    let x = if perm.iter().enumerate().all(|(i, &j)| i == j) { x } else { op.Transpose(x).perm(&p).out() };
+    let ps: Vec<i64> = perm.iter().map(|&i| sx[i]).collect();
+    let batch = ps[..r - 2].to_vec();
+    let (m, n) = (ps[r - 2], ps[r - 1]);
+    let res = match kind {
+        NormKind::Fro => {
+            let ax = op.const_i64s(&[-2, -1]);
+            op.ReduceL2(x, Some(ax)).keepdims(0).out()
+        }
+        NormKind::Nuc | NormKind::Spectral(_) => {
+            if m.min(n) == 0 {
+                bail!("{what}: spectral norms of empty matrices are not translated");
+            }
+            if m > MAX_SIDE || n > MAX_SIDE {
+                bail!("{what} is unrolled for matrices up to {MAX_SIDE}x{MAX_SIDE}");
+            }
+            let s = singular_values(op, x, t, &batch, m, n);
+            let k = m.min(n);
+            match kind {
+                NormKind::Nuc => {
+                    let ax = op.const_i64s(&[-1]);
+                    op.ReduceSum(s, Some(ax)).keepdims(0).out()
+                }
+                NormKind::Spectral(true) => {
+                    let v = sl(op, s, -1, 0, 1);
+                    let ax = op.const_i64s(&[-1]);
+                    op.Squeeze(v, Some(ax)).out()
+                }
+                _ => {
+                    let v = sl(op, s, -1, k - 1, k);
+                    let ax = op.const_i64s(&[-1]);
+                    op.Squeeze(v, Some(ax)).out()
+                }
+            }
+        }
+        NormKind::Col(max) | NormKind::Row(max) => {
+            let (sum_axis, red_axis) = if matches!(kind, NormKind::Col(_)) { (-2, -1) } else { (-1, -2) };
+            let a = op.Abs(x).out();
+            let ax = op.const_i64s(&[sum_axis]);
+            let s = op.ReduceSum(a, Some(ax)).keepdims(1).out();
+            let ax = op.const_i64s(&[red_axis, sum_axis]);
+            if max {
+                op.ReduceMax(s, Some(ax)).keepdims(0).out()
+            } else {
+                op.ReduceMin(s, Some(ax)).keepdims(0).out()
+            }
+        }
+    };
+    Ok(if keepdim {
+        let mut axes = vec![d0 as i64, d1 as i64];
+        axes.sort();
+        let ax = op.const_i64s(&axes);
+        op.Unsqueeze(res, ax).out()
+    } else {
+        res
+    })
+}
+
+translations! {
+    /// linalg_det(Tensor A) -> Tensor
+    #[target("aten::linalg_det", "aten::det")]
+    fn linalg_det(op, A: Option<Tensor> = None, self_: Option<Tensor> = None) -> OpResult<Value> {
+        let Some(x) = A.or(self_) else { bail!("det needs a tensor") };
+        let (x, t, batch, n) = square(op, x, "det")?;
+        let lu = lu_eliminate(op, x, t, &batch, n, n, n);
+        Ok(lu_det(op, &lu, t, &batch, n))
+    }
+
+    /// _linalg_det(Tensor A) -> (Tensor result, Tensor LU, Tensor pivots)
+    #[target("aten::_linalg_det")]
+    fn _linalg_det(op, A: Tensor) -> OpResult<Vec<Option<Value>>> {
+        let a = A;
+        let (x, t, batch, n) = square(op, a, "det")?;
+        let lu = lu_eliminate(op, x, t, &batch, n, n, n);
+        let det = lu_det(op, &lu, t, &batch, n);
+        let piv = pivots_out(op, &lu.pivots, &batch);
+        Ok(vec![Some(det), Some(lu.w), Some(piv)])
+    }
+
+    /// logdet(Tensor self) -> Tensor
+    #[target("aten::logdet")]
+    fn logdet(op, self_: Tensor) -> OpResult<Value> {
+        let (x, t, batch, n) = square(op, self_, "logdet")?;
+        let lu = lu_eliminate(op, x, t, &batch, n, n, n);
+        let det = lu_det(op, &lu, t, &batch, n);
+        // log of a negative determinant is NaN, of zero -inf, as torch.
+        Ok(op.Log(det).out())
+    }
+
+    /// _linalg_slogdet(Tensor A) -> (Tensor sign, Tensor logabsdet, Tensor LU, Tensor pivots)
+    #[target("aten::_linalg_slogdet", "aten::linalg_slogdet")]
+    fn _linalg_slogdet(op, A: Tensor) -> OpResult<Vec<Option<Value>>> {
+        let a = A;
+        let (x, t, batch, n) = square(op, a, "slogdet")?;
+        let lu = lu_eliminate(op, x, t, &batch, n, n, n);
+        // sign·exp(logabsdet): the log of |U|'s diagonal summed (no overflow of the product).
+        let eye = mask(op, n, n, |i, j| i == j);
+        let one = op.scalar(t, 1.0);
+        let d = op.Where(eye, lu.w, one).out();
+        let ad = op.Abs(d).out();
+        let ld = op.Log(ad).out();
+        let logabs = if n == 0 {
+            let z = op.scalar(t, 0.0);
+            expand_to(op, z, &batch)
+        } else {
+            let axes = op.const_i64s(&[-2, -1]);
+            op.ReduceSum(ld, Some(axes)).keepdims(0).out()
+        };
+        let det = lu_det(op, &lu, t, &batch, n);
+        let sign = op.Sign(det).out();
+        let piv = pivots_out(op, &lu.pivots, &batch);
+        Ok(vec![Some(sign), Some(logabs), Some(lu.w), Some(piv)])
+    }
+
+    /// linalg_matrix_power(Tensor self, int n) -> Tensor
+    #[target("aten::linalg_matrix_power")]
+    fn linalg_matrix_power(op, self_: Tensor, n: i64) -> OpResult<Value> {
+        let s = static_shape(op, self_, "matrix_power")?;
+        if s.len() < 2 || s[s.len() - 1] != s[s.len() - 2] {
+            bail!("matrix_power needs square matrices");
+        }
+        let t = match op.out_dtype(0) {
+            Some(t) => t,
+            None => dtype_of(op, self_)?,
+        };
+        if op.info(self_).complex || t == DType::Bool {
+            bail!("matrix_power of complex or bool tensors is not supported");
+        }
+        let side = s[s.len() - 1];
+        let x = cast(op, self_, t);
+        if n == 0 {
+            let eye = const_mat(op, t, side, side, |i, j| (i == j) as i64 as f64);
+            return Ok(expand_to(op, eye, &s));
+        }
+        let a = if n < 0 {
+            if !t.is_float() {
+                bail!("matrix_power with a negative exponent needs a floating-point matrix");
+            }
+            let batch = s[..s.len() - 2].to_vec();
+            if side > MAX_SIDE {
+                bail!("matrix_power: inverses are unrolled for matrices up to {MAX_SIDE}x{MAX_SIDE}");
+            }
+            let eye = const_mat(op, t, side, side, |i, j| (i == j) as i64 as f64);
+            let eye = expand_to(op, eye, &s);
+            solve_square(op, x, eye, t, &batch, side, side).0
+        } else {
+            x
+        };
+        let mut n = n.unsigned_abs();
+        // ATen's order of products: n = 1, 2, 3 directly, else a binary decomposition.
+        match n {
+            1 => return Ok(op.Identity(a).out()),
+            2 => return Ok(op.MatMul(a, a).out()),
+            3 => {
+                let aa = op.MatMul(a, a).out();
+                return Ok(op.MatMul(aa, a).out());
+            }
+            _ => {}
+        }
+        let (mut z, mut result): (Option<Value>, Option<Value>) = (None, None);
+        while n > 0 {
+            let bit = n % 2;
+            n /= 2;
+            let zz = match z {
+                Some(z) => op.MatMul(z, z).out(),
+                None => a,
+            };
+            z = Some(zz);
+            if bit == 1 {
+                result = Some(match result {
+                    Some(r) => op.MatMul(r, zz).out(),
+                    None => zz,
+                });
+            }
+        }
+        Ok(result.expect("n > 0"))
+    }
+
+    /// linalg_inv_ex(Tensor A, *, bool check_errors=False) -> (Tensor inverse, Tensor info)
+    #[target("aten::linalg_inv_ex")]
+    fn linalg_inv_ex(op, A: Tensor, check_errors: bool = false) -> OpResult<Vec<Option<Value>>> {
+        let a = A;
+        let _ = check_errors;
+        let (x, t, batch, n) = square(op, a, "inv")?;
+        let eye = const_mat(op, t, n, n, |i, j| (i == j) as i64 as f64);
+        let eye = expand_to(op, eye, &with(&batch, &[n, n]));
+        let (inv, lu) = solve_square(op, x, eye, t, &batch, n, n);
+        let info = lu_info(op, lu.w, t, &batch, n);
+        Ok(vec![Some(inv), Some(info)])
+    }
+
+    /// linalg_inv(Tensor A) -> Tensor
+    #[target("aten::linalg_inv")]
+    fn linalg_inv(op, A: Tensor) -> OpResult<Value> {
+        let a = A;
+        let (x, t, batch, n) = square(op, a, "inv")?;
+        let eye = const_mat(op, t, n, n, |i, j| (i == j) as i64 as f64);
+        let eye = expand_to(op, eye, &with(&batch, &[n, n]));
+        Ok(solve_square(op, x, eye, t, &batch, n, n).0)
+    }
+
+    /// _linalg_solve_ex(Tensor A, Tensor B, *, bool left=True, bool check_errors=False) -> (Tensor result, Tensor LU, Tensor pivots, Tensor info)
+    #[target("aten::_linalg_solve_ex")]
+    fn _linalg_solve_ex(op, A: Tensor, B: Tensor, left: bool = true, check_errors: bool = false) -> OpResult<Vec<Option<Value>>> {
+        let (a, b) = (A, B);
+        let _ = check_errors;
+        let t = float_type(op, a, "solve")?;
+        let (x, lu, batch) = linalg_solve_impl(op, a, b, left, "solve")?;
+        let piv = pivots_out(op, &lu.pivots, &batch);
+        let n = lu.pivots.len() as i64;
+        let info = lu_info(op, lu.w, t, &batch, n);
+        Ok(vec![Some(x), Some(lu.w), Some(piv), Some(info)])
+    }
+
+    /// linalg_solve_ex(Tensor A, Tensor B, *, bool left=True, bool check_errors=False) -> (Tensor result, Tensor info)
+    #[target("aten::linalg_solve_ex")]
+    fn linalg_solve_ex(op, A: Tensor, B: Tensor, left: bool = true, check_errors: bool = false) -> OpResult<Vec<Option<Value>>> {
+        let (a, b) = (A, B);
+        let _ = check_errors;
+        let t = float_type(op, a, "solve")?;
+        let (x, lu, batch) = linalg_solve_impl(op, a, b, left, "solve")?;
+        let n = lu.pivots.len() as i64;
+        let info = lu_info(op, lu.w, t, &batch, n);
+        Ok(vec![Some(x), Some(info)])
+    }
+
+    /// linalg_solve(Tensor A, Tensor B, *, bool left=True) -> Tensor
+    #[target("aten::linalg_solve")]
+    fn linalg_solve(op, A: Tensor, B: Tensor, left: bool = true) -> OpResult<Value> {
+        let (a, b) = (A, B);
+        Ok(linalg_solve_impl(op, a, b, left, "solve")?.0)
+    }
+
+    /// linalg_cholesky_ex(Tensor self, *, bool upper=False, bool check_errors=False) -> (Tensor L, Tensor info)
+    #[target("aten::linalg_cholesky_ex")]
+    fn linalg_cholesky_ex(op, self_: Tensor, upper: bool = false, check_errors: bool = false) -> OpResult<Vec<Option<Value>>> {
+        let _ = check_errors;
+        let (x, t, batch, n) = square(op, self_, "cholesky")?;
+        let (l, info) = cholesky_lower(op, x, t, &batch, n);
+        let l = if upper { mt(op, l, batch.len() + 2) } else { l };
+        Ok(vec![Some(l), Some(info)])
+    }
+
+    /// linalg_cholesky(Tensor self, *, bool upper=False) -> Tensor
+    #[target("aten::linalg_cholesky")]
+    fn linalg_cholesky(op, self_: Tensor, upper: bool = false) -> OpResult<Value> {
+        let (x, t, batch, n) = square(op, self_, "cholesky")?;
+        let (l, _) = cholesky_lower(op, x, t, &batch, n);
+        Ok(if upper { mt(op, l, batch.len() + 2) } else { l })
+    }
+
+    /// cholesky_inverse(Tensor self, bool upper=False) -> Tensor
+    #[target("aten::cholesky_inverse")]
+    fn cholesky_inverse(op, self_: Tensor, upper: bool = false) -> OpResult<Value> {
+        let (x, t, batch, n) = square(op, self_, "cholesky_inverse")?;
+        let rank = batch.len() + 2;
+        // A = L L^T (or U^T U): A^-1 = L^-T L^-1.
+        let eye = const_mat(op, t, n, n, |i, j| (i == j) as i64 as f64);
+        let eye = expand_to(op, eye, &with(&batch, &[n, n]));
+        let linv = tri_solve(op, x, eye, upper, false, n);
+        let lt = mt(op, linv, rank);
+        Ok(if upper { op.MatMul(linv, lt).out() } else { op.MatMul(lt, linv).out() })
+    }
+
+    /// linalg_solve_triangular(Tensor self, Tensor B, *, bool upper, bool left=True, bool unitriangular=False) -> Tensor
+    #[target("aten::linalg_solve_triangular")]
+    fn linalg_solve_triangular(op, self_: Tensor, B: Tensor, upper: bool, left: bool = true, unitriangular: bool = false) -> OpResult<Value> {
+        let b = B;
+        let t = float_type(op, self_, "solve_triangular")?;
+        let a = cast(op, self_, t);
+        let b = cast(op, b, t);
+        if left {
+            let (a, b, _, n, _) = broadcast_pair(op, a, b, "solve_triangular")?;
+            Ok(tri_solve(op, a, b, upper, unitriangular, n))
+        } else {
+            // X A = B  <=>  A^T X^T = B^T (A^T has the other triangle).
+            let (ra, rb) = (rank_of(op, a)?, rank_of(op, b)?);
+            let at = mt(op, a, ra);
+            let bt = mt(op, b, rb);
+            let ash = static_shape(op, a, "solve_triangular")?;
+            let bsh = static_shape(op, b, "solve_triangular")?;
+            let mut ats = ash.clone();
+            ats.swap(ra - 2, ra - 1);
+            let mut bts = bsh.clone();
+            bts.swap(rb - 2, rb - 1);
+            op.info_mut(at).shape = Some(ats.iter().map(|&d| Dim::Fixed(d)).collect());
+            op.info_mut(bt).shape = Some(bts.iter().map(|&d| Dim::Fixed(d)).collect());
+            let (at, bt, batch, n, _) = broadcast_pair(op, at, bt, "solve_triangular")?;
+            let xt = tri_solve(op, at, bt, !upper, unitriangular, n);
+            Ok(mt(op, xt, batch.len() + 2))
+        }
+    }
+
+    /// triangular_solve(Tensor self, Tensor A, bool upper=True, bool transpose=False, bool unitriangular=False) -> (Tensor solution, Tensor cloned_coefficient)
+    #[target("aten::triangular_solve")]
+    fn triangular_solve(op, self_: Tensor, A: Tensor, upper: bool = true, transpose: bool = false, unitriangular: bool = false) -> OpResult<Vec<Option<Value>>> {
+        let a = A;
+        let a = A;
+        let t = float_type(op, self_, "triangular_solve")?;
+        let b = cast(op, self_, t);
+        let a = cast(op, a, t);
+        let (ab, bb, batch, n, _) = broadcast_pair(op, a, b, "triangular_solve")?;
+        let (coef, up) = if transpose { (mt(op, ab, batch.len() + 2), !upper) } else { (ab, upper) };
+        let x = tri_solve(op, coef, bb, up, unitriangular, n);
+        Ok(vec![Some(x), Some(ab)])
+    }
+
+    /// linalg_lu_factor_ex(Tensor A, *, bool pivot=True, bool check_errors=False) -> (Tensor LU, Tensor pivots, Tensor info)
+    #[target("aten::linalg_lu_factor_ex", "aten::_lu_with_info")]
+    fn linalg_lu_factor_ex(op, A: Option<Tensor> = None, self_: Option<Tensor> = None, pivot: bool = true, check_errors: bool = false) -> OpResult<Vec<Option<Value>>> {
+        let _ = check_errors;
+        let Some(x) = A.or(self_) else { bail!("lu_factor needs a tensor") };
+        if !pivot {
+            bail!("LU without pivoting is not translated");
+        }
+        let (batch, m, n) = matrix_dims(op, x, "lu_factor")?;
+        let t = float_type(op, x, "lu_factor")?;
+        let x = cast(op, x, t);
+        let lu = lu_eliminate(op, x, t, &batch, m, n, m.min(n));
+        let piv = pivots_out(op, &lu.pivots, &batch);
+        let info = lu_info(op, lu.w, t, &batch, m.min(n));
+        Ok(vec![Some(lu.w), Some(piv), Some(info)])
+    }
+
+    /// linalg_lu(Tensor A, *, bool pivot=True) -> (Tensor P, Tensor L, Tensor U)
+    #[target("aten::linalg_lu")]
+    fn linalg_lu(op, A: Tensor, pivot: bool = true) -> OpResult<Vec<Option<Value>>> {
+        let a = A;
+        if !pivot {
+            bail!("LU without pivoting is not translated");
+        }
+        let (batch, m, n) = matrix_dims(op, a, "lu")?;
+        let t = float_type(op, a, "lu")?;
+        let x = cast(op, a, t);
+        let k = m.min(n);
+        let lu = lu_eliminate(op, x, t, &batch, m, n, k);
+        let p = perm_matrix(op, lu.order, t, &batch, m);
+        let zero = op.scalar(t, 0.0);
+        let one = op.scalar(t, 1.0);
+        let lw = sl(op, lu.w, -1, 0, k);
+        let strict = mask(op, m, k, |i, j| i > j);
+        let diag = mask(op, m, k, |i, j| i == j);
+        let inner = op.Where(diag, one, zero).out();
+        let l = op.Where(strict, lw, inner).out();
+        let uw = sl(op, lu.w, -2, 0, k);
+        let upper = mask(op, k, n, |i, j| i <= j);
+        let u = op.Where(upper, uw, zero).out();
+        Ok(vec![Some(p), Some(l), Some(u)])
+    }
+    /// _linalg_svd(Tensor A, bool full_matrices=False, bool compute_uv=True, *, str? driver=None) -> (Tensor U, Tensor S, Tensor Vh)
+    #[target("aten::_linalg_svd")]
+    fn _linalg_svd(op, A: Tensor, full_matrices: bool = false, compute_uv: bool = true, driver: Option<&str> = None) -> OpResult<Vec<Option<Value>>> {
+        // Only the singular values: singular vectors are defined up to sign (and LAPACK's choice
+        // cannot be reproduced), so U and Vh are left unset; a graph that reads them fails.
+        let _ = (full_matrices, compute_uv, driver);
+        let (batch, m, n) = matrix_dims(op, A, "svd")?;
+        let t = float_type_of(op, A, "svd")?;
+        let x = cast(op, A, t);
+        let s = singular_values(op, x, t, &batch, m, n);
+        Ok(vec![None, Some(s), None])
+    }
+
+    /// linalg_svdvals(Tensor A, *, str? driver=None) -> Tensor
+    #[target("aten::linalg_svdvals")]
+    fn linalg_svdvals(op, A: Tensor, driver: Option<&str> = None) -> OpResult<Value> {
+        let _ = driver;
+        let (batch, m, n) = matrix_dims(op, A, "svdvals")?;
+        let t = float_type(op, A, "svdvals")?;
+        let x = cast(op, A, t);
+        Ok(singular_values(op, x, t, &batch, m, n))
+    }
+
+    /// linalg_pinv.atol_rtol_tensor(Tensor self, *, Tensor? atol=None, Tensor? rtol=None, bool hermitian=False) -> Tensor
+    #[target("aten::linalg_pinv.atol_rtol_tensor")]
+    fn linalg_pinv_atol_rtol_tensor(op, self_: Tensor, atol: Option<Tensor> = None, rtol: Option<Tensor> = None, hermitian: bool = false) -> OpResult<Value> {
+        pinv_impl(op, self_, atol, rtol, hermitian, "pinv")
+    }
+
+    /// linalg_pinv.atol_rtol_float(Tensor self, *, float? atol=None, float? rtol=None, bool hermitian=False) -> Tensor
+    #[target("aten::linalg_pinv.atol_rtol_float")]
+    fn linalg_pinv_atol_rtol_float(op, self_: Tensor, atol: Option<f64> = None, rtol: Option<f64> = None, hermitian: bool = false) -> OpResult<Value> {
+        let atol = atol.map(|v| op.scalar(DType::Double, v));
+        let rtol = rtol.map(|v| op.scalar(DType::Double, v));
+        pinv_impl(op, self_, atol, rtol, hermitian, "pinv")
+    }
+
+    /// linalg_pinv(Tensor self, float rcond, bool hermitian=False) -> Tensor
+    #[target("aten::linalg_pinv")]
+    fn linalg_pinv(op, self_: Tensor, rcond: f64, hermitian: bool = false) -> OpResult<Value> {
+        let atol = Some(op.scalar(DType::Double, 0.0));
+        let rtol = Some(op.scalar(DType::Double, rcond));
+        pinv_impl(op, self_, atol, rtol, hermitian, "pinv")
+    }
+
+    /// linalg_matrix_rank.atol_rtol_tensor(Tensor input, *, Tensor? atol=None, Tensor? rtol=None, bool hermitian=False) -> Tensor
+    #[target("aten::linalg_matrix_rank.atol_rtol_tensor")]
+    fn linalg_matrix_rank_atol_rtol_tensor(op, input: Tensor, atol: Option<Tensor> = None, rtol: Option<Tensor> = None, hermitian: bool = false) -> OpResult<Value> {
+        matrix_rank_impl(op, input, atol, rtol, hermitian)
+    }
+
+    /// linalg_matrix_rank.atol_rtol_float(Tensor self, *, float? atol=None, float? rtol=None, bool hermitian=False) -> Tensor
+    #[target("aten::linalg_matrix_rank.atol_rtol_float")]
+    fn linalg_matrix_rank_atol_rtol_float(op, self_: Tensor, atol: Option<f64> = None, rtol: Option<f64> = None, hermitian: bool = false) -> OpResult<Value> {
+        let atol = atol.map(|v| op.scalar(DType::Double, v));
+        let rtol = rtol.map(|v| op.scalar(DType::Double, v));
+        matrix_rank_impl(op, self_, atol, rtol, hermitian)
+    }
+
+    /// linalg_matrix_rank(Tensor self, float tol, bool hermitian=False) -> Tensor
+    #[target("aten::linalg_matrix_rank", "aten::linalg_matrix_rank.tol_tensor")]
+    fn linalg_matrix_rank(op, self_: Option<Tensor> = None, input: Option<Tensor> = None, tol: Scalar, hermitian: bool = false) -> OpResult<Value> {
+        let Some(x) = self_.or(input) else { bail!("matrix_rank needs a tensor") };
+        let atol = Some(scalar_value(op, tol, DType::Double));
+        let rtol = Some(op.scalar(DType::Double, 0.0));
+        matrix_rank_impl(op, x, atol, rtol, hermitian)
+    }
+
+    /// linalg_cond(Tensor self, Scalar? p=None) -> Tensor
+    #[target("aten::linalg_cond")]
+    fn linalg_cond(op, self_: Tensor, p: Option<f64> = None) -> OpResult<Value> {
+        let p = p.unwrap_or(2.0);
+        if p != 2.0 && p != -2.0 {
+            bail!("linalg_cond is translated for p = None, 2 and -2 only (got {p})");
+        }
+        let (batch, m, n) = matrix_dims(op, self_, "cond")?;
+        let t = float_type(op, self_, "cond")?;
+        if m.min(n) == 0 || batch.contains(&0) {
+            bail!("linalg_cond of empty matrices is not translated");
+        }
+        let x = cast(op, self_, t);
+        let s = singular_values(op, x, t, &batch, m, n);
+        let k = m.min(n);
+        let hi = sl(op, s, -1, 0, 1);
+        let lo = sl(op, s, -1, k - 1, k);
+        let r = if p == 2.0 { op.Div(hi, lo).out() } else { op.Div(lo, hi).out() };
+        let ax = op.const_i64s(&[-1]);
+        Ok(op.Squeeze(r, Some(ax)).out())
+    }
+    /// linalg_lu_solve(Tensor LU, Tensor pivots, Tensor B, *, bool left=True, bool adjoint=False) -> Tensor
+    #[target("aten::linalg_lu_solve")]
+    fn linalg_lu_solve(op, LU: Tensor, pivots: Tensor, B: Tensor, left: bool = true, adjoint: bool = false) -> OpResult<Value> {
+        lu_solve_impl(op, LU, pivots, B, left, adjoint)
+    }
+
+    /// lu_solve(Tensor self, Tensor LU_data, Tensor LU_pivots) -> Tensor
+    #[target("aten::lu_solve")]
+    fn lu_solve(op, self_: Tensor, LU_data: Tensor, LU_pivots: Tensor) -> OpResult<Value> {
+        lu_solve_impl(op, LU_data, LU_pivots, self_, true, false)
+    }
+    /// _linalg_eigh(Tensor A, str UPLO="L", bool compute_v=True) -> (Tensor eigenvalues, Tensor eigenvectors)
+    #[target("aten::_linalg_eigh")]
+    fn _linalg_eigh(op, A: Tensor, UPLO: &str = "L", compute_v: bool = true) -> OpResult<Vec<Option<Value>>> {
+        // Eigenvalues only: eigenvectors are defined up to sign (LAPACK's choice cannot be
+        // reproduced), so they are left unset; a graph that reads them fails.
+        let _ = compute_v;
+        let (x, t, batch, n) = square(op, A, "eigh")?;
+        let ev = symmetric_eigenvalues(op, x, t, &batch, n, !UPLO.eq_ignore_ascii_case("U"));
+        Ok(vec![Some(ev), None])
+    }
+
+    /// linalg_eigvalsh(Tensor self, str UPLO="L") -> Tensor
+    #[target("aten::linalg_eigvalsh")]
+    fn linalg_eigvalsh(op, self_: Tensor, UPLO: &str = "L") -> OpResult<Value> {
+        let (x, t, batch, n) = square(op, self_, "eigvalsh")?;
+        Ok(symmetric_eigenvalues(op, x, t, &batch, n, !UPLO.eq_ignore_ascii_case("U")))
+    }
+
+    /// linalg_vander(Tensor x, *, SymInt? N=None) -> Tensor
+    #[target("aten::linalg_vander")]
+    fn linalg_vander(op, x: Tensor, N: Option<i64> = None) -> OpResult<Value> {
+        let mut s = static_shape(op, x, "vander")?;
+        let mut x = x;
+        if s.is_empty() {
+            // torch treats a 0-d tensor as one value.
+            let one = op.const_i64s(&[1]);
+            x = op.Reshape(x, one).out();
+            s = vec![1];
+        }
+        let t = match op.out_dtype(0) {
+            Some(t) => t,
+            None => dtype_of(op, x)?,
+        };
+        if op.info(x).complex || t == DType::Bool {
+            bail!("vander of complex or bool tensors is not supported");
+        }
+        let n = N.unwrap_or(s[s.len() - 1]);
+        if n <= 0 {
+            bail!("vander needs N > 0");
+        }
+        if n > 64 {
+            bail!("vander is unrolled for N up to 64");
+        }
+        let x = cast(op, x, t);
+        let ax = op.const_i64s(&[-1]);
+        let x = op.Unsqueeze(x, ax).out();
+        // torch: ones, then the running product x·x·… (cumprod).
+        let one = op.scalar(t, 1.0);
+        let mut cols = vec![];
+        // The ones column does not inherit NaN/inf from x: built from the shape.
+        let shape = op.Shape(x).out();
+        let ones_clean = op.Expand(one, shape).out();
+        cols.push(ones_clean);
+        let mut acc = x;
+        for i in 1..n {
+            if i > 1 {
+                acc = op.Mul(acc, x).out();
+            }
+            cols.push(acc);
+        }
+        Ok(op.Concat(&cols).axis(-1).out())
+    }
+
+    /// linalg_tensorsolve(Tensor self, Tensor other, int[]? dims=None) -> Tensor
+    #[target("aten::linalg_tensorsolve")]
+    fn linalg_tensorsolve(op, self_: Tensor, other: Tensor, dims: Option<Vec<i64>> = None) -> OpResult<Value> {
+        let what = "tensorsolve";
+        let sa = static_shape(op, self_, what)?;
+        let sb = static_shape(op, other, what)?;
+        let r = sa.len();
+        let mut a = self_;
+        let mut shape = sa.clone();
+        if let Some(dims) = dims {
+            // The listed dims move to the end, in order (torch's movedim).
+            let dims: Vec<usize> = dims.iter().map(|&d| normalize_axis(d, r) as usize).collect();
+            let mut perm: Vec<usize> = (0..r).filter(|i| !dims.contains(i)).collect();
+            perm.extend(dims.iter().copied());
+            let p: Vec<i64> = perm.iter().map(|&i| i as i64).collect();
+            a = op.Transpose(a).perm(&p).out();
+            shape = perm.iter().map(|&i| sa[i]).collect();
+        }
+        if sb.len() > shape.len() {
+            bail!("{what}: other has more dims than self");
+        }
+        let rows: i64 = sb.iter().product();
+        let out_shape: Vec<i64> = shape[sb.len()..].to_vec();
+        let cols: i64 = out_shape.iter().product();
+        if rows != cols {
+            bail!("{what}: the problem is not square ({rows} x {cols})");
+        }
+        let s2 = op.const_i64s(&[rows, cols]);
+        let a2 = op.Reshape(a, s2).out();
+        op.info_mut(a2).shape = Some(vec![Dim::Fixed(rows), Dim::Fixed(cols)]);
+        let dt = dtype_of(op, self_)?;
+        op.info_mut(a2).dtype = Some(dt);
+        let s1 = op.const_i64s(&[rows]);
+        let b1 = op.Reshape(other, s1).out();
+        op.info_mut(b1).shape = Some(vec![Dim::Fixed(rows)]);
+        let db = dtype_of(op, other)?;
+        op.info_mut(b1).dtype = Some(db);
+        let (x, _, _) = linalg_solve_impl(op, a2, b1, true, what)?;
+        let so = op.const_i64s(&out_shape);
+        Ok(op.Reshape(x, so).out())
+    }
+
+    /// linalg_matrix_norm.str_ord(Tensor self, str ord="fro", int[] dim=[-2, -1], bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
+    #[target("aten::linalg_matrix_norm.str_ord")]
+    fn linalg_matrix_norm_str_ord(op, self_: Tensor, ord: &str = "fro", dim: Vec<i64> = vec![-2, -1], keepdim: bool = false, dtype: Option<ScalarType> = None) -> OpResult<Value> {
+        let _ = dtype;
+        let kind = match ord {
+            "fro" => NormKind::Fro,
+            "nuc" => NormKind::Nuc,
+            other => bail!("matrix_norm: unknown ord {other:?}"),
+        };
+        matrix_norm_impl(op, self_, kind, &dim, keepdim)
+    }
+
+    /// linalg_matrix_norm(Tensor self, Scalar ord, int[] dim=[-2, -1], bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
+    #[target("aten::linalg_matrix_norm")]
+    fn linalg_matrix_norm(op, self_: Tensor, ord: f64, dim: Vec<i64> = vec![-2, -1], keepdim: bool = false, dtype: Option<ScalarType> = None) -> OpResult<Value> {
+        let _ = dtype;
+        let kind = if ord == 2.0 {
+            NormKind::Spectral(true)
+        } else if ord == -2.0 {
+            NormKind::Spectral(false)
+        } else if ord.abs() == 1.0 {
+            NormKind::Col(ord > 0.0)
+        } else if ord.is_infinite() {
+            NormKind::Row(ord > 0.0)
+        } else {
+            bail!("matrix_norm: ord {ord} is not a matrix norm");
+        };
+        matrix_norm_impl(op, self_, kind, &dim, keepdim)
+    }
+}
