@@ -922,7 +922,7 @@ translations! {
     }
 
     /// linalg_matrix_power(Tensor self, int n) -> Tensor
-    #[target("aten::linalg_matrix_power")]
+    #[target("aten::linalg_matrix_power", "aten::matrix_power")]
     fn linalg_matrix_power(op, self_: Tensor, n: i64) -> OpResult<Value> {
         let s = static_shape(op, self_, "matrix_power")?;
         if s.len() < 2 || s[s.len() - 1] != s[s.len() - 2] {

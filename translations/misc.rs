@@ -55,28 +55,6 @@ fn float_out(op: &Builder, x: Value) -> OpResult<DType> {
     Ok(t)
 }
 
-/// The determinant of a batch of square matrices (1 for 0×0 matrices).
-fn det(op: &mut Builder, a: Value) -> OpResult<Value> {
-    let t = float_out(op, a)?;
-    let s = fixed_shape(op, a)?;
-    let r = s.len();
-    if r < 2 || s[r - 1] != s[r - 2] {
-        bail!("det needs square matrices");
-    }
-    let x = cast(op, a, t);
-    if s[r - 1] == 0 {
-        let one = op.scalar(t, 1.0);
-        let b = op.const_i64s(&s[..r - 2]);
-        return Ok(op.Expand(one, b).out());
-    }
-    if s[..r - 2].iter().any(|&b| b == 0) {
-        let b = op.const_i64s(&s[..r - 2]);
-        let z = op.scalar(t, 0.0);
-        return Ok(op.Expand(z, b).out());
-    }
-    Ok(op.Det(x).out())
-}
-
 /// `avg_pool` with `divisor_override`: the window sums (padding adds zeros) divided by `divisor`.
 /// The sums are a depthwise convolution with a ones kernel; ceil_mode's extra windows get right
 /// padding (zeros, which add nothing).
@@ -673,68 +651,6 @@ translations! {
         let ushape = op.Concat(&[bshape, trail]).axis(0).out();
         let v = op.Expand(v, ushape).out();
         Ok(op.ScatterND(x, nd, v).reduction("add").out())
-    }
-
-    /// linalg_det(Tensor A) -> Tensor
-    #[target("aten::linalg_det")]
-    fn linalg_det(op, A: Tensor) -> OpResult<Value> {
-        det(op, A)
-    }
-
-    /// det(Tensor self) -> Tensor
-    #[target("aten::det")]
-    fn det_(op, self_: Tensor) -> OpResult<Value> {
-        det(op, self_)
-    }
-
-    /// logdet(Tensor self) -> Tensor
-    #[target("aten::logdet")]
-    fn logdet(op, self_: Tensor) -> OpResult<Value> {
-        // log(det): NaN for a negative determinant, -inf for a singular matrix, like torch.
-        let d = det(op, self_)?;
-        Ok(op.Log(d).out())
-    }
-
-    /// linalg_matrix_power(Tensor self, int n) -> Tensor
-    #[target("aten::linalg_matrix_power", "aten::matrix_power")]
-    fn linalg_matrix_power(op, self_: Tensor, n: i64) -> OpResult<Value> {
-        if n < 0 {
-            bail!("matrix_power with a negative exponent needs a matrix inverse, which ONNX lacks");
-        }
-        let t = match op.out_dtype(0) { Some(t) => t, None => dtype_of(op, self_)? };
-        let x = cast(op, self_, t);
-        let r = rank_of(op, self_)?;
-        if n == 0 {
-            // The identity, batched like the input.
-            let s = fixed_shape(op, self_)?;
-            let m = s[r - 1];
-            let mut eye = vec![0.0; (m * m) as usize];
-            for i in 0..m as usize {
-                eye[i * m as usize + i] = 1.0;
-            }
-            let Some(data) = TensorData::from_f64_as(t, vec![m, m], &eye) else { bail!("matrix_power of {t:?} is not supported") };
-            let e = op.constant_tensor(data);
-            let sv = op.Shape(x).out();
-            return Ok(op.Expand(e, sv).out());
-        }
-        // Square-and-multiply in the order torch uses (result = z·result as bits are consumed).
-        let mut result: Option<Value> = None;
-        let mut z = x;
-        let mut k = n;
-        loop {
-            if k & 1 == 1 {
-                result = Some(match result {
-                    None => z,
-                    Some(r) => op.MatMul(r, z).out(),
-                });
-            }
-            k >>= 1;
-            if k == 0 {
-                break;
-            }
-            z = op.MatMul(z, z).out();
-        }
-        Ok(result.expect("n > 0"))
     }
 
     /// resize_as(Tensor self, Tensor the_template, *, MemoryFormat? memory_format=None) -> Tensor
