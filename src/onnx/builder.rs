@@ -175,16 +175,16 @@ impl Builder {
     /// A constant tensor. Small constants are shared across the main graph; constants made while a
     /// subgraph is being built also live in the main graph, which subgraphs can read.
     pub fn constant_tensor(&mut self, data: TensorData) -> Value {
+        // Only small constants are keyed (and so copied): large ones stay zero-copy `Bytes`.
+        if data.raw.len() > 1024 {
+            return self.add_initializer(data);
+        }
         let key = (data.dtype as i32, data.dims.clone(), data.raw.to_vec());
-        if data.raw.len() <= 1024 {
-            if let Some(&v) = self.const_cache.get(&key) {
-                return v;
-            }
+        if let Some(&v) = self.const_cache.get(&key) {
+            return v;
         }
         let v = self.add_initializer(data);
-        if key.2.len() <= 1024 {
-            self.const_cache.insert(key, v);
-        }
+        self.const_cache.insert(key, v);
         v
     }
 
