@@ -11,7 +11,8 @@
 //! order and skips proto3 defaults, and so does this writer.
 
 use std::collections::{HashMap, HashSet};
-use std::io::Write;
+use std::fs::File;
+use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use bytes::Bytes;
@@ -412,6 +413,10 @@ pub fn to_proto(model: &Model) -> proto::ModelProto {
 /// Where encoded bytes go: [`Counter`] measures a message, [`Out`] writes it.
 trait Sink {
     fn put(&mut self, b: &[u8]);
+    /// Tensor bytes inline in the model (weights: maybe copied from the archive file).
+    fn raw(&mut self, b: &[u8]) {
+        self.put(b);
+    }
     /// Bytes of an external tensor, `pad` zero bytes first (for alignment): to the data file.
     fn external(&mut self, pad: usize, raw: &[u8]);
 }
@@ -428,24 +433,31 @@ impl Sink for Counter {
 /// Writes the model (and the external data) through buffered writers, keeping the first IO error
 /// instead of threading `Result` through every field.
 struct Out<'w> {
-    model: &'w mut dyn Write,
-    data: Option<&'w mut dyn Write>,
+    model: BufWriter<&'w File>,
+    data: Option<BufWriter<&'w File>>,
+    /// The first error, and whether it was writing the data file.
     error: Option<(bool, std::io::Error)>,
 }
 
-/// Large weights are written in pieces of this size, straight from the map.
+/// Weights not copied in the kernel are written in pieces of this size, straight from the map.
 const CHUNK: usize = 16 << 20;
+/// Smaller tensors are not worth a flush and a system call of their own.
+const KERNEL_COPY_MIN: usize = 64 << 10;
 
-impl Out<'_> {
-    fn write(&mut self, to_data: bool, b: &[u8]) {
+impl<'w> Out<'w> {
+    fn writer(&mut self, to_data: bool) -> Option<&mut BufWriter<&'w File>> {
         if self.error.is_some() {
-            return;
+            return None;
         }
-        let w: &mut dyn Write = match (to_data, self.data.as_mut()) {
-            (false, _) => &mut *self.model,
-            (true, Some(d)) => &mut **d,
-            (true, None) => return,
-        };
+        if to_data {
+            self.data.as_mut()
+        } else {
+            Some(&mut self.model)
+        }
+    }
+
+    fn write(&mut self, to_data: bool, b: &[u8]) {
+        let Some(w) = self.writer(to_data) else { return };
         for piece in b.chunks(CHUNK) {
             if let Err(e) = w.write_all(piece) {
                 self.error = Some((to_data, e));
@@ -453,15 +465,53 @@ impl Out<'_> {
             }
         }
     }
+
+    /// Tensor bytes: when they are a slice of an archive's map, the kernel copies them from the
+    /// archive file (`copy_file_range`): they are read once and never faulted into this process.
+    fn tensor(&mut self, to_data: bool, b: &[u8]) {
+        if b.len() >= KERNEL_COPY_MIN {
+            if let Some((file, offset)) = crate::pt2::source_of(b) {
+                let Some(w) = self.writer(to_data) else { return };
+                if let Err(e) = copy_range(w, &file, offset, b.len() as u64) {
+                    self.error = Some((to_data, e));
+                }
+                return;
+            }
+        }
+        self.write(to_data, b);
+    }
+}
+
+/// Append `len` bytes of `src` at `offset` to `w`'s file, file to file.
+fn copy_range(w: &mut BufWriter<&File>, src: &File, offset: u64, len: u64) -> std::io::Result<()> {
+    use std::io::{Read, Seek};
+    // Everything buffered goes first; then the copy writes at the file's position, where the
+    // buffered writer continues afterwards.
+    w.flush()?;
+    let mut src = src;
+    src.seek(std::io::SeekFrom::Start(offset))?;
+    let mut dst: &File = w.get_ref();
+    // std uses copy_file_range (or sendfile/splice) between two files on Linux.
+    let copied = std::io::copy(&mut src.take(len), &mut dst)?;
+    if copied != len {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::UnexpectedEof,
+            "the archive is shorter than its index says",
+        ));
+    }
+    Ok(())
 }
 
 impl Sink for Out<'_> {
     fn put(&mut self, b: &[u8]) {
         self.write(false, b);
     }
+    fn raw(&mut self, b: &[u8]) {
+        self.tensor(false, b);
+    }
     fn external(&mut self, pad: usize, raw: &[u8]) {
         self.write(true, &[0u8; 64][..pad]);
-        self.write(true, raw);
+        self.tensor(true, raw);
     }
 }
 
@@ -766,7 +816,9 @@ impl Msg for TensorMsg<'_> {
         match self.placed {
             Placed::Inline => {
                 if !self.t.raw.is_empty() {
-                    bytes_elem(s, 9, &self.t.raw);
+                    key(s, 9, LEN);
+                    varint(s, self.t.raw.len() as u64);
+                    s.raw(&self.t.raw);
                 }
             }
             Placed::External { offset, pad } => {
@@ -1006,23 +1058,28 @@ impl<'m> Encoder<'m> {
             _ => PathBuf::from("."),
         };
         let data_path = dir.join(&self.placement.location);
-        let mut model_tmp = tempfile::NamedTempFile::new_in(&dir).map_err(io(path))?;
-        let mut data_tmp = match self.external {
+        let model_tmp = tempfile::NamedTempFile::new_in(&dir).map_err(io(path))?;
+        let data_tmp = match self.external {
             true => Some(tempfile::NamedTempFile::new_in(&dir).map_err(io(&data_path))?),
             false => None,
         };
         {
-            let mut model_w = std::io::BufWriter::with_capacity(1 << 20, model_tmp.as_file_mut());
-            let mut data_w = data_tmp.as_mut().map(|t| std::io::BufWriter::with_capacity(1 << 20, t.as_file_mut()));
-            let mut out = Out { model: &mut model_w, data: data_w.as_mut().map(|w| w as &mut dyn Write), error: None };
+            let mut out = Out {
+                model: BufWriter::with_capacity(1 << 20, model_tmp.as_file()),
+                data: data_tmp.as_ref().map(|t| BufWriter::with_capacity(1 << 20, t.as_file())),
+                error: None,
+            };
             self.write_model(&mut out);
+            if out.error.is_none() {
+                if let Err(e) = out.model.flush() {
+                    out.error = Some((false, e));
+                } else if let Some(Err(e)) = out.data.as_mut().map(|d| d.flush()) {
+                    out.error = Some((true, e));
+                }
+            }
             if let Some((to_data, source)) = out.error.take() {
                 let p = if to_data { &data_path } else { path };
                 return Err(SaveError::Io { path: p.to_path_buf(), source });
-            }
-            model_w.flush().map_err(io(path))?;
-            if let Some(w) = data_w.as_mut() {
-                w.flush().map_err(io(&data_path))?;
             }
         }
         if let Some(data_tmp) = data_tmp {

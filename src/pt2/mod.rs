@@ -4,6 +4,7 @@
 //! so every weight is a [`Bytes`] slice of the map. Nothing here copies tensor data except the rare
 //! non-contiguous view that must be gathered into a dense buffer.
 
+mod mapped;
 pub mod schema;
 mod weights;
 
@@ -12,6 +13,7 @@ use std::path::{Path, PathBuf};
 use bytes::Bytes;
 use indexmap::IndexMap;
 
+pub use mapped::source_of;
 pub use weights::{scalar_type, ScalarType, Weight};
 
 /// Errors of the archive layer. Every message names the entry or tensor concerned.
@@ -64,7 +66,8 @@ impl Archive {
         // SAFETY: the map is read-only; a file truncated underneath us would fault, which is the
         // accepted trade-off of every mmap-based reader (the same as torch's own loader).
         let map = unsafe { memmap2::Mmap::map(&file) }.map_err(io)?;
-        Self::from_bytes(path, Bytes::from_owner(map))
+        // The map remembers its file so that saving can copy weights file to file.
+        Self::from_bytes(path, Bytes::from_owner(mapped::MappedFile::new(map, std::sync::Arc::new(file))))
     }
 
     /// Index an archive already in memory (tests, buffers).
