@@ -419,6 +419,11 @@ trait Sink {
     }
     /// Bytes of an external tensor, `pad` zero bytes first (for alignment): to the data file.
     fn external(&mut self, pad: usize, raw: &[u8]);
+    /// A message body of `len` bytes follows: a sink that only counts takes the length and
+    /// returns true (the body need not be walked again).
+    fn counted(&mut self, _len: usize) -> bool {
+        false
+    }
 }
 
 struct Counter(usize);
@@ -428,6 +433,10 @@ impl Sink for Counter {
         self.0 += b.len();
     }
     fn external(&mut self, _: usize, _: &[u8]) {}
+    fn counted(&mut self, len: usize) -> bool {
+        self.0 += len;
+        true
+    }
 }
 
 /// Writes the model (and the external data) through buffered writers, keeping the first IO error
@@ -604,7 +613,9 @@ fn message<S: Sink, M: Msg>(s: &mut S, tag: u32, m: &M) {
 fn message_with_len<S: Sink, M: Msg>(s: &mut S, tag: u32, m: &M, len: usize) {
     key(s, tag, LEN);
     varint(s, len as u64);
-    m.write(s);
+    if !s.counted(len) {
+        m.write(s);
+    }
 }
 
 /// A prost message (rare, small things: tensor and graph attributes).

@@ -123,6 +123,8 @@ struct Lowerer<'a> {
     /// Names already given to values (ONNX names are global across subgraphs).
     names: RefCell<HashSet<String>>,
     warnings: RefCell<Vec<String>>,
+    /// Module-stack strings shared by the metadata of many nodes.
+    scopes: RefCell<metadata::ScopeCache>,
 }
 
 /// Lower a resolved program into an ONNX model.
@@ -131,7 +133,12 @@ pub fn lower(program: &Program<'_>, opts: &LowerOptions<'_>) -> Result<(Model, V
     if !unsupported.is_empty() {
         return Err(LowerError::Unsupported(unsupported));
     }
-    let lw = Lowerer { opts, names: RefCell::new(HashSet::new()), warnings: RefCell::new(Vec::new()) };
+    let lw = Lowerer {
+        opts,
+        names: RefCell::new(HashSet::with_capacity(program.graph().nodes.len() * 2)),
+        warnings: RefCell::new(Vec::new()),
+        scopes: Default::default(),
+    };
     let mut op = Builder::new(opts.opset);
     let graph = program.graph();
     let mut env = Scope {
@@ -489,7 +496,8 @@ impl Lowerer<'_> {
         let out_types = slots.iter().map(|s| s.as_deref().and_then(|n| self.fx_dtype(graph, n))).collect();
         let saved = std::mem::replace(&mut op.out_types, out_types);
         let users = env.users.get(node_name.as_str()).copied().unwrap_or(0);
-        let saved_meta = std::mem::replace(&mut op.node_metadata, std::rc::Rc::new(metadata::node_metadata(node, users)));
+        let meta = metadata::node_metadata_cached(node, users, &mut self.scopes.borrow_mut());
+        let saved_meta = std::mem::replace(&mut op.node_metadata, std::rc::Rc::new(meta));
         let outputs = {
             let renames = functional_key.as_deref().map(|f| argument_renames(&key, f)).unwrap_or_default();
             let ctx = NodeCtx { node, graph, env: &env.values, lowerer: self, renames: &renames };
