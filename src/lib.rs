@@ -12,6 +12,7 @@
 //! translation table (built-in entries in `translations/`), [`onnx`] holds the graph and encodes it.
 
 pub mod fx;
+pub mod hash;
 pub mod onnx;
 pub mod pt2;
 pub mod report;

@@ -54,7 +54,7 @@ pub struct Archive {
     path: PathBuf,
     data: Bytes,
     /// Entry name (without the root folder) → (data offset, size, compression method).
-    entries: IndexMap<String, (usize, usize, u16)>,
+    entries: IndexMap<String, (usize, usize, u16), crate::hash::FxBuild>,
     root: String,
 }
 
@@ -90,7 +90,7 @@ impl Archive {
             .find_map(|(n, ..)| n.strip_suffix("archive_format").filter(|r| r.is_empty() || r.ends_with('/')))
             .map(str::to_string)
             .ok_or_else(|| Pt2Error::NotPt2 { path: path.to_path_buf() })?;
-        let mut entries = IndexMap::with_capacity(raw.len());
+        let mut entries = IndexMap::with_capacity_and_hasher(raw.len(), Default::default());
         for (name, start, size, method) in raw {
             if let Some(rel) = name.strip_prefix(&root) {
                 if start.checked_add(size).is_none_or(|end| end > data.len()) {
@@ -188,7 +188,7 @@ impl Archive {
         if self.has(entry) {
             self.json(entry)
         } else {
-            Ok(schema::PayloadConfig { config: IndexMap::new() })
+            Ok(schema::PayloadConfig { config: Default::default() })
         }
     }
 }

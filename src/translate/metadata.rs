@@ -46,7 +46,7 @@ fn short_target(target: &str) -> &str {
 /// module share it): the prefixes of `namespace`, `class_hierarchy` and `name_scopes`.
 #[derive(Default)]
 pub struct ScopeCache {
-    stacks: std::collections::HashMap<String, std::rc::Rc<ScopePrefixes>>,
+    stacks: crate::hash::FxHashMap<String, std::rc::Rc<ScopePrefixes>>,
 }
 
 pub struct ScopePrefixes {
@@ -109,8 +109,8 @@ pub fn node_metadata_cached(node: &schema::Node, num_users: usize, cache: &mut S
 
 /// How many nodes read each value of `graph` (the output node counting as one), for FX's
 /// `[num_users=N]`.
-pub fn user_counts(graph: &schema::Graph) -> std::collections::HashMap<&str, usize> {
-    let mut counts = std::collections::HashMap::with_capacity(graph.nodes.len());
+pub fn user_counts(graph: &schema::Graph) -> crate::hash::FxHashMap<&str, usize> {
+    let mut counts = crate::hash::FxHashMap::with_capacity_and_hasher(graph.nodes.len(), Default::default());
     let readers = graph
         .nodes
         .iter()
