@@ -359,9 +359,10 @@ fn main() {
 fn print_row(r: &Row) {
     let total: f64 = r.m.wall.iter().sum();
     let cpu: f64 = r.m.cpu.iter().sum();
-    let stages: Vec<String> = STAGES.iter().zip(&r.m.wall).map(|(s, t)| format!("{s} {:.3}", t)).collect();
+    let stages: Vec<String> =
+        STAGES.iter().zip(r.m.wall.iter().zip(&r.m.cpu)).map(|(s, (w, c))| format!("{s} {w:.3}/{c:.3}")).collect();
     println!(
-        "{:32} {:>8} FX nodes {:>9.1} MB weights: {:7.3} s wall {:7.3} s CPU ({:.1} µs/node) | peak RSS {:.0} MB, anon {:.0} MB | {}{}{}",
+        "{:32} {:>8} FX nodes {:>9.1} MB weights: {:7.3} s wall {:7.3} s CPU ({:.1} µs/node) | peak RSS {:.0} MB, anon {:.0} MB | wall/CPU s: {}{}{}",
         r.case.name,
         r.fx_nodes,
         r.weight_bytes as f64 / 1e6,

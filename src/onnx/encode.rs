@@ -69,7 +69,13 @@ struct NameWalk<'m> {
 
 impl<'m> Names<'m> {
     pub fn new(model: &'m Model) -> Self {
-        let used: HashSet<&str> = model.values.iter().filter(|v| !v.name.is_empty()).map(|v| v.name.as_str()).collect();
+        // Only given names shaped like generated ones can collide with them.
+        let used: HashSet<&str> = model
+            .values
+            .iter()
+            .map(|v| v.name.as_str())
+            .filter(|n| n.starts_with("val_") || n.starts_with("node_"))
+            .collect();
         let check_values = used.iter().any(|n| n.starts_with("val_"));
         let check_nodes = used.iter().any(|n| n.starts_with("node_"));
         let mut walk = NameWalk {
