@@ -398,7 +398,7 @@ fn write_report(rows: &[Row]) {
     s.push_str("| case | FX nodes | ONNX nodes | weights MB | ");
     s.push_str(&STAGES.iter().map(|st| format!("{st} s")).collect::<Vec<_>>().join(" | "));
     s.push_str(" | total s | CPU s | CPU µs / FX node | peak RSS MB | peak anon MB | .onnx MB | .data MB |\n|---|");
-    s.push_str(&"---:|".repeat(STAGES.len() + 12));
+    s.push_str(&"---:|".repeat(STAGES.len() + 10));
     s.push('\n');
     for r in rows {
         let total: f64 = r.m.wall.iter().sum();
