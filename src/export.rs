@@ -174,14 +174,16 @@ impl OnnxProgram {
     /// external data or when they would not fit in one protobuf message (2 GiB).
     pub fn save(&self, path: impl AsRef<Path>) -> Result<(), Error> {
         let path = path.as_ref();
-        let external = self.external_data || self.weight_bytes() + (64 << 20) >= encode::PROTOBUF_LIMIT;
-        let placement = if external {
-            let file = path.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_else(|| "model.onnx".into());
-            DataPlacement::External { location: format!("{file}.data"), threshold: 1024 }
-        } else {
-            DataPlacement::Inline
-        };
-        encode::save_model(&self.model, path, &placement)?;
-        Ok(())
+        let file = path.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_else(|| "model.onnx".into());
+        let external_placement = DataPlacement::External { location: format!("{file}.data"), threshold: 1024 };
+        if self.external_data {
+            return Ok(encode::save_model(&self.model, path, &external_placement)?);
+        }
+        // The encoder measures the whole message first: over the limit inline (weights plus a large
+        // graph), the weights move out.
+        match encode::save_model(&self.model, path, &DataPlacement::Inline) {
+            Err(SaveError::TooLarge { .. }) => Ok(encode::save_model(&self.model, path, &external_placement)?),
+            other => Ok(other?),
+        }
     }
 }
