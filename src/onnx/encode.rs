@@ -1171,8 +1171,7 @@ pub fn save(mut model: proto::ModelProto, path: &Path, placement: &DataPlacement
     }
     let mut tmp = tempfile::NamedTempFile::new_in(&dir).map_err(io(path))?;
     {
-        // prost writes into any BufMut; a BufWriter-backed adapter would still need the whole
-        // message for the length prefix, so this path keeps encode_to_vec (use save_model).
+        // A built ModelProto is encoded whole in memory; exports use save_model, which streams.
         let bytes = model.encode_to_vec();
         tmp.write_all(&bytes).map_err(io(path))?;
     }
