@@ -41,8 +41,8 @@ pub struct ExportRecord {
     /// The ONNX model as text.
     pub model_text: Option<String>,
     pub analysis: Option<String>,
-    /// Node counts: (after translation, after clean-up).
-    pub node_counts: Option<(usize, usize)>,
+    /// What the optimizer (or, with `optimize: false`, the clean-up) did.
+    pub optimize: Option<crate::optimize::OptimizeStats>,
     /// Told about every finished stage.
     pub progress: Option<Progress>,
 }
@@ -134,11 +134,8 @@ impl ExportRecord {
             s.push_str(a);
         }
         s.push_str("\n## Optimizer statistics\n\n");
-        match self.node_counts {
-            Some((before, after)) => {
-                s.push_str("| pass | nodes before | nodes after |\n|---|---:|---:|\n");
-                let _ = writeln!(s, "| dead-code elimination | {before} | {after} |");
-            }
+        match &self.optimize {
+            Some(stats) => optimizer_section(&mut s, stats),
             None => s.push_str("Not run (the export stopped before).\n"),
         }
         s.push_str("\n## Time and memory per stage\n\n| stage | status | time (ms) | peak RSS after (MiB) |\n|---|---|---:|---:|\n");
@@ -168,6 +165,23 @@ impl ExportRecord {
             std::fs::write(dir.join(format!("{stem}.html")), to_html(&md))?;
         }
         Ok(path)
+    }
+}
+
+/// Node counts per pass, then the rules that fired.
+fn optimizer_section(s: &mut String, stats: &crate::optimize::OptimizeStats) {
+    let ms = stats.elapsed.as_secs_f64() * 1e3;
+    let _ = writeln!(s, "Nodes: {} before, {} after, in {ms:.2} ms.\n", stats.nodes_before, stats.nodes_after);
+    s.push_str("| pass | nodes before | nodes after | time (ms) |\n|---|---:|---:|---:|\n");
+    for p in &stats.passes {
+        let ms = p.elapsed.as_secs_f64() * 1e3;
+        let _ = writeln!(s, "| {} | {} | {} | {ms:.2} |", p.name, p.nodes_before, p.nodes_after);
+    }
+    if !stats.rules_fired.is_empty() {
+        s.push_str("\n| rule | times fired |\n|---|---:|\n");
+        for (rule, n) in &stats.rules_fired {
+            let _ = writeln!(s, "| `{rule}` | {n} |");
+        }
     }
 }
 
