@@ -6,19 +6,32 @@ Needs a Python with torch, onnx, onnxscript (never part of the build or tests):
     python benches/compare_torch.py ZOO_DIR [--fxonnx target/release/fxonnx] [--runs 3]
 
 ZOO_DIR holds case folders with a model.pt2 each (`tools/zoo.py export --out ZOO_DIR`). For every
-case, each converter runs in a fresh child process, `--runs` times; the table reports the median
-conversion time and the largest peak RSS (the OS's accounting of the child, via wait4):
+case, each converter runs in fresh child processes, `--runs` times; the table reports the median
+conversion time and the largest peak RSS:
 
 - torch.onnx: the time of `torch.onnx.export(ep, dynamo=True)` on the program already loaded with
   `torch.export.load` (what torch.onnx's own conversion costs; loading and `import torch` are not
   counted in time, but are in memory, as they are part of any torch.onnx run);
 - fxonnx: the whole `fxonnx export model.pt2 -o out.onnx` process (reading the archive included).
 
+How peak memory is measured. Linux starts every exec'd process with a fresh `VmHWM` (peak RSS of
+its own address space), but the `ru_maxrss` that wait4 reports for a child is at least the RSS
+high-water mark of the process it was forked from: a parent that imported onnx and loaded models
+(~190 MB) floored every fxonnx figure at its own size. So:
+
+- the parent stays small: it imports neither torch nor onnx; ONNX node counts come from a child;
+- torch.onnx's child reads its own `VmHWM` from /proc/self/status after saving (exact);
+- fxonnx runs once more, without timing, under GNU `/usr/bin/time -f %M`, a ~2 MB C program whose
+  child's `ru_maxrss` is exact above ~2 MB. Without GNU time, wait4's `ru_maxrss` of the timed runs
+  is used, floored at this script's own peak RSS (printed in the report).
+
 The results replace the "Zoo" section of reports/performance.md (other sections are kept).
 """
 import argparse
 import json
 import os
+import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -37,50 +50,79 @@ t = time.perf_counter()
 prog = torch.onnx.export(ep, dynamo=True, verbose=False)
 elapsed = time.perf_counter() - t
 prog.save(sys.argv[2])
-print(json.dumps({"seconds": elapsed, "nodes": len(prog.model_proto.graph.node)}))
+hwm = [l for l in open("/proc/self/status") if l.startswith("VmHWM:")]
+print(json.dumps({"seconds": elapsed, "nodes": len(prog.model_proto.graph.node),
+                  "hwm_kib": int(hwm[0].split()[1]) if hwm else None}))
+"""
+
+# Counted in a child so that this process never imports onnx (its RSS would floor the children's).
+NODES_CHILD = r"""
+import sys, onnx
+print(len(onnx.load(sys.argv[1], load_external_data=False).graph.node))
 """
 
 
-def run_child(argv):
-    """Run argv; return (exit status, stdout, wall seconds, peak RSS in MiB)."""
+def run_timed(argv):
+    """Run argv and wait for it with wait4, keeping its rusage (Popen.wait would discard it)."""
     start = time.perf_counter()
     p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     out = p.stdout.read()
     p.stderr.read()
     _, status, usage = os.wait4(p.pid, 0)
+    wall = time.perf_counter() - start
     p.returncode = os.waitstatus_to_exitcode(status)
-    return p.returncode, out.decode(), time.perf_counter() - start, usage.ru_maxrss / 1024.0
+    return p.returncode, out.decode(), wall, usage.ru_maxrss / 1024.0
+
+
+def gnu_time():
+    """GNU time, if installed (it prints the child's peak RSS in KiB with -f %M)."""
+    path = "/usr/bin/time" if os.path.exists("/usr/bin/time") else shutil.which("time")
+    if not path:
+        return None
+    p = subprocess.run([path, "-f", "%M", "true"], capture_output=True, text=True)
+    return path if p.returncode == 0 and p.stderr.strip().isdigit() else None
 
 
 def onnx_nodes(path):
-    import onnx
+    p = subprocess.run([sys.executable, "-c", NODES_CHILD, path], capture_output=True, text=True)
+    return int(p.stdout.strip()) if p.returncode == 0 and p.stdout.strip().isdigit() else None
 
-    return len(onnx.load(path, load_external_data=False).graph.node)
 
-
-def measure(case_dir, fxonnx, runs, tmp):
+def measure(case_dir, fxonnx, runs, tmp, time_cmd):
     pt2 = os.path.join(case_dir, "model.pt2")
     name = os.path.basename(case_dir.rstrip("/"))
     row = {"model": name}
     t_times, t_rss, f_times, f_rss = [], [], [], []
     for i in range(runs):
         out = os.path.join(tmp, f"{name}.torch.onnx")
-        code, stdout, _, rss = run_child([sys.executable, "-c", TORCH_CHILD, pt2, out])
+        code, stdout, _, rss = run_timed([sys.executable, "-c", TORCH_CHILD, pt2, out])
         if code != 0:
             row["torch_error"] = f"exit {code}"
             break
         info = json.loads(stdout.strip().splitlines()[-1])
         t_times.append(info["seconds"])
-        t_rss.append(rss)
+        t_rss.append(info["hwm_kib"] / 1024.0 if info.get("hwm_kib") else rss)
         row["torch_nodes"] = info["nodes"]
+    out = os.path.join(tmp, f"{name}.fxonnx.onnx")
     for i in range(runs):
-        out = os.path.join(tmp, f"{name}.fxonnx.onnx")
-        code, _, wall, rss = run_child([fxonnx, "export", pt2, "-o", out])
+        # Every run writes a new file, like torch.onnx's first save: replacing the previous output
+        # would add the kernel's freeing of its pages to the timed run.
+        for old in (out, out + ".data"):
+            if os.path.exists(old):
+                os.remove(old)
+        code, _, wall, rss = run_timed([fxonnx, "export", pt2, "-o", out, "-q"])
         if code != 0:
             row["fxonnx_error"] = f"exit {code}"
             break
         f_times.append(wall)
         f_rss.append(rss)
+    if f_times and time_cmd:
+        # One more run for memory only: GNU time's child starts from time's own small RSS.
+        p = subprocess.run([time_cmd, "-f", "%M", fxonnx, "export", pt2, "-o", out, "-q"], capture_output=True, text=True)
+        last = p.stderr.strip().splitlines()[-1] if p.stderr.strip() else ""
+        if p.returncode == 0 and last.isdigit():
+            f_rss = [int(last) / 1024.0]
+    if f_times:
         row["fxonnx_nodes"] = onnx_nodes(out)
     if t_times:
         row["torch_s"], row["torch_mb"] = statistics.median(t_times), max(t_rss)
@@ -93,7 +135,7 @@ def fmt(row, key, spec):
     return format(row[key], spec) if key in row else "–"
 
 
-def render(rows, runs):
+def render(rows, runs, mem_method, parent_mb):
     lines = [
         BEGIN,
         "## Zoo: fxonnx vs torch.onnx, side by side",
@@ -101,6 +143,10 @@ def render(rows, runs):
         f"Measured {time.strftime('%Y-%m-%d')} on {os.cpu_count()} cores, {runs} run(s) each in fresh processes "
         "(median time, largest peak RSS). torch.onnx: `torch.onnx.export(torch.export.load(pt2), dynamo=True)` "
         "(conversion only; peak RSS includes `import torch`). fxonnx: the whole `fxonnx export` process.",
+        "",
+        f"Peak RSS: torch.onnx's child reads its own `VmHWM`; fxonnx's is {mem_method}. "
+        f"The measuring script imports neither torch nor onnx (its own peak RSS: {parent_mb:.0f} MB), "
+        "because wait4's `ru_maxrss` of a child is at least the RSS of the process it was forked from.",
         "",
         "| model | torch.onnx s | fxonnx s | speed-up | torch.onnx peak MB | fxonnx peak MB | memory ratio | torch.onnx nodes | fxonnx nodes |",
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
@@ -130,12 +176,19 @@ def main():
     if args.only:
         cases = [c for c in cases if c in args.only.split(",")]
     rows = []
+    time_cmd = gnu_time()
+    mem_method = (
+        "the `ru_maxrss` GNU `time -f %M` reports for it (one extra, untimed run)"
+        if time_cmd
+        else "wait4's `ru_maxrss` (no GNU time here: figures below the script's own peak RSS are floored at it)"
+    )
     with tempfile.TemporaryDirectory() as tmp:
         for c in cases:
-            row = measure(os.path.join(args.zoo, c), args.fxonnx, args.runs, tmp)
+            row = measure(os.path.join(args.zoo, c), args.fxonnx, args.runs, tmp, time_cmd)
             print(json.dumps(row), flush=True)
             rows.append(row)
-    section = render(rows, args.runs)
+    parent_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+    section = render(rows, args.runs, mem_method, parent_mb)
     old = open(args.report).read() if os.path.exists(args.report) else "# Performance\n\n"
     if BEGIN in old and END in old:
         new = old[: old.index(BEGIN)] + section + old[old.index(END) + len(END) + 1 :]

@@ -234,7 +234,7 @@ impl OnnxProgram {
         } else {
             DataPlacement::Inline
         };
-        encode::save(self.model_proto(), path, &placement)?;
+        encode::save_model(&self.model, path, &placement)?;
         Ok(())
     }
 }

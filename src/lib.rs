@@ -13,6 +13,7 @@
 //! [`onnx`] holds the graph and encodes it.
 
 pub mod fx;
+pub mod hash;
 pub mod onnx;
 pub mod optimize;
 pub mod pt2;

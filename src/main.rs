@@ -135,6 +135,8 @@ fn run(cli: Cli) -> Result<(), String> {
                     e.to_string()
                 }
             })?;
+            // The process ends right after: freeing a large graph value by value would only add time.
+            let program = std::mem::ManuallyDrop::new(program);
             for w in program.warnings() {
                 eprintln!("warning: {w}");
             }

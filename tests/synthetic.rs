@@ -238,3 +238,64 @@ fn exports_are_byte_identical() {
         assert_eq!(runs[0].1.is_some(), external);
     }
 }
+
+/// The streaming encoder writes exactly the bytes prost's `encode_to_vec` gives for the same
+/// `ModelProto` (inline and with external data), and the data file holds the weights, aligned.
+#[test]
+fn streamed_encoding_equals_prost() {
+    use fxonnx::onnx::encode::{DataPlacement, Encoder};
+    let dir = tempfile::tempdir().unwrap();
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let mut archives = vec![
+        write(dir.path(), "transformer", &small_transformer()).0,
+        write(dir.path(), "convnet", &small_convnet()).0,
+    ];
+    // Weights of 64 KiB and more are copied file to file by the kernel, smaller ones from the map.
+    let wide = Transformer { blocks: 1, d_model: 128, heads: 4, ffn: 512, seq: 4 };
+    archives.push(write(dir.path(), "wide", &wide).0);
+    // Subgraphs (If/Loop bodies), tied weights, buffers, odd dtypes and symbolic shapes.
+    for f in [
+        "cond.pt2",
+        "hops_loops.pt2",
+        "tied_weights.pt2",
+        "buffer_mutation.pt2",
+        "dtypes_misc.pt2",
+        "tiny_transformer.pt2",
+    ] {
+        archives.push(fixtures.join(f));
+    }
+    for archive in &archives {
+        let program =
+            fxonnx::export(archive, &Default::default()).unwrap_or_else(|e| panic!("{}: {e}", archive.display()));
+        for placement in
+            [DataPlacement::Inline, DataPlacement::External { location: "m.onnx.data".into(), threshold: 64 }]
+        {
+            let out = dir.path().join("m.onnx");
+            let enc = Encoder::new(program.model(), &placement).expect("encoder");
+            enc.write(&out).expect("write");
+            let streamed = std::fs::read(&out).unwrap();
+            let reference = enc.to_proto().encode_to_vec();
+            assert_eq!(streamed.len(), enc.encoded_len(), "{}: {placement:?}", archive.display());
+            assert!(streamed == reference, "{}: streamed bytes differ from prost ({placement:?})", archive.display());
+            // The in-memory proto of the program is the inline one.
+            if matches!(placement, DataPlacement::Inline) {
+                assert!(program.model_proto().encode_to_vec() == reference);
+            } else {
+                let data = std::fs::read(dir.path().join("m.onnx.data")).unwrap();
+                assert_eq!(data.len(), enc.data_len());
+                let g = program.model_proto().graph.unwrap();
+                for (t, e) in g.initializer.iter().zip(&enc.to_proto().graph.unwrap().initializer) {
+                    if e.external_data.is_empty() {
+                        assert_eq!(t.raw_data, e.raw_data);
+                        continue;
+                    }
+                    let get =
+                        |k: &str| e.external_data.iter().find(|x| x.key == k).unwrap().value.parse::<usize>().unwrap();
+                    let (off, len) = (get("offset"), get("length"));
+                    assert_eq!(off % 64, 0);
+                    assert_eq!(&data[off..off + len], &t.raw_data[..], "{}", t.name);
+                }
+            }
+        }
+    }
+}

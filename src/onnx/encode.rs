@@ -1,10 +1,18 @@
-//! [`Model`] → `ModelProto`, and writing it to disk (inline or with external data).
+//! [`Model`] → ONNX protobuf, written straight to disk (inline or with external data).
 //!
 //! Names are settled here: values the lowering did not name become `val_<k>`, nodes
 //! `node_<OpType>_<k>`, numbered in graph order, so the same model always encodes to the same bytes.
+//!
+//! Saving streams: [`Encoder`] computes every name and message length once, then writes the
+//! `ModelProto` field by field into the file, weight bytes straight from the archive's memory map
+//! (to the model's `raw_data` or to the `.data` file). No `ModelProto` is built, so no step holds
+//! all weights, or all node metadata strings, in anonymous memory. The bytes are exactly those of
+//! prost's `encode_to_vec` of [`Encoder::to_proto`] (tests check it): prost writes fields in tag
+//! order and skips proto3 defaults, and so does this writer.
 
-use std::collections::HashSet;
-use std::io::Write;
+use std::collections::{HashMap, HashSet};
+use std::fs::File;
+use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use bytes::Bytes;
@@ -24,49 +32,221 @@ pub enum DataPlacement {
     External { location: String, threshold: usize },
 }
 
-struct Namer<'m> {
+// ------------------------------------------------------------------------------------------------
+// Names
+// ------------------------------------------------------------------------------------------------
+
+/// The value or node has a name of its own in the IR.
+const GIVEN: u32 = u32::MAX;
+/// The value is not referenced by the encoded model.
+const UNNAMED: u32 = u32::MAX - 1;
+
+/// Every name the encoded model uses, assigned in one walk over the graph (in the order the
+/// encoder visits values), so both the streaming writer and [`to_proto`] use the same names.
+///
+/// Generated names are stored as their number only (`val_<k>`, `node_<OpType>_<k>`): no string
+/// per value is allocated.
+pub struct Names<'m> {
     model: &'m Model,
-    names: Vec<Option<String>>,
-    used: HashSet<String>,
-    next_value: usize,
-    next_node: usize,
+    /// Per value: [`GIVEN`], [`UNNAMED`] or `k` of `val_<k>`.
+    values: Vec<u32>,
+    /// Per node of every graph: [`GIVEN`] or `k` of `node_<OpType>_<k>`; each graph's nodes are a
+    /// contiguous run starting at `graphs[&graph address]`.
+    nodes: Vec<u32>,
+    graphs: HashMap<*const Graph, usize>,
 }
 
-impl<'m> Namer<'m> {
-    fn new(model: &'m Model) -> Self {
-        let used: HashSet<String> =
-            model.values.iter().filter(|v| !v.name.is_empty()).map(|v| v.name.clone()).collect();
-        let names = model.values.iter().map(|v| (!v.name.is_empty()).then(|| v.name.clone())).collect();
-        Namer { model, names, used, next_value: 0, next_node: 0 }
-    }
+struct NameWalk<'m> {
+    names: Names<'m>,
+    /// Names given in the IR, which generated names must avoid.
+    used: HashSet<&'m str>,
+    // Only when some given name looks like a generated one do candidates need a lookup.
+    check_values: bool,
+    check_nodes: bool,
+    next_value: u32,
+    next_node: u32,
+}
 
-    fn value(&mut self, v: Value) -> String {
-        if let Some(n) = &self.names[v.index()] {
-            return n.clone();
-        }
-        let name = loop {
-            let n = format!("val_{}", self.next_value);
-            self.next_value += 1;
-            if !self.used.contains(&n) {
-                break n;
-            }
+impl<'m> Names<'m> {
+    pub fn new(model: &'m Model) -> Self {
+        let used: HashSet<&str> = model.values.iter().filter(|v| !v.name.is_empty()).map(|v| v.name.as_str()).collect();
+        let check_values = used.iter().any(|n| n.starts_with("val_"));
+        let check_nodes = used.iter().any(|n| n.starts_with("node_"));
+        let mut walk = NameWalk {
+            names: Names {
+                model,
+                values: vec![UNNAMED; model.values.len()],
+                nodes: Vec::with_capacity(model.graph.nodes.len()),
+                graphs: HashMap::new(),
+            },
+            used,
+            check_values,
+            check_nodes,
+            next_value: 0,
+            next_node: 0,
         };
-        self.used.insert(name.clone());
-        self.names[v.index()] = Some(name.clone());
-        name
+        walk.graph(&model.graph, true);
+        walk.names
     }
 
-    fn node(&mut self, op_type: &str) -> String {
+    fn value(&self, v: Value) -> Name<'m> {
+        match self.values[v.index()] {
+            GIVEN => Name::Given(&self.model.values[v.index()].name),
+            UNNAMED => Name::Given(""), // unreachable: the walk names every value the writer uses
+            k => Name::Value(k),
+        }
+    }
+
+    /// Where the node names of `graph` start in `nodes`.
+    fn base(&self, graph: &Graph) -> usize {
+        self.graphs.get(&(graph as *const Graph)).copied().unwrap_or(0)
+    }
+
+    fn node<'a>(&self, graph: &'a Graph, base: usize, j: usize) -> Name<'a> {
+        let node = &graph.nodes[j];
+        match self.nodes.get(base + j).copied().unwrap_or(GIVEN) {
+            GIVEN => Name::Given(&node.name),
+            k => Name::Node(&node.op_type, k),
+        }
+    }
+}
+
+impl<'m> NameWalk<'m> {
+    fn value(&mut self, v: Value) {
+        let i = v.index();
+        if self.names.values[i] != UNNAMED {
+            return;
+        }
+        if !self.names.model.values[i].name.is_empty() {
+            self.names.values[i] = GIVEN;
+            return;
+        }
         loop {
-            let n = format!("node_{op_type}_{}", self.next_node);
+            let k = self.next_value;
+            self.next_value += 1;
+            if !self.check_values || !self.used.contains(format!("val_{k}").as_str()) {
+                self.names.values[i] = k;
+                return;
+            }
+        }
+    }
+
+    fn node(&mut self, op_type: &str) -> u32 {
+        loop {
+            let k = self.next_node;
             self.next_node += 1;
-            if !self.used.contains(&n) {
-                self.used.insert(n.clone());
-                return n;
+            if !self.check_nodes || !self.used.contains(format!("node_{op_type}_{k}").as_str()) {
+                return k;
+            }
+        }
+    }
+
+    /// Visit `g` in the writer's order: inputs, then per node its name, inputs, outputs and
+    /// subgraphs, then outputs and (main graph) initializers.
+    fn graph(&mut self, g: &Graph, main: bool) {
+        let base = self.names.nodes.len();
+        self.names.graphs.insert(g as *const Graph, base);
+        self.names.nodes.resize(base + g.nodes.len(), GIVEN);
+        for &v in &g.inputs {
+            self.value(v);
+        }
+        for (j, node) in g.nodes.iter().enumerate() {
+            if node.name.is_empty() {
+                self.names.nodes[base + j] = self.node(&node.op_type);
+            }
+            for &v in node.inputs.iter().flatten() {
+                self.value(v);
+            }
+            for &v in &node.outputs {
+                self.value(v);
+            }
+            for a in &node.attributes {
+                if let AttrValue::Graph(sub) = &a.value {
+                    self.graph(sub, false);
+                }
+            }
+        }
+        for &v in &g.outputs {
+            self.value(v);
+        }
+        if main {
+            for &v in &g.initializers {
+                if self.names.model.value(v).constant.is_some() {
+                    self.value(v);
+                }
             }
         }
     }
 }
+
+/// A name as the writer emits it, without allocating the generated ones.
+#[derive(Clone, Copy)]
+enum Name<'a> {
+    Given(&'a str),
+    Value(u32),
+    Node(&'a str, u32),
+}
+
+impl Name<'_> {
+    fn len(self) -> usize {
+        match self {
+            Name::Given(s) => s.len(),
+            Name::Value(k) => 4 + digits(k),
+            Name::Node(op, k) => 6 + op.len() + digits(k),
+        }
+    }
+
+    fn put<S: Sink>(self, s: &mut S) {
+        match self {
+            Name::Given(n) => s.put(n.as_bytes()),
+            Name::Value(k) => {
+                s.put(b"val_");
+                put_decimal(s, k);
+            }
+            Name::Node(op, k) => {
+                s.put(b"node_");
+                s.put(op.as_bytes());
+                s.put(b"_");
+                put_decimal(s, k);
+            }
+        }
+    }
+
+    fn to_string(self) -> String {
+        match self {
+            Name::Given(s) => s.to_string(),
+            Name::Value(k) => format!("val_{k}"),
+            Name::Node(op, k) => format!("node_{op}_{k}"),
+        }
+    }
+}
+
+fn digits(mut k: u32) -> usize {
+    let mut n = 1;
+    while k >= 10 {
+        k /= 10;
+        n += 1;
+    }
+    n
+}
+
+fn put_decimal<S: Sink>(s: &mut S, mut k: u32) {
+    let mut buf = [0u8; 10];
+    let mut i = buf.len();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (k % 10) as u8;
+        k /= 10;
+        if k == 0 {
+            break;
+        }
+    }
+    s.put(&buf[i..]);
+}
+
+// ------------------------------------------------------------------------------------------------
+// ModelProto built in memory (inspection, reports, tests)
+// ------------------------------------------------------------------------------------------------
 
 fn props(m: &Metadata) -> Vec<proto::StringStringEntryProto> {
     m.iter().map(|(k, v)| proto::StringStringEntryProto { key: k.clone(), value: v.clone() }).collect()
@@ -83,8 +263,8 @@ fn tensor_proto(name: String, t: &TensorData, metadata: &Metadata) -> proto::Ten
     }
 }
 
-fn value_info(namer: &mut Namer, v: Value) -> proto::ValueInfoProto {
-    let info = namer.model.value(v);
+fn value_info(names: &Names, v: Value) -> proto::ValueInfoProto {
+    let info = names.model.value(v);
     let shape = info.shape.as_ref().map(|dims| proto::TensorShapeProto {
         dim: dims
             .iter()
@@ -99,7 +279,7 @@ fn value_info(namer: &mut Namer, v: Value) -> proto::ValueInfoProto {
     });
     let elem_type = info.dtype.map(|d| d as i32).unwrap_or(0);
     proto::ValueInfoProto {
-        name: namer.value(v),
+        name: names.value(v).to_string(),
         r#type: Some(proto::TypeProto {
             value: Some(proto::type_proto::Value::TensorType(proto::type_proto::Tensor { elem_type, shape })),
             ..Default::default()
@@ -109,7 +289,7 @@ fn value_info(namer: &mut Namer, v: Value) -> proto::ValueInfoProto {
     }
 }
 
-fn attribute(namer: &mut Namer, a: &Attribute) -> proto::AttributeProto {
+fn attribute(names: &Names, a: &Attribute) -> proto::AttributeProto {
     use proto::attribute_proto::AttributeType as T;
     let mut p = proto::AttributeProto { name: a.name.clone(), ..Default::default() };
     match &a.value {
@@ -131,7 +311,7 @@ fn attribute(namer: &mut Namer, a: &Attribute) -> proto::AttributeProto {
         }
         AttrValue::Graph(g) => {
             p.r#type = T::Graph as i32;
-            p.g = Some(graph_proto(namer, g, false));
+            p.g = Some(graph_proto(names, g, false));
         }
         AttrValue::Floats(v) => {
             p.r#type = T::Floats as i32;
@@ -149,42 +329,46 @@ fn attribute(namer: &mut Namer, a: &Attribute) -> proto::AttributeProto {
     p
 }
 
-fn graph_proto(namer: &mut Namer, g: &Graph, main: bool) -> proto::GraphProto {
+/// Values of `g` that get no `value_info` entry of their own: its inputs and outputs are
+/// described there already (node outputs are unique, so no other value repeats).
+fn io_values(g: &Graph) -> HashSet<Value> {
+    g.inputs.iter().chain(&g.outputs).copied().collect()
+}
+
+fn graph_proto(names: &Names, g: &Graph, main: bool) -> proto::GraphProto {
     let mut gp = proto::GraphProto { name: g.name.clone(), metadata_props: props(&g.metadata), ..Default::default() };
-    gp.input = g.inputs.iter().map(|&v| value_info(namer, v)).collect();
-    let mut described: HashSet<Value> = g.inputs.iter().copied().collect();
-    described.extend(g.outputs.iter().copied());
-    for node in &g.nodes {
-        let name = if node.name.is_empty() { namer.node(&node.op_type) } else { node.name.clone() };
+    gp.input = g.inputs.iter().map(|&v| value_info(names, v)).collect();
+    let io = io_values(g);
+    let base = names.base(g);
+    gp.node.reserve(g.nodes.len());
+    for (j, node) in g.nodes.iter().enumerate() {
         let np = proto::NodeProto {
-            input: node.inputs.iter().map(|i| i.map(|v| namer.value(v)).unwrap_or_default()).collect(),
-            output: node.outputs.iter().map(|&v| namer.value(v)).collect(),
-            name,
+            input: node.inputs.iter().map(|i| i.map(|v| names.value(v).to_string()).unwrap_or_default()).collect(),
+            output: node.outputs.iter().map(|&v| names.value(v).to_string()).collect(),
+            name: names.node(g, base, j).to_string(),
             op_type: node.op_type.clone(),
             domain: node.domain.clone(),
-            attribute: node.attributes.iter().map(|a| attribute(namer, a)).collect(),
+            attribute: node.attributes.iter().map(|a| attribute(names, a)).collect(),
             metadata_props: props(&node.metadata),
             ..Default::default()
         };
         gp.node.push(np);
         // Shapes and types of intermediate values that came from the FX graph.
         for &o in &node.outputs {
-            let info = namer.model.value(o);
-            if info.shape.is_some() && info.dtype.is_some() && described.insert(o) {
-                gp.value_info.push(value_info(namer, o));
+            if described(names.model, &io, o) {
+                gp.value_info.push(value_info(names, o));
             }
         }
     }
-    gp.output = g.outputs.iter().map(|&v| value_info(namer, v)).collect();
+    gp.output = g.outputs.iter().map(|&v| value_info(names, v)).collect();
     if main {
         for &v in &g.initializers {
-            let info = namer.model.value(v);
+            let info = names.model.value(v);
             if let Some(t) = &info.constant {
-                let name = namer.value(v);
-                gp.initializer.push(tensor_proto(name, t, &info.metadata));
+                gp.initializer.push(tensor_proto(names.value(v).to_string(), t, &info.metadata));
                 if !info.metadata.is_empty() {
                     // torch.onnx keeps initializer metadata on a value_info entry of the same name.
-                    gp.value_info.push(value_info(namer, v));
+                    gp.value_info.push(value_info(names, v));
                 }
             }
         }
@@ -192,10 +376,14 @@ fn graph_proto(namer: &mut Namer, g: &Graph, main: bool) -> proto::GraphProto {
     gp
 }
 
-/// Encode `model` as a `ModelProto` with every weight inline.
-pub fn to_proto(model: &Model) -> proto::ModelProto {
-    let mut namer = Namer::new(model);
-    let graph = graph_proto(&mut namer, &model.graph, true);
+/// Whether node output `o` gets a `value_info` entry: it has a type and shape from the FX graph
+/// and is not a graph input or output.
+fn described(model: &Model, io: &HashSet<Value>, o: Value) -> bool {
+    let info = model.value(o);
+    info.shape.is_some() && info.dtype.is_some() && !io.contains(&o)
+}
+
+fn model_proto(names: &Names, model: &Model) -> proto::ModelProto {
     proto::ModelProto {
         ir_version: IR_VERSION,
         opset_import: model
@@ -203,13 +391,558 @@ pub fn to_proto(model: &Model) -> proto::ModelProto {
             .iter()
             .map(|(d, v)| proto::OperatorSetIdProto { domain: d.clone(), version: *v })
             .collect(),
-        producer_name: "fxonnx".into(),
+        producer_name: PRODUCER.into(),
         producer_version: model.producer_version.clone(),
-        graph: Some(graph),
+        graph: Some(graph_proto(names, &model.graph, true)),
         metadata_props: props(&model.metadata),
         ..Default::default()
     }
 }
+
+const PRODUCER: &str = "fxonnx";
+
+/// Encode `model` as a `ModelProto` with every weight inline (weights are shared, not copied).
+pub fn to_proto(model: &Model) -> proto::ModelProto {
+    model_proto(&Names::new(model), model)
+}
+
+// ------------------------------------------------------------------------------------------------
+// Protobuf wire format, written to a sink that either counts or writes
+// ------------------------------------------------------------------------------------------------
+
+/// Where encoded bytes go: [`Counter`] measures a message, [`Out`] writes it.
+trait Sink {
+    fn put(&mut self, b: &[u8]);
+    /// Tensor bytes inline in the model (weights: maybe copied from the archive file).
+    fn raw(&mut self, b: &[u8]) {
+        self.put(b);
+    }
+    /// Bytes of an external tensor, `pad` zero bytes first (for alignment): to the data file.
+    fn external(&mut self, pad: usize, raw: &[u8]);
+    /// A message body of `len` bytes follows: a sink that only counts takes the length and
+    /// returns true (the body need not be walked again).
+    fn counted(&mut self, _len: usize) -> bool {
+        false
+    }
+}
+
+struct Counter(usize);
+
+impl Sink for Counter {
+    fn put(&mut self, b: &[u8]) {
+        self.0 += b.len();
+    }
+    fn external(&mut self, _: usize, _: &[u8]) {}
+    fn counted(&mut self, len: usize) -> bool {
+        self.0 += len;
+        true
+    }
+}
+
+/// Writes the model (and the external data) through buffered writers, keeping the first IO error
+/// instead of threading `Result` through every field.
+struct Out<'w> {
+    model: BufWriter<&'w File>,
+    data: Option<BufWriter<&'w File>>,
+    /// The first error, and whether it was writing the data file.
+    error: Option<(bool, std::io::Error)>,
+}
+
+/// Weights not copied in the kernel are written in pieces of this size, straight from the map.
+const CHUNK: usize = 16 << 20;
+/// Smaller tensors are not worth a flush and a system call of their own.
+const KERNEL_COPY_MIN: usize = 64 << 10;
+
+impl<'w> Out<'w> {
+    fn writer(&mut self, to_data: bool) -> Option<&mut BufWriter<&'w File>> {
+        if self.error.is_some() {
+            return None;
+        }
+        if to_data {
+            self.data.as_mut()
+        } else {
+            Some(&mut self.model)
+        }
+    }
+
+    fn write(&mut self, to_data: bool, b: &[u8]) {
+        let Some(w) = self.writer(to_data) else { return };
+        for piece in b.chunks(CHUNK) {
+            if let Err(e) = w.write_all(piece) {
+                self.error = Some((to_data, e));
+                return;
+            }
+        }
+    }
+
+    /// Tensor bytes: when they are a slice of an archive's map, the kernel copies them from the
+    /// archive file (`copy_file_range`): they are read once and never faulted into this process.
+    fn tensor(&mut self, to_data: bool, b: &[u8]) {
+        if b.len() >= KERNEL_COPY_MIN {
+            if let Some((file, offset)) = crate::pt2::source_of(b) {
+                let Some(w) = self.writer(to_data) else { return };
+                if let Err(e) = copy_range(w, &file, offset, b.len() as u64) {
+                    self.error = Some((to_data, e));
+                }
+                return;
+            }
+        }
+        self.write(to_data, b);
+    }
+}
+
+/// Append `len` bytes of `src` at `offset` to `w`'s file, file to file.
+fn copy_range(w: &mut BufWriter<&File>, src: &File, offset: u64, len: u64) -> std::io::Result<()> {
+    use std::io::{Read, Seek};
+    // Everything buffered goes first; then the copy writes at the file's position, where the
+    // buffered writer continues afterwards.
+    w.flush()?;
+    let mut src = src;
+    src.seek(std::io::SeekFrom::Start(offset))?;
+    let mut dst: &File = w.get_ref();
+    // std uses copy_file_range (or sendfile/splice) between two files on Linux.
+    let copied = std::io::copy(&mut src.take(len), &mut dst)?;
+    if copied != len {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::UnexpectedEof,
+            "the archive is shorter than its index says",
+        ));
+    }
+    Ok(())
+}
+
+impl Sink for Out<'_> {
+    fn put(&mut self, b: &[u8]) {
+        self.write(false, b);
+    }
+    fn raw(&mut self, b: &[u8]) {
+        self.tensor(false, b);
+    }
+    fn external(&mut self, pad: usize, raw: &[u8]) {
+        self.write(true, &[0u8; 64][..pad]);
+        self.tensor(true, raw);
+    }
+}
+
+const VARINT: u32 = 0;
+const I32: u32 = 5;
+const LEN: u32 = 2;
+
+fn varint_len(v: u64) -> usize {
+    ((64 - (v | 1).leading_zeros() as usize) + 6) / 7
+}
+
+fn varint<S: Sink>(s: &mut S, mut v: u64) {
+    let mut buf = [0u8; 10];
+    let mut n = 0;
+    while v >= 0x80 {
+        buf[n] = (v as u8) | 0x80;
+        v >>= 7;
+        n += 1;
+    }
+    buf[n] = v as u8;
+    s.put(&buf[..=n]);
+}
+
+fn key<S: Sink>(s: &mut S, tag: u32, wire: u32) {
+    varint(s, ((tag << 3) | wire) as u64);
+}
+
+/// A `bytes`/`string` element (repeated fields write every element, empty ones too).
+fn bytes_elem<S: Sink>(s: &mut S, tag: u32, b: &[u8]) {
+    key(s, tag, LEN);
+    varint(s, b.len() as u64);
+    s.put(b);
+}
+
+/// A singular proto3 `string`/`bytes` field: omitted when empty.
+fn string<S: Sink>(s: &mut S, tag: u32, b: &str) {
+    if !b.is_empty() {
+        bytes_elem(s, tag, b.as_bytes());
+    }
+}
+
+fn name_elem<S: Sink>(s: &mut S, tag: u32, n: Name) {
+    key(s, tag, LEN);
+    varint(s, n.len() as u64);
+    n.put(s);
+}
+
+/// A singular proto3 integer field (`int32` values are sign-extended like prost does).
+fn int<S: Sink>(s: &mut S, tag: u32, v: i64) {
+    if v != 0 {
+        key(s, tag, VARINT);
+        varint(s, v as u64);
+    }
+}
+
+fn packed_ints<S: Sink>(s: &mut S, tag: u32, v: &[i64]) {
+    if !v.is_empty() {
+        key(s, tag, LEN);
+        varint(s, v.iter().map(|&x| varint_len(x as u64)).sum::<usize>() as u64);
+        for &x in v {
+            varint(s, x as u64);
+        }
+    }
+}
+
+fn packed_floats<S: Sink>(s: &mut S, tag: u32, v: &[f32]) {
+    if !v.is_empty() {
+        key(s, tag, LEN);
+        varint(s, 4 * v.len() as u64);
+        for x in v {
+            s.put(&x.to_le_bytes());
+        }
+    }
+}
+
+/// A message the writer can emit; its length is measured by writing it to a [`Counter`].
+trait Msg {
+    fn write<S: Sink>(&self, s: &mut S);
+    fn len(&self) -> usize {
+        let mut c = Counter(0);
+        self.write(&mut c);
+        c.0
+    }
+}
+
+fn message<S: Sink, M: Msg>(s: &mut S, tag: u32, m: &M) {
+    message_with_len(s, tag, m, m.len());
+}
+
+fn message_with_len<S: Sink, M: Msg>(s: &mut S, tag: u32, m: &M, len: usize) {
+    key(s, tag, LEN);
+    varint(s, len as u64);
+    if !s.counted(len) {
+        m.write(s);
+    }
+}
+
+/// A prost message (rare, small things: tensor and graph attributes).
+struct Prost<'a, M: prost::Message>(&'a M);
+
+impl<M: prost::Message> Msg for Prost<'_, M> {
+    fn write<S: Sink>(&self, s: &mut S) {
+        let mut buf = Vec::with_capacity(self.0.encoded_len());
+        self.0.encode_raw(&mut buf);
+        s.put(&buf);
+    }
+    fn len(&self) -> usize {
+        self.0.encoded_len()
+    }
+}
+
+struct Entry<'a>(&'a str, &'a str);
+
+impl Msg for Entry<'_> {
+    fn write<S: Sink>(&self, s: &mut S) {
+        string(s, 1, self.0);
+        string(s, 2, self.1);
+    }
+    fn len(&self) -> usize {
+        let field = |b: &str| if b.is_empty() { 0 } else { 1 + varint_len(b.len() as u64) + b.len() };
+        field(self.0) + field(self.1)
+    }
+}
+
+fn metadata<S: Sink>(s: &mut S, tag: u32, m: &Metadata) {
+    for (k, v) in m {
+        message(s, tag, &Entry(k, v));
+    }
+}
+
+struct DimMsg<'a>(&'a Dim);
+
+impl Msg for DimMsg<'_> {
+    fn write<S: Sink>(&self, s: &mut S) {
+        // A oneof member is written even when it holds the default value.
+        match self.0 {
+            Dim::Fixed(n) => {
+                key(s, 1, VARINT);
+                varint(s, *n as u64);
+            }
+            Dim::Param(p) => bytes_elem(s, 2, p.as_bytes()),
+        }
+    }
+}
+
+struct ShapeMsg<'a>(&'a [Dim]);
+
+impl Msg for ShapeMsg<'_> {
+    fn write<S: Sink>(&self, s: &mut S) {
+        for d in self.0 {
+            message(s, 1, &DimMsg(d));
+        }
+    }
+}
+
+struct TensorTypeMsg<'a>(&'a ValueInfo);
+
+impl Msg for TensorTypeMsg<'_> {
+    fn write<S: Sink>(&self, s: &mut S) {
+        int(s, 1, self.0.dtype.map(|d| d as i64).unwrap_or(0));
+        if let Some(dims) = &self.0.shape {
+            message(s, 2, &ShapeMsg(dims));
+        }
+    }
+}
+
+struct TypeMsg<'a>(&'a ValueInfo);
+
+impl Msg for TypeMsg<'_> {
+    fn write<S: Sink>(&self, s: &mut S) {
+        message(s, 1, &TensorTypeMsg(self.0));
+    }
+}
+
+struct ValueInfoMsg<'a> {
+    names: &'a Names<'a>,
+    v: Value,
+}
+
+impl Msg for ValueInfoMsg<'_> {
+    fn write<S: Sink>(&self, s: &mut S) {
+        let info = self.names.model.value(self.v);
+        let name = self.names.value(self.v);
+        if name.len() > 0 {
+            name_elem(s, 1, name);
+        }
+        message(s, 2, &TypeMsg(info));
+        metadata(s, 4, &info.metadata);
+    }
+}
+
+struct AttrMsg<'a> {
+    names: &'a Names<'a>,
+    a: &'a Attribute,
+}
+
+impl Msg for AttrMsg<'_> {
+    fn write<S: Sink>(&self, s: &mut S) {
+        use proto::attribute_proto::AttributeType as T;
+        let ty = match &self.a.value {
+            AttrValue::Tensor(_) | AttrValue::Graph(_) => {
+                // Rare and small next to the graph: encoded by prost.
+                return Prost(&attribute(self.names, self.a)).write(s);
+            }
+            AttrValue::Float(f) => {
+                string(s, 1, &self.a.name);
+                if *f != 0.0 {
+                    key(s, 2, I32);
+                    s.put(&f.to_le_bytes());
+                }
+                T::Float
+            }
+            AttrValue::Int(i) => {
+                string(s, 1, &self.a.name);
+                int(s, 3, *i);
+                T::Int
+            }
+            AttrValue::String(v) => {
+                string(s, 1, &self.a.name);
+                string(s, 4, v);
+                T::String
+            }
+            AttrValue::Floats(v) => {
+                string(s, 1, &self.a.name);
+                packed_floats(s, 7, v);
+                T::Floats
+            }
+            AttrValue::Ints(v) => {
+                string(s, 1, &self.a.name);
+                packed_ints(s, 8, v);
+                T::Ints
+            }
+            AttrValue::Strings(v) => {
+                string(s, 1, &self.a.name);
+                for x in v {
+                    bytes_elem(s, 9, x.as_bytes());
+                }
+                T::Strings
+            }
+        };
+        int(s, 20, ty as i64);
+    }
+}
+
+struct NodeMsg<'a> {
+    names: &'a Names<'a>,
+    graph: &'a Graph,
+    /// [`Names::base`] of `graph`.
+    base: usize,
+    j: usize,
+}
+
+impl Msg for NodeMsg<'_> {
+    fn write<S: Sink>(&self, s: &mut S) {
+        let node = &self.graph.nodes[self.j];
+        for i in &node.inputs {
+            match i {
+                Some(v) => name_elem(s, 1, self.names.value(*v)),
+                None => bytes_elem(s, 1, b""),
+            }
+        }
+        for &o in &node.outputs {
+            name_elem(s, 2, self.names.value(o));
+        }
+        let name = self.names.node(self.graph, self.base, self.j);
+        if name.len() > 0 {
+            name_elem(s, 3, name);
+        }
+        string(s, 4, &node.op_type);
+        for a in &node.attributes {
+            message(s, 5, &AttrMsg { names: self.names, a });
+        }
+        string(s, 7, &node.domain);
+        metadata(s, 9, &node.metadata);
+    }
+}
+
+/// Where one initializer's bytes go.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Placed {
+    Inline,
+    /// At `offset` of the data file, after `pad` zero bytes of alignment.
+    External {
+        offset: usize,
+        pad: usize,
+    },
+}
+
+struct TensorMsg<'a> {
+    name: Name<'a>,
+    t: &'a TensorData,
+    metadata: &'a Metadata,
+    placed: Placed,
+    location: &'a str,
+}
+
+impl Msg for TensorMsg<'_> {
+    fn write<S: Sink>(&self, s: &mut S) {
+        packed_ints(s, 1, &self.t.dims);
+        int(s, 2, self.t.dtype as i64);
+        if self.name.len() > 0 {
+            name_elem(s, 8, self.name);
+        }
+        match self.placed {
+            Placed::Inline => {
+                if !self.t.raw.is_empty() {
+                    key(s, 9, LEN);
+                    varint(s, self.t.raw.len() as u64);
+                    s.raw(&self.t.raw);
+                }
+            }
+            Placed::External { offset, pad } => {
+                s.external(pad, &self.t.raw);
+                let (offset, length) = (offset.to_string(), self.t.raw.len().to_string());
+                for (k, v) in [("location", self.location), ("offset", offset.as_str()), ("length", length.as_str())] {
+                    message(s, 13, &Entry(k, v));
+                }
+                int(s, 14, proto::tensor_proto::DataLocation::External as i64);
+            }
+        }
+        metadata(s, 16, self.metadata);
+    }
+}
+
+struct GraphMsg<'a> {
+    names: &'a Names<'a>,
+    g: &'a Graph,
+    /// The main graph writes initializers, placed as the encoder decided.
+    initializers: Option<&'a Placement>,
+    /// Lengths of the nodes, when known already (the main graph's, measured once).
+    node_lens: Option<&'a [u32]>,
+}
+
+impl Msg for GraphMsg<'_> {
+    fn write<S: Sink>(&self, s: &mut S) {
+        let (names, g) = (self.names, self.g);
+        let base = names.base(g);
+        for j in 0..g.nodes.len() {
+            let m = NodeMsg { names, graph: g, base, j };
+            match self.node_lens {
+                Some(lens) => message_with_len(s, 1, &m, lens[j] as usize),
+                None => message(s, 1, &m),
+            }
+        }
+        string(s, 2, &g.name);
+        if let Some(p) = self.initializers {
+            for (t, &v) in p.tensors.iter().zip(&p.values) {
+                let info = names.model.value(v);
+                let Some(data) = &info.constant else { continue };
+                let m = TensorMsg {
+                    name: names.value(v),
+                    t: data,
+                    metadata: &info.metadata,
+                    placed: *t,
+                    location: &p.location,
+                };
+                message(s, 5, &m);
+            }
+        }
+        for &v in &g.inputs {
+            message(s, 11, &ValueInfoMsg { names, v });
+        }
+        for &v in &g.outputs {
+            message(s, 12, &ValueInfoMsg { names, v });
+        }
+        let io = io_values(g);
+        for node in &g.nodes {
+            for &o in &node.outputs {
+                if described(names.model, &io, o) {
+                    message(s, 13, &ValueInfoMsg { names, v: o });
+                }
+            }
+        }
+        if self.initializers.is_some() {
+            for &v in &g.initializers {
+                let info = names.model.value(v);
+                if info.constant.is_some() && !info.metadata.is_empty() {
+                    message(s, 13, &ValueInfoMsg { names, v });
+                }
+            }
+        }
+        metadata(s, 16, &g.metadata);
+    }
+}
+
+/// Where every initializer of the main graph goes.
+struct Placement {
+    values: Vec<Value>,
+    tensors: Vec<Placed>,
+    location: String,
+    data_len: usize,
+}
+
+impl Placement {
+    fn new(model: &Model, placement: &DataPlacement) -> Placement {
+        let values: Vec<Value> =
+            model.graph.initializers.iter().copied().filter(|&v| model.value(v).constant.is_some()).collect();
+        let mut tensors = Vec::with_capacity(values.len());
+        let mut offset = 0usize;
+        let (location, threshold) = match placement {
+            DataPlacement::Inline => (String::new(), usize::MAX),
+            DataPlacement::External { location, threshold } => (location.clone(), *threshold),
+        };
+        for &v in &values {
+            let len = model.value(v).constant.as_ref().map_or(0, |t| t.raw.len());
+            if len < threshold {
+                tensors.push(Placed::Inline);
+                continue;
+            }
+            // 64-byte alignment lets readers map every tensor in place.
+            let pad = (64 - offset % 64) % 64;
+            offset += pad;
+            tensors.push(Placed::External { offset, pad });
+            offset += len;
+        }
+        Placement { values, tensors, location, data_len: offset }
+    }
+}
+
+// ------------------------------------------------------------------------------------------------
+// Saving
+// ------------------------------------------------------------------------------------------------
 
 /// Errors while writing a model.
 #[derive(Debug, thiserror::Error)]
@@ -218,13 +951,173 @@ pub enum SaveError {
     Io { path: PathBuf, source: std::io::Error },
     #[error("the model is {size} bytes with its weights inline, over protobuf's 2 GiB limit; hint: save with external data (--external-data)")]
     TooLarge { size: usize },
+    #[error(
+        "the model is {size} bytes without its weights (mostly graph and metadata_props), over protobuf's 2 GiB limit"
+    )]
+    GraphTooLarge { size: usize },
 }
 
 /// Protobuf cannot encode messages of 2 GiB or more.
 pub const PROTOBUF_LIMIT: usize = (1 << 31) - 1;
 
-/// Write `model` to `path`, its weights placed as `placement` says. Files are written to temporary
-/// names in the same folder and renamed into place, so a failure never leaves a partial output.
+/// A model ready to write: names assigned, initializers placed, every length measured.
+pub struct Encoder<'m> {
+    model: &'m Model,
+    names: Names<'m>,
+    placement: Placement,
+    node_lens: Vec<u32>,
+    graph_len: usize,
+    external: bool,
+}
+
+impl<'m> Encoder<'m> {
+    /// Name and measure `model` for saving as `placement` says. Fails when the `ModelProto` would
+    /// pass protobuf's 2 GiB limit.
+    pub fn new(model: &'m Model, placement: &DataPlacement) -> Result<Encoder<'m>, SaveError> {
+        let names = Names::new(model);
+        let placement_plan = Placement::new(model, placement);
+        let mut node_lens = Vec::with_capacity(model.graph.nodes.len());
+        let base = names.base(&model.graph);
+        for j in 0..model.graph.nodes.len() {
+            let len = NodeMsg { names: &names, graph: &model.graph, base, j }.len();
+            // A message this large is over the limit anyway; clamp so the sum still says so.
+            node_lens.push(u32::try_from(len).unwrap_or(u32::MAX));
+        }
+        let mut enc = Encoder {
+            model,
+            names,
+            placement: placement_plan,
+            node_lens,
+            graph_len: 0,
+            external: matches!(placement, DataPlacement::External { .. }),
+        };
+        enc.graph_len = enc.graph_msg().len();
+        let size = enc.encoded_len();
+        if size > PROTOBUF_LIMIT {
+            return Err(if enc.external { SaveError::GraphTooLarge { size } } else { SaveError::TooLarge { size } });
+        }
+        Ok(enc)
+    }
+
+    fn graph_msg(&self) -> GraphMsg<'_> {
+        GraphMsg {
+            names: &self.names,
+            g: &self.model.graph,
+            initializers: Some(&self.placement),
+            node_lens: Some(&self.node_lens),
+        }
+    }
+
+    /// Size of the `.onnx` file.
+    pub fn encoded_len(&self) -> usize {
+        let mut c = Counter(0);
+        self.write_model(&mut c);
+        c.0
+    }
+
+    /// Size of the external data file (0 when every weight is inline).
+    pub fn data_len(&self) -> usize {
+        self.placement.data_len
+    }
+
+    fn write_model<S: Sink>(&self, s: &mut S) {
+        let m = self.model;
+        int(s, 1, IR_VERSION);
+        string(s, 2, PRODUCER);
+        string(s, 3, &m.producer_version);
+        message_with_len(s, 7, &self.graph_msg(), self.graph_len);
+        for (d, v) in &m.opset_imports {
+            message(s, 8, &OpsetMsg(d, *v));
+        }
+        metadata(s, 14, &m.metadata);
+    }
+
+    /// The `ModelProto` this encoder writes, built in memory (weights shared, not copied): the
+    /// reference the streamed bytes are checked against.
+    pub fn to_proto(&self) -> proto::ModelProto {
+        let mut p = model_proto(&self.names, self.model);
+        if let Some(g) = p.graph.as_mut() {
+            for (t, placed) in g.initializer.iter_mut().zip(&self.placement.tensors) {
+                if let Placed::External { offset, .. } = placed {
+                    let len = t.raw_data.len();
+                    t.raw_data = Bytes::new();
+                    t.data_location = proto::tensor_proto::DataLocation::External as i32;
+                    t.external_data = [
+                        ("location", self.placement.location.clone()),
+                        ("offset", offset.to_string()),
+                        ("length", len.to_string()),
+                    ]
+                    .into_iter()
+                    .map(|(k, v)| proto::StringStringEntryProto { key: k.into(), value: v })
+                    .collect();
+                }
+            }
+        }
+        p
+    }
+
+    /// Write the model to `path` (and the external data beside it). Files are written to
+    /// temporary names in the same folder and renamed into place, so a failure never leaves a
+    /// partial output.
+    pub fn write(&self, path: &Path) -> Result<(), SaveError> {
+        let io = |p: &Path| {
+            let p = p.to_path_buf();
+            move |source| SaveError::Io { path: p.clone(), source }
+        };
+        let dir = match path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        let data_path = dir.join(&self.placement.location);
+        let model_tmp = tempfile::NamedTempFile::new_in(&dir).map_err(io(path))?;
+        let data_tmp = match self.external {
+            true => Some(tempfile::NamedTempFile::new_in(&dir).map_err(io(&data_path))?),
+            false => None,
+        };
+        {
+            let mut out = Out {
+                model: BufWriter::with_capacity(1 << 20, model_tmp.as_file()),
+                data: data_tmp.as_ref().map(|t| BufWriter::with_capacity(1 << 20, t.as_file())),
+                error: None,
+            };
+            self.write_model(&mut out);
+            if out.error.is_none() {
+                if let Err(e) = out.model.flush() {
+                    out.error = Some((false, e));
+                } else if let Some(Err(e)) = out.data.as_mut().map(|d| d.flush()) {
+                    out.error = Some((true, e));
+                }
+            }
+            if let Some((to_data, source)) = out.error.take() {
+                let p = if to_data { &data_path } else { path };
+                return Err(SaveError::Io { path: p.to_path_buf(), source });
+            }
+        }
+        if let Some(data_tmp) = data_tmp {
+            data_tmp.persist(&data_path).map_err(|e| SaveError::Io { path: data_path.clone(), source: e.error })?;
+        }
+        model_tmp.persist(path).map_err(|e| SaveError::Io { path: path.to_path_buf(), source: e.error })?;
+        Ok(())
+    }
+}
+
+struct OpsetMsg<'a>(&'a str, i64);
+
+impl Msg for OpsetMsg<'_> {
+    fn write<S: Sink>(&self, s: &mut S) {
+        string(s, 1, self.0);
+        int(s, 2, self.1);
+    }
+}
+
+/// Write `model` to `path`, its weights placed as `placement` says, streaming (see [`Encoder`]).
+pub fn save_model(model: &Model, path: &Path, placement: &DataPlacement) -> Result<(), SaveError> {
+    Encoder::new(model, placement)?.write(path)
+}
+
+/// Write an already built `model` to `path`, its weights placed as `placement` says. Files are
+/// written to temporary names in the same folder and renamed into place, so a failure never
+/// leaves a partial output. [`save_model`] does the same from the IR without building the proto.
 pub fn save(mut model: proto::ModelProto, path: &Path, placement: &DataPlacement) -> Result<(), SaveError> {
     use prost::Message;
     let io = |p: &Path| {
@@ -247,7 +1140,6 @@ pub fn save(mut model: proto::ModelProto, path: &Path, placement: &DataPlacement
                     if t.raw_data.len() < *threshold {
                         continue;
                     }
-                    // 64-byte alignment lets readers map every tensor in place.
                     let pad = (64 - offset % 64) % 64;
                     w.write_all(&[0u8; 64][..pad]).map_err(io(&data_path))?;
                     offset += pad;
@@ -271,9 +1163,13 @@ pub fn save(mut model: proto::ModelProto, path: &Path, placement: &DataPlacement
     if size > PROTOBUF_LIMIT {
         return Err(SaveError::TooLarge { size });
     }
-    let bytes = model.encode_to_vec();
     let mut tmp = tempfile::NamedTempFile::new_in(&dir).map_err(io(path))?;
-    tmp.write_all(&bytes).map_err(io(path))?;
+    {
+        // prost writes into any BufMut; a BufWriter-backed adapter would still need the whole
+        // message for the length prefix, so this path keeps encode_to_vec (use save_model).
+        let bytes = model.encode_to_vec();
+        tmp.write_all(&bytes).map_err(io(path))?;
+    }
     if let Some((data_tmp, data_path)) = data_file {
         data_tmp.persist(&data_path).map_err(|e| SaveError::Io { path: data_path.clone(), source: e.error })?;
     }

@@ -4,6 +4,7 @@
 //! so every weight is a [`Bytes`] slice of the map. Nothing here copies tensor data except the rare
 //! non-contiguous view that must be gathered into a dense buffer.
 
+mod mapped;
 pub mod schema;
 mod weights;
 
@@ -12,6 +13,7 @@ use std::path::{Path, PathBuf};
 use bytes::Bytes;
 use indexmap::IndexMap;
 
+pub use mapped::source_of;
 pub use weights::{scalar_type, ScalarType, Weight};
 
 /// Errors of the archive layer. Every message names the entry or tensor concerned.
@@ -52,7 +54,7 @@ pub struct Archive {
     path: PathBuf,
     data: Bytes,
     /// Entry name (without the root folder) → (data offset, size, compression method).
-    entries: IndexMap<String, (usize, usize, u16)>,
+    entries: IndexMap<String, (usize, usize, u16), crate::hash::FxBuild>,
     root: String,
 }
 
@@ -64,7 +66,8 @@ impl Archive {
         // SAFETY: the map is read-only; a file truncated underneath us would fault, which is the
         // accepted trade-off of every mmap-based reader (the same as torch's own loader).
         let map = unsafe { memmap2::Mmap::map(&file) }.map_err(io)?;
-        Self::from_bytes(path, Bytes::from_owner(map))
+        // The map remembers its file so that saving can copy weights file to file.
+        Self::from_bytes(path, Bytes::from_owner(mapped::MappedFile::new(map, std::sync::Arc::new(file))))
     }
 
     /// Index an archive already in memory (tests, buffers).
@@ -87,7 +90,7 @@ impl Archive {
             .find_map(|(n, ..)| n.strip_suffix("archive_format").filter(|r| r.is_empty() || r.ends_with('/')))
             .map(str::to_string)
             .ok_or_else(|| Pt2Error::NotPt2 { path: path.to_path_buf() })?;
-        let mut entries = IndexMap::with_capacity(raw.len());
+        let mut entries = IndexMap::with_capacity_and_hasher(raw.len(), Default::default());
         for (name, start, size, method) in raw {
             if let Some(rel) = name.strip_prefix(&root) {
                 if start.checked_add(size).is_none_or(|end| end > data.len()) {
@@ -185,7 +188,7 @@ impl Archive {
         if self.has(entry) {
             self.json(entry)
         } else {
-            Ok(schema::PayloadConfig { config: IndexMap::new() })
+            Ok(schema::PayloadConfig { config: Default::default() })
         }
     }
 }

@@ -8,11 +8,14 @@ use indexmap::IndexMap;
 use serde::de::{self, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde::Deserialize;
 
+/// Maps of the schema, keyed by FX names and FQNs (looked up per node: a fast hasher).
+pub type Map<V> = IndexMap<String, V, crate::hash::FxBuild>;
+
 #[derive(Debug, Deserialize)]
 pub struct ExportedProgram {
     pub graph_module: GraphModule,
     #[serde(default)]
-    pub opset_version: IndexMap<String, i64>,
+    pub opset_version: Map<i64>,
     #[serde(default)]
     pub range_constraints: IndexMap<String, RangeConstraint>,
     pub schema_version: SchemaVersion,
@@ -48,7 +51,7 @@ pub struct GraphModule {
     #[serde(default)]
     pub module_call_graph: Vec<ModuleCallEntry>,
     #[serde(default)]
-    pub metadata: IndexMap<String, String>,
+    pub metadata: Map<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -57,15 +60,15 @@ pub struct Graph {
     pub outputs: Vec<Argument>,
     pub nodes: Vec<Node>,
     #[serde(default)]
-    pub tensor_values: IndexMap<String, TensorMeta>,
+    pub tensor_values: Map<TensorMeta>,
     #[serde(default)]
-    pub sym_int_values: IndexMap<String, SymInt>,
+    pub sym_int_values: Map<SymInt>,
     #[serde(default)]
-    pub sym_bool_values: IndexMap<String, SymBool>,
+    pub sym_bool_values: Map<SymBool>,
     #[serde(default)]
-    pub sym_float_values: IndexMap<String, SymFloat>,
+    pub sym_float_values: Map<SymFloat>,
     #[serde(default)]
-    pub custom_obj_values: IndexMap<String, CustomObjArgument>,
+    pub custom_obj_values: Map<CustomObjArgument>,
     #[serde(default)]
     pub is_single_tensor_return: bool,
 }
@@ -76,7 +79,7 @@ pub struct Node {
     pub inputs: Vec<NamedArgument>,
     pub outputs: Vec<Argument>,
     #[serde(default)]
-    pub metadata: IndexMap<String, String>,
+    pub metadata: Map<String>,
     #[serde(default)]
     pub is_hop_single_tensor_return: Option<bool>,
     #[serde(default)]
@@ -243,7 +246,7 @@ pub enum Argument {
     Graph(GraphArgument),
     Operator(String),
     CustomObj(CustomObjArgument),
-    StringToArgument(IndexMap<String, Argument>),
+    StringToArgument(Map<Argument>),
     /// A variant this reader does not know (a newer schema minor version); reported per node.
     Unknown(String),
 }
@@ -443,7 +446,7 @@ pub struct ModuleCallSignature {
 #[derive(Debug, Deserialize)]
 pub struct PayloadConfig {
     #[serde(default)]
-    pub config: IndexMap<String, PayloadMeta>,
+    pub config: Map<PayloadMeta>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -110,7 +110,7 @@ pub struct OperatorName<'a>(pub &'a str);
 pub struct NodeCtx<'a> {
     pub node: &'a schema::Node,
     pub graph: &'a schema::Graph,
-    pub(crate) env: &'a HashMap<String, Value>,
+    pub(crate) env: &'a crate::hash::FxHashMap<String, Value>,
     pub(crate) lowerer: &'a dyn SubgraphLowerer,
     /// Functional → in-place argument names, when an in-place op runs its functional translation.
     pub(crate) renames: &'a [(String, String)],

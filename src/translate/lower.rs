@@ -12,6 +12,7 @@ use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 
 use crate::fx::{self, InputKind, Program};
+use crate::hash::{FxHashMap, FxHashSet};
 use crate::onnx::builder::Builder;
 use crate::onnx::ir::{Dim, Model, TensorData, Value};
 use crate::pt2::schema::{self, Argument, SymBoolArgument, SymFloatArgument, SymIntArgument};
@@ -83,13 +84,13 @@ pub enum MutationKind {
 /// The FX names bound in one graph, and which names are in-place aliases of one tensor.
 #[derive(Default)]
 struct Scope<'g> {
-    values: HashMap<String, Value>,
+    values: FxHashMap<String, Value>,
     /// How many readers each value has (for the `fx_node` metadata).
-    users: HashMap<&'g str, usize>,
+    users: FxHashMap<&'g str, usize>,
     /// Name → the first name of its alias group (the tensor an in-place op mutated).
-    roots: HashMap<String, String>,
+    roots: FxHashMap<String, String>,
     /// Root → every name in its group.
-    groups: HashMap<String, Vec<String>>,
+    groups: FxHashMap<String, Vec<String>>,
 }
 
 impl Scope<'_> {
@@ -121,8 +122,10 @@ impl Scope<'_> {
 struct Lowerer<'a> {
     opts: &'a LowerOptions<'a>,
     /// Names already given to values (ONNX names are global across subgraphs).
-    names: RefCell<HashSet<String>>,
+    names: RefCell<FxHashSet<String>>,
     warnings: RefCell<Vec<String>>,
+    /// Module-stack strings shared by the metadata of many nodes.
+    scopes: RefCell<metadata::ScopeCache>,
 }
 
 /// Lower a resolved program into an ONNX model.
@@ -131,18 +134,23 @@ pub fn lower(program: &Program<'_>, opts: &LowerOptions<'_>) -> Result<(Model, V
     if !unsupported.is_empty() {
         return Err(LowerError::Unsupported(unsupported));
     }
-    let lw = Lowerer { opts, names: RefCell::new(HashSet::new()), warnings: RefCell::new(Vec::new()) };
+    let lw = Lowerer {
+        opts,
+        names: RefCell::new(FxHashSet::with_capacity_and_hasher(program.graph().nodes.len() * 2, Default::default())),
+        warnings: RefCell::new(Vec::new()),
+        scopes: Default::default(),
+    };
     let mut op = Builder::new(opts.opset);
     let graph = program.graph();
     let mut env = Scope {
-        values: HashMap::with_capacity(graph.nodes.len() * 2),
+        values: FxHashMap::with_capacity_and_hasher(graph.nodes.len() * 2, Default::default()),
         users: metadata::user_counts(graph),
         ..Default::default()
     };
     op.graph_mut().metadata = metadata::graph_metadata(&program.loaded().program);
 
     // Inputs: lifted tensors become initializers named by FQN, user inputs graph inputs.
-    let mut tied: HashMap<(String, Vec<i64>, Vec<i64>, i64, i64), Value> = HashMap::new();
+    let mut tied: FxHashMap<(String, Vec<i64>, Vec<i64>, i64, i64), Value> = FxHashMap::default();
     let mut user_inputs: Vec<(String, Value)> = Vec::new();
     let mut buffers: Vec<(String, String, Value)> = Vec::new(); // (placeholder, fqn, value)
     let mut n_user = 0usize;
@@ -489,7 +497,8 @@ impl Lowerer<'_> {
         let out_types = slots.iter().map(|s| s.as_deref().and_then(|n| self.fx_dtype(graph, n))).collect();
         let saved = std::mem::replace(&mut op.out_types, out_types);
         let users = env.users.get(node_name.as_str()).copied().unwrap_or(0);
-        let saved_meta = std::mem::replace(&mut op.node_metadata, std::rc::Rc::new(metadata::node_metadata(node, users)));
+        let meta = metadata::node_metadata_cached(node, users, &mut self.scopes.borrow_mut());
+        let saved_meta = std::mem::replace(&mut op.node_metadata, std::rc::Rc::new(meta));
         let outputs = {
             let renames = functional_key.as_deref().map(|f| argument_renames(&key, f)).unwrap_or_default();
             let ctx = NodeCtx { node, graph, env: &env.values, lowerer: self, renames: &renames };

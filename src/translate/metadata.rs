@@ -42,34 +42,66 @@ fn short_target(target: &str) -> &str {
     target.strip_prefix("torch.ops.higher_order.").or_else(|| target.strip_prefix("torch.ops.")).unwrap_or(target)
 }
 
-fn py_list(items: &[String]) -> String {
-    let quoted: Vec<String> = items.iter().map(|s| format!("'{}'", s.replace('\\', "\\\\").replace('\'', "\\'"))).collect();
-    format!("[{}]", quoted.join(", "))
+/// The scope strings of one `nn_module_stack`, computed once per distinct stack (nodes of one
+/// module share it): the prefixes of `namespace`, `class_hierarchy` and `name_scopes`.
+#[derive(Default)]
+pub struct ScopeCache {
+    stacks: crate::hash::FxHashMap<String, std::rc::Rc<ScopePrefixes>>,
+}
+
+pub struct ScopePrefixes {
+    /// `path: Class/` per module, or empty.
+    namespace: String,
+    /// `['Class', ` (open list with a trailing separator), or `[`.
+    classes: String,
+    /// `['path', `, or `[`.
+    scopes: String,
+}
+
+fn quote(s: &str) -> String {
+    format!("'{}'", s.replace('\\', "\\\\").replace('\'', "\\'"))
+}
+
+impl ScopeCache {
+    fn prefixes(&mut self, stack: &str) -> std::rc::Rc<ScopePrefixes> {
+        if let Some(p) = self.stacks.get(stack) {
+            return p.clone();
+        }
+        let (mut namespace, mut classes, mut scopes) = (String::new(), String::from("["), String::from("["));
+        for entry in stack.split(';').filter(|e| !e.is_empty()) {
+            let parts = split_entry(entry);
+            if let [_, path, class] = parts[..] {
+                namespace.push_str(&format!("{path}: {class}/"));
+                classes.push_str(&quote(class));
+                classes.push_str(", ");
+                scopes.push_str(&quote(path));
+                scopes.push_str(", ");
+            }
+        }
+        let p = std::rc::Rc::new(ScopePrefixes { namespace, classes, scopes });
+        self.stacks.insert(stack.to_string(), p.clone());
+        p
+    }
 }
 
 /// The five keys torch.onnx puts on every node made for an FX node.
 pub fn node_metadata(node: &schema::Node, num_users: usize) -> Metadata {
+    node_metadata_cached(node, num_users, &mut ScopeCache::default())
+}
+
+/// [`node_metadata`], with the module-stack strings of earlier nodes reused from `cache`.
+pub fn node_metadata_cached(node: &schema::Node, num_users: usize, cache: &mut ScopeCache) -> Metadata {
     let name = node.name.clone().or_else(|| fx::first_output_name(node)).unwrap_or_default();
     let target = short_target(&node.target);
-    let mut scopes = Vec::new();
-    let mut classes = Vec::new();
-    if let Some(stack) = node.metadata.get("nn_module_stack") {
-        for entry in stack.split(';').filter(|e| !e.is_empty()) {
-            let parts = split_entry(entry);
-            if let [_, path, class] = parts[..] {
-                scopes.push(path.to_string());
-                classes.push(class.to_string());
-            }
-        }
-    }
-    let mut namespace: Vec<String> = scopes.iter().zip(&classes).map(|(s, c)| format!("{s}: {c}")).collect();
-    namespace.push(format!("{name}: {target}"));
-    scopes.push(name.clone());
-    classes.push(target.to_string());
+    let stack = node.metadata.get("nn_module_stack").map(String::as_str).unwrap_or("");
+    let p = cache.prefixes(stack);
+    let namespace = format!("{}{name}: {target}", p.namespace);
+    let classes = format!("{}{}]", p.classes, quote(target));
+    let scopes = format!("{}{}]", p.scopes, quote(&name));
     vec![
-        (NAMESPACE.into(), namespace.join("/")),
-        (CLASS_HIERARCHY.into(), py_list(&classes)),
-        (NAME_SCOPES.into(), py_list(&scopes)),
+        (NAMESPACE.into(), namespace),
+        (CLASS_HIERARCHY.into(), classes),
+        (NAME_SCOPES.into(), scopes),
         (FX_NODE.into(), fx::format_node(node, num_users)),
         (STACK_TRACE.into(), node.metadata.get("stack_trace").cloned().unwrap_or_default()),
     ]
@@ -77,8 +109,8 @@ pub fn node_metadata(node: &schema::Node, num_users: usize) -> Metadata {
 
 /// How many nodes read each value of `graph` (the output node counting as one), for FX's
 /// `[num_users=N]`.
-pub fn user_counts(graph: &schema::Graph) -> std::collections::HashMap<&str, usize> {
-    let mut counts = std::collections::HashMap::with_capacity(graph.nodes.len());
+pub fn user_counts(graph: &schema::Graph) -> crate::hash::FxHashMap<&str, usize> {
+    let mut counts = crate::hash::FxHashMap::with_capacity_and_hasher(graph.nodes.len(), Default::default());
     let readers = graph
         .nodes
         .iter()

@@ -1,0 +1,452 @@
+//! Export benchmarks on synthetic archives (no torch): `cargo bench --bench export`.
+//!
+//! Archives come from `tests/support/pt2_writer.rs` (repeated transformer and conv blocks) and are
+//! cached in `target/bench-archives/` (or `$FXONNX_BENCH_DIR`). Each case runs in a fresh child
+//! process (this binary re-executed with `--child`), so its peak memory is its own: the child reads
+//! its own `VmHWM` (peak RSS; a fresh `exec` starts a fresh counter, unlike `ru_maxrss`, which
+//! inherits the parent's high-water mark) and samples `RssAnon` every 2 ms from a thread (Linux has
+//! no peak anonymous RSS counter). Times are wall and CPU (the main thread's on-CPU time from
+//! `/proc/thread-self/schedstat`, so the sampler is not counted) per stage: open (map and index the
+//! zip), parse (JSON), resolve (signature), lower (translation, table build included), optimize
+//! (dead-code elimination), encode (names and message sizes), save (write the files).
+//!
+//! Flags (after `--`): `--large` (or `FXONNX_BENCH_LARGE=1`) adds the 1M-node graphs and the
+//! 4 GB-weight case; `--only SUBSTR` filters cases; `--report` rewrites the synthetic sections of
+//! `reports/performance.md` (the zoo section written by `compare_torch.py` is kept).
+
+#[path = "../tests/support/pt2_writer.rs"]
+#[allow(dead_code)]
+mod pt2_writer;
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use pt2_writer::{ConvNet, Program, Transformer};
+
+const STAGES: [&str; 7] = ["open", "parse", "resolve", "lower", "optimize", "encode", "save"];
+const MB: u64 = 1_000_000;
+
+#[derive(Clone)]
+struct Case {
+    name: String,
+    kind: &'static str,
+    nodes: usize,
+    weights: u64,
+    external: bool,
+    /// Export twice and compare the files byte for byte; compare external data with the archive.
+    verify: bool,
+}
+
+fn cases(large: bool) -> Vec<Case> {
+    let mut v = Vec::new();
+    let mut add = |kind: &'static str, nodes: usize, weights: u64, external: bool, verify: bool| {
+        let w =
+            if weights >= 1_000 * MB { format!("{}GB", weights / (1_000 * MB)) } else { format!("{}MB", weights / MB) };
+        let name = format!("{kind}_{}_{w}{}", human(nodes), if external { "_ext" } else { "" });
+        v.push(Case { name, kind, nodes, weights, external, verify });
+    };
+    // Scaling in FX nodes, weights kept small so that time is per-node cost.
+    for n in [1_000, 10_000, 100_000] {
+        add("transformer", n, MB, false, false);
+    }
+    if large {
+        add("transformer", 1_000_000, MB, false, false);
+    }
+    for n in [1_000, 10_000, 100_000] {
+        add("convnet", n, MB, false, false);
+    }
+    if large {
+        add("convnet", 1_000_000, MB, false, false);
+    }
+    // Scaling in weight bytes, inline and external.
+    for w in [10 * MB, 100 * MB, 1_000 * MB] {
+        add("transformer", 1_000, w, false, w == 100 * MB);
+    }
+    add("transformer", 1_000, 1_000 * MB, true, true);
+    if large {
+        add("transformer", 1_000, 4_000 * MB, true, true);
+    }
+    v
+}
+
+fn human(n: usize) -> String {
+    if n >= 1_000_000 {
+        format!("{}M", n / 1_000_000)
+    } else if n >= 1_000 {
+        format!("{}k", n / 1_000)
+    } else {
+        n.to_string()
+    }
+}
+
+fn program(kind: &str, nodes: usize, weights: u64) -> Box<dyn Program> {
+    match kind {
+        "transformer" => Box::new(Transformer::sized(nodes, weights)),
+        _ => Box::new(ConvNet::sized(nodes, weights)),
+    }
+}
+
+fn archive_dir() -> PathBuf {
+    std::env::var_os("FXONNX_BENCH_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target/bench-archives"))
+}
+
+/// The archive of `case`, written once and reused (the writer is deterministic).
+fn archive(case: &Case) -> PathBuf {
+    let dir = archive_dir();
+    std::fs::create_dir_all(&dir).expect("create the archive folder");
+    let path = dir.join(format!("{}_{}_{}.pt2", case.kind, case.nodes, case.weights));
+    let done = path.with_extension("pt2.done");
+    if !done.exists() {
+        let start = Instant::now();
+        let info = pt2_writer::write_archive(&path, &*program(case.kind, case.nodes, case.weights), None)
+            .expect("write the archive");
+        std::fs::write(&done, format!("{} {}\n", info.fx_nodes, info.weight_bytes)).expect("mark the archive");
+        eprintln!("wrote {} ({:.1} s)", path.display(), start.elapsed().as_secs_f64());
+    }
+    path
+}
+
+// ------------------------------------------------------------------------------------------------
+// Child: run the stages of one export and print one line of results
+// ------------------------------------------------------------------------------------------------
+
+fn status_kib(key: &str) -> u64 {
+    let s = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    s.lines()
+        .find(|l| l.starts_with(key))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0)
+}
+
+/// On-CPU time of the calling thread.
+fn thread_cpu() -> Duration {
+    let s = std::fs::read_to_string("/proc/thread-self/schedstat").unwrap_or_default();
+    Duration::from_nanos(s.split_whitespace().next().and_then(|v| v.parse().ok()).unwrap_or(0))
+}
+
+fn child(archive: &Path, out: &Path, external: bool) {
+    let stop = Arc::new(AtomicBool::new(false));
+    let peak_anon = Arc::new(AtomicU64::new(0));
+    let sampler = {
+        let (stop, peak) = (stop.clone(), peak_anon.clone());
+        std::thread::spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                peak.fetch_max(status_kib("RssAnon:"), Ordering::Relaxed);
+                std::thread::sleep(Duration::from_millis(2));
+            }
+        })
+    };
+    let mut wall = Vec::new();
+    let mut cpu = Vec::new();
+    let mut last = (Instant::now(), thread_cpu());
+    let mut lap = |wall: &mut Vec<f64>, cpu: &mut Vec<f64>| {
+        let now = (Instant::now(), thread_cpu());
+        wall.push((now.0 - last.0).as_secs_f64());
+        cpu.push((now.1.saturating_sub(last.1)).as_secs_f64());
+        last = now;
+    };
+    let archive = fxonnx::pt2::Archive::open(archive).expect("open");
+    lap(&mut wall, &mut cpu);
+    let loaded = archive.load("model").expect("parse");
+    lap(&mut wall, &mut cpu);
+    let program = fxonnx::fx::Program::new(&loaded).expect("resolve");
+    lap(&mut wall, &mut cpu);
+    let table = fxonnx::translations::default_table();
+    let dims = Default::default();
+    let opts = fxonnx::translate::lower::LowerOptions {
+        opset: fxonnx::DEFAULT_OPSET,
+        table: &table,
+        dim_names: &dims,
+        input_names: &[],
+        output_names: &[],
+    };
+    let (mut model, _) = fxonnx::translate::lower::lower(&program, &opts).expect("lower");
+    lap(&mut wall, &mut cpu);
+    fxonnx::onnx::dce::eliminate_dead_code(&mut model.graph);
+    lap(&mut wall, &mut cpu);
+    let placement = if external {
+        let file = out.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
+        fxonnx::onnx::encode::DataPlacement::External { location: format!("{file}.data"), threshold: 1024 }
+    } else {
+        fxonnx::onnx::encode::DataPlacement::Inline
+    };
+    let encoder = fxonnx::onnx::encode::Encoder::new(&model, &placement).expect("encode");
+    lap(&mut wall, &mut cpu);
+    encoder.write(out).expect("save");
+    lap(&mut wall, &mut cpu);
+    stop.store(true, Ordering::Relaxed);
+    let _ = sampler.join();
+    let onnx_bytes = std::fs::metadata(out).map(|m| m.len()).unwrap_or(0);
+    let data_bytes = std::fs::metadata(out.with_extension("onnx.data")).map(|m| m.len()).unwrap_or(0);
+    let join = |v: &[f64]| v.iter().map(|x| format!("{x:.6}")).collect::<Vec<_>>().join(",");
+    println!(
+        "RESULT wall={} cpu={} hwm_kib={} anon_kib={} onnx_nodes={} onnx_bytes={onnx_bytes} data_bytes={data_bytes}",
+        join(&wall),
+        join(&cpu),
+        status_kib("VmHWM:"),
+        peak_anon.load(Ordering::Relaxed),
+        model.graph.nodes.len(),
+    );
+}
+
+// ------------------------------------------------------------------------------------------------
+// Parent
+// ------------------------------------------------------------------------------------------------
+
+#[derive(Default, Clone)]
+struct Measured {
+    wall: Vec<f64>,
+    cpu: Vec<f64>,
+    hwm_kib: u64,
+    anon_kib: u64,
+    onnx_nodes: u64,
+    onnx_bytes: u64,
+    data_bytes: u64,
+}
+
+fn run_child(archive: &Path, out: &Path, external: bool) -> Measured {
+    let exe = std::env::current_exe().expect("current exe");
+    let mut cmd = Command::new(exe);
+    cmd.arg("--child").arg(archive).arg(out);
+    if external {
+        cmd.arg("--external");
+    }
+    let output = cmd.output().expect("run the child");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let line = stdout.lines().find(|l| l.starts_with("RESULT ")).unwrap_or_else(|| {
+        panic!("child failed ({}): {}{}", output.status, stdout, String::from_utf8_lossy(&output.stderr))
+    });
+    let mut m = Measured::default();
+    for kv in line["RESULT ".len()..].split_whitespace() {
+        let (k, v) = kv.split_once('=').unwrap_or((kv, ""));
+        let floats = || v.split(',').map(|x| x.parse().unwrap_or(0.0)).collect::<Vec<f64>>();
+        match k {
+            "wall" => m.wall = floats(),
+            "cpu" => m.cpu = floats(),
+            "hwm_kib" => m.hwm_kib = v.parse().unwrap_or(0),
+            "anon_kib" => m.anon_kib = v.parse().unwrap_or(0),
+            "onnx_nodes" => m.onnx_nodes = v.parse().unwrap_or(0),
+            "onnx_bytes" => m.onnx_bytes = v.parse().unwrap_or(0),
+            "data_bytes" => m.data_bytes = v.parse().unwrap_or(0),
+            _ => {}
+        }
+    }
+    m
+}
+
+/// Whether two files have the same bytes (read in 8 MiB chunks).
+fn same_file(a: &Path, b: &Path) -> bool {
+    let (Ok(mut fa), Ok(mut fb)) = (std::fs::File::open(a), std::fs::File::open(b)) else { return false };
+    let (mut ba, mut bb) = (vec![0u8; 8 << 20], vec![0u8; 8 << 20]);
+    loop {
+        let na = read_full(&mut fa, &mut ba);
+        let nb = read_full(&mut fb, &mut bb);
+        if na != nb || ba[..na] != bb[..nb] {
+            return false;
+        }
+        if na == 0 {
+            return true;
+        }
+    }
+}
+
+fn read_full(f: &mut std::fs::File, buf: &mut [u8]) -> usize {
+    let mut n = 0;
+    while n < buf.len() {
+        match f.read(&mut buf[n..]) {
+            Ok(0) | Err(_) => break,
+            Ok(k) => n += k,
+        }
+    }
+    n
+}
+
+/// Every initializer of the saved model equals the archive's tensor, byte for byte (reading the
+/// external data file where the model points). Returns the number of bytes compared.
+fn weights_match(archive: &Path, onnx: &Path) -> Result<u64, String> {
+    use prost::Message;
+    let model = fxonnx::onnx::proto::ModelProto::decode(&std::fs::read(onnx).map_err(|e| e.to_string())?[..])
+        .map_err(|e| e.to_string())?;
+    let graph = model.graph.ok_or("no graph")?;
+    let a = fxonnx::pt2::Archive::open(archive).map_err(|e| e.to_string())?;
+    let loaded = a.load("model").map_err(|e| e.to_string())?;
+    let data = std::fs::File::open(onnx.with_extension("onnx.data")).ok();
+    // SAFETY: a read-only map of a file this process just wrote and nobody else touches.
+    let data = data.map(|f| unsafe { memmap2::Mmap::map(&f) }.expect("map the data file"));
+    let mut compared = 0;
+    for t in &graph.initializer {
+        // Constants the translations made (`val_<k>`) are not archive tensors.
+        if !loaded.weights.config.contains_key(&t.name) {
+            continue;
+        }
+        let w = loaded.tensor(&t.name, true).map_err(|e| format!("{}: {e}", t.name))?;
+        let bytes: &[u8] = if t.external_data.is_empty() {
+            &t.raw_data
+        } else {
+            let get = |k: &str| {
+                t.external_data.iter().find(|e| e.key == k).and_then(|e| e.value.parse::<usize>().ok()).unwrap_or(0)
+            };
+            let (off, len) = (get("offset"), get("length"));
+            let map = data.as_ref().ok_or("no data file")?;
+            map.get(off..off + len).ok_or("external data out of range")?
+        };
+        if bytes != &w.raw[..] {
+            return Err(format!("{} differs from the archive", t.name));
+        }
+        compared += bytes.len() as u64;
+    }
+    Ok(compared)
+}
+
+struct Row {
+    case: Case,
+    fx_nodes: usize,
+    weight_bytes: u64,
+    m: Measured,
+    identical: Option<bool>,
+    matched: Option<Result<u64, String>>,
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if args.get(1).map(String::as_str) == Some("--child") {
+        child(Path::new(&args[2]), Path::new(&args[3]), args.iter().any(|a| a == "--external"));
+        return;
+    }
+    let large = args.iter().any(|a| a == "--large") || std::env::var("FXONNX_BENCH_LARGE").is_ok_and(|v| v == "1");
+    let only = args.iter().position(|a| a == "--only").and_then(|i| args.get(i + 1)).cloned();
+    let report = args.iter().any(|a| a == "--report");
+    let out_dir = tempfile::tempdir_in(archive_dir().parent().unwrap_or(Path::new("."))).expect("temp dir");
+    let mut rows = Vec::new();
+    for case in cases(large) {
+        if only.as_deref().is_some_and(|o| !case.name.contains(o)) {
+            continue;
+        }
+        let path = archive(&case);
+        let done = std::fs::read_to_string(path.with_extension("pt2.done")).unwrap_or_default();
+        let mut it = done.split_whitespace().map(|x| x.parse::<u64>().unwrap_or(0));
+        let (fx_nodes, weight_bytes) = (it.next().unwrap_or(0) as usize, it.next().unwrap_or(0));
+        let out = out_dir.path().join("a").join("model.onnx");
+        std::fs::create_dir_all(out.parent().unwrap()).expect("out dir");
+        let m = run_child(&path, &out, case.external);
+        let (mut identical, mut matched) = (None, None);
+        if case.verify {
+            let out2 = out_dir.path().join("b").join("model.onnx");
+            std::fs::create_dir_all(out2.parent().unwrap()).expect("out dir");
+            run_child(&path, &out2, case.external);
+            let data = |p: &Path| p.with_extension("onnx.data");
+            identical = Some(same_file(&out, &out2) && (!case.external || same_file(&data(&out), &data(&out2))));
+            matched = Some(weights_match(&path, &out));
+            let _ = std::fs::remove_dir_all(out2.parent().unwrap());
+        }
+        let _ = std::fs::remove_dir_all(out.parent().unwrap());
+        let row = Row { case, fx_nodes, weight_bytes, m, identical, matched };
+        print_row(&row);
+        rows.push(row);
+    }
+    if report {
+        write_report(&rows);
+    }
+}
+
+fn print_row(r: &Row) {
+    let total: f64 = r.m.wall.iter().sum();
+    let cpu: f64 = r.m.cpu.iter().sum();
+    let stages: Vec<String> = STAGES.iter().zip(&r.m.wall).map(|(s, t)| format!("{s} {:.3}", t)).collect();
+    println!(
+        "{:32} {:>8} FX nodes {:>9.1} MB weights: {:7.3} s wall {:7.3} s CPU ({:.1} µs/node) | peak RSS {:.0} MB, anon {:.0} MB | {}{}{}",
+        r.case.name,
+        r.fx_nodes,
+        r.weight_bytes as f64 / 1e6,
+        total,
+        cpu,
+        cpu * 1e6 / r.fx_nodes.max(1) as f64,
+        r.m.hwm_kib as f64 / 1024.0,
+        r.m.anon_kib as f64 / 1024.0,
+        stages.join(", "),
+        r.identical.map(|b| format!(" | deterministic: {b}")).unwrap_or_default(),
+        r.matched.as_ref().map(|m| format!(" | weights match: {m:?}")).unwrap_or_default(),
+    );
+}
+
+const BEGIN: &str = "<!-- synthetic: begin (cargo bench --bench export -- --report) -->";
+const END: &str = "<!-- synthetic: end -->";
+
+fn write_report(rows: &[Row]) {
+    use std::fmt::Write;
+    let mut s = String::new();
+    let _ = writeln!(s, "{BEGIN}\n## Synthetic archives (`cargo bench --bench export`)\n");
+    let _ = writeln!(
+        s,
+        "Archives written by `tests/support/pt2_writer.rs` (no torch), each case in a fresh process on {} cores. \
+         Stage times are wall seconds; CPU is the main thread's on-CPU time. Peak RSS is the child's own `VmHWM` \
+         (it includes the pages of the archive's memory map that were read: file-backed, not anonymous memory); \
+         peak anon is the largest `RssAnon` sampled every 2 ms.\n",
+        std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0)
+    );
+    s.push_str("| case | FX nodes | ONNX nodes | weights MB | ");
+    s.push_str(&STAGES.iter().map(|st| format!("{st} s")).collect::<Vec<_>>().join(" | "));
+    s.push_str(" | total s | CPU s | CPU µs / FX node | peak RSS MB | peak anon MB | .onnx MB | .data MB |\n|---|");
+    s.push_str(&"---:|".repeat(STAGES.len() + 12));
+    s.push('\n');
+    for r in rows {
+        let total: f64 = r.m.wall.iter().sum();
+        let cpu: f64 = r.m.cpu.iter().sum();
+        let _ = write!(
+            s,
+            "| {} | {} | {} | {:.1} | ",
+            r.case.name,
+            r.fx_nodes,
+            r.m.onnx_nodes,
+            r.weight_bytes as f64 / 1e6
+        );
+        s.push_str(&r.m.wall.iter().map(|t| format!("{t:.3}")).collect::<Vec<_>>().join(" | "));
+        let _ = writeln!(
+            s,
+            " | {total:.3} | {cpu:.3} | {:.1} | {:.0} | {:.1} | {:.1} | {:.1} |",
+            cpu * 1e6 / r.fx_nodes.max(1) as f64,
+            r.m.hwm_kib as f64 / 1024.0,
+            r.m.anon_kib as f64 / 1024.0,
+            r.m.onnx_bytes as f64 / 1e6,
+            r.m.data_bytes as f64 / 1e6
+        );
+    }
+    let checked: Vec<&Row> = rows.iter().filter(|r| r.identical.is_some()).collect();
+    if !checked.is_empty() {
+        let _ = writeln!(s, "\n### Determinism and weight bytes\n");
+        s.push_str("Each case exported twice in fresh processes; the two `.onnx` (and `.data`) files compared byte for byte, and every initializer of the first compared with the archive's tensor bytes.\n\n");
+        s.push_str(
+            "| case | external data | byte-identical twice | weights equal the archive's |\n|---|---|---|---|\n",
+        );
+        for r in checked {
+            let matched = match &r.matched {
+                Some(Ok(n)) => format!("yes ({:.1} MB compared)", *n as f64 / 1e6),
+                Some(Err(e)) => format!("NO: {e}"),
+                None => "–".into(),
+            };
+            let _ = writeln!(
+                s,
+                "| {} | {} | {} | {matched} |",
+                r.case.name,
+                if r.case.external { "yes" } else { "no" },
+                if r.identical == Some(true) { "yes" } else { "NO" }
+            );
+        }
+    }
+    let _ = writeln!(s, "\n{END}");
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("reports/performance.md");
+    let old = std::fs::read_to_string(&path).unwrap_or_else(|_| "# Performance\n".into());
+    let new = match (old.find(BEGIN), old.find(END)) {
+        (Some(b), Some(e)) if e > b => format!("{}{}{}", &old[..b], s, old[e + END.len()..].trim_start_matches('\n')),
+        _ => format!("{}\n\n{s}", old.trim_end()),
+    };
+    std::fs::write(&path, new).expect("write reports/performance.md");
+    eprintln!("wrote {}", path.display());
+}
