@@ -373,7 +373,7 @@ pub(crate) fn eval(node: &Node, inputs: &[Option<&TensorData>]) -> Option<Tensor
         op @ ("Add" | "Sub" | "Mul" | "Div" | "Equal" | "Less" | "Greater" | "LessOrEqual" | "GreaterOrEqual"
         | "And" | "Or" | "Max" | "Min") => {
             let (a, b) = (x?, arg(1)?);
-            if a.dtype != b.dtype || node.inputs.len() != 2 {
+            if a.dtype != b.dtype || inputs.len() != 2 {
                 return None;
             }
             let dims = broadcast_dims(&a.dims, &b.dims)?;

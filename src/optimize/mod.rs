@@ -17,6 +17,8 @@ pub(crate) mod edit;
 pub(crate) mod fold;
 pub(crate) mod noop;
 pub(crate) mod shapes;
+#[cfg(test)]
+mod tests;
 
 /// What the optimizer did, for the export report.
 #[derive(Clone, Debug, Default)]

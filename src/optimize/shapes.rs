@@ -356,18 +356,26 @@ fn known_shape<'a>(model: &'a Model, table: &'a ShapeTable, v: Value) -> Option<
     model.value(v).shape.as_deref().or_else(|| table.shape(v))
 }
 
-/// A constant `Reshape` target for output shape `out`: at most one symbolic dim (written `-1`), and
-/// every other dim positive so that `-1` is determined.
-fn reshape_target(out: &[Dim]) -> Option<Vec<i64>> {
-    let mut minus_one = false;
+/// A constant `Reshape` target for output shape `out`, with every other dim positive so nothing
+/// depends on a runtime zero: at most one symbolic dim, written `-1`; or (without `allowzero`) every
+/// symbolic dim at a position where the input has that very dim, written `0` ("copy the input's").
+fn reshape_target(x: Option<&[Dim]>, out: &[Dim], allowzero: bool) -> Option<Vec<i64>> {
+    if out.iter().any(|d| matches!(d, Dim::Fixed(n) if *n <= 0)) {
+        return None;
+    }
+    let params = out.iter().filter(|d| matches!(d, Dim::Param(_))).count();
+    if params <= 1 {
+        return Some(out.iter().map(|d| if let Dim::Fixed(n) = d { *n } else { -1 }).collect());
+    }
+    let x = x?;
+    if allowzero {
+        return None;
+    }
     out.iter()
-        .map(|d| match d {
-            Dim::Fixed(n) if *n > 0 => Some(*n),
-            Dim::Param(_) if !minus_one => {
-                minus_one = true;
-                Some(-1)
-            }
-            _ => None,
+        .enumerate()
+        .map(|(i, d)| match d {
+            Dim::Fixed(n) => Some(*n),
+            Dim::Param(_) => (x.get(i) == Some(d)).then_some(0),
         })
         .collect()
 }
@@ -406,7 +414,8 @@ pub(crate) fn run(model: &mut Model, rules: &mut super::Rules) -> usize {
                 let target = match (input(&node, 1), known_shape(model, &table, out)) {
                     (Some(s), Some(out_shape)) if model.value(s).constant.is_none() => {
                         if op == "Reshape" {
-                            reshape_target(out_shape)
+                            let x = input(&node, 0).and_then(|x| known_shape(model, &table, x));
+                            reshape_target(x, out_shape, attr_int(&node, "allowzero", 0) != 0)
                         } else {
                             input(&node, 0)
                                 .and_then(|x| known_shape(model, &table, x))
