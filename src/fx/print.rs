@@ -114,26 +114,46 @@ fn format_float(f: f64) -> String {
 /// One node as FX's `format_node` prints it:
 /// `%linear : [num_users=1] = call_function[target=torch.ops.aten.linear.default](args = (%x, %w), kwargs = {})`.
 pub fn format_node(node: &schema::Node, num_users: usize) -> String {
-    let name = node.name.clone().or_else(|| super::first_output_name(node)).unwrap_or_default();
-    let mut args = Vec::new();
-    let mut kwargs = Vec::new();
-    for a in &node.inputs {
-        let text = match &a.arg {
-            Argument::Tensor(t) => format!("%{}", t.name),
-            other => arg_text(other),
-        };
-        if a.kind == Some(2) {
-            kwargs.push(format!("{}: {text}", a.name));
-        } else {
-            args.push(text);
+    // Written into one buffer: this runs once per FX node of every export (the fx_node metadata).
+    let first;
+    let name = match &node.name {
+        Some(n) => n.as_str(),
+        None => {
+            first = super::first_output_name(node).unwrap_or_default();
+            first.as_str()
         }
+    };
+    let mut s = String::with_capacity(96 + node.target.len() + 16 * node.inputs.len());
+    let _ = write!(s, "%{name} : [num_users={num_users}] = call_function[target={}](args = (", node.target);
+    let push_arg = |s: &mut String, arg: &Argument| match arg {
+        Argument::Tensor(t) => {
+            s.push('%');
+            s.push_str(&t.name);
+        }
+        other => s.push_str(&arg_text(other)),
+    };
+    let mut n_args = 0;
+    for a in node.inputs.iter().filter(|a| a.kind != Some(2)) {
+        if n_args > 0 {
+            s.push_str(", ");
+        }
+        push_arg(&mut s, &a.arg);
+        n_args += 1;
     }
-    let args = if args.len() == 1 { format!("({},)", args[0]) } else { format!("({})", args.join(", ")) };
-    format!(
-        "%{name} : [num_users={num_users}] = call_function[target={}](args = {args}, kwargs = {{{}}})",
-        node.target,
-        kwargs.join(", ")
-    )
+    if n_args == 1 {
+        s.push(',');
+    }
+    s.push_str("), kwargs = {");
+    for (i, a) in node.inputs.iter().filter(|a| a.kind == Some(2)).enumerate() {
+        if i > 0 {
+            s.push_str(", ");
+        }
+        s.push_str(&a.name);
+        s.push_str(": ");
+        push_arg(&mut s, &a.arg);
+    }
+    s.push_str("})");
+    s
 }
 
 /// The signature as torch prints it (`p_fc1_weight: PARAMETER target='fc1.weight'`).

@@ -69,7 +69,13 @@ struct NameWalk<'m> {
 
 impl<'m> Names<'m> {
     pub fn new(model: &'m Model) -> Self {
-        let used: HashSet<&str> = model.values.iter().filter(|v| !v.name.is_empty()).map(|v| v.name.as_str()).collect();
+        // Only given names shaped like generated ones can collide with them.
+        let used: HashSet<&str> = model
+            .values
+            .iter()
+            .map(|v| v.name.as_str())
+            .filter(|n| n.starts_with("val_") || n.starts_with("node_"))
+            .collect();
         let check_values = used.iter().any(|n| n.starts_with("val_"));
         let check_nodes = used.iter().any(|n| n.starts_with("node_"));
         let mut walk = NameWalk {
@@ -212,7 +218,7 @@ impl Name<'_> {
         }
     }
 
-    fn to_string(self) -> String {
+    fn owned(self) -> String {
         match self {
             Name::Given(s) => s.to_string(),
             Name::Value(k) => format!("val_{k}"),
@@ -279,7 +285,7 @@ fn value_info(names: &Names, v: Value) -> proto::ValueInfoProto {
     });
     let elem_type = info.dtype.map(|d| d as i32).unwrap_or(0);
     proto::ValueInfoProto {
-        name: names.value(v).to_string(),
+        name: names.value(v).owned(),
         r#type: Some(proto::TypeProto {
             value: Some(proto::type_proto::Value::TensorType(proto::type_proto::Tensor { elem_type, shape })),
             ..Default::default()
@@ -343,9 +349,9 @@ fn graph_proto(names: &Names, g: &Graph, main: bool) -> proto::GraphProto {
     gp.node.reserve(g.nodes.len());
     for (j, node) in g.nodes.iter().enumerate() {
         let np = proto::NodeProto {
-            input: node.inputs.iter().map(|i| i.map(|v| names.value(v).to_string()).unwrap_or_default()).collect(),
-            output: node.outputs.iter().map(|&v| names.value(v).to_string()).collect(),
-            name: names.node(g, base, j).to_string(),
+            input: node.inputs.iter().map(|i| i.map(|v| names.value(v).owned()).unwrap_or_default()).collect(),
+            output: node.outputs.iter().map(|&v| names.value(v).owned()).collect(),
+            name: names.node(g, base, j).owned(),
             op_type: node.op_type.clone(),
             domain: node.domain.clone(),
             attribute: node.attributes.iter().map(|a| attribute(names, a)).collect(),
@@ -365,7 +371,7 @@ fn graph_proto(names: &Names, g: &Graph, main: bool) -> proto::GraphProto {
         for &v in &g.initializers {
             let info = names.model.value(v);
             if let Some(t) = &info.constant {
-                gp.initializer.push(tensor_proto(names.value(v).to_string(), t, &info.metadata));
+                gp.initializer.push(tensor_proto(names.value(v).owned(), t, &info.metadata));
                 if !info.metadata.is_empty() {
                     // torch.onnx keeps initializer metadata on a value_info entry of the same name.
                     gp.value_info.push(value_info(names, v));
@@ -529,7 +535,7 @@ const I32: u32 = 5;
 const LEN: u32 = 2;
 
 fn varint_len(v: u64) -> usize {
-    ((64 - (v | 1).leading_zeros() as usize) + 6) / 7
+    (64 - (v | 1).leading_zeros() as usize).div_ceil(7)
 }
 
 fn varint<S: Sink>(s: &mut S, mut v: u64) {

@@ -126,6 +126,8 @@ struct Lowerer<'a> {
     warnings: RefCell<Vec<String>>,
     /// Module-stack strings shared by the metadata of many nodes.
     scopes: RefCell<metadata::ScopeCache>,
+    /// Symbolic sizes already parsed (every tensor of a dynamic batch repeats the same few).
+    dims: RefCell<FxHashMap<String, Dim>>,
 }
 
 /// Lower a resolved program into an ONNX model.
@@ -139,6 +141,7 @@ pub fn lower(program: &Program<'_>, opts: &LowerOptions<'_>) -> Result<(Model, V
         names: RefCell::new(FxHashSet::with_capacity_and_hasher(program.graph().nodes.len() * 2, Default::default())),
         warnings: RefCell::new(Vec::new()),
         scopes: Default::default(),
+        dims: Default::default(),
     };
     let mut op = Builder::new(opts.opset);
     let graph = program.graph();
@@ -434,17 +437,24 @@ impl Lowerer<'_> {
     fn dim(&self, s: &schema::SymInt) -> Dim {
         match s {
             schema::SymInt::AsInt(n) => Dim::Fixed(*n),
-            schema::SymInt::AsExpr(e) => match crate::sym::parse(&e.expr_str) {
-                Ok(expr) => match expr.as_int() {
-                    Some(n) => Dim::Fixed(n),
-                    None => {
-                        let names = self.opts.dim_names;
-                        let renamed = expr.rename(&|s: &str| names.get(s).cloned());
-                        Dim::Param(renamed.to_string())
-                    }
-                },
-                Err(_) => Dim::Param(e.expr_str.clone()),
-            },
+            schema::SymInt::AsExpr(e) => {
+                if let Some(d) = self.dims.borrow().get(&e.expr_str) {
+                    return d.clone();
+                }
+                let d = match crate::sym::parse(&e.expr_str) {
+                    Ok(expr) => match expr.as_int() {
+                        Some(n) => Dim::Fixed(n),
+                        None => {
+                            let names = self.opts.dim_names;
+                            let renamed = expr.rename(&|s: &str| names.get(s).cloned());
+                            Dim::Param(renamed.to_string())
+                        }
+                    },
+                    Err(_) => Dim::Param(e.expr_str.clone()),
+                };
+                self.dims.borrow_mut().insert(e.expr_str.clone(), d.clone());
+                d
+            }
         }
     }
 

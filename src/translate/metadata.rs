@@ -58,8 +58,17 @@ pub struct ScopePrefixes {
     scopes: String,
 }
 
-fn quote(s: &str) -> String {
-    format!("'{}'", s.replace('\\', "\\\\").replace('\'', "\\'"))
+/// Append `s` as a Python string literal in single quotes (as `repr` of a list item prints it).
+fn push_quoted(out: &mut String, s: &str) {
+    out.reserve(s.len() + 2);
+    out.push('\'');
+    for c in s.chars() {
+        if c == '\\' || c == '\'' {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out.push('\'');
 }
 
 impl ScopeCache {
@@ -72,9 +81,9 @@ impl ScopeCache {
             let parts = split_entry(entry);
             if let [_, path, class] = parts[..] {
                 namespace.push_str(&format!("{path}: {class}/"));
-                classes.push_str(&quote(class));
+                push_quoted(&mut classes, class);
                 classes.push_str(", ");
-                scopes.push_str(&quote(path));
+                push_quoted(&mut scopes, path);
                 scopes.push_str(", ");
             }
         }
@@ -96,8 +105,12 @@ pub fn node_metadata_cached(node: &schema::Node, num_users: usize, cache: &mut S
     let stack = node.metadata.get("nn_module_stack").map(String::as_str).unwrap_or("");
     let p = cache.prefixes(stack);
     let namespace = format!("{}{name}: {target}", p.namespace);
-    let classes = format!("{}{}]", p.classes, quote(target));
-    let scopes = format!("{}{}]", p.scopes, quote(&name));
+    let mut classes = p.classes.clone();
+    push_quoted(&mut classes, target);
+    classes.push(']');
+    let mut scopes = p.scopes.clone();
+    push_quoted(&mut scopes, &name);
+    scopes.push(']');
     vec![
         (NAMESPACE.into(), namespace),
         (CLASS_HIERARCHY.into(), classes),
