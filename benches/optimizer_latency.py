@@ -10,9 +10,9 @@ For each case (ZOO_DIR/<case>/model.pt2 with its input sets) it makes three mode
   - torch.onnx.export(torch.export.load(pt2), dynamo=True) with its default optimizer (needs a
     Python with torch: --torch-python; files are cached in --work),
 then runs the shared checker (CHECK_ONNX_PY: onnx.checker, ONNX Runtime numerics on both input
-sets, node counts, latency) on each. The latencies of the optimized fxonnx model and torch.onnx's
-are measured in alternating checker runs (ABAB) and the medians of both runs are reported, so
-that load from other processes on the machine hits both alike.
+sets, node counts) on each. Latency: both models are loaded in this process (ONNX Runtime CPU,
+one thread) and run alternately on the case's inputs (ABAB ...), so that load from other processes
+on the machine hits both alike; the medians are reported.
 
 Writes a markdown table to --out and the raw JSON lines next to it (.jsonl).
 """
@@ -40,6 +40,38 @@ def run_checker(py, checker, onnx_path, case_dir, runs, label):
     return json.loads(lines[-1])
 
 
+def ab_latency(path_a, path_b, case_dir, runs):
+    """Median ms of A and B, run alternately in this process."""
+    import statistics
+    import numpy as np
+    import onnxruntime as ort
+
+    inputs = dict(np.load(os.path.join(case_dir, "inputs.npz")))
+
+    def session(path):
+        o = ort.SessionOptions()
+        o.intra_op_num_threads = 1
+        o.inter_op_num_threads = 1
+        s = ort.InferenceSession(path, o, providers=["CPUExecutionProvider"])
+        names = [i.name for i in s.get_inputs()]
+        feed = {k: inputs[k] for k in names} if all(k in inputs for k in names) else dict(zip(names, inputs.values()))
+        return s, feed
+
+    (sa, fa), (sb, fb) = session(path_a), session(path_b)
+    for _ in range(3):
+        sa.run(None, fa)
+        sb.run(None, fb)
+    ta, tb = [], []
+    for _ in range(runs):
+        t = time.perf_counter()
+        sa.run(None, fa)
+        ta.append(time.perf_counter() - t)
+        t = time.perf_counter()
+        sb.run(None, fb)
+        tb.append(time.perf_counter() - t)
+    return statistics.median(ta) * 1e3, statistics.median(tb) * 1e3
+
+
 def stage_times(report_md):
     """Stage name -> milliseconds, from the report's 'Time and memory per stage' table."""
     times = {}
@@ -56,7 +88,7 @@ def main():
     here = os.path.dirname(os.path.abspath(__file__))
     ap.add_argument("--fxonnx", default=os.path.join(here, "..", "target", "release", "fxonnx"))
     ap.add_argument("--torch-python", default=None, help="a Python with torch, to make torch.onnx's models")
-    ap.add_argument("--runs", type=int, default=30)
+    ap.add_argument("--runs", type=int, default=100, help="alternating latency runs per model")
     ap.add_argument("--work", default="/tmp/fxonnx_optimizer_bench")
     ap.add_argument("--out", default=os.path.join(here, "..", "reports", "optimizer.md"))
     args = ap.parse_args()
@@ -97,19 +129,10 @@ def main():
                 row["torch_error"] = r.stderr.strip()[-300:]
         row["unopt"] = run_checker(py, args.checker, paths["unopt"], case_dir, 5, "fxonnx --no-optimize")
         have_torch = os.path.exists(paths["torch"])
-        # ABAB: optimized fxonnx and torch.onnx alternate so both see the same machine load.
-        runs = {"opt": [], "torch": []}
-        for _ in range(2):
-            runs["opt"].append(run_checker(py, args.checker, paths["opt"], case_dir, args.runs, "fxonnx"))
-            if have_torch:
-                runs["torch"].append(run_checker(py, args.checker, paths["torch"], case_dir, args.runs, "torch.onnx"))
-        for k in ("opt", "torch"):
-            if runs[k]:
-                res = runs[k][0]
-                lat = sorted(x.get("ort_latency_ms_median") for x in runs[k] if x.get("ort_latency_ms_median") is not None)
-                res["latency_ms"] = lat[len(lat) // 2] if len(lat) % 2 else sum(lat[len(lat) // 2 - 1:len(lat) // 2 + 1]) / 2 if lat else None
-                res["all_ok_every_run"] = all(x.get("all_ok") for x in runs[k])
-                row[k] = res
+        row["opt"] = run_checker(py, args.checker, paths["opt"], case_dir, 1, "fxonnx")
+        if have_torch:
+            row["torch"] = run_checker(py, args.checker, paths["torch"], case_dir, 1, "torch.onnx")
+            row["opt"]["latency_ms"], row["torch"]["latency_ms"] = ab_latency(paths["opt"], paths["torch"], case_dir, args.runs)
         rows.append(row)
         print(json.dumps({k: (v if not isinstance(v, dict) else {kk: v.get(kk) for kk in ("onnx_nodes", "all_ok", "latency_ms", "error")}) for k, v in row.items()}), flush=True)
 
@@ -130,9 +153,10 @@ def write_markdown(rows, args):
         "Made by `benches/optimizer_latency.py` (`python benches/optimizer_latency.py ZOO tools/check_onnx.py"
         " --torch-python PY`). Node counts are main-graph nodes as the shared checker counts them; torch.onnx"
         " is `torch.onnx.export(torch.export.load(pt2), dynamo=True)` with its default optimizer, opset 20."
-        " Latency: ONNX Runtime CPU, one thread, median of `--runs` runs per checker call, the median over"
-        f" two alternating calls per model ({args.runs} runs each). `ok`: onnx.checker and numerics on both"
-        " input sets within the case's tolerances.",
+        " Latency: ONNX Runtime CPU, one thread, both models in one process run alternately on the case's"
+        f" inputs, median of {args.runs} runs each. `ok`: onnx.checker and numerics on both input sets within"
+        " the case's tolerances (shared checker). Optimize share: the optimize stage over the sum of all"
+        " export stages, from `fxonnx export --report`.",
         "",
         "| model | fxonnx unoptimized | fxonnx optimized | torch.onnx | ok (unopt / opt / torch) "
         "| latency fxonnx (ms) | latency torch.onnx (ms) | optimize (ms) | export total (ms) | optimize share |",
