@@ -10,7 +10,11 @@
 //!
 //! Sizes are bounded like onnxscript's folder: inputs of at most [`INPUT_LIMIT`] elements, outputs of
 //! at most [`OUTPUT_LIMIT`], except a `Transpose` of a constant read by nothing else (weight
-//! transposes fold, the original weight then dies).
+//! transposes fold, the original weight then dies) of at most [`WEIGHT_TRANSPOSE_LIMIT`] elements,
+//! while the transposed copies of one run stay under [`WEIGHT_TRANSPOSE_BUDGET`] bytes. A folded
+//! transpose is a copy in anonymous memory where the weight was a slice of the archive's map, so
+//! larger ones stay `Transpose` nodes: ONNX Runtime folds those when it loads the model (same
+//! latency), and exports of models larger than memory keep working.
 
 use super::edit::{self, attr_int, attr_ints, input, norm_axis, Action};
 use super::Fire;
@@ -18,8 +22,13 @@ use crate::onnx::ir::{AttrValue, DType, Model, Node, TensorData};
 
 pub const INPUT_LIMIT: i64 = 8192;
 pub const OUTPUT_LIMIT: i64 = 262_144;
+/// Largest weight (elements) whose transpose is folded.
+pub const WEIGHT_TRANSPOSE_LIMIT: i64 = 1 << 20;
+/// Bytes of weight transposes one run of the pass folds, at most.
+pub const WEIGHT_TRANSPOSE_BUDGET: usize = 256 << 20;
 
 pub(crate) fn run(model: &mut Model, rules: &mut super::Rules) -> usize {
+    let mut transposed_bytes = 0usize;
     edit::sweep(model, |model, facts, node| {
         if !node.domain.is_empty() || node.outputs.is_empty() || node.outputs.iter().any(|&o| facts.is_output(o)) {
             return Action::Keep(node);
@@ -34,7 +43,11 @@ pub(crate) fn run(model: &mut Model, rules: &mut super::Rules) -> usize {
                 None => consts.push(None),
             }
         }
-        let big_ok = node.op_type == "Transpose" && input(&node, 0).is_some_and(|x| facts.uses(x) == 1);
+        let big_ok = node.op_type == "Transpose"
+            && input(&node, 0).is_some_and(|x| facts.uses(x) == 1)
+            && consts.first().and_then(|c| c.as_ref()).is_some_and(|c| {
+                c.numel() <= WEIGHT_TRANSPOSE_LIMIT && transposed_bytes + c.raw.len() <= WEIGHT_TRANSPOSE_BUDGET
+            });
         if !big_ok && consts.iter().flatten().any(|c| c.numel() > INPUT_LIMIT) {
             return Action::Keep(node);
         }
@@ -46,6 +59,9 @@ pub(crate) fn run(model: &mut Model, rules: &mut super::Rules) -> usize {
         let o = node.outputs[0];
         if model.value(o).dtype.is_some_and(|t| t != out.dtype) || node.outputs.len() != 1 {
             return Action::Keep(node);
+        }
+        if big_ok {
+            transposed_bytes += out.raw.len();
         }
         rules.fire(&format!("fold: {}", node.op_type));
         edit::make_constant(model, o, out);
