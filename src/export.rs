@@ -35,7 +35,7 @@ pub enum Error {
 }
 
 /// Options of [`export`], named after `torch.onnx.export`'s.
-#[derive(Clone, Default)]
+#[derive(Clone)]
 pub struct ExportOptions {
     /// Which program of the archive (`model` unless the archive was packaged with several).
     pub model_name: Option<String>,
@@ -57,8 +57,29 @@ pub struct ExportOptions {
     pub report_html: bool,
     /// Where reports go (default: the current folder).
     pub artifacts_dir: Option<PathBuf>,
+    /// Optimize the ONNX graph (default on, like torch.onnx's `optimize=True`).
+    pub optimize: bool,
     /// Called after each stage (the CLI prints progress with it).
     pub progress: Option<crate::report::Progress>,
+}
+
+impl Default for ExportOptions {
+    fn default() -> Self {
+        ExportOptions {
+            model_name: None,
+            opset_version: None,
+            input_names: Vec::new(),
+            output_names: Vec::new(),
+            dim_names: HashMap::new(),
+            external_data: false,
+            custom_translation_table: None,
+            report: false,
+            report_html: false,
+            artifacts_dir: None,
+            optimize: true,
+            progress: None,
+        }
+    }
 }
 
 /// An exported model.
@@ -82,7 +103,11 @@ pub fn export(path: impl AsRef<Path>, options: &ExportOptions) -> Result<OnnxPro
 
 /// Export the archive at `input` and save the model to `output`, as one reported export (the
 /// report, if asked for, covers the save too). This is what `fxonnx export` does.
-pub fn export_to_file(input: impl AsRef<Path>, output: impl AsRef<Path>, options: &ExportOptions) -> Result<OnnxProgram, Error> {
+pub fn export_to_file(
+    input: impl AsRef<Path>,
+    output: impl AsRef<Path>,
+    options: &ExportOptions,
+) -> Result<OnnxProgram, Error> {
     run(input.as_ref(), Some(output.as_ref()), options)
 }
 
@@ -98,7 +123,12 @@ fn run(input: &Path, output: Option<&Path>, options: &ExportOptions) -> Result<O
     result.map(|p| OnnxProgram { report: Some(path), ..p })
 }
 
-fn stages(input: &Path, output: Option<&Path>, options: &ExportOptions, record: &mut ExportRecord) -> Result<OnnxProgram, Error> {
+fn stages(
+    input: &Path,
+    output: Option<&Path>,
+    options: &ExportOptions,
+    record: &mut ExportRecord,
+) -> Result<OnnxProgram, Error> {
     let opset = options.opset_version.unwrap_or(DEFAULT_OPSET);
     if !SUPPORTED_OPSETS.contains(&opset) {
         return Err(Error::Options(format!(
@@ -128,12 +158,14 @@ fn stages(input: &Path, output: Option<&Path>, options: &ExportOptions, record: 
     };
     let (mut model, warnings) = record.stage(2, || lower::lower(&program, &lower_options))?;
     record.warnings = warnings.clone();
-    let before = model.graph.nodes.len();
-    record.stage(3, || {
-        crate::onnx::dce::eliminate_dead_code(&mut model.graph);
-        Ok::<(), Error>(())
+    let stats = record.stage(3, || {
+        Ok::<_, Error>(if options.optimize {
+            crate::optimize::optimize(&mut model)
+        } else {
+            crate::optimize::clean_up(&mut model)
+        })
     })?;
-    record.node_counts = Some((before, model.graph.nodes.len()));
+    record.optimize = Some(stats);
     let program = OnnxProgram { model, external_data: options.external_data, warnings, report: None };
     if options.report {
         record.model_text = Some(crate::onnx::text::model_text(&program.model_proto(), false));
@@ -148,6 +180,20 @@ impl OnnxProgram {
     /// The model as an ONNX `ModelProto` (weights inline; they are shared, not copied).
     pub fn model_proto(&self) -> ModelProto {
         encode::to_proto(&self.model)
+    }
+
+    /// Optimize the graph (what [`ExportOptions::optimize`] does during an export), for programs
+    /// exported with `optimize: false`.
+    ///
+    /// ```no_run
+    /// let options = fxonnx::ExportOptions { optimize: false, ..Default::default() };
+    /// let mut program = fxonnx::export("model.pt2", &options)?;
+    /// let stats = program.optimize();
+    /// println!("{} -> {} nodes", stats.nodes_before, stats.nodes_after);
+    /// # Ok::<(), fxonnx::Error>(())
+    /// ```
+    pub fn optimize(&mut self) -> crate::optimize::OptimizeStats {
+        crate::optimize::optimize(&mut self.model)
     }
 
     /// The in-memory graph.
@@ -167,7 +213,13 @@ impl OnnxProgram {
 
     /// Total bytes of the initializers.
     pub fn weight_bytes(&self) -> usize {
-        self.model.graph.initializers.iter().filter_map(|&v| self.model.value(v).constant.as_ref()).map(|t| t.raw.len()).sum()
+        self.model
+            .graph
+            .initializers
+            .iter()
+            .filter_map(|&v| self.model.value(v).constant.as_ref())
+            .map(|t| t.raw.len())
+            .sum()
     }
 
     /// Write the model to `path`. Weights go to `<file name>.data` beside it when the export asked for

@@ -9,11 +9,13 @@
 //!
 //! The data flow, stage by stage (see ARCHITECTURE.md): [`pt2`] reads the archive in place,
 //! [`fx`] classifies the program's signature, [`translate`] lowers every FX node through the
-//! translation table (built-in entries in `translations/`), [`onnx`] holds the graph and encodes it.
+//! translation table (built-in entries in `translations/`), [`optimize`] shrinks the ONNX graph,
+//! [`onnx`] holds the graph and encodes it.
 
 pub mod fx;
 pub mod hash;
 pub mod onnx;
+pub mod optimize;
 pub mod pt2;
 pub mod report;
 pub mod sym;

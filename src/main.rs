@@ -42,6 +42,9 @@ enum Command {
         /// Write weights to <output>.data beside the model.
         #[arg(long)]
         external_data: bool,
+        /// Skip the optimizer (only unused nodes and weights are dropped).
+        #[arg(long)]
+        no_optimize: bool,
         /// Write a markdown export report (also when the export fails).
         #[arg(long)]
         report: bool,
@@ -98,6 +101,7 @@ fn run(cli: Cli) -> Result<(), String> {
             output_names,
             dims,
             external_data,
+            no_optimize,
             report,
             report_html,
             artifacts_dir,
@@ -115,6 +119,7 @@ fn run(cli: Cli) -> Result<(), String> {
                 report: report || report_html,
                 report_html,
                 artifacts_dir: artifacts_dir.clone(),
+                optimize: !no_optimize,
                 progress: (!quiet).then(|| {
                     std::sync::Arc::new(|stage: &str, r: &fxonnx::report::StageRecord| {
                         let mark = if r.ok { "ok" } else { "failed" };
@@ -154,7 +159,10 @@ fn run(cli: Cli) -> Result<(), String> {
         Command::Ops { check: None, .. } => {
             let table = fxonnx::translations::default_table();
             let (min, max) = (fxonnx::export::SUPPORTED_OPSETS.start(), fxonnx::export::SUPPORTED_OPSETS.end());
-            println!("# {} targets; exports target opsets {min} to {max} (an op that needs a newer opset says so when used)", table.len());
+            println!(
+                "# {} targets; exports target opsets {min} to {max} (an op that needs a newer opset says so when used)",
+                table.len()
+            );
             for key in table.keys() {
                 let doc = table.get(key).map(|e| e.doc.lines().next().unwrap_or("").trim()).unwrap_or("");
                 println!("{key}\t{doc}");

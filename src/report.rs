@@ -8,14 +8,19 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::fx::{self, InputKind};
-use crate::pt2::{schema, scalar_type, Loaded};
+use crate::pt2::{scalar_type, schema, Loaded};
 use crate::translate::dsl::{target_key, TranslationTable};
 use crate::translate::lower::{find_unsupported, visit_nodes};
 use crate::translate::schemas;
 
 /// The stages of an export, in order, as the report lists them.
-pub const STAGES: [&str; 5] =
-    ["Read the archive", "Resolve the program", "Translate the graph into ONNX", "Optimize the ONNX graph", "Save the model"];
+pub const STAGES: [&str; 5] = [
+    "Read the archive",
+    "Resolve the program",
+    "Translate the graph into ONNX",
+    "Optimize the ONNX graph",
+    "Save the model",
+];
 
 /// The short names used in report file names (`fxonnx_export_<time>_<status>.md`).
 const STAGE_STATUS: [&str; 5] = ["read", "resolve", "translate", "optimize", "save"];
@@ -41,8 +46,8 @@ pub struct ExportRecord {
     /// The ONNX model as text.
     pub model_text: Option<String>,
     pub analysis: Option<String>,
-    /// Node counts: (after translation, after clean-up).
-    pub node_counts: Option<(usize, usize)>,
+    /// What the optimizer (or, with `optimize: false`, the clean-up) did.
+    pub optimize: Option<crate::optimize::OptimizeStats>,
     /// Told about every finished stage.
     pub progress: Option<Progress>,
 }
@@ -134,11 +139,8 @@ impl ExportRecord {
             s.push_str(a);
         }
         s.push_str("\n## Optimizer statistics\n\n");
-        match self.node_counts {
-            Some((before, after)) => {
-                s.push_str("| pass | nodes before | nodes after |\n|---|---:|---:|\n");
-                let _ = writeln!(s, "| dead-code elimination | {before} | {after} |");
-            }
+        match &self.optimize {
+            Some(stats) => optimizer_section(&mut s, stats),
             None => s.push_str("Not run (the export stopped before).\n"),
         }
         s.push_str("\n## Time and memory per stage\n\n| stage | status | time (ms) | peak RSS after (MiB) |\n|---|---|---:|---:|\n");
@@ -171,6 +173,31 @@ impl ExportRecord {
     }
 }
 
+/// Node counts per pass, then the rules that fired.
+fn optimizer_section(s: &mut String, stats: &crate::optimize::OptimizeStats) {
+    let ms = stats.elapsed.as_secs_f64() * 1e3;
+    let _ = writeln!(
+        s,
+        "Nodes: {} before, {} after, in {ms:.2} ms ({} rounds of the linear passes).\n",
+        stats.nodes_before, stats.nodes_after, stats.rounds
+    );
+    s.push_str("| pass | nodes before | nodes after | rewrites | runs | time (ms) |\n|---|---:|---:|---:|---:|---:|\n");
+    for p in &stats.passes {
+        let ms = p.elapsed.as_secs_f64() * 1e3;
+        let _ = writeln!(
+            s,
+            "| {} | {} | {} | {} | {} | {ms:.2} |",
+            p.name, p.nodes_before, p.nodes_after, p.changes, p.runs
+        );
+    }
+    if !stats.rules_fired.is_empty() {
+        s.push_str("\n| rule | times fired |\n|---|---:|\n");
+        for (rule, n) in &stats.rules_fired {
+            let _ = writeln!(s, "| `{rule}` | {n} |");
+        }
+    }
+}
+
 /// Render markdown to a standalone HTML page.
 pub fn to_html(markdown: &str) -> String {
     let parser = pulldown_cmark::Parser::new_ext(markdown, pulldown_cmark::Options::ENABLE_TABLES);
@@ -198,13 +225,7 @@ fn utc_timestamp() -> String {
     let d = doy - (153 * mp + 2) / 5 + 1;
     let m = if mp < 10 { mp + 3 } else { mp - 9 };
     let y = yoe + era * 400 + i64::from(m <= 2);
-    format!(
-        "{y:04}-{m:02}-{d:02}_{:02}-{:02}-{:02}-{:06}",
-        rem / 3600,
-        (rem / 60) % 60,
-        rem % 60,
-        now.subsec_micros()
-    )
+    format!("{y:04}-{m:02}-{d:02}_{:02}-{:02}-{:02}-{:06}", rem / 3600, (rem / 60) % 60, rem % 60, now.subsec_micros())
 }
 
 fn tensor_type(meta: &schema::TensorMeta) -> String {
@@ -213,7 +234,9 @@ fn tensor_type(meta: &schema::TensorMeta) -> String {
         .iter()
         .map(|s| match s {
             schema::SymInt::AsInt(n) => n.to_string(),
-            schema::SymInt::AsExpr(e) => crate::sym::parse(&e.expr_str).map(|x| x.to_string()).unwrap_or(e.expr_str.clone()),
+            schema::SymInt::AsExpr(e) => {
+                crate::sym::parse(&e.expr_str).map(|x| x.to_string()).unwrap_or(e.expr_str.clone())
+            }
         })
         .collect();
     let dtype = scalar_type(meta.dtype).map(|t| t.name()).unwrap_or("unknown");
@@ -222,7 +245,11 @@ fn tensor_type(meta: &schema::TensorMeta) -> String {
 
 /// The analysis section: weights per dtype, inputs and outputs, FX node counts, and every
 /// untranslated target with its nodes and a translation skeleton.
-pub fn analysis(loaded: &Loaded<'_>, table: &TranslationTable, dim_names: &std::collections::HashMap<String, String>) -> String {
+pub fn analysis(
+    loaded: &Loaded<'_>,
+    table: &TranslationTable,
+    dim_names: &std::collections::HashMap<String, String>,
+) -> String {
     let mut s = String::new();
     let gm = &loaded.program.graph_module;
     let graph = &gm.graph;
@@ -238,7 +265,8 @@ pub fn analysis(loaded: &Loaded<'_>, table: &TranslationTable, dim_names: &std::
                 _ => continue,
             };
             if let Some(meta) = graph.tensor_values.get(&input.name) {
-                let numel: i64 = meta.sizes.iter().map(|d| if let schema::SymInt::AsInt(n) = d { *n } else { 1 }).product();
+                let numel: i64 =
+                    meta.sizes.iter().map(|d| if let schema::SymInt::AsInt(n) = d { *n } else { 1 }).product();
                 let dtype = scalar_type(meta.dtype).map(|t| t.name()).unwrap_or("unknown").to_string();
                 let e = per.entry((kind, dtype)).or_default();
                 e.0 += 1;
@@ -274,7 +302,10 @@ pub fn analysis(loaded: &Loaded<'_>, table: &TranslationTable, dim_names: &std::
         *counts.entry(n.target.as_str()).or_default() += 1;
         total += 1;
     });
-    let _ = writeln!(s, "\n### FX nodes\n\nThe FX graph has {total} nodes (subgraphs included).\n\n| target | count |\n|---|---:|");
+    let _ = writeln!(
+        s,
+        "\n### FX nodes\n\nThe FX graph has {total} nodes (subgraphs included).\n\n| target | count |\n|---|---:|"
+    );
     let mut sorted: Vec<(&str, usize)> = counts.into_iter().collect();
     sorted.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
     for (t, n) in sorted {
@@ -297,7 +328,12 @@ pub fn analysis(loaded: &Loaded<'_>, table: &TranslationTable, dim_names: &std::
         if let Some(n) = example {
             let _ = writeln!(s, "Example node:\n\n```text\n{}\n```\n", fx::format_node(n, 1));
         }
-        let _ = writeln!(s, "All nodes ({}): {}\n", op.nodes.len(), op.nodes.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", "));
+        let _ = writeln!(
+            s,
+            "All nodes ({}): {}\n",
+            op.nodes.len(),
+            op.nodes.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ")
+        );
         let _ = writeln!(
             s,
             "Add a translation and pass it as `ExportOptions::custom_translation_table`:\n\n```rust\n{}```\n",

@@ -38,8 +38,8 @@ fn write(dir: &Path, name: &str, program: &dyn Program) -> (PathBuf, pt2_writer:
     (path, info)
 }
 
-fn export(archive: &Path, out: &Path, external_data: bool) -> fxonnx::OnnxProgram {
-    let options = fxonnx::ExportOptions { external_data, ..Default::default() };
+fn export(archive: &Path, out: &Path, external_data: bool, optimize: bool) -> fxonnx::OnnxProgram {
+    let options = fxonnx::ExportOptions { external_data, optimize, ..Default::default() };
     let program = fxonnx::export(archive, &options).unwrap_or_else(|e| panic!("export {}: {e}", archive.display()));
     program.save(out).unwrap_or_else(|e| panic!("save {}: {e}", out.display()));
     program
@@ -166,7 +166,7 @@ fn generated_programs_export_and_run() {
         let (archive, _) = write(dir.path(), name, program);
         for external in [false, true] {
             let out = dir.path().join(format!("{name}_{external}.onnx"));
-            export(&archive, &out, external);
+            export(&archive, &out, external, true);
             check_in_onnxruntime(&out, &archive);
         }
     }
@@ -201,7 +201,8 @@ fn saved_weights_equal_archive_bytes() {
         let (archive, info) = write(dir.path(), name, program);
         for external in [false, true] {
             let out = dir.path().join(format!("{name}_{external}.onnx"));
-            export(&archive, &out, external);
+            // The data path alone: the optimizer folds small weight transposes into new constants.
+            export(&archive, &out, external, false);
             let saved = initializer_bytes(&out);
             let mut found = 0;
             for t in &info.tensors {
@@ -229,7 +230,7 @@ fn exports_are_byte_identical() {
             let sub = dir.path().join(format!("run{k}_{external}"));
             std::fs::create_dir(&sub).unwrap();
             let out = sub.join("model.onnx");
-            export(&archive, &out, external);
+            export(&archive, &out, external, true);
             let data = sub.join("model.onnx.data");
             runs.push((std::fs::read(&out).unwrap(), data.exists().then(|| std::fs::read(&data).unwrap())));
         }

@@ -70,6 +70,11 @@ translations! {
     #[target("aten::hardsigmoid")]
     fn hardsigmoid(op, self_: Tensor) -> Value {
         let (x, t) = float_input(op, self_);
+        // float32: ONNX's HardSigmoid(x/6 + 1/2), as torch.onnx emits (ONNX Runtime's CPU kernel is
+        // float32-only, so other types keep the exact formula below).
+        if t == DType::Float {
+            return op.HardSigmoid(x).alpha(1.0 / 6.0).beta(0.5).out();
+        }
         // min(max(x + 3, 0), 6) / 6
         let three = k(op, t, 3.0);
         let six = k(op, t, 6.0);
@@ -83,6 +88,10 @@ translations! {
     #[target("aten::hardswish")]
     fn hardswish(op, self_: Tensor) -> Value {
         let (x, t) = float_input(op, self_);
+        // float32: ONNX's HardSwish, as torch.onnx emits (other types: the formula, see hardsigmoid).
+        if t == DType::Float {
+            return op.HardSwish(x).out();
+        }
         // x · min(max(x + 3, 0), 6) / 6
         let three = k(op, t, 3.0);
         let six = k(op, t, 6.0);

@@ -135,6 +135,10 @@ translations! {
                 op.warn("dropped a side effect: aten._print (ONNX graphs cannot print)");
                 Ok(vec![Some(token), None])
             }
+            "torch.ops.aten._linalg_check_errors.default" => {
+                op.warn("dropped a runtime check: aten._linalg_check_errors (ONNX cannot raise; singular or non-definite inputs give NaN or inf instead of an error)");
+                Ok(vec![Some(token), None])
+            }
             other => bail!("side-effecting op {other} under with_effects has no ONNX equivalent"),
         }
     }

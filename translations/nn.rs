@@ -19,6 +19,70 @@ pub(crate) fn pads_of(padding: &[i64], k: usize) -> Vec<i64> {
     p.iter().chain(p.iter()).copied().collect()
 }
 
+/// `scale · Q·Kᵀ`, with the causal mask and `attn_mask` applied: the logits softmax turns into
+/// attention weights.
+fn attention_scores(op: &mut Builder, query: Value, key: Value, attn_mask: Option<Value>, is_causal: bool, scale: Option<f64>) -> OpResult<Value> {
+    let t = dtype_of(op, query)?;
+    let r = rank_of(op, query)?;
+    if r < 2 {
+        bail!("attention needs query of rank 2 or more, got rank {r}");
+    }
+    let scale = match scale {
+        Some(s) => op.scalar(t, s),
+        None => {
+            let e = op.Shape(query).start(-1).out();
+            let e = cast(op, e, t);
+            let s = op.Sqrt(e).out();
+            let one = op.scalar(t, 1.0);
+            let inv = op.Div(one, s).out();
+            let axes = op.const_i64s(&[0]);
+            op.Squeeze(inv, Some(axes)).out()
+        }
+    };
+    let mut perm: Vec<i64> = (0..r as i64).collect();
+    perm.swap(r - 2, r - 1);
+    let kt = op.Transpose(key).perm(&perm).out();
+    let qk = op.MatMul(query, kt).out();
+    let mut scores = op.Mul(qk, scale).out();
+    if is_causal {
+        // Keep j <= i (+ the key/query length offset, as torch's tril(diagonal=0) on L×S).
+        let l = op.Shape(query).start(-2).end(-1).out();
+        let s = op.Shape(key).start(-2).end(-1).out();
+        let ls = op.Concat(&[l, s]).axis(0).out();
+        let ones = op.ConstantOfShape(ls).value(TensorData::from_f64_as(DType::Bool, vec![1], &[1.0]).ok_or("bad dtype")?).out();
+        let ones = cast(op, ones, DType::Int64);
+        let tri = op.Trilu(ones, None).upper(0).out();
+        let keep = cast(op, tri, DType::Bool);
+        let ninf = op.scalar(t, f64::NEG_INFINITY);
+        scores = op.Where(keep, scores, ninf).out();
+    }
+    if let Some(mask) = attn_mask {
+        scores = if op.dtype(mask) == Some(DType::Bool) {
+            let ninf = op.scalar(t, f64::NEG_INFINITY);
+            op.Where(mask, scores, ninf).out()
+        } else {
+            op.Add(scores, mask).out()
+        };
+    }
+    Ok(scores)
+}
+
+/// Grouped-query attention: repeat each of the `Hkv` key/value heads (axis -3) `Hq / Hkv` times in
+/// a row, as `repeat_interleave` does, so that `kv` has as many heads as `query`.
+fn repeat_heads(op: &mut Builder, kv: Value, query: Value) -> Value {
+    let hq = op.Shape(query).start(-3).end(-2).out();
+    let hkv = op.Shape(kv).start(-3).end(-2).out();
+    let groups = op.Div(hq, hkv).out();
+    let lead = op.Shape(kv).end(-3).out();
+    let tail = op.Shape(kv).start(-2).out();
+    let axes = op.const_i64s(&[-3]);
+    let x = op.Unsqueeze(kv, axes).out();
+    let expanded = op.Concat(&[lead, hkv, groups, tail]).axis(0).out();
+    let x = op.Expand(x, expanded).out();
+    let merged = op.Concat(&[lead, hq, tail]).axis(0).out();
+    op.Reshape(x, merged).out()
+}
+
 #[allow(clippy::too_many_arguments)]
 fn conv(
     op: &mut Builder,
@@ -548,51 +612,22 @@ translations! {
     /// scaled_dot_product_attention(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, float dropout_p=0.0, bool is_causal=False, *, float? scale=None, bool enable_gqa=False) -> Tensor
     #[target("aten::scaled_dot_product_attention")]
     fn scaled_dot_product_attention(op, query: Tensor, key: Tensor, value: Tensor, attn_mask: Option<Tensor> = None, dropout_p: f64 = 0.0, is_causal: bool = false, scale: Option<f64> = None, enable_gqa: bool = false) -> OpResult<Value> {
-        if enable_gqa {
-            bail!("scaled_dot_product_attention with enable_gqa is not supported yet");
-        }
-        let t = dtype_of(op, query)?;
-        let r = rank_of(op, query)?;
-        // scale · Q·Kᵀ + mask, softmax over the last axis, times V.
-        let scale = match scale {
-            Some(s) => op.scalar(t, s),
-            None => {
-                let e = op.Shape(query).start(-1).out();
-                let e = cast(op, e, t);
-                let s = op.Sqrt(e).out();
-                let one = op.scalar(t, 1.0);
-                let inv = op.Div(one, s).out();
-                let axes = op.const_i64s(&[0]);
-                op.Squeeze(inv, Some(axes)).out()
-            }
-        };
-        let mut perm: Vec<i64> = (0..r as i64).collect();
-        perm.swap(r - 2, r - 1);
-        let kt = op.Transpose(key).perm(&perm).out();
-        let qk = op.MatMul(query, kt).out();
-        let mut scores = op.Mul(qk, scale).out();
-        if is_causal {
-            // Keep j <= i (+ the key/query length offset, as torch's tril(diagonal=0) on L×S).
-            let l = op.Shape(query).start(-2).end(-1).out();
-            let s = op.Shape(key).start(-2).end(-1).out();
-            let ls = op.Concat(&[l, s]).axis(0).out();
-            let ones = op.ConstantOfShape(ls).value(TensorData::from_f64_as(DType::Bool, vec![1], &[1.0]).ok_or("bad dtype")?).out();
-            let ones = cast(op, ones, DType::Int64);
-            let tri = op.Trilu(ones, None).upper(0).out();
-            let keep = cast(op, tri, DType::Bool);
-            let ninf = op.scalar(t, f64::NEG_INFINITY);
-            scores = op.Where(keep, scores, ninf).out();
-        }
-        if let Some(mask) = attn_mask {
-            scores = if op.dtype(mask) == Some(DType::Bool) {
-                let ninf = op.scalar(t, f64::NEG_INFINITY);
-                op.Where(mask, scores, ninf).out()
-            } else {
-                op.Add(scores, mask).out()
-            };
-        }
+        let (key, value) = if enable_gqa { (repeat_heads(op, key, query), repeat_heads(op, value, query)) } else { (key, value) };
+        let scores = attention_scores(op, query, key, attn_mask, is_causal, scale)?;
         let w = op.Softmax(scores).axis(-1).out();
         Ok(op.MatMul(w, value).out())
+    }
+
+    /// _scaled_dot_product_flash_attention_for_cpu(Tensor query, Tensor key, Tensor value, float dropout_p=0., bool is_causal=False, *, Tensor? attn_mask=None, float? scale=None) -> (Tensor output, Tensor logsumexp)
+    #[target("aten::_scaled_dot_product_flash_attention_for_cpu")]
+    fn _scaled_dot_product_flash_attention_for_cpu(op, query: Tensor, key: Tensor, value: Tensor, dropout_p: f64 = 0.0, is_causal: bool = false, attn_mask: Option<Tensor> = None, scale: Option<f64> = None) -> OpResult<Vec<Value>> {
+        let scores = attention_scores(op, query, key, attn_mask, is_causal, scale)?;
+        let w = op.Softmax(scores).axis(-1).out();
+        let output = op.MatMul(w, value).out();
+        // The log of the softmax denominator, per query position: [..., L].
+        let axes = op.const_i64s(&[-1]);
+        let logsumexp = op.ReduceLogSumExp(scores, Some(axes)).keepdims(0).out();
+        Ok(vec![output, logsumexp])
     }
 
     /// dropout(Tensor input, float p, bool train) -> Tensor

@@ -35,6 +35,21 @@ fn adaptive_avg(op: &mut Builder, x: Value, output_size: &[Option<i64>]) -> OpRe
     if !t.is_float() {
         bail!("adaptive_avg_pool needs a floating-point input");
     }
+    // Global pooling (every pooled axis down to 1, the common `AdaptiveAvgPool2d(1)`): one ReduceMean,
+    // as torch.onnx emits, instead of two Transposes and a MatMul per axis.
+    let pooled: Vec<i64> = sizes
+        .iter()
+        .zip(output_size)
+        .enumerate()
+        .filter(|(_, (&n, o))| o.unwrap_or(n) != n)
+        .map(|(i, _)| (r - k + i) as i64)
+        .collect();
+    if !pooled.is_empty()
+        && sizes.iter().zip(output_size).all(|(&n, o)| o.unwrap_or(n) == 1 || o.unwrap_or(n) == n)
+    {
+        let axes = op.const_i64s(&pooled);
+        return Ok(op.ReduceMean(x, Some(axes)).keepdims(1).out());
+    }
     let mut y = x;
     for (i, (&n, o)) in sizes.iter().zip(output_size).enumerate() {
         let o = o.unwrap_or(n);

@@ -132,10 +132,9 @@ impl<'a> NodeCtx<'a> {
         if let Some(a) = inputs.iter().find(|a| a.name == name) {
             return Some(&a.arg);
         }
-        if inputs.iter().all(|a| a.name.is_empty()) {
-            return inputs.get(pos).map(|a| &a.arg);
-        }
-        None
+        // Positional arguments come first and may be unnamed (higher-order ops such as
+        // `with_effects(token, op, *args, **kwargs)` name only their keyword arguments).
+        inputs.get(pos).filter(|a| a.name.is_empty()).map(|a| &a.arg)
     }
 
     /// The node's FX name.

@@ -346,9 +346,14 @@ fn install_panic_hook() {
 
 /// Export one case to `out`.
 pub fn export_case(case: &Case, out: &Path) -> Result<(), ExportFailure> {
+    export_case_with(case, out, &fxonnx::ExportOptions::default())
+}
+
+/// Export one case to `out` with the given options (the optimizer's differential test exports with
+/// and without optimization).
+pub fn export_case_with(case: &Case, out: &Path, options: &fxonnx::ExportOptions) -> Result<(), ExportFailure> {
     let attempt = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| -> Result<(), ExportFailure> {
-        let program = fxonnx::export(case.dir.join("model.pt2"), &fxonnx::ExportOptions::default())
-            .map_err(classify_export_error)?;
+        let program = fxonnx::export(case.dir.join("model.pt2"), options).map_err(classify_export_error)?;
         program.save(out).map_err(|e| ExportFailure::Other(format!("save: {e}")))
     }));
     attempt.unwrap_or_else(|_| {

@@ -1,0 +1,183 @@
+#!/usr/bin/env python3
+"""The optimizer side by side with torch.onnx's, on every model of a zoo folder.
+
+    python benches/optimizer_latency.py ZOO_DIR CHECK_ONNX_PY [--torch-python PY] [--fxonnx BIN]
+                                        [--runs 30] [--out reports/optimizer.md] [--work DIR]
+
+For each case (ZOO_DIR/<case>/model.pt2 with its input sets) it makes three models:
+  - fxonnx --no-optimize,
+  - fxonnx (optimized), exported with --report to read the time of each stage,
+  - torch.onnx.export(torch.export.load(pt2), dynamo=True) with its default optimizer (needs a
+    Python with torch: --torch-python; files are cached in --work),
+then runs the shared checker (CHECK_ONNX_PY: onnx.checker, ONNX Runtime numerics on both input
+sets, node counts) on each. Latency: both models are loaded in this process (ONNX Runtime CPU,
+one thread) and run alternately on the case's inputs (ABAB ...), so that load from other processes
+on the machine hits both alike; the medians are reported.
+
+Writes a markdown table to --out and the raw JSON lines next to it (.jsonl).
+"""
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+
+TORCH_EXPORT = """
+import sys, torch
+ep = torch.export.load(sys.argv[1])
+torch.onnx.export(ep, dynamo=True, optimize=True).save(sys.argv[2])
+"""
+
+
+def run_checker(py, checker, onnx_path, case_dir, runs, label):
+    out = subprocess.run([py, checker, onnx_path, case_dir, "--runs", str(runs), "--label", label],
+                         capture_output=True, text=True)
+    lines = [l for l in out.stdout.splitlines() if l.startswith("{")]
+    if not lines:
+        return {"all_ok": False, "error": (out.stderr or out.stdout).strip()[-400:]}
+    return json.loads(lines[-1])
+
+
+def ab_latency(path_a, path_b, case_dir, runs):
+    """Median ms of A and B, run alternately in this process."""
+    import statistics
+    import numpy as np
+    import onnxruntime as ort
+
+    inputs = dict(np.load(os.path.join(case_dir, "inputs.npz")))
+
+    def session(path):
+        o = ort.SessionOptions()
+        o.intra_op_num_threads = 1
+        o.inter_op_num_threads = 1
+        s = ort.InferenceSession(path, o, providers=["CPUExecutionProvider"])
+        names = [i.name for i in s.get_inputs()]
+        feed = {k: inputs[k] for k in names} if all(k in inputs for k in names) else dict(zip(names, inputs.values()))
+        return s, feed
+
+    (sa, fa), (sb, fb) = session(path_a), session(path_b)
+    for _ in range(3):
+        sa.run(None, fa)
+        sb.run(None, fb)
+    ta, tb = [], []
+    for _ in range(runs):
+        t = time.perf_counter()
+        sa.run(None, fa)
+        ta.append(time.perf_counter() - t)
+        t = time.perf_counter()
+        sb.run(None, fb)
+        tb.append(time.perf_counter() - t)
+    return statistics.median(ta) * 1e3, statistics.median(tb) * 1e3
+
+
+def stage_times(report_md):
+    """Stage name -> milliseconds, from the report's 'Time and memory per stage' table."""
+    times = {}
+    section = report_md.split("## Time and memory per stage", 1)[-1]
+    for m in re.finditer(r"^\| ([^|]+) \| ok \| ([0-9.]+) \|", section, re.M):
+        times[m.group(1).strip()] = float(m.group(2))
+    return times
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("zoo")
+    ap.add_argument("checker")
+    here = os.path.dirname(os.path.abspath(__file__))
+    ap.add_argument("--fxonnx", default=os.path.join(here, "..", "target", "release", "fxonnx"))
+    ap.add_argument("--torch-python", default=None, help="a Python with torch, to make torch.onnx's models")
+    ap.add_argument("--runs", type=int, default=100, help="alternating latency runs per model")
+    ap.add_argument("--work", default="/tmp/fxonnx_optimizer_bench")
+    ap.add_argument("--out", default=os.path.join(here, "..", "reports", "optimizer.md"))
+    args = ap.parse_args()
+    os.makedirs(args.work, exist_ok=True)
+    py = sys.executable
+    cases = sorted(d for d in os.listdir(args.zoo) if os.path.exists(os.path.join(args.zoo, d, "model.pt2")))
+    rows = []
+    for c in cases:
+        case_dir = os.path.join(args.zoo, c)
+        pt2 = os.path.join(case_dir, "model.pt2")
+        row = {"case": c}
+        paths = {k: os.path.join(args.work, f"{c}.{k}.onnx") for k in ("unopt", "opt", "torch")}
+        r = subprocess.run([args.fxonnx, "export", pt2, "-o", paths["unopt"], "--no-optimize", "-q"],
+                           capture_output=True, text=True)
+        if r.returncode != 0:
+            row["error"] = "fxonnx --no-optimize: " + r.stderr.strip()[-300:]
+            rows.append(row)
+            continue
+        rep_dir = os.path.join(args.work, c + ".report")
+        os.makedirs(rep_dir, exist_ok=True)
+        for f in os.listdir(rep_dir):
+            os.remove(os.path.join(rep_dir, f))
+        r = subprocess.run([args.fxonnx, "export", pt2, "-o", paths["opt"], "--report", "--artifacts-dir", rep_dir, "-q"],
+                           capture_output=True, text=True)
+        if r.returncode != 0:
+            row["error"] = "fxonnx: " + r.stderr.strip()[-300:]
+            rows.append(row)
+            continue
+        md = open(os.path.join(rep_dir, sorted(os.listdir(rep_dir))[-1])).read()
+        times = stage_times(md)
+        row["export_ms"] = sum(times.values())
+        row["optimize_ms"] = next((v for k, v in times.items() if k.lower().startswith("optimize")), None)
+        if args.torch_python and not os.path.exists(paths["torch"]):
+            t = time.perf_counter()
+            r = subprocess.run([args.torch_python, "-c", TORCH_EXPORT, pt2, paths["torch"]], capture_output=True, text=True)
+            row["torch_export_s"] = time.perf_counter() - t
+            if r.returncode != 0:
+                row["torch_error"] = r.stderr.strip()[-300:]
+        row["unopt"] = run_checker(py, args.checker, paths["unopt"], case_dir, 5, "fxonnx --no-optimize")
+        have_torch = os.path.exists(paths["torch"])
+        row["opt"] = run_checker(py, args.checker, paths["opt"], case_dir, 1, "fxonnx")
+        if have_torch:
+            row["torch"] = run_checker(py, args.checker, paths["torch"], case_dir, 1, "torch.onnx")
+            row["opt"]["latency_ms"], row["torch"]["latency_ms"] = ab_latency(paths["opt"], paths["torch"], case_dir, args.runs)
+        rows.append(row)
+        print(json.dumps({k: (v if not isinstance(v, dict) else {kk: v.get(kk) for kk in ("onnx_nodes", "all_ok", "latency_ms", "error")}) for k, v in row.items()}), flush=True)
+
+    with open(os.path.splitext(args.out)[0] + ".jsonl", "w") as f:
+        for r in rows:
+            f.write(json.dumps(r) + "\n")
+    write_markdown(rows, args)
+
+
+def fmt(x, spec="{:.2f}"):
+    return "–" if x is None else spec.format(x)
+
+
+def write_markdown(rows, args):
+    lines = [
+        "# Optimizer: fxonnx vs torch.onnx",
+        "",
+        "Made by `benches/optimizer_latency.py` (`python benches/optimizer_latency.py ZOO tools/check_onnx.py"
+        " --torch-python PY`). Node counts are main-graph nodes as the shared checker counts them; torch.onnx"
+        " is `torch.onnx.export(torch.export.load(pt2), dynamo=True)` with its default optimizer, opset 20."
+        " Latency: ONNX Runtime CPU, one thread, both models in one process run alternately on the case's"
+        f" inputs, median of {args.runs} runs each. `ok`: onnx.checker and numerics on both input sets within"
+        " the case's tolerances (shared checker). Optimize share: the optimize stage over the sum of all"
+        " export stages, from `fxonnx export --report`.",
+        "",
+        "| model | fxonnx unoptimized | fxonnx optimized | torch.onnx | ok (unopt / opt / torch) "
+        "| latency fxonnx (ms) | latency torch.onnx (ms) | optimize (ms) | export total (ms) | optimize share |",
+        "|---|---:|---:|---:|---|---:|---:|---:|---:|---:|",
+    ]
+    for r in rows:
+        if "error" in r:
+            lines.append(f"| {r['case']} | {r['error']} | | | | | | | | |")
+            continue
+        u, o, t = r.get("unopt", {}), r.get("opt", {}), r.get("torch", {})
+        ok = " / ".join("yes" if x.get("all_ok") else ("–" if not x else "NO") for x in (u, o, t))
+        share = r["optimize_ms"] / r["export_ms"] if r.get("optimize_ms") is not None and r.get("export_ms") else None
+        lines.append(
+            f"| {r['case']} | {fmt(u.get('onnx_nodes'), '{}')} | {fmt(o.get('onnx_nodes'), '{}')} "
+            f"| {fmt(t.get('onnx_nodes'), '{}')} | {ok} | {fmt(o.get('latency_ms'))} | {fmt(t.get('latency_ms'))} "
+            f"| {fmt(r.get('optimize_ms'))} | {fmt(r.get('export_ms'))} | {fmt(share and share * 100, '{:.1f} %')} |"
+        )
+    with open(args.out, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    print("wrote", args.out)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,292 @@
+//! Machinery shared by the linear passes: one forward sweep over the main graph that lets a pass
+//! drop a node and say which value stands for each of its outputs, then keeps every reader right.
+//!
+//! A sweep is linear: nodes are visited once in topological order, substitutions are applied to a
+//! node's inputs (and to the reads of its subgraphs, which may name outer values) just before the
+//! pass looks at it, and graph outputs are fixed up once at the end so they keep their names.
+
+use std::rc::Rc;
+
+use crate::onnx::ir::{AttrValue, DType, Dim, Graph, Metadata, Model, Node, TensorData, Value, ValueInfo};
+
+const NONE: u32 = u32::MAX;
+
+/// What a pass decided about one node.
+pub(crate) enum Action {
+    Keep(Node),
+    /// Drop the node; each `(output, replacement)` pair redirects the output's readers.
+    Replace {
+        node: Node,
+        with: Vec<(Value, Value)>,
+    },
+}
+
+/// Facts about the main graph a pass needs while it decides (computed once per sweep).
+pub(crate) struct Facts {
+    /// Per value: how many times it is read (node inputs, subgraph reads, graph outputs).
+    pub uses: Vec<u32>,
+    /// Per value: it is a main-graph output.
+    pub is_output: Vec<bool>,
+    /// Per value: it is a main-graph input.
+    pub is_input: Vec<bool>,
+}
+
+impl Facts {
+    pub fn new(model: &Model) -> Self {
+        let n = model.values.len();
+        let mut uses = vec![0u32; n];
+        let mut is_output = vec![false; n];
+        let mut is_input = vec![false; n];
+        for &i in &model.graph.inputs {
+            is_input[i.index()] = true;
+        }
+        fn count(g: &Graph, uses: &mut [u32]) {
+            for node in &g.nodes {
+                for v in node.inputs.iter().flatten() {
+                    uses[v.index()] += 1;
+                }
+                for a in &node.attributes {
+                    if let AttrValue::Graph(sub) = &a.value {
+                        for &o in &sub.outputs {
+                            uses[o.index()] += 1;
+                        }
+                        count(sub, uses);
+                    }
+                }
+            }
+        }
+        count(&model.graph, &mut uses);
+        for &o in &model.graph.outputs {
+            uses[o.index()] += 1;
+            is_output[o.index()] = true;
+        }
+        Facts { uses, is_output, is_input }
+    }
+
+    pub fn uses(&self, v: Value) -> u32 {
+        self.uses.get(v.index()).copied().unwrap_or(0)
+    }
+
+    pub fn is_output(&self, v: Value) -> bool {
+        self.is_output.get(v.index()).copied().unwrap_or(false)
+    }
+}
+
+/// Value substitutions made during one sweep.
+pub(crate) struct Subst {
+    to: Vec<u32>,
+    /// Metadata of dropped nodes whose output was a graph output (for an `Identity`, if one is needed).
+    output_meta: Vec<(Value, Rc<Metadata>)>,
+}
+
+impl Subst {
+    pub fn new(values: usize) -> Self {
+        Subst { to: vec![NONE; values], output_meta: Vec::new() }
+    }
+
+    /// The value `v` now stands for.
+    pub fn get(&self, v: Value) -> Value {
+        let mut v = v;
+        // Chains are short: `set` always stores a resolved target.
+        while let Some(&t) = self.to.get(v.index()) {
+            if t == NONE {
+                break;
+            }
+            v = Value(t);
+        }
+        v
+    }
+
+    pub fn set(&mut self, old: Value, new: Value) {
+        let new = self.get(new);
+        if new == old {
+            return;
+        }
+        if self.to.len() <= old.index() {
+            self.to.resize(old.index() + 1, NONE);
+        }
+        self.to[old.index()] = new.0;
+    }
+
+    /// Rewrite the reads of `node` (inputs and subgraph reads of outer values).
+    pub fn apply(&self, node: &mut Node) {
+        for v in node.inputs.iter_mut().flatten() {
+            *v = self.get(*v);
+        }
+        for a in &mut node.attributes {
+            if let AttrValue::Graph(g) = &mut a.value {
+                self.apply_graph(g);
+            }
+        }
+    }
+
+    fn apply_graph(&self, g: &mut Graph) {
+        for n in &mut g.nodes {
+            self.apply(n);
+        }
+        for o in &mut g.outputs {
+            *o = self.get(*o);
+        }
+    }
+}
+
+/// One sweep over the main graph: `decide` sees each node with its inputs already substituted.
+/// Returns how many nodes were dropped.
+pub(crate) fn sweep(model: &mut Model, decide: impl FnMut(&mut Model, &Facts, Node) -> Action) -> usize {
+    let subst = Subst::new(model.values.len());
+    sweep_from(model, subst, decide)
+}
+
+/// [`sweep`], starting from substitutions already made (values replaced outside any node).
+pub(crate) fn sweep_from(
+    model: &mut Model,
+    mut subst: Subst,
+    mut decide: impl FnMut(&mut Model, &Facts, Node) -> Action,
+) -> usize {
+    let facts = Facts::new(model);
+    let nodes = std::mem::take(&mut model.graph.nodes);
+    let mut kept = Vec::with_capacity(nodes.len());
+    let mut dropped = 0;
+    for mut node in nodes {
+        subst.apply(&mut node);
+        match decide(model, &facts, node) {
+            Action::Keep(n) => kept.push(n),
+            Action::Replace { node, with } => {
+                dropped += 1;
+                for (old, new) in with {
+                    if facts.is_output(old) {
+                        subst.output_meta.push((old, node.metadata.clone()));
+                    }
+                    subst.set(old, new);
+                }
+            }
+        }
+    }
+    model.graph.nodes = kept;
+    fix_outputs(model, &subst);
+    dropped
+}
+
+/// Graph outputs keep their names: an output whose value was replaced either hands its name to the
+/// replacement (when that is a plain node output of the main graph) or is re-produced by an
+/// `Identity` of the replacement.
+fn fix_outputs(model: &mut Model, subst: &Subst) {
+    let outputs = model.graph.outputs.clone();
+    if outputs.iter().all(|&o| subst.get(o) == o) {
+        return;
+    }
+    let mut produced = vec![false; model.values.len()];
+    for n in &model.graph.nodes {
+        for o in &n.outputs {
+            produced[o.index()] = true;
+        }
+    }
+    let mut taken: Vec<bool> = vec![false; model.values.len()];
+    for &o in &outputs {
+        if subst.get(o) == o {
+            taken[o.index()] = true;
+        }
+    }
+    for (i, &old) in outputs.iter().enumerate() {
+        let new = subst.get(old);
+        if new == old {
+            continue;
+        }
+        let renameable = produced[new.index()] && !taken[new.index()] && model.values[new.index()].constant.is_none();
+        if renameable {
+            taken[new.index()] = true;
+            let old_info = std::mem::take(&mut model.values[old.index()]);
+            let info = &mut model.values[new.index()];
+            info.name = old_info.name;
+            info.metadata = old_info.metadata;
+            if old_info.shape.is_some() {
+                info.shape = old_info.shape;
+            }
+            if old_info.dtype.is_some() {
+                info.dtype = old_info.dtype;
+            }
+            model.graph.outputs[i] = new;
+        } else {
+            let metadata = subst
+                .output_meta
+                .iter()
+                .find(|(v, _)| *v == old)
+                .map(|(_, m)| m.clone())
+                .unwrap_or_else(|| Rc::new(Vec::new()));
+            model.graph.nodes.push(Node {
+                op_type: "Identity".into(),
+                domain: String::new(),
+                name: String::new(),
+                inputs: vec![Some(new)],
+                outputs: vec![old],
+                attributes: Vec::new(),
+                metadata,
+            });
+        }
+    }
+}
+
+/// Whether a value may take over a graph output's name (see [`fix_outputs`]); passes use it to avoid
+/// dropping a node only for an `Identity` to come back in its place.
+pub(crate) fn can_stand_for_output(model: &Model, facts: &Facts, v: Value) -> bool {
+    let info = model.value(v);
+    info.constant.is_none() && !facts.is_output(v) && !facts.is_input.get(v.index()).copied().unwrap_or(true)
+}
+
+/// Turn `v` into a constant of the main graph (it keeps its name and metadata).
+pub(crate) fn make_constant(model: &mut Model, v: Value, data: TensorData) {
+    let info = &mut model.values[v.index()];
+    info.dtype = Some(data.dtype);
+    info.shape = Some(data.dims.iter().map(|&d| Dim::Fixed(d)).collect());
+    info.constant = Some(data);
+    model.graph.initializers.push(v);
+}
+
+/// A new constant value of the main graph.
+pub(crate) fn new_constant(model: &mut Model, data: TensorData) -> Value {
+    let v = Value(model.values.len() as u32);
+    model.values.push(ValueInfo::default());
+    make_constant(model, v, data);
+    v
+}
+
+/// The integer attribute `name` of `node`, or `default`.
+pub(crate) fn attr_int(node: &Node, name: &str, default: i64) -> i64 {
+    match node.attr(name) {
+        Some(AttrValue::Int(i)) => *i,
+        _ => default,
+    }
+}
+
+pub(crate) fn attr_ints<'n>(node: &'n Node, name: &str) -> Option<&'n [i64]> {
+    match node.attr(name) {
+        Some(AttrValue::Ints(v)) => Some(v),
+        _ => None,
+    }
+}
+
+/// Input `i` of `node`, when present.
+pub(crate) fn input(node: &Node, i: usize) -> Option<Value> {
+    node.inputs.get(i).copied().flatten()
+}
+
+/// The constant contents of `v`.
+pub(crate) fn constant(model: &Model, v: Value) -> Option<&TensorData> {
+    model.value(v).constant.as_ref()
+}
+
+/// The constant contents of input `i` as integers (axes, shapes, starts), for small int tensors.
+pub(crate) fn const_ints(model: &Model, node: &Node, i: usize) -> Option<Vec<i64>> {
+    let t = constant(model, input(node, i)?)?;
+    if t.numel() > 1 << 16 || !matches!(t.dtype, DType::Int64 | DType::Int32) {
+        return None;
+    }
+    t.to_i64s()
+}
+
+/// Normalize an axis against `rank`.
+pub(crate) fn norm_axis(axis: i64, rank: usize) -> Option<usize> {
+    let r = rank as i64;
+    let a = if axis < 0 { axis + r } else { axis };
+    (0..r).contains(&a).then_some(a as usize)
+}

@@ -1,0 +1,148 @@
+//! The ONNX optimizer: rewrites a translated [`Model`] into a smaller one that computes the same
+//! results. It runs as a sequence of passes, each recorded in [`OptimizeStats`] for the report.
+//!
+//! Order: cheap linear passes (each one sweep over the graph, hash maps keyed by value) iterated
+//! until nothing changes, then the e-graph rewriter on windows of the graph, then the linear passes
+//! again to clean up what the rewrites exposed. Every pass is exact: it removes or rewrites a node
+//! only when the result is provably the same (element type, shape including symbolic dims, values).
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use crate::onnx::ir::Model;
+
+pub(crate) mod cse;
+pub(crate) mod dedup;
+pub(crate) mod edit;
+pub(crate) mod fold;
+pub(crate) mod noop;
+pub(crate) mod shapes;
+#[cfg(test)]
+mod tests;
+
+/// What the optimizer did, for the export report.
+#[derive(Clone, Debug, Default)]
+pub struct OptimizeStats {
+    /// Main-graph node count before the first pass.
+    pub nodes_before: usize,
+    /// Main-graph node count after the last pass.
+    pub nodes_after: usize,
+    /// Each pass in the order it first ran: its name, node counts before its first run and after
+    /// its last, how many rewrites it made, how often it ran and its total time.
+    pub passes: Vec<PassRecord>,
+    /// Rewrite rules that fired, by rule name, with how often.
+    pub rules_fired: BTreeMap<String, usize>,
+    /// Rounds of the linear passes (a round runs each of them once).
+    pub rounds: usize,
+    /// Total time spent optimizing.
+    pub elapsed: Duration,
+}
+
+/// The runs of one pass.
+#[derive(Clone, Debug)]
+pub struct PassRecord {
+    pub name: &'static str,
+    pub nodes_before: usize,
+    pub nodes_after: usize,
+    /// Rewrites made (nodes dropped, values folded or merged, inputs made constant), all runs.
+    pub changes: usize,
+    pub runs: usize,
+    pub elapsed: Duration,
+}
+
+/// Rule name → times fired.
+pub(crate) type Rules = BTreeMap<String, usize>;
+
+pub(crate) trait Fire {
+    fn fire(&mut self, rule: &str);
+}
+
+impl Fire for Rules {
+    fn fire(&mut self, rule: &str) {
+        match self.get_mut(rule) {
+            Some(n) => *n += 1,
+            None => {
+                self.insert(rule.to_string(), 1);
+            }
+        }
+    }
+}
+
+impl OptimizeStats {
+    /// Run `pass` on `model` and record it; returns the pass's number of rewrites.
+    fn run(
+        &mut self,
+        name: &'static str,
+        model: &mut Model,
+        pass: impl FnOnce(&mut Model, &mut Rules) -> usize,
+    ) -> usize {
+        let start = Instant::now();
+        let nodes_before = model.graph.nodes.len();
+        let changes = pass(model, &mut self.rules_fired);
+        let elapsed = start.elapsed();
+        let nodes_after = model.graph.nodes.len();
+        match self.passes.iter_mut().find(|p| p.name == name) {
+            Some(p) => {
+                p.nodes_after = nodes_after;
+                p.changes += changes;
+                p.runs += 1;
+                p.elapsed += elapsed;
+            }
+            None => self.passes.push(PassRecord { name, nodes_before, nodes_after, changes, runs: 1, elapsed }),
+        }
+        changes
+    }
+}
+
+fn dce(model: &mut Model, _: &mut Rules) -> usize {
+    let before = model.graph.nodes.len();
+    crate::onnx::dce::eliminate_dead_code(&mut model.graph);
+    before - model.graph.nodes.len()
+}
+
+/// Only what every export needs: drop nodes and initializers nothing reads (`--no-optimize`).
+pub fn clean_up(model: &mut Model) -> OptimizeStats {
+    let start = Instant::now();
+    let mut stats = OptimizeStats { nodes_before: model.graph.nodes.len(), ..Default::default() };
+    stats.run("dead-code elimination", model, dce);
+    stats.nodes_after = model.graph.nodes.len();
+    stats.elapsed = start.elapsed();
+    stats
+}
+
+/// Most rounds of the linear passes; each round is linear in the graph, and a round that changes
+/// nothing ends the loop (typically after two or three).
+const MAX_ROUNDS: usize = 6;
+
+/// The linear passes, repeated until a round changes nothing. Returns the rewrites made.
+fn linear_passes(model: &mut Model, stats: &mut OptimizeStats) -> usize {
+    let mut total = 0;
+    for _ in 0..MAX_ROUNDS {
+        stats.rounds += 1;
+        let mut changes = 0;
+        changes += stats.run("dead-code elimination", model, dce);
+        changes += stats.run("initializer deduplication", model, dedup::run);
+        changes += stats.run("constant folding", model, fold::run);
+        changes += stats.run("shape folding", model, shapes::run);
+        changes += stats.run("no-op removal", model, noop::run);
+        changes += stats.run("common-subexpression elimination", model, cse::run);
+        total += changes;
+        if changes == 0 {
+            break;
+        }
+    }
+    stats.run("dead-code elimination", model, dce);
+    total
+}
+
+/// Optimize `model` in place.
+pub fn optimize(model: &mut Model) -> OptimizeStats {
+    let start = Instant::now();
+    let mut stats = OptimizeStats { nodes_before: model.graph.nodes.len(), ..Default::default() };
+    linear_passes(model, &mut stats);
+    // The e-graph rewriter (src/optimize/egraph) runs here, on the graph the linear passes left;
+    // when it rewrote anything, the linear passes run again to fold and clean up what it exposed.
+    stats.nodes_after = model.graph.nodes.len();
+    stats.elapsed = start.elapsed();
+    stats
+}

@@ -1,0 +1,148 @@
+//! The optimizer never changes results: every fixture of `tests/fixtures/` and every corpus case of
+//! `tests/fixtures/ops/` is exported with and without optimization, and with `FXONNX_PYTHON` set both
+//! models must pass `onnx.checker` and match PyTorch's outputs in ONNX Runtime (the fixtures on every
+//! input set they have, the corpus cases within their own tolerances). The optimized graph is never
+//! larger than the unoptimized one.
+
+#[path = "support/conformance.rs"]
+mod conformance;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).to_path_buf()
+}
+
+fn python() -> Option<String> {
+    match std::env::var("FXONNX_PYTHON") {
+        Ok(p) if !p.is_empty() => Some(p),
+        _ => {
+            assert!(
+                std::env::var("CI").is_err(),
+                "CI is set but FXONNX_PYTHON is not: the numeric checks would not run"
+            );
+            None
+        }
+    }
+}
+
+/// Fixtures that export (tests/fixtures.rs has the same list), with the models of multi-model archives.
+const FIXTURES: &[(&str, &str)] = &[
+    ("buffer_mutation", "model"),
+    ("buffer_mutation_decomposed", "model"),
+    ("buffers_views", "model"),
+    ("cond", "model"),
+    ("convnet", "model"),
+    ("convnet_decomposed", "model"),
+    ("dict_list_inputs", "model"),
+    ("dtypes_misc", "model"),
+    ("dyn_bounds_derived", "model"),
+    ("effects_tokens", "model"),
+    ("half_dtypes", "model"),
+    ("hops_loops", "model"),
+    ("lifted_constant", "model"),
+    ("mlp_bn", "model"),
+    ("mlp_strict", "model"),
+    ("multi_model", "model"),
+    ("multi_model", "second"),
+    ("multi_outputs", "model"),
+    ("scalar_inputs", "model"),
+    ("tied_weights", "model"),
+    ("tiny_transformer", "model"),
+    ("tiny_transformer_decomposed", "model"),
+    ("unbacked_symbols", "model"),
+];
+
+fn options(optimize: bool, model: &str) -> fxonnx::ExportOptions {
+    fxonnx::ExportOptions { optimize, model_name: Some(model.to_string()), ..Default::default() }
+}
+
+fn check_fixture(py: &str, name: &str, model: &str, onnx: &Path) -> Result<(), String> {
+    let dir = root().join("tests/fixtures");
+    let mut cmd = Command::new(py);
+    cmd.arg(root().join("tests/check_onnx.py"))
+        .arg(onnx)
+        .arg("--pt2")
+        .arg(dir.join(format!("{name}.pt2")))
+        .arg("--model-name")
+        .arg(model);
+    for (inputs, expected) in [("inputs", "expected"), ("inputs_alt", "expected_alt")] {
+        let i = dir.join(format!("{name}.{inputs}.npz"));
+        let e = dir.join(format!("{name}.{expected}.npz"));
+        if i.exists() && e.exists() {
+            cmd.arg("--inputs").arg(i).arg("--expected").arg(e);
+        }
+    }
+    let out = cmd.output().map_err(|e| format!("cannot run check_onnx.py: {e}"))?;
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(text)
+    }
+}
+
+#[test]
+fn fixtures_compute_the_same_with_and_without_optimization() {
+    let py = python();
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let mut failures = Vec::new();
+    for &(name, model) in FIXTURES {
+        let archive = root().join(format!("tests/fixtures/{name}.pt2"));
+        let mut nodes = [0usize; 2];
+        for (k, optimize) in [false, true].into_iter().enumerate() {
+            let out = tmp.path().join(format!("{name}.{model}.{optimize}.onnx"));
+            let program = match fxonnx::export(&archive, &options(optimize, model)) {
+                Ok(p) => p,
+                Err(e) => {
+                    failures.push(format!("{name}/{model} (optimize={optimize}): export: {e}"));
+                    continue;
+                }
+            };
+            nodes[k] = program.model().graph.nodes.len();
+            if let Err(e) = program.save(&out) {
+                failures.push(format!("{name}/{model} (optimize={optimize}): save: {e}"));
+                continue;
+            }
+            if let Some(py) = &py {
+                if let Err(e) = check_fixture(py, name, model, &out) {
+                    failures.push(format!("{name}/{model} (optimize={optimize}):\n{e}"));
+                }
+            }
+        }
+        if nodes[1] > nodes[0] {
+            failures.push(format!("{name}/{model}: optimized {} nodes > unoptimized {}", nodes[1], nodes[0]));
+        }
+        eprintln!("{name}/{model}: {} -> {} nodes", nodes[0], nodes[1]);
+    }
+    assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
+}
+
+#[test]
+fn corpus_cases_compute_the_same_with_and_without_optimization() {
+    let cases = conformance::discover(&root().join("tests/fixtures/ops"), None).unwrap_or_else(|e| panic!("{e}"));
+    assert!(cases.len() >= 20, "only {} corpus cases", cases.len());
+    let work = tempfile::tempdir().expect("tempdir");
+    let mut entries = Vec::new();
+    let mut failures = Vec::new();
+    for case in &cases {
+        for optimize in [false, true] {
+            let out = work.path().join(format!("{}.{optimize}.onnx", case.name.replace('/', "~")));
+            match conformance::export_case_with(case, &out, &options(optimize, "model")) {
+                Ok(()) => entries.push(conformance::ManifestEntry {
+                    case: format!("{} (optimize={optimize})", case.name),
+                    ..conformance::ManifestEntry::for_case(case, out)
+                }),
+                Err(e) => failures.push(format!("{} (optimize={optimize}): {e:?}", case.name)),
+            }
+        }
+    }
+    if let Some(py) = python() {
+        let results = conformance::check(&py, &entries, work.path(), 2, false).unwrap_or_else(|e| panic!("{e}"));
+        for r in results.iter().filter(|r| !r.passed) {
+            failures.push(format!("{}: {}", r.case, r.error.as_deref().unwrap_or("failed")));
+        }
+    }
+    assert!(failures.is_empty(), "{} of {} models fail:\n{}", failures.len(), entries.len(), failures.join("\n"));
+}
