@@ -8,7 +8,8 @@
 //! no peak anonymous RSS counter). Times are wall and CPU (the main thread's on-CPU time from
 //! `/proc/thread-self/schedstat`, so the sampler is not counted) per stage: open (map and index the
 //! zip), parse (JSON), resolve (signature), lower (translation, table build included), optimize
-//! (dead-code elimination), encode (names and message sizes), save (write the files).
+//! (`fxonnx::optimize::optimize`, as `fxonnx export` runs it), encode (names and message sizes),
+//! save (write the files).
 //!
 //! Flags (after `--`): `--large` (or `FXONNX_BENCH_LARGE=1`) adds the 1M-node transformer (and with
 //! `FXONNX_BENCH_HUGE=1` the 1M-node convnet, ~12 GB) and the
@@ -172,7 +173,8 @@ fn child(archive: &Path, out: &Path, external: bool) {
     };
     let (mut model, _) = fxonnx::translate::lower::lower(&program, &opts).expect("lower");
     lap(&mut wall, &mut cpu);
-    fxonnx::onnx::dce::eliminate_dead_code(&mut model.graph);
+    // What `fxonnx export` runs by default (the ONNX optimizer, dead-code elimination included).
+    fxonnx::optimize::optimize(&mut model);
     lap(&mut wall, &mut cpu);
     let placement = if external {
         let file = out.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
