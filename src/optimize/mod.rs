@@ -6,6 +6,8 @@ use std::time::{Duration, Instant};
 
 use crate::onnx::ir::Model;
 
+pub mod egraph;
+
 /// What the optimizer did, for the export report.
 #[derive(Clone, Debug, Default)]
 pub struct OptimizeStats {
@@ -19,6 +21,13 @@ pub struct OptimizeStats {
     pub rules_fired: BTreeMap<String, usize>,
     /// Total time spent optimizing.
     pub elapsed: Duration,
+    /// E-graph windows built, and those stopped by an iteration / e-node / time limit.
+    pub egraph_windows: usize,
+    pub egraph_windows_stopped: usize,
+    /// Possible matches left out because their window would have passed the node limit.
+    pub egraph_candidates_dropped: usize,
+    /// Why rules did not apply: `"rule: reason"` with how often.
+    pub rules_rejected: BTreeMap<String, usize>,
 }
 
 /// One run of one pass.
@@ -59,6 +68,8 @@ pub fn clean_up(model: &mut Model) -> OptimizeStats {
 pub fn optimize(model: &mut Model) -> OptimizeStats {
     let start = Instant::now();
     let mut stats = OptimizeStats { nodes_before: model.graph.nodes.len(), ..Default::default() };
+    let opset = model.opset_imports.iter().find(|(d, _)| d.is_empty()).map_or(0, |(_, v)| *v);
+    stats.run("e-graph rewrite", model, |m, s| egraph::rewrite(m, opset, s));
     stats.run("dead-code elimination", model, |m, _| crate::onnx::dce::eliminate_dead_code(&mut m.graph));
     stats.nodes_after = model.graph.nodes.len();
     stats.elapsed = start.elapsed();
