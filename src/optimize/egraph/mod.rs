@@ -104,7 +104,7 @@ struct Spliced {
 
 fn round(model: &mut Model, opset: i64, limits: &Limits, stats: &mut OptimizeStats) -> bool {
     let (uses, pinned) = readers(model);
-    let selection = window::select(&model.graph, opset, limits.max_window_nodes);
+    let selection = window::select(model, opset, limits.max_window_nodes);
     stats.egraph_candidates_dropped += selection.dropped;
     let rewrites: Vec<_> = rules::variants()
         .iter()

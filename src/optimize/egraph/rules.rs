@@ -4,7 +4,8 @@
 //! Patterns are s-expressions over ONNX operators, without attribute children: `(Transpose:p2
 //! (Transpose:p1 ?x))` matches a transpose of a transpose and binds their attribute leaves to `p1`
 //! and `p2` (unlabelled operators get a fresh attribute variable). `Absent` matches an omitted
-//! optional input. Commuted variants (both input orders of every commutative binary operator) are
+//! optional input. A variable written `#c` instead of `?c` must be a constant of the model for the
+//! window selection to consider the match (the e-graph pattern binds it as `?c`). Commuted variants (both input orders of every commutative binary operator) are
 //! generated here, so the rule set has no commutativity rules and the e-graph stays small.
 
 use std::collections::BTreeSet;
@@ -14,7 +15,7 @@ use egg::{Applier, Id, PatternAst, Rewrite, Subst, Symbol, Var};
 
 use super::analysis::{add_with, to_f64s, Data, OGraph, OnnxAnalysis};
 use super::lang::{AttrSet, ONode, OpKey};
-use crate::onnx::ir::{DType, Dim, TensorData};
+use crate::onnx::ir::{DType, Dim, Model, Node, TensorData};
 
 /// Why a rule did not apply (kept short: it is a key of the statistics).
 pub type Skip = &'static str;
@@ -25,6 +26,9 @@ pub struct Rule {
     pub min_opset: i64,
     pub patterns: &'static [&'static str],
     pub apply: fn(&mut Ctx, &Bind) -> Result<Id, Skip>,
+    /// A cheap test on the root node in the graph, run before any e-graph is built: windows are
+    /// only made where it passes. The rule itself still checks everything.
+    pub pre: Option<fn(&Model, &Node) -> bool>,
 }
 
 /// Operators whose two inputs commute.
@@ -33,7 +37,8 @@ const COMMUTATIVE: &[&str] = &["Add", "Mul", "Min", "Max", "And", "Or", "Xor", "
 /// A parsed pattern (also used by the window selection to find possible matches cheaply).
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Pat {
-    Var(String),
+    /// A variable; `true` when it must bind a constant.
+    Var(String, bool),
     Absent,
     Op { op: String, label: Option<String>, args: Vec<Pat> },
 }
@@ -67,7 +72,9 @@ impl Pat {
             *pos += 1;
             Ok(Pat::Op { op, label, args })
         } else if let Some(v) = tok.strip_prefix('?') {
-            Ok(Pat::Var(v.to_string()))
+            Ok(Pat::Var(v.to_string(), false))
+        } else if let Some(v) = tok.strip_prefix('#') {
+            Ok(Pat::Var(v.to_string(), true))
         } else if tok == "Absent" {
             Ok(Pat::Absent)
         } else {
@@ -78,7 +85,7 @@ impl Pat {
     /// Every pattern obtained by swapping the inputs of commutative operators.
     pub fn commuted(&self) -> Vec<Pat> {
         match self {
-            Pat::Var(_) | Pat::Absent => vec![self.clone()],
+            Pat::Var(..) | Pat::Absent => vec![self.clone()],
             Pat::Op { op, label, args } => {
                 let mut combos: Vec<Vec<Pat>> = vec![Vec::new()];
                 for a in args {
@@ -114,7 +121,7 @@ impl Pat {
 
     fn egg_at(&self, n: &mut usize) -> String {
         match self {
-            Pat::Var(v) => format!("?{v}"),
+            Pat::Var(v, _) => format!("?{v}"),
             Pat::Absent => "Absent".into(),
             Pat::Op { op, label, args } => {
                 let mut s = format!("({op}");
@@ -159,7 +166,9 @@ pub fn variants() -> &'static [Variant] {
                         Ok(s) => s,
                         Err(e) => panic!("rule {}: {e}", rule.name),
                     };
-                    let vars = searcher.vars();
+                    // Sorted by name: the memo key must name the same variable in every variant.
+                    let mut vars = searcher.vars();
+                    vars.sort_by_key(|v| v.to_string());
                     let applier = RuleApplier { rule: ri, vars };
                     let name = format!("{}#{}.{k}", rule.name, out.len());
                     let rewrite = match Rewrite::new(name, searcher, applier) {
@@ -202,10 +211,7 @@ impl Applier<ONode, OnnxAnalysis> for RuleApplier {
                     (rule.apply)(&mut ctx, &Bind { subst })
                 };
                 let r = match r {
-                    Ok(id) => {
-                        *egraph.analysis.fired.entry(rule.name).or_default() += 1;
-                        Some(id)
-                    }
+                    Ok(id) => Some(id),
                     Err(why) => {
                         *egraph.analysis.rejected.entry((rule.name, why)).or_default() += 1;
                         None
@@ -216,7 +222,11 @@ impl Applier<ONode, OnnxAnalysis> for RuleApplier {
             }
         };
         match result {
-            Some(id) if egraph.union(eclass, id) => vec![id],
+            // Counted when it teaches the e-graph something (a re-found match does not).
+            Some(id) if egraph.union(eclass, id) => {
+                *egraph.analysis.fired.entry(rule.name).or_default() += 1;
+                vec![id]
+            }
             _ => vec![],
         }
     }

@@ -5,120 +5,150 @@ use egg::Id;
 
 use super::lang::{get_float, get_int, get_ints, AttrLit, AttrSet};
 use super::rules::{Bind, Ctx, Rule, Skip};
-use crate::onnx::ir::{DType, Dim, TensorData};
+use crate::onnx::ir::{AttrValue, DType, Dim, Model, Node, TensorData};
 
 pub static RULES: &[Rule] = &[
     // --- no-ops and chains (the cleanups torch.onnx runs) ---
-    Rule { name: "identity", min_opset: 1, patterns: &["(Identity ?x)"], apply: identity },
-    Rule { name: "transpose-noop", min_opset: 1, patterns: &["(Transpose:p ?x)"], apply: transpose_noop },
-    Rule { name: "transpose-transpose", min_opset: 1, patterns: &["(Transpose:p2 (Transpose:p1 ?x))"], apply: transpose_transpose },
-    Rule { name: "cast-noop", min_opset: 1, patterns: &["(Cast:a ?x)"], apply: cast_noop },
-    Rule { name: "cast-cast", min_opset: 1, patterns: &["(Cast:b (Cast:a ?x))"], apply: cast_cast },
-    Rule { name: "reshape-noop", min_opset: 5, patterns: &["(Reshape:a ?x ?s)"], apply: reshape_noop },
-    Rule { name: "reshape-reshape", min_opset: 5, patterns: &["(Reshape:a2 (Reshape:a1 ?x ?s1) ?s2)"], apply: reshape_reshape },
-    Rule { name: "unsqueeze-unsqueeze", min_opset: 13, patterns: &["(Unsqueeze:u2 (Unsqueeze:u1 ?x ?a1) ?a2)"], apply: unsqueeze_unsqueeze },
-    Rule { name: "expand-noop", min_opset: 8, patterns: &["(Expand ?x ?s)"], apply: expand_noop },
+    Rule { name: "identity", min_opset: 1, patterns: &["(Identity ?x)"], apply: identity, pre: None },
+    Rule { name: "transpose-noop", min_opset: 1, patterns: &["(Transpose:p ?x)"], apply: transpose_noop, pre: Some(pre_transpose_noop) },
+    Rule { name: "transpose-transpose", min_opset: 1, patterns: &["(Transpose:p2 (Transpose:p1 ?x))"], apply: transpose_transpose, pre: None },
+    Rule { name: "cast-noop", min_opset: 1, patterns: &["(Cast:a ?x)"], apply: cast_noop, pre: Some(pre_cast_noop) },
+    Rule { name: "cast-cast", min_opset: 1, patterns: &["(Cast:b (Cast:a ?x))"], apply: cast_cast, pre: None },
+    Rule { name: "reshape-noop", min_opset: 5, patterns: &["(Reshape:a ?x ?s)"], apply: reshape_noop, pre: Some(pre_same_shape) },
+    Rule { name: "reshape-reshape", min_opset: 5, patterns: &["(Reshape:a2 (Reshape:a1 ?x ?s1) #s2)"], apply: reshape_reshape, pre: None },
+    Rule { name: "unsqueeze-unsqueeze", min_opset: 13, patterns: &["(Unsqueeze:u2 (Unsqueeze:u1 ?x #a1) #a2)"], apply: unsqueeze_unsqueeze, pre: None },
+    Rule { name: "expand-noop", min_opset: 8, patterns: &["(Expand ?x #s)"], apply: expand_noop, pre: Some(pre_same_shape) },
     Rule {
         name: "slice-noop",
         min_opset: 10,
-        patterns: &["(Slice ?x ?st ?en)", "(Slice ?x ?st ?en ?ax)", "(Slice ?x ?st ?en ?ax ?sp)"],
+        patterns: &["(Slice ?x #st #en)", "(Slice ?x #st #en ?ax)", "(Slice ?x #st #en ?ax ?sp)"],
         apply: slice_noop,
+        pre: None,
     },
     Rule {
         name: "dropout-noop",
         min_opset: 12,
         patterns: &["(Dropout ?x)", "(Dropout ?x ?r)", "(Dropout ?x ?r ?t)"],
         apply: dropout_noop,
+        pre: None,
     },
-    Rule { name: "mul-one", min_opset: 1, patterns: &["(Mul ?x ?c)"], apply: |c, b| neutral(c, b, 1.0) },
-    Rule { name: "div-one", min_opset: 1, patterns: &["(Div ?x ?c)"], apply: |c, b| neutral(c, b, 1.0) },
-    Rule { name: "add-zero", min_opset: 1, patterns: &["(Add ?x ?c)"], apply: |c, b| neutral(c, b, 0.0) },
-    Rule { name: "sub-zero", min_opset: 1, patterns: &["(Sub ?x ?c)"], apply: |c, b| neutral(c, b, 0.0) },
-    Rule { name: "min-max-clip", min_opset: 12, patterns: &["(Min (Max ?x ?lo) ?hi)", "(Max:mx (Min ?x ?hi) ?lo)"], apply: min_max_clip },
-    Rule { name: "relu-relu", min_opset: 1, patterns: &["(Relu (Relu ?x))"], apply: relu_relu },
-    Rule { name: "relu-clip", min_opset: 12, patterns: &["(Relu:r (Clip ?x ?lo ?hi))", "(Clip (Relu ?x) ?lo ?hi)"], apply: relu_clip },
-    Rule { name: "sum-div-mean", min_opset: 18, patterns: &["(Div (ReduceSum:r ?x ?ax) ?n)"], apply: sum_div_mean },
+    Rule { name: "mul-one", min_opset: 1, patterns: &["(Mul ?x #c)"], apply: |c, b| neutral(c, b, 1.0), pre: None },
+    Rule { name: "div-one", min_opset: 1, patterns: &["(Div ?x #c)"], apply: |c, b| neutral(c, b, 1.0), pre: None },
+    Rule { name: "add-zero", min_opset: 1, patterns: &["(Add ?x #c)"], apply: |c, b| neutral(c, b, 0.0), pre: None },
+    Rule { name: "sub-zero", min_opset: 1, patterns: &["(Sub ?x #c)"], apply: |c, b| neutral(c, b, 0.0), pre: None },
+    Rule { name: "min-max-clip", min_opset: 12, patterns: &["(Min (Max ?x #lo) #hi)", "(Max:mx (Min ?x #hi) #lo)"], apply: min_max_clip, pre: None },
+    Rule { name: "relu-relu", min_opset: 1, patterns: &["(Relu (Relu ?x))"], apply: relu_relu, pre: None },
+    Rule { name: "relu-clip", min_opset: 12, patterns: &["(Relu:r (Clip ?x #lo #hi))", "(Clip (Relu ?x) #lo #hi)"], apply: relu_clip, pre: None },
+    Rule { name: "sum-div-mean", min_opset: 18, patterns: &["(Div (ReduceSum:r ?x #ax) #n)"], apply: sum_div_mean, pre: None },
     // --- fusions ---
     Rule {
         name: "global-average-pool",
         min_opset: 1,
-        patterns: &["(MatMul (Transpose:p2 (MatMul (Transpose:p1 ?x) ?m1)) ?m2)"],
+        patterns: &["(MatMul (Transpose:p2 (MatMul (Transpose:p1 ?x) #m1)) #m2)"],
         apply: global_average_pool,
+        pre: None,
     },
-    Rule { name: "hard-sigmoid", min_opset: 6, patterns: &["(Div (Clip (Add ?x ?three) ?zero ?six) ?six2)"], apply: hard_sigmoid },
+    Rule { name: "hard-sigmoid", min_opset: 6, patterns: &["(Div (Clip (Add ?x #three) #zero #six) #six2)"], apply: hard_sigmoid, pre: None },
     Rule {
         name: "hard-swish",
         min_opset: 14,
-        patterns: &["(Div (Mul ?x (Clip (Add ?x ?three) ?zero ?six)) ?six2)"],
+        patterns: &["(Div (Mul ?x (Clip (Add ?x #three) #zero #six)) #six2)"],
         apply: hard_swish,
+        pre: None,
     },
     Rule {
         name: "batchnorm-conv",
         min_opset: 1,
-        patterns: &["(BatchNormalization:bn (Conv:c ?x ?w) ?s ?b ?m ?v)", "(BatchNormalization:bn (Conv:c ?x ?w ?cb) ?s ?b ?m ?v)"],
+        patterns: &["(BatchNormalization:bn (Conv:c ?x #w) #s #b #m #v)", "(BatchNormalization:bn (Conv:c ?x #w ?cb) #s #b #m #v)"],
         apply: |c, b| bn_fold(c, b, "Conv"),
+        pre: None,
     },
     Rule {
         name: "batchnorm-convtranspose",
         min_opset: 1,
         patterns: &[
-            "(BatchNormalization:bn (ConvTranspose:c ?x ?w) ?s ?b ?m ?v)",
-            "(BatchNormalization:bn (ConvTranspose:c ?x ?w ?cb) ?s ?b ?m ?v)",
+            "(BatchNormalization:bn (ConvTranspose:c ?x #w) #s #b #m #v)",
+            "(BatchNormalization:bn (ConvTranspose:c ?x #w ?cb) #s #b #m #v)",
         ],
         apply: |c, b| bn_fold(c, b, "ConvTranspose"),
+        pre: None,
     },
     Rule {
         name: "batchnorm-gemm",
         min_opset: 1,
-        patterns: &["(BatchNormalization:bn (Gemm:c ?x ?w) ?s ?b ?m ?v)", "(BatchNormalization:bn (Gemm:c ?x ?w ?cb) ?s ?b ?m ?v)"],
+        patterns: &["(BatchNormalization:bn (Gemm:c ?x #w) #s #b #m #v)", "(BatchNormalization:bn (Gemm:c ?x #w ?cb) #s #b #m #v)"],
         apply: |c, b| bn_fold(c, b, "Gemm"),
+        pre: None,
     },
-    Rule { name: "matmul-add-gemm", min_opset: 13, patterns: &["(Add (MatMul:ma ?a ?w) ?c)"], apply: matmul_add_gemm },
+    Rule { name: "matmul-add-gemm", min_opset: 13, patterns: &["(Add (MatMul:ma ?a ?w) ?c)"], apply: matmul_add_gemm, pre: None },
     Rule {
         name: "layer-norm",
         min_opset: 18,
         patterns: &[
-            "(Add (Mul (Div (Sub ?x (ReduceMean:r1 ?x ?ax)) (Sqrt (Add (ReduceMean:r2 (Pow (Sub ?x (ReduceMean:r1 ?x ?ax)) ?two) ?ax2) ?eps))) ?scale) ?bias)",
-            "(Mul (Div (Sub ?x (ReduceMean:r1 ?x ?ax)) (Sqrt (Add (ReduceMean:r2 (Pow (Sub ?x (ReduceMean:r1 ?x ?ax)) ?two) ?ax2) ?eps))) ?scale)",
+            "(Add (Mul (Div (Sub ?x (ReduceMean:r1 ?x ?ax)) (Sqrt (Add (ReduceMean:r2 (Pow (Sub ?x (ReduceMean:r1 ?x ?ax)) #two) #ax2) #eps))) ?scale) ?bias)",
+            "(Mul (Div (Sub ?x (ReduceMean:r1 ?x ?ax)) (Sqrt (Add (ReduceMean:r2 (Pow (Sub ?x (ReduceMean:r1 ?x ?ax)) #two) #ax2) #eps))) ?scale)",
         ],
         apply: layer_norm,
+        pre: None,
     },
     Rule {
         name: "gelu-erf",
         min_opset: 20,
         patterns: &[
-            "(Mul (Mul ?x ?h) (Add (Erf (Div:dv ?x ?s)) ?one))",
-            "(Mul (Mul ?x ?h) (Add (Erf (Mul ?x ?s)) ?one))",
-            "(Mul (Mul ?x (Add (Erf (Div:dv ?x ?s)) ?one)) ?h)",
-            "(Mul (Mul ?x (Add (Erf (Mul ?x ?s)) ?one)) ?h)",
+            "(Mul (Mul ?x #h) (Add (Erf (Div:dv ?x #s)) #one))",
+            "(Mul (Mul ?x #h) (Add (Erf (Mul ?x #s)) #one))",
+            "(Mul (Mul ?x (Add (Erf (Div:dv ?x #s)) #one)) ?h)",
+            "(Mul (Mul ?x (Add (Erf (Mul ?x #s)) #one)) ?h)",
         ],
         apply: gelu_erf,
+        pre: None,
     },
     Rule {
         name: "gelu-tanh",
         min_opset: 20,
-        patterns: &["(Mul (Mul ?x ?h) (Add (Tanh (Mul (Add ?x (Mul (Pow ?x ?three) ?k)) ?c)) ?one))"],
+        patterns: &["(Mul (Mul ?x #h) (Add (Tanh (Mul (Add ?x (Mul (Pow ?x #three) #k)) #c)) #one))"],
         apply: gelu_tanh,
+        pre: None,
     },
     Rule {
         name: "rms-norm",
         min_opset: 23,
         patterns: &[
-            "(Mul ?w (Mul ?x (Reciprocal (Sqrt (Add (ReduceMean:r (Pow ?x ?two) ?ax) ?eps)))))",
-            "(Mul ?w (Div ?x (Sqrt (Add (ReduceMean:r (Pow ?x ?two) ?ax) ?eps))))",
+            "(Mul ?w (Mul ?x (Reciprocal (Sqrt (Add (ReduceMean:r (Pow ?x #two) #ax) #eps)))))",
+            "(Mul ?w (Div ?x (Sqrt (Add (ReduceMean:r (Pow ?x #two) #ax) #eps))))",
         ],
         apply: rms_norm,
+        pre: None,
     },
     Rule {
         name: "attention",
         min_opset: 23,
         patterns: &[
-            "(MatMul (Softmax:sm (Where ?mask (Mul (MatMul ?q (Transpose:tp ?k)) ?scale) ?ninf)) ?v)",
-            "(MatMul (Softmax:sm (Mul (MatMul ?q (Transpose:tp ?k)) ?scale)) ?v)",
+            "(MatMul (Softmax:sm (Where ?mask (Mul (MatMul ?q (Transpose:tp ?k)) #scale) #ninf)) ?v)",
+            "(MatMul (Softmax:sm (Mul (MatMul ?q (Transpose:tp ?k)) #scale)) ?v)",
         ],
         apply: attention,
+        pre: None,
     },
 ];
+
+/// Pre-checks on the graph node (see [`Rule::pre`]).
+fn pre_transpose_noop(_m: &Model, n: &Node) -> bool {
+    matches!(n.attr("perm"), Some(AttrValue::Ints(p)) if p.iter().enumerate().all(|(i, &v)| v == i as i64))
+}
+
+fn pre_cast_noop(m: &Model, n: &Node) -> bool {
+    let to = match n.attr("to") {
+        Some(AttrValue::Int(t)) => crate::onnx::infer::dtype_from_onnx(*t as i32),
+        _ => None,
+    };
+    to.is_some() && n.inputs.first().copied().flatten().is_some_and(|x| m.value(x).dtype == to)
+}
+
+fn pre_same_shape(m: &Model, n: &Node) -> bool {
+    let x = n.inputs.first().copied().flatten().and_then(|x| m.value(x).shape.as_ref());
+    x.is_some() && x == m.value(n.outputs[0]).shape.as_ref()
+}
 
 fn check(cond: bool, why: Skip) -> Result<(), Skip> {
     if cond {
@@ -381,10 +411,14 @@ fn sum_div_mean(c: &mut Ctx, b: &Bind) -> Result<Id, Skip> {
     check(is_float(c.dtype(x)), "not a float type")?;
     let r = c.attrs(b.get("r"));
     check(get_int(&r, "noop_with_empty_axes").unwrap_or(0) == 0, "noop_with_empty_axes")?;
-    let xs = c.fixed_shape(x).ok_or("reduced sizes not fixed")?;
+    let xs = c.shape(x).ok_or("unknown shape")?.to_vec();
     let axes = normalize_axes(&c.ints(ax).ok_or("axes not constant")?, xs.len()).ok_or("bad axes")?;
     check(!axes.is_empty(), "empty axes")?;
-    let count: i64 = axes.iter().map(|&a| xs[a]).product();
+    let count: i64 = axes
+        .iter()
+        .map(|&a| if let Dim::Fixed(n) = xs[a] { Some(n) } else { None })
+        .product::<Option<i64>>()
+        .ok_or("reduced sizes not fixed")?;
     let n = c.scalar(b.get("n")).ok_or("divisor not a constant")?;
     check(n == count as f64, "divisor is not the element count")?;
     check(c.rank(b.get("n")).is_some_and(|k| k <= xs.len()), "divisor broadcasts")?;
@@ -447,21 +481,18 @@ fn bn_fold(c: &mut Ctx, b: &Bind, op: &str) -> Result<Id, Skip> {
     check(c.uses(inner) == 1, "the unnormalized output has other readers")?;
     let wt = c.konst(w).ok_or("weights not constant")?.clone();
     check(matches!(wt.dtype, DType::Float | DType::Double), "weights not float32/float64")?;
-    let wv = c.values(w).ok_or("weights not decodable")?;
     let param = |name: &str| c.values(b.get(name)).ok_or("normalization parameters not constant");
     let (s, beta, mean, var) = (param("s")?, param("b")?, param("m")?, param("v")?);
     let eps = get_float(&bn, "epsilon").unwrap_or(1e-5) as f64;
     let m = s.len();
     check([beta.len(), mean.len(), var.len()].iter().all(|&l| l == m), "parameter lengths differ")?;
     let f: Vec<f64> = (0..m).map(|i| s[i] / (var[i] + eps).sqrt()).collect();
-    let mut new_w = wv.clone();
-    match op {
+    let numel = usize::try_from(wt.numel()).map_err(|_| "bad weight shape")?;
+    let new_w = match op {
         "Conv" => {
             check(wt.dims.first() == Some(&(m as i64)), "channel count differs")?;
-            let per = wv.len() / m;
-            for (i, e) in new_w.iter_mut().enumerate() {
-                *e *= f[i / per];
-            }
+            let per = numel / m;
+            scale_weights(&wt, per, |r| f[r])?
         }
         "ConvTranspose" => {
             // Weights are [C_in, M / group, k...]; output channel = group index * (M / group) + j.
@@ -471,10 +502,8 @@ fn bn_fold(c: &mut Ctx, b: &Bind, op: &str) -> Result<Id, Skip> {
             check(cin % g as usize == 0, "bad group")?;
             let k: usize = wt.dims[2..].iter().product::<i64>() as usize;
             let cin_g = cin / g as usize;
-            for (i, e) in new_w.iter_mut().enumerate() {
-                let (ci, j) = (i / (mg * k), (i / k) % mg);
-                *e *= f[(ci / cin_g) * mg + j];
-            }
+            // Runs of k elements: run r is input channel r / mg, output channel slot r % mg.
+            scale_weights(&wt, k, |r| f[(r / mg / cin_g) * mg + r % mg])?
         }
         _ => {
             check(get_float(&conv_attrs, "alpha").unwrap_or(1.0) == 1.0, "alpha")?;
@@ -484,11 +513,13 @@ fn bn_fold(c: &mut Ctx, b: &Bind, op: &str) -> Result<Id, Skip> {
             check(wt.dims.len() == 2, "weights not 2-D")?;
             let (rows, cols) = (wt.dims[0] as usize, wt.dims[1] as usize);
             check(if trans_b { rows == m } else { cols == m }, "channel count differs")?;
-            for (i, e) in new_w.iter_mut().enumerate() {
-                *e *= f[if trans_b { i / cols } else { i % cols }];
+            if trans_b {
+                scale_weights(&wt, cols, |r| f[r])?
+            } else {
+                scale_weights(&wt, 1, |i| f[i % cols])?
             }
         }
-    }
+    };
     let old_b = match cb {
         Some(cb) => {
             let v = c.values(cb).ok_or("bias not constant")?;
@@ -503,9 +534,41 @@ fn bn_fold(c: &mut Ctx, b: &Bind, op: &str) -> Result<Id, Skip> {
         None => vec![0.0; m],
     };
     let new_b: Vec<f64> = (0..m).map(|i| (old_b[i] - mean[i]) * f[i] + beta[i]).collect();
-    let wid = c.add_const(tensor(wt.dtype, wt.dims.clone(), &new_w)?);
+    let wid = c.add_const(new_w);
     let bid = c.add_const(tensor(wt.dtype, vec![m as i64], &new_b)?);
     Ok(c.add_like_matched(op, &[x, wid, bid], conv_attrs))
+}
+
+/// `w` with each run of `block` consecutive elements (run `r`) multiplied by `factor(r)`, straight
+/// from and to the little-endian bytes (weights are large). float32 weights multiply in float32 by
+/// the factor rounded to float32 (as an f32 framework folding them would), which vectorizes.
+fn scale_weights(w: &TensorData, block: usize, factor: impl Fn(usize) -> f64) -> Result<TensorData, Skip> {
+    let n = usize::try_from(w.numel()).map_err(|_| "bad weight shape")?;
+    let size = w.dtype.size().ok_or("no element size")?;
+    check(w.raw.len() == n * size && block > 0 && n % block == 0, "weight bytes do not match the shape")?;
+    let mut out = vec![0u8; w.raw.len()];
+    match w.dtype {
+        DType::Float => {
+            for (r, (src, dst)) in w.raw.chunks_exact(4 * block).zip(out.chunks_exact_mut(4 * block)).enumerate() {
+                let f = factor(r) as f32;
+                for (b, o) in src.chunks_exact(4).zip(dst.chunks_exact_mut(4)) {
+                    let x = f32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+                    o.copy_from_slice(&(x * f).to_le_bytes());
+                }
+            }
+        }
+        DType::Double => {
+            for (r, (src, dst)) in w.raw.chunks_exact(8 * block).zip(out.chunks_exact_mut(8 * block)).enumerate() {
+                let f = factor(r);
+                for (b, o) in src.chunks_exact(8).zip(dst.chunks_exact_mut(8)) {
+                    let x = f64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]);
+                    o.copy_from_slice(&(x * f).to_le_bytes());
+                }
+            }
+        }
+        _ => return Err("weights not float32/float64"),
+    }
+    Ok(TensorData { dtype: w.dtype, dims: w.dims.clone(), raw: out.into() })
 }
 
 fn matmul_add_gemm(c: &mut Ctx, b: &Bind) -> Result<Id, Skip> {

@@ -9,7 +9,7 @@
 use std::collections::{BTreeSet, HashMap};
 
 use super::rules::{variants, Pat};
-use crate::onnx::ir::{AttrValue, Graph, Node, Value};
+use crate::onnx::ir::{AttrValue, Model, Node, Value};
 
 /// Nodes that may enter a window: single-output default-domain operators without subgraphs (a
 /// subgraph body reads outer values by name, which windows leave to the nodes outside them).
@@ -24,15 +24,16 @@ pub struct Selection {
     pub dropped: usize,
 }
 
-pub fn select(graph: &Graph, opset: i64, max_nodes: usize) -> Selection {
+pub fn select(model: &Model, opset: i64, max_nodes: usize) -> Selection {
+    let graph = &model.graph;
     let rules = super::ruleset::RULES;
-    let mut by_root: HashMap<&str, Vec<&Pat>> = HashMap::new();
+    let mut by_root: HashMap<&str, Vec<(&Pat, usize)>> = HashMap::new();
     for v in variants() {
         if rules[v.rule].min_opset > opset {
             continue;
         }
         if let Pat::Op { op, .. } = &v.pat {
-            by_root.entry(op.as_str()).or_default().push(&v.pat);
+            by_root.entry(op.as_str()).or_default().push((&v.pat, v.rule));
         }
     }
     let mut producer: HashMap<Value, usize> = HashMap::new();
@@ -51,9 +52,12 @@ pub fn select(graph: &Graph, opset: i64, max_nodes: usize) -> Selection {
             continue;
         }
         let mut seen: BTreeSet<Vec<usize>> = BTreeSet::new();
-        for p in pats {
+        for &(p, rule) in pats {
+            if rules[rule].pre.is_some_and(|pre| !pre(model, n)) {
+                continue;
+            }
             found.clear();
-            if !structural(graph, &producer, p, i, &mut found) {
+            if !structural(model, &producer, p, i, &mut found) {
                 continue;
             }
             found.sort_unstable();
@@ -99,19 +103,20 @@ pub fn select(graph: &Graph, opset: i64, max_nodes: usize) -> Selection {
 }
 
 /// Does node `i` have the operator structure of `p`? Collects the nodes it spans.
-fn structural(graph: &Graph, producer: &HashMap<Value, usize>, p: &Pat, i: usize, out: &mut Vec<usize>) -> bool {
+fn structural(model: &Model, producer: &HashMap<Value, usize>, p: &Pat, i: usize, out: &mut Vec<usize>) -> bool {
     let Pat::Op { op, args, .. } = p else { return false };
-    let n = &graph.nodes[i];
+    let n = &model.graph.nodes[i];
     if n.op_type != *op || n.inputs.len() != args.len() {
         return false;
     }
     out.push(i);
     for (a, input) in args.iter().zip(&n.inputs) {
         let ok = match a {
-            Pat::Var(_) => true,
+            Pat::Var(_, false) => true,
+            Pat::Var(_, true) => input.is_some_and(|v| model.value(v).constant.is_some()),
             Pat::Absent => input.is_none(),
             Pat::Op { .. } => match input.and_then(|v| producer.get(&v)) {
-                Some(&j) => structural(graph, producer, a, j, out),
+                Some(&j) => structural(model, producer, a, j, out),
                 None => false,
             },
         };
