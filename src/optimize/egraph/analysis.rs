@@ -34,7 +34,7 @@ pub struct OnnxAnalysis {
     pub leaves: HashMap<u32, Data>,
     /// Facts for the next node `add_with` adds (set just before egg calls `make`).
     pub pending: Option<Data>,
-    /// Each rule application is evaluated once: `(rule, matched class, bound classes)` → result.
+    /// Each rule application is evaluated once: `(rule, bound classes)` → result.
     pub memo: HashMap<(usize, Vec<Id>), Option<Id>>,
     pub fired: BTreeMap<&'static str, usize>,
     pub rejected: BTreeMap<(&'static str, &'static str), usize>,

@@ -6,6 +6,10 @@
 //! classes improve choices until nothing changes. Windows are bounded, so a bitset is a few words.
 //! A choice whose children reach the class itself is a cycle and is never taken. Ties keep nodes
 //! of the original graph, so a window no rule improved comes back as it was.
+//!
+//! An operator costs [`OP`]; a leaf that is computed outside the window and read only here costs 1,
+//! because a choice that stops reading it lets its producer die (a Reshape whose computed shape is
+//! replaced by a constant is smaller, though the window holds only the Reshape).
 
 use std::collections::{HashMap, HashSet};
 
@@ -15,6 +19,18 @@ use super::analysis::OGraph;
 use super::lang::ONode;
 
 const MAX_PASSES: usize = 64;
+const OP: u64 = 1000;
+
+fn weight(eg: &OGraph, class: Id, node: &ONode) -> u64 {
+    match node {
+        ONode::Op(..) => OP,
+        ONode::Leaf(_) => {
+            let d = &eg[class].data;
+            (d.uses <= 1 && d.konst.is_none()) as u64
+        }
+        _ => 0,
+    }
+}
 
 /// The chosen e-node of every class reachable from `root`, or `None` if the root has no acyclic
 /// choice (the caller then keeps the window as it was).
@@ -26,15 +42,16 @@ pub fn extract(eg: &OGraph, root: Id, original: &HashSet<ONode>) -> Option<HashM
     let words = n.div_ceil(64);
     let mut best_set: Vec<Option<Vec<u64>>> = vec![None; n];
     let mut best_node: Vec<usize> = vec![usize::MAX; n];
-    let mut best_cost: Vec<usize> = vec![usize::MAX; n];
-    let mut op_mask = vec![0u64; words];
+    let mut best_cost: Vec<u64> = vec![u64::MAX; n];
+    // Weight of each class's current choice.
+    let mut weights = vec![0u64; n];
     let bit = |s: &[u64], i: usize| s[i / 64] >> (i % 64) & 1 == 1;
     let canon_original: HashSet<ONode> = original.iter().map(|nd| nd.clone().map_children(|c| eg.find(c))).collect();
     for _ in 0..MAX_PASSES {
         let mut changed = false;
         for ci in 0..n {
             let class = &eg[ids[ci]];
-            let mut pick: Option<(usize, bool, usize, Vec<u64>)> = None; // (cost, original, node, set)
+            let mut pick: Option<(u64, bool, usize, Vec<u64>)> = None; // (cost, original, node, set)
             'nodes: for (ni, node) in class.nodes.iter().enumerate() {
                 let mut set = vec![0u64; words];
                 for ch in node.children() {
@@ -45,9 +62,16 @@ pub fn extract(eg: &OGraph, root: Id, original: &HashSet<ONode>) -> Option<HashM
                     }
                 }
                 let is_op = matches!(node, ONode::Op(..));
-                let others: usize = set.iter().zip(&op_mask).map(|(a, m)| (a & m).count_ones() as usize).sum();
+                let mut cost = weight(eg, ids[ci], node);
+                for (wi, &word) in set.iter().enumerate() {
+                    let mut bits = word;
+                    while bits != 0 {
+                        let b = bits.trailing_zeros() as usize;
+                        cost += weights[wi * 64 + b];
+                        bits &= bits - 1;
+                    }
+                }
                 set[ci / 64] |= 1 << (ci % 64);
-                let cost = others + is_op as usize;
                 let orig = !is_op || canon_original.contains(node);
                 let better = match &pick {
                     None => true,
@@ -60,12 +84,7 @@ pub fn extract(eg: &OGraph, root: Id, original: &HashSet<ONode>) -> Option<HashM
             if let Some((cost, _, ni, set)) = pick {
                 if best_node[ci] != ni || best_cost[ci] != cost || best_set[ci].as_ref() != Some(&set) {
                     changed = true;
-                    let is_op = matches!(class.nodes[ni], ONode::Op(..));
-                    if is_op {
-                        op_mask[ci / 64] |= 1 << (ci % 64);
-                    } else {
-                        op_mask[ci / 64] &= !(1 << (ci % 64));
-                    }
+                    weights[ci] = weight(eg, ids[ci], &class.nodes[ni]);
                     best_node[ci] = ni;
                     best_cost[ci] = cost;
                     best_set[ci] = Some(set);

@@ -198,8 +198,11 @@ impl Applier<ONode, OnnxAnalysis> for RuleApplier {
         _name: Symbol,
     ) -> Vec<Id> {
         let rule = &super::ruleset::RULES[self.rule];
-        let mut key = vec![egraph.find(eclass)];
-        key.extend(self.vars.iter().map(|v| subst.get(*v).map_or(Id::from(usize::MAX >> 1), |&i| egraph.find(i))));
+        // The bound classes determine the matched node (hash-consing), so they alone key the memo;
+        // the matched class id changes when it is merged, and recomputing would add a second copy
+        // of every constant the rule builds.
+        let key: Vec<Id> =
+            self.vars.iter().map(|v| subst.get(*v).map_or(Id::from(usize::MAX >> 1), |&i| egraph.find(i))).collect();
         let key = (self.rule, key);
         let result = match egraph.analysis.memo.get(&key) {
             Some(r) => *r,

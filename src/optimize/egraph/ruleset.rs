@@ -15,6 +15,13 @@ pub static RULES: &[Rule] = &[
     Rule { name: "cast-noop", min_opset: 1, patterns: &["(Cast:a ?x)"], apply: cast_noop, pre: Some(pre_cast_noop) },
     Rule { name: "cast-cast", min_opset: 1, patterns: &["(Cast:b (Cast:a ?x))"], apply: cast_cast, pre: None },
     Rule { name: "reshape-noop", min_opset: 5, patterns: &["(Reshape:a ?x ?s)"], apply: reshape_noop, pre: Some(pre_same_shape) },
+    Rule {
+        name: "reshape-static-shape",
+        min_opset: 5,
+        patterns: &["(Reshape:a ?x ?s)"],
+        apply: reshape_static_shape,
+        pre: Some(pre_reshape_static_shape),
+    },
     Rule { name: "reshape-reshape", min_opset: 5, patterns: &["(Reshape:a2 (Reshape:a1 ?x ?s1) #s2)"], apply: reshape_reshape, pre: None },
     Rule { name: "unsqueeze-unsqueeze", min_opset: 13, patterns: &["(Unsqueeze:u2 (Unsqueeze:u1 ?x #a1) #a2)"], apply: unsqueeze_unsqueeze, pre: None },
     Rule { name: "expand-noop", min_opset: 8, patterns: &["(Expand ?x #s)"], apply: expand_noop, pre: Some(pre_same_shape) },
@@ -290,6 +297,42 @@ fn reshape_noop(c: &mut Ctx, b: &Bind) -> Result<Id, Skip> {
     let (xs, out) = (c.shape(x).ok_or("unknown input shape")?, c.shape(c.matched).ok_or("unknown output shape")?);
     check(xs == out, "reshape changes the shape")?;
     Ok(x)
+}
+
+/// The target shape a Reshape's output has, when it is known up to at most one symbolic size
+/// (written -1), with no 0 (which Reshape would read as "copy").
+fn static_target(out: &[Dim]) -> Option<Vec<i64>> {
+    let mut symbolic = 0;
+    let t: Vec<i64> = out
+        .iter()
+        .map(|d| match d {
+            Dim::Fixed(n) => *n,
+            Dim::Param(_) => {
+                symbolic += 1;
+                -1
+            }
+        })
+        .collect();
+    (symbolic <= 1 && !t.contains(&0)).then_some(t)
+}
+
+fn pre_reshape_static_shape(m: &Model, n: &Node) -> bool {
+    let computed = n.inputs.get(1).copied().flatten().is_some_and(|s| m.value(s).constant.is_none());
+    computed && m.value(n.outputs[0]).shape.as_deref().and_then(static_target).is_some()
+}
+
+/// A shape computed at run time (Shape → Concat) replaced by the constant the output shape gives,
+/// so the shape computation goes dead.
+fn reshape_static_shape(c: &mut Ctx, b: &Bind) -> Result<Id, Skip> {
+    let (x, s) = (b.get("x"), b.get("s"));
+    check(c.konst(s).is_none(), "shape already constant")?;
+    let attrs = c.attrs(b.get("a"));
+    check(get_int(&attrs, "allowzero").unwrap_or(0) == 0, "allowzero")?;
+    let target = static_target(c.shape(c.matched).ok_or("unknown output shape")?).ok_or("output shape not static")?;
+    // Symbolic sizes of the input the -1 could not account for would make the element count ambiguous
+    // only with a second unknown, which static_target excludes.
+    let sid = c.add_const(TensorData::from_i64s(vec![target.len() as i64], &target));
+    Ok(c.add_like_matched("Reshape", &[x, sid], attrs))
 }
 
 fn reshape_reshape(c: &mut Ctx, b: &Bind) -> Result<Id, Skip> {

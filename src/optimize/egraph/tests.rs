@@ -797,3 +797,26 @@ fn extraction_counts_shared_nodes_once() {
     assert_eq!(ops(&m).iter().filter(|o| **o == "Relu").count(), 1);
     assert_eq!(m.graph.outputs, [b, c]);
 }
+
+#[test]
+fn reshape_shape_from_output_shape() {
+    let mut t = T::new(20);
+    let x = t.x("N 8 1 1");
+    let sh = t.op("Shape", &[x], vec![("end", AttrValue::Int(1))], "1");
+    let rest = t.i64s(&[8]);
+    let cat = t.op("Concat", &[sh, rest], vec![("axis", AttrValue::Int(0))], "2");
+    let y = t.op("Reshape", &[x, cat], vec![], "N 8");
+    let (m, st) = t.run(&[y]);
+    assert_eq!(fired(&st, "reshape-static-shape"), 1, "{:?} {} {:?}", st.rules_fired, st.egraph_windows, ops(&m));
+    assert_eq!(ops(&m), ["Reshape"]);
+    let s = m.graph.nodes[0].inputs[1].and_then(|v| m.value(v).constant.as_ref()).and_then(|t| t.to_i64s());
+    assert_eq!(s, Some(vec![-1, 8]));
+
+    // Two symbolic sizes: no single -1 can stand for both.
+    let mut t = T::new(20);
+    let x = t.x("N M 8");
+    let sh = t.op("Shape", &[x], vec![("end", AttrValue::Int(2))], "2");
+    let y = t.op("Reshape", &[x, sh], vec![], "N M");
+    let (_, st) = t.run(&[y]);
+    assert_eq!(fired(&st, "reshape-static-shape"), 0);
+}
