@@ -69,7 +69,17 @@ impl Language for ONode {
     }
 
     fn matches(&self, other: &Self) -> bool {
-        self.discriminant() == other.discriminant()
+        // Hot in pattern search: compare in place (the discriminant would clone the names).
+        match (self, other) {
+            (ONode::Op(a, ca), ONode::Op(b, cb)) => ca.len() == cb.len() && a == b,
+            (ONode::Attrs(a), ONode::Attrs(b)) => a == b,
+            (ONode::Leaf(a), ONode::Leaf(b)) => a == b,
+            (ONode::Const(a), ONode::Const(b)) => a == b,
+            (ONode::Absent, ONode::Absent) => true,
+            (ONode::Proj(a, _), ONode::Proj(b, _)) => a == b,
+            (ONode::Root(a), ONode::Root(b)) => a.len() == b.len(),
+            _ => false,
+        }
     }
 
     fn children(&self) -> &[Id] {

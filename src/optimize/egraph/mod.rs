@@ -46,7 +46,7 @@ impl Default for Limits {
             max_window_nodes: 96,
             iter_limit: 8,
             node_limit: 3000,
-            time_limit: Duration::from_millis(20),
+            time_limit: Duration::from_millis(50),
             rounds: 2,
         }
     }
@@ -106,15 +106,30 @@ fn round(model: &mut Model, opset: i64, limits: &Limits, stats: &mut OptimizeSta
     let (uses, pinned) = readers(model);
     let selection = window::select(model, opset, limits.max_window_nodes);
     stats.egraph_candidates_dropped += selection.dropped;
-    let rewrites: Vec<_> = rules::variants()
-        .iter()
-        .filter(|v| ruleset::RULES[v.rule].min_opset <= opset)
-        .map(|v| &v.rewrite)
-        .collect();
+    // Rule variants by the operator at their root: a window only runs those rooted at one of its
+    // operators (egg would otherwise search every rule in every window). Rules rooted at an
+    // operator another rule creates get their chance in the next round.
+    let mut by_root: HashMap<&str, Vec<usize>> = HashMap::new();
+    let all = rules::variants();
+    for (i, v) in all.iter().enumerate() {
+        if let (true, rules::Pat::Op { op, .. }) = (ruleset::RULES[v.rule].min_opset <= opset, &v.pat) {
+            by_root.entry(op.as_str()).or_default().push(i);
+        }
+    }
     let mut removed = vec![false; model.graph.nodes.len()];
     let mut spliced = Vec::new();
     for w in &selection.windows {
         stats.egraph_windows += 1;
+        let mut picked: Vec<usize> = Vec::new();
+        let mut seen_ops: HashSet<&str> = HashSet::new();
+        for &i in w {
+            let op = model.graph.nodes[i].op_type.as_str();
+            if seen_ops.insert(op) {
+                picked.extend(by_root.get(op).into_iter().flatten());
+            }
+        }
+        picked.sort_unstable();
+        let rewrites: Vec<_> = picked.iter().map(|&i| &all[i].rewrite).collect();
         if let Some(s) = run_window(model, w, &uses, &pinned, opset, limits, &rewrites, stats) {
             for &i in w {
                 removed[i] = true;
@@ -414,33 +429,77 @@ fn rename(g: &mut Graph, aliases: &HashMap<Value, Value>) {
 /// Replace the removed nodes by the spliced ones and restore topological order (original order
 /// wherever dependencies allow). Returns false, leaving the graph untouched, on a cycle.
 fn splice(model: &mut Model, removed: Vec<bool>, spliced: Vec<Spliced>) -> bool {
+    // Nodes move (no copies): kept ones with their original index as position key, replaced ones
+    // aside in case the result has a cycle and the original must be put back.
     let old = std::mem::take(&mut model.graph.nodes);
-    let mut items: Vec<(usize, Node)> = Vec::with_capacity(old.len());
-    let mut aliases: HashMap<Value, Value> = HashMap::new();
-    let mut inits = Vec::new();
-    for (i, n) in old.iter().enumerate() {
-        if !removed[i] {
-            items.push((i, n.clone()));
+    let mut keys: Vec<usize> = Vec::with_capacity(old.len());
+    let mut nodes: Vec<Node> = Vec::with_capacity(old.len());
+    let mut aside: Vec<(usize, Node)> = Vec::new();
+    for (i, n) in old.into_iter().enumerate() {
+        if removed[i] {
+            aside.push((i, n));
+        } else {
+            keys.push(i);
+            nodes.push(n);
         }
     }
+    let kept = nodes.len();
+    let mut aliases: HashMap<Value, Value> = HashMap::new();
+    let mut inits = Vec::new();
     for s in spliced {
-        items.extend(s.nodes);
+        for (k, n) in s.nodes {
+            keys.push(k);
+            nodes.push(n);
+        }
         aliases.extend(s.aliases);
         inits.extend(s.initializers);
     }
-    let mut tmp = Graph { nodes: items.iter().map(|(_, n)| n.clone()).collect(), ..Default::default() };
-    if !aliases.is_empty() {
-        // Every reader, subgraph bodies of nodes outside the windows included.
-        rename(&mut tmp, &aliases);
+    match topological_order(&nodes, &keys, &aliases) {
+        Some(order) => {
+            let mut slots: Vec<Option<Node>> = nodes.into_iter().map(Some).collect();
+            let mut g = Graph { nodes: order.into_iter().filter_map(|i| slots[i].take()).collect(), ..Default::default() };
+            if !aliases.is_empty() {
+                // Every reader, subgraph bodies of nodes outside the windows included.
+                rename(&mut g, &aliases);
+            }
+            model.graph.nodes = g.nodes;
+            model.graph.initializers.extend(inits);
+            true
+        }
+        None => {
+            // A cycle would be a bug in a rule; put the original graph back.
+            let mut orig: Vec<(usize, Node)> = keys.into_iter().zip(nodes).take(kept).collect();
+            orig.extend(aside);
+            orig.sort_by_key(|(k, _)| *k);
+            model.graph.nodes = orig.into_iter().map(|(_, n)| n).collect();
+            false
+        }
     }
+}
+
+/// Kahn's algorithm over the reads after renaming by `aliases`, taking among ready nodes the one
+/// with the smallest position key; `None` on a cycle.
+fn topological_order(nodes: &[Node], keys: &[usize], aliases: &HashMap<Value, Value>) -> Option<Vec<usize>> {
+    let resolve = |mut v: Value| {
+        for _ in 0..=aliases.len() {
+            match aliases.get(&v) {
+                Some(&t) => v = t,
+                None => break,
+            }
+        }
+        v
+    };
     let producer: HashMap<Value, usize> =
-        tmp.nodes.iter().enumerate().flat_map(|(i, n)| n.outputs.iter().map(move |&v| (v, i))).collect();
-    let mut indeg = vec![0usize; tmp.nodes.len()];
-    let mut readers: Vec<Vec<usize>> = vec![Vec::new(); tmp.nodes.len()];
+        nodes.iter().enumerate().flat_map(|(i, n)| n.outputs.iter().map(move |&v| (v, i))).collect();
+    let mut indeg = vec![0usize; nodes.len()];
+    let mut readers: Vec<Vec<usize>> = vec![Vec::new(); nodes.len()];
     let mut reads = Vec::new();
-    for (i, n) in tmp.nodes.iter().enumerate() {
+    for (i, n) in nodes.iter().enumerate() {
         reads.clear();
         node_reads(n, &mut reads);
+        if !aliases.is_empty() {
+            reads.iter_mut().for_each(|v| *v = resolve(*v));
+        }
         reads.sort_unstable();
         reads.dedup();
         for v in &reads {
@@ -453,25 +512,18 @@ fn splice(model: &mut Model, removed: Vec<bool>, spliced: Vec<Spliced>) -> bool 
         }
     }
     let mut heap: BinaryHeap<Reverse<(usize, usize)>> =
-        (0..tmp.nodes.len()).filter(|&i| indeg[i] == 0).map(|i| Reverse((items[i].0, i))).collect();
-    let mut order = Vec::with_capacity(tmp.nodes.len());
+        (0..nodes.len()).filter(|&i| indeg[i] == 0).map(|i| Reverse((keys[i], i))).collect();
+    let mut order = Vec::with_capacity(nodes.len());
     while let Some(Reverse((_, i))) = heap.pop() {
         order.push(i);
         for &r in &readers[i] {
             indeg[r] -= 1;
             if indeg[r] == 0 {
-                heap.push(Reverse((items[r].0, r)));
+                heap.push(Reverse((keys[r], r)));
             }
         }
     }
-    if order.len() != tmp.nodes.len() {
-        model.graph.nodes = old;
-        return false;
-    }
-    let mut slots: Vec<Option<Node>> = tmp.nodes.into_iter().map(Some).collect();
-    model.graph.nodes = order.into_iter().filter_map(|i| slots[i].take()).collect();
-    model.graph.initializers.extend(inits);
-    true
+    (order.len() == nodes.len()).then_some(order)
 }
 
 #[cfg(test)]

@@ -820,3 +820,31 @@ fn reshape_shape_from_output_shape() {
     let (_, st) = t.run(&[y]);
     assert_eq!(fired(&st, "reshape-static-shape"), 0);
 }
+
+/// Rewrite time on chains of 3·n nodes (two rules fire per block). Run with `--ignored --nocapture`
+/// to see that time grows linearly with the graph.
+#[test]
+#[ignore]
+fn large_graph_time_is_linear() {
+    for n in [20_000usize, 80_000, 320_000] {
+        let mut t = T::new(20);
+        let mut h = t.x("4 8");
+        let one = t.f32s(&[], &[1.0]);
+        for _ in 0..n {
+            let a = t.op("Transpose", &[h], vec![("perm", ints(&[1, 0]))], "8 4");
+            let b = t.op("Transpose", &[a], vec![("perm", ints(&[1, 0]))], "4 8");
+            let c = t.op("Mul", &[b, one], vec![], "4 8");
+            h = t.op("Neg", &[c], vec![], "4 8");
+        }
+        let mut b = t.b;
+        b.graphs[0].outputs = vec![h];
+        let mut m = b.finish();
+        let mut st = OptimizeStats::default();
+        let start = std::time::Instant::now();
+        rewrite(&mut m, 20, &mut st);
+        let el = start.elapsed();
+        crate::onnx::dce::eliminate_dead_code(&mut m.graph);
+        assert_eq!(m.graph.nodes.len(), n);
+        println!("{} nodes: {:.1} ms, {} windows", 4 * n, el.as_secs_f64() * 1e3, st.egraph_windows);
+    }
+}

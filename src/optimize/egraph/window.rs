@@ -99,7 +99,20 @@ pub fn select(model: &Model, opset: i64, max_nodes: usize) -> Selection {
         w.sort_unstable();
     }
     windows.sort_unstable_by_key(|w| w[0]);
-    Selection { windows, dropped }
+    // Pack neighbouring small windows together up to the limit: an e-graph and a runner per window
+    // cost more than the few nodes most windows hold (disconnected parts of one e-graph do not
+    // interact).
+    let mut packed: Vec<Vec<usize>> = Vec::new();
+    for w in windows {
+        match packed.last_mut() {
+            Some(last) if last.len() + w.len() <= max_nodes => {
+                last.extend(w);
+                last.sort_unstable();
+            }
+            _ => packed.push(w),
+        }
+    }
+    Selection { windows: packed, dropped }
 }
 
 /// Does node `i` have the operator structure of `p`? Collects the nodes it spans.
