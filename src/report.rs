@@ -196,6 +196,19 @@ fn optimizer_section(s: &mut String, stats: &crate::optimize::OptimizeStats) {
             let _ = writeln!(s, "| `{rule}` | {n} |");
         }
     }
+    if stats.egraph_windows > 0 {
+        let _ = writeln!(
+            s,
+            "\nE-graph windows: {}, stopped by a limit: {}, candidate matches left out by the window size limit: {}.",
+            stats.egraph_windows, stats.egraph_windows_stopped, stats.egraph_candidates_dropped
+        );
+    }
+    if !stats.rules_rejected.is_empty() {
+        s.push_str("\n| rule: why it did not apply | times |\n|---|---:|\n");
+        for (why, n) in &stats.rules_rejected {
+            let _ = writeln!(s, "| {why} | {n} |");
+        }
+    }
 }
 
 /// Render markdown to a standalone HTML page.

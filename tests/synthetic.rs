@@ -201,7 +201,8 @@ fn saved_weights_equal_archive_bytes() {
         let (archive, info) = write(dir.path(), name, program);
         for external in [false, true] {
             let out = dir.path().join(format!("{name}_{external}.onnx"));
-            // The data path alone: the optimizer folds small weight transposes into new constants.
+            // The data path alone: the optimizer rightly rewrites weights (small weight transposes
+            // and BatchNormalization folded into the convolution before it become new constants).
             export(&archive, &out, external, false);
             let saved = initializer_bytes(&out);
             let mut found = 0;

@@ -14,6 +14,7 @@ use crate::onnx::ir::Model;
 pub(crate) mod cse;
 pub(crate) mod dedup;
 pub(crate) mod edit;
+pub mod egraph;
 pub(crate) mod fold;
 pub(crate) mod noop;
 pub(crate) mod shapes;
@@ -36,6 +37,13 @@ pub struct OptimizeStats {
     pub rounds: usize,
     /// Total time spent optimizing.
     pub elapsed: Duration,
+    /// E-graph windows built, and those stopped by an iteration / e-node / time limit.
+    pub egraph_windows: usize,
+    pub egraph_windows_stopped: usize,
+    /// Possible matches left out because their window would have passed the node limit.
+    pub egraph_candidates_dropped: usize,
+    /// Why rules did not apply: `"rule: reason"` with how often.
+    pub rules_rejected: BTreeMap<String, usize>,
 }
 
 /// The runs of one pass.
@@ -140,8 +148,25 @@ pub fn optimize(model: &mut Model) -> OptimizeStats {
     let start = Instant::now();
     let mut stats = OptimizeStats { nodes_before: model.graph.nodes.len(), ..Default::default() };
     linear_passes(model, &mut stats);
-    // The e-graph rewriter (src/optimize/egraph) runs here, on the graph the linear passes left;
-    // when it rewrote anything, the linear passes run again to fold and clean up what it exposed.
+    let opset = model.opset_imports.iter().find(|(d, _)| d.is_empty()).map_or(0, |(_, v)| *v);
+    // The e-graph rewriter works on the graph the linear passes left; when it rewrote anything,
+    // the linear passes run again to fold and clean up what it exposed.
+    let fired_before: usize = stats.rules_fired.values().sum();
+    let start_rewrite = Instant::now();
+    let nodes_before = model.graph.nodes.len();
+    egraph::rewrite(model, opset, &mut stats);
+    let rewrites = stats.rules_fired.values().sum::<usize>() - fired_before;
+    stats.passes.push(PassRecord {
+        name: "e-graph rewrite",
+        nodes_before,
+        nodes_after: model.graph.nodes.len(),
+        changes: rewrites,
+        runs: 1,
+        elapsed: start_rewrite.elapsed(),
+    });
+    if rewrites > 0 {
+        linear_passes(model, &mut stats);
+    }
     stats.nodes_after = model.graph.nodes.len();
     stats.elapsed = start.elapsed();
     stats

@@ -1,0 +1,349 @@
+//! Rules as data: a name, an opset gate, one or more patterns, and a function that checks the
+//! conditions and builds the replacement — or says why it did not apply.
+//!
+//! Patterns are s-expressions over ONNX operators, without attribute children: `(Transpose:p2
+//! (Transpose:p1 ?x))` matches a transpose of a transpose and binds their attribute leaves to `p1`
+//! and `p2` (unlabelled operators get a fresh attribute variable). `Absent` matches an omitted
+//! optional input. A variable written `#c` instead of `?c` must be a constant of the model for the
+//! window selection to consider the match (the e-graph pattern binds it as `?c`). Commuted variants (both input orders of every commutative binary operator) are
+//! generated here, so the rule set has no commutativity rules and the e-graph stays small.
+
+use std::collections::BTreeSet;
+use std::sync::OnceLock;
+
+use egg::{Applier, Id, PatternAst, Rewrite, Subst, Symbol, Var};
+
+use super::analysis::{add_with, to_f64s, Data, OGraph, OnnxAnalysis};
+use super::lang::{AttrSet, ONode, OpKey};
+use crate::onnx::ir::{DType, Dim, Model, Node, TensorData};
+
+/// Why a rule did not apply (kept short: it is a key of the statistics).
+pub type Skip = &'static str;
+
+pub struct Rule {
+    pub name: &'static str,
+    /// Lowest default-domain opset the replacement is valid in.
+    pub min_opset: i64,
+    pub patterns: &'static [&'static str],
+    pub apply: fn(&mut Ctx, &Bind) -> Result<Id, Skip>,
+    /// A cheap test on the root node in the graph, run before any e-graph is built: windows are
+    /// only made where it passes. The rule itself still checks everything.
+    pub pre: Option<fn(&Model, &Node) -> bool>,
+}
+
+/// Operators whose two inputs commute.
+const COMMUTATIVE: &[&str] = &["Add", "Mul", "Min", "Max", "And", "Or", "Xor", "Equal", "BitwiseAnd", "BitwiseOr"];
+
+/// A parsed pattern (also used by the window selection to find possible matches cheaply).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Pat {
+    /// A variable; `true` when it must bind a constant.
+    Var(String, bool),
+    Absent,
+    Op { op: String, label: Option<String>, args: Vec<Pat> },
+}
+
+impl Pat {
+    pub fn parse(s: &str) -> Result<Pat, String> {
+        let tokens: Vec<String> =
+            s.replace('(', " ( ").replace(')', " ) ").split_whitespace().map(str::to_string).collect();
+        let mut pos = 0;
+        let p = Self::parse_at(&tokens, &mut pos)?;
+        if pos != tokens.len() {
+            return Err(format!("trailing tokens in pattern {s}"));
+        }
+        Ok(p)
+    }
+
+    fn parse_at(t: &[String], pos: &mut usize) -> Result<Pat, String> {
+        let tok = t.get(*pos).ok_or("unexpected end of pattern")?;
+        *pos += 1;
+        if tok == "(" {
+            let head = t.get(*pos).ok_or("unexpected end of pattern")?.clone();
+            *pos += 1;
+            let (op, label) = match head.split_once(':') {
+                Some((o, l)) => (o.to_string(), Some(l.to_string())),
+                None => (head, None),
+            };
+            let mut args = Vec::new();
+            while t.get(*pos).map(|s| s.as_str()) != Some(")") {
+                args.push(Self::parse_at(t, pos)?);
+            }
+            *pos += 1;
+            Ok(Pat::Op { op, label, args })
+        } else if let Some(v) = tok.strip_prefix('?') {
+            Ok(Pat::Var(v.to_string(), false))
+        } else if let Some(v) = tok.strip_prefix('#') {
+            Ok(Pat::Var(v.to_string(), true))
+        } else if tok == "Absent" {
+            Ok(Pat::Absent)
+        } else {
+            Err(format!("bad pattern token {tok}"))
+        }
+    }
+
+    /// Every pattern obtained by swapping the inputs of commutative operators.
+    pub fn commuted(&self) -> Vec<Pat> {
+        match self {
+            Pat::Var(..) | Pat::Absent => vec![self.clone()],
+            Pat::Op { op, label, args } => {
+                let mut combos: Vec<Vec<Pat>> = vec![Vec::new()];
+                for a in args {
+                    let alts = a.commuted();
+                    combos = combos
+                        .into_iter()
+                        .flat_map(|c| {
+                            alts.iter().map(move |x| {
+                                let mut c = c.clone();
+                                c.push(x.clone());
+                                c
+                            })
+                        })
+                        .collect();
+                }
+                let mut out = BTreeSet::new();
+                for c in combos {
+                    if COMMUTATIVE.contains(&op.as_str()) && c.len() == 2 {
+                        out.insert(Pat::Op { op: op.clone(), label: label.clone(), args: vec![c[1].clone(), c[0].clone()] });
+                    }
+                    out.insert(Pat::Op { op: op.clone(), label: label.clone(), args: c });
+                }
+                out.into_iter().collect()
+            }
+        }
+    }
+
+    /// The egg pattern text: attribute leaves appended as the last child of every operator.
+    pub fn to_egg(&self) -> String {
+        let mut n = 0;
+        self.egg_at(&mut n)
+    }
+
+    fn egg_at(&self, n: &mut usize) -> String {
+        match self {
+            Pat::Var(v, _) => format!("?{v}"),
+            Pat::Absent => "Absent".into(),
+            Pat::Op { op, label, args } => {
+                let mut s = format!("({op}");
+                for a in args {
+                    s.push(' ');
+                    s.push_str(&a.egg_at(n));
+                }
+                match label {
+                    Some(l) => s.push_str(&format!(" ?{l})")),
+                    None => {
+                        *n += 1;
+                        s.push_str(&format!(" ?_attrs{n})"));
+                    }
+                }
+                s
+            }
+        }
+    }
+}
+
+/// One compiled variant: the rule it belongs to, its pattern tree, its egg rewrite.
+pub struct Variant {
+    pub rule: usize,
+    pub pat: Pat,
+    pub rewrite: Rewrite<ONode, OnnxAnalysis>,
+}
+
+/// Every rule's variants, compiled once per process.
+pub fn variants() -> &'static [Variant] {
+    static V: OnceLock<Vec<Variant>> = OnceLock::new();
+    V.get_or_init(|| {
+        let mut out = Vec::new();
+        for (ri, rule) in super::ruleset::RULES.iter().enumerate() {
+            for p in rule.patterns {
+                let pat = match Pat::parse(p) {
+                    Ok(p) => p,
+                    // Rule patterns are literals of this crate: a bad one is a bug caught by the tests.
+                    Err(e) => panic!("rule {}: {e}", rule.name),
+                };
+                for (k, v) in pat.commuted().into_iter().enumerate() {
+                    let searcher: egg::Pattern<ONode> = match v.to_egg().parse() {
+                        Ok(s) => s,
+                        Err(e) => panic!("rule {}: {e}", rule.name),
+                    };
+                    // Sorted by name: the memo key must name the same variable in every variant.
+                    let mut vars = searcher.vars();
+                    vars.sort_by_key(|v| v.to_string());
+                    let applier = RuleApplier { rule: ri, vars };
+                    let name = format!("{}#{}.{k}", rule.name, out.len());
+                    let rewrite = match Rewrite::new(name, searcher, applier) {
+                        Ok(r) => r,
+                        Err(e) => panic!("rule {}: {e}", rule.name),
+                    };
+                    out.push(Variant { rule: ri, pat: v, rewrite });
+                }
+            }
+        }
+        out
+    })
+}
+
+struct RuleApplier {
+    rule: usize,
+    vars: Vec<Var>,
+}
+
+impl Applier<ONode, OnnxAnalysis> for RuleApplier {
+    fn apply_one(
+        &self,
+        egraph: &mut OGraph,
+        eclass: Id,
+        subst: &Subst,
+        _ast: Option<&PatternAst<ONode>>,
+        _name: Symbol,
+    ) -> Vec<Id> {
+        let rule = &super::ruleset::RULES[self.rule];
+        // The bound classes determine the matched node (hash-consing), so they alone key the memo;
+        // the matched class id changes when it is merged, and recomputing would add a second copy
+        // of every constant the rule builds.
+        let key: Vec<Id> =
+            self.vars.iter().map(|v| subst.get(*v).map_or(Id::from(usize::MAX >> 1), |&i| egraph.find(i))).collect();
+        let key = (self.rule, key);
+        let result = match egraph.analysis.memo.get(&key) {
+            Some(r) => *r,
+            None => {
+                let r = if egraph.analysis.opset < rule.min_opset {
+                    Err("opset too old")
+                } else {
+                    let mut ctx = Ctx { eg: egraph, matched: eclass };
+                    (rule.apply)(&mut ctx, &Bind { subst })
+                };
+                let r = match r {
+                    Ok(id) => Some(id),
+                    Err(why) => {
+                        *egraph.analysis.rejected.entry((rule.name, why)).or_default() += 1;
+                        None
+                    }
+                };
+                egraph.analysis.memo.insert(key, r);
+                r
+            }
+        };
+        match result {
+            // Counted when it teaches the e-graph something (a re-found match does not).
+            Some(id) if egraph.union(eclass, id) => {
+                *egraph.analysis.fired.entry(rule.name).or_default() += 1;
+                vec![id]
+            }
+            _ => vec![],
+        }
+    }
+}
+
+/// The classes a match bound, by variable or attribute label name (without `?`).
+pub struct Bind<'a> {
+    subst: &'a Subst,
+}
+
+impl Bind<'_> {
+    /// The class bound to `name`, when the matched pattern variant has it.
+    pub fn try_get(&self, name: &str) -> Option<Id> {
+        let var: Var = format!("?{name}").parse().ok()?;
+        self.subst.get(var).copied()
+    }
+
+    pub fn get(&self, name: &str) -> Id {
+        let var: Var = match format!("?{name}").parse() {
+            Ok(v) => v,
+            Err(e) => panic!("bad variable {name}: {e}"),
+        };
+        match self.subst.get(var) {
+            Some(&id) => id,
+            // Every name a rule reads is in its patterns; the unit tests run every rule.
+            None => panic!("rule reads unbound variable {name}"),
+        }
+    }
+}
+
+/// What a rule sees: the e-graph with typed helpers.
+pub struct Ctx<'a> {
+    pub eg: &'a mut OGraph,
+    /// The class the pattern matched.
+    pub matched: Id,
+}
+
+impl Ctx<'_> {
+    pub fn data(&self, id: Id) -> &Data {
+        &self.eg[id].data
+    }
+    pub fn dtype(&self, id: Id) -> Option<DType> {
+        self.eg[id].data.dtype
+    }
+    pub fn shape(&self, id: Id) -> Option<&[Dim]> {
+        self.eg[id].data.shape.as_deref()
+    }
+    pub fn rank(&self, id: Id) -> Option<usize> {
+        self.shape(id).map(|s| s.len())
+    }
+    /// Fixed sizes, when every dimension is fixed.
+    pub fn fixed_shape(&self, id: Id) -> Option<Vec<i64>> {
+        self.shape(id)?.iter().map(|d| if let Dim::Fixed(n) = d { Some(*n) } else { None }).collect()
+    }
+    pub fn konst(&self, id: Id) -> Option<&TensorData> {
+        self.eg[id].data.konst.as_ref()
+    }
+    pub fn values(&self, id: Id) -> Option<Vec<f64>> {
+        to_f64s(self.konst(id)?)
+    }
+    pub fn ints(&self, id: Id) -> Option<Vec<i64>> {
+        self.konst(id)?.to_i64s()
+    }
+    /// The value of a one-element constant.
+    pub fn scalar(&self, id: Id) -> Option<f64> {
+        let v = self.values(id)?;
+        if v.len() == 1 {
+            Some(v[0])
+        } else {
+            None
+        }
+    }
+    pub fn uses(&self, id: Id) -> u32 {
+        self.eg[id].data.uses
+    }
+    pub fn is_absent(&self, id: Id) -> bool {
+        self.eg[id].nodes.iter().any(|n| matches!(n, ONode::Absent))
+    }
+    pub fn opset(&self) -> i64 {
+        self.eg.analysis.opset
+    }
+    /// The attribute set bound to a label.
+    pub fn attrs(&self, id: Id) -> AttrSet {
+        for n in &self.eg[id].nodes {
+            if let ONode::Attrs(a) = n {
+                return self.eg.analysis.attrs.get(*a).clone();
+            }
+        }
+        Vec::new()
+    }
+    pub fn add_op(&mut self, op: &str, inputs: &[Id], attrs: AttrSet, dtype: Option<DType>, shape: Option<Vec<Dim>>) -> Id {
+        let a = self.eg.analysis.attrs.intern(attrs);
+        let a = self.eg.add(ONode::Attrs(a));
+        let mut children = inputs.to_vec();
+        children.push(a);
+        let key = OpKey { op: op.into(), domain: "".into(), outputs: 1 };
+        add_with(self.eg, ONode::Op(key, children), Data { dtype, shape, konst: None, uses: 0 })
+    }
+    /// A node with the type and shape of the matched value (for replacements that compute it).
+    pub fn add_like_matched(&mut self, op: &str, inputs: &[Id], attrs: AttrSet) -> Id {
+        let d = self.data(self.matched).clone();
+        self.add_op(op, inputs, attrs, d.dtype, d.shape)
+    }
+    pub fn add_const(&mut self, t: TensorData) -> Id {
+        let k = self.eg.analysis.consts.len() as u32;
+        self.eg.analysis.consts.push(t);
+        self.eg.add(ONode::Const(k))
+    }
+    pub fn absent(&mut self) -> Id {
+        self.eg.add(ONode::Absent)
+    }
+    /// The class of an existing single-output node, if the e-graph has it.
+    pub fn lookup_op(&self, op: &str, children: &[Id]) -> Option<Id> {
+        let key = OpKey { op: op.into(), domain: "".into(), outputs: 1 };
+        self.eg.lookup(ONode::Op(key, children.to_vec()))
+    }
+}

@@ -1,0 +1,141 @@
+//! Windows: the small parts of the graph where some rule could match, found without an e-graph.
+//!
+//! Every node is tried against the structure (operator types and input counts) of the rule variants
+//! rooted at its operator; the nodes of each structural match form a candidate, and overlapping
+//! candidates merge into one window while it stays under the node limit. A candidate that would make
+//! a window too large is dropped (counted), so a window never grows without bound. The work is linear
+//! in the graph size: each node is tried against a fixed set of variants of bounded depth.
+
+use std::collections::{BTreeSet, HashMap};
+
+use super::rules::{variants, Pat};
+use crate::onnx::ir::{AttrValue, Model, Node, Value};
+
+/// Nodes that may enter a window: single-output default-domain operators without subgraphs (a
+/// subgraph body reads outer values by name, which windows leave to the nodes outside them).
+pub fn eligible(n: &Node) -> bool {
+    n.domain.is_empty() && n.outputs.len() == 1 && !n.attributes.iter().any(|a| matches!(a.value, AttrValue::Graph(_)))
+}
+
+pub struct Selection {
+    /// Node indices of each window, in graph order.
+    pub windows: Vec<Vec<usize>>,
+    /// Candidate matches left out because their window would have passed the node limit.
+    pub dropped: usize,
+}
+
+pub fn select(model: &Model, opset: i64, max_nodes: usize) -> Selection {
+    let graph = &model.graph;
+    let rules = super::ruleset::RULES;
+    let mut by_root: HashMap<&str, Vec<(&Pat, usize)>> = HashMap::new();
+    for v in variants() {
+        if rules[v.rule].min_opset > opset {
+            continue;
+        }
+        if let Pat::Op { op, .. } = &v.pat {
+            by_root.entry(op.as_str()).or_default().push((&v.pat, v.rule));
+        }
+    }
+    let mut producer: HashMap<Value, usize> = HashMap::new();
+    for (i, n) in graph.nodes.iter().enumerate() {
+        if eligible(n) {
+            producer.insert(n.outputs[0], i);
+        }
+    }
+    let mut win_of: Vec<Option<usize>> = vec![None; graph.nodes.len()];
+    let mut windows: Vec<Vec<usize>> = Vec::new();
+    let mut dropped = 0;
+    let mut found = Vec::new();
+    for (i, n) in graph.nodes.iter().enumerate() {
+        let Some(pats) = by_root.get(n.op_type.as_str()) else { continue };
+        if !eligible(n) {
+            continue;
+        }
+        let mut seen: BTreeSet<Vec<usize>> = BTreeSet::new();
+        for &(p, rule) in pats {
+            if rules[rule].pre.is_some_and(|pre| !pre(model, n)) {
+                continue;
+            }
+            found.clear();
+            if !structural(model, &producer, p, i, &mut found) {
+                continue;
+            }
+            found.sort_unstable();
+            found.dedup();
+            if !seen.insert(found.clone()) {
+                continue;
+            }
+            let ws: BTreeSet<usize> = found.iter().filter_map(|&k| win_of[k]).collect();
+            let size: usize =
+                ws.iter().map(|&w| windows[w].len()).sum::<usize>() + found.iter().filter(|&&k| win_of[k].is_none()).count();
+            if size > max_nodes {
+                dropped += 1;
+                continue;
+            }
+            let target = match ws.first() {
+                Some(&w) => w,
+                None => {
+                    windows.push(Vec::new());
+                    windows.len() - 1
+                }
+            };
+            for &w in ws.iter().skip(1) {
+                let members = std::mem::take(&mut windows[w]);
+                for &k in &members {
+                    win_of[k] = Some(target);
+                }
+                windows[target].extend(members);
+            }
+            for &k in found.iter() {
+                if win_of[k].is_none() {
+                    win_of[k] = Some(target);
+                    windows[target].push(k);
+                }
+            }
+        }
+    }
+    let mut windows: Vec<Vec<usize>> = windows.into_iter().filter(|w| !w.is_empty()).collect();
+    for w in &mut windows {
+        w.sort_unstable();
+    }
+    windows.sort_unstable_by_key(|w| w[0]);
+    // Pack neighbouring small windows together up to the limit: an e-graph and a runner per window
+    // cost more than the few nodes most windows hold (disconnected parts of one e-graph do not
+    // interact).
+    let mut packed: Vec<Vec<usize>> = Vec::new();
+    for w in windows {
+        match packed.last_mut() {
+            Some(last) if last.len() + w.len() <= max_nodes => {
+                last.extend(w);
+                last.sort_unstable();
+            }
+            _ => packed.push(w),
+        }
+    }
+    Selection { windows: packed, dropped }
+}
+
+/// Does node `i` have the operator structure of `p`? Collects the nodes it spans.
+fn structural(model: &Model, producer: &HashMap<Value, usize>, p: &Pat, i: usize, out: &mut Vec<usize>) -> bool {
+    let Pat::Op { op, args, .. } = p else { return false };
+    let n = &model.graph.nodes[i];
+    if n.op_type != *op || n.inputs.len() != args.len() {
+        return false;
+    }
+    out.push(i);
+    for (a, input) in args.iter().zip(&n.inputs) {
+        let ok = match a {
+            Pat::Var(_, false) => true,
+            Pat::Var(_, true) => input.is_some_and(|v| model.value(v).constant.is_some()),
+            Pat::Absent => input.is_none(),
+            Pat::Op { .. } => match input.and_then(|v| producer.get(&v)) {
+                Some(&j) => structural(model, producer, a, j, out),
+                None => false,
+            },
+        };
+        if !ok {
+            return false;
+        }
+    }
+    true
+}
