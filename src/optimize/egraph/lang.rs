@@ -215,9 +215,13 @@ pub fn get_int(set: &AttrSet, name: &str) -> Option<i64> {
 }
 
 pub fn get_float(set: &AttrSet, name: &str) -> Option<f32> {
-    set.iter()
-        .find(|(n, _)| n == name)
-        .and_then(|(_, v)| if let AttrLit::Float(b) = v { Some(f32::from_bits(*b)) } else { None })
+    set.iter().find(|(n, _)| n == name).and_then(|(_, v)| {
+        if let AttrLit::Float(b) = v {
+            Some(f32::from_bits(*b))
+        } else {
+            None
+        }
+    })
 }
 
 pub fn get_ints<'a>(set: &'a AttrSet, name: &str) -> Option<&'a [i64]> {

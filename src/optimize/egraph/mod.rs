@@ -106,32 +106,14 @@ fn round(model: &mut Model, opset: i64, limits: &Limits, stats: &mut OptimizeSta
     let (uses, pinned) = readers(model);
     let selection = window::select(model, opset, limits.max_window_nodes);
     stats.egraph_candidates_dropped += selection.dropped;
-    // Rule variants by the operator at their root: a window only runs those rooted at one of its
-    // operators (egg would otherwise search every rule in every window). Rules rooted at an
-    // operator another rule creates get their chance in the next round.
-    let mut by_root: HashMap<&str, Vec<usize>> = HashMap::new();
     let all = rules::variants();
-    for (i, v) in all.iter().enumerate() {
-        if let (true, rules::Pat::Op { op, .. }) = (ruleset::RULES[v.rule].min_opset <= opset, &v.pat) {
-            by_root.entry(op.as_str()).or_default().push(i);
-        }
-    }
     let mut removed = vec![false; model.graph.nodes.len()];
     let mut spliced = Vec::new();
-    for w in &selection.windows {
+    for (w, picked) in &selection.windows {
         stats.egraph_windows += 1;
-        let mut picked: Vec<usize> = Vec::new();
-        let mut seen_ops: HashSet<&str> = HashSet::new();
-        for &i in w {
-            let op = model.graph.nodes[i].op_type.as_str();
-            if seen_ops.insert(op) {
-                picked.extend(by_root.get(op).into_iter().flatten());
-            }
-        }
-        picked.sort_unstable();
-        let rewrites: Vec<_> = picked.iter().map(|&i| &all[i].rewrite).collect();
+        let rewrites: Vec<_> = picked.iter().map(|&i| all[i].rewrite()).collect();
         if let Some(s) = run_window(model, w, &uses, &pinned, opset, limits, &rewrites, stats) {
-            for &i in w {
+            for &i in w.iter() {
                 removed[i] = true;
             }
             spliced.push(s);
@@ -457,7 +439,8 @@ fn splice(model: &mut Model, removed: Vec<bool>, spliced: Vec<Spliced>) -> bool 
     match topological_order(&nodes, &keys, &aliases) {
         Some(order) => {
             let mut slots: Vec<Option<Node>> = nodes.into_iter().map(Some).collect();
-            let mut g = Graph { nodes: order.into_iter().filter_map(|i| slots[i].take()).collect(), ..Default::default() };
+            let mut g =
+                Graph { nodes: order.into_iter().filter_map(|i| slots[i].take()).collect(), ..Default::default() };
             if !aliases.is_empty() {
                 // Every reader, subgraph bodies of nodes outside the windows included.
                 rename(&mut g, &aliases);

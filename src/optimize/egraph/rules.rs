@@ -11,7 +11,7 @@
 use std::collections::BTreeSet;
 use std::sync::OnceLock;
 
-use egg::{Applier, Id, PatternAst, Rewrite, Subst, Symbol, Var};
+use egg::{Applier, ENodeOrVar, Id, PatternAst, Rewrite, Subst, Symbol, Var};
 
 use super::analysis::{add_with, to_f64s, Data, OGraph, OnnxAnalysis};
 use super::lang::{AttrSet, ONode, OpKey};
@@ -40,7 +40,11 @@ pub enum Pat {
     /// A variable; `true` when it must bind a constant.
     Var(String, bool),
     Absent,
-    Op { op: String, label: Option<String>, args: Vec<Pat> },
+    Op {
+        op: String,
+        label: Option<String>,
+        args: Vec<Pat>,
+    },
 }
 
 impl Pat {
@@ -104,7 +108,11 @@ impl Pat {
                 let mut out = BTreeSet::new();
                 for c in combos {
                     if COMMUTATIVE.contains(&op.as_str()) && c.len() == 2 {
-                        out.insert(Pat::Op { op: op.clone(), label: label.clone(), args: vec![c[1].clone(), c[0].clone()] });
+                        out.insert(Pat::Op {
+                            op: op.clone(),
+                            label: label.clone(),
+                            args: vec![c[1].clone(), c[0].clone()],
+                        });
                     }
                     out.insert(Pat::Op { op: op.clone(), label: label.clone(), args: c });
                 }
@@ -117,6 +125,32 @@ impl Pat {
     pub fn to_egg(&self) -> String {
         let mut n = 0;
         self.egg_at(&mut n)
+    }
+
+    /// The same pattern built directly as egg's AST (no text round trip: compiling every variant
+    /// is part of each export's time).
+    fn to_ast(&self, ast: &mut PatternAst<ONode>, n: &mut usize) -> Result<Id, String> {
+        let var = |name: &str| format!("?{name}").parse::<Var>().map_err(|e| format!("{e}"));
+        Ok(match self {
+            Pat::Var(v, _) => ast.add(ENodeOrVar::Var(var(v)?)),
+            Pat::Absent => ast.add(ENodeOrVar::ENode(ONode::Absent)),
+            Pat::Op { op, label, args } => {
+                let mut children = Vec::with_capacity(args.len() + 1);
+                for a in args {
+                    children.push(a.to_ast(ast, n)?);
+                }
+                let attrs = match label {
+                    Some(l) => var(l)?,
+                    None => {
+                        *n += 1;
+                        var(&format!("_attrs{n}"))?
+                    }
+                };
+                children.push(ast.add(ENodeOrVar::Var(attrs)));
+                let key = OpKey { op: op.as_str().into(), domain: "".into(), outputs: 1 };
+                ast.add(ENodeOrVar::ENode(ONode::Op(key, children)))
+            }
+        })
     }
 
     fn egg_at(&self, n: &mut usize) -> String {
@@ -142,14 +176,39 @@ impl Pat {
     }
 }
 
-/// One compiled variant: the rule it belongs to, its pattern tree, its egg rewrite.
+/// One variant: the rule it belongs to, its pattern tree, and its egg rewrite, compiled the first
+/// time a window needs it (compiling all of them would cost a few ms of every export).
 pub struct Variant {
     pub rule: usize,
     pub pat: Pat,
-    pub rewrite: Rewrite<ONode, OnnxAnalysis>,
+    index: usize,
+    rewrite: OnceLock<Rewrite<ONode, OnnxAnalysis>>,
 }
 
-/// Every rule's variants, compiled once per process.
+impl Variant {
+    pub fn rewrite(&self) -> &Rewrite<ONode, OnnxAnalysis> {
+        self.rewrite.get_or_init(|| {
+            let rule = &super::ruleset::RULES[self.rule];
+            let mut ast = PatternAst::default();
+            let mut n = 0;
+            if let Err(e) = self.pat.to_ast(&mut ast, &mut n) {
+                // Rule patterns are literals of this crate: a bad one is a bug caught by the tests.
+                panic!("rule {}: {e}", rule.name);
+            }
+            let searcher = egg::Pattern::new(ast);
+            // Sorted by name: the memo key must name the same variable in every variant.
+            let mut vars = searcher.vars();
+            vars.sort_by_cached_key(|v| v.to_string());
+            let applier = RuleApplier { rule: self.rule, vars };
+            match Rewrite::new(format!("{}#{}", rule.name, self.index), searcher, applier) {
+                Ok(r) => r,
+                Err(e) => panic!("rule {}: {e}", rule.name),
+            }
+        })
+    }
+}
+
+/// Every rule's variants (parsed and commuted once per process).
 pub fn variants() -> &'static [Variant] {
     static V: OnceLock<Vec<Variant>> = OnceLock::new();
     V.get_or_init(|| {
@@ -158,24 +217,11 @@ pub fn variants() -> &'static [Variant] {
             for p in rule.patterns {
                 let pat = match Pat::parse(p) {
                     Ok(p) => p,
-                    // Rule patterns are literals of this crate: a bad one is a bug caught by the tests.
                     Err(e) => panic!("rule {}: {e}", rule.name),
                 };
-                for (k, v) in pat.commuted().into_iter().enumerate() {
-                    let searcher: egg::Pattern<ONode> = match v.to_egg().parse() {
-                        Ok(s) => s,
-                        Err(e) => panic!("rule {}: {e}", rule.name),
-                    };
-                    // Sorted by name: the memo key must name the same variable in every variant.
-                    let mut vars = searcher.vars();
-                    vars.sort_by_key(|v| v.to_string());
-                    let applier = RuleApplier { rule: ri, vars };
-                    let name = format!("{}#{}.{k}", rule.name, out.len());
-                    let rewrite = match Rewrite::new(name, searcher, applier) {
-                        Ok(r) => r,
-                        Err(e) => panic!("rule {}: {e}", rule.name),
-                    };
-                    out.push(Variant { rule: ri, pat: v, rewrite });
+                for v in pat.commuted() {
+                    let index = out.len();
+                    out.push(Variant { rule: ri, pat: v, index, rewrite: OnceLock::new() });
                 }
             }
         }
@@ -320,7 +366,14 @@ impl Ctx<'_> {
         }
         Vec::new()
     }
-    pub fn add_op(&mut self, op: &str, inputs: &[Id], attrs: AttrSet, dtype: Option<DType>, shape: Option<Vec<Dim>>) -> Id {
+    pub fn add_op(
+        &mut self,
+        op: &str,
+        inputs: &[Id],
+        attrs: AttrSet,
+        dtype: Option<DType>,
+        shape: Option<Vec<Dim>>,
+    ) -> Id {
         let a = self.eg.analysis.attrs.intern(attrs);
         let a = self.eg.add(ONode::Attrs(a));
         let mut children = inputs.to_vec();

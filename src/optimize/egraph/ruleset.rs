@@ -241,8 +241,11 @@ fn transpose_transpose(c: &mut Ctx, b: &Bind) -> Result<Id, Skip> {
     let p2 = perm_of(&c.attrs(b.get("p2")), Some(p1.len()))?;
     check(p1.len() == p2.len(), "permutations of different ranks")?;
     // out[i] = mid[p2[i]] = x[p1[p2[i]]]
-    let composed: Vec<i64> =
-        p2.iter().map(|&i| usize::try_from(i).ok().and_then(|i| p1.get(i).copied())).collect::<Option<_>>().ok_or("bad perm")?;
+    let composed: Vec<i64> = p2
+        .iter()
+        .map(|&i| usize::try_from(i).ok().and_then(|i| p1.get(i).copied()))
+        .collect::<Option<_>>()
+        .ok_or("bad perm")?;
     if composed.iter().enumerate().all(|(i, &v)| v == i as i64) {
         return Ok(x);
     }
@@ -266,7 +269,10 @@ fn lossless(from: DType, to: DType) -> bool {
         return true;
     }
     match from {
-        Bool => matches!(to, Uint8 | Int8 | Int16 | Int32 | Int64 | Uint16 | Uint32 | Uint64 | Float16 | Float | Double | BFloat16),
+        Bool => matches!(
+            to,
+            Uint8 | Int8 | Int16 | Int32 | Int64 | Uint16 | Uint32 | Uint64 | Float16 | Float | Double | BFloat16
+        ),
         Int8 => matches!(to, Int16 | Int32 | Int64 | Float16 | Float | Double),
         Uint8 => matches!(to, Int16 | Int32 | Int64 | Uint16 | Uint32 | Uint64 | Float16 | Float | Double),
         Int16 => matches!(to, Int32 | Int64 | Float | Double),
@@ -500,7 +506,10 @@ fn hard_sigmoid_consts(c: &Ctx, b: &Bind) -> Result<(), Skip> {
 
 fn hard_sigmoid(c: &mut Ctx, b: &Bind) -> Result<Id, Skip> {
     hard_sigmoid_consts(c, b)?;
-    let attrs = vec![("alpha".into(), AttrLit::Float((1.0f32 / 6.0).to_bits())), ("beta".into(), AttrLit::Float(0.5f32.to_bits()))];
+    let attrs = vec![
+        ("alpha".into(), AttrLit::Float((1.0f32 / 6.0).to_bits())),
+        ("beta".into(), AttrLit::Float(0.5f32.to_bits())),
+    ];
     Ok(c.add_like_matched("HardSigmoid", &[b.get("x")], attrs))
 }
 
@@ -633,13 +642,19 @@ fn trailing_axis(c: &Ctx, x: Id, axes: Id) -> Result<(usize, Vec<Dim>), Skip> {
     let axes = normalize_axes(&c.ints(axes).ok_or("axes not constant")?, xs.len()).ok_or("bad axes")?;
     check(!axes.is_empty(), "no axes")?;
     let first = axes[0];
-    check(axes.iter().enumerate().all(|(i, &a)| a == first + i) && *axes.last().unwrap_or(&0) == xs.len() - 1, "not trailing axes")?;
+    check(
+        axes.iter().enumerate().all(|(i, &a)| a == first + i) && *axes.last().unwrap_or(&0) == xs.len() - 1,
+        "not trailing axes",
+    )?;
     Ok((first, xs[first..].to_vec()))
 }
 
 fn keepdims(c: &Ctx, b: &Bind, label: &str) -> Result<(), Skip> {
     let a = c.attrs(b.get(label));
-    check(get_int(&a, "keepdims").unwrap_or(1) == 1 && get_int(&a, "noop_with_empty_axes").unwrap_or(0) == 0, "keepdims")
+    check(
+        get_int(&a, "keepdims").unwrap_or(1) == 1 && get_int(&a, "noop_with_empty_axes").unwrap_or(0) == 0,
+        "keepdims",
+    )
 }
 
 fn layer_norm(c: &mut Ctx, b: &Bind) -> Result<Id, Skip> {
@@ -652,13 +667,20 @@ fn layer_norm(c: &mut Ctx, b: &Bind) -> Result<Id, Skip> {
     check(c.scalar(b.get("two")) == Some(2.0), "not a square")?;
     let eps = scalar_for(c, b.get("eps"), x)?;
     let scale = b.get("scale");
-    check(c.shape(scale) == Some(&norm[..]) && c.dtype(scale) == c.dtype(x), "scale shape is not the normalized shape")?;
+    check(
+        c.shape(scale) == Some(&norm[..]) && c.dtype(scale) == c.dtype(x),
+        "scale shape is not the normalized shape",
+    )?;
     let mut inputs = vec![x, scale];
     if let Some(bias) = b.try_get("bias") {
-        check(c.shape(bias) == Some(&norm[..]) && c.dtype(bias) == c.dtype(x), "bias shape is not the normalized shape")?;
+        check(
+            c.shape(bias) == Some(&norm[..]) && c.dtype(bias) == c.dtype(x),
+            "bias shape is not the normalized shape",
+        )?;
         inputs.push(bias);
     }
-    let attrs = vec![("axis".into(), AttrLit::Int(axis as i64)), ("epsilon".into(), AttrLit::Float((eps as f32).to_bits()))];
+    let attrs =
+        vec![("axis".into(), AttrLit::Int(axis as i64)), ("epsilon".into(), AttrLit::Float((eps as f32).to_bits()))];
     Ok(c.add_like_matched("LayerNormalization", &inputs, attrs))
 }
 
@@ -692,7 +714,8 @@ fn rms_norm(c: &mut Ctx, b: &Bind) -> Result<Id, Skip> {
     let eps = scalar_for(c, b.get("eps"), x)?;
     check(c.shape(w) == Some(&norm[..]) && c.dtype(w) == c.dtype(x), "scale shape is not the normalized shape")?;
     check(c.shape(c.matched) == c.shape(x), "scale broadcasts the input")?;
-    let attrs = vec![("axis".into(), AttrLit::Int(axis as i64)), ("epsilon".into(), AttrLit::Float((eps as f32).to_bits()))];
+    let attrs =
+        vec![("axis".into(), AttrLit::Int(axis as i64)), ("epsilon".into(), AttrLit::Float((eps as f32).to_bits()))];
     Ok(c.add_like_matched("RMSNormalization", &[x, w], attrs))
 }
 

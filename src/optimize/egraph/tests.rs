@@ -81,6 +81,10 @@ fn ints(v: &[i64]) -> AttrValue {
 #[test]
 fn every_rule_pattern_compiles_and_commutes() {
     let v = rules::variants();
+    for x in v {
+        // Compiles the egg pattern (panics on a bad pattern).
+        let _ = x.rewrite();
+    }
     for (i, r) in ruleset::RULES.iter().enumerate() {
         assert!(v.iter().any(|x| x.rule == i), "{} has no variant", r.name);
     }
@@ -285,7 +289,9 @@ fn dropout_in_inference_is_removed() {
 
 #[test]
 fn neutral_elements() {
-    for (op, v, rule) in [("Mul", 1.0, "mul-one"), ("Div", 1.0, "div-one"), ("Add", 0.0, "add-zero"), ("Sub", 0.0, "sub-zero")] {
+    for (op, v, rule) in
+        [("Mul", 1.0, "mul-one"), ("Div", 1.0, "div-one"), ("Add", 0.0, "add-zero"), ("Sub", 0.0, "sub-zero")]
+    {
         let mut t = T::new(20);
         let x = t.x("N 3");
         let c = t.f32s(&[1, 3], &[v, v, v]);
@@ -483,7 +489,8 @@ fn batchnorm_folds_into_conv() {
     assert_eq!(ops(&m), ["Conv"]);
     let n = &m.graph.nodes[0];
     assert!(n.attr("kernel_shape").is_some(), "conv attributes kept");
-    let get = |i: usize| n.inputs[i].and_then(|v| m.value(v).constant.as_ref()).and_then(analysis::to_f64s).expect("const");
+    let get =
+        |i: usize| n.inputs[i].and_then(|v| m.value(v).constant.as_ref()).and_then(analysis::to_f64s).expect("const");
     // f = s / sqrt(var) = [1, 1, 1]; W' = W * f; b' = (cb - mean) * f + beta.
     assert_eq!(get(1), [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
     let b = get(2);

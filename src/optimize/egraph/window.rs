@@ -18,8 +18,9 @@ pub fn eligible(n: &Node) -> bool {
 }
 
 pub struct Selection {
-    /// Node indices of each window, in graph order.
-    pub windows: Vec<Vec<usize>>,
+    /// Node indices of each window, in graph order, with the rule variants that matched its
+    /// structure (the only ones its e-graph runs; others get their chance in the next round).
+    pub windows: Vec<(Vec<usize>, Vec<usize>)>,
     /// Candidate matches left out because their window would have passed the node limit.
     pub dropped: usize,
 }
@@ -27,13 +28,13 @@ pub struct Selection {
 pub fn select(model: &Model, opset: i64, max_nodes: usize) -> Selection {
     let graph = &model.graph;
     let rules = super::ruleset::RULES;
-    let mut by_root: HashMap<&str, Vec<(&Pat, usize)>> = HashMap::new();
-    for v in variants() {
+    let mut by_root: HashMap<&str, Vec<(&Pat, usize, usize)>> = HashMap::new();
+    for (vi, v) in variants().iter().enumerate() {
         if rules[v.rule].min_opset > opset {
             continue;
         }
         if let Pat::Op { op, .. } = &v.pat {
-            by_root.entry(op.as_str()).or_default().push((&v.pat, v.rule));
+            by_root.entry(op.as_str()).or_default().push((&v.pat, v.rule, vi));
         }
     }
     let mut producer: HashMap<Value, usize> = HashMap::new();
@@ -44,6 +45,7 @@ pub fn select(model: &Model, opset: i64, max_nodes: usize) -> Selection {
     }
     let mut win_of: Vec<Option<usize>> = vec![None; graph.nodes.len()];
     let mut windows: Vec<Vec<usize>> = Vec::new();
+    let mut matched: Vec<BTreeSet<usize>> = Vec::new();
     let mut dropped = 0;
     let mut found = Vec::new();
     for (i, n) in graph.nodes.iter().enumerate() {
@@ -52,7 +54,7 @@ pub fn select(model: &Model, opset: i64, max_nodes: usize) -> Selection {
             continue;
         }
         let mut seen: BTreeSet<Vec<usize>> = BTreeSet::new();
-        for &(p, rule) in pats {
+        for &(p, rule, vi) in pats {
             if rules[rule].pre.is_some_and(|pre| !pre(model, n)) {
                 continue;
             }
@@ -63,11 +65,15 @@ pub fn select(model: &Model, opset: i64, max_nodes: usize) -> Selection {
             found.sort_unstable();
             found.dedup();
             if !seen.insert(found.clone()) {
+                // Same nodes as an earlier variant: that window runs this variant too.
+                if let Some(w) = win_of[i] {
+                    matched[w].insert(vi);
+                }
                 continue;
             }
             let ws: BTreeSet<usize> = found.iter().filter_map(|&k| win_of[k]).collect();
-            let size: usize =
-                ws.iter().map(|&w| windows[w].len()).sum::<usize>() + found.iter().filter(|&&k| win_of[k].is_none()).count();
+            let size: usize = ws.iter().map(|&w| windows[w].len()).sum::<usize>()
+                + found.iter().filter(|&&k| win_of[k].is_none()).count();
             if size > max_nodes {
                 dropped += 1;
                 continue;
@@ -76,15 +82,19 @@ pub fn select(model: &Model, opset: i64, max_nodes: usize) -> Selection {
                 Some(&w) => w,
                 None => {
                     windows.push(Vec::new());
+                    matched.push(BTreeSet::new());
                     windows.len() - 1
                 }
             };
+            matched[target].insert(vi);
             for &w in ws.iter().skip(1) {
                 let members = std::mem::take(&mut windows[w]);
                 for &k in &members {
                     win_of[k] = Some(target);
                 }
                 windows[target].extend(members);
+                let m = std::mem::take(&mut matched[w]);
+                matched[target].extend(m);
             }
             for &k in found.iter() {
                 if win_of[k].is_none() {
@@ -94,23 +104,32 @@ pub fn select(model: &Model, opset: i64, max_nodes: usize) -> Selection {
             }
         }
     }
-    let mut windows: Vec<Vec<usize>> = windows.into_iter().filter(|w| !w.is_empty()).collect();
-    for w in &mut windows {
+    let mut windows: Vec<(Vec<usize>, BTreeSet<usize>)> =
+        windows.into_iter().zip(matched).filter(|(w, _)| !w.is_empty()).collect();
+    for (w, _) in &mut windows {
         w.sort_unstable();
     }
-    windows.sort_unstable_by_key(|w| w[0]);
+    windows.sort_unstable_by_key(|(w, _)| w[0]);
     // Pack neighbouring small windows together up to the limit: an e-graph and a runner per window
     // cost more than the few nodes most windows hold (disconnected parts of one e-graph do not
     // interact).
-    let mut packed: Vec<Vec<usize>> = Vec::new();
-    for w in windows {
-        match packed.last_mut() {
-            Some(last) if last.len() + w.len() <= max_nodes => {
-                last.extend(w);
-                last.sort_unstable();
+    let mut packed: Vec<(Vec<usize>, Vec<usize>)> = Vec::new();
+    let mut packed_sets: Vec<BTreeSet<usize>> = Vec::new();
+    for (w, m) in windows {
+        match (packed.last_mut(), packed_sets.last_mut()) {
+            (Some(last), Some(set)) if last.0.len() + w.len() <= max_nodes => {
+                last.0.extend(w);
+                last.0.sort_unstable();
+                set.extend(m);
             }
-            _ => packed.push(w),
+            _ => {
+                packed.push((w, Vec::new()));
+                packed_sets.push(m);
+            }
         }
+    }
+    for (p, set) in packed.iter_mut().zip(packed_sets) {
+        p.1 = set.into_iter().collect();
     }
     Selection { windows: packed, dropped }
 }
