@@ -35,7 +35,7 @@ fn noop_of(model: &Model, facts: &Facts, table: &ShapeTable, node: &Node) -> Opt
     let x = input(node, 0)?;
     let out = *node.outputs.first()?;
     let dtype = |v: Value| model.value(v).dtype;
-    let shape = |v: Value| model.value(v).shape.as_deref().or_else(|| table.shape(v));
+    let shape = |v: Value| table.shape(model, v);
     let same_shape = || matches!((shape(x), shape(out)), (Some(a), Some(b)) if a == b);
     let rule = match node.op_type.as_str() {
         "Identity" if node.outputs.len() == 1 => "noop: Identity",

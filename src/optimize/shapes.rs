@@ -36,9 +36,10 @@ pub(crate) struct ShapeTable {
 impl ShapeTable {
     pub fn new(model: &Model) -> Self {
         let n = model.values.len();
+        // Shapes the model already knows are read from it, not copied: copying every value's dims
+        // (symbolic ones are strings) was most of the pass's time on large graphs.
         let mut t = ShapeTable { shapes: vec![None; n], syms: vec![None; n] };
         for (i, info) in model.values.iter().enumerate() {
-            t.shapes[i] = info.shape.clone();
             if let Some(c) = &info.constant {
                 t.syms[i] = const_syms(c);
             }
@@ -46,8 +47,9 @@ impl ShapeTable {
         t
     }
 
-    pub fn shape(&self, v: Value) -> Option<&[Dim]> {
-        self.shapes.get(v.index()).and_then(|s| s.as_deref())
+    /// The shape of `v`: the model's, or else the one learned from its producer.
+    pub fn shape<'a>(&'a self, model: &'a Model, v: Value) -> Option<&'a [Dim]> {
+        model.value(v).shape.as_deref().or_else(|| self.shapes.get(v.index()).and_then(|s| s.as_deref()))
     }
 
     pub fn syms(&self, v: Value) -> Option<&SymInts> {
@@ -78,8 +80,10 @@ impl ShapeTable {
             return;
         }
         let out = node.outputs[0];
-        if let Some(s) = self.infer_shape(model, node) {
-            self.set_shape(out, s);
+        if model.value(out).shape.is_none() {
+            if let Some(s) = self.infer_shape(model, node) {
+                self.set_shape(out, s);
+            }
         }
         if model.value(out).dtype == Some(DType::Int64) {
             if let Some(s) = self.infer_syms(model, node) {
@@ -92,7 +96,7 @@ impl ShapeTable {
 
     /// The shape of output 0 of `node`, where it follows exactly from its inputs.
     fn infer_shape(&self, model: &Model, node: &Node) -> Option<Vec<Dim>> {
-        let x = || input(node, 0).and_then(|v| self.shape(v));
+        let x = || input(node, 0).and_then(|v| self.shape(model, v));
         let op = node.op_type.as_str();
         Some(match op {
             "Identity" | "Cast" | "CastLike" | "Relu" | "Sigmoid" | "Tanh" | "Neg" | "Abs" | "Sqrt" | "Exp" | "Log"
@@ -105,7 +109,7 @@ impl ShapeTable {
             | "LessOrEqual" | "GreaterOrEqual" | "Where" | "Max" | "Min" | "BitwiseAnd" | "BitwiseOr" => {
                 let mut acc: Vec<Dim> = Vec::new();
                 for v in node.inputs.iter() {
-                    acc = broadcast(&acc, self.shape((*v)?)?)?;
+                    acc = broadcast(&acc, self.shape(model, (*v)?)?)?;
                 }
                 acc
             }
@@ -164,7 +168,7 @@ impl ShapeTable {
             "Size" => vec![],
             "Gather" => {
                 let s = x()?;
-                let idx = self.shape(input(node, 1)?)?;
+                let idx = self.shape(model, input(node, 1)?)?;
                 let axis = norm_axis(attr_int(node, "axis", 0), s.len())?;
                 let mut out = s[..axis].to_vec();
                 out.extend_from_slice(idx);
@@ -176,7 +180,7 @@ impl ShapeTable {
                 let axis = norm_axis(attr_int(node, "axis", 0), first.len())?;
                 let mut total = 0i64;
                 for v in &node.inputs {
-                    let s = self.shape((*v)?)?;
+                    let s = self.shape(model, (*v)?)?;
                     if s.len() != first.len() {
                         return None;
                     }
@@ -196,7 +200,7 @@ impl ShapeTable {
             }
             "MatMul" => {
                 let a = x()?;
-                let b = self.shape(input(node, 1)?)?;
+                let b = self.shape(model, input(node, 1)?)?;
                 if a.len() < 2 || b.len() < 2 {
                     return None;
                 }
@@ -230,12 +234,12 @@ impl ShapeTable {
         let x = || input(node, 0).and_then(|v| self.syms(v));
         match node.op_type.as_str() {
             "Shape" => {
-                let s = self.shape(input(node, 0)?)?;
+                let s = self.shape(model, input(node, 0)?)?;
                 let (start, end) = shape_range(node, s.len() as i64);
                 Some(SymInts { scalar: false, items: s[start as usize..end.max(start) as usize].to_vec() })
             }
             "Size" => {
-                let s = self.shape(input(node, 0)?)?;
+                let s = self.shape(model, input(node, 0)?)?;
                 let mut n = 1i64;
                 for d in s {
                     n = n.checked_mul(fixed(d)?)?;
@@ -353,7 +357,7 @@ pub(crate) fn broadcast(a: &[Dim], b: &[Dim]) -> Option<Vec<Dim>> {
 
 /// The output shape of value `v`: the IR's (TensorMeta) or the table's.
 fn known_shape<'a>(model: &'a Model, table: &'a ShapeTable, v: Value) -> Option<&'a [Dim]> {
-    model.value(v).shape.as_deref().or_else(|| table.shape(v))
+    table.shape(model, v)
 }
 
 /// A constant `Reshape` target for output shape `out`, with every other dim positive so nothing
