@@ -3,52 +3,13 @@
 //! (`.ci/run` sets it up), the model passes `onnx.checker` (full check) and matches PyTorch's
 //! outputs on every input set the fixture has. The two negative fixtures fail with typed errors.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+#[allow(dead_code)]
+#[path = "support/fixture_check.rs"]
+mod fixture_check;
 
-fn fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
-}
+use std::path::Path;
 
-/// Fixtures that must export and compute what PyTorch computes.
-const EXPORTABLE: &[&str] = &[
-    "buffer_mutation",
-    "buffer_mutation_decomposed",
-    "buffers_views",
-    "cond",
-    "convnet",
-    "convnet_decomposed",
-    "dict_list_inputs",
-    "dtypes_misc",
-    "dyn_bounds_derived",
-    "effects_tokens",
-    "half_dtypes",
-    "hops_loops",
-    "lifted_constant",
-    "mlp_bn",
-    "mlp_strict",
-    "multi_model",
-    "multi_outputs",
-    "scalar_inputs",
-    "tied_weights",
-    "tiny_transformer",
-    "tiny_transformer_decomposed",
-    "unbacked_symbols",
-];
-
-fn python() -> Option<String> {
-    match std::env::var("FXONNX_PYTHON") {
-        Ok(p) if !p.is_empty() => Some(p),
-        _ => {
-            // CI must not silently skip the numeric checks.
-            assert!(
-                std::env::var("CI").is_err(),
-                "CI is set but FXONNX_PYTHON is not: the numeric checks would not run"
-            );
-            None
-        }
-    }
-}
+use fixture_check::{check_fixture, fixtures, python, EXPORTABLE};
 
 fn export_to(name: &str, model: &str, out: &Path, options: &fxonnx::ExportOptions) -> Vec<u8> {
     let archive = fixtures().join(format!("{name}.pt2"));
@@ -60,25 +21,10 @@ fn export_to(name: &str, model: &str, out: &Path, options: &fxonnx::ExportOption
 }
 
 fn check_numerics(py: &str, name: &str, model_name: &str, onnx: &Path) {
-    let dir = fixtures();
-    let mut cmd = Command::new(py);
-    cmd.arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/check_onnx.py"))
-        .arg(onnx)
-        .arg("--pt2")
-        .arg(dir.join(format!("{name}.pt2")))
-        .arg("--model-name")
-        .arg(model_name);
-    for (inputs, expected) in [("inputs", "expected"), ("inputs_alt", "expected_alt")] {
-        let i = dir.join(format!("{name}.{inputs}.npz"));
-        let e = dir.join(format!("{name}.{expected}.npz"));
-        if i.exists() && e.exists() {
-            cmd.arg("--inputs").arg(i).arg("--expected").arg(e);
-        }
+    match check_fixture(py, name, model_name, onnx) {
+        Ok(text) => eprintln!("{name} ({model_name}): {}", text.trim()),
+        Err(text) => panic!("{name} ({model_name}): numeric check failed:\n{text}"),
     }
-    let out = cmd.output().expect("run check_onnx.py");
-    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-    assert!(out.status.success(), "{name} ({model_name}): numeric check failed:\n{text}");
-    eprintln!("{name} ({model_name}): {}", text.trim());
 }
 
 #[test]
@@ -86,23 +32,20 @@ fn every_fixture_exports_deterministically_and_matches_pytorch() {
     let py = python();
     let tmp = tempfile::tempdir().expect("tempdir");
     let mut failures = Vec::new();
-    for &name in EXPORTABLE {
-        let models: &[&str] = if name == "multi_model" { &["model", "second"] } else { &["model"] };
-        for &model in models {
-            let result = std::panic::catch_unwind(|| {
-                let a = tmp.path().join(format!("{name}.{model}.onnx"));
-                let b = tmp.path().join(format!("{name}.{model}.again.onnx"));
-                let opts = fxonnx::ExportOptions::default();
-                let first = export_to(name, model, &a, &opts);
-                let second = export_to(name, model, &b, &opts);
-                assert!(first == second, "{name}: two exports differ");
-                if let Some(py) = &py {
-                    check_numerics(py, name, model, &a);
-                }
-            });
-            if result.is_err() {
-                failures.push(format!("{name}/{model}"));
+    for &(name, model) in EXPORTABLE {
+        let result = std::panic::catch_unwind(|| {
+            let a = tmp.path().join(format!("{name}.{model}.onnx"));
+            let b = tmp.path().join(format!("{name}.{model}.again.onnx"));
+            let opts = fxonnx::ExportOptions::default();
+            let first = export_to(name, model, &a, &opts);
+            let second = export_to(name, model, &b, &opts);
+            assert!(first == second, "{name}: two exports differ");
+            if let Some(py) = &py {
+                check_numerics(py, name, model, &a);
             }
+        });
+        if result.is_err() {
+            failures.push(format!("{name}/{model}"));
         }
     }
     assert!(failures.is_empty(), "failing fixtures: {failures:?}");

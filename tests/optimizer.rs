@@ -7,80 +7,20 @@
 #[path = "support/conformance.rs"]
 mod conformance;
 
+#[allow(dead_code)]
+#[path = "support/fixture_check.rs"]
+mod fixture_check;
+
 use std::path::{Path, PathBuf};
-use std::process::Command;
+
+use fixture_check::{check_fixture, python, EXPORTABLE};
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).to_path_buf()
 }
 
-fn python() -> Option<String> {
-    match std::env::var("FXONNX_PYTHON") {
-        Ok(p) if !p.is_empty() => Some(p),
-        _ => {
-            assert!(
-                std::env::var("CI").is_err(),
-                "CI is set but FXONNX_PYTHON is not: the numeric checks would not run"
-            );
-            None
-        }
-    }
-}
-
-/// Fixtures that export (tests/fixtures.rs has the same list), with the models of multi-model archives.
-const FIXTURES: &[(&str, &str)] = &[
-    ("buffer_mutation", "model"),
-    ("buffer_mutation_decomposed", "model"),
-    ("buffers_views", "model"),
-    ("cond", "model"),
-    ("convnet", "model"),
-    ("convnet_decomposed", "model"),
-    ("dict_list_inputs", "model"),
-    ("dtypes_misc", "model"),
-    ("dyn_bounds_derived", "model"),
-    ("effects_tokens", "model"),
-    ("half_dtypes", "model"),
-    ("hops_loops", "model"),
-    ("lifted_constant", "model"),
-    ("mlp_bn", "model"),
-    ("mlp_strict", "model"),
-    ("multi_model", "model"),
-    ("multi_model", "second"),
-    ("multi_outputs", "model"),
-    ("scalar_inputs", "model"),
-    ("tied_weights", "model"),
-    ("tiny_transformer", "model"),
-    ("tiny_transformer_decomposed", "model"),
-    ("unbacked_symbols", "model"),
-];
-
 fn options(optimize: bool, model: &str) -> fxonnx::ExportOptions {
     fxonnx::ExportOptions { optimize, model_name: Some(model.to_string()), ..Default::default() }
-}
-
-fn check_fixture(py: &str, name: &str, model: &str, onnx: &Path) -> Result<(), String> {
-    let dir = root().join("tests/fixtures");
-    let mut cmd = Command::new(py);
-    cmd.arg(root().join("tests/check_onnx.py"))
-        .arg(onnx)
-        .arg("--pt2")
-        .arg(dir.join(format!("{name}.pt2")))
-        .arg("--model-name")
-        .arg(model);
-    for (inputs, expected) in [("inputs", "expected"), ("inputs_alt", "expected_alt")] {
-        let i = dir.join(format!("{name}.{inputs}.npz"));
-        let e = dir.join(format!("{name}.{expected}.npz"));
-        if i.exists() && e.exists() {
-            cmd.arg("--inputs").arg(i).arg("--expected").arg(e);
-        }
-    }
-    let out = cmd.output().map_err(|e| format!("cannot run check_onnx.py: {e}"))?;
-    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-    if out.status.success() {
-        Ok(())
-    } else {
-        Err(text)
-    }
 }
 
 #[test]
@@ -88,7 +28,7 @@ fn fixtures_compute_the_same_with_and_without_optimization() {
     let py = python();
     let tmp = tempfile::tempdir().expect("tempdir");
     let mut failures = Vec::new();
-    for &(name, model) in FIXTURES {
+    for &(name, model) in EXPORTABLE {
         let archive = root().join(format!("tests/fixtures/{name}.pt2"));
         let mut nodes = [0usize; 2];
         for (k, optimize) in [false, true].into_iter().enumerate() {

@@ -1,0 +1,79 @@
+//! What the tests over `tests/fixtures/` share: the fixtures that export, the Python that checks
+//! them, and the check itself (`tests/check_onnx.py`).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+pub fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
+}
+
+/// Fixtures that must export and compute what PyTorch computes, with the program to export
+/// (`multi_model` packs two).
+pub const EXPORTABLE: &[(&str, &str)] = &[
+    ("buffer_mutation", "model"),
+    ("buffer_mutation_decomposed", "model"),
+    ("buffers_views", "model"),
+    ("cond", "model"),
+    ("convnet", "model"),
+    ("convnet_decomposed", "model"),
+    ("dict_list_inputs", "model"),
+    ("dtypes_misc", "model"),
+    ("dyn_bounds_derived", "model"),
+    ("effects_tokens", "model"),
+    ("half_dtypes", "model"),
+    ("hops_loops", "model"),
+    ("lifted_constant", "model"),
+    ("mlp_bn", "model"),
+    ("mlp_strict", "model"),
+    ("multi_model", "model"),
+    ("multi_model", "second"),
+    ("multi_outputs", "model"),
+    ("scalar_inputs", "model"),
+    ("tied_weights", "model"),
+    ("tiny_transformer", "model"),
+    ("tiny_transformer_decomposed", "model"),
+    ("unbacked_symbols", "model"),
+];
+
+/// The Python with onnx + onnxruntime + numpy (`FXONNX_PYTHON`), if any.
+pub fn python() -> Option<String> {
+    match std::env::var("FXONNX_PYTHON") {
+        Ok(p) if !p.is_empty() => Some(p),
+        _ => {
+            // CI must not silently skip the numeric checks.
+            assert!(
+                std::env::var("CI").is_err(),
+                "CI is set but FXONNX_PYTHON is not: the numeric checks would not run"
+            );
+            None
+        }
+    }
+}
+
+/// `onnx.checker` (full) and ONNX Runtime against PyTorch's outputs on every input set the fixture
+/// has; the checker's output either way.
+pub fn check_fixture(py: &str, name: &str, model: &str, onnx: &Path) -> Result<String, String> {
+    let dir = fixtures();
+    let mut cmd = Command::new(py);
+    cmd.arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/check_onnx.py"))
+        .arg(onnx)
+        .arg("--pt2")
+        .arg(dir.join(format!("{name}.pt2")))
+        .arg("--model-name")
+        .arg(model);
+    for (inputs, expected) in [("inputs", "expected"), ("inputs_alt", "expected_alt")] {
+        let i = dir.join(format!("{name}.{inputs}.npz"));
+        let e = dir.join(format!("{name}.{expected}.npz"));
+        if i.exists() && e.exists() {
+            cmd.arg("--inputs").arg(i).arg("--expected").arg(e);
+        }
+    }
+    let out = cmd.output().map_err(|e| format!("cannot run check_onnx.py: {e}"))?;
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    if out.status.success() {
+        Ok(text)
+    } else {
+        Err(text)
+    }
+}
