@@ -6,24 +6,16 @@
 
 #[path = "support/conformance.rs"]
 mod conformance;
+#[allow(dead_code)]
+#[path = "support/fixture_check.rs"]
+mod fixture_check;
+
+use fixture_check::python;
 
 use std::path::{Path, PathBuf};
 
 fn corpus() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/ops")
-}
-
-fn python() -> Option<String> {
-    match std::env::var("FXONNX_PYTHON") {
-        Ok(p) if !p.is_empty() => Some(p),
-        _ => {
-            assert!(
-                std::env::var("CI").is_err(),
-                "CI is set but FXONNX_PYTHON is not: the numeric checks would not run"
-            );
-            None
-        }
-    }
 }
 
 #[test]

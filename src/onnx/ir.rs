@@ -269,6 +269,20 @@ pub struct Node {
 }
 
 impl Node {
+    /// `output = Identity(input)`: how a rewrite keeps a graph output's name when it now stands for
+    /// another value.
+    pub fn identity(input: Value, output: Value, metadata: std::rc::Rc<Metadata>) -> Node {
+        Node {
+            op_type: "Identity".into(),
+            domain: String::new(),
+            name: String::new(),
+            inputs: vec![Some(input)],
+            outputs: vec![output],
+            attributes: Vec::new(),
+            metadata,
+        }
+    }
+
     pub fn attr(&self, name: &str) -> Option<&AttrValue> {
         self.attributes.iter().find(|a| a.name == name).map(|a| &a.value)
     }

@@ -213,15 +213,7 @@ fn fix_outputs(model: &mut Model, subst: &Subst) {
                 .find(|(v, _)| *v == old)
                 .map(|(_, m)| m.clone())
                 .unwrap_or_else(|| Rc::new(Vec::new()));
-            model.graph.nodes.push(Node {
-                op_type: "Identity".into(),
-                domain: String::new(),
-                name: String::new(),
-                inputs: vec![Some(new)],
-                outputs: vec![old],
-                attributes: Vec::new(),
-                metadata,
-            });
+            model.graph.nodes.push(Node::identity(new, old, metadata));
         }
     }
 }

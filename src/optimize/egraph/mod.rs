@@ -239,20 +239,8 @@ fn run_window(
             Some(e) if e == o => {}
             Some(e) if graph_outputs.contains(&o) => {
                 // A graph output must be produced under its own name.
-                let meta = nodes[em.origin.get(&c).copied().unwrap_or(window[0])].metadata.clone();
                 let pos = em.origin.get(&c).copied().unwrap_or(window[0]);
-                em.out.push((
-                    pos,
-                    Node {
-                        op_type: "Identity".into(),
-                        domain: String::new(),
-                        name: String::new(),
-                        inputs: vec![Some(e)],
-                        outputs: vec![o],
-                        attributes: Vec::new(),
-                        metadata: meta,
-                    },
-                ));
+                em.out.push((pos, Node::identity(e, o, nodes[pos].metadata.clone())));
             }
             Some(e) => aliases.push((o, e)),
             None => return None,
