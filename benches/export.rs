@@ -26,9 +26,9 @@ use std::process::Command;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
-// The allocator the `fxonnx` binary uses, so that stage times are the CLI's.
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+// The allocator the `fxonnx` binary uses, tuned the same way, so that stage times are the CLI's.
+#[path = "../src/allocator.rs"]
+mod allocator;
 use std::time::{Duration, Instant};
 
 use pt2_writer::{ConvNet, Program, Transformer};
@@ -324,6 +324,7 @@ struct Row {
 }
 
 fn main() {
+    allocator::tune();
     let args: Vec<String> = std::env::args().collect();
     if args.get(1).map(String::as_str) == Some("--child") {
         child(Path::new(&args[2]), Path::new(&args[3]), args.iter().any(|a| a == "--external"));

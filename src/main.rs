@@ -8,10 +8,7 @@ use std::time::Instant;
 
 use clap::{Parser, Subcommand};
 
-// Exports allocate millions of small strings and vectors (names, metadata, shapes); glibc's malloc
-// spent up to 40 % of large exports in its own bookkeeping, mimalloc a fraction of that.
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+mod allocator;
 
 #[derive(Parser)]
 #[command(name = "fxonnx", version, about = "Convert torch.export .pt2 archives into ONNX models, without Python")]
@@ -219,6 +216,7 @@ fn inspect(input: &Path, model: &str, metadata: bool) -> Result<(), String> {
 }
 
 fn main() -> ExitCode {
+    allocator::tune();
     let cli = Cli::parse();
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
