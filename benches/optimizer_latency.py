@@ -2,17 +2,24 @@
 """The optimizer side by side with torch.onnx's, on every model of a zoo folder.
 
     python benches/optimizer_latency.py ZOO_DIR CHECK_ONNX_PY [--torch-python PY] [--fxonnx BIN]
-                                        [--runs 30] [--out reports/optimizer.md] [--work DIR]
+                                        [--runs 100] [--rounds 5] [--exports 7]
+                                        [--out reports/optimizer.md] [--work DIR]
 
 For each case (ZOO_DIR/<case>/model.pt2 with its input sets) it makes three models:
   - fxonnx --no-optimize,
-  - fxonnx (optimized), exported with --report to read the time of each stage,
+  - fxonnx (optimized), exported --exports times to time its stages,
   - torch.onnx.export(torch.export.load(pt2), dynamo=True) with its default optimizer (needs a
     Python with torch: --torch-python; files are cached in --work),
 then runs the shared checker (CHECK_ONNX_PY: onnx.checker, ONNX Runtime numerics on both input
 sets, node counts) on each. Latency: both models are loaded in this process (ONNX Runtime CPU,
-one thread) and run alternately on the case's inputs (ABAB ...), so that load from other processes
-on the machine hits both alike; the medians are reported.
+one thread) and run alternately on the case's inputs (ABAB ..., then BABA ... in the next round), so
+that load from other processes on the machine hits both alike; each round gives a median per model,
+and the table shows the median over rounds and the range of the per-round ratio fxonnx / torch.onnx
+(the run-to-run noise: identical graphs straddle 1.0).
+
+Optimize share: the optimized model is exported --exports times; each run's stage times come from
+the CLI's stderr lines (`[fxonnx] <stage>: ok (<ms> ms)`); the table gives the median share and the
+largest.
 
 Writes a markdown table to --out and the raw JSON lines next to it (.jsonl).
 """
@@ -20,6 +27,7 @@ import argparse
 import json
 import os
 import re
+import statistics
 import subprocess
 import sys
 import time
@@ -40,8 +48,8 @@ def run_checker(py, checker, onnx_path, case_dir, runs, label):
     return json.loads(lines[-1])
 
 
-def ab_latency(path_a, path_b, case_dir, runs):
-    """Median ms of A and B, run alternately in this process."""
+def ab_latency(path_a, path_b, case_dir, runs, rounds):
+    """Per round, the median ms of A and of B, run alternately in this process."""
     import statistics
     import numpy as np
     import onnxruntime as ort
@@ -61,24 +69,40 @@ def ab_latency(path_a, path_b, case_dir, runs):
     for _ in range(3):
         sa.run(None, fa)
         sb.run(None, fb)
-    ta, tb = [], []
-    for _ in range(runs):
+    def timed(s, f):
         t = time.perf_counter()
-        sa.run(None, fa)
-        ta.append(time.perf_counter() - t)
-        t = time.perf_counter()
-        sb.run(None, fb)
-        tb.append(time.perf_counter() - t)
-    return statistics.median(ta) * 1e3, statistics.median(tb) * 1e3
+        s.run(None, f)
+        return time.perf_counter() - t
+
+    per_round = []
+    for r in range(rounds):
+        ta, tb = [], []
+        for _ in range(runs):
+            # Alternate which model goes first, so neither always runs on a cache the other warmed.
+            if r % 2 == 0:
+                ta.append(timed(sa, fa))
+                tb.append(timed(sb, fb))
+            else:
+                tb.append(timed(sb, fb))
+                ta.append(timed(sa, fa))
+        per_round.append((statistics.median(ta) * 1e3, statistics.median(tb) * 1e3))
+    return per_round
 
 
-def stage_times(report_md):
-    """Stage name -> milliseconds, from the report's 'Time and memory per stage' table."""
-    times = {}
-    section = report_md.split("## Time and memory per stage", 1)[-1]
-    for m in re.finditer(r"^\| ([^|]+) \| ok \| ([0-9.]+) \|", section, re.M):
-        times[m.group(1).strip()] = float(m.group(2))
-    return times
+STAGE_LINE = re.compile(r"^\[fxonnx\] (.+?): ok \(([0-9.]+) ms\)", re.M)
+
+
+def export_shares(fxonnx, pt2, out, n):
+    """Optimize share of the export, per run: (optimize ms, total ms of all stages)."""
+    shares = []
+    for _ in range(n):
+        r = subprocess.run([fxonnx, "export", pt2, "-o", out], capture_output=True, text=True)
+        if r.returncode != 0:
+            raise RuntimeError(r.stderr.strip()[-300:])
+        times = {m.group(1): float(m.group(2)) for m in STAGE_LINE.finditer(r.stderr)}
+        opt = next(v for k, v in times.items() if k.lower().startswith("optimize"))
+        shares.append((opt, sum(times.values())))
+    return shares
 
 
 def main():
@@ -88,7 +112,9 @@ def main():
     here = os.path.dirname(os.path.abspath(__file__))
     ap.add_argument("--fxonnx", default=os.path.join(here, "..", "target", "release", "fxonnx"))
     ap.add_argument("--torch-python", default=None, help="a Python with torch, to make torch.onnx's models")
-    ap.add_argument("--runs", type=int, default=100, help="alternating latency runs per model")
+    ap.add_argument("--runs", type=int, default=100, help="alternating latency runs per model and round")
+    ap.add_argument("--rounds", type=int, default=5, help="latency rounds (the noise estimate)")
+    ap.add_argument("--exports", type=int, default=7, help="timed exports per model (optimize share)")
     ap.add_argument("--work", default="/tmp/fxonnx_optimizer_bench")
     ap.add_argument("--out", default=os.path.join(here, "..", "reports", "optimizer.md"))
     args = ap.parse_args()
@@ -107,20 +133,18 @@ def main():
             row["error"] = "fxonnx --no-optimize: " + r.stderr.strip()[-300:]
             rows.append(row)
             continue
-        rep_dir = os.path.join(args.work, c + ".report")
-        os.makedirs(rep_dir, exist_ok=True)
-        for f in os.listdir(rep_dir):
-            os.remove(os.path.join(rep_dir, f))
-        r = subprocess.run([args.fxonnx, "export", pt2, "-o", paths["opt"], "--report", "--artifacts-dir", rep_dir, "-q"],
-                           capture_output=True, text=True)
-        if r.returncode != 0:
-            row["error"] = "fxonnx: " + r.stderr.strip()[-300:]
+        try:
+            runs = export_shares(args.fxonnx, pt2, paths["opt"], args.exports)
+        except RuntimeError as e:
+            row["error"] = f"fxonnx: {e}"
             rows.append(row)
             continue
-        md = open(os.path.join(rep_dir, sorted(os.listdir(rep_dir))[-1])).read()
-        times = stage_times(md)
-        row["export_ms"] = sum(times.values())
-        row["optimize_ms"] = next((v for k, v in times.items() if k.lower().startswith("optimize")), None)
+        row["export_runs"] = runs
+        shares = sorted(o / t for o, t in runs)
+        row["optimize_share_median"] = statistics.median(shares)
+        row["optimize_share_max"] = shares[-1]
+        row["optimize_ms"] = statistics.median(o for o, _ in runs)
+        row["export_ms"] = statistics.median(t for _, t in runs)
         if args.torch_python and not os.path.exists(paths["torch"]):
             t = time.perf_counter()
             r = subprocess.run([args.torch_python, "-c", TORCH_EXPORT, pt2, paths["torch"]], capture_output=True, text=True)
@@ -132,7 +156,12 @@ def main():
         row["opt"] = run_checker(py, args.checker, paths["opt"], case_dir, 1, "fxonnx")
         if have_torch:
             row["torch"] = run_checker(py, args.checker, paths["torch"], case_dir, 1, "torch.onnx")
-            row["opt"]["latency_ms"], row["torch"]["latency_ms"] = ab_latency(paths["opt"], paths["torch"], case_dir, args.runs)
+            rounds = ab_latency(paths["opt"], paths["torch"], case_dir, args.runs, args.rounds)
+            row["latency_rounds"] = rounds
+            row["opt"]["latency_ms"] = statistics.median(a for a, _ in rounds)
+            row["torch"]["latency_ms"] = statistics.median(b for _, b in rounds)
+            ratios = [a / b for a, b in rounds]
+            row["latency_ratio"] = (statistics.median(ratios), min(ratios), max(ratios))
         rows.append(row)
         print(json.dumps({k: (v if not isinstance(v, dict) else {kk: v.get(kk) for kk in ("onnx_nodes", "all_ok", "latency_ms", "error")}) for k, v in row.items()}), flush=True)
 
@@ -154,25 +183,30 @@ def write_markdown(rows, args):
         " --torch-python PY`). Node counts are main-graph nodes as the shared checker counts them; torch.onnx"
         " is `torch.onnx.export(torch.export.load(pt2), dynamo=True)` with its default optimizer, opset 20."
         " Latency: ONNX Runtime CPU, one thread, both models in one process run alternately on the case's"
-        f" inputs, median of {args.runs} runs each. `ok`: onnx.checker and numerics on both input sets within"
-        " the case's tolerances (shared checker). Optimize share: the optimize stage over the sum of all"
-        " export stages, from `fxonnx export --report`.",
+        f" inputs, {args.rounds} rounds of {args.runs} runs each (the order flips every round); the times are"
+        " medians over rounds of each round's median, and the ratio column gives fxonnx / torch.onnx as the"
+        " median over rounds with its range (run-to-run noise). `ok`: onnx.checker and numerics on both input"
+        " sets within the case's tolerances (shared checker). Optimize share: the optimize stage over the sum"
+        f" of all export stages, from the CLI's stage times, {args.exports} exports: median (largest).",
         "",
         "| model | fxonnx unoptimized | fxonnx optimized | torch.onnx | ok (unopt / opt / torch) "
-        "| latency fxonnx (ms) | latency torch.onnx (ms) | optimize (ms) | export total (ms) | optimize share |",
-        "|---|---:|---:|---:|---|---:|---:|---:|---:|---:|",
+        "| latency fxonnx (ms) | latency torch.onnx (ms) | ratio (range) | optimize (ms) | export total (ms) "
+        "| optimize share |",
+        "|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|",
     ]
     for r in rows:
         if "error" in r:
-            lines.append(f"| {r['case']} | {r['error']} | | | | | | | | |")
+            lines.append(f"| {r['case']} | {r['error']} | | | | | | | | | |")
             continue
         u, o, t = r.get("unopt", {}), r.get("opt", {}), r.get("torch", {})
         ok = " / ".join("yes" if x.get("all_ok") else ("–" if not x else "NO") for x in (u, o, t))
-        share = r["optimize_ms"] / r["export_ms"] if r.get("optimize_ms") is not None and r.get("export_ms") else None
+        ratio = r.get("latency_ratio")
+        ratio_s = f"{ratio[0]:.3f} ({ratio[1]:.3f}–{ratio[2]:.3f})" if ratio else "–"
+        share = f"{r['optimize_share_median'] * 100:.1f} % ({r['optimize_share_max'] * 100:.1f} %)"
         lines.append(
             f"| {r['case']} | {fmt(u.get('onnx_nodes'), '{}')} | {fmt(o.get('onnx_nodes'), '{}')} "
             f"| {fmt(t.get('onnx_nodes'), '{}')} | {ok} | {fmt(o.get('latency_ms'))} | {fmt(t.get('latency_ms'))} "
-            f"| {fmt(r.get('optimize_ms'))} | {fmt(r.get('export_ms'))} | {fmt(share and share * 100, '{:.1f} %')} |"
+            f"| {ratio_s} | {fmt(r.get('optimize_ms'))} | {fmt(r.get('export_ms'))} | {share} |"
         )
     with open(args.out, "w") as f:
         f.write("\n".join(lines) + "\n")
