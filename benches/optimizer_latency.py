@@ -66,9 +66,13 @@ def ab_latency(path_a, path_b, case_dir, runs, rounds):
         return s, feed
 
     (sa, fa), (sb, fb) = session(path_a), session(path_b)
+    warm = time.perf_counter()
     for _ in range(3):
         sa.run(None, fa)
         sb.run(None, fb)
+    # Slow models (ViT-B/16: 0.8 s a run) get fewer runs per round: about 3 s per model and round.
+    per_run = (time.perf_counter() - warm) / 6
+    runs = max(15, min(runs, int(3.0 / per_run)))
     def timed(s, f):
         t = time.perf_counter()
         s.run(None, f)
@@ -183,7 +187,8 @@ def write_markdown(rows, args):
         " --torch-python PY`). Node counts are main-graph nodes as the shared checker counts them; torch.onnx"
         " is `torch.onnx.export(torch.export.load(pt2), dynamo=True)` with its default optimizer, opset 20."
         " Latency: ONNX Runtime CPU, one thread, both models in one process run alternately on the case's"
-        f" inputs, {args.rounds} rounds of {args.runs} runs each (the order flips every round); the times are"
+        f" inputs, {args.rounds} rounds of {args.runs} runs each (at least 15, fewer when a run takes over 30 ms;"
+        " the order flips every round); the times are"
         " medians over rounds of each round's median, and the ratio column gives fxonnx / torch.onnx as the"
         " median over rounds with its range (run-to-run noise). `ok`: onnx.checker and numerics on both input"
         " sets within the case's tolerances (shared checker). Optimize share: the optimize stage over the sum"
