@@ -292,7 +292,7 @@ fn weights_match(archive: &Path, onnx: &Path) -> Result<u64, String> {
     let mut compared = 0;
     for t in &graph.initializer {
         // Constants the translations made (`val_<k>`) are not archive tensors.
-        if !loaded.weights.config.contains_key(&t.name) {
+        if !loaded.weights.config.contains_key(t.name.as_str()) {
             continue;
         }
         let w = loaded.tensor(&t.name, true).map_err(|e| format!("{}: {e}", t.name))?;

@@ -241,14 +241,14 @@ fn utc_timestamp() -> String {
     format!("{y:04}-{m:02}-{d:02}_{:02}-{:02}-{:02}-{:06}", rem / 3600, (rem / 60) % 60, rem % 60, now.subsec_micros())
 }
 
-fn tensor_type(meta: &schema::TensorMeta) -> String {
+fn tensor_type(meta: &schema::ValueMeta) -> String {
     let dims: Vec<String> = meta
         .sizes
         .iter()
         .map(|s| match s {
             schema::SymInt::AsInt(n) => n.to_string(),
             schema::SymInt::AsExpr(e) => {
-                crate::sym::parse(&e.expr_str).map(|x| x.to_string()).unwrap_or(e.expr_str.clone())
+                crate::sym::parse(&e.expr_str).map(|x| x.to_string()).unwrap_or_else(|_| e.expr_str.to_string())
             }
         })
         .collect();
@@ -277,7 +277,7 @@ pub fn analysis(
                 InputKind::Constant { .. } => "constant",
                 _ => continue,
             };
-            if let Some(meta) = graph.tensor_values.get(&input.name) {
+            if let Some(meta) = graph.tensor_values.get(input.name.as_str()) {
                 let numel: i64 =
                     meta.sizes.iter().map(|d| if let schema::SymInt::AsInt(n) = d { *n } else { 1 }).product();
                 let dtype = scalar_type(meta.dtype).map(|t| t.name()).unwrap_or("unknown").to_string();
@@ -296,7 +296,7 @@ pub fn analysis(
         if let schema::InputSpec::UserInput { arg } = spec {
             let mut name = String::new();
             fx::for_each_value_name(arg, &mut |n| name = n.to_string());
-            let ty = graph.tensor_values.get(&name).map(tensor_type).unwrap_or_else(|| "SymInt".into());
+            let ty = graph.tensor_values.get(name.as_str()).map(tensor_type).unwrap_or_else(|| "SymInt".into());
             let _ = writeln!(s, "| {name} | input | {ty} |");
         }
     }
@@ -304,7 +304,7 @@ pub fn analysis(
         if let schema::OutputSpec::UserOutput { arg } = spec {
             let mut name = String::new();
             fx::for_each_value_name(arg, &mut |n| name = n.to_string());
-            let ty = graph.tensor_values.get(&name).map(tensor_type).unwrap_or_else(|| "scalar".into());
+            let ty = graph.tensor_values.get(name.as_str()).map(tensor_type).unwrap_or_else(|| "scalar".into());
             let _ = writeln!(s, "| {name} | output | {ty} |");
         }
     }

@@ -43,7 +43,7 @@ pub struct Input {
 /// What a graph output is, from the graph signature.
 #[derive(Debug)]
 pub enum OutputKind<'a> {
-    User(&'a Argument),
+    User(&'a Argument<'a>),
     BufferMutation { value: String, fqn: String },
     UserInputMutation { value: String, input: String },
     Token,
@@ -70,19 +70,19 @@ impl<'a> Program<'a> {
         for spec in &sig.input_specs {
             let input = match spec {
                 InputSpec::Parameter { arg, parameter_name } => {
-                    Input { name: arg.name.clone(), kind: InputKind::Parameter { fqn: parameter_name.clone() } }
+                    Input { name: arg.name.to_string(), kind: InputKind::Parameter { fqn: parameter_name.to_string() } }
                 }
                 InputSpec::Buffer { arg, buffer_name, persistent } => Input {
-                    name: arg.name.clone(),
-                    kind: InputKind::Buffer { fqn: buffer_name.clone(), persistent: *persistent },
+                    name: arg.name.to_string(),
+                    kind: InputKind::Buffer { fqn: buffer_name.to_string(), persistent: *persistent },
                 },
                 InputSpec::TensorConstant { arg, tensor_constant_name } => {
-                    Input { name: arg.name.clone(), kind: InputKind::Constant { fqn: tensor_constant_name.clone() } }
+                    Input { name: arg.name.to_string(), kind: InputKind::Constant { fqn: tensor_constant_name.to_string() } }
                 }
                 InputSpec::UserInput { arg } => match arg {
-                    Argument::Tensor(t) => Input { name: t.name.clone(), kind: InputKind::UserTensor },
+                    Argument::Tensor(t) => Input { name: t.name.to_string(), kind: InputKind::UserTensor },
                     Argument::SymInt(SymIntArgument::AsName(n)) => {
-                        Input { name: n.clone(), kind: InputKind::UserSymInt }
+                        Input { name: n.to_string(), kind: InputKind::UserSymInt }
                     }
                     other => {
                         return Err(SignatureError(format!(
@@ -91,11 +91,11 @@ impl<'a> Program<'a> {
                         )))
                     }
                 },
-                InputSpec::ConstantInput { name, .. } => Input { name: name.clone(), kind: InputKind::ConstantInput },
-                InputSpec::Token { arg } => Input { name: arg.name.clone(), kind: InputKind::Token },
+                InputSpec::ConstantInput { name, .. } => Input { name: name.to_string(), kind: InputKind::ConstantInput },
+                InputSpec::Token { arg } => Input { name: arg.name.to_string(), kind: InputKind::Token },
                 InputSpec::CustomObj { arg, custom_obj_name } => Input {
-                    name: arg.name.clone(),
-                    kind: InputKind::CustomObj { fqn: custom_obj_name.clone(), class_fqn: arg.class_fqn.clone() },
+                    name: arg.name.to_string(),
+                    kind: InputKind::CustomObj { fqn: custom_obj_name.to_string(), class_fqn: arg.class_fqn.to_string() },
                 },
             };
             inputs.push(input);
@@ -105,10 +105,10 @@ impl<'a> Program<'a> {
             outputs.push(match spec {
                 OutputSpec::UserOutput { arg } => OutputKind::User(arg),
                 OutputSpec::BufferMutation { arg, buffer_name } => {
-                    OutputKind::BufferMutation { value: arg.name.clone(), fqn: buffer_name.clone() }
+                    OutputKind::BufferMutation { value: arg.name.to_string(), fqn: buffer_name.to_string() }
                 }
                 OutputSpec::UserInputMutation { arg, user_input_name } => {
-                    OutputKind::UserInputMutation { value: arg.name.clone(), input: user_input_name.clone() }
+                    OutputKind::UserInputMutation { value: arg.name.to_string(), input: user_input_name.to_string() }
                 }
                 OutputSpec::Token { .. } => OutputKind::Token,
                 OutputSpec::LossOutput { .. }
@@ -128,7 +128,7 @@ impl<'a> Program<'a> {
         self.loaded
     }
 
-    pub fn graph(&self) -> &'a schema::Graph {
+    pub fn graph(&self) -> &'a schema::Graph<'a> {
         &self.loaded.program.graph_module.graph
     }
 
@@ -151,17 +151,17 @@ impl<'a> Program<'a> {
 
 /// The FX value names a node defines, one slot per output position (`None` for outputs that are
 /// not values, like `as_none`). `Tensor[]` results (`split`) contribute one slot per element.
-pub fn output_slots(node: &schema::Node) -> Vec<Option<String>> {
+pub fn output_slots<'n>(node: &'n schema::Node<'_>) -> Vec<Option<&'n str>> {
     let mut slots = Vec::with_capacity(node.outputs.len());
     for out in &node.outputs {
         match out {
-            Argument::Tensor(t) => slots.push(Some(t.name.clone())),
-            Argument::Tensors(ts) => slots.extend(ts.iter().map(|t| Some(t.name.clone()))),
-            Argument::SymInt(SymIntArgument::AsName(n)) => slots.push(Some(n.clone())),
-            Argument::SymFloat(schema::SymFloatArgument::AsName(n)) => slots.push(Some(n.clone())),
-            Argument::SymBool(schema::SymBoolArgument::AsName(n)) => slots.push(Some(n.clone())),
+            Argument::Tensor(t) => slots.push(Some(t.name.as_str())),
+            Argument::Tensors(ts) => slots.extend(ts.iter().map(|t| Some(t.name.as_str()))),
+            Argument::SymInt(SymIntArgument::AsName(n)) => slots.push(Some(n.as_str())),
+            Argument::SymFloat(schema::SymFloatArgument::AsName(n)) => slots.push(Some(n.as_str())),
+            Argument::SymBool(schema::SymBoolArgument::AsName(n)) => slots.push(Some(n.as_str())),
             Argument::OptionalTensors(ts) => slots.extend(ts.iter().map(|t| match t {
-                schema::OptionalTensorArgument::AsTensor(t) => Some(t.name.clone()),
+                schema::OptionalTensorArgument::AsTensor(t) => Some(t.name.as_str()),
                 schema::OptionalTensorArgument::AsNone(_) => None,
             })),
             _ => slots.push(None),
@@ -171,12 +171,20 @@ pub fn output_slots(node: &schema::Node) -> Vec<Option<String>> {
 }
 
 /// The name of a node's first output (old files have no node names).
-pub fn first_output_name(node: &schema::Node) -> Option<String> {
+pub fn first_output_name<'n>(node: &'n schema::Node<'_>) -> Option<&'n str> {
     output_slots(node).into_iter().flatten().next()
 }
 
+/// The node's FX name: its `name`, else (old files) its first output's.
+pub fn node_name<'n>(node: &'n schema::Node<'_>) -> &'n str {
+    match &node.name {
+        Some(n) => n.as_str(),
+        None => first_output_name(node).unwrap_or_default(),
+    }
+}
+
 /// Call `f` with the name of every FX value an argument refers to (tensors and symbolic scalars).
-pub fn for_each_value_name<'a>(arg: &'a Argument, f: &mut dyn FnMut(&'a str)) {
+pub fn for_each_value_name<'a>(arg: &'a Argument<'_>, f: &mut dyn FnMut(&'a str)) {
     match arg {
         Argument::Tensor(t) => f(&t.name),
         Argument::Tensors(ts) => ts.iter().for_each(|t| f(&t.name)),

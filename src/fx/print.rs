@@ -30,7 +30,7 @@ fn sym_text(s: &schema::SymInt) -> String {
         schema::SymInt::AsInt(n) => n.to_string(),
         schema::SymInt::AsExpr(e) => match crate::sym::parse(&e.expr_str) {
             Ok(x) => x.to_string(),
-            Err(_) => e.expr_str.clone(),
+            Err(_) => e.expr_str.to_string(),
         },
     }
 }
@@ -57,12 +57,12 @@ fn arg_text(arg: &Argument) -> String {
     let list = |v: Vec<String>| format!("[{}]", v.join(", "));
     match arg {
         Argument::None => "None".into(),
-        Argument::Tensor(t) => t.name.clone(),
-        Argument::Tensors(ts) => list(ts.iter().map(|t| t.name.clone()).collect()),
+        Argument::Tensor(t) => t.name.to_string(),
+        Argument::Tensors(ts) => list(ts.iter().map(|t| t.name.to_string()).collect()),
         Argument::OptionalTensors(ts) => list(
             ts.iter()
                 .map(|t| match t {
-                    OptionalTensorArgument::AsTensor(t) => t.name.clone(),
+                    OptionalTensorArgument::AsTensor(t) => t.name.to_string(),
                     OptionalTensorArgument::AsNone(_) => "None".into(),
                 })
                 .collect(),
@@ -81,20 +81,20 @@ fn arg_text(arg: &Argument) -> String {
             Some(i) => format!("device(type='{}', index={i})", d.kind),
             None => format!("device(type='{}')", d.kind),
         },
-        Argument::SymInt(SymIntArgument::AsName(n)) => n.clone(),
+        Argument::SymInt(SymIntArgument::AsName(n)) => n.to_string(),
         Argument::SymInt(SymIntArgument::AsInt(i)) => i.to_string(),
         Argument::SymInts(v) => list(
             v.iter()
                 .map(|s| match s {
-                    SymIntArgument::AsName(n) => n.clone(),
+                    SymIntArgument::AsName(n) => n.to_string(),
                     SymIntArgument::AsInt(i) => i.to_string(),
                 })
                 .collect(),
         ),
         Argument::SymBool(schema::SymBoolArgument::AsName(n))
-        | Argument::SymFloat(schema::SymFloatArgument::AsName(n)) => n.clone(),
-        Argument::Graph(g) => g.name.clone(),
-        Argument::Operator(o) => o.clone(),
+        | Argument::SymFloat(schema::SymFloatArgument::AsName(n)) => n.to_string(),
+        Argument::Graph(g) => g.name.to_string(),
+        Argument::Operator(o) => o.to_string(),
         other => format!("<{}>", other.kind()),
     }
 }
@@ -115,14 +115,7 @@ fn format_float(f: f64) -> String {
 /// `%linear : [num_users=1] = call_function[target=torch.ops.aten.linear.default](args = (%x, %w), kwargs = {})`.
 pub fn format_node(node: &schema::Node, num_users: usize) -> String {
     // Written into one buffer: this runs once per FX node of every export (the fx_node metadata).
-    let first;
-    let name = match &node.name {
-        Some(n) => n.as_str(),
-        None => {
-            first = super::first_output_name(node).unwrap_or_default();
-            first.as_str()
-        }
-    };
+    let name = super::node_name(node);
     let mut s = String::with_capacity(96 + node.target.len() + 16 * node.inputs.len());
     let _ = write!(s, "%{name} : [num_users={num_users}] = call_function[target={}](args = (", node.target);
     let push_arg = |s: &mut String, arg: &Argument| match arg {
@@ -209,7 +202,7 @@ pub fn format_signature(sig: &schema::GraphSignature) -> String {
 }
 
 /// Range constraints as torch prints them: `{s77: VR[0, int_oo]}`.
-pub fn format_range_constraints(rc: &indexmap::IndexMap<String, schema::RangeConstraint>) -> String {
+pub fn format_range_constraints<K: std::fmt::Display>(rc: &indexmap::IndexMap<K, schema::RangeConstraint>) -> String {
     let bound = |b: &Option<serde_json::Number>, neg: bool| match b {
         Some(n) => n.to_string(),
         None => if neg { "-int_oo" } else { "int_oo" }.to_string(),
@@ -221,11 +214,10 @@ pub fn format_range_constraints(rc: &indexmap::IndexMap<String, schema::RangeCon
 
 fn write_graph(s: &mut String, graph: &schema::Graph, indent: &str) {
     for node in &graph.nodes {
-        let outs: Vec<String> =
-            super::output_slots(node).into_iter().map(|o| o.unwrap_or_else(|| "_".into())).collect();
+        let outs: Vec<&str> = super::output_slots(node).into_iter().map(|o| o.unwrap_or("_")).collect();
         let lhs = match outs.len() {
             0 => String::new(),
-            1 => format!("{}: \"{}\" = ", outs[0], value_type(graph, &outs[0])),
+            1 => format!("{}: \"{}\" = ", outs[0], value_type(graph, outs[0])),
             _ => format!("{} = ", outs.join(", ")),
         };
         let args: Vec<String> = node

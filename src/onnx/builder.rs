@@ -4,8 +4,9 @@
 //! One typed method per ONNX operator lives in the generated `ops.rs`; they all funnel into
 //! [`Builder::call`]. Attributes are set on the returned [`Call`] (`op.Gemm(a, b, None).transB(1).out()`).
 
-use std::collections::HashMap;
 use std::rc::Rc;
+
+use crate::hash::FxHashMap;
 
 use super::ir::*;
 
@@ -36,7 +37,7 @@ pub struct Builder {
     pub(crate) node_metadata: Rc<Metadata>,
     errors: Vec<BuildError>,
     /// Deduplicates small constants within the main graph: (dtype, dims, bytes) → value.
-    const_cache: HashMap<(i32, Vec<i64>, Vec<u8>), Value>,
+    const_cache: FxHashMap<(i32, Vec<i64>, Vec<u8>), Value>,
     /// Custom domains used, with their versions.
     pub(crate) custom_domains: Vec<(String, i64)>,
     pub(crate) warnings: Vec<String>,
@@ -52,11 +53,18 @@ impl Builder {
             opset,
             node_metadata: Rc::new(Vec::new()),
             errors: Vec::new(),
-            const_cache: HashMap::new(),
+            const_cache: FxHashMap::default(),
             custom_domains: Vec::new(),
             out_types: Vec::new(),
             warnings: Vec::new(),
         }
+    }
+
+    /// Make room for `nodes` more nodes in the main graph and `values` more values, so that a
+    /// large graph is not copied each time its arrays grow.
+    pub(crate) fn reserve(&mut self, nodes: usize, values: usize) {
+        self.values.reserve(values);
+        self.graphs[0].nodes.reserve(nodes);
     }
 
     /// The element type torch computed for output `i` of the node being translated. Arithmetic
@@ -264,6 +272,9 @@ impl<'b> Call<'b> {
     pub fn attr(mut self, name: &str, value: AttrValue) -> Self {
         let node = self.node_mut();
         node.attributes.retain(|a| a.name != name);
+        // Exactly sized: an attribute is large (a subgraph fits inline) and most nodes have one or
+        // two, where growing would reserve four.
+        node.attributes.reserve_exact(1);
         node.attributes.push(Attribute { name: name.to_string(), value });
         self
     }
@@ -295,7 +306,11 @@ impl<'b> Call<'b> {
 
     /// The node's only (or first) output.
     pub fn out(self) -> Value {
-        self.outs_vec(1)[0]
+        let Call { b, node } = self;
+        let v = b.new_value();
+        b.graph_mut().nodes[node].outputs = vec![v];
+        super::infer::infer_node(b, node);
+        v
     }
 
     /// The node's first `N` outputs.

@@ -255,7 +255,7 @@ fn put_decimal<S: Sink>(s: &mut S, mut k: u32) {
 // ------------------------------------------------------------------------------------------------
 
 fn props(m: &Metadata) -> Vec<proto::StringStringEntryProto> {
-    m.iter().map(|(k, v)| proto::StringStringEntryProto { key: k.clone(), value: v.clone() }).collect()
+    m.iter().map(|(k, v)| proto::StringStringEntryProto { key: k.to_string(), value: v.clone() }).collect()
 }
 
 fn tensor_proto(name: String, t: &TensorData, metadata: &Metadata) -> proto::TensorProto {

@@ -176,6 +176,38 @@ const SAME_SHAPE: &[&str] = &[
     "RMSNormalization",
 ];
 
+/// How an operator's outputs get their element types and shapes, from the lists above.
+#[derive(Clone, Copy, Default)]
+struct Class {
+    same_as_first: bool,
+    bool_out: bool,
+    int64_out: bool,
+    same_shape: bool,
+}
+
+/// The lists as one table: every node built asks, and a scan of the lists compared the op type
+/// with up to a hundred names.
+fn class(op: &str) -> Class {
+    static TABLE: std::sync::OnceLock<crate::hash::FxHashMap<&'static str, Class>> = std::sync::OnceLock::new();
+    let table = TABLE.get_or_init(|| {
+        let mut t: crate::hash::FxHashMap<&'static str, Class> = Default::default();
+        for &o in SAME_AS_FIRST {
+            t.entry(o).or_default().same_as_first = true;
+        }
+        for &o in BOOL_OUT {
+            t.entry(o).or_default().bool_out = true;
+        }
+        for &o in INT64_OUT {
+            t.entry(o).or_default().int64_out = true;
+        }
+        for &o in SAME_SHAPE {
+            t.entry(o).or_default().same_shape = true;
+        }
+        t
+    });
+    table.get(op).copied().unwrap_or_default()
+}
+
 /// Fill in the output element types of node `node` of the innermost graph, where they follow
 /// from the operator and its inputs. Leaves already-known types alone.
 pub(crate) fn infer_node(b: &mut Builder, node: usize) {
@@ -186,61 +218,47 @@ pub(crate) fn infer_node(b: &mut Builder, node: usize) {
     }
     let first = n.inputs.first().copied().flatten().and_then(|v| b.values[v.index()].dtype);
     let op = n.op_type.as_str();
-    let mut types: Vec<Option<DType>> = vec![None; n.outputs.len()];
-    match op {
-        "Cast" => {
-            if let Some(AttrValue::Int(to)) = n.attr("to") {
-                types[0] = dtype_from_onnx(*to as i32);
-            }
-        }
-        "CastLike" | "Where" => {
-            // CastLike takes its target's type, Where its branches' (input 1 in both).
-            types[0] = n.inputs.get(1).copied().flatten().and_then(|v| b.values[v.index()].dtype);
-        }
-        "Constant" => {
-            if let Some(AttrValue::Tensor(t)) = n.attr("value") {
-                types[0] = Some(t.dtype);
-            }
-        }
-        "ConstantOfShape" => {
-            types[0] = match n.attr("value") {
-                Some(AttrValue::Tensor(t)) => Some(t.dtype),
-                _ => Some(DType::Float),
-            };
-        }
-        "Range" => types[0] = first,
-        "TopK" | "MaxPool" => {
-            types[0] = first;
-            if types.len() > 1 {
-                types[1] = Some(DType::Int64);
-            }
-        }
-        "If" | "Loop" | "Scan" => {}
-        _ if BOOL_OUT.contains(&op) => types.iter_mut().for_each(|t| *t = Some(DType::Bool)),
-        _ if INT64_OUT.contains(&op) => types.iter_mut().for_each(|t| *t = Some(DType::Int64)),
-        _ if SAME_AS_FIRST.contains(&op) => {
-            // Optional extra outputs (BatchNorm stats, LayerNorm mean) share the type; Dropout's
-            // mask is bool.
-            types.iter_mut().for_each(|t| *t = first);
-            if op == "Dropout" && types.len() > 1 {
-                types[1] = Some(DType::Bool);
-            }
-        }
-        _ => {}
-    }
-    let shape = if SAME_SHAPE.contains(&op) {
+    let class = class(op);
+    // The type of output 0 and of the others.
+    let (head, rest): (Option<DType>, Option<DType>) = match op {
+        "Cast" => match n.attr("to") {
+            Some(AttrValue::Int(to)) => (dtype_from_onnx(*to as i32), None),
+            _ => (None, None),
+        },
+        // CastLike takes its target's type, Where its branches' (input 1 in both).
+        "CastLike" | "Where" => (n.inputs.get(1).copied().flatten().and_then(|v| b.values[v.index()].dtype), None),
+        "Constant" => match n.attr("value") {
+            Some(AttrValue::Tensor(t)) => (Some(t.dtype), None),
+            _ => (None, None),
+        },
+        "ConstantOfShape" => match n.attr("value") {
+            Some(AttrValue::Tensor(t)) => (Some(t.dtype), None),
+            _ => (Some(DType::Float), None),
+        },
+        "Range" => (first, None),
+        "TopK" | "MaxPool" => (first, Some(DType::Int64)),
+        "If" | "Loop" | "Scan" => (None, None),
+        _ if class.bool_out => (Some(DType::Bool), Some(DType::Bool)),
+        _ if class.int64_out => (Some(DType::Int64), Some(DType::Int64)),
+        // Optional extra outputs (BatchNorm stats, LayerNorm mean) share the type; Dropout's mask
+        // is bool.
+        "Dropout" if class.same_as_first => (first, Some(DType::Bool)),
+        _ if class.same_as_first => (first, first),
+        _ => (None, None),
+    };
+    let shape = if class.same_shape {
         n.inputs.first().copied().flatten().and_then(|v| b.values[v.index()].shape.clone())
     } else {
         None
     };
-    let outputs = n.outputs.clone();
-    for (i, (v, t)) in outputs.into_iter().zip(types).enumerate() {
+    let mut shape = Some(shape);
+    for (i, &v) in n.outputs.iter().enumerate() {
         let info = &mut b.values[v.index()];
         if info.dtype.is_none() {
-            info.dtype = t;
+            info.dtype = if i == 0 { head } else { rest };
         }
         if i == 0 && info.shape.is_none() {
-            info.shape = shape.clone();
+            info.shape = shape.take().flatten();
         }
     }
 }

@@ -253,8 +253,9 @@ pub struct Attribute {
     pub value: AttrValue,
 }
 
-/// `(key, value)` pairs written to `metadata_props`, in order.
-pub type Metadata = Vec<(String, String)>;
+/// `(key, value)` pairs written to `metadata_props`, in order. Keys are the fixed names of
+/// [`crate::translate::metadata`] (one set per FX node: not worth an allocation each).
+pub type Metadata = Vec<(&'static str, String)>;
 
 #[derive(Clone, Debug)]
 pub struct Node {

@@ -134,6 +134,17 @@ impl Archive {
 
     /// The bytes of an entry, as a slice of the memory map.
     pub fn entry(&self, name: &str) -> Result<Bytes> {
+        let (start, end) = self.span(name)?;
+        Ok(self.data.slice(start..end))
+    }
+
+    /// The bytes of an entry, borrowed from the memory map (parsed JSON borrows its strings).
+    fn entry_ref(&self, name: &str) -> Result<&[u8]> {
+        let (start, end) = self.span(name)?;
+        Ok(&self.data[start..end])
+    }
+
+    fn span(&self, name: &str) -> Result<(usize, usize)> {
         let &(start, size, method) = self.entries.get(name).ok_or_else(|| Pt2Error::MissingEntry {
             entry: format!("{}{name}", self.root),
             hint: "the archive is incomplete; re-save it with torch.export.save".into(),
@@ -141,7 +152,7 @@ impl Archive {
         if method != 0 {
             return Err(Pt2Error::Compressed { entry: name.to_string(), method: method.to_string() });
         }
-        Ok(self.data.slice(start..start + size))
+        Ok((start, start + size))
     }
 
     /// The names of the programs in the archive (`models/<name>.json`), in archive order.
@@ -165,7 +176,7 @@ impl Archive {
             }
         }
         let entry = format!("models/{name}.json");
-        let program: schema::ExportedProgram = self.json(&entry)?;
+        let program: schema::ExportedProgram<'_> = self.json(&entry)?;
         if program.schema_version.major != 8 {
             return Err(Pt2Error::SchemaVersion {
                 entry,
@@ -178,13 +189,13 @@ impl Archive {
         Ok(Loaded { archive: self, name: name.to_string(), program, weights, constants })
     }
 
-    fn json<T: serde::de::DeserializeOwned>(&self, entry: &str) -> Result<T> {
-        let bytes = self.entry(entry)?;
-        serde_json::from_slice(&bytes).map_err(|source| Pt2Error::Json { entry: entry.to_string(), source })
+    fn json<'a, T: serde::Deserialize<'a>>(&'a self, entry: &str) -> Result<T> {
+        let bytes = self.entry_ref(entry)?;
+        serde_json::from_slice(bytes).map_err(|source| Pt2Error::Json { entry: entry.to_string(), source })
     }
 
     /// A payload config; a program without weights may have none.
-    fn config(&self, entry: &str) -> Result<schema::PayloadConfig> {
+    fn config(&self, entry: &str) -> Result<schema::PayloadConfig<'_>> {
         if self.has(entry) {
             self.json(entry)
         } else {
@@ -193,13 +204,14 @@ impl Archive {
     }
 }
 
-/// One program of an archive, parsed, with access to its weights and constants.
+/// One program of an archive, parsed, with access to its weights and constants. Its strings
+/// borrow from the archive's map.
 pub struct Loaded<'a> {
     archive: &'a Archive,
     pub name: String,
-    pub program: schema::ExportedProgram,
-    pub weights: schema::PayloadConfig,
-    pub constants: schema::PayloadConfig,
+    pub program: schema::ExportedProgram<'a>,
+    pub weights: schema::PayloadConfig<'a>,
+    pub constants: schema::PayloadConfig<'a>,
 }
 
 impl Loaded<'_> {

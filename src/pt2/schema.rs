@@ -3,32 +3,210 @@
 //!
 //! Unions are JSON objects with one key. Unknown [`Argument`] variants do not fail the file: they
 //! become [`Argument::Unknown`] so the one node that uses them can be reported.
+//!
+//! Strings borrow from the archive's memory map ([`Str`]): a program of a million FX nodes has
+//! several million names, and copying each into its own allocation was most of the parse time and
+//! a third of its memory. Node metadata values stay JSON text until asked for ([`MetaValue`]).
+
+use std::borrow::{Borrow, Cow};
+use std::fmt;
+use std::ops::Deref;
 
 use indexmap::IndexMap;
 use serde::de::{self, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde::Deserialize;
 
 /// Maps of the schema, keyed by FX names and FQNs (looked up per node: a fast hasher).
-pub type Map<V> = IndexMap<String, V, crate::hash::FxBuild>;
+pub type Map<'a, V> = IndexMap<Str<'a>, V, crate::hash::FxBuild>;
 
-#[derive(Debug, Deserialize)]
-pub struct ExportedProgram {
-    pub graph_module: GraphModule,
-    #[serde(default)]
-    pub opset_version: Map<i64>,
-    #[serde(default)]
-    pub range_constraints: IndexMap<String, RangeConstraint>,
-    pub schema_version: SchemaVersion,
-    #[serde(default)]
-    pub verifiers: Vec<String>,
-    #[serde(default = "default_torch_version")]
-    pub torch_version: String,
-    #[serde(default)]
-    pub guards_code: Vec<String>,
+/// A string of the program JSON: borrowed from the archive when the JSON text has no escapes (FX
+/// names, targets and module paths have none), owned otherwise. Reads as a `&str`.
+#[derive(Clone, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Str<'a>(pub Cow<'a, str>);
+
+impl<'a> Str<'a> {
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// The string, borrowed from the archive when it can be (outlives `self`).
+    pub fn as_cow(&self) -> Cow<'a, str> {
+        self.0.clone()
+    }
 }
 
-fn default_torch_version() -> String {
-    "<=2.4".into()
+impl Deref for Str<'_> {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl Borrow<str> for Str<'_> {
+    fn borrow(&self) -> &str {
+        &self.0
+    }
+}
+
+impl AsRef<str> for Str<'_> {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for Str<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl fmt::Debug for Str<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&*self.0, f)
+    }
+}
+
+impl PartialEq<str> for Str<'_> {
+    fn eq(&self, other: &str) -> bool {
+        *self.0 == *other
+    }
+}
+
+impl PartialEq<&str> for Str<'_> {
+    fn eq(&self, other: &&str) -> bool {
+        *self.0 == **other
+    }
+}
+
+impl PartialEq<String> for Str<'_> {
+    fn eq(&self, other: &String) -> bool {
+        *self.0 == **other
+    }
+}
+
+impl<'a> From<&'a str> for Str<'a> {
+    fn from(s: &'a str) -> Self {
+        Str(Cow::Borrowed(s))
+    }
+}
+
+impl From<String> for Str<'_> {
+    fn from(s: String) -> Self {
+        Str(Cow::Owned(s))
+    }
+}
+
+impl From<Str<'_>> for String {
+    fn from(s: Str<'_>) -> String {
+        s.0.into_owned()
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Str<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Str<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_borrowed_str<E: de::Error>(self, s: &'de str) -> Result<Str<'de>, E> {
+                Ok(Str(Cow::Borrowed(s)))
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<Str<'de>, E> {
+                Ok(Str(Cow::Owned(s.to_string())))
+            }
+            fn visit_string<E: de::Error>(self, s: String) -> Result<Str<'de>, E> {
+                Ok(Str(Cow::Owned(s)))
+            }
+        }
+        d.deserialize_str(V)
+    }
+}
+
+/// A node metadata value as its JSON string literal, quotes and escapes included: torch writes a
+/// stack trace on every node, and only the lowering reads it, once, into the ONNX metadata.
+#[derive(Clone, Copy)]
+pub struct MetaValue<'a>(&'a str);
+
+impl<'a> MetaValue<'a> {
+    /// The decoded string (borrowed when it has no escapes).
+    pub fn get(&self) -> Cow<'a, str> {
+        let inner = &self.0[1..self.0.len() - 1];
+        if !inner.contains('\\') {
+            return Cow::Borrowed(inner);
+        }
+        // Checked to be a valid JSON string when parsed.
+        Cow::Owned(serde_json::from_str(self.0).unwrap_or_default())
+    }
+}
+
+impl fmt::Debug for MetaValue<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.0)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for MetaValue<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let raw = <&'de serde_json::value::RawValue>::deserialize(d)?.get();
+        if raw.len() < 2 || !raw.starts_with('"') {
+            return Err(de::Error::custom(format!("expected a string metadata value, found {raw}")));
+        }
+        Ok(MetaValue(raw))
+    }
+}
+
+/// A node's `metadata` (`stack_trace`, `nn_module_stack`, `torch_fn`...), in file order.
+#[derive(Debug, Clone, Default)]
+pub struct NodeMetadata<'a>(pub Vec<(Str<'a>, MetaValue<'a>)>);
+
+impl<'a> NodeMetadata<'a> {
+    /// The value of `key`, decoded (the last one, as a map would keep).
+    pub fn get(&self, key: &str) -> Option<Cow<'a, str>> {
+        self.0.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v.get())
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for NodeMetadata<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de> Visitor<'de> for V<'de> {
+            type Value = NodeMetadata<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a map of strings")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<NodeMetadata<'de>, A::Error> {
+                let mut v = Vec::with_capacity(m.size_hint().unwrap_or(4));
+                while let Some(entry) = m.next_entry()? {
+                    v.push(entry);
+                }
+                Ok(NodeMetadata(v))
+            }
+        }
+        d.deserialize_map(V(std::marker::PhantomData))
+    }
+}
+
+#[derive(Debug, Deserialize)]
+pub struct ExportedProgram<'a> {
+    #[serde(borrow)]
+    pub graph_module: GraphModule<'a>,
+    #[serde(default, borrow)]
+    pub opset_version: Map<'a, i64>,
+    #[serde(default, borrow)]
+    pub range_constraints: IndexMap<Str<'a>, RangeConstraint>,
+    pub schema_version: SchemaVersion,
+    #[serde(default, borrow)]
+    pub verifiers: Vec<Str<'a>>,
+    #[serde(default = "default_torch_version", borrow)]
+    pub torch_version: Str<'a>,
+    #[serde(default, borrow)]
+    pub guards_code: Vec<Str<'a>>,
+}
+
+fn default_torch_version() -> Str<'static> {
+    Str::from("<=2.4")
 }
 
 #[derive(Debug, Deserialize)]
@@ -45,81 +223,108 @@ pub struct RangeConstraint {
 }
 
 #[derive(Debug, Deserialize)]
-pub struct GraphModule {
-    pub graph: Graph,
-    pub signature: GraphSignature,
-    #[serde(default)]
-    pub module_call_graph: Vec<ModuleCallEntry>,
-    #[serde(default)]
-    pub metadata: Map<String>,
+pub struct GraphModule<'a> {
+    #[serde(borrow)]
+    pub graph: Graph<'a>,
+    #[serde(borrow)]
+    pub signature: GraphSignature<'a>,
+    #[serde(default, borrow)]
+    pub module_call_graph: Vec<ModuleCallEntry<'a>>,
+    #[serde(default, borrow)]
+    pub metadata: Map<'a, Str<'a>>,
 }
 
 #[derive(Debug, Deserialize)]
-pub struct Graph {
-    pub inputs: Vec<Argument>,
-    pub outputs: Vec<Argument>,
-    pub nodes: Vec<Node>,
-    #[serde(default)]
-    pub tensor_values: Map<TensorMeta>,
-    #[serde(default)]
-    pub sym_int_values: Map<SymInt>,
-    #[serde(default)]
-    pub sym_bool_values: Map<SymBool>,
-    #[serde(default)]
-    pub sym_float_values: Map<SymFloat>,
-    #[serde(default)]
-    pub custom_obj_values: Map<CustomObjArgument>,
+pub struct Graph<'a> {
+    #[serde(borrow)]
+    pub inputs: Vec<Argument<'a>>,
+    #[serde(borrow)]
+    pub outputs: Vec<Argument<'a>>,
+    #[serde(borrow)]
+    pub nodes: Vec<Node<'a>>,
+    #[serde(default, borrow)]
+    pub tensor_values: Map<'a, ValueMeta<'a>>,
+    #[serde(default, borrow)]
+    pub sym_int_values: Map<'a, SymInt<'a>>,
+    #[serde(default, borrow)]
+    pub sym_bool_values: Map<'a, SymBool<'a>>,
+    #[serde(default, borrow)]
+    pub sym_float_values: Map<'a, SymFloat<'a>>,
+    #[serde(default, borrow)]
+    pub custom_obj_values: Map<'a, CustomObjArgument<'a>>,
     #[serde(default)]
     pub is_single_tensor_return: bool,
 }
 
 #[derive(Debug, Deserialize)]
-pub struct Node {
-    pub target: String,
-    pub inputs: Vec<NamedArgument>,
-    pub outputs: Vec<Argument>,
-    #[serde(default)]
-    pub metadata: Map<String>,
+pub struct Node<'a> {
+    #[serde(borrow)]
+    pub target: Str<'a>,
+    #[serde(borrow)]
+    pub inputs: Vec<NamedArgument<'a>>,
+    #[serde(borrow)]
+    pub outputs: Vec<Argument<'a>>,
+    #[serde(default, borrow)]
+    pub metadata: NodeMetadata<'a>,
     #[serde(default)]
     pub is_hop_single_tensor_return: Option<bool>,
-    #[serde(default)]
-    pub name: Option<String>,
+    #[serde(default, borrow)]
+    pub name: Option<Str<'a>>,
 }
 
 #[derive(Debug, Deserialize)]
-pub struct NamedArgument {
-    pub name: String,
-    pub arg: Argument,
+pub struct NamedArgument<'a> {
+    #[serde(borrow)]
+    pub name: Str<'a>,
+    #[serde(borrow)]
+    pub arg: Argument<'a>,
     /// 1 positional, 2 keyword; absent in old files.
     #[serde(default)]
     pub kind: Option<i64>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
-pub struct Device {
-    #[serde(rename = "type")]
-    pub kind: String,
+pub struct Device<'a> {
+    #[serde(rename = "type", borrow)]
+    pub kind: Str<'a>,
     #[serde(default)]
     pub index: Option<i64>,
 }
 
+/// A stored tensor's metadata (payload configs): how to view its storage.
 #[derive(Debug, Clone, Deserialize)]
-pub struct TensorMeta {
+pub struct TensorMeta<'a> {
     /// The schema's ScalarType id (not c10's numbering): see [`crate::pt2::ScalarType`].
     pub dtype: i64,
-    pub sizes: Vec<SymInt>,
+    #[serde(borrow)]
+    pub sizes: Vec<SymInt<'a>>,
     #[serde(default)]
     pub requires_grad: bool,
-    pub device: Device,
-    pub strides: Vec<SymInt>,
-    pub storage_offset: SymInt,
+    #[serde(borrow)]
+    pub device: Device<'a>,
+    #[serde(borrow)]
+    pub strides: Vec<SymInt<'a>>,
+    #[serde(borrow)]
+    pub storage_offset: SymInt<'a>,
     #[serde(default)]
     pub layout: i64,
 }
 
+/// The type of an FX tensor value (`tensor_values` of a graph): the graph's TensorMeta less the
+/// fields nothing reads of a value (strides, device, layout...), which serde skips without
+/// building them: one entry per tensor of the program.
 #[derive(Debug, Clone, Deserialize)]
-pub struct SymExprJson {
-    pub expr_str: String,
+pub struct ValueMeta<'a> {
+    /// The schema's ScalarType id (not c10's numbering): see [`crate::pt2::ScalarType`].
+    pub dtype: i64,
+    #[serde(borrow)]
+    pub sizes: Vec<SymInt<'a>>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct SymExprJson<'a> {
+    #[serde(borrow)]
+    pub expr_str: Str<'a>,
     #[serde(default)]
     pub hint: Option<Hint>,
 }
@@ -135,67 +340,71 @@ pub enum Hint {
 /// A size, stride or offset: a literal, or a sympy expression.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum SymInt {
+pub enum SymInt<'a> {
     AsInt(i64),
-    AsExpr(SymExprJson),
+    AsExpr(#[serde(borrow)] SymExprJson<'a>),
 }
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum SymBool {
+pub enum SymBool<'a> {
     AsBool(bool),
-    AsExpr(SymExprJson),
+    AsExpr(#[serde(borrow)] SymExprJson<'a>),
 }
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum SymFloat {
+pub enum SymFloat<'a> {
     AsFloat(#[serde(deserialize_with = "float")] f64),
-    AsExpr(SymExprJson),
+    AsExpr(#[serde(borrow)] SymExprJson<'a>),
 }
 
 #[derive(Debug, Clone, Deserialize)]
-pub struct TensorArgument {
-    pub name: String,
+pub struct TensorArgument<'a> {
+    #[serde(borrow)]
+    pub name: Str<'a>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
-pub struct TokenArgument {
-    pub name: String,
+pub struct TokenArgument<'a> {
+    #[serde(borrow)]
+    pub name: Str<'a>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
-pub struct CustomObjArgument {
-    pub name: String,
-    pub class_fqn: String,
+pub struct CustomObjArgument<'a> {
+    #[serde(borrow)]
+    pub name: Str<'a>,
+    #[serde(borrow)]
+    pub class_fqn: Str<'a>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum OptionalTensorArgument {
-    AsTensor(TensorArgument),
+pub enum OptionalTensorArgument<'a> {
+    AsTensor(#[serde(borrow)] TensorArgument<'a>),
     AsNone(IgnoredAny),
 }
 
 /// A reference to a SymInt value (`as_name`) or a literal.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum SymIntArgument {
-    AsName(String),
+pub enum SymIntArgument<'a> {
+    AsName(#[serde(borrow)] Str<'a>),
     AsInt(i64),
 }
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum SymBoolArgument {
-    AsName(String),
+pub enum SymBoolArgument<'a> {
+    AsName(#[serde(borrow)] Str<'a>),
     AsBool(bool),
 }
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum SymFloatArgument {
-    AsName(String),
+pub enum SymFloatArgument<'a> {
+    AsName(#[serde(borrow)] Str<'a>),
     AsFloat(#[serde(deserialize_with = "float")] f64),
 }
 
@@ -208,20 +417,22 @@ pub struct Complex {
 }
 
 #[derive(Debug, Deserialize)]
-pub struct GraphArgument {
-    pub name: String,
-    pub graph: Box<Graph>,
+pub struct GraphArgument<'a> {
+    #[serde(borrow)]
+    pub name: Str<'a>,
+    #[serde(borrow)]
+    pub graph: Box<Graph<'a>>,
 }
 
 /// One argument of a node (schema `Argument`).
 #[derive(Debug)]
-pub enum Argument {
+pub enum Argument<'a> {
     None,
-    Tensor(TensorArgument),
-    Tensors(Vec<TensorArgument>),
-    OptionalTensors(Vec<OptionalTensorArgument>),
-    OptionalTensor(OptionalTensorArgument),
-    NestedTensors(Vec<Vec<TensorArgument>>),
+    Tensor(TensorArgument<'a>),
+    Tensors(Vec<TensorArgument<'a>>),
+    OptionalTensors(Vec<OptionalTensorArgument<'a>>),
+    OptionalTensor(OptionalTensorArgument<'a>),
+    NestedTensors(Vec<Vec<TensorArgument<'a>>>),
     Int(i64),
     Ints(Vec<i64>),
     IntLists(Vec<Vec<i64>>),
@@ -230,28 +441,29 @@ pub enum Argument {
     FloatLists(Vec<Vec<f64>>),
     Bool(bool),
     Bools(Vec<bool>),
-    String(String),
-    Strings(Vec<String>),
+    String(Str<'a>),
+    Strings(Vec<Str<'a>>),
     Complex(Complex),
     ScalarType(i64),
     MemoryFormat(i64),
     Layout(i64),
-    Device(Device),
-    SymInt(SymIntArgument),
-    SymInts(Vec<SymIntArgument>),
-    SymBool(SymBoolArgument),
-    SymBools(Vec<SymBoolArgument>),
-    SymFloat(SymFloatArgument),
-    SymFloats(Vec<SymFloatArgument>),
-    Graph(GraphArgument),
-    Operator(String),
-    CustomObj(CustomObjArgument),
-    StringToArgument(Map<Argument>),
+    Device(Device<'a>),
+    SymInt(SymIntArgument<'a>),
+    SymInts(Vec<SymIntArgument<'a>>),
+    SymBool(SymBoolArgument<'a>),
+    SymBools(Vec<SymBoolArgument<'a>>),
+    SymFloat(SymFloatArgument<'a>),
+    SymFloats(Vec<SymFloatArgument<'a>>),
+    Graph(GraphArgument<'a>),
+    Operator(Str<'a>),
+    CustomObj(CustomObjArgument<'a>),
+    /// Boxed: rare, and the largest variant (every argument of every node would pay its size).
+    StringToArgument(Box<Map<'a, Argument<'a>>>),
     /// A variant this reader does not know (a newer schema minor version); reported per node.
-    Unknown(String),
+    Unknown(Str<'a>),
 }
 
-impl Argument {
+impl Argument<'_> {
     /// The variant's JSON key, for messages.
     pub fn kind(&self) -> &str {
         match self {
@@ -303,33 +515,43 @@ impl<'de> Deserialize<'de> for F {
 
 /// Deserialize a float written as a number or as `"Infinity"`, `"-Infinity"`, `"NaN"`.
 fn float<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
-    #[derive(Deserialize)]
-    #[serde(untagged)]
-    enum Num {
-        N(f64),
-        S(String),
+    struct V;
+    impl Visitor<'_> for V {
+        type Value = f64;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("a float")
+        }
+        fn visit_f64<E: de::Error>(self, x: f64) -> Result<f64, E> {
+            Ok(x)
+        }
+        fn visit_i64<E: de::Error>(self, x: i64) -> Result<f64, E> {
+            Ok(x as f64)
+        }
+        fn visit_u64<E: de::Error>(self, x: u64) -> Result<f64, E> {
+            Ok(x as f64)
+        }
+        fn visit_str<E: de::Error>(self, s: &str) -> Result<f64, E> {
+            match s {
+                "Infinity" | "inf" => Ok(f64::INFINITY),
+                "-Infinity" | "-inf" => Ok(f64::NEG_INFINITY),
+                "NaN" | "nan" => Ok(f64::NAN),
+                _ => Err(de::Error::custom(format!("expected a float, found string {s:?}"))),
+            }
+        }
     }
-    match Num::deserialize(d)? {
-        Num::N(x) => Ok(x),
-        Num::S(s) => match s.as_str() {
-            "Infinity" | "inf" => Ok(f64::INFINITY),
-            "-Infinity" | "-inf" => Ok(f64::NEG_INFINITY),
-            "NaN" | "nan" => Ok(f64::NAN),
-            _ => Err(de::Error::custom(format!("expected a float, found string {s:?}"))),
-        },
-    }
+    d.deserialize_any(V)
 }
 
-impl<'de> Deserialize<'de> for Argument {
+impl<'de: 'a, 'a> Deserialize<'de> for Argument<'a> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = Argument;
+        struct V<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de> Visitor<'de> for V<'de> {
+            type Value = Argument<'de>;
             fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
                 f.write_str("an Argument union object with one key")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Argument, A::Error> {
-                let key: String = m.next_key()?.ok_or_else(|| de::Error::custom("empty Argument object"))?;
+            fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Argument<'de>, A::Error> {
+                let key: Str<'de> = m.next_key()?.ok_or_else(|| de::Error::custom("empty Argument object"))?;
                 let floats = |v: Vec<F>| v.into_iter().map(|F(x)| x).collect::<Vec<_>>();
                 let arg = match key.as_str() {
                     "as_none" => {
@@ -367,7 +589,7 @@ impl<'de> Deserialize<'de> for Argument {
                     "as_graph" => Argument::Graph(m.next_value()?),
                     "as_operator" => Argument::Operator(m.next_value()?),
                     "as_custom_obj" => Argument::CustomObj(m.next_value()?),
-                    "as_string_to_argument" => Argument::StringToArgument(m.next_value()?),
+                    "as_string_to_argument" => Argument::StringToArgument(Box::new(m.next_value()?)),
                     _ => {
                         m.next_value::<IgnoredAny>()?;
                         Argument::Unknown(key)
@@ -380,82 +602,152 @@ impl<'de> Deserialize<'de> for Argument {
                 Ok(arg)
             }
         }
-        d.deserialize_map(V)
+        d.deserialize_map(V(std::marker::PhantomData))
     }
 }
 
 #[derive(Debug, Deserialize)]
-pub struct GraphSignature {
-    pub input_specs: Vec<InputSpec>,
-    pub output_specs: Vec<OutputSpec>,
+pub struct GraphSignature<'a> {
+    #[serde(borrow)]
+    pub input_specs: Vec<InputSpec<'a>>,
+    #[serde(borrow)]
+    pub output_specs: Vec<OutputSpec<'a>>,
 }
 
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum InputSpec {
-    UserInput { arg: Argument },
-    Parameter { arg: TensorArgument, parameter_name: String },
-    Buffer { arg: TensorArgument, buffer_name: String, persistent: bool },
-    TensorConstant { arg: TensorArgument, tensor_constant_name: String },
-    CustomObj { arg: CustomObjArgument, custom_obj_name: String },
-    Token { arg: TokenArgument },
-    ConstantInput { name: String, value: ConstantValue },
+pub enum InputSpec<'a> {
+    UserInput {
+        #[serde(borrow)]
+        arg: Argument<'a>,
+    },
+    Parameter {
+        #[serde(borrow)]
+        arg: TensorArgument<'a>,
+        #[serde(borrow)]
+        parameter_name: Str<'a>,
+    },
+    Buffer {
+        #[serde(borrow)]
+        arg: TensorArgument<'a>,
+        #[serde(borrow)]
+        buffer_name: Str<'a>,
+        persistent: bool,
+    },
+    TensorConstant {
+        #[serde(borrow)]
+        arg: TensorArgument<'a>,
+        #[serde(borrow)]
+        tensor_constant_name: Str<'a>,
+    },
+    CustomObj {
+        #[serde(borrow)]
+        arg: CustomObjArgument<'a>,
+        #[serde(borrow)]
+        custom_obj_name: Str<'a>,
+    },
+    Token {
+        #[serde(borrow)]
+        arg: TokenArgument<'a>,
+    },
+    ConstantInput {
+        #[serde(borrow)]
+        name: Str<'a>,
+        #[serde(borrow)]
+        value: ConstantValue<'a>,
+    },
 }
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum ConstantValue {
+pub enum ConstantValue<'a> {
     AsNone(IgnoredAny),
     AsInt(i64),
     AsFloat(#[serde(deserialize_with = "float")] f64),
-    AsString(String),
+    AsString(#[serde(borrow)] Str<'a>),
     AsBool(bool),
 }
 
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum OutputSpec {
-    UserOutput { arg: Argument },
-    LossOutput { arg: TensorArgument },
-    BufferMutation { arg: TensorArgument, buffer_name: String },
-    GradientToParameter { arg: TensorArgument, parameter_name: String },
-    GradientToUserInput { arg: TensorArgument, user_input_name: String },
-    UserInputMutation { arg: TensorArgument, user_input_name: String },
-    Token { arg: TokenArgument },
-    ParameterMutation { arg: TensorArgument, parameter_name: String },
+pub enum OutputSpec<'a> {
+    UserOutput {
+        #[serde(borrow)]
+        arg: Argument<'a>,
+    },
+    LossOutput {
+        #[serde(borrow)]
+        arg: TensorArgument<'a>,
+    },
+    BufferMutation {
+        #[serde(borrow)]
+        arg: TensorArgument<'a>,
+        #[serde(borrow)]
+        buffer_name: Str<'a>,
+    },
+    GradientToParameter {
+        #[serde(borrow)]
+        arg: TensorArgument<'a>,
+        #[serde(borrow)]
+        parameter_name: Str<'a>,
+    },
+    GradientToUserInput {
+        #[serde(borrow)]
+        arg: TensorArgument<'a>,
+        #[serde(borrow)]
+        user_input_name: Str<'a>,
+    },
+    UserInputMutation {
+        #[serde(borrow)]
+        arg: TensorArgument<'a>,
+        #[serde(borrow)]
+        user_input_name: Str<'a>,
+    },
+    Token {
+        #[serde(borrow)]
+        arg: TokenArgument<'a>,
+    },
+    ParameterMutation {
+        #[serde(borrow)]
+        arg: TensorArgument<'a>,
+        #[serde(borrow)]
+        parameter_name: Str<'a>,
+    },
 }
 
 #[derive(Debug, Deserialize)]
-pub struct ModuleCallEntry {
-    pub fqn: String,
-    #[serde(default)]
-    pub signature: Option<ModuleCallSignature>,
+pub struct ModuleCallEntry<'a> {
+    #[serde(borrow)]
+    pub fqn: Str<'a>,
+    #[serde(default, borrow)]
+    pub signature: Option<ModuleCallSignature<'a>>,
 }
 
 #[derive(Debug, Deserialize)]
-pub struct ModuleCallSignature {
-    #[serde(default)]
-    pub in_spec: String,
-    #[serde(default)]
-    pub out_spec: String,
-    #[serde(default)]
-    pub forward_arg_names: Option<Vec<String>>,
+pub struct ModuleCallSignature<'a> {
+    #[serde(default, borrow)]
+    pub in_spec: Str<'a>,
+    #[serde(default, borrow)]
+    pub out_spec: Str<'a>,
+    #[serde(default, borrow)]
+    pub forward_arg_names: Option<Vec<Str<'a>>>,
 }
 
 /// `data/weights/<model>_weights_config.json` and `data/constants/<model>_constants_config.json`.
 #[derive(Debug, Deserialize)]
-pub struct PayloadConfig {
-    #[serde(default)]
-    pub config: Map<PayloadMeta>,
+pub struct PayloadConfig<'a> {
+    #[serde(default, borrow)]
+    pub config: Map<'a, PayloadMeta<'a>>,
 }
 
 #[derive(Debug, Deserialize)]
-pub struct PayloadMeta {
-    pub path_name: String,
+pub struct PayloadMeta<'a> {
+    #[serde(borrow)]
+    pub path_name: Str<'a>,
     #[serde(default)]
     pub is_param: bool,
     #[serde(default)]
     pub use_pickle: bool,
-    #[serde(default)]
-    pub tensor_meta: Option<TensorMeta>,
+    #[serde(default, borrow)]
+    pub tensor_meta: Option<TensorMeta<'a>>,
 }

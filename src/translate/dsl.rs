@@ -28,8 +28,6 @@
 //! or by position for higher-order ops whose arguments are unnamed. Arguments the archive omits take
 //! the default written after `=`; a parameter without a default is required.
 
-use std::collections::HashMap;
-
 use crate::onnx::builder::Builder;
 use crate::onnx::ir::{DType, Value};
 use crate::pt2::schema::{self, Argument, OptionalTensorArgument, SymBoolArgument, SymFloatArgument, SymIntArgument};
@@ -97,7 +95,7 @@ pub enum Scalar {
 /// A higher-order op's subgraph argument.
 pub struct SubGraph<'a> {
     pub name: &'a str,
-    pub graph: &'a schema::Graph,
+    pub graph: &'a schema::Graph<'a>,
 }
 
 /// An argument that is accepted and not used (device, layout, pin_memory, memory_format...).
@@ -108,9 +106,9 @@ pub struct OperatorName<'a>(pub &'a str);
 
 /// What a translation sees of the node being translated, besides its arguments.
 pub struct NodeCtx<'a> {
-    pub node: &'a schema::Node,
-    pub graph: &'a schema::Graph,
-    pub(crate) env: &'a crate::hash::FxHashMap<String, Value>,
+    pub node: &'a schema::Node<'a>,
+    pub graph: &'a schema::Graph<'a>,
+    pub(crate) env: &'a crate::hash::FxHashMap<&'a str, Value>,
     pub(crate) lowerer: &'a dyn SubgraphLowerer,
     /// Functional → in-place argument names, when an in-place op runs its functional translation.
     pub(crate) renames: &'a [(String, String)],
@@ -126,7 +124,7 @@ pub trait SubgraphLowerer {
 
 impl<'a> NodeCtx<'a> {
     /// The argument named `name`, else (for ops whose arguments are unnamed) the one at `pos`.
-    pub fn arg(&self, name: &str, pos: usize) -> Option<&'a Argument> {
+    pub fn arg(&self, name: &str, pos: usize) -> Option<&'a Argument<'a>> {
         let inputs = &self.node.inputs;
         let name = self.renames.iter().find(|(f, _)| f == name).map(|(_, i)| i.as_str()).unwrap_or(name);
         if let Some(a) = inputs.iter().find(|a| a.name == name) {
@@ -170,7 +168,7 @@ impl<'a> NodeCtx<'a> {
 pub trait FromArg<'a>: Sized {
     /// What the parameter expects, for messages (`Tensor`, `int[]`...).
     const EXPECTS: &'static str;
-    fn from_arg(arg: &'a Argument, ctx: &NodeCtx<'a>) -> Result<Self, OpError>;
+    fn from_arg(arg: &'a Argument<'a>, ctx: &NodeCtx<'a>) -> Result<Self, OpError>;
     /// The value when the argument is absent and has no default; `None` makes it required.
     fn absent() -> Option<Self> {
         None
@@ -183,7 +181,7 @@ fn mismatch<T>(expects: &str, arg: &Argument) -> Result<T, OpError> {
 
 impl<'a> FromArg<'a> for Value {
     const EXPECTS: &'static str = "Tensor";
-    fn from_arg(arg: &'a Argument, ctx: &NodeCtx<'a>) -> Result<Self, OpError> {
+    fn from_arg(arg: &'a Argument<'a>, ctx: &NodeCtx<'a>) -> Result<Self, OpError> {
         match arg {
             Argument::Tensor(t) => ctx.lookup(&t.name),
             Argument::OptionalTensor(OptionalTensorArgument::AsTensor(t)) => ctx.lookup(&t.name),
@@ -197,7 +195,7 @@ impl<'a> FromArg<'a> for Value {
 
 impl<'a, T: FromArg<'a>> FromArg<'a> for Option<T> {
     const EXPECTS: &'static str = T::EXPECTS;
-    fn from_arg(arg: &'a Argument, ctx: &NodeCtx<'a>) -> Result<Self, OpError> {
+    fn from_arg(arg: &'a Argument<'a>, ctx: &NodeCtx<'a>) -> Result<Self, OpError> {
         match arg {
             Argument::None | Argument::OptionalTensor(OptionalTensorArgument::AsNone(_)) => Ok(None),
             _ => T::from_arg(arg, ctx).map(Some),
@@ -210,7 +208,7 @@ impl<'a, T: FromArg<'a>> FromArg<'a> for Option<T> {
 
 impl<'a> FromArg<'a> for Vec<Value> {
     const EXPECTS: &'static str = "Tensor[]";
-    fn from_arg(arg: &'a Argument, ctx: &NodeCtx<'a>) -> Result<Self, OpError> {
+    fn from_arg(arg: &'a Argument<'a>, ctx: &NodeCtx<'a>) -> Result<Self, OpError> {
         match arg {
             Argument::Tensors(ts) => ts.iter().map(|t| ctx.lookup(&t.name)).collect(),
             _ => mismatch(Self::EXPECTS, arg),
@@ -220,7 +218,7 @@ impl<'a> FromArg<'a> for Vec<Value> {
 
 impl<'a> FromArg<'a> for Vec<Option<Value>> {
     const EXPECTS: &'static str = "Tensor?[]";
-    fn from_arg(arg: &'a Argument, ctx: &NodeCtx<'a>) -> Result<Self, OpError> {
+    fn from_arg(arg: &'a Argument<'a>, ctx: &NodeCtx<'a>) -> Result<Self, OpError> {
         match arg {
             Argument::OptionalTensors(ts) => ts
                 .iter()
@@ -237,7 +235,7 @@ impl<'a> FromArg<'a> for Vec<Option<Value>> {
 
 impl<'a> FromArg<'a> for i64 {
     const EXPECTS: &'static str = "int";
-    fn from_arg(arg: &'a Argument, _: &NodeCtx<'a>) -> Result<Self, OpError> {
+    fn from_arg(arg: &'a Argument<'a>, _: &NodeCtx<'a>) -> Result<Self, OpError> {
         match arg {
             Argument::Int(v) => Ok(*v),
             Argument::SymInt(SymIntArgument::AsInt(v)) => Ok(*v),
@@ -252,7 +250,7 @@ impl<'a> FromArg<'a> for i64 {
 
 impl<'a> FromArg<'a> for Vec<i64> {
     const EXPECTS: &'static str = "int[]";
-    fn from_arg(arg: &'a Argument, ctx: &NodeCtx<'a>) -> Result<Self, OpError> {
+    fn from_arg(arg: &'a Argument<'a>, ctx: &NodeCtx<'a>) -> Result<Self, OpError> {
         match arg {
             Argument::Ints(v) => Ok(v.clone()),
             Argument::Int(v) => Ok(vec![*v]),
@@ -277,7 +275,7 @@ impl<'a> FromArg<'a> for Vec<i64> {
 
 impl<'a> FromArg<'a> for f64 {
     const EXPECTS: &'static str = "float";
-    fn from_arg(arg: &'a Argument, _: &NodeCtx<'a>) -> Result<Self, OpError> {
+    fn from_arg(arg: &'a Argument<'a>, _: &NodeCtx<'a>) -> Result<Self, OpError> {
         match arg {
             Argument::Float(v) => Ok(*v),
             Argument::Int(v) => Ok(*v as f64),
@@ -291,7 +289,7 @@ impl<'a> FromArg<'a> for f64 {
 
 impl<'a> FromArg<'a> for Vec<f64> {
     const EXPECTS: &'static str = "float[]";
-    fn from_arg(arg: &'a Argument, _: &NodeCtx<'a>) -> Result<Self, OpError> {
+    fn from_arg(arg: &'a Argument<'a>, _: &NodeCtx<'a>) -> Result<Self, OpError> {
         match arg {
             Argument::Floats(v) => Ok(v.clone()),
             Argument::Ints(v) => Ok(v.iter().map(|&x| x as f64).collect()),
@@ -302,7 +300,7 @@ impl<'a> FromArg<'a> for Vec<f64> {
 
 impl<'a> FromArg<'a> for bool {
     const EXPECTS: &'static str = "bool";
-    fn from_arg(arg: &'a Argument, _: &NodeCtx<'a>) -> Result<Self, OpError> {
+    fn from_arg(arg: &'a Argument<'a>, _: &NodeCtx<'a>) -> Result<Self, OpError> {
         match arg {
             Argument::Bool(b) => Ok(*b),
             Argument::SymBool(SymBoolArgument::AsBool(b)) => Ok(*b),
@@ -314,7 +312,7 @@ impl<'a> FromArg<'a> for bool {
 
 impl<'a> FromArg<'a> for Vec<bool> {
     const EXPECTS: &'static str = "bool[]";
-    fn from_arg(arg: &'a Argument, _: &NodeCtx<'a>) -> Result<Self, OpError> {
+    fn from_arg(arg: &'a Argument<'a>, _: &NodeCtx<'a>) -> Result<Self, OpError> {
         match arg {
             Argument::Bools(b) => Ok(b.clone()),
             _ => mismatch(Self::EXPECTS, arg),
@@ -324,7 +322,7 @@ impl<'a> FromArg<'a> for Vec<bool> {
 
 impl<'a> FromArg<'a> for &'a str {
     const EXPECTS: &'static str = "str";
-    fn from_arg(arg: &'a Argument, _: &NodeCtx<'a>) -> Result<Self, OpError> {
+    fn from_arg(arg: &'a Argument<'a>, _: &NodeCtx<'a>) -> Result<Self, OpError> {
         match arg {
             Argument::String(s) => Ok(s),
             _ => mismatch(Self::EXPECTS, arg),
@@ -334,9 +332,9 @@ impl<'a> FromArg<'a> for &'a str {
 
 impl<'a> FromArg<'a> for Vec<&'a str> {
     const EXPECTS: &'static str = "str[]";
-    fn from_arg(arg: &'a Argument, _: &NodeCtx<'a>) -> Result<Self, OpError> {
+    fn from_arg(arg: &'a Argument<'a>, _: &NodeCtx<'a>) -> Result<Self, OpError> {
         match arg {
-            Argument::Strings(s) => Ok(s.iter().map(String::as_str).collect()),
+            Argument::Strings(s) => Ok(s.iter().map(|s| s.as_str()).collect()),
             _ => mismatch(Self::EXPECTS, arg),
         }
     }
@@ -344,7 +342,7 @@ impl<'a> FromArg<'a> for Vec<&'a str> {
 
 impl<'a> FromArg<'a> for SymInt {
     const EXPECTS: &'static str = "SymInt";
-    fn from_arg(arg: &'a Argument, ctx: &NodeCtx<'a>) -> Result<Self, OpError> {
+    fn from_arg(arg: &'a Argument<'a>, ctx: &NodeCtx<'a>) -> Result<Self, OpError> {
         match arg {
             Argument::Int(v) | Argument::SymInt(SymIntArgument::AsInt(v)) => Ok(SymInt::Const(*v)),
             Argument::SymInt(SymIntArgument::AsName(n)) => ctx.lookup(n).map(SymInt::Dyn),
@@ -355,7 +353,7 @@ impl<'a> FromArg<'a> for SymInt {
 
 impl<'a> FromArg<'a> for Vec<SymInt> {
     const EXPECTS: &'static str = "SymInt[]";
-    fn from_arg(arg: &'a Argument, ctx: &NodeCtx<'a>) -> Result<Self, OpError> {
+    fn from_arg(arg: &'a Argument<'a>, ctx: &NodeCtx<'a>) -> Result<Self, OpError> {
         match arg {
             Argument::Ints(v) => Ok(v.iter().map(|&i| SymInt::Const(i)).collect()),
             Argument::Int(v) => Ok(vec![SymInt::Const(*v)]),
@@ -375,7 +373,7 @@ impl<'a> FromArg<'a> for Vec<SymInt> {
 
 impl<'a> FromArg<'a> for Scalar {
     const EXPECTS: &'static str = "Scalar";
-    fn from_arg(arg: &'a Argument, ctx: &NodeCtx<'a>) -> Result<Self, OpError> {
+    fn from_arg(arg: &'a Argument<'a>, ctx: &NodeCtx<'a>) -> Result<Self, OpError> {
         match arg {
             Argument::Int(v) | Argument::SymInt(SymIntArgument::AsInt(v)) => Ok(Scalar::Int(*v)),
             Argument::Float(v) | Argument::SymFloat(SymFloatArgument::AsFloat(v)) => Ok(Scalar::Float(*v)),
@@ -392,7 +390,7 @@ impl<'a> FromArg<'a> for Scalar {
 
 impl<'a> FromArg<'a> for ScalarType {
     const EXPECTS: &'static str = "ScalarType";
-    fn from_arg(arg: &'a Argument, _: &NodeCtx<'a>) -> Result<Self, OpError> {
+    fn from_arg(arg: &'a Argument<'a>, _: &NodeCtx<'a>) -> Result<Self, OpError> {
         match arg {
             Argument::ScalarType(id) => {
                 crate::pt2::scalar_type(*id).ok_or_else(|| OpError::new(format!("unknown ScalarType id {id}")))
@@ -404,7 +402,7 @@ impl<'a> FromArg<'a> for ScalarType {
 
 impl<'a> FromArg<'a> for Ignored {
     const EXPECTS: &'static str = "any";
-    fn from_arg(_: &'a Argument, _: &NodeCtx<'a>) -> Result<Self, OpError> {
+    fn from_arg(_: &'a Argument<'a>, _: &NodeCtx<'a>) -> Result<Self, OpError> {
         Ok(Ignored)
     }
     fn absent() -> Option<Self> {
@@ -414,7 +412,7 @@ impl<'a> FromArg<'a> for Ignored {
 
 impl<'a> FromArg<'a> for SubGraph<'a> {
     const EXPECTS: &'static str = "subgraph";
-    fn from_arg(arg: &'a Argument, _: &NodeCtx<'a>) -> Result<Self, OpError> {
+    fn from_arg(arg: &'a Argument<'a>, _: &NodeCtx<'a>) -> Result<Self, OpError> {
         match arg {
             Argument::Graph(g) => Ok(SubGraph { name: &g.name, graph: &g.graph }),
             _ => mismatch(Self::EXPECTS, arg),
@@ -424,7 +422,7 @@ impl<'a> FromArg<'a> for SubGraph<'a> {
 
 impl<'a> FromArg<'a> for OperatorName<'a> {
     const EXPECTS: &'static str = "operator";
-    fn from_arg(arg: &'a Argument, _: &NodeCtx<'a>) -> Result<Self, OpError> {
+    fn from_arg(arg: &'a Argument<'a>, _: &NodeCtx<'a>) -> Result<Self, OpError> {
         match arg {
             Argument::Operator(s) => Ok(OperatorName(s)),
             _ => mismatch(Self::EXPECTS, arg),
@@ -523,15 +521,15 @@ pub struct Entry {
 
 /// What a dispatch condition sees of a node: its arguments' FX types, before anything is built.
 pub struct NodeView<'a> {
-    pub node: &'a schema::Node,
-    pub graph: &'a schema::Graph,
+    pub node: &'a schema::Node<'a>,
+    pub graph: &'a schema::Graph<'a>,
 }
 
 impl NodeView<'_> {
-    fn tensor_meta(&self, arg: &str) -> Option<&schema::TensorMeta> {
+    fn tensor_meta(&self, arg: &str) -> Option<&schema::ValueMeta<'_>> {
         let a = self.node.inputs.iter().find(|a| a.name == arg)?;
         match &a.arg {
-            Argument::Tensor(t) => self.graph.tensor_values.get(&t.name),
+            Argument::Tensor(t) => self.graph.tensor_values.get(t.name.as_str()),
             _ => None,
         }
     }
@@ -560,7 +558,8 @@ impl NodeView<'_> {
 /// first, so its entries win.
 #[derive(Clone, Default)]
 pub struct TranslationTable {
-    entries: HashMap<String, Vec<Entry>>,
+    /// Looked up once or twice per FX node: the Fx hasher, not SipHash.
+    entries: crate::hash::FxHashMap<String, Vec<Entry>>,
 }
 
 impl TranslationTable {

@@ -9,7 +9,7 @@
 //! - translations never name values or touch metadata.
 
 use std::cell::RefCell;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 use crate::fx::{self, InputKind, Program};
 use crate::hash::{FxHashMap, FxHashSet};
@@ -81,20 +81,21 @@ pub enum MutationKind {
     UserInput,
 }
 
-/// The FX names bound in one graph, and which names are in-place aliases of one tensor.
+/// The FX names bound in one graph, and which names are in-place aliases of one tensor. Names
+/// borrow from the program (one per FX value: no copies).
 #[derive(Default)]
 struct Scope<'g> {
-    values: FxHashMap<String, Value>,
+    values: FxHashMap<&'g str, Value>,
     /// How many readers each value has (for the `fx_node` metadata).
     users: FxHashMap<&'g str, usize>,
     /// Name → the first name of its alias group (the tensor an in-place op mutated).
-    roots: FxHashMap<String, String>,
+    roots: FxHashMap<&'g str, &'g str>,
     /// Root → every name in its group.
-    groups: FxHashMap<String, Vec<String>>,
+    groups: FxHashMap<&'g str, Vec<&'g str>>,
 }
 
-impl Scope<'_> {
-    fn insert(&mut self, name: String, v: Value) {
+impl<'g> Scope<'g> {
+    fn insert(&mut self, name: &'g str, v: Value) {
         self.values.insert(name, v);
     }
 
@@ -104,25 +105,26 @@ impl Scope<'_> {
 
     /// An in-place op mutated `target` and named the result `output`: every alias of `target`
     /// (and `output`, which torch makes one more alias) now reads `new`.
-    fn mutate(&mut self, target: &str, output: Option<&str>, new: Value) {
-        let root = self.roots.get(target).cloned().unwrap_or_else(|| target.to_string());
-        let group = self.groups.entry(root.clone()).or_insert_with(|| vec![root.clone()]);
+    fn mutate(&mut self, target: &'g str, output: Option<&'g str>, new: Value) {
+        let root = self.roots.get(target).copied().unwrap_or(target);
+        let group = self.groups.entry(root).or_insert_with(|| vec![root]);
         if let Some(o) = output {
-            if !group.iter().any(|g| g == o) {
-                group.push(o.to_string());
+            if !group.iter().any(|g| *g == o) {
+                group.push(o);
             }
-            self.roots.insert(o.to_string(), root.clone());
+            self.roots.insert(o, root);
         }
         for name in group.iter() {
-            self.values.insert(name.clone(), new);
+            self.values.insert(name, new);
         }
     }
 }
 
 struct Lowerer<'a> {
     opts: &'a LowerOptions<'a>,
-    /// Names already given to values (ONNX names are global across subgraphs).
-    names: RefCell<FxHashSet<String>>,
+    /// Values already named (ONNX names are global across subgraphs), found by their name: the
+    /// names themselves live in the values, so the set holds no copy of them.
+    names: RefCell<hashbrown::HashTable<Value>>,
     warnings: RefCell<Vec<String>>,
     /// Module-stack strings shared by the metadata of many nodes.
     scopes: RefCell<metadata::ScopeCache>,
@@ -138,13 +140,16 @@ pub fn lower(program: &Program<'_>, opts: &LowerOptions<'_>) -> Result<(Model, V
     }
     let lw = Lowerer {
         opts,
-        names: RefCell::new(FxHashSet::with_capacity_and_hasher(program.graph().nodes.len() * 2, Default::default())),
+        names: RefCell::new(hashbrown::HashTable::with_capacity(program.graph().nodes.len() * 2)),
         warnings: RefCell::new(Vec::new()),
         scopes: Default::default(),
         dims: Default::default(),
     };
-    let mut op = Builder::new(opts.opset);
     let graph = program.graph();
+    let mut op = Builder::new(opts.opset);
+    // Most FX nodes become one to three ONNX nodes and values; room reserved but never touched
+    // costs nothing, while growing copies (and faults in) the whole arena each time.
+    op.reserve(graph.nodes.len() * 3, graph.nodes.len() * 4);
     let mut env = Scope {
         values: FxHashMap::with_capacity_and_hasher(graph.nodes.len() * 2, Default::default()),
         users: metadata::user_counts(graph),
@@ -176,13 +181,13 @@ pub fn lower(program: &Program<'_>, opts: &LowerOptions<'_>) -> Result<(Model, V
                         v
                     }
                 };
-                env.insert(input.name.clone(), v);
+                env.insert(&input.name, v);
                 if let InputKind::Buffer { fqn, .. } = &input.kind {
                     buffers.push((input.name.clone(), fqn.clone(), v));
                 }
             }
             InputKind::UserTensor => {
-                let meta = graph.tensor_values.get(&input.name).ok_or_else(|| {
+                let meta = graph.tensor_values.get(input.name.as_str()).ok_or_else(|| {
                     LowerError::Program(format!("user input `{}` has no entry in tensor_values", input.name))
                 })?;
                 let (dtype, shape, complex) = lw.tensor_type(meta);
@@ -192,10 +197,10 @@ pub fn lower(program: &Program<'_>, opts: &LowerOptions<'_>) -> Result<(Model, V
                 lw.name(&mut op, v, &name);
                 let mut meta = metadata::input_metadata(&input.kind, &input.name);
                 if name == input.name {
-                    meta.retain(|(k, _)| k != metadata::ORIGINAL_NODE_NAME); // torch adds it on renames only
+                    meta.retain(|(k, _)| *k != metadata::ORIGINAL_NODE_NAME); // torch adds it on renames only
                 }
                 op.info_mut(v).metadata = meta;
-                env.insert(input.name.clone(), v);
+                env.insert(&input.name, v);
                 user_inputs.push((input.name.clone(), v));
                 n_user += 1;
             }
@@ -205,17 +210,17 @@ pub fn lower(program: &Program<'_>, opts: &LowerOptions<'_>) -> Result<(Model, V
                 lw.name(&mut op, v, &name);
                 let mut meta = metadata::input_metadata(&input.kind, &input.name);
                 if name == input.name {
-                    meta.retain(|(k, _)| k != metadata::ORIGINAL_NODE_NAME);
+                    meta.retain(|(k, _)| *k != metadata::ORIGINAL_NODE_NAME);
                 }
                 op.info_mut(v).metadata = meta;
-                env.insert(input.name.clone(), v);
+                env.insert(&input.name, v);
                 n_user += 1;
             }
             InputKind::ConstantInput => {}
             InputKind::Token => {
                 // Effect tokens order side effects in torch; ONNX has none, so they are dropped.
                 let v = op.constant_tensor(TensorData::from_i64s(vec![0], &[]));
-                env.insert(input.name.clone(), v);
+                env.insert(&input.name, v);
             }
             InputKind::CustomObj { fqn, class_fqn } => {
                 return Err(LowerError::Program(format!(
@@ -236,7 +241,7 @@ pub fn lower(program: &Program<'_>, opts: &LowerOptions<'_>) -> Result<(Model, V
     for out in program.outputs() {
         if let fx::OutputKind::User(arg) = out {
             let v = lw.value_of(&mut op, arg, &env)?;
-            outputs.push((v, arg_name(arg).unwrap_or_default()));
+            outputs.push((v, arg_name(arg).unwrap_or_default().to_string()));
             kinds.push("USER_OUTPUT");
         }
     }
@@ -278,7 +283,7 @@ pub fn lower(program: &Program<'_>, opts: &LowerOptions<'_>) -> Result<(Model, V
     }
     let n_user_outputs = program.outputs().iter().filter(|o| matches!(o, fx::OutputKind::User(_))).count();
     let mut final_outputs = Vec::with_capacity(outputs.len());
-    let mut seen: HashSet<Value> = HashSet::new();
+    let mut seen: FxHashSet<Value> = FxHashSet::default();
     for (i, (v, fx_name)) in outputs.into_iter().enumerate() {
         let wanted = if i < n_user_outputs { opts.output_names.get(i).cloned() } else { None };
         let wanted = wanted.unwrap_or_else(|| fx_name.clone());
@@ -299,7 +304,7 @@ pub fn lower(program: &Program<'_>, opts: &LowerOptions<'_>) -> Result<(Model, V
             lw.name(&mut op, v, &wanted);
         }
         let info = op.info_mut(v);
-        info.metadata.retain(|(k, _)| k != metadata::OUTPUT_KIND && k != metadata::ORIGINAL_NODE_NAME);
+        info.metadata.retain(|(k, _)| *k != metadata::OUTPUT_KIND && *k != metadata::ORIGINAL_NODE_NAME);
         info.metadata.push((metadata::OUTPUT_KIND.into(), kinds[i].into()));
         if wanted != fx_name && !fx_name.is_empty() {
             info.metadata.push((metadata::ORIGINAL_NODE_NAME.into(), fx_name));
@@ -317,12 +322,12 @@ fn lookup(env: &Scope, name: &str) -> Result<Value, LowerError> {
     env.get(name).copied().ok_or_else(|| LowerError::Program(format!("output `{name}` is not defined by any node")))
 }
 
-fn arg_name(arg: &Argument) -> Option<String> {
+fn arg_name<'g>(arg: &'g Argument<'_>) -> Option<&'g str> {
     match arg {
-        Argument::Tensor(t) => Some(t.name.clone()),
+        Argument::Tensor(t) => Some(&t.name),
         Argument::SymInt(SymIntArgument::AsName(n))
         | Argument::SymFloat(SymFloatArgument::AsName(n))
-        | Argument::SymBool(SymBoolArgument::AsName(n)) => Some(n.clone()),
+        | Argument::SymBool(SymBoolArgument::AsName(n)) => Some(n),
         _ => None,
     }
 }
@@ -333,10 +338,10 @@ pub fn find_unsupported(graph: &schema::Graph, table: &TranslationTable) -> Vec<
     visit_nodes(graph, &mut |node, current| {
         let key = target_key(&node.target);
         if resolve(table, &key, &super::dsl::NodeView { node, graph: current }).is_none() {
-            let name = node.name.clone().unwrap_or_default();
+            let name = node.name.as_deref().unwrap_or_default().to_string();
             match found.iter_mut().find(|u| u.key == key) {
                 Some(u) => u.nodes.push(name),
-                None => found.push(UnsupportedOp { target: node.target.clone(), key, nodes: vec![name] }),
+                None => found.push(UnsupportedOp { target: node.target.to_string(), key, nodes: vec![name] }),
             }
         }
     });
@@ -424,21 +429,26 @@ impl Lowerer<'_> {
     /// Give `v` the name `wanted`, made unique across the model.
     fn name(&self, op: &mut Builder, v: Value, wanted: &str) {
         let mut names = self.names.borrow_mut();
+        let hash = |s: &str| std::hash::BuildHasher::hash_one(&crate::hash::FxBuild::default(), s);
+        let taken = |names: &hashbrown::HashTable<Value>, op: &Builder, s: &str| {
+            names.find(hash(s), |&u| op.info(u).name == s).is_some()
+        };
         let mut name = wanted.to_string();
         let mut k = 1;
-        while names.contains(&name) {
+        while taken(&names, op, &name) {
             name = format!("{wanted}_{k}");
             k += 1;
         }
-        names.insert(name.clone());
+        let h = hash(&name);
         op.info_mut(v).name = name;
+        names.insert_unique(h, v, |&u| hash(&op.info(u).name));
     }
 
     fn dim(&self, s: &schema::SymInt) -> Dim {
         match s {
             schema::SymInt::AsInt(n) => Dim::Fixed(*n),
             schema::SymInt::AsExpr(e) => {
-                if let Some(d) = self.dims.borrow().get(&e.expr_str) {
+                if let Some(d) = self.dims.borrow().get(e.expr_str.as_str()) {
                     return d.clone();
                 }
                 let d = match crate::sym::parse(&e.expr_str) {
@@ -450,16 +460,16 @@ impl Lowerer<'_> {
                             Dim::Param(renamed.to_string())
                         }
                     },
-                    Err(_) => Dim::Param(e.expr_str.clone()),
+                    Err(_) => Dim::Param(e.expr_str.to_string()),
                 };
-                self.dims.borrow_mut().insert(e.expr_str.clone(), d.clone());
+                self.dims.borrow_mut().insert(e.expr_str.to_string(), d.clone());
                 d
             }
         }
     }
 
     /// ONNX type of an FX tensor: (element type, shape, is a complex tensor's real view).
-    fn tensor_type(&self, meta: &schema::TensorMeta) -> (crate::onnx::ir::DType, Vec<Dim>, bool) {
+    fn tensor_type(&self, meta: &schema::ValueMeta) -> (crate::onnx::ir::DType, Vec<Dim>, bool) {
         let st = crate::pt2::scalar_type(meta.dtype).unwrap_or(ScalarType::Float32);
         let mut shape: Vec<Dim> = meta.sizes.iter().map(|s| self.dim(s)).collect();
         if st.is_complex() {
@@ -471,7 +481,7 @@ impl Lowerer<'_> {
     /// The ONNX value of an output argument (tensor or symbolic scalar, or a literal).
     fn value_of(&self, op: &mut Builder, arg: &Argument, env: &Scope) -> Result<Value, LowerError> {
         if let Some(name) = arg_name(arg) {
-            return lookup(env, &name);
+            return lookup(env, name);
         }
         match arg {
             Argument::Int(i) | Argument::SymInt(SymIntArgument::AsInt(i)) => Ok(op.scalar_i64(*i)),
@@ -485,28 +495,29 @@ impl Lowerer<'_> {
         }
     }
 
-    fn lower_node(
+    fn lower_node<'g>(
         &self,
         op: &mut Builder,
-        graph: &schema::Graph,
-        node: &schema::Node,
-        env: &mut Scope,
+        graph: &'g schema::Graph<'_>,
+        node: &'g schema::Node<'_>,
+        env: &mut Scope<'g>,
     ) -> Result<(), LowerError> {
         let key = target_key(&node.target);
-        let node_name = node.name.clone().unwrap_or_else(|| fx::first_output_name(node).unwrap_or_default());
-        let err = |message: String| LowerError::Node { node: node_name.clone(), target: node.target.clone(), message };
+        let node_name = fx::node_name(node);
+        let err =
+            |message: String| LowerError::Node { node: node_name.to_string(), target: node.target.to_string(), message };
         let view = super::dsl::NodeView { node, graph };
         let (entry, inplace, functional_key) = resolve(self.opts.table, &key, &view).ok_or_else(|| {
             LowerError::Unsupported(vec![UnsupportedOp {
-                target: node.target.clone(),
+                target: node.target.to_string(),
                 key: key.clone(),
-                nodes: vec![node_name.clone()],
+                nodes: vec![node_name.to_string()],
             }])
         })?;
         let slots = fx::output_slots(node);
-        let out_types = slots.iter().map(|s| s.as_deref().and_then(|n| self.fx_dtype(graph, n))).collect();
+        let out_types = slots.iter().map(|s| s.and_then(|n| self.fx_dtype(graph, n))).collect();
         let saved = std::mem::replace(&mut op.out_types, out_types);
-        let users = env.users.get(node_name.as_str()).copied().unwrap_or(0);
+        let users = env.users.get(node_name).copied().unwrap_or(0);
         let meta = metadata::node_metadata_cached(node, users, &mut self.scopes.borrow_mut());
         let saved_meta = std::mem::replace(&mut op.node_metadata, std::rc::Rc::new(meta));
         let outputs = {
@@ -522,15 +533,15 @@ impl Lowerer<'_> {
 
     /// Bind a translated node's results to its FX outputs (after checking the builder had no errors).
     #[allow(clippy::too_many_arguments)]
-    fn finish_node(
+    fn finish_node<'g>(
         &self,
         op: &mut Builder,
-        graph: &schema::Graph,
-        node: &schema::Node,
-        env: &mut Scope,
+        graph: &'g schema::Graph<'_>,
+        node: &'g schema::Node<'_>,
+        env: &mut Scope<'g>,
         outputs: Result<super::dsl::Outputs, OpError>,
         inplace: bool,
-        slots: &[Option<String>],
+        slots: &[Option<&'g str>],
         translation: &str,
         err: &dyn Fn(String) -> LowerError,
     ) -> Result<(), LowerError> {
@@ -561,16 +572,16 @@ impl Lowerer<'_> {
                 }
             };
             let v = self.bind_output(op, graph, name, v);
-            env.insert(name.clone(), v);
+            env.insert(name, v);
         }
         if inplace {
             // Functionalize: whoever reads the mutated tensor, under any of its names, from now on
             // reads the result.
             if let Some(Argument::Tensor(t)) = node.inputs.first().map(|a| &a.arg) {
-                let first = slots.first().cloned().flatten();
-                let new = first.as_deref().and_then(|n| env.get(n).copied()).or(produced.first().copied().flatten());
+                let first = slots.first().copied().flatten();
+                let new = first.and_then(|n| env.get(n).copied()).or(produced.first().copied().flatten());
                 if let Some(new) = new {
-                    env.mutate(&t.name, first.as_deref(), new);
+                    env.mutate(&t.name, first, new);
                 }
             }
         }
@@ -654,7 +665,12 @@ impl SubgraphLowerer for Lowerer<'_> {
 
 impl Lowerer<'_> {
     /// Lower the nodes of a subgraph and return the values of its outputs.
-    fn lower_body(&self, op: &mut Builder, graph: &schema::Graph, env: &mut Scope) -> Result<Vec<Value>, OpError> {
+    fn lower_body<'g>(
+        &self,
+        op: &mut Builder,
+        graph: &'g schema::Graph<'_>,
+        env: &mut Scope<'g>,
+    ) -> Result<Vec<Value>, OpError> {
         for node in &graph.nodes {
             self.lower_node(op, graph, node, env).map_err(|e| OpError::new(e.to_string()))?;
         }

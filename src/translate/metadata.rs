@@ -60,7 +60,6 @@ pub struct ScopePrefixes {
 
 /// Append `s` as a Python string literal in single quotes (as `repr` of a list item prints it).
 fn push_quoted(out: &mut String, s: &str) {
-    out.reserve(s.len() + 2);
     out.push('\'');
     for c in s.chars() {
         if c == '\\' || c == '\'' {
@@ -100,29 +99,41 @@ pub fn node_metadata(node: &schema::Node, num_users: usize) -> Metadata {
 
 /// [`node_metadata`], with the module-stack strings of earlier nodes reused from `cache`.
 pub fn node_metadata_cached(node: &schema::Node, num_users: usize, cache: &mut ScopeCache) -> Metadata {
-    let name = node.name.clone().or_else(|| fx::first_output_name(node)).unwrap_or_default();
+    let name = fx::node_name(node);
     let target = short_target(&node.target);
-    let stack = node.metadata.get("nn_module_stack").map(String::as_str).unwrap_or("");
+    let stack = node.metadata.get("nn_module_stack");
+    let stack = stack.as_deref().unwrap_or("");
     let p = cache.prefixes(stack);
-    let namespace = format!("{}{name}: {target}", p.namespace);
-    let mut classes = p.classes.clone();
+    // Every string sized exactly up front: these five live as long as the model, one set per FX
+    // node, and a string grown by pushes keeps up to twice the room it needs.
+    let mut namespace = String::with_capacity(p.namespace.len() + name.len() + 2 + target.len());
+    namespace.push_str(&p.namespace);
+    namespace.push_str(name);
+    namespace.push_str(": ");
+    namespace.push_str(target);
+    let quoted = |s: &str| s.len() + 2 + s.bytes().filter(|&b| b == b'\\' || b == b'\'').count();
+    let mut classes = String::with_capacity(p.classes.len() + quoted(target) + 1);
+    classes.push_str(&p.classes);
     push_quoted(&mut classes, target);
     classes.push(']');
-    let mut scopes = p.scopes.clone();
-    push_quoted(&mut scopes, &name);
+    let mut scopes = String::with_capacity(p.scopes.len() + quoted(name) + 1);
+    scopes.push_str(&p.scopes);
+    push_quoted(&mut scopes, name);
     scopes.push(']');
+    let mut fx_node = fx::format_node(node, num_users);
+    fx_node.shrink_to_fit();
     vec![
-        (NAMESPACE.into(), namespace),
-        (CLASS_HIERARCHY.into(), classes),
-        (NAME_SCOPES.into(), scopes),
-        (FX_NODE.into(), fx::format_node(node, num_users)),
-        (STACK_TRACE.into(), node.metadata.get("stack_trace").cloned().unwrap_or_default()),
+        (NAMESPACE, namespace),
+        (CLASS_HIERARCHY, classes),
+        (NAME_SCOPES, scopes),
+        (FX_NODE, fx_node),
+        (STACK_TRACE, node.metadata.get("stack_trace").map(|s| s.into_owned()).unwrap_or_default()),
     ]
 }
 
 /// How many nodes read each value of `graph` (the output node counting as one), for FX's
 /// `[num_users=N]`.
-pub fn user_counts(graph: &schema::Graph) -> crate::hash::FxHashMap<&str, usize> {
+pub fn user_counts<'g>(graph: &'g schema::Graph<'_>) -> crate::hash::FxHashMap<&'g str, usize> {
     let mut counts = crate::hash::FxHashMap::with_capacity_and_hasher(graph.nodes.len(), Default::default());
     let readers = graph
         .nodes

@@ -1,15 +1,16 @@
 //! torch 2.15's ATen and prims operator schemas (`aten_schemas.txt`, embedded), for argument
 //! names, documentation and the skeletons the error messages suggest.
 
-use std::collections::HashMap;
 use std::sync::OnceLock;
+
+use crate::hash::FxHashMap;
 
 const SCHEMAS: &str = include_str!("aten_schemas.txt");
 
-fn index() -> &'static HashMap<String, &'static str> {
-    static INDEX: OnceLock<HashMap<String, &'static str>> = OnceLock::new();
+fn index() -> &'static FxHashMap<String, &'static str> {
+    static INDEX: OnceLock<FxHashMap<String, &'static str>> = OnceLock::new();
     INDEX.get_or_init(|| {
-        let mut map = HashMap::new();
+        let mut map = FxHashMap::default();
         for line in SCHEMAS.lines().filter(|l| !l.starts_with('#') && !l.is_empty()) {
             let Some(paren) = line.find('(') else { continue };
             let name = &line[..paren];
