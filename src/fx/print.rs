@@ -54,48 +54,80 @@ pub fn value_type(graph: &schema::Graph, name: &str) -> String {
 }
 
 fn arg_text(arg: &Argument) -> String {
-    let list = |v: Vec<String>| format!("[{}]", v.join(", "));
+    let mut s = String::new();
+    write_arg(&mut s, arg);
+    s
+}
+
+/// Write `items` as a Python list: `[a, b]`.
+fn write_list<T>(s: &mut String, items: &[T], mut item: impl FnMut(&mut String, &T)) {
+    s.push('[');
+    for (i, x) in items.iter().enumerate() {
+        if i > 0 {
+            s.push_str(", ");
+        }
+        item(s, x);
+    }
+    s.push(']');
+}
+
+/// An argument as FX prints it, written into `s` (this runs for every argument of every node: the
+/// `fx_node` metadata).
+fn write_arg(s: &mut String, arg: &Argument) {
+    let bool_text = |b: bool| if b { "True" } else { "False" };
     match arg {
-        Argument::None => "None".into(),
-        Argument::Tensor(t) => t.name.to_string(),
-        Argument::Tensors(ts) => list(ts.iter().map(|t| t.name.to_string()).collect()),
-        Argument::OptionalTensors(ts) => list(
-            ts.iter()
-                .map(|t| match t {
-                    OptionalTensorArgument::AsTensor(t) => t.name.to_string(),
-                    OptionalTensorArgument::AsNone(_) => "None".into(),
-                })
-                .collect(),
-        ),
-        Argument::Int(i) => i.to_string(),
-        Argument::Ints(v) => list(v.iter().map(|i| i.to_string()).collect()),
-        Argument::Float(f) => format_float(*f),
-        Argument::Floats(v) => list(v.iter().map(|f| format_float(*f)).collect()),
-        Argument::Bool(b) => if *b { "True" } else { "False" }.into(),
-        Argument::Bools(v) => list(v.iter().map(|b| if *b { "True" } else { "False" }.to_string()).collect()),
-        Argument::String(s) => format!("'{s}'"),
-        Argument::Strings(v) => list(v.iter().map(|s| format!("'{s}'")).collect()),
-        Argument::Complex(c) => format!("({}+{}j)", format_float(c.real), format_float(c.imag)),
-        Argument::ScalarType(t) => format!("torch.{}", scalar_type(*t).map(|t| t.name()).unwrap_or("?")),
-        Argument::Device(d) => match d.index {
-            Some(i) => format!("device(type='{}', index={i})", d.kind),
-            None => format!("device(type='{}')", d.kind),
-        },
-        Argument::SymInt(SymIntArgument::AsName(n)) => n.to_string(),
-        Argument::SymInt(SymIntArgument::AsInt(i)) => i.to_string(),
-        Argument::SymInts(v) => list(
-            v.iter()
-                .map(|s| match s {
-                    SymIntArgument::AsName(n) => n.to_string(),
-                    SymIntArgument::AsInt(i) => i.to_string(),
-                })
-                .collect(),
-        ),
+        Argument::None => s.push_str("None"),
+        Argument::Tensor(t) => s.push_str(&t.name),
+        Argument::Tensors(ts) => write_list(s, ts, |s, t| s.push_str(&t.name)),
+        Argument::OptionalTensors(ts) => write_list(s, ts, |s, t| match t {
+            OptionalTensorArgument::AsTensor(t) => s.push_str(&t.name),
+            OptionalTensorArgument::AsNone(_) => s.push_str("None"),
+        }),
+        Argument::Int(i) => {
+            let _ = write!(s, "{i}");
+        }
+        Argument::Ints(v) => write_list(s, v, |s, i| {
+            let _ = write!(s, "{i}");
+        }),
+        Argument::Float(f) => s.push_str(&format_float(*f)),
+        Argument::Floats(v) => write_list(s, v, |s, f| s.push_str(&format_float(*f))),
+        Argument::Bool(b) => s.push_str(bool_text(*b)),
+        Argument::Bools(v) => write_list(s, v, |s, b| s.push_str(bool_text(*b))),
+        Argument::String(x) => {
+            let _ = write!(s, "'{x}'");
+        }
+        Argument::Strings(v) => write_list(s, v, |s, x| {
+            let _ = write!(s, "'{x}'");
+        }),
+        Argument::Complex(c) => {
+            let _ = write!(s, "({}+{}j)", format_float(c.real), format_float(c.imag));
+        }
+        Argument::ScalarType(t) => {
+            let _ = write!(s, "torch.{}", scalar_type(*t).map(|t| t.name()).unwrap_or("?"));
+        }
+        Argument::Device(d) => {
+            let _ = match d.index {
+                Some(i) => write!(s, "device(type='{}', index={i})", d.kind),
+                None => write!(s, "device(type='{}')", d.kind),
+            };
+        }
+        Argument::SymInt(SymIntArgument::AsName(n)) => s.push_str(n),
+        Argument::SymInt(SymIntArgument::AsInt(i)) => {
+            let _ = write!(s, "{i}");
+        }
+        Argument::SymInts(v) => write_list(s, v, |s, x| match x {
+            SymIntArgument::AsName(n) => s.push_str(n),
+            SymIntArgument::AsInt(i) => {
+                let _ = write!(s, "{i}");
+            }
+        }),
         Argument::SymBool(schema::SymBoolArgument::AsName(n))
-        | Argument::SymFloat(schema::SymFloatArgument::AsName(n)) => n.to_string(),
-        Argument::Graph(g) => g.name.to_string(),
-        Argument::Operator(o) => o.to_string(),
-        other => format!("<{}>", other.kind()),
+        | Argument::SymFloat(schema::SymFloatArgument::AsName(n)) => s.push_str(n),
+        Argument::Graph(g) => s.push_str(&g.name),
+        Argument::Operator(o) => s.push_str(o),
+        other => {
+            let _ = write!(s, "<{}>", other.kind());
+        }
     }
 }
 
@@ -118,12 +150,11 @@ pub fn format_node(node: &schema::Node, num_users: usize) -> String {
     let name = super::node_name(node);
     let mut s = String::with_capacity(96 + node.target.len() + 16 * node.inputs.len());
     let _ = write!(s, "%{name} : [num_users={num_users}] = call_function[target={}](args = (", node.target);
-    let push_arg = |s: &mut String, arg: &Argument| match arg {
-        Argument::Tensor(t) => {
+    let push_arg = |s: &mut String, arg: &Argument| {
+        if let Argument::Tensor(_) = arg {
             s.push('%');
-            s.push_str(&t.name);
         }
-        other => s.push_str(&arg_text(other)),
+        write_arg(s, arg);
     };
     let mut n_args = 0;
     for a in node.inputs.iter().filter(|a| a.kind != Some(2)) {

@@ -6,8 +6,6 @@
 
 use std::rc::Rc;
 
-use crate::hash::FxHashMap;
-
 use super::ir::*;
 
 /// Why a node could not be built (reported by the lowering with the FX node that asked for it).
@@ -36,8 +34,9 @@ pub struct Builder {
     /// Metadata put on every node created from now on (the current FX node's).
     pub(crate) node_metadata: Rc<Metadata>,
     errors: Vec<BuildError>,
-    /// Deduplicates small constants within the main graph: (dtype, dims, bytes) → value.
-    const_cache: FxHashMap<(i32, Vec<i64>, Vec<u8>), Value>,
+    /// Deduplicates small constants within the main graph: (dtype, dims, bytes) → value. A table
+    /// searched by the parts of the new constant, so that a hit (most lookups) copies nothing.
+    const_cache: hashbrown::HashTable<(DType, Vec<i64>, Vec<u8>, Value)>,
     /// Custom domains used, with their versions.
     pub(crate) custom_domains: Vec<(String, i64)>,
     pub(crate) warnings: Vec<String>,
@@ -53,7 +52,7 @@ impl Builder {
             opset,
             node_metadata: Rc::new(Vec::new()),
             errors: Vec::new(),
-            const_cache: FxHashMap::default(),
+            const_cache: hashbrown::HashTable::new(),
             custom_domains: Vec::new(),
             out_types: Vec::new(),
             warnings: Vec::new(),
@@ -187,12 +186,17 @@ impl Builder {
         if data.raw.len() > 1024 {
             return self.add_initializer(data);
         }
-        let key = (data.dtype as i32, data.dims.clone(), data.raw.to_vec());
-        if let Some(&v) = self.const_cache.get(&key) {
+        let hash = |dtype: DType, dims: &[i64], raw: &[u8]| {
+            std::hash::BuildHasher::hash_one(&crate::hash::FxBuild::default(), (dtype as i32, dims, raw))
+        };
+        let h = hash(data.dtype, &data.dims, &data.raw);
+        let found = self.const_cache.find(h, |(t, d, r, _)| *t == data.dtype && *d == data.dims && *r == data.raw[..]);
+        if let Some(&(.., v)) = found {
             return v;
         }
+        let key = (data.dtype, data.dims.clone(), data.raw.to_vec());
         let v = self.add_initializer(data);
-        self.const_cache.insert(key, v);
+        self.const_cache.insert_unique(h, (key.0, key.1, key.2, v), |(t, d, r, _)| hash(*t, d, r));
         v
     }
 

@@ -13,7 +13,7 @@ use std::fmt;
 use std::ops::Deref;
 
 use indexmap::IndexMap;
-use serde::de::{self, Deserializer, IgnoredAny, MapAccess, Visitor};
+use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
 
 /// Maps of the schema, keyed by FX names and FQNs (looked up per node: a fast hasher).
@@ -124,6 +124,51 @@ impl<'de: 'a, 'a> Deserialize<'de> for Str<'a> {
     }
 }
 
+/// A JSON list as a vector of exactly its length. serde's own starts empty and grows to four
+/// slots at the first push: a node's one output, a size of rank 3, a node's two inputs (~100 bytes
+/// each) all kept room for four for the life of the program, a few million lists in a large one.
+struct ExactVec<T>(Vec<T>);
+
+/// Lists up to this long are gathered on the stack, then moved into a vector of their length.
+const SHORT: usize = 6;
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for ExactVec<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V<T>(std::marker::PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> Visitor<'de> for V<T> {
+            type Value = ExactVec<T>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a list")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<ExactVec<T>, A::Error> {
+                let mut short: [Option<T>; SHORT] = std::array::from_fn(|_| None);
+                for (n, slot) in short.iter_mut().enumerate() {
+                    match seq.next_element()? {
+                        Some(x) => *slot = Some(x),
+                        None => {
+                            let mut v = Vec::with_capacity(n);
+                            v.extend(short.into_iter().flatten());
+                            return Ok(ExactVec(v));
+                        }
+                    }
+                }
+                // A long list: grow as usual (its slack is small relative to its length).
+                let mut v: Vec<T> = short.into_iter().flatten().collect();
+                while let Some(x) = seq.next_element()? {
+                    v.push(x);
+                }
+                Ok(ExactVec(v))
+            }
+        }
+        d.deserialize_seq(V(std::marker::PhantomData))
+    }
+}
+
+/// `deserialize_with` form of [`ExactVec`].
+fn exact<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Vec<T>, D::Error> {
+    ExactVec::deserialize(d).map(|v| v.0)
+}
+
 /// A node metadata value as its JSON string literal, quotes and escapes included: torch writes a
 /// stack trace on every node, and only the lowering reads it, once, into the ONNX metadata.
 #[derive(Clone, Copy)]
@@ -136,9 +181,49 @@ impl<'a> MetaValue<'a> {
         if !inner.contains('\\') {
             return Cow::Borrowed(inner);
         }
-        // Checked to be a valid JSON string when parsed.
-        Cow::Owned(serde_json::from_str(self.0).unwrap_or_default())
+        Cow::Owned(unescape(inner))
     }
+}
+
+/// Decode the escapes of a JSON string literal's contents, whose escapes serde_json has checked
+/// (every node's stack trace goes through here: copying the runs between escapes beats a general
+/// parse). A lone surrogate, which Python's json writes for a lone surrogate, becomes U+FFFD.
+fn unescape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while let Some(i) = rest.find('\\') {
+        out.push_str(&rest[..i]);
+        let esc = rest.as_bytes().get(i + 1).copied().unwrap_or(b'\\');
+        rest = rest.get(i + 2..).unwrap_or("");
+        match esc {
+            b'n' => out.push('\n'),
+            b't' => out.push('\t'),
+            b'r' => out.push('\r'),
+            b'b' => out.push('\u{8}'),
+            b'f' => out.push('\u{c}'),
+            b'u' => {
+                let unit = |r: &str| r.get(..4).and_then(|h| u32::from_str_radix(h, 16).ok());
+                let Some(hi) = unit(rest) else { break };
+                rest = &rest[4..];
+                let c = if (0xD800..0xDC00).contains(&hi) && rest.starts_with("\\u") {
+                    match unit(&rest[2..]) {
+                        Some(lo) if (0xDC00..0xE000).contains(&lo) => {
+                            rest = &rest[6..];
+                            char::from_u32(0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00))
+                        }
+                        _ => None,
+                    }
+                } else {
+                    char::from_u32(hi)
+                };
+                out.push(c.unwrap_or(char::REPLACEMENT_CHARACTER));
+            }
+            // `\"`, `\\`, `\/`.
+            other => out.push(other as char),
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 impl fmt::Debug for MetaValue<'_> {
@@ -177,10 +262,24 @@ impl<'de: 'a, 'a> Deserialize<'de> for NodeMetadata<'a> {
                 f.write_str("a map of strings")
             }
             fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<NodeMetadata<'de>, A::Error> {
-                let mut v = Vec::with_capacity(m.size_hint().unwrap_or(4));
+                // torch writes three or four keys: gathered first, then kept in a vector of their
+                // number (see `ExactVec`).
+                let mut short: [Option<(Str<'de>, MetaValue<'de>)>; SHORT] = Default::default();
+                let mut n = 0;
                 while let Some(entry) = m.next_entry()? {
-                    v.push(entry);
+                    if n == SHORT {
+                        let mut v: Vec<_> = short.into_iter().flatten().collect();
+                        v.push(entry);
+                        while let Some(entry) = m.next_entry()? {
+                            v.push(entry);
+                        }
+                        return Ok(NodeMetadata(v));
+                    }
+                    short[n] = Some(entry);
+                    n += 1;
                 }
+                let mut v = Vec::with_capacity(n);
+                v.extend(short.into_iter().flatten());
                 Ok(NodeMetadata(v))
             }
         }
@@ -260,9 +359,9 @@ pub struct Graph<'a> {
 pub struct Node<'a> {
     #[serde(borrow)]
     pub target: Str<'a>,
-    #[serde(borrow)]
+    #[serde(borrow, deserialize_with = "exact")]
     pub inputs: Vec<NamedArgument<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, deserialize_with = "exact")]
     pub outputs: Vec<Argument<'a>>,
     #[serde(default, borrow)]
     pub metadata: NodeMetadata<'a>,
@@ -296,13 +395,13 @@ pub struct Device<'a> {
 pub struct TensorMeta<'a> {
     /// The schema's ScalarType id (not c10's numbering): see [`crate::pt2::ScalarType`].
     pub dtype: i64,
-    #[serde(borrow)]
+    #[serde(borrow, deserialize_with = "exact")]
     pub sizes: Vec<SymInt<'a>>,
     #[serde(default)]
     pub requires_grad: bool,
     #[serde(borrow)]
     pub device: Device<'a>,
-    #[serde(borrow)]
+    #[serde(borrow, deserialize_with = "exact")]
     pub strides: Vec<SymInt<'a>>,
     #[serde(borrow)]
     pub storage_offset: SymInt<'a>,
@@ -317,7 +416,7 @@ pub struct TensorMeta<'a> {
 pub struct ValueMeta<'a> {
     /// The schema's ScalarType id (not c10's numbering): see [`crate::pt2::ScalarType`].
     pub dtype: i64,
-    #[serde(borrow)]
+    #[serde(borrow, deserialize_with = "exact")]
     pub sizes: Vec<SymInt<'a>>,
 }
 
@@ -559,12 +658,12 @@ impl<'de: 'a, 'a> Deserialize<'de> for Argument<'a> {
                         Argument::None
                     }
                     "as_tensor" => Argument::Tensor(m.next_value()?),
-                    "as_tensors" => Argument::Tensors(m.next_value()?),
-                    "as_optional_tensors" => Argument::OptionalTensors(m.next_value()?),
+                    "as_tensors" => Argument::Tensors(m.next_value::<ExactVec<_>>()?.0),
+                    "as_optional_tensors" => Argument::OptionalTensors(m.next_value::<ExactVec<_>>()?.0),
                     "as_optional_tensor" => Argument::OptionalTensor(m.next_value()?),
                     "as_nested_tensors" => Argument::NestedTensors(m.next_value()?),
                     "as_int" => Argument::Int(m.next_value()?),
-                    "as_ints" => Argument::Ints(m.next_value()?),
+                    "as_ints" => Argument::Ints(m.next_value::<ExactVec<_>>()?.0),
                     "as_int_lists" => Argument::IntLists(m.next_value()?),
                     "as_float" => Argument::Float(m.next_value::<F>()?.0),
                     "as_floats" => Argument::Floats(floats(m.next_value()?)),
@@ -581,7 +680,7 @@ impl<'de: 'a, 'a> Deserialize<'de> for Argument<'a> {
                     "as_layout" => Argument::Layout(m.next_value()?),
                     "as_device" => Argument::Device(m.next_value()?),
                     "as_sym_int" => Argument::SymInt(m.next_value()?),
-                    "as_sym_ints" => Argument::SymInts(m.next_value()?),
+                    "as_sym_ints" => Argument::SymInts(m.next_value::<ExactVec<_>>()?.0),
                     "as_sym_bool" => Argument::SymBool(m.next_value()?),
                     "as_sym_bools" => Argument::SymBools(m.next_value()?),
                     "as_sym_float" => Argument::SymFloat(m.next_value()?),

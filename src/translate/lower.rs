@@ -428,20 +428,22 @@ fn weight_tensor(w: &crate::pt2::Weight) -> TensorData {
 impl Lowerer<'_> {
     /// Give `v` the name `wanted`, made unique across the model.
     fn name(&self, op: &mut Builder, v: Value, wanted: &str) {
+        debug_assert!(op.info(v).name.is_empty(), "the name set finds values by their names: one name each");
         let mut names = self.names.borrow_mut();
         let hash = |s: &str| std::hash::BuildHasher::hash_one(&crate::hash::FxBuild::default(), s);
-        let taken = |names: &hashbrown::HashTable<Value>, op: &Builder, s: &str| {
-            names.find(hash(s), |&u| op.info(u).name == s).is_some()
-        };
         let mut name = wanted.to_string();
         let mut k = 1;
-        while taken(&names, op, &name) {
+        loop {
+            let h = hash(&name);
+            let entry = names.entry(h, |&u| op.info(u).name == name, |&u| hash(&op.info(u).name));
+            if let hashbrown::hash_table::Entry::Vacant(slot) = entry {
+                slot.insert(v);
+                break;
+            }
             name = format!("{wanted}_{k}");
             k += 1;
         }
-        let h = hash(&name);
         op.info_mut(v).name = name;
-        names.insert_unique(h, v, |&u| hash(&op.info(u).name));
     }
 
     fn dim(&self, s: &schema::SymInt) -> Dim {
@@ -514,8 +516,10 @@ impl Lowerer<'_> {
                 nodes: vec![node_name.to_string()],
             }])
         })?;
-        let slots = fx::output_slots(node);
-        let out_types = slots.iter().map(|s| s.and_then(|n| self.fx_dtype(graph, n))).collect();
+        // Each output's FX name and type, looked up once for the translation and the binding.
+        let slots: Vec<Option<(&str, FxValue)>> =
+            fx::output_slots(node).into_iter().map(|s| s.map(|n| (n, fx_value(graph, n)))).collect();
+        let out_types = slots.iter().map(|s| s.as_ref().and_then(|(_, t)| t.dtype())).collect();
         let saved = std::mem::replace(&mut op.out_types, out_types);
         let users = env.users.get(node_name).copied().unwrap_or(0);
         let meta = metadata::node_metadata_cached(node, users, &mut self.scopes.borrow_mut());
@@ -526,7 +530,7 @@ impl Lowerer<'_> {
             (entry.func)(op, &ctx)
         };
         op.out_types = saved;
-        let result = self.finish_node(op, graph, node, env, outputs, inplace, &slots, entry.name, &err);
+        let result = self.finish_node(op, node, env, outputs, inplace, &slots, entry.name, &err);
         op.node_metadata = saved_meta;
         result
     }
@@ -536,12 +540,11 @@ impl Lowerer<'_> {
     fn finish_node<'g>(
         &self,
         op: &mut Builder,
-        graph: &'g schema::Graph<'_>,
         node: &'g schema::Node<'_>,
         env: &mut Scope<'g>,
         outputs: Result<super::dsl::Outputs, OpError>,
         inplace: bool,
-        slots: &[Option<&'g str>],
+        slots: &[Option<(&'g str, FxValue<'g>)>],
         translation: &str,
         err: &dyn Fn(String) -> LowerError,
     ) -> Result<(), LowerError> {
@@ -560,7 +563,7 @@ impl Lowerer<'_> {
             )));
         }
         for (i, slot) in slots.iter().enumerate() {
-            let Some(name) = slot else { continue };
+            let Some((name, fx_type)) = slot else { continue };
             let v = match produced.get(i).copied().flatten() {
                 Some(v) => v,
                 None if name.contains("_unused_") => continue,
@@ -571,14 +574,14 @@ impl Lowerer<'_> {
                     )))
                 }
             };
-            let v = self.bind_output(op, graph, name, v);
+            let v = self.bind_output(op, name, fx_type, v);
             env.insert(name, v);
         }
         if inplace {
             // Functionalize: whoever reads the mutated tensor, under any of its names, from now on
             // reads the result.
             if let Some(Argument::Tensor(t)) = node.inputs.first().map(|a| &a.arg) {
-                let first = slots.first().copied().flatten();
+                let first = slots.first().and_then(|s| s.as_ref()).map(|(n, _)| *n);
                 let new = first.and_then(|n| env.get(n).copied()).or(produced.first().copied().flatten());
                 if let Some(new) = new {
                     env.mutate(&t.name, first, new);
@@ -588,36 +591,12 @@ impl Lowerer<'_> {
         Ok(())
     }
 
-    /// The ONNX element type of FX value `name` (tensor, SymInt, SymBool or SymFloat).
-    fn fx_dtype(&self, graph: &schema::Graph, name: &str) -> Option<crate::onnx::ir::DType> {
-        use crate::onnx::ir::DType;
-        if let Some(m) = graph.tensor_values.get(name) {
-            return crate::pt2::scalar_type(m.dtype).map(onnx_dtype);
-        }
-        if graph.sym_int_values.contains_key(name) {
-            Some(DType::Int64)
-        } else if graph.sym_bool_values.contains_key(name) {
-            Some(DType::Bool)
-        } else if graph.sym_float_values.contains_key(name) {
-            Some(DType::Float)
-        } else {
-            None
-        }
-    }
-
-    /// Give the value computed for FX value `name` that value's name, type and shape.
-    fn bind_output(&self, op: &mut Builder, graph: &schema::Graph, name: &str, v: Value) -> Value {
-        let Some(meta) = graph.tensor_values.get(name) else {
+    /// Give the value computed for FX value `name` (of type `fx_type`) that value's name, type
+    /// and shape.
+    fn bind_output(&self, op: &mut Builder, name: &str, fx_type: &FxValue, v: Value) -> Value {
+        let FxValue::Tensor(meta) = fx_type else {
             // A SymInt / SymBool / SymFloat: a 0-d tensor.
-            let dtype = if graph.sym_int_values.contains_key(name) {
-                Some(crate::onnx::ir::DType::Int64)
-            } else if graph.sym_bool_values.contains_key(name) {
-                Some(crate::onnx::ir::DType::Bool)
-            } else if graph.sym_float_values.contains_key(name) {
-                Some(crate::onnx::ir::DType::Float)
-            } else {
-                None
-            };
+            let dtype = fx_type.dtype();
             let v = match (dtype, op.dtype(v)) {
                 (Some(want), Some(have)) if want != have => op.Cast(v).to(want as i64).out(),
                 _ => v,
@@ -644,6 +623,39 @@ impl Lowerer<'_> {
         }
         v
     }
+}
+
+/// What a graph says of an FX value: a tensor's metadata, or a symbolic scalar's ONNX type
+/// (`None` when the graph does not list the value).
+enum FxValue<'g> {
+    Tensor(&'g schema::ValueMeta<'g>),
+    Scalar(Option<crate::onnx::ir::DType>),
+}
+
+impl FxValue<'_> {
+    /// The ONNX element type.
+    fn dtype(&self) -> Option<crate::onnx::ir::DType> {
+        match self {
+            FxValue::Tensor(m) => crate::pt2::scalar_type(m.dtype).map(onnx_dtype),
+            FxValue::Scalar(t) => *t,
+        }
+    }
+}
+
+fn fx_value<'g>(graph: &'g schema::Graph<'_>, name: &str) -> FxValue<'g> {
+    use crate::onnx::ir::DType;
+    if let Some(m) = graph.tensor_values.get(name) {
+        return FxValue::Tensor(m);
+    }
+    FxValue::Scalar(if graph.sym_int_values.contains_key(name) {
+        Some(DType::Int64)
+    } else if graph.sym_bool_values.contains_key(name) {
+        Some(DType::Bool)
+    } else if graph.sym_float_values.contains_key(name) {
+        Some(DType::Float)
+    } else {
+        None
+    })
 }
 
 impl SubgraphLowerer for Lowerer<'_> {

@@ -131,6 +131,12 @@ pub fn node_metadata_cached(node: &schema::Node, num_users: usize, cache: &mut S
     ]
 }
 
+/// The arguments one reader of values has: a node's, or the graph outputs.
+enum Readers<'g, 'a> {
+    Node(&'g [schema::NamedArgument<'a>]),
+    Output(&'g [schema::Argument<'a>]),
+}
+
 /// How many nodes read each value of `graph` (the output node counting as one), for FX's
 /// `[num_users=N]`.
 pub fn user_counts<'g>(graph: &'g schema::Graph<'_>) -> crate::hash::FxHashMap<&'g str, usize> {
@@ -138,13 +144,16 @@ pub fn user_counts<'g>(graph: &'g schema::Graph<'_>) -> crate::hash::FxHashMap<&
     let readers = graph
         .nodes
         .iter()
-        .map(|n| n.inputs.iter().map(|i| &i.arg).collect::<Vec<_>>())
-        .chain(std::iter::once(graph.outputs.iter().collect()));
+        .map(|n| Readers::Node(&n.inputs))
+        .chain(std::iter::once(Readers::Output(&graph.outputs)));
     let mut seen = Vec::new();
     for args in readers {
         seen.clear();
-        for arg in args {
-            fx::for_each_value_name(arg, &mut |n| seen.push(n));
+        match args {
+            Readers::Node(inputs) => {
+                inputs.iter().for_each(|i| fx::for_each_value_name(&i.arg, &mut |n| seen.push(n)))
+            }
+            Readers::Output(outputs) => outputs.iter().for_each(|a| fx::for_each_value_name(a, &mut |n| seen.push(n))),
         }
         seen.sort_unstable();
         seen.dedup();
