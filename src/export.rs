@@ -157,6 +157,10 @@ fn stages(
         output_names: &options.output_names,
     };
     let (mut model, warnings) = record.stage(2, || lower::lower(&program, &lower_options))?;
+    // The model no longer needs the parsed program (weights are slices of the map, held by the
+    // model): freed now, its memory serves the optimizer instead of adding to its peak.
+    drop(program);
+    drop(loaded);
     record.warnings = warnings.clone();
     let stats = record.stage(3, || {
         Ok::<_, Error>(if options.optimize {

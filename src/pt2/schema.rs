@@ -152,8 +152,15 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for ExactVec<T> {
                         }
                     }
                 }
+                let Some(next) = seq.next_element()? else {
+                    let mut v = Vec::with_capacity(SHORT);
+                    v.extend(short.into_iter().flatten());
+                    return Ok(ExactVec(v));
+                };
                 // A long list: grow as usual (its slack is small relative to its length).
-                let mut v: Vec<T> = short.into_iter().flatten().collect();
+                let mut v = Vec::with_capacity(2 * SHORT);
+                v.extend(short.into_iter().flatten());
+                v.push(next);
                 while let Some(x) = seq.next_element()? {
                     v.push(x);
                 }
@@ -268,7 +275,8 @@ impl<'de: 'a, 'a> Deserialize<'de> for NodeMetadata<'a> {
                 let mut n = 0;
                 while let Some(entry) = m.next_entry()? {
                     if n == SHORT {
-                        let mut v: Vec<_> = short.into_iter().flatten().collect();
+                        let mut v = Vec::with_capacity(2 * SHORT);
+                        v.extend(short.into_iter().flatten());
                         v.push(entry);
                         while let Some(entry) = m.next_entry()? {
                             v.push(entry);
@@ -849,4 +857,72 @@ pub struct PayloadMeta<'a> {
     pub use_pickle: bool,
     #[serde(default, borrow)]
     pub tensor_meta: Option<TensorMeta<'a>>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strings_borrow_from_the_json_unless_escaped() {
+        let json = r#"{"target": "torch.ops.aten.relu.default", "inputs": [], "outputs": [{"as_tensor": {"name": "caf\u00e9"}}],
+            "metadata": {"stack_trace": "File \"m.py\", line 1\n  x = f(x)", "nn_module_stack": "L__self__,,M", "k": "old", "k": "new"},
+            "name": "relu"}"#;
+        let node: Node = serde_json::from_str(json).expect("parses");
+        assert!(matches!(node.target.0, Cow::Borrowed("torch.ops.aten.relu.default")));
+        let Argument::Tensor(t) = &node.outputs[0] else { panic!("{:?}", node.outputs) };
+        assert!(matches!(t.name.0, Cow::Owned(_)));
+        assert_eq!(t.name, "café");
+        assert_eq!(node.metadata.get("stack_trace").as_deref(), Some("File \"m.py\", line 1\n  x = f(x)"));
+        assert!(matches!(node.metadata.get("nn_module_stack"), Some(Cow::Borrowed("L__self__,,M"))));
+        // A repeated key keeps its last value, as a map would.
+        assert_eq!(node.metadata.get("k").as_deref(), Some("new"));
+        assert_eq!(node.metadata.get("absent"), None);
+    }
+
+    #[test]
+    fn unescape_matches_serde_json() {
+        for raw in [
+            r#""plain""#,
+            r#""a\"b\\c\/d\n\t\r\b\f""#,
+            r#""\u00e9\u4e2d\ud83d\ude00 end""#,
+            r#""\u0041\\u0041""#,
+            r#""tail\\""#,
+        ] {
+            let want: String = serde_json::from_str(raw).expect("valid JSON");
+            assert_eq!(MetaValue(raw).get(), want, "{raw}");
+        }
+        // A lone surrogate (Python writes one for a lone surrogate) becomes U+FFFD.
+        assert_eq!(MetaValue(r#""x\ud800y""#).get(), "x\u{fffd}y");
+        let bad: Result<NodeMetadata, _> = serde_json::from_str(r#"{"k": 1}"#);
+        assert!(bad.is_err());
+    }
+
+    #[test]
+    fn lists_are_sized_exactly() {
+        for n in [0usize, 1, 2, 5, 6, 7, 20] {
+            let json = format!("[{}]", vec!["1"; n].join(","));
+            let v: ExactVec<i64> = serde_json::from_str(&json).expect("parses");
+            assert_eq!(v.0, vec![1; n]);
+            if n <= SHORT {
+                assert_eq!(v.0.capacity(), n);
+            }
+        }
+        let m: NodeMetadata = serde_json::from_str(r#"{"a": "1", "b": "2", "c": "3"}"#).expect("parses");
+        assert_eq!((m.0.len(), m.0.capacity()), (3, 3));
+        let many = (0..9).map(|i| format!("\"k{i}\": \"{i}\"")).collect::<Vec<_>>().join(", ");
+        let json = format!("{{{many}}}");
+        let m: NodeMetadata = serde_json::from_str(&json).expect("parses");
+        assert_eq!(m.0.len(), 9);
+        assert_eq!(m.get("k8").as_deref(), Some("8"));
+    }
+
+    #[test]
+    fn floats_take_numbers_and_non_finite_strings() {
+        let v: Vec<F> = serde_json::from_str(r#"[1, -2, 0.5, "Infinity", "-inf", "NaN"]"#).expect("parses");
+        assert_eq!(v[..3].iter().map(|f| f.0).collect::<Vec<_>>(), [1.0, -2.0, 0.5]);
+        assert_eq!((v[3].0, v[4].0), (f64::INFINITY, f64::NEG_INFINITY));
+        assert!(v[5].0.is_nan());
+        assert!(serde_json::from_str::<Vec<F>>(r#"["one"]"#).is_err());
+    }
 }
