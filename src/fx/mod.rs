@@ -76,9 +76,10 @@ impl<'a> Program<'a> {
                     name: arg.name.to_string(),
                     kind: InputKind::Buffer { fqn: buffer_name.to_string(), persistent: *persistent },
                 },
-                InputSpec::TensorConstant { arg, tensor_constant_name } => {
-                    Input { name: arg.name.to_string(), kind: InputKind::Constant { fqn: tensor_constant_name.to_string() } }
-                }
+                InputSpec::TensorConstant { arg, tensor_constant_name } => Input {
+                    name: arg.name.to_string(),
+                    kind: InputKind::Constant { fqn: tensor_constant_name.to_string() },
+                },
                 InputSpec::UserInput { arg } => match arg {
                     Argument::Tensor(t) => Input { name: t.name.to_string(), kind: InputKind::UserTensor },
                     Argument::SymInt(SymIntArgument::AsName(n)) => {
@@ -91,11 +92,16 @@ impl<'a> Program<'a> {
                         )))
                     }
                 },
-                InputSpec::ConstantInput { name, .. } => Input { name: name.to_string(), kind: InputKind::ConstantInput },
+                InputSpec::ConstantInput { name, .. } => {
+                    Input { name: name.to_string(), kind: InputKind::ConstantInput }
+                }
                 InputSpec::Token { arg } => Input { name: arg.name.to_string(), kind: InputKind::Token },
                 InputSpec::CustomObj { arg, custom_obj_name } => Input {
                     name: arg.name.to_string(),
-                    kind: InputKind::CustomObj { fqn: custom_obj_name.to_string(), class_fqn: arg.class_fqn.to_string() },
+                    kind: InputKind::CustomObj {
+                        fqn: custom_obj_name.to_string(),
+                        class_fqn: arg.class_fqn.to_string(),
+                    },
                 },
             };
             inputs.push(input);

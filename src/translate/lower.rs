@@ -18,8 +18,8 @@ use crate::onnx::ir::{Dim, Model, TensorData, Value};
 use crate::pt2::schema::{self, Argument, SymBoolArgument, SymFloatArgument, SymIntArgument};
 use crate::pt2::{Pt2Error, ScalarType};
 
-use super::metadata;
 use super::dsl::{onnx_dtype, target_key, NodeCtx, OpError, SubgraphLowerer, TranslationTable};
+use super::metadata;
 
 /// One op the table cannot translate, with every node that uses it.
 #[derive(Debug, Clone, PartialEq)]
@@ -506,8 +506,11 @@ impl Lowerer<'_> {
     ) -> Result<(), LowerError> {
         let key = target_key(&node.target);
         let node_name = fx::node_name(node);
-        let err =
-            |message: String| LowerError::Node { node: node_name.to_string(), target: node.target.to_string(), message };
+        let err = |message: String| LowerError::Node {
+            node: node_name.to_string(),
+            target: node.target.to_string(),
+            message,
+        };
         let view = super::dsl::NodeView { node, graph };
         let (entry, inplace, functional_key) = resolve(self.opts.table, &key, &view).ok_or_else(|| {
             LowerError::Unsupported(vec![UnsupportedOp {

@@ -141,18 +141,13 @@ enum Readers<'g, 'a> {
 /// `[num_users=N]`.
 pub fn user_counts<'g>(graph: &'g schema::Graph<'_>) -> crate::hash::FxHashMap<&'g str, usize> {
     let mut counts = crate::hash::FxHashMap::with_capacity_and_hasher(graph.nodes.len(), Default::default());
-    let readers = graph
-        .nodes
-        .iter()
-        .map(|n| Readers::Node(&n.inputs))
-        .chain(std::iter::once(Readers::Output(&graph.outputs)));
+    let readers =
+        graph.nodes.iter().map(|n| Readers::Node(&n.inputs)).chain(std::iter::once(Readers::Output(&graph.outputs)));
     let mut seen = Vec::new();
     for args in readers {
         seen.clear();
         match args {
-            Readers::Node(inputs) => {
-                inputs.iter().for_each(|i| fx::for_each_value_name(&i.arg, &mut |n| seen.push(n)))
-            }
+            Readers::Node(inputs) => inputs.iter().for_each(|i| fx::for_each_value_name(&i.arg, &mut |n| seen.push(n))),
             Readers::Output(outputs) => outputs.iter().for_each(|a| fx::for_each_value_name(a, &mut |n| seen.push(n))),
         }
         seen.sort_unstable();
