@@ -9,19 +9,18 @@
 //! where the conversion is exact or correctly rounded. Anything else, or any doubt, is left alone.
 //!
 //! Sizes are bounded like onnxscript's folder: inputs of at most [`INPUT_LIMIT`] elements, outputs of
-//! at most [`OUTPUT_LIMIT`]. A `Transpose` of a larger constant read by nothing else (weight
-//! transposes: the original weight then dies) folds as a [`Derived`] tensor, recorded here and
-//! computed in chunks when the model is written (no anonymous copy), up to
-//! [`WEIGHT_TRANSPOSE_LIMIT`] elements.
+//! at most [`OUTPUT_LIMIT`]. Larger results fold only as [`Derived`] tensors, recorded here and
+//! computed in chunks when the model is written (weights stay in the archive's map, no anonymous
+//! copy): a `Transpose` of a constant, and float32/float64 `Add`/`Sub`/`Mul`/`Div` of a constant
+//! with a small one that does not widen it, in both cases when the large constant is read by
+//! nothing else (so the original weight dies and the file does not grow).
 
 use super::edit::{self, attr_int, attr_ints, input, norm_axis, Action};
 use super::Fire;
-use crate::onnx::ir::{AttrValue, DType, Derived, Model, Node, TensorData};
+use crate::onnx::ir::{AttrValue, BinOp, DType, Derived, Model, Node, TensorData};
 
 pub const INPUT_LIMIT: i64 = 8192;
 pub const OUTPUT_LIMIT: i64 = 262_144;
-/// Largest weight (elements) whose transpose is folded.
-pub const WEIGHT_TRANSPOSE_LIMIT: i64 = 1 << 20;
 
 pub(crate) fn run(model: &mut Model, rules: &mut super::Rules) -> usize {
     edit::sweep(model, |model, facts, node| {
@@ -67,7 +66,8 @@ pub(crate) fn run(model: &mut Model, rules: &mut super::Rules) -> usize {
     })
 }
 
-/// `node` on a large constant (input 1 when `second`, else input 0) recorded as a derived tensor.
+/// `node` on a large constant (input 1 when `second`, else input 0) recorded as a derived tensor:
+/// a transpose, or a float op with a small constant that broadcasts to the large one's shape.
 fn derive(node: &Node, inputs: &[Option<&TensorData>], second: bool) -> Option<TensorData> {
     let arg = |i: usize| inputs.get(i).copied().flatten();
     match node.op_type.as_str() {
@@ -78,10 +78,14 @@ fn derive(node: &Node, inputs: &[Option<&TensorData>], second: bool) -> Option<T
                 Some(p) => p.iter().map(|&a| usize::try_from(a).ok()).collect::<Option<_>>()?,
                 None => (0..r).rev().collect(),
             };
-            if x.numel() > WEIGHT_TRANSPOSE_LIMIT {
+            Derived::transpose(x, &perm)
+        }
+        op @ ("Add" | "Sub" | "Mul" | "Div") if inputs.len() == 2 => {
+            let (x, k) = if second { (arg(1)?, arg(0)?) } else { (arg(0)?, arg(1)?) };
+            if k.numel() > INPUT_LIMIT || broadcast_dims(&x.dims, &k.dims)? != x.dims {
                 return None;
             }
-            Derived::transpose(x, &perm)
+            Derived::binary(x, BinOp::from_onnx(op)?, k, second)
         }
         _ => None,
     }
