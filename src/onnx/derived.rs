@@ -21,6 +21,8 @@ use super::ir::{DType, TensorData};
 
 /// Bytes of a derived tensor computed at a time while writing.
 pub const CHUNK_BYTES: usize = 1 << 20;
+/// Most bytes computed at a time (transposes of tall weights, see [`Derived::chunk_bytes`]).
+pub const MAX_CHUNK_BYTES: usize = 16 << 20;
 
 /// Elementwise operations a derived tensor can apply (one IEEE operation each).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -152,9 +154,10 @@ impl Raw {
         if let Some(b) = self.existing() {
             return f(b);
         }
+        let step = self.derived().map_or(CHUNK_BYTES, |d| d.chunk_bytes());
         let mut off = 0;
         while off < self.len() {
-            let n = CHUNK_BYTES.min(self.len() - off);
+            let n = step.min(self.len() - off);
             f(self.piece(off, n, buf))?;
             off += n;
         }
@@ -353,6 +356,24 @@ impl Derived {
         let mut d = Derived::of(t)?;
         d.ops.push(Op { op, konst: k.raw.to_bytes(), strides, konst_first });
         Some(d.into_tensor())
+    }
+
+    /// Bytes to compute at a time: [`CHUNK_BYTES`], except for the transpose of a tall weight (say
+    /// an lm_head of 32000 × 256), whose output rows are long: a chunk of a few rows reads a strip
+    /// a few elements wide from every source row, so the whole source streamed through the cache
+    /// once per chunk, half of each cache line unused. Its chunks are whole multiples of 64 bytes'
+    /// worth of output rows (each source cache line read once), up to [`MAX_CHUNK_BYTES`].
+    fn chunk_bytes(&self) -> usize {
+        let es = self.elem_size();
+        match coalesce(&self.dims, &self.gather)[..] {
+            [(cols, 1), (rows, s)] if s == cols => {
+                let row = rows * es;
+                let line = (64 / es).max(1);
+                let k = (CHUNK_BYTES / row.max(1) / line * line).max(line);
+                k.saturating_mul(row).min(MAX_CHUNK_BYTES).max(es)
+            }
+            _ => CHUNK_BYTES,
+        }
     }
 
     /// The stored bytes it is computed from.
@@ -626,7 +647,7 @@ mod tests {
         let mut streamed = Vec::new();
         t.raw
             .for_each_chunk(&mut buf, |c| {
-                assert!(c.len() <= CHUNK_BYTES);
+                assert!(c.len() <= MAX_CHUNK_BYTES);
                 streamed.extend_from_slice(c);
                 Ok::<(), ()>(())
             })
@@ -651,9 +672,14 @@ mod tests {
     #[test]
     fn transpose_2d_in_chunks_matches_the_eager_fold() {
         // 700 × 1000 float32 (2.8 MB): 1 MiB chunks end mid-row.
-        for (dtype, rows, cols) in
-            [(DType::Float, 700, 1000), (DType::Float16, 333, 129), (DType::Double, 17, 4099), (DType::Uint8, 9, 31)]
-        {
+        // A tall one (40000 × 20): chunks of 16 output rows (2.56 MB).
+        for (dtype, rows, cols) in [
+            (DType::Float, 700, 1000),
+            (DType::Float, 40000, 20),
+            (DType::Float16, 333, 129),
+            (DType::Double, 17, 4099),
+            (DType::Uint8, 9, 31),
+        ] {
             let x = stored(dtype, vec![rows, cols], 7);
             let eager = fold::transpose(&x, Some(&[1, 0])).unwrap();
             let lazy = Derived::transpose(&x, &[1, 0]).unwrap();
