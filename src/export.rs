@@ -172,7 +172,10 @@ fn stages(
     record.optimize = Some(stats);
     let program = OnnxProgram { model, external_data: options.external_data, warnings, report: None };
     if options.report {
-        record.model_text = Some(crate::onnx::text::model_text(&program.model_proto(), false));
+        // Initializers print as type and shape only: their bytes (folded weights are computed on
+        // reading) are left out.
+        let proto = encode::to_proto_without_weights(&program.model);
+        record.model_text = Some(crate::onnx::text::model_text(&proto, false));
     }
     if let Some(out) = output {
         record.stage(4, || program.save(out))?;

@@ -259,11 +259,15 @@ fn props(m: &Metadata) -> Vec<proto::StringStringEntryProto> {
 }
 
 fn tensor_proto(name: String, t: &TensorData, metadata: &Metadata) -> proto::TensorProto {
+    proto::TensorProto { raw_data: t.raw.to_bytes(), ..tensor_header(name, t, metadata) }
+}
+
+/// A `TensorProto` without the bytes.
+fn tensor_header(name: String, t: &TensorData, metadata: &Metadata) -> proto::TensorProto {
     proto::TensorProto {
         name,
         dims: t.dims.clone(),
         data_type: t.dtype as i32,
-        raw_data: t.raw.clone(),
         metadata_props: props(metadata),
         ..Default::default()
     }
@@ -317,7 +321,7 @@ fn attribute(names: &Names, a: &Attribute) -> proto::AttributeProto {
         }
         AttrValue::Graph(g) => {
             p.r#type = T::Graph as i32;
-            p.g = Some(graph_proto(names, g, false));
+            p.g = Some(graph_proto(names, g, false, true));
         }
         AttrValue::Floats(v) => {
             p.r#type = T::Floats as i32;
@@ -341,7 +345,8 @@ fn io_values(g: &Graph) -> HashSet<Value> {
     g.inputs.iter().chain(&g.outputs).copied().collect()
 }
 
-fn graph_proto(names: &Names, g: &Graph, main: bool) -> proto::GraphProto {
+/// `weights: false` leaves the main graph's initializers without their bytes (for printing).
+fn graph_proto(names: &Names, g: &Graph, main: bool, weights: bool) -> proto::GraphProto {
     let mut gp = proto::GraphProto { name: g.name.clone(), metadata_props: props(&g.metadata), ..Default::default() };
     gp.input = g.inputs.iter().map(|&v| value_info(names, v)).collect();
     let io = io_values(g);
@@ -371,7 +376,11 @@ fn graph_proto(names: &Names, g: &Graph, main: bool) -> proto::GraphProto {
         for &v in &g.initializers {
             let info = names.model.value(v);
             if let Some(t) = &info.constant {
-                gp.initializer.push(tensor_proto(names.value(v).owned(), t, &info.metadata));
+                let name = names.value(v).owned();
+                gp.initializer.push(match weights {
+                    true => tensor_proto(name, t, &info.metadata),
+                    false => tensor_header(name, t, &info.metadata),
+                });
                 if !info.metadata.is_empty() {
                     // torch.onnx keeps initializer metadata on a value_info entry of the same name.
                     gp.value_info.push(value_info(names, v));
@@ -389,7 +398,7 @@ fn described(model: &Model, io: &HashSet<Value>, o: Value) -> bool {
     info.shape.is_some() && info.dtype.is_some() && !io.contains(&o)
 }
 
-fn model_proto(names: &Names, model: &Model) -> proto::ModelProto {
+fn model_proto(names: &Names, model: &Model, weights: bool) -> proto::ModelProto {
     proto::ModelProto {
         ir_version: IR_VERSION,
         opset_import: model
@@ -399,7 +408,7 @@ fn model_proto(names: &Names, model: &Model) -> proto::ModelProto {
             .collect(),
         producer_name: PRODUCER.into(),
         producer_version: model.producer_version.clone(),
-        graph: Some(graph_proto(names, &model.graph, true)),
+        graph: Some(graph_proto(names, &model.graph, true, weights)),
         metadata_props: props(&model.metadata),
         ..Default::default()
     }
@@ -409,7 +418,13 @@ const PRODUCER: &str = "fxonnx";
 
 /// Encode `model` as a `ModelProto` with every weight inline (weights are shared, not copied).
 pub fn to_proto(model: &Model) -> proto::ModelProto {
-    model_proto(&Names::new(model), model)
+    model_proto(&Names::new(model), model, true)
+}
+
+/// [`to_proto`] with the initializers' bytes left out: what printing the model needs (the printer
+/// shows initializers' types and shapes only), without computing folded weights.
+pub fn to_proto_without_weights(model: &Model) -> proto::ModelProto {
+    model_proto(&Names::new(model), model, false)
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -419,12 +434,11 @@ pub fn to_proto(model: &Model) -> proto::ModelProto {
 /// Where encoded bytes go: [`Counter`] measures a message, [`Out`] writes it.
 trait Sink {
     fn put(&mut self, b: &[u8]);
-    /// Tensor bytes inline in the model (weights: maybe copied from the archive file).
-    fn raw(&mut self, b: &[u8]) {
-        self.put(b);
-    }
+    /// Tensor bytes inline in the model (weights: maybe copied from the archive file, or
+    /// computed while written).
+    fn raw(&mut self, b: &Raw);
     /// Bytes of an external tensor, `pad` zero bytes first (for alignment): to the data file.
-    fn external(&mut self, pad: usize, raw: &[u8]);
+    fn external(&mut self, pad: usize, raw: &Raw);
     /// A message body of `len` bytes follows: a sink that only counts takes the length and
     /// returns true (the body need not be walked again).
     fn counted(&mut self, _len: usize) -> bool {
@@ -438,7 +452,11 @@ impl Sink for Counter {
     fn put(&mut self, b: &[u8]) {
         self.0 += b.len();
     }
-    fn external(&mut self, _: usize, _: &[u8]) {}
+    /// Only the length: a derived tensor is not computed to be measured.
+    fn raw(&mut self, b: &Raw) {
+        self.0 += b.len();
+    }
+    fn external(&mut self, _: usize, _: &Raw) {}
     fn counted(&mut self, len: usize) -> bool {
         self.0 += len;
         true
@@ -452,6 +470,8 @@ struct Out<'w> {
     data: Option<BufWriter<&'w File>>,
     /// The first error, and whether it was writing the data file.
     error: Option<(bool, std::io::Error)>,
+    /// Where derived tensors are computed, a chunk at a time (reused: one allocation per save).
+    scratch: Vec<u8>,
 }
 
 /// Weights not copied in the kernel are written in pieces of this size, straight from the map.
@@ -483,7 +503,28 @@ impl<'w> Out<'w> {
 
     /// Tensor bytes: when they are a slice of an archive's map, the kernel copies them from the
     /// archive file (`copy_file_range`): they are read once and never faulted into this process.
-    fn tensor(&mut self, to_data: bool, b: &[u8]) {
+    /// Derived tensors (folded weights) are computed a chunk at a time into `scratch` and written
+    /// from there: the folded weight never exists whole in memory.
+    fn tensor(&mut self, to_data: bool, raw: &Raw) {
+        let Some(b) = raw.existing() else {
+            let mut scratch = std::mem::take(&mut self.scratch);
+            let _ = raw.for_each_chunk(&mut scratch, |c| {
+                self.write(to_data, c);
+                // Stop computing after the first IO error (it is kept in `self.error`).
+                if self.error.is_some() {
+                    Err(())
+                } else {
+                    Ok(())
+                }
+            });
+            self.scratch = scratch;
+            // Its source pages were read through the map: not kept resident once written.
+            if let Some(d) = raw.derived() {
+                crate::pt2::release(d.source());
+            }
+            return;
+        };
+        let b: &[u8] = b;
         if b.len() >= KERNEL_COPY_MIN {
             if let Some((file, offset)) = crate::pt2::source_of(b) {
                 let Some(w) = self.writer(to_data) else { return };
@@ -521,10 +562,10 @@ impl Sink for Out<'_> {
     fn put(&mut self, b: &[u8]) {
         self.write(false, b);
     }
-    fn raw(&mut self, b: &[u8]) {
+    fn raw(&mut self, b: &Raw) {
         self.tensor(false, b);
     }
-    fn external(&mut self, pad: usize, raw: &[u8]) {
+    fn external(&mut self, pad: usize, raw: &Raw) {
         self.write(true, &[0u8; 64][..pad]);
         self.tensor(true, raw);
     }
@@ -1041,7 +1082,7 @@ impl<'m> Encoder<'m> {
     /// The `ModelProto` this encoder writes, built in memory (weights shared, not copied): the
     /// reference the streamed bytes are checked against.
     pub fn to_proto(&self) -> proto::ModelProto {
-        let mut p = model_proto(&self.names, self.model);
+        let mut p = model_proto(&self.names, self.model, true);
         if let Some(g) = p.graph.as_mut() {
             for (t, placed) in g.initializer.iter_mut().zip(&self.placement.tensors) {
                 if let Placed::External { offset, .. } = placed {
@@ -1085,6 +1126,7 @@ impl<'m> Encoder<'m> {
                 model: BufWriter::with_capacity(1 << 20, model_tmp.as_file()),
                 data: data_tmp.as_ref().map(|t| BufWriter::with_capacity(1 << 20, t.as_file())),
                 error: None,
+                scratch: Vec::new(),
             };
             self.write_model(&mut out);
             if out.error.is_none() {

@@ -4,7 +4,7 @@
 //! It is deliberately smaller than `ModelProto`: names are only fixed at encode time, constants are
 //! values that carry their bytes, and weight bytes stay `Bytes` slices of the archive's memory map.
 
-use bytes::Bytes;
+pub use super::derived::{BinOp, Derived, Raw};
 
 /// A value of the graph: an index into `values`. Cheap to copy; translations pass it around freely.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -122,11 +122,12 @@ pub enum Dim {
 /// A constant tensor: little-endian element bytes, in ONNX's `raw_data` layout.
 ///
 /// Weights keep pointing into the archive's memory map; nothing is copied until the final write.
+/// Large folded weights are [`Derived`]: computed from the stored bytes while they are written.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TensorData {
     pub dtype: DType,
     pub dims: Vec<i64>,
-    pub raw: Bytes,
+    pub raw: Raw,
 }
 
 impl TensorData {

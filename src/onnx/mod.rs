@@ -4,6 +4,7 @@
 
 pub mod builder;
 pub mod dce;
+pub mod derived;
 pub mod encode;
 pub mod infer;
 pub mod ir;

@@ -9,26 +9,20 @@
 //! where the conversion is exact or correctly rounded. Anything else, or any doubt, is left alone.
 //!
 //! Sizes are bounded like onnxscript's folder: inputs of at most [`INPUT_LIMIT`] elements, outputs of
-//! at most [`OUTPUT_LIMIT`], except a `Transpose` of a constant read by nothing else (weight
-//! transposes fold, the original weight then dies) of at most [`WEIGHT_TRANSPOSE_LIMIT`] elements,
-//! while the transposed copies of one run stay under [`WEIGHT_TRANSPOSE_BUDGET`] bytes. A folded
-//! transpose is a copy in anonymous memory where the weight was a slice of the archive's map, so
-//! larger ones stay `Transpose` nodes: ONNX Runtime folds those when it loads the model (same
-//! latency), and exports of models larger than memory keep working.
+//! at most [`OUTPUT_LIMIT`]. Larger results fold only as [`Derived`] tensors, recorded here and
+//! computed in chunks when the model is written (weights stay in the archive's map, no anonymous
+//! copy): a `Transpose` of a constant, and float32/float64 `Add`/`Sub`/`Mul`/`Div` of a constant
+//! with a small one that does not widen it, in both cases when the large constant is read by
+//! nothing else (so the original weight dies and the file does not grow).
 
 use super::edit::{self, attr_int, attr_ints, input, norm_axis, Action};
 use super::Fire;
-use crate::onnx::ir::{AttrValue, DType, Model, Node, TensorData};
+use crate::onnx::ir::{AttrValue, BinOp, DType, Derived, Model, Node, TensorData};
 
 pub const INPUT_LIMIT: i64 = 8192;
 pub const OUTPUT_LIMIT: i64 = 262_144;
-/// Largest weight (elements) whose transpose is folded.
-pub const WEIGHT_TRANSPOSE_LIMIT: i64 = 1 << 20;
-/// Bytes of weight transposes one run of the pass folds, at most.
-pub const WEIGHT_TRANSPOSE_BUDGET: usize = 256 << 20;
 
 pub(crate) fn run(model: &mut Model, rules: &mut super::Rules) -> usize {
-    let mut transposed_bytes = 0usize;
     edit::sweep(model, |model, facts, node| {
         if !node.domain.is_empty() || node.outputs.is_empty() || node.outputs.iter().any(|&o| facts.is_output(o)) {
             return Action::Keep(node);
@@ -43,30 +37,58 @@ pub(crate) fn run(model: &mut Model, rules: &mut super::Rules) -> usize {
                 None => consts.push(None),
             }
         }
-        let big_ok = node.op_type == "Transpose"
-            && input(&node, 0).is_some_and(|x| facts.uses(x) == 1)
-            && consts.first().and_then(|c| c.as_ref()).is_some_and(|c| {
-                c.numel() <= WEIGHT_TRANSPOSE_LIMIT && transposed_bytes + c.raw.len() <= WEIGHT_TRANSPOSE_BUDGET
-            });
-        if !big_ok && consts.iter().flatten().any(|c| c.numel() > INPUT_LIMIT) {
+        // A large constant read only here: the result may be recorded as a derived tensor.
+        let big = |i: usize| {
+            consts.get(i).copied().flatten().is_some_and(|c| c.numel() > INPUT_LIMIT)
+                && input(&node, i).is_some_and(|x| facts.uses(x) == 1)
+        };
+        let out = if consts.iter().flatten().all(|c| c.numel() <= INPUT_LIMIT) {
+            match eval(&node, &consts) {
+                Some(out) if out.numel() <= OUTPUT_LIMIT => out,
+                _ => return Action::Keep(node),
+            }
+        } else if big(0) || big(1) {
+            match derive(&node, &consts, big(1) && !big(0)) {
+                Some(out) => out,
+                None => return Action::Keep(node),
+            }
+        } else {
             return Action::Keep(node);
-        }
-        let Some(out) = eval(&node, &consts) else { return Action::Keep(node) };
-        if !big_ok && out.numel() > OUTPUT_LIMIT {
-            return Action::Keep(node);
-        }
+        };
         // The folded value must have the type the graph says it has.
         let o = node.outputs[0];
         if model.value(o).dtype.is_some_and(|t| t != out.dtype) || node.outputs.len() != 1 {
             return Action::Keep(node);
         }
-        if big_ok {
-            transposed_bytes += out.raw.len();
-        }
         rules.fire(&format!("fold: {}", node.op_type));
         edit::make_constant(model, o, out);
         Action::Replace { node, with: vec![] }
     })
+}
+
+/// `node` on a large constant (input 1 when `second`, else input 0) recorded as a derived tensor:
+/// a transpose, or a float op with a small constant that broadcasts to the large one's shape.
+fn derive(node: &Node, inputs: &[Option<&TensorData>], second: bool) -> Option<TensorData> {
+    let arg = |i: usize| inputs.get(i).copied().flatten();
+    match node.op_type.as_str() {
+        "Transpose" if !second => {
+            let x = arg(0)?;
+            let r = x.dims.len();
+            let perm: Vec<usize> = match attr_ints(node, "perm") {
+                Some(p) => p.iter().map(|&a| usize::try_from(a).ok()).collect::<Option<_>>()?,
+                None => (0..r).rev().collect(),
+            };
+            Derived::transpose(x, &perm)
+        }
+        op @ ("Add" | "Sub" | "Mul" | "Div") if inputs.len() == 2 => {
+            let (x, k) = if second { (arg(1)?, arg(0)?) } else { (arg(0)?, arg(1)?) };
+            if k.numel() > INPUT_LIMIT || broadcast_dims(&x.dims, &k.dims)? != x.dims {
+                return None;
+            }
+            Derived::binary(x, BinOp::from_onnx(op)?, k, second)
+        }
+        _ => None,
+    }
 }
 
 // ------------------------------------------------------------------------------------------ numbers

@@ -293,6 +293,53 @@ fn shared_large_transpose_does_not_fold() {
     assert_eq!(ops(&m), ["Transpose", "MatMul", "Add"]);
 }
 
+/// A large weight transposed and scaled: both fold, recorded as one derived tensor (nothing is
+/// computed in the optimizer) whose bytes are those of the eager evaluation, step by step. The
+/// weight is larger than the old 1 Mi-element limit on folded transposes.
+#[test]
+fn large_weight_transpose_and_scale_fold_lazily() {
+    use crate::onnx::ir::{Attribute, Node};
+    let (rows, cols) = (1100i64, 1000i64);
+    let vals: Vec<f32> = (0..rows * cols).map(|i| ((i * 7919) % 1013) as f32 * 0.37 - 100.0).collect();
+    let w0 = f32_tensor(vec![rows, cols], &vals);
+    let scale = f32_tensor(vec![rows], &(0..rows).map(|i| 1.0 + i as f32 / 3.0).collect::<Vec<_>>());
+    let mut b = Builder::new(20);
+    let x = input(&mut b, "x", DType::Float, vec![p("s0"), f(cols)]);
+    let w = b.add_initializer(w0.clone());
+    let s = b.add_initializer(scale.clone());
+    let wt = b.Transpose(w).perm(&[1, 0]).out();
+    let ws = b.Div(wt, s).out();
+    let y = b.MatMul(x, ws).out();
+    let mut m = finish(b, &[(y, "y")]);
+    optimize(&mut m);
+    assert_eq!(ops(&m), ["MatMul"]);
+    let folded = m.value(m.graph.nodes[0].inputs[1].unwrap_or(ws)).constant.clone().expect("folded");
+    assert_eq!(folded.dims, vec![cols, rows]);
+    assert!(folded.raw.derived().is_some() && folded.raw.existing().is_none(), "computed in the optimizer");
+    let node = |op: &str, perm: Option<Vec<i64>>| Node {
+        op_type: op.into(),
+        domain: String::new(),
+        name: String::new(),
+        inputs: vec![],
+        outputs: vec![],
+        attributes: perm.map(|p| Attribute { name: "perm".into(), value: AttrValue::Ints(p) }).into_iter().collect(),
+        metadata: Default::default(),
+    };
+    let t = fold::eval(&node("Transpose", Some(vec![1, 0])), &[Some(&w0)]).expect("transpose");
+    let want = fold::eval(&node("Div", None), &[Some(&t), Some(&scale)]).expect("div");
+    // Written by the encoder, chunk by chunk: the bytes in the model are the eager ones.
+    let bytes = |m: &Model| prost::Message::encode_to_vec(&crate::onnx::encode::to_proto(m));
+    let mut eager = m.clone();
+    let v = eager.graph.nodes[0].inputs[1].expect("weight");
+    eager.values[v.index()].constant = Some(want.clone());
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("m.onnx");
+    crate::onnx::encode::save_model(&m, &path, &crate::onnx::encode::DataPlacement::Inline).expect("save");
+    assert!(folded.raw.existing().is_none(), "the save computed it whole");
+    assert!(std::fs::read(&path).expect("read") == bytes(&eager));
+    assert!(folded.raw == want.raw);
+}
+
 #[test]
 fn integer_shape_arithmetic_folds() {
     let mut b = Builder::new(20);

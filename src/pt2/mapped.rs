@@ -10,18 +10,20 @@ use std::sync::{Arc, Mutex};
 
 use memmap2::Mmap;
 
-/// Registered maps: (start address, length, file).
-static MAPS: Mutex<Vec<(usize, usize, Arc<File>)>> = Mutex::new(Vec::new());
+/// Registered maps: (start address, length, file, the map).
+type Entry = (usize, usize, Arc<File>, Arc<Mmap>);
+static MAPS: Mutex<Vec<Entry>> = Mutex::new(Vec::new());
 
 /// The owner of an archive's map (the `Bytes` owner): registers the map while it lives.
 pub(crate) struct MappedFile {
-    map: Mmap,
+    map: Arc<Mmap>,
 }
 
 impl MappedFile {
     pub(crate) fn new(map: Mmap, file: Arc<File>) -> MappedFile {
+        let map = Arc::new(map);
         if let Ok(mut maps) = MAPS.lock() {
-            maps.push((map.as_ptr() as usize, map.len(), file));
+            maps.push((map.as_ptr() as usize, map.len(), file, map.clone()));
         }
         MappedFile { map }
     }
@@ -49,5 +51,21 @@ impl Drop for MappedFile {
 pub fn source_of(bytes: &[u8]) -> Option<(Arc<File>, u64)> {
     let (p, n) = (bytes.as_ptr() as usize, bytes.len());
     let maps = MAPS.lock().ok()?;
-    maps.iter().find(|(s, len, _)| p >= *s && p + n <= s + len && n > 0).map(|(s, _, f)| (f.clone(), (p - s) as u64))
+    maps.iter()
+        .find(|(s, len, ..)| p >= *s && p + n <= s + len && n > 0)
+        .map(|(s, _, f, _)| (f.clone(), (p - s) as u64))
+}
+
+/// Drop the pages of `bytes` from this process's resident set when they are a slice of an archive
+/// map (nothing otherwise): after a derived weight was computed from them and written, they would
+/// otherwise stay resident until exit. The map is read-only and shared, so a later read simply
+/// faults the same bytes back in from the page cache.
+pub fn release(bytes: &[u8]) {
+    let (p, n) = (bytes.as_ptr() as usize, bytes.len());
+    let Ok(maps) = MAPS.lock() else { return };
+    if let Some((s, _, _, map)) = maps.iter().find(|(s, len, ..)| p >= *s && p + n <= s + len && n > 0) {
+        // SAFETY: MADV_DONTNEED on a read-only shared file mapping only discards page-table entries;
+        // the contents stay those of the file (no private pages exist that could be lost).
+        let _ = unsafe { map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, p - s, n) };
+    }
 }

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use bytes::Bytes;
 use indexmap::IndexMap;
 
-pub use mapped::source_of;
+pub use mapped::{release, source_of};
 pub use weights::{scalar_type, ScalarType, Weight};
 
 /// Errors of the archive layer. Every message names the entry or tensor concerned.

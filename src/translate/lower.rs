@@ -422,7 +422,7 @@ fn weight_tensor(w: &crate::pt2::Weight) -> TensorData {
     if w.dtype.is_complex() {
         dims.push(2);
     }
-    TensorData { dtype: onnx_dtype(w.dtype), dims, raw: w.raw.clone() }
+    TensorData { dtype: onnx_dtype(w.dtype), dims, raw: w.raw.clone().into() }
 }
 
 impl Lowerer<'_> {

@@ -341,6 +341,10 @@ impl Ctx<'_> {
     }
     /// The value of a one-element constant.
     pub fn scalar(&self, id: Id) -> Option<f64> {
+        // Checked before decoding: a large constant may be a derived weight, computed on reading.
+        if self.konst(id)?.numel() != 1 {
+            return None;
+        }
         let v = self.values(id)?;
         if v.len() == 1 {
             Some(v[0])

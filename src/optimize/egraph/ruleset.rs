@@ -5,7 +5,7 @@ use egg::Id;
 
 use super::lang::{get_float, get_int, get_ints, AttrLit, AttrSet};
 use super::rules::{Bind, Ctx, Rule, Skip};
-use crate::onnx::ir::{AttrValue, DType, Dim, Model, Node, TensorData};
+use crate::onnx::ir::{AttrValue, BinOp, DType, Derived, Dim, Model, Node, TensorData};
 
 pub static RULES: &[Rule] = &[
     // --- no-ops and chains (the cleanups torch.onnx runs) ---
@@ -539,12 +539,16 @@ fn bn_fold(c: &mut Ctx, b: &Bind, op: &str) -> Result<Id, Skip> {
     let m = s.len();
     check([beta.len(), mean.len(), var.len()].iter().all(|&l| l == m), "parameter lengths differ")?;
     let f: Vec<f64> = (0..m).map(|i| s[i] / (var[i] + eps).sqrt()).collect();
-    let numel = usize::try_from(wt.numel()).map_err(|_| "bad weight shape")?;
-    let new_w = match op {
+    // Per-channel factors as a constant broadcasting to the weight's shape: the weight is then
+    // recorded as `w * factors` and computed while the model is written (see `onnx::derived`).
+    let rank = wt.dims.len();
+    let ones = |lead: &[i64]| {
+        lead.iter().copied().chain(std::iter::repeat_n(1, rank.saturating_sub(lead.len()))).collect::<Vec<i64>>()
+    };
+    let (fdims, fvals): (Vec<i64>, Vec<f64>) = match op {
         "Conv" => {
             check(wt.dims.first() == Some(&(m as i64)), "channel count differs")?;
-            let per = numel / m;
-            scale_weights(&wt, per, |r| f[r])?
+            (ones(&[m as i64]), f.clone())
         }
         "ConvTranspose" => {
             // Weights are [C_in, M / group, k...]; output channel = group index * (M / group) + j.
@@ -552,10 +556,13 @@ fn bn_fold(c: &mut Ctx, b: &Bind, op: &str) -> Result<Id, Skip> {
             check(wt.dims.len() >= 2 && g >= 1 && wt.dims[1] * g == m as i64, "channel count differs")?;
             let (cin, mg) = (wt.dims[0] as usize, wt.dims[1] as usize);
             check(cin % g as usize == 0, "bad group")?;
-            let k: usize = wt.dims[2..].iter().product::<i64>() as usize;
             let cin_g = cin / g as usize;
-            // Runs of k elements: run r is input channel r / mg, output channel slot r % mg.
-            scale_weights(&wt, k, |r| f[(r / mg / cin_g) * mg + r % mg])?
+            if g == 1 {
+                (ones(&[1, mg as i64]), f.clone())
+            } else {
+                let table = (0..cin * mg).map(|r| f[(r / mg / cin_g) * mg + r % mg]).collect();
+                (ones(&[cin as i64, mg as i64]), table)
+            }
         }
         _ => {
             check(get_float(&conv_attrs, "alpha").unwrap_or(1.0) == 1.0, "alpha")?;
@@ -566,12 +573,13 @@ fn bn_fold(c: &mut Ctx, b: &Bind, op: &str) -> Result<Id, Skip> {
             let (rows, cols) = (wt.dims[0] as usize, wt.dims[1] as usize);
             check(if trans_b { rows == m } else { cols == m }, "channel count differs")?;
             if trans_b {
-                scale_weights(&wt, cols, |r| f[r])?
+                (vec![m as i64, 1], f.clone())
             } else {
-                scale_weights(&wt, 1, |i| f[i % cols])?
+                (vec![m as i64], f.clone())
             }
         }
     };
+    let new_w = scale_weights(&wt, &tensor(wt.dtype, fdims, &fvals)?)?;
     let old_b = match cb {
         Some(cb) => {
             let v = c.values(cb).ok_or("bias not constant")?;
@@ -591,37 +599,20 @@ fn bn_fold(c: &mut Ctx, b: &Bind, op: &str) -> Result<Id, Skip> {
     Ok(c.add_like_matched(op, &[x, wid, bid], conv_attrs))
 }
 
-/// `w` with each run of `block` consecutive elements (run `r`) multiplied by `factor(r)`, straight
-/// from and to the little-endian bytes (weights are large). float32 weights multiply in float32 by
-/// the factor rounded to float32 (as an f32 framework folding them would), which vectorizes.
-fn scale_weights(w: &TensorData, block: usize, factor: impl Fn(usize) -> f64) -> Result<TensorData, Skip> {
-    let n = usize::try_from(w.numel()).map_err(|_| "bad weight shape")?;
-    let size = w.dtype.size().ok_or("no element size")?;
-    check(w.raw.len() == n * size && block > 0 && n % block == 0, "weight bytes do not match the shape")?;
-    let mut out = vec![0u8; w.raw.len()];
-    match w.dtype {
-        DType::Float => {
-            for (r, (src, dst)) in w.raw.chunks_exact(4 * block).zip(out.chunks_exact_mut(4 * block)).enumerate() {
-                let f = factor(r) as f32;
-                for (b, o) in src.chunks_exact(4).zip(dst.chunks_exact_mut(4)) {
-                    let x = f32::from_le_bytes([b[0], b[1], b[2], b[3]]);
-                    o.copy_from_slice(&(x * f).to_le_bytes());
-                }
-            }
-        }
-        DType::Double => {
-            for (r, (src, dst)) in w.raw.chunks_exact(8 * block).zip(out.chunks_exact_mut(8 * block)).enumerate() {
-                let f = factor(r);
-                for (b, o) in src.chunks_exact(8).zip(dst.chunks_exact_mut(8)) {
-                    let x = f64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]);
-                    o.copy_from_slice(&(x * f).to_le_bytes());
-                }
-            }
-        }
-        _ => return Err("weights not float32/float64"),
+/// `w * factors` (factors broadcasting to `w`'s shape, already rounded to its element type: an f32
+/// framework folding them multiplies in float32 by the float32 factor). A large result is recorded,
+/// not computed (weights are megabytes: computing them here faulted them into anonymous memory);
+/// a small one is computed now.
+fn scale_weights(w: &TensorData, factors: &TensorData) -> Result<TensorData, Skip> {
+    let out = Derived::binary(w, BinOp::Mul, factors, false).ok_or("weight bytes do not match the shape")?;
+    if out.raw.len() < SMALL_DERIVED {
+        return Ok(TensorData { raw: out.raw.to_bytes().into(), ..out });
     }
-    Ok(TensorData { dtype: w.dtype, dims: w.dims.clone(), raw: out.into() })
+    Ok(out)
 }
+
+/// Folded weights below this many bytes are computed at once.
+const SMALL_DERIVED: usize = 64 << 10;
 
 fn matmul_add_gemm(c: &mut Ctx, b: &Bind) -> Result<Id, Skip> {
     let (a, w, k) = (b.get("a"), b.get("w"), b.get("c"));
