@@ -9,7 +9,9 @@
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 
-use super::edit::{self, Action, Facts, Subst};
+use crate::hash::{FxBuild, FxHashSet, FxHasher};
+
+use super::edit::{self, Action, Subst};
 use super::Fire;
 use crate::onnx::ir::{Model, TensorData, Value};
 
@@ -17,8 +19,9 @@ use crate::onnx::ir::{Model, TensorData, Value};
 const PREFIX: usize = 256;
 
 fn fingerprint(t: &TensorData) -> u64 {
-    // SipHash with fixed keys: the same bytes always give the same fingerprint.
-    let mut h = std::collections::hash_map::DefaultHasher::new();
+    // Only groups candidates (equal tensors always share a fingerprint; a group is compared in
+    // full), so a fast hash does.
+    let mut h = FxHasher::default();
     (t.dtype as i32).hash(&mut h);
     t.dims.hash(&mut h);
     // Only the prefix of a derived (folded) weight is computed.
@@ -28,14 +31,16 @@ fn fingerprint(t: &TensorData) -> u64 {
 }
 
 pub(crate) fn run(model: &mut Model, rules: &mut super::Rules) -> usize {
-    let facts = Facts::new(model);
-    let mut groups: HashMap<u64, Vec<Value>> = HashMap::new();
+    // Only graph inputs and outputs are needed here (no reader counts): they are few.
+    let pins: FxHashSet<Value> = model.graph.inputs.iter().chain(&model.graph.outputs).copied().collect();
+    let mut groups: HashMap<u64, Vec<Value>, FxBuild> =
+        HashMap::with_capacity_and_hasher(model.graph.initializers.len(), FxBuild::default());
     let mut subst = Subst::new(model.values.len());
     let mut merged = 0;
     let mut kept = Vec::with_capacity(model.graph.initializers.len());
     for &v in &model.graph.initializers {
         // Graph inputs and outputs keep their own values.
-        let pinned = facts.is_output(v) || facts.is_input.get(v.index()).copied().unwrap_or(false);
+        let pinned = pins.contains(&v);
         let Some(t) = edit::constant(model, v) else { continue };
         if pinned {
             kept.push(v);

@@ -5,6 +5,7 @@
 //! node's inputs (and to the reads of its subgraphs, which may name outer values) just before the
 //! pass looks at it, and graph outputs are fixed up once at the end so they keep their names.
 
+use std::cell::RefCell;
 use std::rc::Rc;
 
 use crate::onnx::ir::{AttrValue, DType, Dim, Graph, Metadata, Model, Node, TensorData, Value, ValueInfo};
@@ -72,16 +73,69 @@ impl Facts {
     }
 }
 
+thread_local! {
+    /// While the linear passes run: the facts of the graph as it is now, if a sweep computed them
+    /// and nothing changed since (a pass that made no rewrite changed nothing). `None` outside.
+    static CACHED_FACTS: RefCell<Option<Option<Rc<Facts>>>> = const { RefCell::new(None) };
+}
+
+/// Keeps the facts one sweep computed for the next while the graph does not change (counting every
+/// read of every node is a good part of a sweep that rewrites nothing). Dropping it ends the reuse.
+pub(crate) struct FactsCache(());
+
+impl FactsCache {
+    pub fn new() -> Self {
+        CACHED_FACTS.with(|c| *c.borrow_mut() = Some(None));
+        FactsCache(())
+    }
+
+    /// The graph changed: facts must be counted again.
+    pub fn invalidate(&self) {
+        CACHED_FACTS.with(|c| *c.borrow_mut() = Some(None));
+    }
+}
+
+impl Drop for FactsCache {
+    fn drop(&mut self) {
+        CACHED_FACTS.with(|c| *c.borrow_mut() = None);
+    }
+}
+
+/// The facts of `model` now: cached ones while they hold, else counted.
+fn facts_of(model: &Model) -> Rc<Facts> {
+    CACHED_FACTS.with(|c| {
+        let mut c = c.borrow_mut();
+        match &mut *c {
+            Some(Some(f)) => f.clone(),
+            Some(slot) => {
+                let f = Rc::new(Facts::new(model));
+                *slot = Some(f.clone());
+                f
+            }
+            None => Rc::new(Facts::new(model)),
+        }
+    })
+}
+
 /// Value substitutions made during one sweep.
 pub(crate) struct Subst {
+    /// Per value: its replacement, or `NONE`. Allocated on the first substitution: most sweeps of
+    /// a converged graph make none, and then reads need no rewriting at all.
     to: Vec<u32>,
+    /// Values the model had when the sweep started (the size `to` takes when first needed).
+    values: usize,
     /// Metadata of dropped nodes whose output was a graph output (for an `Identity`, if one is needed).
     output_meta: Vec<(Value, Rc<Metadata>)>,
 }
 
 impl Subst {
     pub fn new(values: usize) -> Self {
-        Subst { to: vec![NONE; values], output_meta: Vec::new() }
+        Subst { to: Vec::new(), values, output_meta: Vec::new() }
+    }
+
+    /// No value has been substituted yet.
+    pub fn is_empty(&self) -> bool {
+        self.to.is_empty()
     }
 
     /// The value `v` now stands for.
@@ -103,13 +157,20 @@ impl Subst {
             return;
         }
         if self.to.len() <= old.index() {
-            self.to.resize(old.index() + 1, NONE);
+            self.to.resize(self.values.max(old.index() + 1), NONE);
         }
         self.to[old.index()] = new.0;
     }
 
     /// Rewrite the reads of `node` (inputs and subgraph reads of outer values).
     pub fn apply(&self, node: &mut Node) {
+        if self.is_empty() {
+            return;
+        }
+        self.apply_node(node);
+    }
+
+    fn apply_node(&self, node: &mut Node) {
         for v in node.inputs.iter_mut().flatten() {
             *v = self.get(*v);
         }
@@ -122,7 +183,7 @@ impl Subst {
 
     fn apply_graph(&self, g: &mut Graph) {
         for n in &mut g.nodes {
-            self.apply(n);
+            self.apply_node(n);
         }
         for o in &mut g.outputs {
             *o = self.get(*o);
@@ -132,25 +193,42 @@ impl Subst {
 
 /// One sweep over the main graph: `decide` sees each node with its inputs already substituted.
 /// Returns how many nodes were dropped.
-pub(crate) fn sweep(model: &mut Model, decide: impl FnMut(&mut Model, &Facts, Node) -> Action) -> usize {
+pub(crate) fn sweep(model: &mut Model, mut decide: impl FnMut(&mut Model, &Facts, Node) -> Action) -> usize {
     let subst = Subst::new(model.values.len());
-    sweep_from(model, subst, decide)
+    sweep_kept(model, subst, |model, facts, _, node| decide(model, facts, node))
 }
 
 /// [`sweep`], starting from substitutions already made (values replaced outside any node).
 pub(crate) fn sweep_from(
     model: &mut Model,
-    mut subst: Subst,
+    subst: Subst,
     mut decide: impl FnMut(&mut Model, &Facts, Node) -> Action,
 ) -> usize {
-    let facts = Facts::new(model);
-    let nodes = std::mem::take(&mut model.graph.nodes);
-    let mut kept = Vec::with_capacity(nodes.len());
+    sweep_kept(model, subst, |model, facts, _, node| decide(model, facts, node))
+}
+
+/// [`sweep_from`] where `decide` also sees the nodes kept so far (in order; a kept node's index
+/// in that slice stays valid for the rest of the sweep).
+pub(crate) fn sweep_kept(
+    model: &mut Model,
+    mut subst: Subst,
+    mut decide: impl FnMut(&mut Model, &Facts, &[Node], Node) -> Action,
+) -> usize {
+    let facts = facts_of(model);
+    // Kept nodes are compacted in place: a fresh vector per sweep (tens of MB on large graphs) was
+    // mostly page faults. A taken slot holds a placeholder until a kept node lands in it.
+    let mut nodes = std::mem::take(&mut model.graph.nodes);
+    let placeholder_meta: Rc<Metadata> = Rc::new(Vec::new());
+    let mut kept = 0;
     let mut dropped = 0;
-    for mut node in nodes {
+    for i in 0..nodes.len() {
+        let mut node = std::mem::replace(&mut nodes[i], placeholder(&placeholder_meta));
         subst.apply(&mut node);
-        match decide(model, &facts, node) {
-            Action::Keep(n) => kept.push(n),
+        match decide(model, &facts, &nodes[..kept], node) {
+            Action::Keep(n) => {
+                nodes[kept] = n;
+                kept += 1;
+            }
             Action::Replace { node, with } => {
                 dropped += 1;
                 for (old, new) in with {
@@ -162,9 +240,23 @@ pub(crate) fn sweep_from(
             }
         }
     }
-    model.graph.nodes = kept;
+    nodes.truncate(kept);
+    model.graph.nodes = nodes;
     fix_outputs(model, &subst);
     dropped
+}
+
+/// An empty node (allocates nothing) for a slot whose node was taken.
+fn placeholder(metadata: &Rc<Metadata>) -> Node {
+    Node {
+        op_type: String::new(),
+        domain: String::new(),
+        name: String::new(),
+        inputs: Vec::new(),
+        outputs: Vec::new(),
+        attributes: Vec::new(),
+        metadata: metadata.clone(),
+    }
 }
 
 /// Graph outputs keep their names: an output whose value was replaced either hands its name to the

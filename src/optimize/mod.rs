@@ -9,7 +9,8 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use crate::onnx::ir::Model;
+use crate::hash::FxHashSet;
+use crate::onnx::ir::{AttrValue, Model, Value};
 
 pub(crate) mod cse;
 pub(crate) mod dedup;
@@ -122,24 +123,118 @@ pub fn clean_up(model: &mut Model) -> OptimizeStats {
 /// nothing ends the loop (typically after two or three).
 const MAX_ROUNDS: usize = 6;
 
+/// The passes of a round after dead-code elimination, in order.
+const PASSES: [(&str, fn(&mut Model, &mut Rules) -> usize); 5] = [
+    ("initializer deduplication", dedup::run),
+    ("constant folding", fold::run),
+    ("shape folding", shapes::run),
+    ("no-op removal", noop::run),
+    ("common-subexpression elimination", cse::run),
+];
+
+/// What a dead-code elimination removed, as far as the passes' decisions can tell.
+#[derive(Default)]
+struct Removed {
+    /// Nodes (of any graph).
+    any: bool,
+    /// A removed node read a constant (its reader count dropped: constant folding folds a weight's
+    /// `Transpose` only for the weight's sole reader).
+    constant_read: bool,
+    /// A removed node read the mask of a `Dropout` (no-op removal drops one whose mask is unread).
+    dropout_mask_read: bool,
+}
+
+fn dce_observed(model: &mut Model, removed: &mut Removed) -> usize {
+    let before = model.graph.nodes.len();
+    let mut reads: FxHashSet<Value> = FxHashSet::default();
+    crate::onnx::dce::eliminate_dead_code_observed(&mut model.graph, &mut |n| {
+        removed.any = true;
+        node_reads(n, &mut reads);
+    });
+    if !reads.is_empty() {
+        removed.constant_read = reads.iter().any(|&v| model.value(v).constant.is_some());
+        removed.dropout_mask_read = model
+            .graph
+            .nodes
+            .iter()
+            .any(|n| n.outputs.len() > 1 && reads.contains(&n.outputs[1]) && n.op_type == "Dropout");
+    }
+    before - model.graph.nodes.len()
+}
+
+/// Every value `n` reads, its subgraphs' reads of outer values included.
+fn node_reads(n: &crate::onnx::ir::Node, out: &mut FxHashSet<Value>) {
+    out.extend(n.inputs.iter().flatten().copied());
+    for a in &n.attributes {
+        if let AttrValue::Graph(g) = &a.value {
+            out.extend(g.outputs.iter().copied());
+            for m in &g.nodes {
+                node_reads(m, out);
+            }
+        }
+    }
+}
+
+/// Whether dropping the nodes `removed` describes can let pass `p` (of [`PASSES`]) rewrite something
+/// it did not on the graph before. Dropped nodes are dead: every live node keeps its inputs, their
+/// types, shapes and contents, and what the shape table learns; only reader counts go down.
+fn may_enable(p: usize, removed: &Removed) -> bool {
+    match PASSES[p].0 {
+        "constant folding" => removed.constant_read,
+        "no-op removal" => removed.dropout_mask_read,
+        // Deduplication compares initializers (dead ones only leave), shape folding and CSE do not
+        // count readers.
+        _ => false,
+    }
+}
+
 /// The linear passes, repeated until a round changes nothing. Returns the rewrites made.
+///
+/// A pass whose last run rewrote nothing is not run again while the graph stays the same for it:
+/// every pass is deterministic and one that reports no rewrite mutates nothing, so it would find
+/// nothing again. Only dead-code elimination changes the graph without the other passes' help, and
+/// [`may_enable`] says when what it dropped matters. So after a round that changed nothing but
+/// dead nodes, the next round would change nothing (elimination is idempotent): it is not run, nor
+/// is the closing elimination.
 fn linear_passes(model: &mut Model, stats: &mut OptimizeStats) -> usize {
+    let facts = edit::FactsCache::new();
+    // Per pass: its last run rewrote nothing, and the graph has not changed for it since.
+    let mut settled = [false; PASSES.len()];
+    let dce = |stats: &mut OptimizeStats, model: &mut Model, settled: &mut [bool; PASSES.len()]| {
+        let mut removed = Removed::default();
+        let n = stats.run("dead-code elimination", model, |m, _| dce_observed(m, &mut removed));
+        if removed.any {
+            facts.invalidate();
+            for (p, s) in settled.iter_mut().enumerate() {
+                *s &= !may_enable(p, &removed);
+            }
+        }
+        n
+    };
     let mut total = 0;
     for _ in 0..MAX_ROUNDS {
         stats.rounds += 1;
+        let removed = dce(stats, model, &mut settled);
         let mut changes = 0;
-        changes += stats.run("dead-code elimination", model, dce);
-        changes += stats.run("initializer deduplication", model, dedup::run);
-        changes += stats.run("constant folding", model, fold::run);
-        changes += stats.run("shape folding", model, shapes::run);
-        changes += stats.run("no-op removal", model, noop::run);
-        changes += stats.run("common-subexpression elimination", model, cse::run);
-        total += changes;
+        for (p, &(name, run)) in PASSES.iter().enumerate() {
+            if settled[p] {
+                continue;
+            }
+            let c = stats.run(name, model, run);
+            if c > 0 {
+                facts.invalidate();
+                settled = [false; PASSES.len()];
+            } else {
+                settled[p] = true;
+            }
+            changes += c;
+        }
+        total += removed + changes;
         if changes == 0 {
-            break;
+            return total;
         }
     }
-    stats.run("dead-code elimination", model, dce);
+    dce(stats, model, &mut settled);
     total
 }
 

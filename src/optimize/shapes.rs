@@ -11,10 +11,9 @@
 //! Symbolic dims are compared by their printed expression (sym.rs prints canonically): equal text
 //! means equal dims; different text is treated as unknown, never as different.
 
-use std::collections::HashMap;
-
 use super::edit::{self, attr_int, attr_ints, const_ints, input, norm_axis, Action, Facts};
 use super::Fire;
+use crate::hash::FxHashMap;
 use crate::onnx::ir::{DType, Dim, Model, Node, TensorData, Value};
 
 /// Largest int64 tensor whose contents are tracked (shapes and indices are short).
@@ -28,20 +27,25 @@ pub(crate) struct SymInts {
 }
 
 /// Shapes and symbolic int contents per value, filled in as a sweep walks the graph.
+///
+/// Both are sparse: most values have their shape in the model and few are small int64 tensors,
+/// and two dense tables per sweep (tens of MB on large graphs) cost more in page faults than the
+/// lookups they saved.
 pub(crate) struct ShapeTable {
-    shapes: Vec<Option<Vec<Dim>>>,
-    syms: Vec<Option<SymInts>>,
+    shapes: FxHashMap<Value, Vec<Dim>>,
+    syms: FxHashMap<Value, SymInts>,
 }
 
 impl ShapeTable {
     pub fn new(model: &Model) -> Self {
-        let n = model.values.len();
         // Shapes the model already knows are read from it, not copied: copying every value's dims
         // (symbolic ones are strings) was most of the pass's time on large graphs.
-        let mut t = ShapeTable { shapes: vec![None; n], syms: vec![None; n] };
-        for (i, info) in model.values.iter().enumerate() {
-            if let Some(c) = &info.constant {
-                t.syms[i] = const_syms(c);
+        let mut t = ShapeTable { shapes: FxHashMap::default(), syms: FxHashMap::default() };
+        // Every constant a main-graph node can read is a main-graph initializer (constants are
+        // made with one, and passes that drop one redirect its readers).
+        for &v in &model.graph.initializers {
+            if let Some(s) = model.value(v).constant.as_ref().and_then(const_syms) {
+                t.syms.insert(v, s);
             }
         }
         t
@@ -49,29 +53,19 @@ impl ShapeTable {
 
     /// The shape of `v`: the model's, or else the one learned from its producer.
     pub fn shape<'a>(&'a self, model: &'a Model, v: Value) -> Option<&'a [Dim]> {
-        model.value(v).shape.as_deref().or_else(|| self.shapes.get(v.index()).and_then(|s| s.as_deref()))
+        model.value(v).shape.as_deref().or_else(|| self.shapes.get(&v).map(|s| s.as_slice()))
     }
 
     pub fn syms(&self, v: Value) -> Option<&SymInts> {
-        self.syms.get(v.index()).and_then(|s| s.as_ref())
+        self.syms.get(&v)
     }
 
     fn set_shape(&mut self, v: Value, s: Vec<Dim>) {
-        if v.index() >= self.shapes.len() {
-            self.shapes.resize(v.index() + 1, None);
-            self.syms.resize(v.index() + 1, None);
-        }
-        if self.shapes[v.index()].is_none() {
-            self.shapes[v.index()] = Some(s);
-        }
+        self.shapes.entry(v).or_insert(s);
     }
 
     fn set_syms(&mut self, v: Value, s: SymInts) {
-        if v.index() >= self.syms.len() {
-            self.shapes.resize(v.index() + 1, None);
-            self.syms.resize(v.index() + 1, None);
-        }
-        self.syms[v.index()] = Some(s);
+        self.syms.insert(v, s);
     }
 
     /// Record what `node` tells about its outputs (after the pass has decided to keep it).
@@ -404,7 +398,10 @@ fn expand_target(x: &[Dim], out: &[Dim]) -> Option<Vec<i64>> {
 pub(crate) fn run(model: &mut Model, rules: &mut super::Rules) -> usize {
     let mut table = ShapeTable::new(model);
     // Symbolic contents already computed by a kept node → that node's output.
-    let mut seen: HashMap<SymInts, Value> = HashMap::new();
+    let mut seen: FxHashMap<SymInts, Value> = FxHashMap::default();
+    // Constant targets made by this run, by contents: equal Reshape targets share one initializer
+    // (as deduplication would merge them next round) instead of each adding a value to the model.
+    let mut targets: FxHashMap<Vec<i64>, Value> = FxHashMap::default();
     let mut rewrites = 0;
     edit::sweep(model, |model, facts, mut node| {
         if node.domain.is_empty() && node.outputs.len() == 1 {
@@ -429,7 +426,14 @@ pub(crate) fn run(model: &mut Model, rules: &mut super::Rules) -> usize {
                     _ => None,
                 };
                 if let Some(t) = target {
-                    let c = edit::new_constant(model, TensorData::from_i64s(vec![t.len() as i64], &t));
+                    let c = match targets.get(&t) {
+                        Some(&c) => c,
+                        None => {
+                            let c = edit::new_constant(model, TensorData::from_i64s(vec![t.len() as i64], &t));
+                            targets.insert(t, c);
+                            c
+                        }
+                    };
                     node.inputs[1] = Some(c);
                     rules.fire(if op == "Reshape" {
                         "shapes: constant Reshape target"
@@ -457,7 +461,7 @@ fn fold_syms(
     model: &mut Model,
     facts: &Facts,
     table: &mut ShapeTable,
-    seen: &HashMap<SymInts, Value>,
+    seen: &FxHashMap<SymInts, Value>,
     node: &Node,
     rules: &mut super::Rules,
 ) -> Option<Vec<(Value, Value)>> {

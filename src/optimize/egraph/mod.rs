@@ -52,15 +52,22 @@ impl Default for Limits {
     }
 }
 
-/// Rewrite `model` in place with the rules valid at `opset`.
+/// Rewrite `model` in place with the rules valid at `opset`; `model` has no dead nodes (the linear
+/// passes end with dead-code elimination).
 pub fn rewrite(model: &mut Model, opset: i64, stats: &mut OptimizeStats) {
-    rewrite_with(model, opset, &Limits::default(), stats)
+    rewrite_rounds(model, opset, &Limits::default(), stats, true)
 }
 
 pub fn rewrite_with(model: &mut Model, opset: i64, limits: &Limits, stats: &mut OptimizeStats) {
-    for _ in 0..limits.rounds {
+    rewrite_rounds(model, opset, limits, stats, false)
+}
+
+fn rewrite_rounds(model: &mut Model, opset: i64, limits: &Limits, stats: &mut OptimizeStats, clean: bool) {
+    for r in 0..limits.rounds {
         // Readers are counted on live nodes only: a dead reader would block every single-use fusion.
-        crate::onnx::dce::eliminate_dead_code(&mut model.graph);
+        if r > 0 || !clean {
+            crate::onnx::dce::eliminate_dead_code(&mut model.graph);
+        }
         if !round(model, opset, limits, stats) {
             break;
         }
@@ -103,9 +110,12 @@ struct Spliced {
 }
 
 fn round(model: &mut Model, opset: i64, limits: &Limits, stats: &mut OptimizeStats) -> bool {
-    let (uses, pinned) = readers(model);
     let selection = window::select(model, opset, limits.max_window_nodes);
     stats.egraph_candidates_dropped += selection.dropped;
+    if selection.windows.is_empty() {
+        return false;
+    }
+    let (uses, pinned) = readers(model);
     let all = rules::variants();
     let mut removed = vec![false; model.graph.nodes.len()];
     let mut spliced = Vec::new();

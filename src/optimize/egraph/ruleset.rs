@@ -3,9 +3,11 @@
 
 use egg::Id;
 
+use super::analysis::to_f64s;
 use super::lang::{get_float, get_int, get_ints, AttrLit, AttrSet};
 use super::rules::{Bind, Ctx, Rule, Skip};
-use crate::onnx::ir::{AttrValue, BinOp, DType, Derived, Dim, Model, Node, TensorData};
+use super::window::Producers;
+use crate::onnx::ir::{AttrValue, BinOp, DType, Derived, Dim, Model, Node, TensorData, Value};
 
 pub static RULES: &[Rule] = &[
     // --- no-ops and chains (the cleanups torch.onnx runs) ---
@@ -155,6 +157,63 @@ fn pre_cast_noop(m: &Model, n: &Node) -> bool {
 fn pre_same_shape(m: &Model, n: &Node) -> bool {
     let x = n.inputs.first().copied().flatten().and_then(|x| m.value(x).shape.as_ref());
     x.is_some() && x == m.value(n.outputs[0]).shape.as_ref()
+}
+
+/// For window selection: an exact test that the rule cannot fire at the e-node of graph node `n`
+/// in a window's e-graph before any rewrite (then every fact comes from the model: a class is
+/// constant only when it is a leaf naming a model constant, and its type and shape are the
+/// model's). A window whose every possible match fails it is not built (see `window::select`).
+/// `None`: no such test.
+pub fn may_fire(rule: &str) -> Option<fn(&Model, &Node, &Producers) -> bool> {
+    Some(match rule {
+        "mul-one" | "div-one" => may_one,
+        "add-zero" | "sub-zero" => may_zero,
+        "matmul-add-gemm" => may_matmul_add_gemm,
+        _ => return None,
+    })
+}
+
+/// Some input is a constant of the model equal to `value` everywhere ([`neutral`]'s first test).
+fn may_neutral(m: &Model, n: &Node, value: f64) -> bool {
+    n.inputs.iter().flatten().any(|&v| {
+        let Some(t) = m.value(v).constant.as_ref() else { return false };
+        // Most constants differ at their first element: test it before decoding them all (a
+        // derived weight computes only that prefix).
+        let size = t.dtype.size().unwrap_or(0);
+        if t.numel() > 1 && size > 0 && t.raw.len() >= size {
+            let first = TensorData { dtype: t.dtype, dims: Vec::new(), raw: t.raw.prefix(size).into_owned().into() };
+            if to_f64s(&first).is_some_and(|f| f.first() != Some(&value)) {
+                return false;
+            }
+        }
+        to_f64s(t).is_some_and(|vals| vals.iter().all(|&x| x == value))
+    })
+}
+
+fn may_one(m: &Model, n: &Node, _: &Producers) -> bool {
+    may_neutral(m, n, 1.0)
+}
+
+fn may_zero(m: &Model, n: &Node, _: &Producers) -> bool {
+    may_neutral(m, n, 0.0)
+}
+
+/// Some input comes from a MatMul whose operands may be 2-D float tensors ([`matmul_add_gemm`]'s
+/// first tests; the analysis never changes a known type or rank).
+fn may_matmul_add_gemm(m: &Model, n: &Node, producers: &Producers) -> bool {
+    let may = |v: Option<Value>, float: bool| {
+        v.is_some_and(|v| {
+            let info = m.value(v);
+            info.shape.as_ref().is_none_or(|s| s.len() == 2) && (!float || info.dtype.is_none() || is_float(info.dtype))
+        })
+    };
+    n.inputs.iter().flatten().filter_map(|&v| producers.node(v)).any(|p| {
+        p.op_type == "MatMul"
+            && p.domain.is_empty()
+            && p.inputs.len() == 2
+            && may(p.inputs[0], true)
+            && may(p.inputs[1], false)
+    })
 }
 
 fn check(cond: bool, why: Skip) -> Result<(), Skip> {

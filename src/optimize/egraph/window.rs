@@ -6,15 +6,49 @@
 //! a window too large is dropped (counted), so a window never grows without bound. The work is linear
 //! in the graph size: each node is tried against a fixed set of variants of bounded depth.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 
 use super::rules::{variants, Pat};
+use crate::hash::FxHashMap;
 use crate::onnx::ir::{AttrValue, Model, Node, Value};
 
 /// Nodes that may enter a window: single-output default-domain operators without subgraphs (a
 /// subgraph body reads outer values by name, which windows leave to the nodes outside them).
 pub fn eligible(n: &Node) -> bool {
     n.domain.is_empty() && n.outputs.len() == 1 && !n.attributes.iter().any(|a| matches!(a.value, AttrValue::Graph(_)))
+}
+
+/// The eligible node producing each value (a window only follows reads to eligible producers).
+pub struct Producers<'a> {
+    nodes: &'a [Node],
+    /// Per value: index of its producer, or `NONE`.
+    of: Vec<u32>,
+}
+
+const NONE: u32 = u32::MAX;
+
+impl<'a> Producers<'a> {
+    pub fn new(model: &'a Model) -> Self {
+        let nodes = &model.graph.nodes[..];
+        let mut of = vec![NONE; model.values.len()];
+        for (i, n) in nodes.iter().enumerate() {
+            if eligible(n) {
+                if let Some(slot) = of.get_mut(n.outputs[0].index()) {
+                    *slot = i as u32;
+                }
+            }
+        }
+        Producers { nodes, of }
+    }
+
+    /// Index of the node producing `v`.
+    pub fn index(&self, v: Value) -> Option<usize> {
+        self.of.get(v.index()).copied().filter(|&i| i != NONE).map(|i| i as usize)
+    }
+
+    pub fn node(&self, v: Value) -> Option<&'a Node> {
+        self.index(v).map(|i| &self.nodes[i])
+    }
 }
 
 pub struct Selection {
@@ -28,7 +62,7 @@ pub struct Selection {
 pub fn select(model: &Model, opset: i64, max_nodes: usize) -> Selection {
     let graph = &model.graph;
     let rules = super::ruleset::RULES;
-    let mut by_root: HashMap<&str, Vec<(&Pat, usize, usize)>> = HashMap::new();
+    let mut by_root: FxHashMap<&str, Vec<(&Pat, usize, usize)>> = FxHashMap::default();
     for (vi, v) in variants().iter().enumerate() {
         if rules[v.rule].min_opset > opset {
             continue;
@@ -37,17 +71,31 @@ pub fn select(model: &Model, opset: i64, max_nodes: usize) -> Selection {
             by_root.entry(op.as_str()).or_default().push((&v.pat, v.rule, vi));
         }
     }
-    let mut producer: HashMap<Value, usize> = HashMap::new();
-    for (i, n) in graph.nodes.iter().enumerate() {
-        if eligible(n) {
-            producer.insert(n.outputs[0], i);
-        }
+    let producer = Producers::new(model);
+    let may: Vec<Option<fn(&Model, &Node, &Producers) -> bool>> =
+        rules.iter().map(|r| super::ruleset::may_fire(r.name)).collect();
+    // Windows whose picked variants all fail their `may_fire` test everywhere are dropped below;
+    // when no node could keep one (no candidate of a rule without the test, no node passing a
+    // test), there is nothing to build, and the bookkeeping of the windows is skipped.
+    let mut found = Vec::new();
+    let anything = graph.nodes.iter().enumerate().any(|(i, n)| {
+        let Some(pats) = by_root.get(n.op_type.as_str()) else { return false };
+        eligible(n)
+            && pats.iter().any(|&(p, rule, _)| match may[rule] {
+                Some(test) => test(model, n, &producer),
+                None => {
+                    found.clear();
+                    rules[rule].pre.is_none_or(|pre| pre(model, n)) && structural(model, &producer, p, i, &mut found)
+                }
+            })
+    });
+    if !anything {
+        return Selection { windows: Vec::new(), dropped: 0 };
     }
     let mut win_of: Vec<Option<usize>> = vec![None; graph.nodes.len()];
     let mut windows: Vec<Vec<usize>> = Vec::new();
     let mut matched: Vec<BTreeSet<usize>> = Vec::new();
     let mut dropped = 0;
-    let mut found = Vec::new();
     for (i, n) in graph.nodes.iter().enumerate() {
         let Some(pats) = by_root.get(n.op_type.as_str()) else { continue };
         if !eligible(n) {
@@ -131,11 +179,24 @@ pub fn select(model: &Model, opset: i64, max_nodes: usize) -> Selection {
     for (p, set) in packed.iter_mut().zip(packed_sets) {
         p.1 = set.into_iter().collect();
     }
+    // A window where no picked variant can fire at any of its nodes would build an e-graph only to
+    // reject every match (on large graphs: every biased MatMul is an add-zero and a Gemm candidate).
+    let all = variants();
+    packed.retain(|(w, picked)| {
+        picked.iter().any(|&vi| {
+            let v = &all[vi];
+            let (Pat::Op { op, .. }, Some(test)) = (&v.pat, may[v.rule]) else { return true };
+            w.iter().any(|&i| {
+                let n = &graph.nodes[i];
+                n.op_type == *op && test(model, n, &producer)
+            })
+        })
+    });
     Selection { windows: packed, dropped }
 }
 
 /// Does node `i` have the operator structure of `p`? Collects the nodes it spans.
-fn structural(model: &Model, producer: &HashMap<Value, usize>, p: &Pat, i: usize, out: &mut Vec<usize>) -> bool {
+fn structural(model: &Model, producer: &Producers, p: &Pat, i: usize, out: &mut Vec<usize>) -> bool {
     let Pat::Op { op, args, .. } = p else { return false };
     let n = &model.graph.nodes[i];
     if n.op_type != *op || n.inputs.len() != args.len() {
@@ -147,8 +208,8 @@ fn structural(model: &Model, producer: &HashMap<Value, usize>, p: &Pat, i: usize
             Pat::Var(_, false) => true,
             Pat::Var(_, true) => input.is_some_and(|v| model.value(v).constant.is_some()),
             Pat::Absent => input.is_none(),
-            Pat::Op { .. } => match input.and_then(|v| producer.get(&v)) {
-                Some(&j) => structural(model, producer, a, j, out),
+            Pat::Op { .. } => match input.and_then(|v| producer.index(v)) {
+                Some(j) => structural(model, producer, a, j, out),
                 None => false,
             },
         };
