@@ -12,8 +12,9 @@ For each case (ZOO_DIR/<case>/model.pt2 with its input sets) it makes three mode
     Python with torch: --torch-python; files are cached in --work),
 then runs the shared checker (CHECK_ONNX_PY: onnx.checker, ONNX Runtime numerics on both input
 sets, node counts) on each. Latency: both models are loaded in this process (ONNX Runtime CPU,
-one thread) and run alternately on the case's inputs (ABAB ..., then BABA ... in the next round), so
-that load from other processes on the machine hits both alike; each round gives a median per model,
+one thread) and run alternately on the case's inputs (ABAB ..., then BABA ... in the next round, with
+fresh sessions created in the same flipped order), so that load from other processes on the machine
+and the placement of each session's memory hit both alike; each round gives a median per model,
 and the table shows the median over rounds and the range of the per-round ratio fxonnx / torch.onnx
 (the run-to-run noise: identical graphs straddle 1.0).
 
@@ -65,14 +66,6 @@ def ab_latency(path_a, path_b, case_dir, runs, rounds):
         feed = {k: inputs[k] for k in names} if all(k in inputs for k in names) else dict(zip(names, inputs.values()))
         return s, feed
 
-    (sa, fa), (sb, fb) = session(path_a), session(path_b)
-    warm = time.perf_counter()
-    for _ in range(3):
-        sa.run(None, fa)
-        sb.run(None, fb)
-    # Slow models (ViT-B/16: 0.8 s a run) get fewer runs per round: about 3 s per model and round.
-    per_run = (time.perf_counter() - warm) / 6
-    runs = max(15, min(runs, int(3.0 / per_run)))
     def timed(s, f):
         t = time.perf_counter()
         s.run(None, f)
@@ -80,9 +73,21 @@ def ab_latency(path_a, path_b, case_dir, runs, rounds):
 
     per_round = []
     for r in range(rounds):
+        # Fresh sessions each round, created and run in flipped order: with one pair of sessions,
+        # the first one created ran ~1.5 % slower than the second even for two copies of one model
+        # (memory placement), which read as a latency difference between identical graphs.
+        if r % 2 == 0:
+            (sa, fa), (sb, fb) = session(path_a), session(path_b)
+        else:
+            (sb, fb), (sa, fa) = session(path_b), session(path_a)
+        warm = time.perf_counter()
+        for _ in range(3):
+            sa.run(None, fa)
+            sb.run(None, fb)
+        # Slow models (ViT-B/16: 0.8 s a run) get fewer runs: about 3 s per model and round.
+        n = max(15, min(runs, int(3.0 / ((time.perf_counter() - warm) / 6))))
         ta, tb = [], []
-        for _ in range(runs):
-            # Alternate which model goes first, so neither always runs on a cache the other warmed.
+        for _ in range(n):
             if r % 2 == 0:
                 ta.append(timed(sa, fa))
                 tb.append(timed(sb, fb))
@@ -90,6 +95,7 @@ def ab_latency(path_a, path_b, case_dir, runs, rounds):
                 tb.append(timed(sb, fb))
                 ta.append(timed(sa, fa))
         per_round.append((statistics.median(ta) * 1e3, statistics.median(tb) * 1e3))
+        del sa, sb
     return per_round
 
 
@@ -166,6 +172,9 @@ def main():
             row["torch"]["latency_ms"] = statistics.median(b for _, b in rounds)
             ratios = [a / b for a, b in rounds]
             row["latency_ratio"] = (statistics.median(ratios), min(ratios), max(ratios))
+            # The noise floor: the same harness on fxonnx's model against itself.
+            control = [a / b for a, b in ab_latency(paths["opt"], paths["opt"], case_dir, args.runs, args.rounds)]
+            row["control_ratio"] = (statistics.median(control), min(control), max(control))
         rows.append(row)
         print(json.dumps({k: (v if not isinstance(v, dict) else {kk: v.get(kk) for kk in ("onnx_nodes", "all_ok", "latency_ms", "error")}) for k, v in row.items()}), flush=True)
 
@@ -188,30 +197,33 @@ def write_markdown(rows, args):
         " is `torch.onnx.export(torch.export.load(pt2), dynamo=True)` with its default optimizer, opset 20."
         " Latency: ONNX Runtime CPU, one thread, both models in one process run alternately on the case's"
         f" inputs, {args.rounds} rounds of {args.runs} runs each (at least 15, fewer when a run takes over 30 ms;"
-        " the order flips every round); the times are"
+        " fresh sessions every round, created and run in an order that flips every round); the times are"
         " medians over rounds of each round's median, and the ratio column gives fxonnx / torch.onnx as the"
-        " median over rounds with its range (run-to-run noise). `ok`: onnx.checker and numerics on both input"
+        " median over rounds with its range; the control column runs fxonnx's model against itself through the"
+        " same harness: the noise floor. `ok`: onnx.checker and numerics on both input"
         " sets within the case's tolerances (shared checker). Optimize share: the optimize stage over the sum"
         f" of all export stages, from the CLI's stage times, {args.exports} exports: median (largest).",
         "",
         "| model | fxonnx unoptimized | fxonnx optimized | torch.onnx | ok (unopt / opt / torch) "
-        "| latency fxonnx (ms) | latency torch.onnx (ms) | ratio (range) | optimize (ms) | export total (ms) "
-        "| optimize share |",
-        "|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|",
+        "| latency fxonnx (ms) | latency torch.onnx (ms) | ratio (range) | control: fxonnx / itself (range) "
+        "| optimize (ms) | export total (ms) | optimize share |",
+        "|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in rows:
         if "error" in r:
-            lines.append(f"| {r['case']} | {r['error']} | | | | | | | | | |")
+            lines.append(f"| {r['case']} | {r['error']} | | | | | | | | | | |")
             continue
         u, o, t = r.get("unopt", {}), r.get("opt", {}), r.get("torch", {})
         ok = " / ".join("yes" if x.get("all_ok") else ("–" if not x else "NO") for x in (u, o, t))
         ratio = r.get("latency_ratio")
         ratio_s = f"{ratio[0]:.3f} ({ratio[1]:.3f}–{ratio[2]:.3f})" if ratio else "–"
+        control = r.get("control_ratio")
+        control_s = f"{control[0]:.3f} ({control[1]:.3f}–{control[2]:.3f})" if control else "–"
         share = f"{r['optimize_share_median'] * 100:.1f} % ({r['optimize_share_max'] * 100:.1f} %)"
         lines.append(
             f"| {r['case']} | {fmt(u.get('onnx_nodes'), '{}')} | {fmt(o.get('onnx_nodes'), '{}')} "
             f"| {fmt(t.get('onnx_nodes'), '{}')} | {ok} | {fmt(o.get('latency_ms'))} | {fmt(t.get('latency_ms'))} "
-            f"| {ratio_s} | {fmt(r.get('optimize_ms'))} | {fmt(r.get('export_ms'))} | {share} |"
+            f"| {ratio_s} | {control_s} | {fmt(r.get('optimize_ms'))} | {fmt(r.get('export_ms'))} | {share} |"
         )
     with open(args.out, "w") as f:
         f.write("\n".join(lines) + "\n")
