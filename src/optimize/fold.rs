@@ -11,10 +11,9 @@
 //! Sizes are bounded like onnxscript's folder: inputs of at most [`INPUT_LIMIT`] elements, outputs of
 //! at most [`OUTPUT_LIMIT`]. Larger results fold only as [`Derived`] tensors, recorded here and
 //! computed in chunks when the model is written (weights stay in the archive's map, no anonymous
-//! copy): a `Transpose` of a constant of at most [`WEIGHT_TRANSPOSE_LIMIT`] elements, and
-//! float32/float64 `Add`/`Sub`/`Mul`/`Div` of a constant with a small one that does not widen it,
-//! in both cases when the large constant is read by nothing else (so the original weight dies and
-//! the file does not grow).
+//! copy): a `Transpose` of a constant, and float32/float64 `Add`/`Sub`/`Mul`/`Div` of a constant
+//! with a small one that does not widen it, in both cases when the large constant is read by
+//! nothing else (so the original weight dies and the file does not grow).
 
 use super::edit::{self, attr_int, attr_ints, input, norm_axis, Action};
 use super::Fire;
@@ -22,12 +21,6 @@ use crate::onnx::ir::{AttrValue, BinOp, DType, Derived, Model, Node, TensorData}
 
 pub const INPUT_LIMIT: i64 = 8192;
 pub const OUTPUT_LIMIT: i64 = 262_144;
-/// Largest weight (elements) whose transpose is folded. Not a memory bound (derived tensors hold
-/// nothing): a folded transpose is computed by the export instead of copied by the kernel, while
-/// ONNX Runtime transposes an unfolded one once at session load, at the same latency afterwards.
-/// Without the bound ViT-B/16's 36 large weight transposes (311 MB) cost its export +18 ms CPU, and
-/// the 4 GB synthetic case +7 s; the node counts stay below torch.onnx's with it.
-pub const WEIGHT_TRANSPOSE_LIMIT: i64 = 1 << 20;
 
 pub(crate) fn run(model: &mut Model, rules: &mut super::Rules) -> usize {
     edit::sweep(model, |model, facts, node| {
@@ -85,9 +78,6 @@ fn derive(node: &Node, inputs: &[Option<&TensorData>], second: bool) -> Option<T
                 Some(p) => p.iter().map(|&a| usize::try_from(a).ok()).collect::<Option<_>>()?,
                 None => (0..r).rev().collect(),
             };
-            if x.numel() > WEIGHT_TRANSPOSE_LIMIT {
-                return None;
-            }
             Derived::transpose(x, &perm)
         }
         op @ ("Add" | "Sub" | "Mul" | "Div") if inputs.len() == 2 => {
