@@ -24,19 +24,7 @@ impl Live {
 
 /// Mark every value a node reads, including values its subgraphs read from enclosing scopes.
 fn mark_reads(node: &Node, live: &mut Live) {
-    for &v in node.inputs.iter().flatten() {
-        live.insert(v);
-    }
-    for a in &node.attributes {
-        if let AttrValue::Graph(g) = &a.value {
-            for &o in &g.outputs {
-                live.insert(o);
-            }
-            for n in &g.nodes {
-                mark_reads(n, live);
-            }
-        }
-    }
+    node.for_each_read(&mut |v| live.insert(v));
 }
 
 /// Remove nodes whose outputs nobody reads (walking backwards from the graph outputs) and

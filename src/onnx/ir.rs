@@ -285,6 +285,20 @@ impl Node {
         }
     }
 
+    /// Call `f` on every value the node reads: its inputs, and what its subgraphs read from
+    /// enclosing scopes (their outputs and their nodes' reads, recursively).
+    pub fn for_each_read(&self, f: &mut impl FnMut(Value)) {
+        self.inputs.iter().flatten().for_each(|&v| f(v));
+        for a in &self.attributes {
+            if let AttrValue::Graph(g) = &a.value {
+                g.outputs.iter().for_each(|&v| f(v));
+                for n in &g.nodes {
+                    n.for_each_read(f);
+                }
+            }
+        }
+    }
+
     pub fn attr(&self, name: &str) -> Option<&AttrValue> {
         self.attributes.iter().find(|a| a.name == name).map(|a| &a.value)
     }

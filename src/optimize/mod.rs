@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use crate::hash::FxHashSet;
-use crate::onnx::ir::{AttrValue, Model, Value};
+use crate::onnx::ir::{Model, Value};
 
 pub(crate) mod cse;
 pub(crate) mod dedup;
@@ -149,7 +149,9 @@ fn dce_observed(model: &mut Model, removed: &mut Removed) -> usize {
     let mut reads: FxHashSet<Value> = FxHashSet::default();
     crate::onnx::dce::eliminate_dead_code_observed(&mut model.graph, &mut |n| {
         removed.any = true;
-        node_reads(n, &mut reads);
+        n.for_each_read(&mut |v| {
+            reads.insert(v);
+        });
     });
     if !reads.is_empty() {
         removed.constant_read = reads.iter().any(|&v| model.value(v).constant.is_some());
@@ -162,18 +164,6 @@ fn dce_observed(model: &mut Model, removed: &mut Removed) -> usize {
     before - model.graph.nodes.len()
 }
 
-/// Every value `n` reads, its subgraphs' reads of outer values included.
-fn node_reads(n: &crate::onnx::ir::Node, out: &mut FxHashSet<Value>) {
-    out.extend(n.inputs.iter().flatten().copied());
-    for a in &n.attributes {
-        if let AttrValue::Graph(g) = &a.value {
-            out.extend(g.outputs.iter().copied());
-            for m in &g.nodes {
-                node_reads(m, out);
-            }
-        }
-    }
-}
 
 /// Whether dropping the nodes `removed` describes can let pass `p` (of [`PASSES`]) rewrite something
 /// it did not on the graph before. Dropped nodes are dead: every live node keeps its inputs, their

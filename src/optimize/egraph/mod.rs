@@ -371,18 +371,6 @@ impl Emitter<'_> {
     }
 }
 
-/// Values a node reads, subgraph reads of outer values included.
-fn node_reads(n: &Node, out: &mut Vec<Value>) {
-    out.extend(n.inputs.iter().flatten().copied());
-    for a in &n.attributes {
-        if let AttrValue::Graph(g) = &a.value {
-            out.extend(g.outputs.iter().copied());
-            for m in &g.nodes {
-                node_reads(m, out);
-            }
-        }
-    }
-}
 
 fn rename(g: &mut Graph, aliases: &HashMap<Value, Value>) {
     let resolve = |v: &mut Value| {
@@ -477,7 +465,7 @@ fn topological_order(nodes: &[Node], keys: &[usize], aliases: &HashMap<Value, Va
     let mut reads = Vec::new();
     for (i, n) in nodes.iter().enumerate() {
         reads.clear();
-        node_reads(n, &mut reads);
+        n.for_each_read(&mut |v| reads.push(v));
         if !aliases.is_empty() {
             reads.iter_mut().for_each(|v| *v = resolve(*v));
         }
