@@ -132,19 +132,17 @@ impl Raw {
 
     /// The first `n` bytes (or all, if fewer), computing only those of a derived tensor.
     pub fn prefix(&self, n: usize) -> Cow<'_, [u8]> {
-        match self.existing() {
-            Some(b) => Cow::Borrowed(&b[..n.min(b.len())]),
-            None => match &self.0 {
-                Repr::Derived(d) => {
-                    let es = d.elem_size();
-                    let count = n.min(d.len).div_ceil(es);
-                    let mut buf = vec![0u8; count * es];
-                    d.fill(0, &mut buf);
-                    buf.truncate(n.min(d.len));
-                    Cow::Owned(buf)
-                }
-                Repr::Stored(b) => Cow::Borrowed(&b[..n.min(b.len())]),
-            },
+        match (self.existing(), &self.0) {
+            (None, Repr::Derived(d)) => {
+                let es = d.elem_size();
+                let count = n.min(d.len).div_ceil(es);
+                let mut buf = vec![0u8; count * es];
+                d.fill(0, &mut buf);
+                buf.truncate(n.min(d.len));
+                Cow::Owned(buf)
+            }
+            // Stored, or derived and already computed: the bytes exist.
+            _ => Cow::Borrowed(&self[..n.min(self.len())]),
         }
     }
 
