@@ -11,14 +11,14 @@
 //! order and skips proto3 defaults, and so does this writer.
 
 use std::collections::{HashMap, HashSet};
-use std::fs::File;
-use std::io::{BufWriter, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use bytes::Bytes;
 
 use super::ir::*;
 use super::proto;
+use super::write_behind::{Target, WriteBehind};
 
 /// ONNX IR version written (ONNX 1.16+ reads it; it allows metadata_props on nodes and values).
 pub const IR_VERSION: i64 = 10;
@@ -463,41 +463,23 @@ impl Sink for Counter {
     }
 }
 
-/// Writes the model (and the external data) through buffered writers, keeping the first IO error
-/// instead of threading `Result` through every field.
-struct Out<'w> {
-    model: BufWriter<&'w File>,
-    data: Option<BufWriter<&'w File>>,
-    /// The first error, and whether it was writing the data file.
-    error: Option<(bool, std::io::Error)>,
+/// Writes the model (and the external data) from a second thread ([`WriteBehind`]); the first IO
+/// error stops the writing and is returned when the save finishes.
+struct Out<'s> {
+    files: WriteBehind<'s>,
     /// Where derived tensors are computed, a chunk at a time (reused: one allocation per save).
     scratch: Vec<u8>,
 }
 
-/// Weights not copied in the kernel are written in pieces of this size, straight from the map.
-const CHUNK: usize = 16 << 20;
-/// Smaller tensors are not worth a flush and a system call of their own.
+/// Smaller tensors are not worth a system call of their own.
 const KERNEL_COPY_MIN: usize = 64 << 10;
 
-impl<'w> Out<'w> {
-    fn writer(&mut self, to_data: bool) -> Option<&mut BufWriter<&'w File>> {
-        if self.error.is_some() {
-            return None;
-        }
+impl Out<'_> {
+    fn target(to_data: bool) -> Target {
         if to_data {
-            self.data.as_mut()
+            Target::Data
         } else {
-            Some(&mut self.model)
-        }
-    }
-
-    fn write(&mut self, to_data: bool, b: &[u8]) {
-        let Some(w) = self.writer(to_data) else { return };
-        for piece in b.chunks(CHUNK) {
-            if let Err(e) = w.write_all(piece) {
-                self.error = Some((to_data, e));
-                return;
-            }
+            Target::Model
         }
     }
 
@@ -506,12 +488,13 @@ impl<'w> Out<'w> {
     /// Derived tensors (folded weights) are computed a chunk at a time into `scratch` and written
     /// from there: the folded weight never exists whole in memory.
     fn tensor(&mut self, to_data: bool, raw: &Raw) {
+        let target = Self::target(to_data);
         let Some(b) = raw.existing() else {
             let mut scratch = std::mem::take(&mut self.scratch);
             let _ = raw.for_each_chunk(&mut scratch, |c| {
-                self.write(to_data, c);
-                // Stop computing after the first IO error (it is kept in `self.error`).
-                if self.error.is_some() {
+                self.files.write(target, c);
+                // Stop computing once the writer has stopped on an error.
+                if self.files.stopped() {
                     Err(())
                 } else {
                     Ok(())
@@ -527,46 +510,23 @@ impl<'w> Out<'w> {
         let b: &[u8] = b;
         if b.len() >= KERNEL_COPY_MIN {
             if let Some((file, offset)) = crate::pt2::source_of(b) {
-                let Some(w) = self.writer(to_data) else { return };
-                if let Err(e) = copy_range(w, &file, offset, b.len() as u64) {
-                    self.error = Some((to_data, e));
-                }
+                self.files.copy(target, file, offset, b.len() as u64);
                 return;
             }
         }
-        self.write(to_data, b);
+        self.files.write(target, b);
     }
-}
-
-/// Append `len` bytes of `src` at `offset` to `w`'s file, file to file.
-fn copy_range(w: &mut BufWriter<&File>, src: &File, offset: u64, len: u64) -> std::io::Result<()> {
-    use std::io::{Read, Seek};
-    // Everything buffered goes first; then the copy writes at the file's position, where the
-    // buffered writer continues afterwards.
-    w.flush()?;
-    let mut src = src;
-    src.seek(std::io::SeekFrom::Start(offset))?;
-    let mut dst: &File = w.get_ref();
-    // std uses copy_file_range (or sendfile/splice) between two files on Linux.
-    let copied = std::io::copy(&mut src.take(len), &mut dst)?;
-    if copied != len {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::UnexpectedEof,
-            "the archive is shorter than its index says",
-        ));
-    }
-    Ok(())
 }
 
 impl Sink for Out<'_> {
     fn put(&mut self, b: &[u8]) {
-        self.write(false, b);
+        self.files.write(Target::Model, b);
     }
     fn raw(&mut self, b: &Raw) {
         self.tensor(false, b);
     }
     fn external(&mut self, pad: usize, raw: &Raw) {
-        self.write(true, &[0u8; 64][..pad]);
+        self.files.write(Target::Data, &[0u8; 64][..pad]);
         self.tensor(true, raw);
     }
 }
@@ -1121,25 +1081,16 @@ impl<'m> Encoder<'m> {
             true => Some(tempfile::NamedTempFile::new_in(&dir).map_err(io(&data_path))?),
             false => None,
         };
-        {
-            let mut out = Out {
-                model: BufWriter::with_capacity(1 << 20, model_tmp.as_file()),
-                data: data_tmp.as_ref().map(|t| BufWriter::with_capacity(1 << 20, t.as_file())),
-                error: None,
-                scratch: Vec::new(),
-            };
+        let written = std::thread::scope(|scope| {
+            let files = WriteBehind::start(scope, model_tmp.as_file(), data_tmp.as_ref().map(|t| t.as_file()))
+                .map_err(|e| (Target::Model, e))?;
+            let mut out = Out { files, scratch: Vec::new() };
             self.write_model(&mut out);
-            if out.error.is_none() {
-                if let Err(e) = out.model.flush() {
-                    out.error = Some((false, e));
-                } else if let Some(Err(e)) = out.data.as_mut().map(|d| d.flush()) {
-                    out.error = Some((true, e));
-                }
-            }
-            if let Some((to_data, source)) = out.error.take() {
-                let p = if to_data { &data_path } else { path };
-                return Err(SaveError::Io { path: p.to_path_buf(), source });
-            }
+            out.files.finish()
+        });
+        if let Err((target, source)) = written {
+            let p = if target == Target::Data { &data_path } else { path };
+            return Err(SaveError::Io { path: p.to_path_buf(), source });
         }
         if let Some(data_tmp) = data_tmp {
             data_tmp.persist(&data_path).map_err(|e| SaveError::Io { path: data_path.clone(), source: e.error })?;

@@ -11,3 +11,4 @@ pub mod ir;
 pub mod ops;
 pub mod proto;
 pub mod text;
+mod write_behind;
