@@ -277,10 +277,23 @@ fn read_full(f: &mut std::fs::File, buf: &mut [u8]) -> usize {
     n
 }
 
-/// Every initializer of the saved model equals the archive's tensor, byte for byte (reading the
-/// external data file where the model points). Returns the number of bytes compared.
-fn weights_match(archive: &Path, onnx: &Path) -> Result<u64, String> {
+/// Bytes of the saved model's initializers found equal to the archive's tensors.
+#[derive(Debug)]
+struct Matched {
+    /// Written under the archive's name, byte for byte the stored tensor.
+    stored: u64,
+    /// Folded by the optimizer into the transpose of an archive tensor (a generated name).
+    transposed: u64,
+}
+
+/// The saved model's weights are the archive's: every initializer named after an archive tensor
+/// equals it byte for byte, and every other archive tensor was written transposed (the optimizer
+/// folds `Transpose(weight)`) under a generated name, checked against a transpose computed here.
+/// External data is read where the model points.
+fn weights_match(archive: &Path, onnx: &Path) -> Result<Matched, String> {
     use prost::Message;
+    use std::collections::HashMap;
+    use std::hash::{Hash, Hasher};
     let model = fxonnx::onnx::proto::ModelProto::decode(&std::fs::read(onnx).map_err(|e| e.to_string())?[..])
         .map_err(|e| e.to_string())?;
     let graph = model.graph.ok_or("no graph")?;
@@ -289,29 +302,69 @@ fn weights_match(archive: &Path, onnx: &Path) -> Result<u64, String> {
     let data = std::fs::File::open(onnx.with_extension("onnx.data")).ok();
     // SAFETY: a read-only map of a file this process just wrote and nobody else touches.
     let data = data.map(|f| unsafe { memmap2::Mmap::map(&f) }.expect("map the data file"));
-    let mut compared = 0;
+    fn bytes_in<'a>(t: &'a fxonnx::onnx::proto::TensorProto, data: Option<&'a [u8]>) -> Result<&'a [u8], String> {
+        if t.external_data.is_empty() {
+            return Ok(&t.raw_data);
+        }
+        let get = |k: &str| {
+            t.external_data.iter().find(|e| e.key == k).and_then(|e| e.value.parse::<usize>().ok()).unwrap_or(0)
+        };
+        let (off, len) = (get("offset"), get("length"));
+        data.ok_or("no data file")?.get(off..off + len).ok_or_else(|| "external data out of range".to_string())
+    }
+    let data = data.as_deref();
+    let bytes_of = |t| bytes_in(t, data);
+    let fingerprint = |b: &[u8]| {
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        b.hash(&mut h);
+        (b.len(), h.finish())
+    };
+    let transpose = |w: &fxonnx::pt2::Weight| -> Option<Vec<u8>> {
+        let [rows, cols] = w.sizes[..] else { return None };
+        let (rows, cols) = (rows as usize, cols as usize);
+        let elem = w.raw.len().checked_div(rows * cols)?;
+        let mut t = vec![0u8; w.raw.len()];
+        for r in 0..rows {
+            for c in 0..cols {
+                let (from, to) = ((r * cols + c) * elem, (c * rows + r) * elem);
+                t[to..to + elem].copy_from_slice(&w.raw[from..from + elem]);
+            }
+        }
+        Some(t)
+    };
+    let mut m = Matched { stored: 0, transposed: 0 };
+    let mut generated = HashMap::new();
+    let mut written = std::collections::HashSet::new();
     for t in &graph.initializer {
-        // Constants the translations made (`val_<k>`) are not archive tensors.
         if !loaded.weights.config.contains_key(t.name.as_str()) {
+            // A folded weight, or a constant the translations made (`val_<k>`).
+            generated.insert(fingerprint(bytes_of(t)?), t);
             continue;
         }
         let w = loaded.tensor(&t.name, true).map_err(|e| format!("{}: {e}", t.name))?;
-        let bytes: &[u8] = if t.external_data.is_empty() {
-            &t.raw_data
-        } else {
-            let get = |k: &str| {
-                t.external_data.iter().find(|e| e.key == k).and_then(|e| e.value.parse::<usize>().ok()).unwrap_or(0)
-            };
-            let (off, len) = (get("offset"), get("length"));
-            let map = data.as_ref().ok_or("no data file")?;
-            map.get(off..off + len).ok_or("external data out of range")?
-        };
-        if bytes != &w.raw[..] {
+        if bytes_of(t)? != &w.raw[..] {
             return Err(format!("{} differs from the archive", t.name));
         }
-        compared += bytes.len() as u64;
+        written.insert(t.name.as_str());
+        m.stored += w.raw.len() as u64;
     }
-    Ok(compared)
+    let mut names: Vec<&str> = loaded.weights.config.keys().map(|k| &**k).collect();
+    names.sort();
+    for name in names {
+        if written.contains(name) {
+            continue;
+        }
+        let w = loaded.tensor(name, true).map_err(|e| format!("{name}: {e}"))?;
+        let want = transpose(&w).ok_or_else(|| format!("{name} is not in the model and is not 2-D"))?;
+        let found = generated
+            .get(&fingerprint(&want))
+            .ok_or_else(|| format!("{name} is in the model neither as stored nor transposed"))?;
+        if bytes_of(found)? != &want[..] {
+            return Err(format!("{}: the transpose of {name} differs", found.name));
+        }
+        m.transposed += want.len() as u64;
+    }
+    Ok(m)
 }
 
 struct Row {
@@ -320,7 +373,7 @@ struct Row {
     weight_bytes: u64,
     m: Measured,
     identical: Option<bool>,
-    matched: Option<Result<u64, String>>,
+    matched: Option<Result<Matched, String>>,
 }
 
 fn main() {
@@ -432,13 +485,17 @@ fn write_report(rows: &[Row]) {
     let checked: Vec<&Row> = rows.iter().filter(|r| r.identical.is_some()).collect();
     if !checked.is_empty() {
         let _ = writeln!(s, "\n### Determinism and weight bytes\n");
-        s.push_str("Each case exported twice in fresh processes; the two `.onnx` (and `.data`) files compared byte for byte, and every initializer of the first compared with the archive's tensor bytes.\n\n");
+        s.push_str("Each case exported twice in fresh processes; the two `.onnx` (and `.data`) files compared byte for byte, and the first one's weights compared with the archive's tensors byte for byte: initializers under an archive name as stored, and every other archive tensor against the transpose the optimizer folded it into (computed here, found among the generated initializers).\n\n");
         s.push_str(
             "| case | external data | byte-identical twice | weights equal the archive's |\n|---|---|---|---|\n",
         );
         for r in checked {
             let matched = match &r.matched {
-                Some(Ok(n)) => format!("yes ({:.1} MB compared)", *n as f64 / 1e6),
+                Some(Ok(m)) => format!(
+                    "yes ({:.1} MB as stored, {:.1} MB transposed)",
+                    m.stored as f64 / 1e6,
+                    m.transposed as f64 / 1e6
+                ),
                 Some(Err(e)) => format!("NO: {e}"),
                 None => "–".into(),
             };
