@@ -146,6 +146,22 @@ impl Raw {
         }
     }
 
+    /// Compute a derived tensor's bytes in order, a chunk at a time (see [`Self::for_each_chunk`]),
+    /// each straight into the buffer `room` hands out for it: no copy after computing. Stops when
+    /// `room` has none. Returns false (nothing done) for bytes that exist already.
+    pub fn compute_into(&self, room: &mut impl ChunkRoom) -> bool {
+        let (None, Repr::Derived(d)) = (self.existing(), &self.0) else { return false };
+        let step = d.chunk_bytes();
+        let mut off = 0;
+        while off < d.len {
+            let n = step.min(d.len - off);
+            let Some(out) = room.room(n) else { break };
+            d.fill(off / d.elem_size(), out);
+            off += n;
+        }
+        true
+    }
+
     /// Hand the bytes to `f` in order, a derived tensor computed [`CHUNK_BYTES`] at a time into
     /// `buf` (reused across calls, so writing many tensors allocates once).
     pub fn for_each_chunk<E>(&self, buf: &mut Vec<u8>, mut f: impl FnMut(&[u8]) -> Result<(), E>) -> Result<(), E> {
@@ -161,6 +177,12 @@ impl Raw {
         }
         Ok(())
     }
+}
+
+/// Where [`Raw::compute_into`] computes each chunk.
+pub trait ChunkRoom {
+    /// `len` writable bytes for the next chunk, or `None` to stop.
+    fn room(&mut self, len: usize) -> Option<&mut [u8]>;
 }
 
 impl std::ops::Deref for Raw {
@@ -674,6 +696,11 @@ mod tests {
         for (dtype, rows, cols) in [
             (DType::Float, 700, 1000),
             (DType::Float, 40000, 20),
+            // ViT-B/16's MLP weights, both ways; sizes that cut 8-row blocks at the edges.
+            (DType::Float, 3072, 768),
+            (DType::Float, 768, 3072),
+            (DType::Float, 13, 8),
+            (DType::Float, 24, 41),
             (DType::Float16, 333, 129),
             (DType::Double, 17, 4099),
             (DType::Uint8, 9, 31),

@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 
 use bytes::Bytes;
 
+use super::derived::ChunkRoom;
 use super::ir::*;
 use super::proto;
 use super::write_behind::{Target, WriteBehind};
@@ -467,8 +468,6 @@ impl Sink for Counter {
 /// error stops the writing and is returned when the save finishes.
 struct Out<'s> {
     files: WriteBehind<'s>,
-    /// Where derived tensors are computed, a chunk at a time (reused: one allocation per save).
-    scratch: Vec<u8>,
 }
 
 /// Smaller tensors are not worth a system call of their own.
@@ -485,28 +484,24 @@ impl Out<'_> {
 
     /// Tensor bytes: when they are a slice of an archive's map, the kernel copies them from the
     /// archive file (`copy_file_range`): they are read once and never faulted into this process.
-    /// Derived tensors (folded weights) are computed a chunk at a time into `scratch` and written
-    /// from there: the folded weight never exists whole in memory.
     fn tensor(&mut self, to_data: bool, raw: &Raw) {
         let target = Self::target(to_data);
-        let Some(b) = raw.existing() else {
-            let mut scratch = std::mem::take(&mut self.scratch);
-            let _ = raw.for_each_chunk(&mut scratch, |c| {
-                self.files.write(target, c);
-                // Stop computing once the writer has stopped on an error.
-                if self.files.stopped() {
-                    Err(())
-                } else {
-                    Ok(())
-                }
-            });
-            self.scratch = scratch;
+        // A derived tensor (a folded weight) is computed a chunk at a time straight into the
+        // output buffers: it never exists whole in memory.
+        struct Room<'a, 's>(&'a mut WriteBehind<'s>, Target);
+        impl ChunkRoom for Room<'_, '_> {
+            fn room(&mut self, len: usize) -> Option<&mut [u8]> {
+                self.0.reserve(self.1, len)
+            }
+        }
+        if raw.compute_into(&mut Room(&mut self.files, target)) {
             // Its source pages were read through the map: not kept resident once written.
             if let Some(d) = raw.derived() {
                 crate::pt2::release(d.source());
             }
             return;
-        };
+        }
+        let Some(b) = raw.existing() else { return };
         let b: &[u8] = b;
         if b.len() >= KERNEL_COPY_MIN {
             if let Some((file, offset)) = crate::pt2::source_of(b) {
@@ -1084,7 +1079,7 @@ impl<'m> Encoder<'m> {
         let written = std::thread::scope(|scope| {
             let files = WriteBehind::start(scope, model_tmp.as_file(), data_tmp.as_ref().map(|t| t.as_file()))
                 .map_err(|e| (Target::Model, e))?;
-            let mut out = Out { files, scratch: Vec::new() };
+            let mut out = Out { files };
             self.write_model(&mut out);
             out.files.finish()
         });

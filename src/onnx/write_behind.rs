@@ -74,36 +74,48 @@ impl<'scope> WriteBehind<'scope> {
 
     /// Append `bytes` to `target`.
     pub fn write(&mut self, target: Target, mut bytes: &[u8]) {
-        while !bytes.is_empty() && !self.stopped {
-            let buf = &mut self.filling[target as usize];
-            if buf.capacity() == 0 {
-                match self.free.recv() {
-                    Ok(b) => *buf = b,
-                    Err(_) => {
-                        self.stopped = true;
-                        return;
-                    }
-                }
-            }
-            let buf = &mut self.filling[target as usize];
+        while !bytes.is_empty() {
+            let Some(buf) = self.filling(target) else { return };
             let n = (BUF - buf.len()).min(bytes.len());
             buf.extend_from_slice(&bytes[..n]);
             bytes = &bytes[n..];
-            if buf.len() == BUF {
-                self.send_filling(target);
+        }
+    }
+
+    /// The next `len` bytes of `target`, to be filled in by the caller (they start zeroed): for
+    /// bytes computed in place rather than copied from elsewhere. `None` once the writer stopped.
+    pub fn reserve(&mut self, target: Target, len: usize) -> Option<&mut [u8]> {
+        if self.filling[target as usize].len() + len > BUF {
+            self.send_filling(target);
+        }
+        let buf = self.filling(target)?;
+        let at = buf.len();
+        // A chunk larger than a buffer grows this one (it goes back to the pool larger).
+        buf.resize(at + len, 0);
+        Some(&mut buf[at..])
+    }
+
+    /// The buffer being filled for `target`, with room left (full ones are sent first).
+    fn filling(&mut self, target: Target) -> Option<&mut Vec<u8>> {
+        if self.filling[target as usize].len() >= BUF {
+            self.send_filling(target);
+        }
+        if self.filling[target as usize].capacity() == 0 {
+            match self.free.recv() {
+                Ok(b) => self.filling[target as usize] = b,
+                Err(_) => self.stopped = true,
             }
         }
+        if self.stopped {
+            return None;
+        }
+        Some(&mut self.filling[target as usize])
     }
 
     /// Append `len` bytes of `src` starting at `offset` to `target`, copied by the kernel.
     pub fn copy(&mut self, target: Target, src: Arc<File>, offset: u64, len: u64) {
         self.send_filling(target);
         self.send(Job::Copy { target, src, offset, len });
-    }
-
-    /// The writer thread stopped on an error: further writes are dropped.
-    pub fn stopped(&self) -> bool {
-        self.stopped
     }
 
     /// Write what is buffered, wait for the writer thread, and return its first error.
@@ -209,6 +221,15 @@ mod tests {
                     w.copy(target, src.clone(), 1000 + i as u64, 70_000);
                     want.extend_from_slice(&src_bytes[1000 + i..71_000 + i]);
                 }
+                if i % 3 == 0 {
+                    // Computed in place: smaller and larger than a buffer.
+                    for len in [1000, BUF + 5000] {
+                        let room = w.reserve(target, len).unwrap();
+                        assert!(room.iter().all(|&b| b == 0));
+                        room.iter_mut().enumerate().for_each(|(k, b)| *b = (k * 31 + i) as u8);
+                        want.extend((0..len).map(|k| (k * 31 + i) as u8));
+                    }
+                }
             }
             w.finish().unwrap();
         });
@@ -224,7 +245,7 @@ mod tests {
             let mut w = WriteBehind::start(s, &model, None).unwrap();
             w.write(Target::Model, b"header");
             // No data file was opened, and the source is shorter than asked: the first error wins.
-            w.write(Target::Data, &vec![1u8; BUF]);
+            w.write(Target::Data, &vec![1u8; BUF + 1]);
             w.copy(Target::Model, src.clone(), 0, 10);
             w.write(Target::Model, &vec![2u8; 3 * BUF]);
             let (target, e) = w.finish().unwrap_err();
