@@ -52,9 +52,13 @@ impl Hasher for FxHasher {
     fn write_usize(&mut self, i: usize) {
         self.add(i as u64);
     }
+    /// The multiply only carries bits upward, so the bytes a key ends with (the digits of
+    /// `weight_123456`, `add_42`) would reach only the high bits, and hash tables index buckets by
+    /// the low ones: names differing in their last characters would share buckets. Rotating brings
+    /// the well-mixed high bits down (as rustc-hash 2 does).
     #[inline]
     fn finish(&self) -> u64 {
-        self.hash
+        self.hash.rotate_left(26)
     }
 }
 

@@ -7,11 +7,11 @@
 mod mapped;
 pub mod schema;
 mod weights;
+mod zipdir;
 
 use std::path::{Path, PathBuf};
 
 use bytes::Bytes;
-use indexmap::IndexMap;
 
 pub use mapped::{release, source_of};
 pub use weights::{scalar_type, ScalarType, Weight};
@@ -53,8 +53,8 @@ pub type Result<T, E = Pt2Error> = std::result::Result<T, E>;
 pub struct Archive {
     path: PathBuf,
     data: Bytes,
-    /// Entry name (without the root folder) → (data offset, size, compression method).
-    entries: IndexMap<String, (usize, usize, u16), crate::hash::FxBuild>,
+    /// The entries under the root folder, named relative to it.
+    entries: zipdir::Directory,
     root: String,
 }
 
@@ -73,32 +73,13 @@ impl Archive {
     /// Index an archive already in memory (tests, buffers).
     pub fn from_bytes(path: &Path, data: Bytes) -> Result<Archive> {
         let not_zip = |detail: String| Pt2Error::NotZip { path: path.to_path_buf(), detail };
-        let mut zip = zip::ZipArchive::new(std::io::Cursor::new(&data[..])).map_err(|e| not_zip(e.to_string()))?;
-        let mut raw = Vec::with_capacity(zip.len());
-        for i in 0..zip.len() {
-            let f = zip.by_index_raw(i).map_err(|e| not_zip(e.to_string()))?;
-            let method = match f.compression() {
-                zip::CompressionMethod::Stored => 0,
-                _ => 8,
-            };
-            let start = f.data_start() as usize;
-            let size = f.compressed_size() as usize;
-            raw.push((f.name().to_string(), start, size, method));
-        }
-        let root = raw
-            .iter()
-            .find_map(|(n, ..)| n.strip_suffix("archive_format").filter(|r| r.is_empty() || r.ends_with('/')))
+        let dir = zipdir::Directory::read(&data).map_err(not_zip)?;
+        let root = dir
+            .names(&data)
+            .find_map(|n| n.strip_suffix("archive_format").filter(|r| r.is_empty() || r.ends_with('/')))
             .map(str::to_string)
             .ok_or_else(|| Pt2Error::NotPt2 { path: path.to_path_buf() })?;
-        let mut entries = IndexMap::with_capacity_and_hasher(raw.len(), Default::default());
-        for (name, start, size, method) in raw {
-            if let Some(rel) = name.strip_prefix(&root) {
-                if start.checked_add(size).is_none_or(|end| end > data.len()) {
-                    return Err(Pt2Error::Truncated { entry: name });
-                }
-                entries.insert(rel.to_string(), (start, size, method));
-            }
-        }
+        let entries = dir.under(&data, &root);
         let archive = Archive { path: path.to_path_buf(), data, entries, root };
         if archive.entry("archive_format")?.as_ref() != b"pt2" {
             return Err(Pt2Error::NotPt2 { path: path.to_path_buf() });
@@ -124,12 +105,12 @@ impl Archive {
     }
 
     pub fn has(&self, name: &str) -> bool {
-        self.entries.contains_key(name)
+        self.entries.contains(&self.data, name)
     }
 
     /// Entry names, relative to the root folder.
     pub fn entry_names(&self) -> impl Iterator<Item = &str> {
-        self.entries.keys().map(String::as_str)
+        self.entries.names(&self.data)
     }
 
     /// The bytes of an entry, as a slice of the memory map.
@@ -145,20 +126,24 @@ impl Archive {
     }
 
     fn span(&self, name: &str) -> Result<(usize, usize)> {
-        let &(start, size, method) = self.entries.get(name).ok_or_else(|| Pt2Error::MissingEntry {
+        let located = self.entries.locate(&self.data, name).map_err(|e| match e {
+            zipdir::LocateError::BadHeader(detail) => Pt2Error::NotZip { path: self.path.clone(), detail },
+            zipdir::LocateError::Outside => Pt2Error::Truncated { entry: format!("{}{name}", self.root) },
+        })?;
+        let l = located.ok_or_else(|| Pt2Error::MissingEntry {
             entry: format!("{}{name}", self.root),
             hint: "the archive is incomplete; re-save it with torch.export.save".into(),
         })?;
-        if method != 0 {
-            return Err(Pt2Error::Compressed { entry: name.to_string(), method: method.to_string() });
+        if l.method != 0 {
+            return Err(Pt2Error::Compressed { entry: name.to_string(), method: l.method.to_string() });
         }
-        Ok((start, start + size))
+        Ok((l.start, l.end))
     }
 
     /// The names of the programs in the archive (`models/<name>.json`), in archive order.
     pub fn model_names(&self) -> Vec<String> {
         self.entries
-            .keys()
+            .names(&self.data)
             .filter_map(|n| n.strip_prefix("models/")?.strip_suffix(".json"))
             .map(str::to_string)
             .collect()
