@@ -412,6 +412,8 @@ fn main() {
     allocator::tune();
     let args: Vec<String> = std::env::args().collect();
     if args.get(1).map(String::as_str) == Some("--child") {
+        // As `fxonnx export` does (src/main.rs).
+        allocator::prefault_in_background();
         child(Path::new(&args[2]), Path::new(&args[3]), args.iter().any(|a| a == "--external"));
         return;
     }

@@ -217,6 +217,7 @@ fn inspect(input: &Path, model: &str, metadata: bool) -> Result<(), String> {
 
 fn main() -> ExitCode {
     allocator::tune();
+    allocator::prefault_in_background();
     let cli = Cli::parse();
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
