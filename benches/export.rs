@@ -29,6 +29,8 @@ use std::sync::Arc;
 
 // The allocator the `fxonnx` binary uses, tuned the same way, so that stage times are the CLI's.
 #[path = "../src/allocator.rs"]
+// Its unit tests are the binary's; here they would be unused code.
+#[allow(dead_code, unused_imports)]
 mod allocator;
 use std::time::{Duration, Instant};
 
