@@ -69,6 +69,9 @@ print(len(onnx.load(sys.argv[1], load_external_data=False).graph.node))
 
 def run_timed(argv):
     """Run argv and wait for it with wait4, keeping its rusage (Popen.wait would discard it)."""
+    # Each timed run starts with no dirty pages left by the previous one (a saved model is
+    # hundreds of MB): otherwise the kernel's writeback of one tool's file lands in the next run.
+    os.sync()
     start = time.perf_counter()
     p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     out = p.stdout.read()
