@@ -83,6 +83,10 @@ mod prefault {
         let mut regions: Vec<Region> = Vec::new();
         let mut rescan = Instant::now();
         let mut residency = vec![0u8; TRIPWIRE / PAGE];
+        // Some mapping was used past START: the export is large, and every mapping is populated
+        // ahead of use from its first chunk on (the 1M-node export fills five 1 GiB arenas one
+        // after the other: 4 % less wall time, median of 3 paired runs).
+        let mut large = false;
         loop {
             if rescan <= Instant::now() {
                 if !rescan_maps(&mut regions) {
@@ -91,16 +95,21 @@ mod prefault {
                 rescan = Instant::now() + Duration::from_millis(20);
             }
             for r in &mut regions {
-                // The highest chunk whose tripwire the main thread has touched.
+                // Chunks the main thread has reached: up to the highest whose tripwire it touched.
                 let top = r.chunks.min(r.populated + MAX_AHEAD + 1);
-                let Some(reached) = (0..top).rev().find(|&c| tripped(r.start + c * CHUNK, &mut residency)) else {
-                    continue;
+                let reached = match (0..top).rev().find(|&c| tripped(r.start + c * CHUNK, &mut residency)) {
+                    Some(c) => c + 1,
+                    // A mapping the allocator added to a large process (mimalloc's arenas are
+                    // 1 GiB each): it will be filled too, from its start.
+                    None if large => 0,
+                    None => continue,
                 };
-                if (reached + 1) * CHUNK < START {
+                if reached * CHUNK < START && !large {
                     continue;
                 }
-                let want = (reached + 1 + MAX_AHEAD).min(r.chunks);
-                r.populated = r.populated.max(reached + 1);
+                large = true;
+                let want = (reached + MAX_AHEAD).min(r.chunks);
+                r.populated = r.populated.max(reached);
                 while r.populated < want {
                     let at = r.start + r.populated * CHUNK;
                     // SAFETY: populating only faults in pages (zero-filled if new) of a mapping this
