@@ -252,7 +252,7 @@ fn streamed_encoding_equals_prost() {
         write(dir.path(), "transformer", &small_transformer()).0,
         write(dir.path(), "convnet", &small_convnet()).0,
     ];
-    // Weights of 64 KiB and more are copied file to file by the kernel, smaller ones from the map.
+    // Weights of 64 KiB and more are copied in pieces whose pages are released, smaller ones whole.
     let wide = Transformer { blocks: 1, d_model: 128, heads: 4, ffn: 512, seq: 4 };
     archives.push(write(dir.path(), "wide", &wide).0);
     // Subgraphs (If/Loop bodies), tied weights, buffers, odd dtypes and symbolic shapes.

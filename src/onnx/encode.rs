@@ -470,8 +470,11 @@ struct Out<'s> {
     files: WriteBehind<'s>,
 }
 
-/// Smaller tensors are not worth a system call of their own.
-const KERNEL_COPY_MIN: usize = 64 << 10;
+/// Archive weights are copied into the output a piece at a time, each piece's pages dropped from
+/// the process once copied (so a large weight is never all resident); smaller weights share their
+/// pages with their neighbours, and a system call each would cost more than it saves.
+const RELEASE_PIECE: usize = 8 << 20;
+const RELEASE_MIN: usize = 64 << 10;
 
 impl Out<'_> {
     fn target(to_data: bool) -> Target {
@@ -482,8 +485,13 @@ impl Out<'_> {
         }
     }
 
-    /// Tensor bytes: when they are a slice of an archive's map, the kernel copies them from the
-    /// archive file (`copy_file_range`): they are read once and never faulted into this process.
+    /// Tensor bytes: stored ones are copied from the archive's map into the write-behind buffers
+    /// (the writer thread hands them to the kernel); derived ones are computed into them.
+    ///
+    /// Stored weights used to be copied file to file by the kernel (`copy_file_range`), which never
+    /// maps them into the process; on ext4 that is a splice through a pipe, and the plain copy is
+    /// faster: 4 GB of weights as external data 3.5-10.6 s -> 0.94 s, ViT-B/16 without the
+    /// optimizer 0.185 -> 0.106 s, peak RSS unchanged (pages released as they are copied).
     fn tensor(&mut self, to_data: bool, raw: &Raw) {
         let target = Self::target(to_data);
         // A derived tensor (a folded weight) is computed a chunk at a time straight into the
@@ -502,14 +510,14 @@ impl Out<'_> {
             return;
         }
         let Some(b) = raw.existing() else { return };
-        let b: &[u8] = b;
-        if b.len() >= KERNEL_COPY_MIN {
-            if let Some((file, offset)) = crate::pt2::source_of(b) {
-                self.files.copy(target, file, offset, b.len() as u64);
-                return;
-            }
+        if b.len() < RELEASE_MIN {
+            self.files.write(target, b);
+            return;
         }
-        self.files.write(target, b);
+        for piece in b.chunks(RELEASE_PIECE) {
+            self.files.write(target, piece);
+            crate::pt2::release(piece);
+        }
     }
 }
 

@@ -3,17 +3,16 @@
 //! A large save is two kinds of work: encoding (and computing folded weights) in this process, and
 //! the kernel copying the bytes into the page cache. Done in one thread they add up; on the
 //! 1M-node synthetic transformer the copy was 11 % of the whole export. Here the encoder fills
-//! fixed buffers and passes each full one to a writer thread, which writes it (or copies a weight
-//! file to file) while the encoder goes on; the buffers come back for reuse, so memory stays
+//! fixed buffers and passes each full one to a writer thread, which writes it while the encoder
+//! goes on; the buffers come back for reuse, so memory stays
 //! bounded at [`POOL`] × [`BUF`].
 //!
 //! Writes reach each file in the order they were made: the bytes are those a sequential writer
 //! would produce.
 
 use std::fs::File;
-use std::io::{self, Read, Seek, Write};
+use std::io::{self, Write};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
-use std::sync::Arc;
 use std::thread::{Scope, ScopedJoinHandle};
 
 /// Bytes handed to the writer thread at a time: small, so that the buffers in flight stay in the
@@ -41,11 +40,8 @@ struct Buf {
     used: usize,
 }
 
-enum Job {
-    Bytes(Target, Buf),
-    /// Append `len` bytes of `src` from `offset`, file to file (`copy_file_range`).
-    Copy { target: Target, src: Arc<File>, offset: u64, len: u64 },
-}
+/// A full buffer for one file.
+struct Job(Target, Buf);
 
 /// The first IO error and the file it happened on.
 pub(crate) type Failure = (Target, io::Error);
@@ -131,12 +127,6 @@ impl<'scope> WriteBehind<'scope> {
         Some(&mut self.filling[target as usize])
     }
 
-    /// Append `len` bytes of `src` starting at `offset` to `target`, copied by the kernel.
-    pub fn copy(&mut self, target: Target, src: Arc<File>, offset: u64, len: u64) {
-        self.send_filling(target);
-        self.send(Job::Copy { target, src, offset, len });
-    }
-
     /// Write what is buffered, wait for the writer thread, and return its first error.
     pub fn finish(mut self) -> Result<(), Failure> {
         self.send_filling(Target::Model);
@@ -154,7 +144,7 @@ impl<'scope> WriteBehind<'scope> {
     fn send_filling(&mut self, target: Target) {
         let buf = std::mem::take(&mut self.filling[target as usize]);
         if buf.used > 0 {
-            self.send(Job::Bytes(target, buf));
+            self.send(Job(target, buf));
         } else {
             self.filling[target as usize] = buf;
         }
@@ -172,20 +162,13 @@ impl<'scope> WriteBehind<'scope> {
     }
 }
 
-/// The writer thread: write each job to its file in order; stop at the first error.
+/// The writer thread: write each buffer to its file in order; stop at the first error.
 fn run(files: [Option<&File>; 2], jobs: Receiver<Job>, free: SyncSender<Buf>) -> Result<(), Failure> {
-    for job in jobs {
-        match job {
-            Job::Bytes(target, mut buf) => {
-                file(&files, target)?.write_all(&buf.bytes[..buf.used]).map_err(|e| (target, e))?;
-                buf.used = 0;
-                // The encoder may have finished and stopped taking buffers back.
-                let _ = free.send(buf);
-            }
-            Job::Copy { target, src, offset, len } => {
-                copy_range(file(&files, target)?, &src, offset, len).map_err(|e| (target, e))?;
-            }
-        }
+    for Job(target, mut buf) in jobs {
+        file(&files, target)?.write_all(&buf.bytes[..buf.used]).map_err(|e| (target, e))?;
+        buf.used = 0;
+        // The encoder may have finished and stopped taking buffers back.
+        let _ = free.send(buf);
     }
     Ok(())
 }
@@ -194,21 +177,10 @@ fn file<'f>(files: &[Option<&'f File>; 2], target: Target) -> Result<&'f File, F
     files[target as usize].ok_or_else(|| (target, io::Error::other("no external data file was opened")))
 }
 
-/// Append `len` bytes of `src` at `offset` to `dst` (at its current position), file to file.
-fn copy_range(mut dst: &File, src: &File, offset: u64, len: u64) -> io::Result<()> {
-    let mut src = src;
-    src.seek(io::SeekFrom::Start(offset))?;
-    // std uses copy_file_range (or sendfile/splice) between two files on Linux.
-    let copied = io::copy(&mut src.take(len), &mut dst)?;
-    if copied != len {
-        return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "the archive is shorter than its index says"));
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::io::{Read, Seek};
 
     fn read(f: &File) -> Vec<u8> {
         let mut f = f;
@@ -219,13 +191,9 @@ mod tests {
     }
 
     #[test]
-    fn interleaved_writes_and_copies_arrive_in_order() {
+    fn interleaved_writes_and_computed_chunks_arrive_in_order() {
         let model = tempfile::tempfile().unwrap();
         let data = tempfile::tempfile().unwrap();
-        let mut src = tempfile::tempfile().unwrap();
-        let src_bytes: Vec<u8> = (0..300_000u32).map(|i| (i * 7 % 251) as u8).collect();
-        src.write_all(&src_bytes).unwrap();
-        let src = Arc::new(src);
         // More than the pool holds, in pieces that straddle buffer ends.
         let big: Vec<u8> = (0..(POOL * BUF + 12_345) as u32).map(|i| (i % 253) as u8).collect();
         let (mut want_model, mut want_data) = (Vec::new(), Vec::new());
@@ -236,12 +204,9 @@ mod tests {
                     if i % 2 == 0 { (Target::Model, &mut want_model) } else { (Target::Data, &mut want_data) };
                 w.write(target, piece);
                 want.extend_from_slice(piece);
-                if i % 5 == 0 {
-                    w.copy(target, src.clone(), 1000 + i as u64, 70_000);
-                    want.extend_from_slice(&src_bytes[1000 + i..71_000 + i]);
-                }
                 if i % 3 == 0 {
-                    // Computed in place: smaller and larger than a buffer.
+                    // Computed in place, in reused buffers that hold earlier bytes: smaller and
+                    // larger than a buffer.
                     for len in [1000, BUF + 5000] {
                         let room = w.reserve(target, len).unwrap();
                         assert_eq!(room.len(), len);
@@ -259,13 +224,11 @@ mod tests {
     #[test]
     fn a_failed_write_is_reported_and_stops_the_writer() {
         let model = tempfile::tempfile().unwrap();
-        let src = Arc::new(tempfile::tempfile().unwrap());
         std::thread::scope(|s| {
             let mut w = WriteBehind::start(s, &model, None).unwrap();
             w.write(Target::Model, b"header");
-            // No data file was opened, and the source is shorter than asked: the first error wins.
+            // No data file was opened: the writer stops there, and later writes are dropped.
             w.write(Target::Data, &vec![1u8; BUF + 1]);
-            w.copy(Target::Model, src.clone(), 0, 10);
             w.write(Target::Model, &vec![2u8; 3 * BUF]);
             let (target, e) = w.finish().unwrap_err();
             assert_eq!(target, Target::Data);

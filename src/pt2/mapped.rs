@@ -1,17 +1,16 @@
-//! Memory maps that remember their file, so that writers can ask where a weight's bytes live and
-//! copy them file to file inside the kernel (`copy_file_range`) instead of reading them through
-//! the map: no page of the archive is then faulted into this process, and the copy is one pass.
+//! Memory maps registered while they live, so that a writer that has copied a weight out of the
+//! archive can drop its pages from the process ([`release`]): weights are read through the map
+//! once, and a model larger than memory never has all of them resident.
 //!
 //! [`MappedFile`] owns the map behind the archive's `Bytes`; while any slice of it is alive the
-//! map is registered, and [`source_of`] finds the file and offset of a slice.
+//! map is registered.
 
-use std::fs::File;
 use std::sync::{Arc, Mutex};
 
 use memmap2::Mmap;
 
-/// Registered maps: (start address, length, file, the map).
-type Entry = (usize, usize, Arc<File>, Arc<Mmap>);
+/// Registered maps: (start address, length, the map).
+type Entry = (usize, usize, Arc<Mmap>);
 static MAPS: Mutex<Vec<Entry>> = Mutex::new(Vec::new());
 
 /// The owner of an archive's map (the `Bytes` owner): registers the map while it lives.
@@ -20,10 +19,10 @@ pub(crate) struct MappedFile {
 }
 
 impl MappedFile {
-    pub(crate) fn new(map: Mmap, file: Arc<File>) -> MappedFile {
+    pub(crate) fn new(map: Mmap) -> MappedFile {
         let map = Arc::new(map);
         if let Ok(mut maps) = MAPS.lock() {
-            maps.push((map.as_ptr() as usize, map.len(), file, map.clone()));
+            maps.push((map.as_ptr() as usize, map.len(), map.clone()));
         }
         MappedFile { map }
     }
@@ -46,24 +45,14 @@ impl Drop for MappedFile {
     }
 }
 
-/// The file and byte offset that `bytes` are mapped from, when they are a slice of a live archive
-/// map. The caller must keep `bytes` (and so the map) alive while using the answer.
-pub fn source_of(bytes: &[u8]) -> Option<(Arc<File>, u64)> {
-    let (p, n) = (bytes.as_ptr() as usize, bytes.len());
-    let maps = MAPS.lock().ok()?;
-    maps.iter()
-        .find(|(s, len, ..)| p >= *s && p + n <= s + len && n > 0)
-        .map(|(s, _, f, _)| (f.clone(), (p - s) as u64))
-}
-
 /// Drop the pages of `bytes` from this process's resident set when they are a slice of an archive
-/// map (nothing otherwise): after a derived weight was computed from them and written, they would
-/// otherwise stay resident until exit. The map is read-only and shared, so a later read simply
+/// map (nothing otherwise): once a weight (or a folded weight computed from it) was copied into
+/// the output, they would otherwise stay resident until exit. The map is read-only and shared, so a later read simply
 /// faults the same bytes back in from the page cache.
 pub fn release(bytes: &[u8]) {
     let (p, n) = (bytes.as_ptr() as usize, bytes.len());
     let Ok(maps) = MAPS.lock() else { return };
-    if let Some((s, _, _, map)) = maps.iter().find(|(s, len, ..)| p >= *s && p + n <= s + len && n > 0) {
+    if let Some((s, _, map)) = maps.iter().find(|(s, len, ..)| p >= *s && p + n <= s + len && n > 0) {
         // SAFETY: MADV_DONTNEED on a read-only shared file mapping only discards page-table entries;
         // the contents stay those of the file (no private pages exist that could be lost).
         let _ = unsafe { map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, p - s, n) };

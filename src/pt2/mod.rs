@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 use bytes::Bytes;
 
-pub use mapped::{release, source_of};
+pub use mapped::release;
 pub use weights::{scalar_type, ScalarType, Weight};
 
 /// Errors of the archive layer. Every message names the entry or tensor concerned.
@@ -66,8 +66,8 @@ impl Archive {
         // SAFETY: the map is read-only; a file truncated underneath us would fault, which is the
         // accepted trade-off of every mmap-based reader (the same as torch's own loader).
         let map = unsafe { memmap2::Mmap::map(&file) }.map_err(io)?;
-        // The map remembers its file so that saving can copy weights file to file.
-        Self::from_bytes(path, Bytes::from_owner(mapped::MappedFile::new(map, std::sync::Arc::new(file))))
+        // The map is registered so that saving can drop weights' pages once copied.
+        Self::from_bytes(path, Bytes::from_owner(mapped::MappedFile::new(map)))
     }
 
     /// Index an archive already in memory (tests, buffers).
