@@ -991,10 +991,11 @@ fn preallocate(file: &std::fs::File, len: usize) {
     #[cfg(target_os = "linux")]
     {
         use std::os::fd::AsRawFd;
+        use std::os::raw::c_int;
         extern "C" {
-            fn fallocate(fd: std::os::raw::c_int, mode: std::os::raw::c_int, offset: i64, len: i64) -> std::os::raw::c_int;
+            fn fallocate(fd: c_int, mode: c_int, offset: i64, len: i64) -> c_int;
         }
-        const FALLOC_FL_KEEP_SIZE: std::os::raw::c_int = 1;
+        const FALLOC_FL_KEEP_SIZE: c_int = 1;
         if let Ok(len) = i64::try_from(len) {
             if len > 0 {
                 // SAFETY: a plain system call on an open file descriptor of ours.

@@ -47,8 +47,8 @@ impl Drop for MappedFile {
 
 /// Drop the pages of `bytes` from this process's resident set when they are a slice of an archive
 /// map (nothing otherwise): once a weight (or a folded weight computed from it) was copied into
-/// the output, they would otherwise stay resident until exit. The map is read-only and shared, so a later read simply
-/// faults the same bytes back in from the page cache.
+/// the output, they would otherwise stay resident until exit. The map is read-only and shared, so
+/// a later read simply faults the same bytes back in from the page cache.
 pub fn release(bytes: &[u8]) {
     let (p, n) = (bytes.as_ptr() as usize, bytes.len());
     let Ok(maps) = MAPS.lock() else { return };
