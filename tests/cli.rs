@@ -57,6 +57,15 @@ fn exports_the_readme_example() {
     let o = fxonnx(&[std::ffi::OsStr::new("export"), ex.as_os_str(), "-o".as_ref(), out.as_os_str()]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(std::fs::metadata(&out).expect("output").len() > 1000);
+    // The model gets the permissions of any new file (the umask's), not a temporary file's 0600.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let plain = dir.path().join("plain");
+        std::fs::write(&plain, b"x").expect("write");
+        let mode = |p: &Path| std::fs::metadata(p).expect("metadata").permissions().mode() & 0o777;
+        assert_eq!(mode(&out), mode(&plain), "the exported model's permissions");
+    }
 }
 
 #[test]
