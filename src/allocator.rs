@@ -46,8 +46,9 @@ pub fn tune() {
 /// allocator's large anonymous mappings (mimalloc's arenas, which it fills from the bottom) and
 /// asks the kernel to fault in the next chunks (`MADV_POPULATE_WRITE`, which never changes memory
 /// already in use) once the main thread has reached the chunk below them, so the zeroing runs on
-/// the other core. Nothing is populated before the main thread has used [`START`] of a mapping, so
-/// small exports are unaffected; a large one has at most [`MAX_AHEAD`] chunks populated ahead.
+/// the other core. Nothing is populated before the main thread has used [`START`] of some mapping,
+/// so small exports are unaffected; after that (a large export) every large mapping, old or new,
+/// has up to [`MAX_AHEAD`] chunks populated ahead of use, from its start.
 pub fn prefault_in_background() {
     let _ = std::thread::Builder::new().name("fxonnx-prefault".into()).spawn(prefault::run);
 }

@@ -22,7 +22,7 @@ use super::ir::{DType, TensorData};
 /// Bytes of a derived tensor computed at a time while writing: one of the save's write-behind
 /// buffers, so that a chunk is computed into a buffer still in the cache (with 1 MiB chunks the
 /// buffers grew past the L2 cache, and ViT-B/16's save was a third slower).
-pub const CHUNK_BYTES: usize = 256 << 10;
+pub const CHUNK_BYTES: usize = super::write_behind::BUF;
 /// Most bytes computed at a time (transposes of tall weights, see [`Derived::chunk_bytes`]).
 pub const MAX_CHUNK_BYTES: usize = 16 << 20;
 
@@ -503,9 +503,10 @@ fn gather_strided(src: &[u8], out: &mut [u8], es: usize, axes: &[(usize, usize)]
 }
 
 /// Output elements `start..` of the transpose of a `rows × cols` source (output is `cols × rows`),
-/// as many as `dst` holds. Whole output rows inside the chunk are copied in 8 × 8 blocks (with AVX
-/// for 4-byte elements: twice as fast as element moves on ViT-B/16's weights), the rest in
-/// blocks of 8 source rows × one column; partial rows at the chunk's ends element by element.
+/// as many as `dst` holds. Whole output rows inside the chunk: 4-byte elements in 8 × 8 blocks
+/// with AVX where the CPU has it (twice as fast as element moves on ViT-B/16's weights), the rest
+/// (other sizes, ragged edges) in blocks of 8 source rows × one column; partial rows at the
+/// chunk's ends element by element.
 fn transpose_rows<const E: usize>(src: &[u8], dst: &mut [u8], rows: usize, cols: usize, start: usize) {
     let count = dst.len() / E;
     let end = start + count;
@@ -580,7 +581,8 @@ mod simd {
     pub fn transpose_blocks_4(src: &[u8], out: &mut [u8], rows: usize, cols: usize, j0: usize, r8: usize, w8: usize) {
         // Every access below stays inside these bounds.
         assert!(available() && r8 % 8 == 0 && w8 % 8 == 0 && r8 <= rows && j0 + w8 <= cols);
-        assert!(src.len() >= rows * cols * 4 && out.len() >= w8 * rows * 4);
+        let bytes = |a: usize, b: usize| a.checked_mul(b).and_then(|n| n.checked_mul(4));
+        assert!(bytes(rows, cols).is_some_and(|n| src.len() >= n) && bytes(w8, rows).is_some_and(|n| out.len() >= n));
         // SAFETY: AVX is available and every block lies inside the slices (asserted above).
         unsafe { blocks(src.as_ptr().cast::<f32>(), out.as_mut_ptr().cast::<f32>(), rows, cols, j0, r8, w8) }
     }

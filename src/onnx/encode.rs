@@ -1001,7 +1001,8 @@ fn output_temp(dir: &Path) -> std::io::Result<tempfile::NamedTempFile> {
 /// Best effort: a file system that cannot preallocate is written as before, and the file's size
 /// is what was written, whatever was reserved.
 fn preallocate(file: &std::fs::File, len: usize) {
-    #[cfg(target_os = "linux")]
+    // 64-bit only: there glibc's `fallocate` takes a 64-bit `off_t` (on 32-bit it is `fallocate64`).
+    #[cfg(all(target_os = "linux", target_pointer_width = "64"))]
     {
         use std::os::fd::AsRawFd;
         use std::os::raw::c_int;
@@ -1016,7 +1017,7 @@ fn preallocate(file: &std::fs::File, len: usize) {
             }
         }
     }
-    #[cfg(not(target_os = "linux"))]
+    #[cfg(not(all(target_os = "linux", target_pointer_width = "64")))]
     let _ = (file, len);
 }
 

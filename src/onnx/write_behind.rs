@@ -4,8 +4,8 @@
 //! the kernel copying the bytes into the page cache. Done in one thread they add up; on the
 //! 1M-node synthetic transformer the copy was 11 % of the whole export. Here the encoder fills
 //! fixed buffers and passes each full one to a writer thread, which writes it while the encoder
-//! goes on; the buffers come back for reuse, so memory stays
-//! bounded at [`POOL`] × [`BUF`].
+//! goes on; the buffers come back for reuse, so memory stays bounded at [`POOL`] buffers of
+//! [`BUF`] bytes (or of the largest chunk [`WriteBehind::reserve`] was asked for, if larger).
 //!
 //! Writes reach each file in the order they were made: the bytes are those a sequential writer
 //! would produce.
@@ -15,10 +15,11 @@ use std::io::{self, Write};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::thread::{Scope, ScopedJoinHandle};
 
-/// Bytes handed to the writer thread at a time: small, so that the buffers in flight stay in the
+/// Bytes handed to the writer thread at a time (folded weights are computed in chunks of this
+/// size, [`crate::onnx::derived::CHUNK_BYTES`]): small, so that the buffers in flight stay in the
 /// cache the two cores share (with 2 MiB buffers the 100k-node save was 40 % slower than one
 /// thread; with these, 10–35 % faster).
-const BUF: usize = 256 << 10;
+pub(crate) const BUF: usize = 256 << 10;
 /// Buffers in circulation: two being filled (model and data file), the rest written meanwhile.
 /// Eight rather than four let the encoder run further ahead of the kernel's uneven copies:
 /// ViT-B/16's export 7 % faster (median of 25 paired runs), the 100k-node one unchanged.
@@ -135,7 +136,7 @@ impl<'scope> WriteBehind<'scope> {
         self.jobs = None;
         match self.thread.join() {
             Ok(result) => result,
-            // The writer thread does not panic (it only writes and copies); if it ever did, the
+            // The writer thread does not panic (it only writes); if it ever did, the
             // output is incomplete and must not be renamed into place.
             Err(_) => Err((Target::Model, io::Error::other("the writer thread panicked"))),
         }
