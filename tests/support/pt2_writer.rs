@@ -344,10 +344,9 @@ impl Meta {
     fn json(&self) -> String {
         let sym = |d: &Dim| match d {
             Dim::N(n) => format!("{{\"as_int\": {n}}}"),
-            Dim::Batch => format!(
-                "{{\"as_expr\": {{\"expr_str\": {}, \"hint\": {{\"as_int\": {BATCH_HINT}}}}}}}",
-                js(BATCH_EXPR)
-            ),
+            Dim::Batch => {
+                format!("{{\"as_expr\": {{\"expr_str\": {}, \"hint\": {{\"as_int\": {BATCH_HINT}}}}}}}", js(BATCH_EXPR))
+            }
         };
         let sizes: Vec<String> = self.sizes.iter().map(sym).collect();
         let strides: Vec<String> = self.strides.iter().map(|s| format!("{{\"as_int\": {s}}}")).collect();
@@ -521,7 +520,14 @@ impl<'w> GraphWriter<'w> {
         &self.values.iter().rev().find(|(n, _)| n == name).expect("unknown value").1
     }
 
-    fn write_node(&mut self, target: &str, name: &str, inputs: &[(&str, A)], outputs: &str, call: &str) -> io::Result<()> {
+    fn write_node(
+        &mut self,
+        target: &str,
+        name: &str,
+        inputs: &[(&str, A)],
+        outputs: &str,
+        call: &str,
+    ) -> io::Result<()> {
         let base = target.rsplit('.').nth(1).unwrap_or(target);
         let args: Vec<String> = inputs
             .iter()
@@ -584,7 +590,8 @@ impl<'w> GraphWriter<'w> {
     pub fn linear(&mut self, x: &str, fqn: &str, out_features: i64) -> io::Result<String> {
         let m = self.meta(x).clone();
         let Dim::N(in_features) = *m.sizes.last().unwrap() else { panic!("symbolic features") };
-        let w = self.param(&format!("{fqn}.weight"), &[out_features, in_features], Init::Uniform { fan_in: in_features });
+        let w =
+            self.param(&format!("{fqn}.weight"), &[out_features, in_features], Init::Uniform { fan_in: in_features });
         let b = self.param(&format!("{fqn}.bias"), &[out_features], Init::Uniform { fan_in: in_features });
         let mut sizes = m.sizes.clone();
         *sizes.last_mut().unwrap() = Dim::N(out_features);
@@ -644,25 +651,32 @@ impl<'w> GraphWriter<'w> {
         items.extend(rest.iter().map(|&n| Ok(n)));
         let mut sizes = vec![Dim::Batch];
         sizes.extend(rest.iter().map(|&n| Dim::N(n)));
-        let (target, arg) = if reshape {
-            ("torch.ops.aten.reshape.default", "shape")
-        } else {
-            ("torch.ops.aten.view.default", "size")
-        };
+        let (target, arg) =
+            if reshape { ("torch.ops.aten.reshape.default", "shape") } else { ("torch.ops.aten.view.default", "size") };
         self.op(target, &[("self", A::T(x)), (arg, A::SymInts(items))], Meta::f32(&sizes), "q = q.view(B, T, H, D)")
     }
 
     pub fn permute(&mut self, x: &str, perm: &[usize]) -> io::Result<String> {
         let m = self.meta(x).permuted(perm);
         let dims: Vec<i64> = perm.iter().map(|&p| p as i64).collect();
-        self.op("torch.ops.aten.permute.default", &[("self", A::T(x)), ("dims", A::Ints(dims))], m, "q = q.permute(0, 2, 1, 3)")
+        self.op(
+            "torch.ops.aten.permute.default",
+            &[("self", A::T(x)), ("dims", A::Ints(dims))],
+            m,
+            "q = q.permute(0, 2, 1, 3)",
+        )
     }
 
     pub fn matmul(&mut self, a: &str, b: &str) -> io::Result<String> {
         let (ma, mb) = (self.meta(a).clone(), self.meta(b).clone());
         let mut sizes = ma.sizes.clone();
         *sizes.last_mut().unwrap() = *mb.sizes.last().unwrap();
-        self.op("torch.ops.aten.matmul.default", &[("self", A::T(a)), ("other", A::T(b))], Meta::f32(&sizes), "s = q @ k")
+        self.op(
+            "torch.ops.aten.matmul.default",
+            &[("self", A::T(a)), ("other", A::T(b))],
+            Meta::f32(&sizes),
+            "s = q @ k",
+        )
     }
 }
 
@@ -723,13 +737,13 @@ impl Program for Transformer {
             let s = g.matmul(&heads[0], &heads[1])?;
             let scale = 1.0 / (dh as f64).sqrt();
             let m = Meta::f32(&g.meta(&s).sizes);
-            let s = g.op("torch.ops.aten.mul.Tensor", &[("self", A::T(&s)), ("other", A::Float(scale))], m, "s = s * self.scale")?;
-            let a = g.unary(
-                "torch.ops.aten.softmax.int",
-                &s,
-                &[("dim", A::Int(-1))],
-                "a = s.softmax(-1)",
+            let s = g.op(
+                "torch.ops.aten.mul.Tensor",
+                &[("self", A::T(&s)), ("other", A::Float(scale))],
+                m,
+                "s = s * self.scale",
             )?;
+            let a = g.unary("torch.ops.aten.softmax.int", &s, &[("dim", A::Int(-1))], "a = s.softmax(-1)")?;
             let o = g.matmul(&a, &heads[2])?;
             let o = g.permute(&o, &[0, 2, 1, 3])?;
             let o = g.view(&o, &b, &[t, d], true)?;
@@ -745,7 +759,12 @@ impl Program for Transformer {
             let f = if i % 2 == 0 {
                 g.unary("torch.ops.aten.relu.default", &f, &[], "f = torch.relu(f)")?
             } else {
-                g.unary("torch.ops.aten.gelu.default", &f, &[("approximate", A::Str("tanh"))], "f = F.gelu(f, approximate='tanh')")?
+                g.unary(
+                    "torch.ops.aten.gelu.default",
+                    &f,
+                    &[("approximate", A::Str("tanh"))],
+                    "f = F.gelu(f, approximate='tanh')",
+                )?
             };
             g.module(&format!("{p}.fc2"), "torch.nn.modules.linear.Linear");
             let f = g.linear(&f, &format!("{p}.fc2"), d)?;
@@ -947,7 +966,12 @@ pub fn write_archive(path: &Path, program: &dyn Program, fill: Option<Fill>) -> 
     for (i, t) in tensors.iter().enumerate() {
         let sep = if i > 0 { ", " } else { "" };
         if t.is_param {
-            write!(zip, "{sep}{{\"parameter\": {{\"arg\": {{\"name\": {}}}, \"parameter_name\": {}}}}}", js(&t.placeholder), js(&t.fqn))?;
+            write!(
+                zip,
+                "{sep}{{\"parameter\": {{\"arg\": {{\"name\": {}}}, \"parameter_name\": {}}}}}",
+                js(&t.placeholder),
+                js(&t.fqn)
+            )?;
         } else {
             write!(
                 zip,
