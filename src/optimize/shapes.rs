@@ -402,6 +402,8 @@ pub(crate) fn run(model: &mut Model, rules: &mut super::Rules) -> usize {
     // Constant targets made by this run, by contents: equal Reshape targets share one initializer
     // (as deduplication would merge them next round) instead of each adding a value to the model.
     let mut targets: FxHashMap<Vec<i64>, Value> = FxHashMap::default();
+    // Output of each kept Reshape → its data input.
+    let mut reshaped: FxHashMap<Value, Value> = FxHashMap::default();
     let mut rewrites = 0;
     edit::sweep(model, |model, facts, mut node| {
         if node.domain.is_empty() && node.outputs.len() == 1 {
@@ -441,6 +443,25 @@ pub(crate) fn run(model: &mut Model, rules: &mut super::Rules) -> usize {
                         "shapes: constant Expand target"
                     });
                     rewrites += 1;
+                }
+            }
+            if op == "Reshape" {
+                // A Reshape of a Reshape reads the first one's input: the element count is the
+                // same, and a constant target without 0 (a 0 copies an input dim) says the rest.
+                // Here rather than as an e-graph rule: `linear` writes Gemm · Reshape, and the
+                // view after it made this the most frequent rewrite of transformer graphs, each
+                // an e-graph window.
+                let source = input(&node, 0).and_then(|x| reshaped.get(&x).copied());
+                let target = edit::const_ints(model, &node, 1);
+                if let (Some(source), Some(t)) = (source, target) {
+                    if !t.contains(&0) {
+                        node.inputs[0] = Some(source);
+                        rules.fire("shapes: Reshape of a Reshape");
+                        rewrites += 1;
+                    }
+                }
+                if let Some(x) = input(&node, 0) {
+                    reshaped.insert(out, x);
                 }
             }
         }

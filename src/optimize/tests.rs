@@ -483,14 +483,36 @@ fn reshape_and_expand_targets_become_constants() {
     let t3 = b.Concat(&[d0, five, eight]).axis(0).out();
     let e = b.Expand(y, t3).out();
     set_shape(&mut b, e, vec![p("s0"), f(5), f(8)]);
-    let mut m = finish(b, &[(flat, "flat"), (e, "e")]);
-    // The linear passes alone: the e-graph would then merge the two Reshapes.
+    let mut m = finish(b, &[(r, "r"), (flat, "flat"), (e, "e")]);
     super::linear_passes(&mut m, &mut Default::default());
     assert_eq!(ops(&m), ["Reshape", "Reshape", "Expand"]);
     let target = |i: usize| const_of(&m, m.graph.nodes[i].inputs[1].unwrap_or(t));
     assert_eq!(target(0), Some(vec![0, 0, 4, 2]));
     assert_eq!(target(1), Some(vec![-1, 8]));
     assert_eq!(target(2), Some(vec![1, 5, 8]));
+    // The second Reshape reads x itself (same elements), not the first one's output.
+    assert_eq!(m.graph.nodes[1].inputs[0], Some(x));
+}
+
+#[test]
+fn a_reshape_of_a_reshape_reads_its_source_unless_its_target_copies_dims() {
+    let mut b = Builder::new(20);
+    let x = input(&mut b, "x", DType::Float, vec![p("s0"), f(8)]);
+    let t1 = b.const_i64s(&[-1, 2, 4]);
+    let r1 = b.Reshape(x, t1).out();
+    set_shape(&mut b, r1, vec![p("s0"), f(2), f(4)]);
+    let t2 = b.const_i64s(&[-1, 4]);
+    let r2 = b.Reshape(r1, t2).out();
+    set_shape(&mut b, r2, vec![p("2*s0"), f(4)]);
+    // A 0 copies a dim of r1 (its 2), which x does not have there: this one must keep reading r1.
+    let t3 = b.const_i64s(&[0, 0, 2, 2]);
+    let r3 = b.Reshape(r1, t3).out();
+    set_shape(&mut b, r3, vec![p("s0"), f(2), f(2), f(2)]);
+    let mut m = finish(b, &[(r2, "r2"), (r3, "r3")]);
+    super::linear_passes(&mut m, &mut Default::default());
+    assert_eq!(ops(&m), ["Reshape", "Reshape", "Reshape"]);
+    assert_eq!(m.graph.nodes[1].inputs[0], Some(x));
+    assert_eq!(m.graph.nodes[2].inputs[0], Some(m.graph.nodes[0].outputs[0]));
 }
 
 #[test]
