@@ -81,11 +81,17 @@ impl<'scope> WriteBehind<'scope> {
     }
 
     /// Append `bytes` to `target`.
-    pub fn write(&mut self, target: Target, mut bytes: &[u8]) {
+    pub fn write(&mut self, target: Target, bytes: &[u8]) {
+        self.write_with(target, bytes, |from, to| to.copy_from_slice(from));
+    }
+
+    /// Append `bytes` to `target`, each piece put into the buffers by `copy(piece, room)` (which
+    /// must fill `room`, of the piece's length, with the piece's bytes).
+    pub fn write_with(&mut self, target: Target, mut bytes: &[u8], mut copy: impl FnMut(&[u8], &mut [u8])) {
         while !bytes.is_empty() {
             let Some(buf) = self.filling(target) else { return };
             let n = (buf.bytes.len() - buf.used).min(bytes.len());
-            buf.bytes[buf.used..buf.used + n].copy_from_slice(&bytes[..n]);
+            copy(&bytes[..n], &mut buf.bytes[buf.used..buf.used + n]);
             buf.used += n;
             bytes = &bytes[n..];
         }

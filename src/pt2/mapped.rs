@@ -1,16 +1,18 @@
-//! Memory maps registered while they live, so that a writer that has copied a weight out of the
-//! archive can drop its pages from the process ([`release`]): weights are read through the map
-//! once, and a model larger than memory never has all of them resident.
+//! Memory maps registered while they live, with the files they map: a writer copies a stored
+//! weight out of the archive by reading the file ([`copy_out`]), never mapping its pages, and
+//! drops the pages a folded weight was computed from once written ([`release`]); weights are
+//! read once, and a model larger than memory never has all of them resident.
 //!
 //! [`MappedFile`] owns the map behind the archive's `Bytes`; while any slice of it is alive the
 //! map is registered.
 
+use std::fs::File;
 use std::sync::{Arc, Mutex};
 
 use memmap2::Mmap;
 
-/// Registered maps: (start address, length, the map).
-type Entry = (usize, usize, Arc<Mmap>);
+/// Registered maps: (start address, length, the map, the file it maps from offset 0).
+type Entry = (usize, usize, Arc<Mmap>, Arc<File>);
 static MAPS: Mutex<Vec<Entry>> = Mutex::new(Vec::new());
 
 /// The owner of an archive's map (the `Bytes` owner): registers the map while it lives.
@@ -19,10 +21,11 @@ pub(crate) struct MappedFile {
 }
 
 impl MappedFile {
-    pub(crate) fn new(map: Mmap) -> MappedFile {
+    /// `map` maps all of `file`, from its start.
+    pub(crate) fn new(map: Mmap, file: File) -> MappedFile {
         let map = Arc::new(map);
         if let Ok(mut maps) = MAPS.lock() {
-            maps.push((map.as_ptr() as usize, map.len(), map.clone()));
+            maps.push((map.as_ptr() as usize, map.len(), map.clone(), Arc::new(file)));
         }
         MappedFile { map }
     }
@@ -52,9 +55,58 @@ impl Drop for MappedFile {
 pub fn release(bytes: &[u8]) {
     let (p, n) = (bytes.as_ptr() as usize, bytes.len());
     let Ok(maps) = MAPS.lock() else { return };
-    if let Some((s, _, map)) = maps.iter().find(|(s, len, ..)| p >= *s && p + n <= s + len && n > 0) {
+    if let Some((s, _, map, _)) = maps.iter().find(|(s, len, ..)| p >= *s && p + n <= s + len && n > 0) {
         // SAFETY: MADV_DONTNEED on a read-only shared file mapping only discards page-table entries;
         // the contents stay those of the file (no private pages exist that could be lost).
         let _ = unsafe { map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, p - s, n) };
+    }
+}
+
+/// Fill `out` with `bytes` (of equal length), read from the archive file with `pread` when
+/// `bytes` is a slice of an archive map, else copied.
+///
+/// The same bytes either way (the map is shared: both read the file's page cache), but reading
+/// the file does not map its pages into the process: on ViT-B/16's save, mapping the weights'
+/// pages in (fault-around) and out again ([`release`]) had cost the encoder's thread as much as
+/// copying them.
+pub fn copy_out(bytes: &[u8], out: &mut [u8]) {
+    debug_assert_eq!(bytes.len(), out.len());
+    let (p, n) = (bytes.as_ptr() as usize, bytes.len());
+    let file = MAPS.lock().ok().and_then(|maps| {
+        maps.iter().find(|(s, len, ..)| p >= *s && p + n <= s + len).map(|(s, _, _, f)| (f.clone(), (p - s) as u64))
+    });
+    #[cfg(unix)]
+    if let Some((file, offset)) = file {
+        use std::os::unix::fs::FileExt;
+        if file.read_exact_at(out, offset).is_ok() {
+            return;
+        }
+    }
+    out.copy_from_slice(bytes);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    #[test]
+    fn copy_out_reads_the_slice_from_the_file_or_copies_it() {
+        let contents: Vec<u8> = (0..100_000u32).map(|i| (i * 7 % 251) as u8).collect();
+        let mut file = tempfile::tempfile().unwrap();
+        file.write_all(&contents).unwrap();
+        // SAFETY: a private temporary file, not modified while mapped.
+        let map = unsafe { Mmap::map(&file) }.unwrap();
+        let owner = bytes::Bytes::from_owner(MappedFile::new(map, file.try_clone().unwrap()));
+        // Unaligned both ends: the read is at the slice's offset in the file.
+        let slice = owner.slice(12_345..80_001);
+        let mut out = vec![0u8; slice.len()];
+        copy_out(&slice, &mut out);
+        assert_eq!(out[..], contents[12_345..80_001]);
+        // Not a slice of a registered map: copied.
+        let plain = contents[5..500].to_vec();
+        let mut out = vec![0u8; plain.len()];
+        copy_out(&plain, &mut out);
+        assert_eq!(out, plain);
     }
 }

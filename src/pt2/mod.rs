@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 use bytes::Bytes;
 
-pub use mapped::release;
+pub use mapped::{copy_out, release};
 pub use weights::{scalar_type, ScalarType, Weight};
 
 /// Errors of the archive layer. Every message names the entry or tensor concerned.
@@ -67,7 +67,7 @@ impl Archive {
         // accepted trade-off of every mmap-based reader (the same as torch's own loader).
         let map = unsafe { memmap2::Mmap::map(&file) }.map_err(io)?;
         // The map is registered so that saving can drop weights' pages once copied.
-        Self::from_bytes(path, Bytes::from_owner(mapped::MappedFile::new(map)))
+        Self::from_bytes(path, Bytes::from_owner(mapped::MappedFile::new(map, file)))
     }
 
     /// Index an archive already in memory (tests, buffers).
