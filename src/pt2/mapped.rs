@@ -82,6 +82,8 @@ pub fn copy_out(bytes: &[u8], out: &mut [u8]) {
             return;
         }
     }
+    #[cfg(not(unix))]
+    let _ = file;
     out.copy_from_slice(bytes);
 }
 

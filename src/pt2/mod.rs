@@ -66,7 +66,8 @@ impl Archive {
         // SAFETY: the map is read-only; a file truncated underneath us would fault, which is the
         // accepted trade-off of every mmap-based reader (the same as torch's own loader).
         let map = unsafe { memmap2::Mmap::map(&file) }.map_err(io)?;
-        // The map is registered so that saving can drop weights' pages once copied.
+        // The map is registered with its file so that saving can read stored weights from the
+        // file instead of through the map, and drop the pages folded weights were computed from.
         Self::from_bytes(path, Bytes::from_owner(mapped::MappedFile::new(map, file)))
     }
 
