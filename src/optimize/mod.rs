@@ -17,6 +17,7 @@ pub(crate) mod dedup;
 pub(crate) mod edit;
 pub mod egraph;
 pub(crate) mod fold;
+pub(crate) mod gemm;
 pub(crate) mod noop;
 pub(crate) mod shapes;
 #[cfg(test)]
@@ -124,8 +125,9 @@ pub fn clean_up(model: &mut Model) -> OptimizeStats {
 const MAX_ROUNDS: usize = 6;
 
 /// The passes of a round after dead-code elimination, in order.
-const PASSES: [(&str, fn(&mut Model, &mut Rules) -> usize); 5] = [
+const PASSES: [(&str, fn(&mut Model, &mut Rules) -> usize); 6] = [
     ("initializer deduplication", dedup::run),
+    ("transposes into Gemm", gemm::run),
     ("constant folding", fold::run),
     ("shape folding", shapes::run),
     ("no-op removal", noop::run),

@@ -280,6 +280,28 @@ fn weight_transpose_folds() {
     assert_eq!(f32s(&folded), [1.0, 4.0, 2.0, 5.0, 3.0, 6.0]);
 }
 
+/// `Gemm(a, Transpose(w))` reads `w` as stored with `transB` set (before constant folding could
+/// fold the transpose into a new weight), and a transposed `a` under `transA=1` cancels out.
+#[test]
+fn transposes_read_by_gemm_become_its_trans_flags() {
+    let mut b = Builder::new(20);
+    let x = input(&mut b, "x", DType::Float, vec![f(3), p("s0")]);
+    let w = b.add_initializer(f32_tensor(vec![2, 3], &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]));
+    let xt = b.Transpose(x).out();
+    let wt = b.Transpose(w).perm(&[1, 0]).out();
+    let y = b.Gemm(xt, wt, None).transA(1).out();
+    let mut m = finish(b, &[(y, "y")]);
+    optimize(&mut m);
+    assert_eq!(ops(&m), ["Gemm"]);
+    let gemm = &m.graph.nodes[0];
+    assert_eq!(gemm.inputs[..2], [Some(x), Some(w)]);
+    let flag = |name: &str| gemm.attributes.iter().find(|a| a.name == name).map(|a| a.value.clone());
+    assert!(matches!(flag("transA"), Some(AttrValue::Int(0))), "{:?}", flag("transA"));
+    assert!(matches!(flag("transB"), Some(AttrValue::Int(1))), "{:?}", flag("transB"));
+    // The weight is the stored one, not a folded copy.
+    assert_eq!(f32s(m.value(w).constant.as_ref().expect("weight")), [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
+}
+
 #[test]
 fn shared_large_transpose_does_not_fold() {
     let mut b = Builder::new(20);
