@@ -53,13 +53,11 @@ impl Drop for MappedFile {
 /// the output, they would otherwise stay resident until exit. The map is read-only and shared, so
 /// a later read simply faults the same bytes back in from the page cache.
 pub fn release(bytes: &[u8]) {
-    let (p, n) = (bytes.as_ptr() as usize, bytes.len());
-    let Ok(maps) = MAPS.lock() else { return };
-    if let Some((s, _, map, _)) = maps.iter().find(|(s, len, ..)| p >= *s && p + n <= s + len && n > 0) {
+    with_entry(bytes, |(_, _, map, _), offset| {
         // SAFETY: MADV_DONTNEED on a read-only shared file mapping only discards page-table entries;
         // the contents stay those of the file (no private pages exist that could be lost).
-        let _ = unsafe { map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, p - s, n) };
-    }
+        let _ = unsafe { map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, offset, bytes.len()) };
+    });
 }
 
 /// Fill `out` with `bytes` (of equal length), read from the archive file with `pread` when
@@ -71,10 +69,7 @@ pub fn release(bytes: &[u8]) {
 /// copying them.
 pub fn copy_out(bytes: &[u8], out: &mut [u8]) {
     debug_assert_eq!(bytes.len(), out.len());
-    let (p, n) = (bytes.as_ptr() as usize, bytes.len());
-    let file = MAPS.lock().ok().and_then(|maps| {
-        maps.iter().find(|(s, len, ..)| p >= *s && p + n <= s + len).map(|(s, _, _, f)| (f.clone(), (p - s) as u64))
-    });
+    let file = with_entry(bytes, |(.., file), offset| (file.clone(), offset as u64));
     #[cfg(unix)]
     if let Some((file, offset)) = file {
         use std::os::unix::fs::FileExt;
@@ -85,6 +80,15 @@ pub fn copy_out(bytes: &[u8], out: &mut [u8]) {
     #[cfg(not(unix))]
     let _ = file;
     out.copy_from_slice(bytes);
+}
+
+/// `f(entry, offset of bytes in its map)` for the registered map holding all of `bytes`
+/// (non-empty), under the registry's lock.
+fn with_entry<R>(bytes: &[u8], f: impl FnOnce(&Entry, usize) -> R) -> Option<R> {
+    let (p, n) = (bytes.as_ptr() as usize, bytes.len());
+    let maps = MAPS.lock().ok()?;
+    let entry = maps.iter().find(|(s, len, ..)| n > 0 && p >= *s && p + n <= s + len)?;
+    Some(f(entry, p - entry.0))
 }
 
 #[cfg(test)]
