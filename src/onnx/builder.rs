@@ -32,7 +32,7 @@ pub struct Builder {
     pub(crate) graphs: Vec<Graph>,
     opset: i64,
     /// Metadata put on every node created from now on (the current FX node's).
-    pub(crate) node_metadata: Rc<Metadata>,
+    pub(crate) node_metadata: Rc<NodeMetadata>,
     errors: Vec<BuildError>,
     /// Deduplicates small constants within the main graph: (dtype, dims, bytes) → value. A table
     /// searched by the parts of the new constant, so that a hit (most lookups) copies nothing.
@@ -50,7 +50,7 @@ impl Builder {
             values: Vec::new(),
             graphs: vec![Graph { name: "main_graph".into(), ..Default::default() }],
             opset,
-            node_metadata: Rc::new(Vec::new()),
+            node_metadata: Rc::default(),
             errors: Vec::new(),
             const_cache: hashbrown::HashTable::new(),
             custom_domains: Vec::new(),
@@ -112,7 +112,7 @@ impl Builder {
 
     /// The constant contents of `v`, if it is a constant.
     pub fn constant(&self, v: Value) -> Option<&TensorData> {
-        self.values[v.index()].constant.as_ref()
+        self.values[v.index()].constant.as_deref()
     }
 
     pub(crate) fn graph_mut(&mut self) -> &mut Graph {
@@ -174,7 +174,7 @@ impl Builder {
         let info = &mut self.values[v.index()];
         info.dtype = Some(data.dtype);
         info.shape = Some(data.dims.iter().map(|&d| Dim::Fixed(d)).collect());
-        info.constant = Some(data);
+        info.constant = Some(Box::new(data));
         self.graphs[0].initializers.push(v);
         v
     }
@@ -302,10 +302,10 @@ impl<'b> Call<'b> {
         self.attr(name, AttrValue::Strings(v.iter().map(|s| s.to_string()).collect()))
     }
     pub fn attr_tensor(self, name: &str, v: TensorData) -> Self {
-        self.attr(name, AttrValue::Tensor(v))
+        self.attr(name, AttrValue::Tensor(Box::new(v)))
     }
     pub fn attr_graph(self, name: &str, v: Graph) -> Self {
-        self.attr(name, AttrValue::Graph(v))
+        self.attr(name, AttrValue::Graph(Box::new(v)))
     }
 
     /// The node's only (or first) output.

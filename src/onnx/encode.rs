@@ -361,7 +361,7 @@ fn graph_proto(names: &Names, g: &Graph, main: bool, weights: bool) -> proto::Gr
             op_type: node.op_type.clone(),
             domain: node.domain.clone(),
             attribute: node.attributes.iter().map(|a| attribute(names, a)).collect(),
-            metadata_props: props(&node.metadata),
+            metadata_props: props(&node.metadata.to_pairs()),
             ..Default::default()
         };
         gp.node.push(np);
@@ -639,23 +639,34 @@ impl<M: prost::Message> Msg for Prost<'_, M> {
     }
 }
 
-struct Entry<'a>(&'a str, &'a str);
+/// A `StringStringEntryProto`: key, and a value given in two pieces (see [`NodeMetadata`]).
+struct Entry<'a>(&'a str, &'a str, &'a str);
 
 impl Msg for Entry<'_> {
     fn write<S: Sink>(&self, s: &mut S) {
         string(s, 1, self.0);
-        string(s, 2, self.1);
+        let value = self.1.len() + self.2.len();
+        if value > 0 {
+            key(s, 2, LEN);
+            varint(s, value as u64);
+            s.put(self.1.as_bytes());
+            s.put(self.2.as_bytes());
+        }
     }
     fn len(&self) -> usize {
-        let field = |b: &str| if b.is_empty() { 0 } else { 1 + varint_len(b.len() as u64) + b.len() };
-        field(self.0) + field(self.1)
+        let field = |n: usize| if n == 0 { 0 } else { 1 + varint_len(n as u64) + n };
+        field(self.0.len()) + field(self.1.len() + self.2.len())
     }
 }
 
 fn metadata<S: Sink>(s: &mut S, tag: u32, m: &Metadata) {
     for (k, v) in m {
-        message(s, tag, &Entry(k, v));
+        message(s, tag, &Entry(k, "", v));
     }
+}
+
+fn node_metadata<S: Sink>(s: &mut S, tag: u32, m: &NodeMetadata) {
+    m.for_each(|k, prefix, rest| message(s, tag, &Entry(k, prefix, rest)));
 }
 
 struct DimMsg<'a>(&'a Dim);
@@ -801,7 +812,7 @@ impl Msg for NodeMsg<'_> {
             message(s, 5, &AttrMsg { names: self.names, a });
         }
         string(s, 7, &node.domain);
-        metadata(s, 9, &node.metadata);
+        node_metadata(s, 9, &node.metadata);
     }
 }
 
@@ -843,7 +854,7 @@ impl Msg for TensorMsg<'_> {
                 s.external(pad, &self.t.raw);
                 let (offset, length) = (offset.to_string(), self.t.raw.len().to_string());
                 for (k, v) in [("location", self.location), ("offset", offset.as_str()), ("length", length.as_str())] {
-                    message(s, 13, &Entry(k, v));
+                    message(s, 13, &Entry(k, "", v));
                 }
                 int(s, 14, proto::tensor_proto::DataLocation::External as i64);
             }

@@ -236,13 +236,16 @@ pub fn f32_to_f16_bits(x: f32) -> u16 {
 }
 
 /// An attribute value. Subgraph attributes own their [`Graph`]; their values live in the shared arena.
+///
+/// Tensors and graphs are boxed: they are rare, and inline they made every attribute 168 bytes
+/// (a million-node graph holds about as many attributes).
 #[derive(Clone, Debug)]
 pub enum AttrValue {
     Float(f32),
     Int(i64),
     String(String),
-    Tensor(TensorData),
-    Graph(Graph),
+    Tensor(Box<TensorData>),
+    Graph(Box<Graph>),
     Floats(Vec<f32>),
     Ints(Vec<i64>),
     Strings(Vec<String>),
@@ -258,6 +261,64 @@ pub struct Attribute {
 /// [`crate::translate::metadata`] (one set per FX node: not worth an allocation each).
 pub type Metadata = Vec<(&'static str, String)>;
 
+/// A node's `metadata_props`. Every node made for one FX node shares one (behind an `Rc`).
+#[derive(Clone, Debug, PartialEq)]
+pub enum NodeMetadata {
+    /// The pairs as written.
+    Pairs(Metadata),
+    /// Values made of a prefix shared with other nodes and text of their own.
+    Prefixed(PrefixedMetadata),
+}
+
+/// `metadata_props` whose value for `keys[i]` is `prefixes[i]` followed by the `i`-th part of
+/// `own`. torch.onnx's `namespace`, `class_hierarchy` and `name_scopes` start with the node's
+/// module stack, the same for every node of a module: shared, they no longer take a third of a
+/// large graph's metadata.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PrefixedMetadata {
+    pub keys: &'static [&'static str],
+    /// One per key (empty for none).
+    pub prefixes: std::rc::Rc<[Box<str>]>,
+    /// The values' own parts, concatenated; part `i` ends at byte `ends[i]`.
+    pub own: Box<str>,
+    pub ends: Box<[u32]>,
+}
+
+impl NodeMetadata {
+    /// Call `f(key, prefix, rest)` for each pair, in order: the value is `prefix` then `rest`.
+    pub fn for_each(&self, mut f: impl FnMut(&'static str, &str, &str)) {
+        match self {
+            NodeMetadata::Pairs(pairs) => pairs.iter().for_each(|(k, v)| f(k, "", v)),
+            NodeMetadata::Prefixed(m) => {
+                let mut start = 0;
+                for ((key, prefix), &end) in m.keys.iter().zip(m.prefixes.iter()).zip(m.ends.iter()) {
+                    f(key, prefix, m.own.get(start..end as usize).unwrap_or(""));
+                    start = end as usize;
+                }
+            }
+        }
+    }
+
+    /// The pairs, each value in one piece.
+    pub fn to_pairs(&self) -> Metadata {
+        let mut pairs = Vec::new();
+        self.for_each(|k, prefix, rest| pairs.push((k, format!("{prefix}{rest}"))));
+        pairs
+    }
+}
+
+impl Default for NodeMetadata {
+    fn default() -> Self {
+        NodeMetadata::Pairs(Vec::new())
+    }
+}
+
+impl From<Metadata> for NodeMetadata {
+    fn from(pairs: Metadata) -> Self {
+        NodeMetadata::Pairs(pairs)
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct Node {
     pub op_type: String,
@@ -267,13 +328,13 @@ pub struct Node {
     pub inputs: Vec<Option<Value>>,
     pub outputs: Vec<Value>,
     pub attributes: Vec<Attribute>,
-    pub metadata: std::rc::Rc<Metadata>,
+    pub metadata: std::rc::Rc<NodeMetadata>,
 }
 
 impl Node {
     /// `output = Identity(input)`: how a rewrite keeps a graph output's name when it now stands for
     /// another value.
-    pub fn identity(input: Value, output: Value, metadata: std::rc::Rc<Metadata>) -> Node {
+    pub fn identity(input: Value, output: Value, metadata: std::rc::Rc<NodeMetadata>) -> Node {
         Node {
             op_type: "Identity".into(),
             domain: String::new(),
@@ -310,8 +371,9 @@ pub struct ValueInfo {
     pub name: String,
     pub dtype: Option<DType>,
     pub shape: Option<Vec<Dim>>,
-    /// Constant contents: set for initializers and for constants translations create.
-    pub constant: Option<TensorData>,
+    /// Constant contents: set for initializers and for constants translations create. Boxed:
+    /// most values are not constants, and inline it was half of every value's size.
+    pub constant: Option<Box<TensorData>>,
     /// The value is the real view (trailing dimension 2) of a complex torch tensor.
     pub complex: bool,
     pub metadata: Metadata,

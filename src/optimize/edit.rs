@@ -8,7 +8,7 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use crate::onnx::ir::{AttrValue, DType, Dim, Graph, Metadata, Model, Node, TensorData, Value, ValueInfo};
+use crate::onnx::ir::{AttrValue, DType, Dim, Graph, Model, Node, NodeMetadata, TensorData, Value, ValueInfo};
 
 const NONE: u32 = u32::MAX;
 
@@ -125,7 +125,7 @@ pub(crate) struct Subst {
     /// Values the model had when the sweep started (the size `to` takes when first needed).
     values: usize,
     /// Metadata of dropped nodes whose output was a graph output (for an `Identity`, if one is needed).
-    output_meta: Vec<(Value, Rc<Metadata>)>,
+    output_meta: Vec<(Value, Rc<NodeMetadata>)>,
 }
 
 impl Subst {
@@ -218,7 +218,7 @@ pub(crate) fn sweep_kept(
     // Kept nodes are compacted in place: a fresh vector per sweep (tens of MB on large graphs) was
     // mostly page faults. A taken slot holds a placeholder until a kept node lands in it.
     let mut nodes = std::mem::take(&mut model.graph.nodes);
-    let placeholder_meta: Rc<Metadata> = Rc::new(Vec::new());
+    let placeholder_meta: Rc<NodeMetadata> = Rc::default();
     let mut kept = 0;
     let mut dropped = 0;
     for i in 0..nodes.len() {
@@ -247,7 +247,7 @@ pub(crate) fn sweep_kept(
 }
 
 /// An empty node (allocates nothing) for a slot whose node was taken.
-fn placeholder(metadata: &Rc<Metadata>) -> Node {
+fn placeholder(metadata: &Rc<NodeMetadata>) -> Node {
     Node {
         op_type: String::new(),
         domain: String::new(),
@@ -299,12 +299,8 @@ fn fix_outputs(model: &mut Model, subst: &Subst) {
             }
             model.graph.outputs[i] = new;
         } else {
-            let metadata = subst
-                .output_meta
-                .iter()
-                .find(|(v, _)| *v == old)
-                .map(|(_, m)| m.clone())
-                .unwrap_or_else(|| Rc::new(Vec::new()));
+            let metadata =
+                subst.output_meta.iter().find(|(v, _)| *v == old).map(|(_, m)| m.clone()).unwrap_or_default();
             model.graph.nodes.push(Node::identity(new, old, metadata));
         }
     }
@@ -322,7 +318,7 @@ pub(crate) fn make_constant(model: &mut Model, v: Value, data: TensorData) {
     let info = &mut model.values[v.index()];
     info.dtype = Some(data.dtype);
     info.shape = Some(data.dims.iter().map(|&d| Dim::Fixed(d)).collect());
-    info.constant = Some(data);
+    info.constant = Some(Box::new(data));
     model.graph.initializers.push(v);
 }
 
@@ -356,7 +352,7 @@ pub(crate) fn input(node: &Node, i: usize) -> Option<Value> {
 
 /// The constant contents of `v`.
 pub(crate) fn constant(model: &Model, v: Value) -> Option<&TensorData> {
-    model.value(v).constant.as_ref()
+    model.value(v).constant.as_deref()
 }
 
 /// The constant contents of input `i` as integers (axes, shapes, starts), for small int tensors.

@@ -351,7 +351,7 @@ pub(crate) fn eval(node: &Node, inputs: &[Option<&TensorData>]) -> Option<Tensor
                 return None;
             }
             let value = match node.attr("value") {
-                Some(AttrValue::Tensor(t)) if t.numel() == 1 => t.clone(),
+                Some(AttrValue::Tensor(t)) if t.numel() == 1 => (**t).clone(),
                 Some(_) => return None,
                 None => TensorData { dtype: DType::Float, dims: vec![1], raw: vec![0u8; 4].into() },
             };

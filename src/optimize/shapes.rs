@@ -44,7 +44,7 @@ impl ShapeTable {
         // Every constant a main-graph node can read is a main-graph initializer (constants are
         // made with one, and passes that drop one redirect its readers).
         for &v in &model.graph.initializers {
-            if let Some(s) = model.value(v).constant.as_ref().and_then(const_syms) {
+            if let Some(s) = model.value(v).constant.as_deref().and_then(const_syms) {
                 t.syms.insert(v, s);
             }
         }

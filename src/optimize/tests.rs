@@ -353,7 +353,7 @@ fn large_weight_transpose_and_scale_fold_lazily() {
     let bytes = |m: &Model| prost::Message::encode_to_vec(&crate::onnx::encode::to_proto(m));
     let mut eager = m.clone();
     let v = eager.graph.nodes[0].inputs[1].expect("weight");
-    eager.values[v.index()].constant = Some(want.clone());
+    eager.values[v.index()].constant = Some(Box::new(want.clone()));
     let dir = tempfile::tempdir().expect("temp dir");
     let path = dir.path().join("m.onnx");
     crate::onnx::encode::save_model(&m, &path, &crate::onnx::encode::DataPlacement::Inline).expect("save");
@@ -420,7 +420,7 @@ fn fold_evaluator_ops() {
     let ex = fold::eval(&node("Expand", vec![]), &[Some(&i64t(vec![2, 1], &[7, 8])), Some(&i64t(vec![2], &[2, 2]))]);
     assert_eq!(ints(ex), Some(vec![7, 7, 8, 8]));
     let cos = fold::eval(
-        &node("ConstantOfShape", vec![("value", AttrValue::Tensor(i64t(vec![1], &[4])))]),
+        &node("ConstantOfShape", vec![("value", AttrValue::Tensor(Box::new(i64t(vec![1], &[4]))))]),
         &[Some(&i64t(vec![1], &[3]))],
     );
     assert_eq!(ints(cos), Some(vec![4, 4, 4]));
@@ -565,7 +565,11 @@ fn subgraph_reads_follow_replacements() {
     b.begin_subgraph("else_branch");
     let e = b.Abs(a).out();
     let else_g: Graph = b.end_subgraph(vec![e]);
-    let y = b.If(c).attr("then_branch", AttrValue::Graph(then_g)).attr("else_branch", AttrValue::Graph(else_g)).out();
+    let y = b
+        .If(c)
+        .attr("then_branch", AttrValue::Graph(Box::new(then_g)))
+        .attr("else_branch", AttrValue::Graph(Box::new(else_g)))
+        .out();
     let mut m = finish(b, &[(y, "y")]);
     optimize(&mut m);
     assert_eq!(ops(&m), ["Relu", "If"]);

@@ -525,7 +525,7 @@ impl Lowerer<'_> {
         let out_types = slots.iter().map(|s| s.as_ref().and_then(|(_, t)| t.dtype())).collect();
         let saved = std::mem::replace(&mut op.out_types, out_types);
         let users = env.users.get(node_name).copied().unwrap_or(0);
-        let meta = metadata::node_metadata_cached(node, users, &mut self.scopes.borrow_mut());
+        let meta = metadata::node_metadata(node, users, &mut self.scopes.borrow_mut());
         let saved_meta = std::mem::replace(&mut op.node_metadata, std::rc::Rc::new(meta));
         let outputs = {
             let renames = functional_key.as_deref().map(|f| argument_renames(&key, f)).unwrap_or_default();

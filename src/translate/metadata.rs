@@ -2,7 +2,9 @@
 //! existing scripts read fxonnx models the same way. The lowering stamps them; translations never do.
 
 use crate::fx;
-use crate::onnx::ir::Metadata;
+use std::rc::Rc;
+
+use crate::onnx::ir::{Metadata, NodeMetadata, PrefixedMetadata};
 use crate::pt2::schema;
 
 pub const NAMESPACE: &str = "namespace";
@@ -46,17 +48,11 @@ fn short_target(target: &str) -> &str {
 /// module share it): the prefixes of `namespace`, `class_hierarchy` and `name_scopes`.
 #[derive(Default)]
 pub struct ScopeCache {
-    stacks: crate::hash::FxHashMap<String, std::rc::Rc<ScopePrefixes>>,
+    stacks: crate::hash::FxHashMap<String, Rc<[Box<str>]>>,
 }
 
-pub struct ScopePrefixes {
-    /// `path: Class/` per module, or empty.
-    namespace: String,
-    /// `['Class', ` (open list with a trailing separator), or `[`.
-    classes: String,
-    /// `['path', `, or `[`.
-    scopes: String,
-}
+/// The keys of a node's metadata, in the order torch.onnx writes them.
+const NODE_KEYS: &[&str] = &[NAMESPACE, CLASS_HIERARCHY, NAME_SCOPES, FX_NODE, STACK_TRACE];
 
 /// Append `s` as a Python string literal in single quotes (as `repr` of a list item prints it).
 fn push_quoted(out: &mut String, s: &str) {
@@ -71,7 +67,9 @@ fn push_quoted(out: &mut String, s: &str) {
 }
 
 impl ScopeCache {
-    fn prefixes(&mut self, stack: &str) -> std::rc::Rc<ScopePrefixes> {
+    /// The prefixes of [`NODE_KEYS`]' values for nodes of module stack `stack`: `path: Class/`
+    /// per module, `['Class', ` and `['path', ` (lists left open), and none for the last two.
+    fn prefixes(&mut self, stack: &str) -> Rc<[Box<str>]> {
         if let Some(p) = self.stacks.get(stack) {
             return p.clone();
         }
@@ -86,49 +84,44 @@ impl ScopeCache {
                 scopes.push_str(", ");
             }
         }
-        let p = std::rc::Rc::new(ScopePrefixes { namespace, classes, scopes });
+        let p: Rc<[Box<str>]> = Rc::from([namespace.into(), classes.into(), scopes.into(), "".into(), "".into()]);
         self.stacks.insert(stack.to_string(), p.clone());
         p
     }
 }
 
-/// The five keys torch.onnx puts on every node made for an FX node.
-pub fn node_metadata(node: &schema::Node, num_users: usize) -> Metadata {
-    node_metadata_cached(node, num_users, &mut ScopeCache::default())
-}
-
-/// [`node_metadata`], with the module-stack strings of earlier nodes reused from `cache`.
-pub fn node_metadata_cached(node: &schema::Node, num_users: usize, cache: &mut ScopeCache) -> Metadata {
+/// The five keys torch.onnx puts on every node made for an FX node, with the module-stack strings
+/// of earlier nodes reused from `cache`.
+pub fn node_metadata(node: &schema::Node, num_users: usize, cache: &mut ScopeCache) -> NodeMetadata {
     let name = fx::node_name(node);
     let target = short_target(&node.target);
     let stack = node.metadata.get("nn_module_stack");
-    let stack = stack.as_deref().unwrap_or("");
-    let p = cache.prefixes(stack);
-    // Every string sized exactly up front: these five live as long as the model, one set per FX
-    // node, and a string grown by pushes keeps up to twice the room it needs.
-    let mut namespace = String::with_capacity(p.namespace.len() + name.len() + 2 + target.len());
-    namespace.push_str(&p.namespace);
-    namespace.push_str(name);
-    namespace.push_str(": ");
-    namespace.push_str(target);
+    let prefixes = cache.prefixes(stack.as_deref().unwrap_or(""));
+    let fx_node = fx::format_node(node, num_users);
+    let stack_trace = node.metadata.get("stack_trace").unwrap_or_default();
+    // The values' own parts, after their prefixes: `name: target`, `'target']`, `'name']`, then
+    // the FX node and its stack trace. Sized exactly: one per FX node lives as long as the model.
     let quoted = |s: &str| s.len() + 2 + s.bytes().filter(|&b| b == b'\\' || b == b'\'').count();
-    let mut classes = String::with_capacity(p.classes.len() + quoted(target) + 1);
-    classes.push_str(&p.classes);
-    push_quoted(&mut classes, target);
-    classes.push(']');
-    let mut scopes = String::with_capacity(p.scopes.len() + quoted(name) + 1);
-    scopes.push_str(&p.scopes);
-    push_quoted(&mut scopes, name);
-    scopes.push(']');
-    let mut fx_node = fx::format_node(node, num_users);
-    fx_node.shrink_to_fit();
-    vec![
-        (NAMESPACE, namespace),
-        (CLASS_HIERARCHY, classes),
-        (NAME_SCOPES, scopes),
-        (FX_NODE, fx_node),
-        (STACK_TRACE, node.metadata.get("stack_trace").map(|s| s.into_owned()).unwrap_or_default()),
-    ]
+    let mut own = String::with_capacity(
+        name.len() + 2 + target.len() + quoted(target) + quoted(name) + 2 + fx_node.len() + stack_trace.len(),
+    );
+    let mut ends = Vec::with_capacity(NODE_KEYS.len());
+    let mut end = |own: &String| ends.push(u32::try_from(own.len()).unwrap_or(u32::MAX));
+    own.push_str(name);
+    own.push_str(": ");
+    own.push_str(target);
+    end(&own);
+    push_quoted(&mut own, target);
+    own.push(']');
+    end(&own);
+    push_quoted(&mut own, name);
+    own.push(']');
+    end(&own);
+    own.push_str(&fx_node);
+    end(&own);
+    own.push_str(&stack_trace);
+    end(&own);
+    NodeMetadata::Prefixed(PrefixedMetadata { keys: NODE_KEYS, prefixes, own: own.into(), ends: ends.into() })
 }
 
 /// The arguments one reader of values has: a node's, or the graph outputs.

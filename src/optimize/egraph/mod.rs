@@ -25,7 +25,7 @@ use egg::{Id, Runner, SimpleScheduler, StopReason};
 use self::analysis::{add_with, Data, OGraph, OnnxAnalysis};
 use self::lang::{attr_set, to_attributes, ONode, OpKey};
 use super::OptimizeStats;
-use crate::onnx::ir::{AttrValue, Graph, Metadata, Model, Node, Value, ValueInfo};
+use crate::onnx::ir::{AttrValue, Graph, Model, Node, NodeMetadata, Value, ValueInfo};
 
 /// Bounds on the work per window.
 #[derive(Clone, Debug)]
@@ -144,7 +144,7 @@ fn round(model: &mut Model, opset: i64, limits: &Limits, stats: &mut OptimizeSta
 }
 
 fn value_data(info: &ValueInfo, uses: u32) -> Data {
-    Data { dtype: info.dtype, shape: info.shape.clone(), konst: info.constant.clone(), uses }
+    Data { dtype: info.dtype, shape: info.shape.clone(), konst: info.constant.as_deref().cloned(), uses }
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -310,11 +310,11 @@ impl Emitter<'_> {
 
     /// Emit the nodes computing `class`; `parent` is the (metadata, position) of the node that
     /// needs it, for nodes that replace no original node.
-    fn emit(&mut self, class: Id, parent: Option<(Rc<Metadata>, usize)>) -> Option<Option<Value>> {
+    fn emit(&mut self, class: Id, parent: Option<(Rc<NodeMetadata>, usize)>) -> Option<Option<Value>> {
         Some(self.emit_all(class, parent)?.first().copied().flatten())
     }
 
-    fn emit_all(&mut self, class: Id, parent: Option<(Rc<Metadata>, usize)>) -> Option<Vec<Option<Value>>> {
+    fn emit_all(&mut self, class: Id, parent: Option<(Rc<NodeMetadata>, usize)>) -> Option<Vec<Option<Value>>> {
         let class = self.eg.find(class);
         if let Some(v) = self.done.get(&class) {
             return Some(v.clone());
@@ -327,7 +327,7 @@ impl Emitter<'_> {
                 let t = self.eg.analysis.consts.get(k as usize)?.clone();
                 let d = self.eg[class].data.clone();
                 let v = self.new_value(&d);
-                self.values[v.index()].constant = Some(t);
+                self.values[v.index()].constant = Some(Box::new(t));
                 self.initializers.push(v);
                 vec![Some(v)]
             }
@@ -383,7 +383,6 @@ impl Emitter<'_> {
         Some(result)
     }
 }
-
 
 fn rename(g: &mut Graph, aliases: &HashMap<Value, Value>) {
     let resolve = |v: &mut Value| {

@@ -209,7 +209,7 @@ fn unsqueeze_chain_merges() {
     let (m, st) = t.run(&[u3]);
     assert!(fired(&st, "unsqueeze-unsqueeze") >= 1);
     assert_eq!(ops(&m), ["Unsqueeze"]);
-    let axes = m.graph.nodes[0].inputs[1].and_then(|v| m.value(v).constant.as_ref()).and_then(|t| t.to_i64s());
+    let axes = m.graph.nodes[0].inputs[1].and_then(|v| m.value(v).constant.as_deref()).and_then(|t| t.to_i64s());
     assert_eq!(axes, Some(vec![0, 1, 3]));
 
     // Inner axes land between the outer ones: x[N] →(axis 0)→ [1, N] →(axis 0)→ [1, 1, N].
@@ -219,7 +219,7 @@ fn unsqueeze_chain_merges() {
     let u1 = t.op("Unsqueeze", &[x, a0], vec![], "1 N");
     let u2 = t.op("Unsqueeze", &[u1, a0], vec![], "1 1 N");
     let (m, _) = t.run(&[u2]);
-    let axes = m.graph.nodes[0].inputs[1].and_then(|v| m.value(v).constant.as_ref()).and_then(|t| t.to_i64s());
+    let axes = m.graph.nodes[0].inputs[1].and_then(|v| m.value(v).constant.as_deref()).and_then(|t| t.to_i64s());
     assert_eq!(axes, Some(vec![0, 1]));
 }
 
@@ -361,7 +361,7 @@ fn relu_chains() {
     let (m, st) = t.run(&[b]);
     assert_eq!(fired(&st, "relu-clip"), 1);
     assert_eq!(ops(&m), ["Clip"]);
-    let lo = m.graph.nodes[0].inputs[1].and_then(|v| m.value(v).constant.as_ref()).and_then(analysis::to_f64s);
+    let lo = m.graph.nodes[0].inputs[1].and_then(|v| m.value(v).constant.as_deref()).and_then(analysis::to_f64s);
     assert_eq!(lo, Some(vec![0.0]));
 
     // Relu(Clip(x, lo, hi)) with hi < 0 is all zeros: kept.
@@ -490,7 +490,7 @@ fn batchnorm_folds_into_conv() {
     let n = &m.graph.nodes[0];
     assert!(n.attr("kernel_shape").is_some(), "conv attributes kept");
     let get =
-        |i: usize| n.inputs[i].and_then(|v| m.value(v).constant.as_ref()).and_then(analysis::to_f64s).expect("const");
+        |i: usize| n.inputs[i].and_then(|v| m.value(v).constant.as_deref()).and_then(analysis::to_f64s).expect("const");
     // f = s / sqrt(var) = [1, 1, 1]; W' = W * f; b' = (cb - mean) * f + beta.
     assert_eq!(get(1), [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
     let b = get(2);
@@ -526,7 +526,7 @@ fn batchnorm_folds_into_conv_transpose_per_output_channel() {
     let (m, st) = t.run(&[y]);
     assert_eq!(fired(&st, "batchnorm-convtranspose"), 1);
     let n = &m.graph.nodes[0];
-    let w = n.inputs[1].and_then(|v| m.value(v).constant.as_ref()).and_then(analysis::to_f64s).expect("const");
+    let w = n.inputs[1].and_then(|v| m.value(v).constant.as_deref()).and_then(analysis::to_f64s).expect("const");
     assert_eq!(w, [1.0, 2.0, 3.0, 1.0, 2.0, 3.0]);
 }
 
@@ -544,7 +544,7 @@ fn batchnorm_folds_into_gemm() {
     let (m, st) = t.run(&[y]);
     assert_eq!(fired(&st, "batchnorm-gemm"), 1);
     assert_eq!(ops(&m), ["Gemm"]);
-    let w = m.graph.nodes[0].inputs[1].and_then(|v| m.value(v).constant.as_ref()).and_then(analysis::to_f64s);
+    let w = m.graph.nodes[0].inputs[1].and_then(|v| m.value(v).constant.as_deref()).and_then(analysis::to_f64s);
     assert_eq!(w, Some(vec![1.0, 1.0, 2.0, 2.0, 3.0, 3.0]));
 }
 
@@ -732,7 +732,7 @@ fn rewritten_nodes_keep_the_replaced_nodes_metadata() {
     b.graphs[0].outputs = outs;
     let mut m = b.finish();
     for (i, n) in m.graph.nodes.iter_mut().enumerate() {
-        n.metadata = Rc::new(vec![("pkg.torch.onnx.fx_node".into(), format!("node{i}"))]);
+        n.metadata = Rc::new(vec![("pkg.torch.onnx.fx_node", format!("node{i}"))].into());
     }
     let bn_meta = m.graph.nodes.iter().find(|n| n.op_type == "BatchNormalization").map(|n| n.metadata.clone());
     let mut st = OptimizeStats::default();
@@ -816,7 +816,7 @@ fn reshape_shape_from_output_shape() {
     let (m, st) = t.run(&[y]);
     assert_eq!(fired(&st, "reshape-static-shape"), 1, "{:?} {} {:?}", st.rules_fired, st.egraph_windows, ops(&m));
     assert_eq!(ops(&m), ["Reshape"]);
-    let s = m.graph.nodes[0].inputs[1].and_then(|v| m.value(v).constant.as_ref()).and_then(|t| t.to_i64s());
+    let s = m.graph.nodes[0].inputs[1].and_then(|v| m.value(v).constant.as_deref()).and_then(|t| t.to_i64s());
     assert_eq!(s, Some(vec![-1, 8]));
 
     // Two symbolic sizes: no single -1 can stand for both.
