@@ -398,23 +398,19 @@ pub struct Device<'a> {
     pub index: Option<i64>,
 }
 
-/// A stored tensor's metadata (payload configs): how to view its storage.
+/// A stored tensor's metadata (payload configs): how to view its storage. The schema's other
+/// fields (device, layout, requires_grad) are skipped without being built: a config has one entry
+/// per weight, 700k of them in the 1M-node synthetic transformer.
 #[derive(Debug, Clone, Deserialize)]
 pub struct TensorMeta<'a> {
     /// The schema's ScalarType id (not c10's numbering): see [`crate::pt2::ScalarType`].
     pub dtype: i64,
     #[serde(borrow, deserialize_with = "exact")]
     pub sizes: Vec<SymInt<'a>>,
-    #[serde(default)]
-    pub requires_grad: bool,
-    #[serde(borrow)]
-    pub device: Device<'a>,
     #[serde(borrow, deserialize_with = "exact")]
     pub strides: Vec<SymInt<'a>>,
     #[serde(borrow)]
     pub storage_offset: SymInt<'a>,
-    #[serde(default)]
-    pub layout: i64,
 }
 
 /// The type of an FX tensor value (`tensor_values` of a graph): the graph's TensorMeta less the
@@ -444,12 +440,13 @@ pub enum Hint {
     AsBool(bool),
 }
 
-/// A size, stride or offset: a literal, or a sympy expression.
+/// A size, stride or offset: a literal, or a sympy expression (boxed: most sizes are literals,
+/// and inline the expression made every size 40 bytes; the program holds millions).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SymInt<'a> {
     AsInt(i64),
-    AsExpr(#[serde(borrow)] SymExprJson<'a>),
+    AsExpr(#[serde(borrow)] Box<SymExprJson<'a>>),
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -822,22 +819,13 @@ pub enum OutputSpec<'a> {
     },
 }
 
+/// An entry of the module call graph. Only the module's name is kept: fxonnx exports the flat
+/// graph, and each entry's call signature (pytree specs as escaped JSON text, copied when parsed)
+/// was 6 MB of the 100k-node synthetic transformer that nothing read.
 #[derive(Debug, Deserialize)]
 pub struct ModuleCallEntry<'a> {
     #[serde(borrow)]
     pub fqn: Str<'a>,
-    #[serde(default, borrow)]
-    pub signature: Option<ModuleCallSignature<'a>>,
-}
-
-#[derive(Debug, Deserialize)]
-pub struct ModuleCallSignature<'a> {
-    #[serde(default, borrow)]
-    pub in_spec: Str<'a>,
-    #[serde(default, borrow)]
-    pub out_spec: Str<'a>,
-    #[serde(default, borrow)]
-    pub forward_arg_names: Option<Vec<Str<'a>>>,
 }
 
 /// `data/weights/<model>_weights_config.json` and `data/constants/<model>_constants_config.json`.
