@@ -6,7 +6,7 @@ mod print;
 use crate::pt2::schema::{self, Argument, InputSpec, OutputSpec, SymIntArgument};
 use crate::pt2::Loaded;
 
-pub use print::{format_node, format_program, format_range_constraints, format_signature};
+pub use print::{format_node, format_program, format_range_constraints, format_signature, write_node};
 
 /// What a graph placeholder is, from the graph signature.
 #[derive(Debug, Clone, PartialEq)]

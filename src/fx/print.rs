@@ -146,9 +146,15 @@ fn format_float(f: f64) -> String {
 /// One node as FX's `format_node` prints it:
 /// `%linear : [num_users=1] = call_function[target=torch.ops.aten.linear.default](args = (%x, %w), kwargs = {})`.
 pub fn format_node(node: &schema::Node, num_users: usize) -> String {
-    // Written into one buffer: this runs once per FX node of every export (the fx_node metadata).
-    let name = super::node_name(node);
     let mut s = String::with_capacity(96 + node.target.len() + 16 * node.inputs.len());
+    write_node(&mut s, node, num_users);
+    s
+}
+
+/// [`format_node`], appended to `s`: this runs once per FX node of every export (the `fx_node`
+/// metadata), into a buffer the caller reuses.
+pub fn write_node(s: &mut String, node: &schema::Node, num_users: usize) {
+    let name = super::node_name(node);
     let _ = write!(s, "%{name} : [num_users={num_users}] = call_function[target={}](args = (", node.target);
     let push_arg = |s: &mut String, arg: &Argument| {
         if let Argument::Tensor(_) = arg {
@@ -161,7 +167,7 @@ pub fn format_node(node: &schema::Node, num_users: usize) -> String {
         if n_args > 0 {
             s.push_str(", ");
         }
-        push_arg(&mut s, &a.arg);
+        push_arg(s, &a.arg);
         n_args += 1;
     }
     if n_args == 1 {
@@ -174,10 +180,9 @@ pub fn format_node(node: &schema::Node, num_users: usize) -> String {
         }
         s.push_str(&a.name);
         s.push_str(": ");
-        push_arg(&mut s, &a.arg);
+        push_arg(s, &a.arg);
     }
     s.push_str("})");
-    s
 }
 
 /// The signature as torch prints it (`p_fc1_weight: PARAMETER target='fc1.weight'`).

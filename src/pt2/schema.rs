@@ -188,15 +188,21 @@ impl<'a> MetaValue<'a> {
         if !inner.contains('\\') {
             return Cow::Borrowed(inner);
         }
-        Cow::Owned(unescape(inner))
+        let mut out = String::with_capacity(inner.len());
+        unescape_into(&mut out, inner);
+        Cow::Owned(out)
+    }
+
+    /// Append the decoded string to `out`.
+    pub fn push_to(&self, out: &mut String) {
+        unescape_into(out, &self.0[1..self.0.len() - 1]);
     }
 }
 
 /// Decode the escapes of a JSON string literal's contents, whose escapes serde_json has checked
 /// (every node's stack trace goes through here: copying the runs between escapes beats a general
 /// parse). A lone surrogate, which Python's json writes for a lone surrogate, becomes U+FFFD.
-fn unescape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
+fn unescape_into(out: &mut String, s: &str) {
     let mut rest = s;
     while let Some(i) = rest.find('\\') {
         out.push_str(&rest[..i]);
@@ -230,7 +236,6 @@ fn unescape(s: &str) -> String {
         }
     }
     out.push_str(rest);
-    out
 }
 
 impl fmt::Debug for MetaValue<'_> {
@@ -256,7 +261,12 @@ pub struct NodeMetadata<'a>(pub Vec<(Str<'a>, MetaValue<'a>)>);
 impl<'a> NodeMetadata<'a> {
     /// The value of `key`, decoded (the last one, as a map would keep).
     pub fn get(&self, key: &str) -> Option<Cow<'a, str>> {
-        self.0.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v.get())
+        self.raw(key).map(|v| v.get())
+    }
+
+    /// The value of `key` as written (the last one, as a map would keep).
+    pub fn raw(&self, key: &str) -> Option<MetaValue<'a>> {
+        self.0.iter().rev().find(|(k, _)| k == key).map(|(_, v)| *v)
     }
 }
 

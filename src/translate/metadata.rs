@@ -49,6 +49,8 @@ fn short_target(target: &str) -> &str {
 #[derive(Default)]
 pub struct ScopeCache {
     stacks: crate::hash::FxHashMap<String, Rc<[Box<str>]>>,
+    /// Where a node's values are assembled before one exact copy is kept.
+    scratch: String,
 }
 
 /// The keys of a node's metadata, in the order torch.onnx writes them.
@@ -97,31 +99,35 @@ pub fn node_metadata(node: &schema::Node, num_users: usize, cache: &mut ScopeCac
     let target = short_target(&node.target);
     let stack = node.metadata.get("nn_module_stack");
     let prefixes = cache.prefixes(stack.as_deref().unwrap_or(""));
-    let fx_node = fx::format_node(node, num_users);
-    let stack_trace = node.metadata.get("stack_trace").unwrap_or_default();
-    // The values' own parts, after their prefixes: `name: target`, `'target']`, `'name']`, then
-    // the FX node and its stack trace. Sized exactly: one per FX node lives as long as the model.
-    let quoted = |s: &str| s.len() + 2 + s.bytes().filter(|&b| b == b'\\' || b == b'\'').count();
-    let mut own = String::with_capacity(
-        name.len() + 2 + target.len() + quoted(target) + quoted(name) + 2 + fx_node.len() + stack_trace.len(),
-    );
-    let mut ends = Vec::with_capacity(NODE_KEYS.len());
-    let mut end = |own: &String| ends.push(u32::try_from(own.len()).unwrap_or(u32::MAX));
+    // The values' own parts, after their prefixes: `name: target`, `'target']`, `'name']`, the
+    // FX node, its stack trace. One string per FX node lives as long as the model: assembled in
+    // the scratch buffer, then copied once at its exact size.
+    let own = &mut cache.scratch;
+    own.clear();
+    let mut ends = [0u32; NODE_KEYS.len()];
+    let mut end = |i: usize, own: &String| ends[i] = u32::try_from(own.len()).unwrap_or(u32::MAX);
     own.push_str(name);
     own.push_str(": ");
     own.push_str(target);
-    end(&own);
-    push_quoted(&mut own, target);
+    end(0, own);
+    push_quoted(own, target);
     own.push(']');
-    end(&own);
-    push_quoted(&mut own, name);
+    end(1, own);
+    push_quoted(own, name);
     own.push(']');
-    end(&own);
-    own.push_str(&fx_node);
-    end(&own);
-    own.push_str(&stack_trace);
-    end(&own);
-    NodeMetadata::Prefixed(PrefixedMetadata { keys: NODE_KEYS, prefixes, own: own.into(), ends: ends.into() })
+    end(2, own);
+    fx::write_node(own, node, num_users);
+    end(3, own);
+    if let Some(trace) = node.metadata.raw("stack_trace") {
+        trace.push_to(own);
+    }
+    end(4, own);
+    NodeMetadata::Prefixed(PrefixedMetadata {
+        keys: NODE_KEYS,
+        prefixes,
+        own: own.as_str().into(),
+        ends: ends[..].into(),
+    })
 }
 
 /// The arguments one reader of values has: a node's, or the graph outputs.
