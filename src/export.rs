@@ -174,7 +174,7 @@ fn stages(
     if options.report {
         // Initializers print as type and shape only: their bytes (folded weights are computed on
         // reading) are left out.
-        let proto = encode::to_proto_without_weights(&program.model);
+        let proto = encode::to_proto_outline(&program.model);
         record.model_text = Some(crate::onnx::text::model_text(&proto, false));
     }
     if let Some(out) = output {

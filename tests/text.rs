@@ -214,3 +214,15 @@ fn cli_refuses_garbage_with_one_line() {
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
     assert!(stderr.starts_with("error: cannot read /nonexistent/model.onnx"), "{stderr}");
 }
+
+/// The report prints the model from an outline (no weight bytes, no node metadata): the text is
+/// the full model's without metadata, subgraphs and folded weights included.
+#[test]
+fn outline_prints_as_the_full_model_without_metadata() {
+    for name in ["cond.pt2", "convnet.pt2", "tiny_transformer.pt2", "hops_loops.pt2"] {
+        let program = fxonnx::export(fixture(name), &fxonnx::ExportOptions::default()).expect("export");
+        let outline = fxonnx::onnx::encode::to_proto_outline(program.model());
+        assert!(outline.graph.as_ref().expect("graph").node.iter().all(|n| n.metadata_props.is_empty()), "{name}");
+        assert_eq!(model_text(&outline, false), model_text(&program.model_proto(), false), "{name}");
+    }
+}

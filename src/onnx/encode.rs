@@ -346,8 +346,10 @@ fn io_values(g: &Graph) -> HashSet<Value> {
     g.inputs.iter().chain(&g.outputs).copied().collect()
 }
 
-/// `weights: false` leaves the main graph's initializers without their bytes (for printing).
-fn graph_proto(names: &Names, g: &Graph, main: bool, weights: bool) -> proto::GraphProto {
+/// `full: false` leaves out the main graph's initializer bytes and its nodes' metadata: what
+/// printing the model without metadata needs (a report's copy of a large graph's metadata had
+/// been the largest part of its memory).
+fn graph_proto(names: &Names, g: &Graph, main: bool, full: bool) -> proto::GraphProto {
     let mut gp = proto::GraphProto { name: g.name.clone(), metadata_props: props(&g.metadata), ..Default::default() };
     gp.input = g.inputs.iter().map(|&v| value_info(names, v)).collect();
     let io = io_values(g);
@@ -361,7 +363,7 @@ fn graph_proto(names: &Names, g: &Graph, main: bool, weights: bool) -> proto::Gr
             op_type: node.op_type.clone(),
             domain: node.domain.clone(),
             attribute: node.attributes.iter().map(|a| attribute(names, a)).collect(),
-            metadata_props: props(&node.metadata.to_pairs()),
+            metadata_props: if full { props(&node.metadata.to_pairs()) } else { Vec::new() },
             ..Default::default()
         };
         gp.node.push(np);
@@ -378,7 +380,7 @@ fn graph_proto(names: &Names, g: &Graph, main: bool, weights: bool) -> proto::Gr
             let info = names.model.value(v);
             if let Some(t) = &info.constant {
                 let name = names.value(v).owned();
-                gp.initializer.push(match weights {
+                gp.initializer.push(match full {
                     true => tensor_proto(name, t, &info.metadata),
                     false => tensor_header(name, t, &info.metadata),
                 });
@@ -399,7 +401,7 @@ fn described(model: &Model, io: &HashSet<Value>, o: Value) -> bool {
     info.shape.is_some() && info.dtype.is_some() && !io.contains(&o)
 }
 
-fn model_proto(names: &Names, model: &Model, weights: bool) -> proto::ModelProto {
+fn model_proto(names: &Names, model: &Model, full: bool) -> proto::ModelProto {
     proto::ModelProto {
         ir_version: IR_VERSION,
         opset_import: model
@@ -409,7 +411,7 @@ fn model_proto(names: &Names, model: &Model, weights: bool) -> proto::ModelProto
             .collect(),
         producer_name: PRODUCER.into(),
         producer_version: model.producer_version.clone(),
-        graph: Some(graph_proto(names, &model.graph, true, weights)),
+        graph: Some(graph_proto(names, &model.graph, true, full)),
         metadata_props: props(&model.metadata),
         ..Default::default()
     }
@@ -422,9 +424,10 @@ pub fn to_proto(model: &Model) -> proto::ModelProto {
     model_proto(&Names::new(model), model, true)
 }
 
-/// [`to_proto`] with the initializers' bytes left out: what printing the model needs (the printer
-/// shows initializers' types and shapes only), without computing folded weights.
-pub fn to_proto_without_weights(model: &Model) -> proto::ModelProto {
+/// [`to_proto`] without the initializers' bytes and the nodes' metadata: what printing the model
+/// without metadata needs (the printer shows initializers' types and shapes only), without
+/// computing folded weights.
+pub fn to_proto_outline(model: &Model) -> proto::ModelProto {
     model_proto(&Names::new(model), model, false)
 }
 
