@@ -282,7 +282,7 @@ fn value_info(names: &Names, v: Value) -> proto::ValueInfoProto {
             .map(|d| proto::tensor_shape_proto::Dimension {
                 value: Some(match d {
                     Dim::Fixed(n) => proto::tensor_shape_proto::dimension::Value::DimValue(*n),
-                    Dim::Param(p) => proto::tensor_shape_proto::dimension::Value::DimParam(p.clone()),
+                    Dim::Param(p) => proto::tensor_shape_proto::dimension::Value::DimParam(p.to_string()),
                 }),
                 ..Default::default()
             })

@@ -116,7 +116,8 @@ impl DType {
 pub enum Dim {
     Fixed(i64),
     /// A symbolic dimension, written as ONNX `dim_param` (`s77`, `2*s77`, or a user-given name).
-    Param(String),
+    /// Shared: every activation of a dynamic batch repeats the same few.
+    Param(std::rc::Rc<str>),
 }
 
 /// A constant tensor: little-endian element bytes, in ONNX's `raw_data` layout.

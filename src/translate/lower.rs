@@ -488,10 +488,10 @@ impl Lowerer<'_> {
                         None => {
                             let names = self.opts.dim_names;
                             let renamed = expr.rename(&|s: &str| names.get(s).cloned());
-                            Dim::Param(renamed.to_string())
+                            Dim::Param(renamed.to_string().into())
                         }
                     },
-                    Err(_) => Dim::Param(e.expr_str.to_string()),
+                    Err(_) => Dim::Param(e.expr_str.as_ref().into()),
                 };
                 self.dims.borrow_mut().insert(e.expr_str.to_string(), d.clone());
                 d

@@ -10,7 +10,7 @@ use crate::onnx::ir::{AttrValue, DType, Dim, Model, TensorData, Value};
 fn d(s: &str) -> Dim {
     match s.parse::<i64>() {
         Ok(n) => Dim::Fixed(n),
-        Err(_) => Dim::Param(s.to_string()),
+        Err(_) => Dim::Param(s.into()),
     }
 }
 
