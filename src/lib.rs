@@ -25,5 +25,23 @@ pub mod translations;
 
 pub mod export;
 
+/// Run `side` on a second thread while this one runs `main`, when `worth_it` (the side work is
+/// large); otherwise both here, `main` first. Waking a thread on an idle core of a virtual machine
+/// can take milliseconds, more than a small program's side work.
+pub(crate) fn join_if<M, S>(worth_it: bool, main: impl FnOnce() -> M, side: impl FnOnce() -> S + Send) -> (M, S)
+where
+    S: Send,
+{
+    if !worth_it {
+        let m = main();
+        return (m, side());
+    }
+    std::thread::scope(|scope| {
+        let side = scope.spawn(side);
+        let m = main();
+        (m, side.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
+    })
+}
+
 pub use export::{export, export_to_file, Error, ExportOptions, OnnxProgram, DEFAULT_OPSET};
 pub use translate::dsl::TranslationTable;

@@ -162,17 +162,19 @@ impl Archive {
             }
         }
         let entry = format!("models/{name}.json");
-        // The payload configs are parsed on a second thread meanwhile: a large program's weights
-        // config is a fifth of its JSON (1M-node synthetic transformer: 0.75 s of 3.7).
-        let (program, configs) = std::thread::scope(|s| {
-            let configs = s.spawn(|| -> Result<_> {
-                let weights = self.config(&format!("data/weights/{name}_weights_config.json"))?;
+        // The payload configs are parsed on a second thread meanwhile, if large: a large program's
+        // weights config is a fifth of its JSON (1M-node synthetic transformer: 0.75 s of 3.7).
+        let weights_entry = format!("data/weights/{name}_weights_config.json");
+        let large = self.span(&weights_entry).is_ok_and(|(start, end)| end - start >= 1 << 20);
+        let (program, configs) = crate::join_if(
+            large,
+            || self.json::<schema::ExportedProgram<'_>>(&entry),
+            || -> Result<_> {
+                let weights = self.config(&weights_entry)?;
                 let constants = self.config(&format!("data/constants/{name}_constants_config.json"))?;
                 Ok((weights, constants))
-            });
-            let program: Result<schema::ExportedProgram<'_>> = self.json(&entry);
-            (program, configs.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
-        });
+            },
+        );
         let program = program?;
         if program.schema_version.major != 8 {
             return Err(Pt2Error::SchemaVersion {

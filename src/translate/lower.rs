@@ -249,13 +249,14 @@ pub fn lower(program: &Program<'_>, opts: &LowerOptions<'_>) -> Result<(Model, V
         ..Default::default()
     };
     // Counting every value's readers and printing the signature (torch's graph metadata) only read
-    // the program: a second thread does both while this one binds the inputs (1M-node synthetic
-    // transformer: 1 s of its 9 s of lowering).
-    let (bound, (users, graph_metadata)) = std::thread::scope(|s| {
-        let side = s.spawn(|| (metadata::user_counts(graph), metadata::graph_metadata(&program.loaded().program)));
-        let bound = bind_inputs(program, &lw, &mut op, &mut env);
-        (bound, side.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
-    });
+    // the program: for a large one a second thread does both while this one binds the inputs
+    // (1M-node synthetic transformer: 1 s of its 9 s of lowering).
+    let large = graph.nodes.len() + program.inputs().len() >= 20_000;
+    let (bound, (users, graph_metadata)) = crate::join_if(
+        large,
+        || bind_inputs(program, &lw, &mut op, &mut env),
+        || (metadata::user_counts(graph), metadata::graph_metadata(&program.loaded().program)),
+    );
     env.users = users;
     op.graph_mut().metadata = graph_metadata;
     let BoundInputs { user_inputs, buffers } = bound?;
