@@ -32,7 +32,7 @@ pub struct Builder {
     pub(crate) graphs: Vec<Graph>,
     opset: i64,
     /// Metadata put on every node created from now on (the current FX node's).
-    pub(crate) node_metadata: Rc<NodeMetadata>,
+    pub(crate) node_metadata: Rc<MetadataProps>,
     errors: Vec<BuildError>,
     /// Deduplicates small constants within the main graph: (dtype, dims, bytes) → value. A table
     /// searched by the parts of the new constant, so that a hit (most lookups) copies nothing.

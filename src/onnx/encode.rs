@@ -642,7 +642,7 @@ impl<M: prost::Message> Msg for Prost<'_, M> {
     }
 }
 
-/// A `StringStringEntryProto`: key, and a value given in two pieces (see [`NodeMetadata`]).
+/// A `StringStringEntryProto`: key, and a value given in two pieces (see [`MetadataProps`]).
 struct Entry<'a>(&'a str, &'a str, &'a str);
 
 impl Msg for Entry<'_> {
@@ -668,7 +668,7 @@ fn metadata<S: Sink>(s: &mut S, tag: u32, m: &Metadata) {
     }
 }
 
-fn node_metadata<S: Sink>(s: &mut S, tag: u32, m: &NodeMetadata) {
+fn node_metadata<S: Sink>(s: &mut S, tag: u32, m: &MetadataProps) {
     m.for_each(|k, prefix, rest| message(s, tag, &Entry(k, prefix, rest)));
 }
 

@@ -264,11 +264,11 @@ pub type Metadata = Vec<(&'static str, String)>;
 
 /// A node's `metadata_props`. Every node made for one FX node shares one (behind an `Rc`).
 #[derive(Clone, Debug, PartialEq)]
-pub enum NodeMetadata {
+pub enum MetadataProps {
     /// The pairs as written.
     Pairs(Metadata),
     /// Values made of a prefix shared with other nodes and text of their own.
-    Prefixed(PrefixedMetadata),
+    Prefixed(PrefixedProps),
 }
 
 /// `metadata_props` whose value for `keys[i]` is `prefixes[i]` followed by the `i`-th part of
@@ -276,7 +276,7 @@ pub enum NodeMetadata {
 /// module stack, the same for every node of a module: shared, they no longer take a third of a
 /// large graph's metadata.
 #[derive(Clone, Debug, PartialEq)]
-pub struct PrefixedMetadata {
+pub struct PrefixedProps {
     pub keys: &'static [&'static str],
     /// One per key (empty for none).
     pub prefixes: std::rc::Rc<[Box<str>]>,
@@ -285,12 +285,12 @@ pub struct PrefixedMetadata {
     pub ends: Box<[u32]>,
 }
 
-impl NodeMetadata {
+impl MetadataProps {
     /// Call `f(key, prefix, rest)` for each pair, in order: the value is `prefix` then `rest`.
     pub fn for_each(&self, mut f: impl FnMut(&'static str, &str, &str)) {
         match self {
-            NodeMetadata::Pairs(pairs) => pairs.iter().for_each(|(k, v)| f(k, "", v)),
-            NodeMetadata::Prefixed(m) => {
+            MetadataProps::Pairs(pairs) => pairs.iter().for_each(|(k, v)| f(k, "", v)),
+            MetadataProps::Prefixed(m) => {
                 let mut start = 0;
                 for ((key, prefix), &end) in m.keys.iter().zip(m.prefixes.iter()).zip(m.ends.iter()) {
                     f(key, prefix, m.own.get(start..end as usize).unwrap_or(""));
@@ -308,15 +308,15 @@ impl NodeMetadata {
     }
 }
 
-impl Default for NodeMetadata {
+impl Default for MetadataProps {
     fn default() -> Self {
-        NodeMetadata::Pairs(Vec::new())
+        MetadataProps::Pairs(Vec::new())
     }
 }
 
-impl From<Metadata> for NodeMetadata {
+impl From<Metadata> for MetadataProps {
     fn from(pairs: Metadata) -> Self {
-        NodeMetadata::Pairs(pairs)
+        MetadataProps::Pairs(pairs)
     }
 }
 
@@ -329,13 +329,13 @@ pub struct Node {
     pub inputs: Vec<Option<Value>>,
     pub outputs: Vec<Value>,
     pub attributes: Vec<Attribute>,
-    pub metadata: std::rc::Rc<NodeMetadata>,
+    pub metadata: std::rc::Rc<MetadataProps>,
 }
 
 impl Node {
     /// `output = Identity(input)`: how a rewrite keeps a graph output's name when it now stands for
     /// another value.
-    pub fn identity(input: Value, output: Value, metadata: std::rc::Rc<NodeMetadata>) -> Node {
+    pub fn identity(input: Value, output: Value, metadata: std::rc::Rc<MetadataProps>) -> Node {
         Node {
             op_type: "Identity".into(),
             domain: String::new(),

@@ -8,7 +8,7 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use crate::onnx::ir::{AttrValue, DType, Dim, Graph, Model, Node, NodeMetadata, TensorData, Value, ValueInfo};
+use crate::onnx::ir::{AttrValue, DType, Dim, Graph, MetadataProps, Model, Node, TensorData, Value, ValueInfo};
 
 const NONE: u32 = u32::MAX;
 
@@ -125,7 +125,7 @@ pub(crate) struct Subst {
     /// Values the model had when the sweep started (the size `to` takes when first needed).
     values: usize,
     /// Metadata of dropped nodes whose output was a graph output (for an `Identity`, if one is needed).
-    output_meta: Vec<(Value, Rc<NodeMetadata>)>,
+    output_meta: Vec<(Value, Rc<MetadataProps>)>,
 }
 
 impl Subst {
@@ -218,7 +218,7 @@ pub(crate) fn sweep_kept(
     // Kept nodes are compacted in place: a fresh vector per sweep (tens of MB on large graphs) was
     // mostly page faults. A taken slot holds a placeholder until a kept node lands in it.
     let mut nodes = std::mem::take(&mut model.graph.nodes);
-    let placeholder_meta: Rc<NodeMetadata> = Rc::default();
+    let placeholder_meta: Rc<MetadataProps> = Rc::default();
     let mut kept = 0;
     let mut dropped = 0;
     for i in 0..nodes.len() {
@@ -247,7 +247,7 @@ pub(crate) fn sweep_kept(
 }
 
 /// An empty node (allocates nothing) for a slot whose node was taken.
-fn placeholder(metadata: &Rc<NodeMetadata>) -> Node {
+fn placeholder(metadata: &Rc<MetadataProps>) -> Node {
     Node {
         op_type: String::new(),
         domain: String::new(),

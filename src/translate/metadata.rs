@@ -4,7 +4,7 @@
 use crate::fx;
 use std::rc::Rc;
 
-use crate::onnx::ir::{Metadata, NodeMetadata, PrefixedMetadata};
+use crate::onnx::ir::{Metadata, MetadataProps, PrefixedProps};
 use crate::pt2::schema;
 
 pub const NAMESPACE: &str = "namespace";
@@ -94,7 +94,7 @@ impl ScopeCache {
 
 /// The five keys torch.onnx puts on every node made for an FX node, with the module-stack strings
 /// of earlier nodes reused from `cache`.
-pub fn node_metadata(node: &schema::Node, num_users: usize, cache: &mut ScopeCache) -> NodeMetadata {
+pub fn node_metadata(node: &schema::Node, num_users: usize, cache: &mut ScopeCache) -> MetadataProps {
     let name = fx::node_name(node);
     let target = short_target(&node.target);
     let stack = node.metadata.get("nn_module_stack");
@@ -122,7 +122,7 @@ pub fn node_metadata(node: &schema::Node, num_users: usize, cache: &mut ScopeCac
         trace.push_to(own);
     }
     end(4, own);
-    NodeMetadata::Prefixed(PrefixedMetadata {
+    MetadataProps::Prefixed(PrefixedProps {
         keys: NODE_KEYS,
         prefixes,
         own: own.as_str().into(),

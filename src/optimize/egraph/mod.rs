@@ -25,7 +25,7 @@ use egg::{Id, Runner, SimpleScheduler, StopReason};
 use self::analysis::{add_with, Data, OGraph, OnnxAnalysis};
 use self::lang::{attr_set, to_attributes, ONode, OpKey};
 use super::OptimizeStats;
-use crate::onnx::ir::{AttrValue, Graph, Model, Node, NodeMetadata, Value, ValueInfo};
+use crate::onnx::ir::{AttrValue, Graph, MetadataProps, Model, Node, Value, ValueInfo};
 
 /// Bounds on the work per window.
 #[derive(Clone, Debug)]
@@ -310,11 +310,11 @@ impl Emitter<'_> {
 
     /// Emit the nodes computing `class`; `parent` is the (metadata, position) of the node that
     /// needs it, for nodes that replace no original node.
-    fn emit(&mut self, class: Id, parent: Option<(Rc<NodeMetadata>, usize)>) -> Option<Option<Value>> {
+    fn emit(&mut self, class: Id, parent: Option<(Rc<MetadataProps>, usize)>) -> Option<Option<Value>> {
         Some(self.emit_all(class, parent)?.first().copied().flatten())
     }
 
-    fn emit_all(&mut self, class: Id, parent: Option<(Rc<NodeMetadata>, usize)>) -> Option<Vec<Option<Value>>> {
+    fn emit_all(&mut self, class: Id, parent: Option<(Rc<MetadataProps>, usize)>) -> Option<Vec<Option<Value>>> {
         let class = self.eg.find(class);
         if let Some(v) = self.done.get(&class) {
             return Some(v.clone());
