@@ -50,8 +50,9 @@ impl Drop for MappedFile {
 
 /// Drop the pages of `bytes` from this process's resident set when they are a slice of an archive
 /// map (nothing otherwise): once a folded weight computed from them was written, they would
-/// otherwise stay resident until exit (stored weights are read with [`copy_out`], never mapped). The map is read-only and shared, so
-/// a later read simply faults the same bytes back in from the page cache.
+/// otherwise stay resident until exit (stored weights are read with [`copy_out`], never mapped).
+/// The map is read-only and shared, so a later read simply faults the same bytes back in from the
+/// page cache.
 pub fn release(bytes: &[u8]) {
     with_entry(bytes, |(_, _, map, _), offset| {
         // SAFETY: MADV_DONTNEED on a read-only shared file mapping only discards page-table entries;
