@@ -18,7 +18,6 @@
 //! `reports/performance.md` (the zoo section written by `compare_torch.py` is kept).
 
 #[path = "../tests/support/pt2_writer.rs"]
-#[allow(dead_code)]
 mod pt2_writer;
 
 use std::io::Read;

@@ -139,7 +139,8 @@ mod prefault {
         let Ok(maps) = std::fs::read_to_string("/proc/self/maps") else { return false };
         for line in maps.lines() {
             let mut f = line.split_ascii_whitespace();
-            let (Some(range), Some(perms), Some(_), Some(_), Some(inode)) = (f.next(), f.next(), f.next(), f.next(), f.next())
+            let (Some(range), Some(perms), Some(_), Some(_), Some(inode)) =
+                (f.next(), f.next(), f.next(), f.next(), f.next())
             else {
                 continue;
             };
@@ -169,7 +170,14 @@ mod tests {
     use super::*;
 
     extern "C" {
-        fn mmap(addr: *mut std::ffi::c_void, len: usize, prot: i32, flags: i32, fd: i32, off: i64) -> *mut std::ffi::c_void;
+        fn mmap(
+            addr: *mut std::ffi::c_void,
+            len: usize,
+            prot: i32,
+            flags: i32,
+            fd: i32,
+            off: i64,
+        ) -> *mut std::ffi::c_void;
         fn munmap(addr: *mut std::ffi::c_void, len: usize) -> i32;
         fn mincore(addr: *mut std::ffi::c_void, len: usize, vec: *mut u8) -> i32;
     }

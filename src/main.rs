@@ -166,7 +166,7 @@ fn run(cli: Cli) -> Result<(), String> {
                 table.len()
             );
             for key in table.keys() {
-                let doc = table.get(key).map(|e| e.doc.lines().next().unwrap_or("").trim()).unwrap_or("");
+                let doc = table.get(key).map(|e| e.schema()).unwrap_or_default();
                 println!("{key}\t{doc}");
             }
             Ok(())

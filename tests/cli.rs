@@ -13,8 +13,11 @@ fn fxonnx(args: &[&std::ffi::OsStr]) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_fxonnx")).args(args).output().expect("run fxonnx")
 }
 
+/// An edit of one archive entry: its new bytes, or `None` to drop it.
+type EntryEdit = dyn Fn(&str, Vec<u8>) -> Option<Vec<u8>>;
+
 /// Rewrite a fixture archive with `edit` applied to each (name, bytes) entry; `None` drops it.
-fn repack(src: &Path, dst: &Path, edit: &dyn Fn(&str, Vec<u8>) -> Option<Vec<u8>>) {
+fn repack(src: &Path, dst: &Path, edit: &EntryEdit) {
     let file = std::fs::File::open(src).expect("open");
     let mut zin = zip::ZipArchive::new(file).expect("zip");
     let mut zout = zip::ZipWriter::new(std::fs::File::create(dst).expect("create"));

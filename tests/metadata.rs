@@ -26,8 +26,9 @@ fn fx_name(meta: &BTreeMap<String, String>) -> String {
 
 #[test]
 fn metadata_matches_torch_onnx() {
-    let golden: Json = serde_json::from_str(&std::fs::read_to_string(dir().join("nested.golden.json")).expect("golden"))
-        .expect("golden json");
+    let golden: Json =
+        serde_json::from_str(&std::fs::read_to_string(dir().join("nested.golden.json")).expect("golden"))
+            .expect("golden json");
     let program = fxonnx::export(dir().join("nested.pt2"), &Default::default()).expect("export");
     let g = program.model_proto().graph.expect("graph");
 
@@ -68,8 +69,9 @@ fn metadata_matches_torch_onnx() {
 
 #[test]
 fn subgraph_nodes_carry_metadata_too() {
-    let program = fxonnx::export(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/cond.pt2"), &Default::default())
-        .expect("export");
+    let program =
+        fxonnx::export(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/cond.pt2"), &Default::default())
+            .expect("export");
     let g = program.model_proto().graph.expect("graph");
     let mut checked = 0;
     for n in g.node.iter().filter(|n| n.op_type == "If") {

@@ -29,7 +29,9 @@ fn parse(md: &str) -> Parsed {
             }
             Event::End(TagEnd::Heading(_)) => p.headings.push((heading.take().expect("level"), text.clone())),
             Event::Start(Tag::Table(_)) => p.tables.push(vec![]),
-            Event::Start(Tag::TableHead) | Event::Start(Tag::TableRow) => p.tables.last_mut().expect("table").push(vec![]),
+            Event::Start(Tag::TableHead) | Event::Start(Tag::TableRow) => {
+                p.tables.last_mut().expect("table").push(vec![])
+            }
             Event::Start(Tag::TableCell) => {
                 in_cell = true;
                 text.clear();
@@ -46,10 +48,8 @@ fn parse(md: &str) -> Parsed {
                 in_code = false;
                 p.code.push(text.clone());
             }
-            Event::Text(t) | Event::Code(t) => {
-                if heading.is_some() || in_cell || in_code {
-                    text.push_str(&t);
-                }
+            Event::Text(t) | Event::Code(t) if (heading.is_some() || in_cell || in_code) => {
+                text.push_str(&t);
             }
             _ => {}
         }
@@ -94,7 +94,14 @@ fn success_report() {
     let p = parse(&md);
     assert_eq!(
         h2(&p),
-        ["Error messages", "Exported program", "ONNX model", "Analysis", "Optimizer statistics", "Time and memory per stage"]
+        [
+            "Error messages",
+            "Exported program",
+            "ONNX model",
+            "Analysis",
+            "Optimizer statistics",
+            "Time and memory per stage"
+        ]
     );
     assert!(p.code[0].lines().all(|l| l.starts_with('✅')), "status block: {}", p.code[0]);
     // Analysis: the parameter table counts fc1, bn and fc2 (6 float32 parameters, 244 elements).

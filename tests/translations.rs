@@ -85,7 +85,11 @@ fn dispatch_by_dtype_and_custom_priority() {
 
     // The float entry serves the float relu of mlp_bn: it emits a Relu node.
     let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
-    let g = fxonnx::export(fixtures.join("mlp_bn.pt2"), &Default::default()).expect("export").model_proto().graph.expect("g");
+    let g = fxonnx::export(fixtures.join("mlp_bn.pt2"), &Default::default())
+        .expect("export")
+        .model_proto()
+        .graph
+        .expect("g");
     assert!(g.node.iter().any(|n| n.op_type == "Relu"));
 
     // A custom entry limited to 2-D inputs wins over the built-in one for mlp_bn's relu.

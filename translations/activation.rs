@@ -8,9 +8,19 @@ use crate::translations;
 /// `scale · (x > 0 ? x : alpha · (exp(x · input_scale) - 1))`.
 fn elu_v(op: &mut Builder, x: Value, t: DType, alpha: f64, scale: f64, input_scale: f64) -> Value {
     let zero = k(op, t, 0.0);
-    let xi = if input_scale == 1.0 { x } else { let c = k(op, t, input_scale); op.Mul(x, c).out() };
+    let xi = if input_scale == 1.0 {
+        x
+    } else {
+        let c = k(op, t, input_scale);
+        op.Mul(x, c).out()
+    };
     let e = expm1_f(op, xi, t);
-    let neg = if alpha == 1.0 { e } else { let a = k(op, t, alpha); op.Mul(e, a).out() };
+    let neg = if alpha == 1.0 {
+        e
+    } else {
+        let a = k(op, t, alpha);
+        op.Mul(e, a).out()
+    };
     let pos = op.Greater(x, zero).out();
     let r = select(op, pos, x, neg);
     if scale == 1.0 {
@@ -23,10 +33,20 @@ fn elu_v(op: &mut Builder, x: Value, t: DType, alpha: f64, scale: f64, input_sca
 
 /// `x · beta > threshold ? x : log1p(exp(x · beta)) / beta`.
 fn softplus_v(op: &mut Builder, x: Value, t: DType, beta: f64, threshold: f64) -> Value {
-    let xb = if beta == 1.0 { x } else { let b = k(op, t, beta); op.Mul(x, b).out() };
+    let xb = if beta == 1.0 {
+        x
+    } else {
+        let b = k(op, t, beta);
+        op.Mul(x, b).out()
+    };
     let e = op.Exp(xb).out();
     let l = log1p_f(op, e, t);
-    let l = if beta == 1.0 { l } else { let b = k(op, t, beta); op.Div(l, b).out() };
+    let l = if beta == 1.0 {
+        l
+    } else {
+        let b = k(op, t, beta);
+        op.Div(l, b).out()
+    };
     let th = k(op, t, threshold);
     let big = op.Greater(xb, th).out();
     select(op, big, x, l)
@@ -35,7 +55,13 @@ fn softplus_v(op: &mut Builder, x: Value, t: DType, beta: f64, threshold: f64) -
 translations! {
     /// elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor
     #[target("aten::elu")]
-    fn elu(op, self_: Tensor, alpha: f64 = 1.0, scale: f64 = 1.0, input_scale: f64 = 1.0) -> Value {
+    fn elu(
+        op,
+        self_: Tensor,
+        alpha: f64 = 1.0,
+        scale: f64 = 1.0,
+        input_scale: f64 = 1.0,
+    ) -> Value {
         let (x, t) = float_input(op, self_);
         elu_v(op, x, t, alpha, scale, input_scale)
     }
@@ -44,7 +70,7 @@ translations! {
     #[target("aten::selu")]
     fn selu(op, self_: Tensor) -> Value {
         let (x, t) = float_input(op, self_);
-        elu_v(op, x, t, 1.6732632423543772848170429916717, 1.0507009873554804934193349852946, 1.0)
+        elu_v(op, x, t, 1.673_263_242_354_377_2, 1.050_700_987_355_480_5, 1.0)
     }
 
     /// celu(Tensor self, Scalar alpha=1.) -> Tensor
@@ -104,7 +130,12 @@ translations! {
 
     /// hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor
     #[target("aten::hardtanh")]
-    fn hardtanh(op, self_: Tensor, min_val: Scalar = Scalar::Int(-1), max_val: Scalar = Scalar::Int(1)) -> Value {
+    fn hardtanh(
+        op,
+        self_: Tensor,
+        min_val: Scalar = Scalar::Int(-1),
+        max_val: Scalar = Scalar::Int(1),
+    ) -> Value {
         let t = out_t(op, self_);
         clamp_v(op, self_, Some(min_val), Some(max_val), t)
     }
@@ -245,7 +276,7 @@ translations! {
         // A per-channel weight applies along dim 1: shape [C, 1, ..., 1].
         let w = if r >= 2 && op.rank(w) == Some(1) {
             let mut shape = vec![-1];
-            shape.extend(std::iter::repeat(1).take(r - 2));
+            shape.extend(std::iter::repeat_n(1, r - 2));
             let s = op.const_i64s(&shape);
             op.Reshape(w, s).out()
         } else {

@@ -4,6 +4,9 @@
 //! Each follows torch's CPU implementation (Cephes coefficients and branch points, from
 //! aten/src/ATen/native/Math.h), evaluated in float64 and rounded once to the result type.
 
+// Coefficients are Cephes' tables digit for digit, so they can be compared with the source.
+#![allow(clippy::excessive_precision)]
+
 use super::math::{k, select};
 use super::special::{polevl, special};
 use crate::translate::prelude::*;
@@ -149,7 +152,7 @@ const Y_YQ1: [f64; 8] = [
 ];
 /// √(2/π).
 const SQRT_2_PI: f64 = 0.797884560802865355879892119868763737;
-const TWO_OVER_PI: f64 = 0.636619772367581343075535053490057448;
+const TWO_OVER_PI: f64 = std::f64::consts::FRAC_2_PI;
 
 /// Hankel asymptotic form for |x| > 5 (Cephes j0/j1/y0/y1): with w = 25/x², p = PP(w)/PQ(w),
 /// q = QP(w)/QQ(w), θ = x - phase: √(2/π)/√x · (p·cos θ - 5/x·q·sin θ) for J, and

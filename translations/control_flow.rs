@@ -18,7 +18,13 @@ fn formal_like(op: &mut Builder, like: Value, drop_leading: bool) -> Value {
 translations! {
     /// cond(Tensor pred, GraphModule true_fn, GraphModule false_fn, Tensor[] operands) -> Tensor[]
     #[target("higher_order::cond")]
-    fn cond[ctx](op, pred: Scalar, true_fn: SubGraph, false_fn: SubGraph, operands: Vec<Tensor>) -> OpResult<Vec<Value>> {
+    fn cond[ctx](
+        op,
+        pred: Scalar,
+        true_fn: SubGraph,
+        false_fn: SubGraph,
+        operands: Vec<Tensor>,
+    ) -> OpResult<Vec<Value>> {
         let pred = scalar_value(op, pred, DType::Bool);
         // ONNX branches take no inputs: they read the operands from the enclosing scope.
         let mut branches = Vec::with_capacity(2);
@@ -39,9 +45,16 @@ translations! {
         Ok(op.If(pred).then_branch(then_branch).else_branch(else_branch).outs_vec(n))
     }
 
-    /// while_loop(GraphModule cond_fn, GraphModule body_fn, Tensor[] carried_inputs, Tensor[] additional_inputs) -> Tensor[]
+    /// while_loop(GraphModule cond_fn, GraphModule body_fn, Tensor[] carried_inputs,
+    ///     Tensor[] additional_inputs) -> Tensor[]
     #[target("higher_order::while_loop")]
-    fn while_loop[ctx](op, cond_fn: SubGraph, body_fn: SubGraph, carried_inputs: Vec<Tensor>, additional_inputs: Vec<Tensor>) -> OpResult<Vec<Value>> {
+    fn while_loop[ctx](
+        op,
+        cond_fn: SubGraph,
+        body_fn: SubGraph,
+        carried_inputs: Vec<Tensor>,
+        additional_inputs: Vec<Tensor>,
+    ) -> OpResult<Vec<Value>> {
         let with_extra = |vals: &[Value]| vals.iter().chain(additional_inputs.iter()).copied().collect::<Vec<_>>();
         // The first test runs before the loop; the body runs the step, then the next test.
         let first = ctx.inline(op, cond_fn.graph, &with_extra(&carried_inputs))?;
@@ -52,7 +65,14 @@ translations! {
         let formals: Vec<Value> = carried_inputs.iter().map(|&c| formal_like(op, c, false)).collect();
         let body = (|| {
             let next = ctx.inline(op, body_fn.graph, &with_extra(&formals))?;
-            let next: Vec<Value> = next.iter().zip(&carried_inputs).map(|(&n, &c)| match op.dtype(c) { Some(t) => cast(op, n, t), None => n }).collect();
+            let next: Vec<Value> = next
+                .iter()
+                .zip(&carried_inputs)
+                .map(|(&n, &c)| match op.dtype(c) {
+                    Some(t) => cast(op, n, t),
+                    None => n,
+                })
+                .collect();
             let again = ctx.inline(op, cond_fn.graph, &with_extra(&next))?;
             let again = cast(op, again[0], DType::Bool);
             Ok::<_, OpError>(std::iter::once(again).chain(next).collect::<Vec<_>>())
@@ -70,7 +90,13 @@ translations! {
 
     /// scan(GraphModule combine_fn, Tensor[] init, Tensor[] xs, Tensor[] additional_inputs) -> Tensor[]
     #[target("higher_order::scan")]
-    fn scan[ctx](op, combine_fn: SubGraph, init: Vec<Tensor>, xs: Vec<Tensor>, additional_inputs: Vec<Tensor>) -> OpResult<Vec<Value>> {
+    fn scan[ctx](
+        op,
+        combine_fn: SubGraph,
+        init: Vec<Tensor>,
+        xs: Vec<Tensor>,
+        additional_inputs: Vec<Tensor>,
+    ) -> OpResult<Vec<Value>> {
         op.begin_subgraph(combine_fn.name);
         let mut formals: Vec<Value> = init.iter().map(|&c| formal_like(op, c, false)).collect();
         formals.extend(xs.iter().map(|&x| formal_like(op, x, true)));
@@ -136,7 +162,10 @@ translations! {
                 Ok(vec![Some(token), None])
             }
             "torch.ops.aten._linalg_check_errors.default" => {
-                op.warn("dropped a runtime check: aten._linalg_check_errors (ONNX cannot raise; singular or non-definite inputs give NaN or inf instead of an error)");
+                op.warn(concat!(
+                     "dropped a runtime check: aten._linalg_check_errors (ONNX cannot raise; singular or ",
+                     "non-definite inputs give NaN or inf instead of an error)"
+                 ));
                 Ok(vec![Some(token), None])
             }
             other => bail!("side-effecting op {other} under with_effects has no ONNX equivalent"),

@@ -23,7 +23,8 @@ fn filled(op: &mut Builder, shape: Value, value: Scalar) -> OpResult<Value> {
 }
 
 translations! {
-    /// zeros(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
+    /// zeros(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None,
+    ///     bool? pin_memory=None) -> Tensor
     #[target("aten::zeros", "aten::new_zeros", "aten::empty.memory_format", "aten::new_empty")]
     fn zeros(op, size: Vec<SymInt>) -> OpResult<Value> {
         // empty() is uninitialised in torch; zeros are one valid content.
@@ -31,51 +32,63 @@ translations! {
         filled(op, shape, Scalar::Int(0))
     }
 
-    /// ones(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
+    /// ones(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None,
+    ///     bool? pin_memory=None) -> Tensor
     #[target("aten::ones", "aten::new_ones")]
     fn ones(op, size: Vec<SymInt>) -> OpResult<Value> {
         let shape = shape_vec(op, &size);
         filled(op, shape, Scalar::Int(1))
     }
 
-    /// full(SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
+    /// full(SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None,
+    ///     bool? pin_memory=None) -> Tensor
     #[target("aten::full", "aten::new_full")]
     fn full(op, size: Vec<SymInt>, fill_value: Scalar) -> OpResult<Value> {
         let shape = shape_vec(op, &size);
         filled(op, shape, fill_value)
     }
 
-    /// zeros_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor
+    /// zeros_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None,
+    ///     bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor
     #[target("aten::zeros_like", "aten::empty_like")]
     fn zeros_like(op, self_: Tensor) -> OpResult<Value> {
         let shape = op.Shape(self_).out();
         filled(op, shape, Scalar::Int(0))
     }
 
-    /// ones_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor
+    /// ones_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None,
+    ///     bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor
     #[target("aten::ones_like")]
     fn ones_like(op, self_: Tensor) -> OpResult<Value> {
         let shape = op.Shape(self_).out();
         filled(op, shape, Scalar::Int(1))
     }
 
-    /// full_like(Tensor self, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor
+    /// full_like(Tensor self, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None,
+    ///     bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor
     #[target("aten::full_like")]
     fn full_like(op, self_: Tensor, fill_value: Scalar) -> OpResult<Value> {
         let shape = op.Shape(self_).out();
         filled(op, shape, fill_value)
     }
 
-    /// scalar_tensor(Scalar s, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
+    /// scalar_tensor(Scalar s, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None,
+    ///     bool? pin_memory=None) -> Tensor
     #[target("aten::scalar_tensor")]
     fn scalar_tensor(op, s: Scalar) -> Value {
         let t = op.out_dtype(0).unwrap_or(DType::Float);
         scalar_value(op, s, t)
     }
 
-    /// arange.start_step(Scalar start, Scalar end, Scalar step=1, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
+    /// arange.start_step(Scalar start, Scalar end, Scalar step=1, *, ScalarType? dtype=None, Layout? layout=None,
+    ///     Device? device=None, bool? pin_memory=None) -> Tensor
     #[target("aten::arange.start_step", "aten::arange.start", "aten::arange")]
-    fn arange(op, start: Scalar = Scalar::Int(0), end: Scalar, step: Scalar = Scalar::Int(1)) -> Value {
+    fn arange(
+        op,
+        start: Scalar = Scalar::Int(0),
+        end: Scalar,
+        step: Scalar = Scalar::Int(1),
+    ) -> Value {
         let t = op.out_dtype(0).unwrap_or(DType::Int64);
         // Range in the output type; float ranges are computed in float64 for torch's accuracy.
         let work = if t.is_float() { DType::Double } else { DType::Int64 };
@@ -107,7 +120,8 @@ translations! {
         filled(op, shape, value)
     }
 
-    /// empty_permuted(SymInt[] size, int[] physical_layout, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
+    /// empty_permuted(SymInt[] size, int[] physical_layout, *, ScalarType? dtype=None, Layout? layout=None,
+    ///     Device? device=None, bool? pin_memory=None) -> Tensor
     #[target("aten::empty_permuted", "aten::empty_strided", "aten::new_empty_strided")]
     fn empty_permuted(op, size: Vec<SymInt>) -> OpResult<Value> {
         // Uninitialised in torch; zeros are one valid content (as for empty).
@@ -115,7 +129,8 @@ translations! {
         filled(op, shape, Scalar::Int(0))
     }
 
-    /// eye.m(SymInt n, SymInt m, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
+    /// eye.m(SymInt n, SymInt m, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None,
+    ///     bool? pin_memory=None) -> Tensor
     #[target("aten::eye", "aten::eye.m")]
     fn eye(op, n: SymInt, m: Option<SymInt> = None) -> Value {
         let t = op.out_dtype(0).unwrap_or(DType::Float);
@@ -133,8 +148,14 @@ translations! {
         cast(op, eq, t)
     }
 
-    /// linspace(Scalar start, Scalar end, int steps, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
-    #[target("aten::linspace", "aten::linspace.Tensor_Tensor", "aten::linspace.Tensor_Scalar", "aten::linspace.Scalar_Tensor")]
+    /// linspace(Scalar start, Scalar end, int steps, *, ScalarType? dtype=None, Layout? layout=None,
+    ///     Device? device=None, bool? pin_memory=None) -> Tensor
+    #[target(
+        "aten::linspace",
+        "aten::linspace.Tensor_Tensor",
+        "aten::linspace.Tensor_Scalar",
+        "aten::linspace.Scalar_Tensor"
+    )]
     fn linspace(op, start: Scalar, end: Scalar, steps: i64) -> Value {
         let t = op.out_dtype(0).unwrap_or(DType::Float);
         let work = match t {
@@ -145,8 +166,14 @@ translations! {
         cast(op, v, t)
     }
 
-    /// logspace(Scalar start, Scalar end, int steps, float base=10., *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
-    #[target("aten::logspace", "aten::logspace.Tensor_Tensor", "aten::logspace.Tensor_Scalar", "aten::logspace.Scalar_Tensor")]
+    /// logspace(Scalar start, Scalar end, int steps, float base=10., *, ScalarType? dtype=None, Layout? layout=None,
+    ///     Device? device=None, bool? pin_memory=None) -> Tensor
+    #[target(
+        "aten::logspace",
+        "aten::logspace.Tensor_Tensor",
+        "aten::logspace.Tensor_Scalar",
+        "aten::logspace.Scalar_Tensor"
+    )]
     fn logspace(op, start: Scalar, end: Scalar, steps: i64, base: f64 = 10.0) -> Value {
         let t = op.out_dtype(0).unwrap_or(DType::Float);
         let work = match t {
@@ -159,7 +186,8 @@ translations! {
         cast(op, p, t)
     }
 
-    /// tril_indices(int row, int col, int offset=0, *, ScalarType? dtype=4, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
+    /// tril_indices(int row, int col, int offset=0, *, ScalarType? dtype=4, Layout? layout=None, Device? device=None,
+    ///     bool? pin_memory=None) -> Tensor
     #[target("aten::tril_indices")]
     fn tril_indices(op, row: i64, col: i64, offset: i64 = 0) -> Value {
         let t = op.out_dtype(0).unwrap_or(DType::Int64);
@@ -167,7 +195,8 @@ translations! {
         cast(op, c, t)
     }
 
-    /// triu_indices(int row, int col, int offset=0, *, ScalarType? dtype=4, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
+    /// triu_indices(int row, int col, int offset=0, *, ScalarType? dtype=4, Layout? layout=None, Device? device=None,
+    ///     bool? pin_memory=None) -> Tensor
     #[target("aten::triu_indices")]
     fn triu_indices(op, row: i64, col: i64, offset: i64 = 0) -> Value {
         let t = op.out_dtype(0).unwrap_or(DType::Int64);
@@ -196,7 +225,13 @@ translations! {
 
     /// repeat_interleave.self_int(Tensor self, SymInt repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor
     #[target("aten::repeat_interleave.self_int")]
-    fn repeat_interleave(op, self_: Tensor, repeats: SymInt, dim: Option<i64> = None, output_size: Ignored) -> OpResult<Value> {
+    fn repeat_interleave(
+        op,
+        self_: Tensor,
+        repeats: SymInt,
+        dim: Option<i64> = None,
+        output_size: Ignored,
+    ) -> OpResult<Value> {
         let (x, axis, r) = match dim {
             None => {
                 let m1 = op.const_i64s(&[-1]);
@@ -342,9 +377,18 @@ translations! {
         Ok(op.Squeeze(s, Some(l)).out())
     }
 
-    /// isin.Tensor_Tensor(Tensor elements, Tensor test_elements, *, bool assume_unique=False, bool invert=False) -> Tensor
+    /// isin.Tensor_Tensor(Tensor elements, Tensor test_elements, *, bool assume_unique=False,
+    ///     bool invert=False) -> Tensor
     #[target("aten::isin.Tensor_Tensor", "aten::isin.Tensor_Scalar", "aten::isin.Scalar_Tensor")]
-    fn isin(op, elements: Option<Scalar> = None, test_elements: Option<Scalar> = None, test_element: Option<Scalar> = None, element: Option<Scalar> = None, assume_unique: bool = false, invert: bool = false) -> OpResult<Value> {
+    fn isin(
+        op,
+        elements: Option<Scalar> = None,
+        test_elements: Option<Scalar> = None,
+        test_element: Option<Scalar> = None,
+        element: Option<Scalar> = None,
+        assume_unique: bool = false,
+        invert: bool = false,
+    ) -> OpResult<Value> {
         let test = test_elements.or(test_element).ok_or("isin needs test elements")?;
         let e = element.or(elements).ok_or("isin needs elements")?;
         let et = scalar_dtype(op, e);
@@ -362,23 +406,32 @@ translations! {
         Ok(if invert { op.Equal(n, zero).out() } else { op.Greater(n, zero).out() })
     }
 
-    /// unique_consecutive(Tensor self, bool return_inverse=False, bool return_counts=False, int? dim=None) -> (Tensor, Tensor, Tensor)
+    /// unique_consecutive(Tensor self, bool return_inverse=False, bool return_counts=False, int? dim=None) -> (Tensor,
+    ///     Tensor, Tensor)
     #[target("aten::unique_consecutive")]
-    fn unique_consecutive(op, self_: Tensor, return_inverse: bool = false, return_counts: bool = false, dim: Option<i64> = None) -> OpResult<Vec<Value>> {
+    fn unique_consecutive(
+        op,
+        self_: Tensor,
+        return_inverse: bool = false,
+        return_counts: bool = false,
+        dim: Option<i64> = None,
+    ) -> OpResult<Vec<Value>> {
         if dim.is_some() {
             bail!("unique_consecutive along a dim is not supported yet");
         }
         let m1 = op.const_i64s(&[-1]);
         let x = op.Reshape(self_, m1).out();
         // A new run starts at 0 and wherever x[i] != x[i-1].
-        let (s0, s1, e1, big) = (op.const_i64s(&[0]), op.const_i64s(&[1]), op.const_i64s(&[-1]), op.const_i64s(&[i64::MAX]));
+        let (s0, s1, e1, big) =
+            (op.const_i64s(&[0]), op.const_i64s(&[1]), op.const_i64s(&[-1]), op.const_i64s(&[i64::MAX]));
         let prev = op.Slice(x, s0, e1, None, None).out();
         let cur = op.Slice(x, s1, big, None, None).out();
         let same = op.Equal(cur, prev).out();
         let diff = op.Not(same).out();
         let n = op.Shape(x).out();
         let first = op.Min(&[n, s1]).out();
-        let head = op.ConstantOfShape(first).value(TensorData::from_f64_as(DType::Bool, vec![1], &[1.0]).ok_or("bool")?).out();
+        let head =
+            op.ConstantOfShape(first).value(TensorData::from_f64_as(DType::Bool, vec![1], &[1.0]).ok_or("bool")?).out();
         let starts = op.Concat(&[head, diff]).axis(0).out();
         let values = op.Compress(x, starts).axis(0).out();
         let si = cast(op, starts, DType::Int64);
@@ -396,9 +449,16 @@ translations! {
         Ok(vec![values, inverse, counts])
     }
 
-    /// _unique2(Tensor self, bool sorted=True, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)
+    /// _unique2(Tensor self, bool sorted=True, bool return_inverse=False, bool return_counts=False) -> (Tensor,
+    ///     Tensor, Tensor)
     #[target("aten::_unique2")]
-    fn unique2(op, self_: Tensor, sorted: bool = true, return_inverse: bool = false, return_counts: bool = false) -> OpResult<Vec<Value>> {
+    fn unique2(
+        op,
+        self_: Tensor,
+        sorted: bool = true,
+        return_inverse: bool = false,
+        return_counts: bool = false,
+    ) -> OpResult<Vec<Value>> {
         // torch's CPU kernel sorts whether or not `sorted` is set (sorting beats its hash table),
         // so both give ascending unique values.
         let _ = sorted;
@@ -521,4 +581,3 @@ fn static_shape(op: &Builder, x: Value, what: &str) -> OpResult<Vec<i64>> {
         })
         .collect()
 }
-

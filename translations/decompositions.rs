@@ -222,7 +222,6 @@ fn lu_info(op: &mut Builder, w: Value, t: DType, batch: &[i64], steps: i64) -> V
     info
 }
 
-
 /// The determinant of an LU-eliminated square matrix: the product of U's diagonal, negated per
 /// row swap.
 fn lu_det(op: &mut Builder, lu: &Lu, t: DType, batch: &[i64], n: i64) -> Value {
@@ -546,7 +545,15 @@ fn symmetrize_lower(op: &mut Builder, a: Value, rank: usize) -> Value {
 
 /// torch's pinv / matrix_rank tolerance: `max(atol, rtol·σ_max)`, with rtol defaulting to
 /// `eps·max(m, n)` when neither is given and to 0 when only atol is.
-fn sv_tolerance(op: &mut Builder, smax: Value, atol: Option<Value>, rtol: Option<Value>, t: DType, m: i64, n: i64) -> Value {
+fn sv_tolerance(
+    op: &mut Builder,
+    smax: Value,
+    atol: Option<Value>,
+    rtol: Option<Value>,
+    t: DType,
+    m: i64,
+    n: i64,
+) -> Value {
     let d = DType::Double;
     let eps = match t {
         DType::Double => f64::EPSILON,
@@ -570,7 +577,14 @@ fn sv_tolerance(op: &mut Builder, smax: Value, atol: Option<Value>, rtol: Option
 
 /// The pseudo-inverse of `a` (`[..., m, n]`, type t) from the Jacobi SVD, dropping singular values
 /// not above torch's tolerance.
-fn pinv_impl(op: &mut Builder, a: Value, atol: Option<Value>, rtol: Option<Value>, hermitian: bool, what: &str) -> OpResult<Value> {
+fn pinv_impl(
+    op: &mut Builder,
+    a: Value,
+    atol: Option<Value>,
+    rtol: Option<Value>,
+    hermitian: bool,
+    what: &str,
+) -> OpResult<Value> {
     let (batch, m, n) = matrix_dims(op, a, what)?;
     let t = float_type(op, a, what)?;
     let rank = batch.len() + 2;
@@ -613,7 +627,13 @@ fn pinv_impl(op: &mut Builder, a: Value, atol: Option<Value>, rtol: Option<Value
 }
 
 /// The numerical rank (int64 `[...]`): singular values above torch's tolerance.
-fn matrix_rank_impl(op: &mut Builder, a: Value, atol: Option<Value>, rtol: Option<Value>, hermitian: bool) -> OpResult<Value> {
+fn matrix_rank_impl(
+    op: &mut Builder,
+    a: Value,
+    atol: Option<Value>,
+    rtol: Option<Value>,
+    hermitian: bool,
+) -> OpResult<Value> {
     let what = "matrix_rank";
     let (batch, m, n) = matrix_dims(op, a, what)?;
     let t = float_type_of(op, a, what)?;
@@ -706,7 +726,14 @@ fn symmetric_eigenvalues(op: &mut Builder, a: Value, t: DType, batch: &[i64], n:
 
 /// Cyclic Jacobi on the symmetric matrix read from `a`'s lower (or upper) triangle, in double:
 /// the eigenvalues (`[..., n]`, unsorted) and, when asked, the eigenvectors as columns.
-pub(super) fn symmetric_jacobi(op: &mut Builder, a: Value, batch: &[i64], n: i64, lower: bool, want_v: bool) -> (Value, Option<Value>) {
+pub(super) fn symmetric_jacobi(
+    op: &mut Builder,
+    a: Value,
+    batch: &[i64],
+    n: i64,
+    lower: bool,
+    want_v: bool,
+) -> (Value, Option<Value>) {
     let rank = batch.len() + 2;
     let d = DType::Double;
     let a = cast(op, a, d);
@@ -1008,9 +1035,16 @@ translations! {
         Ok(solve_square(op, x, eye, t, &batch, n, n).0)
     }
 
-    /// _linalg_solve_ex(Tensor A, Tensor B, *, bool left=True, bool check_errors=False) -> (Tensor result, Tensor LU, Tensor pivots, Tensor info)
+    /// _linalg_solve_ex(Tensor A, Tensor B, *, bool left=True, bool check_errors=False) -> (Tensor result, Tensor LU,
+    ///     Tensor pivots, Tensor info)
     #[target("aten::_linalg_solve_ex")]
-    fn _linalg_solve_ex(op, A: Tensor, B: Tensor, left: bool = true, check_errors: bool = false) -> OpResult<Vec<Option<Value>>> {
+    fn _linalg_solve_ex(
+        op,
+        A: Tensor,
+        B: Tensor,
+        left: bool = true,
+        check_errors: bool = false,
+    ) -> OpResult<Vec<Option<Value>>> {
         let (a, b) = (A, B);
         let _ = check_errors;
         let t = float_type(op, a, "solve")?;
@@ -1023,7 +1057,13 @@ translations! {
 
     /// linalg_solve_ex(Tensor A, Tensor B, *, bool left=True, bool check_errors=False) -> (Tensor result, Tensor info)
     #[target("aten::linalg_solve_ex")]
-    fn linalg_solve_ex(op, A: Tensor, B: Tensor, left: bool = true, check_errors: bool = false) -> OpResult<Vec<Option<Value>>> {
+    fn linalg_solve_ex(
+        op,
+        A: Tensor,
+        B: Tensor,
+        left: bool = true,
+        check_errors: bool = false,
+    ) -> OpResult<Vec<Option<Value>>> {
         let (a, b) = (A, B);
         let _ = check_errors;
         let t = float_type(op, a, "solve")?;
@@ -1042,7 +1082,12 @@ translations! {
 
     /// linalg_cholesky_ex(Tensor self, *, bool upper=False, bool check_errors=False) -> (Tensor L, Tensor info)
     #[target("aten::linalg_cholesky_ex")]
-    fn linalg_cholesky_ex(op, self_: Tensor, upper: bool = false, check_errors: bool = false) -> OpResult<Vec<Option<Value>>> {
+    fn linalg_cholesky_ex(
+        op,
+        self_: Tensor,
+        upper: bool = false,
+        check_errors: bool = false,
+    ) -> OpResult<Vec<Option<Value>>> {
         let _ = check_errors;
         let (x, t, batch, n) = square(op, self_, "cholesky")?;
         let (l, info) = cholesky_lower(op, x, t, &batch, n);
@@ -1071,9 +1116,17 @@ translations! {
         Ok(if upper { op.MatMul(linv, lt).out() } else { op.MatMul(lt, linv).out() })
     }
 
-    /// linalg_solve_triangular(Tensor self, Tensor B, *, bool upper, bool left=True, bool unitriangular=False) -> Tensor
+    /// linalg_solve_triangular(Tensor self, Tensor B, *, bool upper, bool left=True,
+    ///     bool unitriangular=False) -> Tensor
     #[target("aten::linalg_solve_triangular")]
-    fn linalg_solve_triangular(op, self_: Tensor, B: Tensor, upper: bool, left: bool = true, unitriangular: bool = false) -> OpResult<Value> {
+    fn linalg_solve_triangular(
+        op,
+        self_: Tensor,
+        B: Tensor,
+        upper: bool,
+        left: bool = true,
+        unitriangular: bool = false,
+    ) -> OpResult<Value> {
         let b = B;
         let t = float_type(op, self_, "solve_triangular")?;
         let a = cast(op, self_, t);
@@ -1100,9 +1153,17 @@ translations! {
         }
     }
 
-    /// triangular_solve(Tensor self, Tensor A, bool upper=True, bool transpose=False, bool unitriangular=False) -> (Tensor solution, Tensor cloned_coefficient)
+    /// triangular_solve(Tensor self, Tensor A, bool upper=True, bool transpose=False,
+    ///     bool unitriangular=False) -> (Tensor solution, Tensor cloned_coefficient)
     #[target("aten::triangular_solve")]
-    fn triangular_solve(op, self_: Tensor, A: Tensor, upper: bool = true, transpose: bool = false, unitriangular: bool = false) -> OpResult<Vec<Option<Value>>> {
+    fn triangular_solve(
+        op,
+        self_: Tensor,
+        A: Tensor,
+        upper: bool = true,
+        transpose: bool = false,
+        unitriangular: bool = false,
+    ) -> OpResult<Vec<Option<Value>>> {
         let a = A;
         let a = A;
         let t = float_type(op, self_, "triangular_solve")?;
@@ -1114,9 +1175,16 @@ translations! {
         Ok(vec![Some(x), Some(ab)])
     }
 
-    /// linalg_lu_factor_ex(Tensor A, *, bool pivot=True, bool check_errors=False) -> (Tensor LU, Tensor pivots, Tensor info)
+    /// linalg_lu_factor_ex(Tensor A, *, bool pivot=True, bool check_errors=False) -> (Tensor LU, Tensor pivots,
+    ///     Tensor info)
     #[target("aten::linalg_lu_factor_ex", "aten::_lu_with_info")]
-    fn linalg_lu_factor_ex(op, A: Option<Tensor> = None, self_: Option<Tensor> = None, pivot: bool = true, check_errors: bool = false) -> OpResult<Vec<Option<Value>>> {
+    fn linalg_lu_factor_ex(
+        op,
+        A: Option<Tensor> = None,
+        self_: Option<Tensor> = None,
+        pivot: bool = true,
+        check_errors: bool = false,
+    ) -> OpResult<Vec<Option<Value>>> {
         let _ = check_errors;
         let Some(x) = A.or(self_) else { bail!("lu_factor needs a tensor") };
         if !pivot {
@@ -1156,9 +1224,16 @@ translations! {
         let u = op.Where(upper, uw, zero).out();
         Ok(vec![Some(p), Some(l), Some(u)])
     }
-    /// _linalg_svd(Tensor A, bool full_matrices=False, bool compute_uv=True, *, str? driver=None) -> (Tensor U, Tensor S, Tensor Vh)
+    /// _linalg_svd(Tensor A, bool full_matrices=False, bool compute_uv=True, *, str? driver=None) -> (Tensor U,
+    ///     Tensor S, Tensor Vh)
     #[target("aten::_linalg_svd")]
-    fn _linalg_svd(op, A: Tensor, full_matrices: bool = false, compute_uv: bool = true, driver: Option<&str> = None) -> OpResult<Vec<Option<Value>>> {
+    fn _linalg_svd(
+        op,
+        A: Tensor,
+        full_matrices: bool = false,
+        compute_uv: bool = true,
+        driver: Option<&str> = None,
+    ) -> OpResult<Vec<Option<Value>>> {
         // Only the singular values: singular vectors are defined up to sign (and LAPACK's choice
         // cannot be reproduced), so U and Vh are left unset; a graph that reads them fails.
         let _ = (full_matrices, compute_uv, driver);
@@ -1179,15 +1254,28 @@ translations! {
         Ok(singular_values(op, x, t, &batch, m, n))
     }
 
-    /// linalg_pinv.atol_rtol_tensor(Tensor self, *, Tensor? atol=None, Tensor? rtol=None, bool hermitian=False) -> Tensor
+    /// linalg_pinv.atol_rtol_tensor(Tensor self, *, Tensor? atol=None, Tensor? rtol=None,
+    ///     bool hermitian=False) -> Tensor
     #[target("aten::linalg_pinv.atol_rtol_tensor")]
-    fn linalg_pinv_atol_rtol_tensor(op, self_: Tensor, atol: Option<Tensor> = None, rtol: Option<Tensor> = None, hermitian: bool = false) -> OpResult<Value> {
+    fn linalg_pinv_atol_rtol_tensor(
+        op,
+        self_: Tensor,
+        atol: Option<Tensor> = None,
+        rtol: Option<Tensor> = None,
+        hermitian: bool = false,
+    ) -> OpResult<Value> {
         pinv_impl(op, self_, atol, rtol, hermitian, "pinv")
     }
 
     /// linalg_pinv.atol_rtol_float(Tensor self, *, float? atol=None, float? rtol=None, bool hermitian=False) -> Tensor
     #[target("aten::linalg_pinv.atol_rtol_float")]
-    fn linalg_pinv_atol_rtol_float(op, self_: Tensor, atol: Option<f64> = None, rtol: Option<f64> = None, hermitian: bool = false) -> OpResult<Value> {
+    fn linalg_pinv_atol_rtol_float(
+        op,
+        self_: Tensor,
+        atol: Option<f64> = None,
+        rtol: Option<f64> = None,
+        hermitian: bool = false,
+    ) -> OpResult<Value> {
         let atol = atol.map(|v| op.scalar(DType::Double, v));
         let rtol = rtol.map(|v| op.scalar(DType::Double, v));
         pinv_impl(op, self_, atol, rtol, hermitian, "pinv")
@@ -1201,15 +1289,29 @@ translations! {
         pinv_impl(op, self_, atol, rtol, hermitian, "pinv")
     }
 
-    /// linalg_matrix_rank.atol_rtol_tensor(Tensor input, *, Tensor? atol=None, Tensor? rtol=None, bool hermitian=False) -> Tensor
+    /// linalg_matrix_rank.atol_rtol_tensor(Tensor input, *, Tensor? atol=None, Tensor? rtol=None,
+    ///     bool hermitian=False) -> Tensor
     #[target("aten::linalg_matrix_rank.atol_rtol_tensor")]
-    fn linalg_matrix_rank_atol_rtol_tensor(op, input: Tensor, atol: Option<Tensor> = None, rtol: Option<Tensor> = None, hermitian: bool = false) -> OpResult<Value> {
+    fn linalg_matrix_rank_atol_rtol_tensor(
+        op,
+        input: Tensor,
+        atol: Option<Tensor> = None,
+        rtol: Option<Tensor> = None,
+        hermitian: bool = false,
+    ) -> OpResult<Value> {
         matrix_rank_impl(op, input, atol, rtol, hermitian)
     }
 
-    /// linalg_matrix_rank.atol_rtol_float(Tensor self, *, float? atol=None, float? rtol=None, bool hermitian=False) -> Tensor
+    /// linalg_matrix_rank.atol_rtol_float(Tensor self, *, float? atol=None, float? rtol=None,
+    ///     bool hermitian=False) -> Tensor
     #[target("aten::linalg_matrix_rank.atol_rtol_float")]
-    fn linalg_matrix_rank_atol_rtol_float(op, self_: Tensor, atol: Option<f64> = None, rtol: Option<f64> = None, hermitian: bool = false) -> OpResult<Value> {
+    fn linalg_matrix_rank_atol_rtol_float(
+        op,
+        self_: Tensor,
+        atol: Option<f64> = None,
+        rtol: Option<f64> = None,
+        hermitian: bool = false,
+    ) -> OpResult<Value> {
         let atol = atol.map(|v| op.scalar(DType::Double, v));
         let rtol = rtol.map(|v| op.scalar(DType::Double, v));
         matrix_rank_impl(op, self_, atol, rtol, hermitian)
@@ -1217,7 +1319,13 @@ translations! {
 
     /// linalg_matrix_rank(Tensor self, float tol, bool hermitian=False) -> Tensor
     #[target("aten::linalg_matrix_rank", "aten::linalg_matrix_rank.tol_tensor")]
-    fn linalg_matrix_rank(op, self_: Option<Tensor> = None, input: Option<Tensor> = None, tol: Scalar, hermitian: bool = false) -> OpResult<Value> {
+    fn linalg_matrix_rank(
+        op,
+        self_: Option<Tensor> = None,
+        input: Option<Tensor> = None,
+        tol: Scalar,
+        hermitian: bool = false,
+    ) -> OpResult<Value> {
         let Some(x) = self_.or(input) else { bail!("matrix_rank needs a tensor") };
         let atol = Some(scalar_value(op, tol, DType::Double));
         let rtol = Some(op.scalar(DType::Double, 0.0));
@@ -1247,7 +1355,14 @@ translations! {
     }
     /// linalg_lu_solve(Tensor LU, Tensor pivots, Tensor B, *, bool left=True, bool adjoint=False) -> Tensor
     #[target("aten::linalg_lu_solve")]
-    fn linalg_lu_solve(op, LU: Tensor, pivots: Tensor, B: Tensor, left: bool = true, adjoint: bool = false) -> OpResult<Value> {
+    fn linalg_lu_solve(
+        op,
+        LU: Tensor,
+        pivots: Tensor,
+        B: Tensor,
+        left: bool = true,
+        adjoint: bool = false,
+    ) -> OpResult<Value> {
         lu_solve_impl(op, LU, pivots, B, left, adjoint)
     }
 
@@ -1258,7 +1373,12 @@ translations! {
     }
     /// _linalg_eigh(Tensor A, str UPLO="L", bool compute_v=True) -> (Tensor eigenvalues, Tensor eigenvectors)
     #[target("aten::_linalg_eigh")]
-    fn _linalg_eigh(op, A: Tensor, UPLO: &str = "L", compute_v: bool = true) -> OpResult<Vec<Option<Value>>> {
+    fn _linalg_eigh(
+        op,
+        A: Tensor,
+        UPLO: &str = "L",
+        compute_v: bool = true,
+    ) -> OpResult<Vec<Option<Value>>> {
         // Eigenvalues only: eigenvectors are defined up to sign (LAPACK's choice cannot be
         // reproduced), so they are left unset; a graph that reads them fails.
         let _ = compute_v;
@@ -1321,7 +1441,12 @@ translations! {
 
     /// linalg_tensorsolve(Tensor self, Tensor other, int[]? dims=None) -> Tensor
     #[target("aten::linalg_tensorsolve")]
-    fn linalg_tensorsolve(op, self_: Tensor, other: Tensor, dims: Option<Vec<i64>> = None) -> OpResult<Value> {
+    fn linalg_tensorsolve(
+        op,
+        self_: Tensor,
+        other: Tensor,
+        dims: Option<Vec<i64>> = None,
+    ) -> OpResult<Value> {
         let what = "tensorsolve";
         let sa = static_shape(op, self_, what)?;
         let sb = static_shape(op, other, what)?;
@@ -1361,9 +1486,17 @@ translations! {
         Ok(op.Reshape(x, so).out())
     }
 
-    /// linalg_matrix_norm.str_ord(Tensor self, str ord="fro", int[] dim=[-2, -1], bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
+    /// linalg_matrix_norm.str_ord(Tensor self, str ord="fro", int[] dim=[-2, -1], bool keepdim=False, *,
+    ///     ScalarType? dtype=None) -> Tensor
     #[target("aten::linalg_matrix_norm.str_ord")]
-    fn linalg_matrix_norm_str_ord(op, self_: Tensor, ord: &str = "fro", dim: Vec<i64> = vec![-2, -1], keepdim: bool = false, dtype: Option<ScalarType> = None) -> OpResult<Value> {
+    fn linalg_matrix_norm_str_ord(
+        op,
+        self_: Tensor,
+        ord: &str = "fro",
+        dim: Vec<i64> = vec![-2, -1],
+        keepdim: bool = false,
+        dtype: Option<ScalarType> = None,
+    ) -> OpResult<Value> {
         let _ = dtype;
         let kind = match ord {
             "fro" => NormKind::Fro,
@@ -1373,9 +1506,17 @@ translations! {
         matrix_norm_impl(op, self_, kind, &dim, keepdim)
     }
 
-    /// linalg_matrix_norm(Tensor self, Scalar ord, int[] dim=[-2, -1], bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
+    /// linalg_matrix_norm(Tensor self, Scalar ord, int[] dim=[-2, -1], bool keepdim=False, *,
+    ///     ScalarType? dtype=None) -> Tensor
     #[target("aten::linalg_matrix_norm")]
-    fn linalg_matrix_norm(op, self_: Tensor, ord: f64, dim: Vec<i64> = vec![-2, -1], keepdim: bool = false, dtype: Option<ScalarType> = None) -> OpResult<Value> {
+    fn linalg_matrix_norm(
+        op,
+        self_: Tensor,
+        ord: f64,
+        dim: Vec<i64> = vec![-2, -1],
+        keepdim: bool = false,
+        dtype: Option<ScalarType> = None,
+    ) -> OpResult<Value> {
         let _ = dtype;
         let kind = if ord == 2.0 {
             NormKind::Spectral(true)

@@ -62,8 +62,17 @@ translations! {
     fn add(op, self_: Scalar, other: Scalar, alpha: Scalar = Scalar::Int(1)) -> Value {
         let t = arith_dtype(op, self_, other);
         let (a, b) = operands(op, self_, other, t);
-        let b = if alpha == Scalar::Int(1) { b } else { let k = scalar_value(op, alpha, t); op.Mul(b, k).out() };
-        if t == DType::Bool { op.Or(a, b).out() } else { op.Add(a, b).out() }
+        let b = if alpha == Scalar::Int(1) {
+            b
+        } else {
+            let k = scalar_value(op, alpha, t);
+            op.Mul(b, k).out()
+        };
+        if t == DType::Bool {
+            op.Or(a, b).out()
+        } else {
+            op.Add(a, b).out()
+        }
     }
 
     /// sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
@@ -71,7 +80,12 @@ translations! {
     fn sub(op, self_: Scalar, other: Scalar, alpha: Scalar = Scalar::Int(1)) -> Value {
         let t = arith_dtype(op, self_, other);
         let (a, b) = operands(op, self_, other, t);
-        let b = if alpha == Scalar::Int(1) { b } else { let k = scalar_value(op, alpha, t); op.Mul(b, k).out() };
+        let b = if alpha == Scalar::Int(1) {
+            b
+        } else {
+            let k = scalar_value(op, alpha, t);
+            op.Mul(b, k).out()
+        };
         op.Sub(a, b).out()
     }
 
@@ -80,7 +94,12 @@ translations! {
     fn rsub(op, self_: Scalar, other: Scalar, alpha: Scalar = Scalar::Int(1)) -> Value {
         let t = arith_dtype(op, self_, other);
         let (a, b) = operands(op, self_, other, t);
-        let a = if alpha == Scalar::Int(1) { a } else { let k = scalar_value(op, alpha, t); op.Mul(a, k).out() };
+        let a = if alpha == Scalar::Int(1) {
+            a
+        } else {
+            let k = scalar_value(op, alpha, t);
+            op.Mul(a, k).out()
+        };
         op.Sub(b, a).out()
     }
 
@@ -99,7 +118,11 @@ translations! {
             return complex_pack(op, re, im);
         }
         let (a, b) = operands(op, self_, other, t);
-        if t == DType::Bool { op.And(a, b).out() } else { op.Mul(a, b).out() }
+        if t == DType::Bool {
+            op.And(a, b).out()
+        } else {
+            op.Mul(a, b).out()
+        }
     }
 
     /// div.Tensor(Tensor self, Tensor other) -> Tensor
@@ -158,7 +181,11 @@ translations! {
             let s = op.ReduceSum(sq, Some(axis)).keepdims(0).out();
             return op.Sqrt(s).out();
         }
-        if op.dtype(self_) == Some(DType::Bool) { self_ } else { op.Abs(self_).out() }
+        if op.dtype(self_) == Some(DType::Bool) {
+            self_
+        } else {
+            op.Abs(self_).out()
+        }
     }
 
     /// relu(Tensor self) -> Tensor
@@ -354,11 +381,15 @@ translations! {
         self_
     }
 
-    /// to.dtype(Tensor self, ScalarType dtype, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor
+    /// to.dtype(Tensor self, ScalarType dtype, bool non_blocking=False, bool copy=False,
+    ///     MemoryFormat? memory_format=None) -> Tensor
     #[target("aten::to.dtype", "aten::to.dtype_layout", "aten::_to_copy", "aten::to.device", "aten::type_as")]
     fn to[ctx](op, self_: Tensor) -> Value {
         // The target type is the node's output type, which the lowering enforces with a Cast.
-        let x = match op.out_dtype(0) { Some(t) => cast(op, self_, t), None => self_ };
+        let x = match op.out_dtype(0) {
+            Some(t) => cast(op, self_, t),
+            None => self_,
+        };
         // real → complex: the real view needs its zero imaginary half.
         let out_complex = match ctx.node.outputs.first() {
             Some(crate::pt2::schema::Argument::Tensor(t)) => ctx.fx_dtype(&t.name).is_some_and(|d| d.is_complex()),
@@ -374,8 +405,16 @@ translations! {
         x
     }
 
-    /// _assert_tensor_metadata(Tensor a, SymInt[]? size=None, SymInt[]? stride=None, ScalarType? dtype=None, *, Device? device=None, Layout? layout=None) -> ()
-    #[target("aten::_assert_tensor_metadata", "aten::_assert_scalar", "aten::_assert_async", "aten::_assert_async.msg", "aten::sym_constrain_range_for_size", "aten::sym_constrain_range")]
+    /// _assert_tensor_metadata(Tensor a, SymInt[]? size=None, SymInt[]? stride=None, ScalarType? dtype=None, *,
+    ///     Device? device=None, Layout? layout=None) -> ()
+    #[target(
+        "aten::_assert_tensor_metadata",
+        "aten::_assert_scalar",
+        "aten::_assert_async",
+        "aten::_assert_async.msg",
+        "aten::sym_constrain_range_for_size",
+        "aten::sym_constrain_range"
+    )]
     fn assert_(op) -> () {
         // Checks torch ran at export time; the ONNX graph has no runtime assertions.
     }

@@ -196,7 +196,8 @@ fn c2r(op: &mut Builder, x: Value, dims: &[i64], normalization: i64, last_n: i64
     // The full spectrum: z[k] for k < half, conj(z[n - k]) above.
     let tail_len = last_n - half;
     let full = if tail_len > 0 {
-        let (s, e, a, st) = (op.const_i64s(&[tail_len]), op.const_i64s(&[0]), op.const_i64s(&[last]), op.const_i64s(&[-1]));
+        let (s, e, a, st) =
+            (op.const_i64s(&[tail_len]), op.const_i64s(&[0]), op.const_i64s(&[last]), op.const_i64s(&[-1]));
         let tail = op.Slice(z, s, e, Some(a), Some(st)).out();
         let mut ts = shape.clone();
         ts[last as usize] = tail_len;
@@ -247,7 +248,12 @@ fn const_sizes(s: &[SymInt]) -> OpResult<Vec<i64>> {
 }
 
 /// The dims and signal sizes of an n-dimensional c2r transform (torch's `canonicalize_fft_c2r_shape_and_dim_args`).
-fn c2r_args(op: &mut Builder, x: Value, s: Option<Vec<SymInt>>, dim: Option<Vec<i64>>) -> OpResult<(Value, Vec<i64>, i64)> {
+fn c2r_args(
+    op: &mut Builder,
+    x: Value,
+    s: Option<Vec<SymInt>>,
+    dim: Option<Vec<i64>>,
+) -> OpResult<(Value, Vec<i64>, i64)> {
     let x = complex_input(op, x)?;
     let shape = signal_shape(op, x)?;
     let r = shape.len();
@@ -288,7 +294,13 @@ fn c2r_args(op: &mut Builder, x: Value, s: Option<Vec<SymInt>>, dim: Option<Vec<
 }
 
 /// `hfftn`: c2c over all but the last dim, then c2r of the conjugate.
-fn hfftn(op: &mut Builder, x: Value, s: Option<Vec<SymInt>>, dim: Option<Vec<i64>>, norm: Option<&str>) -> OpResult<Value> {
+fn hfftn(
+    op: &mut Builder,
+    x: Value,
+    s: Option<Vec<SymInt>>,
+    dim: Option<Vec<i64>>,
+    norm: Option<&str>,
+) -> OpResult<Value> {
     let mode = norm_mode(norm, true)?;
     let (v, dims, last_n) = c2r_args(op, x, s, dim)?;
     let (&last, rest) = dims.split_last().expect("dims are not empty");
@@ -355,7 +367,13 @@ translations! {
 
     /// fft_irfft(Tensor self, SymInt? n=None, int dim=-1, str? norm=None) -> Tensor
     #[target("aten::fft_irfft")]
-    fn fft_irfft(op, self_: Tensor, n: Option<SymInt> = None, dim: i64 = -1, norm: Option<&str> = None) -> OpResult<Value> {
+    fn fft_irfft(
+        op,
+        self_: Tensor,
+        n: Option<SymInt> = None,
+        dim: i64 = -1,
+        norm: Option<&str> = None,
+    ) -> OpResult<Value> {
         let mode = norm_mode(norm, false)?;
         let s = n.map(|n| vec![n]);
         let (v, dims, last_n) = c2r_args(op, self_, s, Some(vec![dim]))?;
@@ -364,7 +382,13 @@ translations! {
 
     /// fft_irfftn(Tensor self, SymInt[1]? s=None, int[1]? dim=None, str? norm=None) -> Tensor
     #[target("aten::fft_irfftn")]
-    fn fft_irfftn(op, self_: Tensor, s: Option<Vec<SymInt>> = None, dim: Option<Vec<i64>> = None, norm: Option<&str> = None) -> OpResult<Value> {
+    fn fft_irfftn(
+        op,
+        self_: Tensor,
+        s: Option<Vec<SymInt>> = None,
+        dim: Option<Vec<i64>> = None,
+        norm: Option<&str> = None,
+    ) -> OpResult<Value> {
         let mode = norm_mode(norm, false)?;
         let (v, dims, last_n) = c2r_args(op, self_, s, dim)?;
         c2r(op, v, &dims, mode, last_n)
@@ -372,13 +396,25 @@ translations! {
 
     /// fft_hfftn(Tensor self, SymInt[1]? s=None, int[1]? dim=None, str? norm=None) -> Tensor
     #[target("aten::fft_hfftn")]
-    fn fft_hfftn(op, self_: Tensor, s: Option<Vec<SymInt>> = None, dim: Option<Vec<i64>> = None, norm: Option<&str> = None) -> OpResult<Value> {
+    fn fft_hfftn(
+        op,
+        self_: Tensor,
+        s: Option<Vec<SymInt>> = None,
+        dim: Option<Vec<i64>> = None,
+        norm: Option<&str> = None,
+    ) -> OpResult<Value> {
         hfftn(op, self_, s, dim, norm)
     }
 
     /// fft_hfft2(Tensor self, SymInt[1]? s=None, int[1] dim=[-2, -1], str? norm=None) -> Tensor
     #[target("aten::fft_hfft2")]
-    fn fft_hfft2(op, self_: Tensor, s: Option<Vec<SymInt>> = None, dim: Vec<i64> = vec![-2, -1], norm: Option<&str> = None) -> OpResult<Value> {
+    fn fft_hfft2(
+        op,
+        self_: Tensor,
+        s: Option<Vec<SymInt>> = None,
+        dim: Vec<i64> = vec![-2, -1],
+        norm: Option<&str> = None,
+    ) -> OpResult<Value> {
         hfftn(op, self_, s, Some(dim), norm)
     }
 
@@ -394,9 +430,21 @@ translations! {
         shift(op, self_, dim, true)
     }
 
-    /// stft(Tensor self, int n_fft, int? hop_length=None, int? win_length=None, Tensor? window=None, bool normalized=False, bool? onesided=None, bool? return_complex=None, bool? align_to_window=None) -> Tensor
+    /// stft(Tensor self, int n_fft, int? hop_length=None, int? win_length=None, Tensor? window=None,
+    ///     bool normalized=False, bool? onesided=None, bool? return_complex=None, bool? align_to_window=None) -> Tensor
     #[target("aten::stft")]
-    fn stft(op, self_: Tensor, n_fft: i64, hop_length: Option<i64> = None, win_length: Option<i64> = None, window: Option<Tensor> = None, normalized: bool = false, onesided: Option<bool> = None, return_complex: Option<bool> = None, align_to_window: Option<bool> = None) -> OpResult<Value> {
+    fn stft(
+        op,
+        self_: Tensor,
+        n_fft: i64,
+        hop_length: Option<i64> = None,
+        win_length: Option<i64> = None,
+        window: Option<Tensor> = None,
+        normalized: bool = false,
+        onesided: Option<bool> = None,
+        return_complex: Option<bool> = None,
+        align_to_window: Option<bool> = None,
+    ) -> OpResult<Value> {
         // Frames x[f·hop + k] (k < n_fft), times the window (centred in n_fft), DFT along k;
         // the result is [batch?, freq, frames] complex.
         if op.info(self_).complex {
@@ -446,7 +494,9 @@ translations! {
                 for v in w.iter_mut().skip(left as usize).take(win as usize) {
                     *v = 1.0;
                 }
-                let Some(w) = TensorData::from_f64_as(t, vec![n_fft], &w) else { bail!("stft of {t:?} is not supported") };
+                let Some(w) = TensorData::from_f64_as(t, vec![n_fft], &w) else {
+                    bail!("stft of {t:?} is not supported")
+                };
                 let w = op.constant_tensor(w);
                 op.Mul(fr, w).out()
             }

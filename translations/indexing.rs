@@ -162,13 +162,22 @@ fn rank_after_index(op: &Builder, x: Value, indices: &[Option<Value>]) -> OpResu
     let r = rank_of(op, x)?;
     let mut used = 0;
     for t in indices.iter().flatten() {
-        used += if op.dtype(*t) == Some(DType::Bool) || op.dtype(*t) == Some(DType::Uint8) { rank_of(op, *t)? } else { 1 };
+        used +=
+            if op.dtype(*t) == Some(DType::Bool) || op.dtype(*t) == Some(DType::Uint8) { rank_of(op, *t)? } else { 1 };
     }
     Ok(r - used)
 }
 
 /// ScatterElements of `src` (same shape as `index`) into `x`; rank-0 tensors go through rank 1.
-fn scatter_elements(op: &mut Builder, x: Value, r: usize, axis: i64, index: Value, src: Value, reduction: &str) -> OpResult<Value> {
+fn scatter_elements(
+    op: &mut Builder,
+    x: Value,
+    r: usize,
+    axis: i64,
+    index: Value,
+    src: Value,
+    reduction: &str,
+) -> OpResult<Value> {
     let index = cast(op, index, DType::Int64);
     if r == 0 {
         let (x1, i1, s1) = (flat(op, x), flat(op, index), flat(op, src));
@@ -200,7 +209,15 @@ fn floor_div_pos(op: &mut Builder, a: Value, b: Value) -> Value {
 }
 
 /// scatter_reduce with torch's reductions, `index` already the shape of `src`.
-fn scatter_reduce_impl(op: &mut Builder, x: Value, axis: i64, index: Value, src: Value, reduce: &str, include_self: bool) -> OpResult<Value> {
+fn scatter_reduce_impl(
+    op: &mut Builder,
+    x: Value,
+    axis: i64,
+    index: Value,
+    src: Value,
+    reduce: &str,
+    include_self: bool,
+) -> OpResult<Value> {
     let t = dtype_of(op, x)?;
     let r = rank_of(op, x)?;
     let src = cast(op, src, t);
@@ -273,7 +290,13 @@ translations! {
 
     /// index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor
     #[target("aten::index_put", "aten::_unsafe_index_put", "aten::_index_put_impl")]
-    fn index_put(op, self_: Tensor, indices: Vec<Option<Tensor>>, values: Tensor, accumulate: bool = false) -> OpResult<Value> {
+    fn index_put(
+        op,
+        self_: Tensor,
+        indices: Vec<Option<Tensor>>,
+        values: Tensor,
+        accumulate: bool = false,
+    ) -> OpResult<Value> {
         let t = dtype_of(op, self_)?;
         let r = rank_of(op, self_)?;
         let values = cast(op, values, t);
@@ -334,7 +357,15 @@ translations! {
 
     /// scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor
     #[target("aten::scatter.src", "aten::scatter.value", "aten::scatter.reduce", "aten::scatter.value_reduce")]
-    fn scatter(op, self_: Tensor, dim: i64, index: Tensor, src: Option<Tensor> = None, value: Option<Scalar> = None, reduce: Option<&str> = None) -> OpResult<Value> {
+    fn scatter(
+        op,
+        self_: Tensor,
+        dim: i64,
+        index: Tensor,
+        src: Option<Tensor> = None,
+        value: Option<Scalar> = None,
+        reduce: Option<&str> = None,
+    ) -> OpResult<Value> {
         let t = dtype_of(op, self_)?;
         let r = rank_of(op, self_)?;
         let updates = match (src, value) {
@@ -368,9 +399,18 @@ translations! {
         scatter_elements(op, self_, r, normalize_axis(dim, r.max(1)), index, s, "add")
     }
 
-    /// scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor
+    /// scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *,
+    ///     bool include_self=True) -> Tensor
     #[target("aten::scatter_reduce.two")]
-    fn scatter_reduce(op, self_: Tensor, dim: i64, index: Tensor, src: Tensor, reduce: &str, include_self: bool = true) -> OpResult<Value> {
+    fn scatter_reduce(
+        op,
+        self_: Tensor,
+        dim: i64,
+        index: Tensor,
+        src: Tensor,
+        reduce: &str,
+        include_self: bool = true,
+    ) -> OpResult<Value> {
         let r = rank_of(op, self_)?;
         let s = src_like_index(op, src, index);
         scatter_reduce_impl(op, self_, normalize_axis(dim, r.max(1)), index, s, reduce, include_self)
@@ -378,7 +418,15 @@ translations! {
 
     /// index_reduce(Tensor self, int dim, Tensor index, Tensor source, str reduce, *, bool include_self=True) -> Tensor
     #[target("aten::index_reduce")]
-    fn index_reduce(op, self_: Tensor, dim: i64, index: Tensor, source: Tensor, reduce: &str, include_self: bool = true) -> OpResult<Value> {
+    fn index_reduce(
+        op,
+        self_: Tensor,
+        dim: i64,
+        index: Tensor,
+        source: Tensor,
+        reduce: &str,
+        include_self: bool = true,
+    ) -> OpResult<Value> {
         let r = rank_of(op, self_)?;
         let axis = normalize_axis(dim, r.max(1));
         let source = source_for(op, source, r);
@@ -388,7 +436,14 @@ translations! {
 
     /// index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor
     #[target("aten::index_add")]
-    fn index_add(op, self_: Tensor, dim: i64, index: Tensor, source: Tensor, alpha: Scalar = Scalar::Int(1)) -> OpResult<Value> {
+    fn index_add(
+        op,
+        self_: Tensor,
+        dim: i64,
+        index: Tensor,
+        source: Tensor,
+        alpha: Scalar = Scalar::Int(1),
+    ) -> OpResult<Value> {
         let t = dtype_of(op, self_)?;
         let r = rank_of(op, self_)?;
         let axis = normalize_axis(dim, r.max(1));
@@ -480,7 +535,10 @@ translations! {
         let s = flat(op, s);
         // One spare element so that an empty source with an all-false mask still gathers.
         let pad = op.const_i64s(&[1]);
-        let spare = op.ConstantOfShape(pad).value(TensorData::from_f64_as(t, vec![1], &[0.0]).ok_or("unsupported element type")?).out();
+        let spare = op
+            .ConstantOfShape(pad)
+            .value(TensorData::from_f64_as(t, vec![1], &[0.0]).ok_or("unsupported element type")?)
+            .out();
         let s = op.Concat(&[s, spare]).axis(0).out();
         let g = op.Gather(s, pos).axis(0).out();
         let out = op.Where(fm, g, fx).out();

@@ -78,7 +78,14 @@ fn component(op: &mut Builder, x: Value, axis: i64, start: i64) -> Value {
 translations! {
     /// baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
     #[target("aten::baddbmm")]
-    fn baddbmm(op, self_: Tensor, batch1: Tensor, batch2: Tensor, beta: f64 = 1.0, alpha: f64 = 1.0) -> OpResult<Value> {
+    fn baddbmm(
+        op,
+        self_: Tensor,
+        batch1: Tensor,
+        batch2: Tensor,
+        beta: f64 = 1.0,
+        alpha: f64 = 1.0,
+    ) -> OpResult<Value> {
         let t = result_dtype(op, batch1)?;
         let p = op.MatMul(batch1, batch2).out();
         Ok(scaled_sum(op, self_, p, beta, alpha, t))
@@ -86,7 +93,14 @@ translations! {
 
     /// addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
     #[target("aten::addbmm")]
-    fn addbmm(op, self_: Tensor, batch1: Tensor, batch2: Tensor, beta: f64 = 1.0, alpha: f64 = 1.0) -> OpResult<Value> {
+    fn addbmm(
+        op,
+        self_: Tensor,
+        batch1: Tensor,
+        batch2: Tensor,
+        beta: f64 = 1.0,
+        alpha: f64 = 1.0,
+    ) -> OpResult<Value> {
         let t = result_dtype(op, batch1)?;
         let p = op.MatMul(batch1, batch2).out();
         let axes = op.const_i64s(&[0]);
@@ -96,7 +110,14 @@ translations! {
 
     /// addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor
     #[target("aten::addmv")]
-    fn addmv(op, self_: Tensor, mat: Tensor, vec: Tensor, beta: f64 = 1.0, alpha: f64 = 1.0) -> OpResult<Value> {
+    fn addmv(
+        op,
+        self_: Tensor,
+        mat: Tensor,
+        vec: Tensor,
+        beta: f64 = 1.0,
+        alpha: f64 = 1.0,
+    ) -> OpResult<Value> {
         let t = result_dtype(op, mat)?;
         let p = op.MatMul(mat, vec).out();
         Ok(scaled_sum(op, self_, p, beta, alpha, t))
@@ -104,7 +125,14 @@ translations! {
 
     /// addr(Tensor self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
     #[target("aten::addr")]
-    fn addr(op, self_: Tensor, vec1: Tensor, vec2: Tensor, beta: f64 = 1.0, alpha: f64 = 1.0) -> OpResult<Value> {
+    fn addr(
+        op,
+        self_: Tensor,
+        vec1: Tensor,
+        vec2: Tensor,
+        beta: f64 = 1.0,
+        alpha: f64 = 1.0,
+    ) -> OpResult<Value> {
         let t = result_dtype(op, vec1)?;
         if t == DType::Bool {
             bail!("addr of bool tensors is not supported");
@@ -124,7 +152,12 @@ translations! {
 
     /// dot(Tensor self, Tensor tensor) -> Tensor
     #[target("aten::dot", "aten::vdot", "aten::inner")]
-    fn dot(op, self_: Tensor, tensor: Option<Tensor> = None, other: Option<Tensor> = None) -> OpResult<Value> {
+    fn dot(
+        op,
+        self_: Tensor,
+        tensor: Option<Tensor> = None,
+        other: Option<Tensor> = None,
+    ) -> OpResult<Value> {
         let Some(b) = tensor.or(other) else { bail!("dot needs two tensors") };
         if op.info(self_).complex {
             bail!("dot of complex tensors is not supported");

@@ -52,7 +52,14 @@ fn loss_type(op: &Builder, x: Value) -> OpResult<DType> {
 
 /// Negative log-likelihood of class-index targets: `(loss, weight)` per target element, classes on
 /// axis 1 of `x` (axis 0 for a 1-D `x` and 0-d target). Ignored targets get 0 for both.
-fn nll_terms(op: &mut Builder, x: Value, target: Value, weight: Option<Value>, ignore_index: i64, t: DType) -> OpResult<(Value, Value)> {
+fn nll_terms(
+    op: &mut Builder,
+    x: Value,
+    target: Value,
+    weight: Option<Value>,
+    ignore_index: i64,
+    t: DType,
+) -> OpResult<(Value, Value)> {
     let r = rank_of(op, x)?;
     let zero_ax = op.const_i64s(&[0]);
     let (x, tg) = if r == 1 {
@@ -94,7 +101,15 @@ fn nll_terms(op: &mut Builder, x: Value, target: Value, weight: Option<Value>, i
 }
 
 /// `nll_loss` with torch's reductions (mean divides by the summed weights of counted targets).
-fn nll(op: &mut Builder, x: Value, target: Value, weight: Option<Value>, reduction: i64, ignore_index: i64, t: DType) -> OpResult<Value> {
+fn nll(
+    op: &mut Builder,
+    x: Value,
+    target: Value,
+    weight: Option<Value>,
+    reduction: i64,
+    ignore_index: i64,
+    t: DType,
+) -> OpResult<Value> {
     let x = cast(op, x, t);
     let (l, w) = nll_terms(op, x, target, weight, ignore_index, t)?;
     match reduction {
@@ -135,7 +150,13 @@ translations! {
 
     /// smooth_l1_loss(Tensor self, Tensor target, int reduction=1, float beta=1.) -> Tensor
     #[target("aten::smooth_l1_loss")]
-    fn smooth_l1_loss(op, self_: Tensor, target: Tensor, reduction: i64 = 1, beta: f64 = 1.0) -> OpResult<Value> {
+    fn smooth_l1_loss(
+        op,
+        self_: Tensor,
+        target: Tensor,
+        reduction: i64 = 1,
+        beta: f64 = 1.0,
+    ) -> OpResult<Value> {
         let (t, a, b) = operands(op, self_, target)?;
         let d = abs_diff(op, a, b);
         if beta == 0.0 {
@@ -156,7 +177,13 @@ translations! {
 
     /// huber_loss(Tensor self, Tensor target, int reduction=1, float delta=1.) -> Tensor
     #[target("aten::huber_loss")]
-    fn huber_loss(op, self_: Tensor, target: Tensor, reduction: i64 = 1, delta: f64 = 1.0) -> OpResult<Value> {
+    fn huber_loss(
+        op,
+        self_: Tensor,
+        target: Tensor,
+        reduction: i64 = 1,
+        delta: f64 = 1.0,
+    ) -> OpResult<Value> {
         let (t, a, b) = operands(op, self_, target)?;
         let d = abs_diff(op, a, b);
         // d < delta: 0.5·d², else delta·(d - 0.5·delta).
@@ -174,7 +201,13 @@ translations! {
 
     /// binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=1) -> Tensor
     #[target("aten::binary_cross_entropy")]
-    fn binary_cross_entropy(op, self_: Tensor, target: Tensor, weight: Option<Tensor> = None, reduction: i64 = 1) -> OpResult<Value> {
+    fn binary_cross_entropy(
+        op,
+        self_: Tensor,
+        target: Tensor,
+        weight: Option<Tensor> = None,
+        reduction: i64 = 1,
+    ) -> OpResult<Value> {
         // -(y·max(log x, -100) + (1 - y)·max(log(1 - x), -100)) · w
         let (t, x, y) = operands(op, self_, target)?;
         let floor = op.scalar(t, -100.0);
@@ -196,9 +229,17 @@ translations! {
         reduce_loss(op, l, reduction)
     }
 
-    /// binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None, Tensor? pos_weight=None, int reduction=1) -> Tensor
+    /// binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None, Tensor? pos_weight=None,
+    ///     int reduction=1) -> Tensor
     #[target("aten::binary_cross_entropy_with_logits")]
-    fn binary_cross_entropy_with_logits(op, self_: Tensor, target: Tensor, weight: Option<Tensor> = None, pos_weight: Option<Tensor> = None, reduction: i64 = 1) -> OpResult<Value> {
+    fn binary_cross_entropy_with_logits(
+        op,
+        self_: Tensor,
+        target: Tensor,
+        weight: Option<Tensor> = None,
+        pos_weight: Option<Tensor> = None,
+        reduction: i64 = 1,
+    ) -> OpResult<Value> {
         // (1 - y)·x + lw·(log(1 + exp(-|x|)) + max(-x, 0)), lw = 1 + (pos_weight - 1)·y.
         let (t, x, y) = operands(op, self_, target)?;
         let one = op.scalar(t, 1.0);
@@ -230,7 +271,13 @@ translations! {
 
     /// kl_div(Tensor self, Tensor target, int reduction=1, *, bool log_target=False) -> Tensor
     #[target("aten::kl_div")]
-    fn kl_div(op, self_: Tensor, target: Tensor, reduction: i64 = 1, log_target: bool = false) -> OpResult<Value> {
+    fn kl_div(
+        op,
+        self_: Tensor,
+        target: Tensor,
+        reduction: i64 = 1,
+        log_target: bool = false,
+    ) -> OpResult<Value> {
         let (t, x, y) = operands(op, self_, target)?;
         let l = if log_target {
             // exp(y)·(y - x)
@@ -252,7 +299,13 @@ translations! {
 
     /// hinge_embedding_loss(Tensor self, Tensor target, float margin=1., int reduction=1) -> Tensor
     #[target("aten::hinge_embedding_loss")]
-    fn hinge_embedding_loss(op, self_: Tensor, target: Tensor, margin: f64 = 1.0, reduction: i64 = 1) -> OpResult<Value> {
+    fn hinge_embedding_loss(
+        op,
+        self_: Tensor,
+        target: Tensor,
+        margin: f64 = 1.0,
+        reduction: i64 = 1,
+    ) -> OpResult<Value> {
         // where(y != 1, max(margin - x, 0), 0) + where(y != -1, x, 0)
         let (t, x, y) = operands(op, self_, target)?;
         let zero = op.scalar(t, 0.0);
@@ -271,7 +324,14 @@ translations! {
 
     /// margin_ranking_loss(Tensor input1, Tensor input2, Tensor target, float margin=0., int reduction=1) -> Tensor
     #[target("aten::margin_ranking_loss")]
-    fn margin_ranking_loss(op, input1: Tensor, input2: Tensor, target: Tensor, margin: f64 = 0.0, reduction: i64 = 1) -> OpResult<Value> {
+    fn margin_ranking_loss(
+        op,
+        input1: Tensor,
+        input2: Tensor,
+        target: Tensor,
+        margin: f64 = 0.0,
+        reduction: i64 = 1,
+    ) -> OpResult<Value> {
         // max(0, -y·(x1 - x2) + margin)
         let (t, a, b) = operands(op, input1, input2)?;
         let y = cast(op, target, t);
@@ -301,7 +361,15 @@ translations! {
 
     /// poisson_nll_loss(Tensor input, Tensor target, bool log_input, bool full, float eps, int reduction) -> Tensor
     #[target("aten::poisson_nll_loss")]
-    fn poisson_nll_loss(op, input: Tensor, target: Tensor, log_input: bool, full: bool, eps: f64, reduction: i64) -> OpResult<Value> {
+    fn poisson_nll_loss(
+        op,
+        input: Tensor,
+        target: Tensor,
+        log_input: bool,
+        full: bool,
+        eps: f64,
+        reduction: i64,
+    ) -> OpResult<Value> {
         let (t, x, y) = operands(op, input, target)?;
         let mut l = if log_input {
             // exp(x) - y·x
@@ -336,17 +404,34 @@ translations! {
         reduce_loss(op, l, reduction)
     }
 
-    /// nll_loss_nd(Tensor self, Tensor target, Tensor? weight=None, int reduction=1, SymInt ignore_index=-100) -> Tensor
+    /// nll_loss_nd(Tensor self, Tensor target, Tensor? weight=None, int reduction=1,
+    ///     SymInt ignore_index=-100) -> Tensor
     #[target("aten::nll_loss_nd", "aten::nll_loss", "aten::nll_loss2d")]
-    fn nll_loss_nd(op, self_: Tensor, target: Tensor, weight: Option<Tensor> = None, reduction: i64 = 1, ignore_index: SymInt = SymInt::Const(-100)) -> OpResult<Value> {
+    fn nll_loss_nd(
+        op,
+        self_: Tensor,
+        target: Tensor,
+        weight: Option<Tensor> = None,
+        reduction: i64 = 1,
+        ignore_index: SymInt = SymInt::Const(-100),
+    ) -> OpResult<Value> {
         let SymInt::Const(ignore_index) = ignore_index else { bail!("nll_loss needs a constant ignore_index") };
         let t = loss_type(op, self_)?;
         nll(op, self_, target, weight, reduction, ignore_index, t)
     }
 
-    /// cross_entropy_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=1, SymInt ignore_index=-100, float label_smoothing=0.) -> Tensor
+    /// cross_entropy_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=1, SymInt ignore_index=-100,
+    ///     float label_smoothing=0.) -> Tensor
     #[target("aten::cross_entropy_loss")]
-    fn cross_entropy_loss(op, self_: Tensor, target: Tensor, weight: Option<Tensor> = None, reduction: i64 = 1, ignore_index: SymInt = SymInt::Const(-100), label_smoothing: f64 = 0.0) -> OpResult<Value> {
+    fn cross_entropy_loss(
+        op,
+        self_: Tensor,
+        target: Tensor,
+        weight: Option<Tensor> = None,
+        reduction: i64 = 1,
+        ignore_index: SymInt = SymInt::Const(-100),
+        label_smoothing: f64 = 0.0,
+    ) -> OpResult<Value> {
         let SymInt::Const(ignore_index) = ignore_index else { bail!("cross_entropy needs a constant ignore_index") };
         let t = loss_type(op, self_)?;
         let r = rank_of(op, self_)?;
@@ -357,7 +442,9 @@ translations! {
             // Class probabilities: -Σ_c w_c · y_c · log p_c, mean over the other elements.
             let mut y = cast(op, target, t);
             if label_smoothing != 0.0 {
-                let Some(Dim::Fixed(c)) = op.shape(self_).and_then(|s| s.get(class_axis as usize)).cloned() else { bail!("label smoothing needs a static class count") };
+                let Some(Dim::Fixed(c)) = op.shape(self_).and_then(|s| s.get(class_axis as usize)).cloned() else {
+                    bail!("label smoothing needs a static class count")
+                };
                 let a = op.scalar(t, 1.0 - label_smoothing);
                 let b = op.scalar(t, label_smoothing / c as f64);
                 y = op.Mul(y, a).out();
@@ -385,7 +472,14 @@ translations! {
 
     /// cosine_embedding_loss(Tensor input1, Tensor input2, Tensor target, float margin=0., int reduction=1) -> Tensor
     #[target("aten::cosine_embedding_loss")]
-    fn cosine_embedding_loss(op, input1: Tensor, input2: Tensor, target: Tensor, margin: f64 = 0.0, reduction: i64 = 1) -> OpResult<Value> {
+    fn cosine_embedding_loss(
+        op,
+        input1: Tensor,
+        input2: Tensor,
+        target: Tensor,
+        margin: f64 = 0.0,
+        reduction: i64 = 1,
+    ) -> OpResult<Value> {
         // cos = Σx1·x2 / sqrt((Σx1² + 1e-12)(Σx2² + 1e-12)) over the dim after the target's;
         // y = 1: 1 - cos; y = -1: max(cos - margin, 0); else 0.
         let (t, a, b) = operands(op, input1, input2)?;
@@ -419,9 +513,20 @@ translations! {
         reduce_loss(op, l, reduction)
     }
 
-    /// triplet_margin_loss(Tensor anchor, Tensor positive, Tensor negative, float margin=1., float p=2, float eps=1e-06, bool swap=False, int reduction=1) -> Tensor
+    /// triplet_margin_loss(Tensor anchor, Tensor positive, Tensor negative, float margin=1., float p=2,
+    ///     float eps=1e-06, bool swap=False, int reduction=1) -> Tensor
     #[target("aten::triplet_margin_loss")]
-    fn triplet_margin_loss(op, anchor: Tensor, positive: Tensor, negative: Tensor, margin: f64 = 1.0, p: f64 = 2.0, eps: f64 = 1e-6, swap: bool = false, reduction: i64 = 1) -> OpResult<Value> {
+    fn triplet_margin_loss(
+        op,
+        anchor: Tensor,
+        positive: Tensor,
+        negative: Tensor,
+        margin: f64 = 1.0,
+        p: f64 = 2.0,
+        eps: f64 = 1e-6,
+        swap: bool = false,
+        reduction: i64 = 1,
+    ) -> OpResult<Value> {
         // max(margin + d(a, p) - d(a, n), 0) with d the pairwise distance (d(a, n) = min(d(a, n), d(p, n)) with swap).
         let t = loss_type(op, anchor)?;
         let dp = super::misc::pairwise(op, anchor, positive, p, eps, false, t)?;
@@ -437,9 +542,18 @@ translations! {
         reduce_loss(op, l, reduction)
     }
 
-    /// multi_margin_loss(Tensor self, Tensor target, Scalar p=1, Scalar margin=1, Tensor? weight=None, int reduction=1) -> Tensor
+    /// multi_margin_loss(Tensor self, Tensor target, Scalar p=1, Scalar margin=1, Tensor? weight=None,
+    ///     int reduction=1) -> Tensor
     #[target("aten::multi_margin_loss")]
-    fn multi_margin_loss(op, self_: Tensor, target: Tensor, p: i64 = 1, margin: f64 = 1.0, weight: Option<Tensor> = None, reduction: i64 = 1) -> OpResult<Value> {
+    fn multi_margin_loss(
+        op,
+        self_: Tensor,
+        target: Tensor,
+        p: i64 = 1,
+        margin: f64 = 1.0,
+        weight: Option<Tensor> = None,
+        reduction: i64 = 1,
+    ) -> OpResult<Value> {
         // Per sample: Σ_{j≠y} (max(margin - x[y] + x[j], 0))^p · w[y] / C.
         if p != 1 && p != 2 {
             bail!("multi_margin_loss supports p = 1 or 2");

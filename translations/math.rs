@@ -120,7 +120,10 @@ pub(crate) fn clamp_v(op: &mut Builder, x: Value, lo: Option<Scalar>, hi: Option
     let lo_v = lo.map(|s| scalar_value(op, s, t));
     let hi_v = hi.map(|s| scalar_value(op, s, t));
     // Clip takes 0-d bounds; its kernel exists for floats and the common integer types.
-    let clip_ok = matches!(t, DType::Float | DType::Double | DType::Float16 | DType::Int32 | DType::Int64 | DType::Int8 | DType::Uint8);
+    let clip_ok = matches!(
+        t,
+        DType::Float | DType::Double | DType::Float16 | DType::Int32 | DType::Int64 | DType::Int8 | DType::Uint8
+    );
     if clip_ok && is_0d(op, &lo) && is_0d(op, &hi) {
         return op.Clip(x, lo_v, hi_v).out();
     }
@@ -328,7 +331,12 @@ fn xlogy_v(op: &mut Builder, x: Value, y: Value, t: DType, log1p: bool) -> Value
 translations! {
     /// clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor
     #[target("aten::clamp", "aten::clamp.Tensor")]
-    fn clamp(op, self_: Tensor, min: Option<Scalar> = None, max: Option<Scalar> = None) -> OpResult<Value> {
+    fn clamp(
+        op,
+        self_: Tensor,
+        min: Option<Scalar> = None,
+        max: Option<Scalar> = None,
+    ) -> OpResult<Value> {
         if min.is_none() && max.is_none() {
             bail!("torch.clamp needs at least one of min and max");
         }
@@ -499,25 +507,41 @@ translations! {
     /// isnan(Tensor self) -> Tensor
     #[target("aten::isnan")]
     fn isnan(op, self_: Tensor) -> Value {
-        if op.dtype(self_).is_some_and(|t| t.is_float()) { op.IsNaN(self_).out() } else { all_false(op, self_) }
+        if op.dtype(self_).is_some_and(|t| t.is_float()) {
+            op.IsNaN(self_).out()
+        } else {
+            all_false(op, self_)
+        }
     }
 
     /// isinf(Tensor self) -> Tensor
     #[target("aten::isinf")]
     fn isinf(op, self_: Tensor) -> Value {
-        if op.dtype(self_).is_some_and(|t| t.is_float()) { op.IsInf(self_).out() } else { all_false(op, self_) }
+        if op.dtype(self_).is_some_and(|t| t.is_float()) {
+            op.IsInf(self_).out()
+        } else {
+            all_false(op, self_)
+        }
     }
 
     /// isposinf(Tensor self) -> Tensor
     #[target("aten::isposinf")]
     fn isposinf(op, self_: Tensor) -> Value {
-        if op.dtype(self_).is_some_and(|t| t.is_float()) { op.IsInf(self_).detect_negative(0).out() } else { all_false(op, self_) }
+        if op.dtype(self_).is_some_and(|t| t.is_float()) {
+            op.IsInf(self_).detect_negative(0).out()
+        } else {
+            all_false(op, self_)
+        }
     }
 
     /// isneginf(Tensor self) -> Tensor
     #[target("aten::isneginf")]
     fn isneginf(op, self_: Tensor) -> Value {
-        if op.dtype(self_).is_some_and(|t| t.is_float()) { op.IsInf(self_).detect_positive(0).out() } else { all_false(op, self_) }
+        if op.dtype(self_).is_some_and(|t| t.is_float()) {
+            op.IsInf(self_).detect_positive(0).out()
+        } else {
+            all_false(op, self_)
+        }
     }
 
     /// isreal(Tensor self) -> Tensor
@@ -539,7 +563,14 @@ translations! {
 
     /// isclose(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, bool equal_nan=False) -> Tensor
     #[target("aten::isclose")]
-    fn isclose(op, self_: Tensor, other: Tensor, rtol: f64 = 1e-5, atol: f64 = 1e-8, equal_nan: bool = false) -> Value {
+    fn isclose(
+        op,
+        self_: Tensor,
+        other: Tensor,
+        rtol: f64 = 1e-5,
+        atol: f64 = 1e-8,
+        equal_nan: bool = false,
+    ) -> Value {
         let t = promote(op.dtype(self_).unwrap_or(DType::Float), op.dtype(other).unwrap_or(DType::Float));
         let (a, b) = (cast(op, self_, t), cast(op, other, t));
         let eq = op.Equal(a, b).out();
@@ -579,7 +610,13 @@ translations! {
 
     /// nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor
     #[target("aten::nan_to_num")]
-    fn nan_to_num(op, self_: Tensor, nan: Option<f64> = None, posinf: Option<f64> = None, neginf: Option<f64> = None) -> OpResult<Value> {
+    fn nan_to_num(
+        op,
+        self_: Tensor,
+        nan: Option<f64> = None,
+        posinf: Option<f64> = None,
+        neginf: Option<f64> = None,
+    ) -> OpResult<Value> {
         let t = dtype_of(op, self_)?;
         if !t.is_float() {
             return Ok(self_);
@@ -623,7 +660,11 @@ translations! {
     fn floor_divide(op, self_: Scalar, other: Scalar) -> Value {
         let t = bin_t(op, self_, other);
         let (a, b) = pair(op, self_, other, t);
-        if t.is_float() { floor_div_float(op, a, b, t) } else { floor_div_int(op, a, b, t) }
+        if t.is_float() {
+            floor_div_float(op, a, b, t)
+        } else {
+            floor_div_int(op, a, b, t)
+        }
     }
 
     /// minimum(Tensor self, Tensor other) -> Tensor
@@ -674,7 +715,13 @@ translations! {
     }
 
     /// bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor
-    #[target("aten::bitwise_and.Tensor", "aten::bitwise_and.Scalar", "aten::bitwise_and.Scalar_Tensor", "aten::__and__.Tensor", "aten::__and__.Scalar")]
+    #[target(
+        "aten::bitwise_and.Tensor",
+        "aten::bitwise_and.Scalar",
+        "aten::bitwise_and.Scalar_Tensor",
+        "aten::__and__.Tensor",
+        "aten::__and__.Scalar"
+    )]
     fn bitwise_and(op, self_: Scalar, other: Scalar) -> OpResult<Value> {
         let t = bin_t(op, self_, other);
         let (a, b) = pair(op, self_, other, t);
@@ -686,7 +733,13 @@ translations! {
     }
 
     /// bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor
-    #[target("aten::bitwise_or.Tensor", "aten::bitwise_or.Scalar", "aten::bitwise_or.Scalar_Tensor", "aten::__or__.Tensor", "aten::__or__.Scalar")]
+    #[target(
+        "aten::bitwise_or.Tensor",
+        "aten::bitwise_or.Scalar",
+        "aten::bitwise_or.Scalar_Tensor",
+        "aten::__or__.Tensor",
+        "aten::__or__.Scalar"
+    )]
     fn bitwise_or(op, self_: Scalar, other: Scalar) -> OpResult<Value> {
         let t = bin_t(op, self_, other);
         let (a, b) = pair(op, self_, other, t);
@@ -698,7 +751,13 @@ translations! {
     }
 
     /// bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor
-    #[target("aten::bitwise_xor.Tensor", "aten::bitwise_xor.Scalar", "aten::bitwise_xor.Scalar_Tensor", "aten::__xor__.Tensor", "aten::__xor__.Scalar")]
+    #[target(
+        "aten::bitwise_xor.Tensor",
+        "aten::bitwise_xor.Scalar",
+        "aten::bitwise_xor.Scalar_Tensor",
+        "aten::__xor__.Tensor",
+        "aten::__xor__.Scalar"
+    )]
     fn bitwise_xor(op, self_: Scalar, other: Scalar) -> OpResult<Value> {
         let t = bin_t(op, self_, other);
         let (a, b) = pair(op, self_, other, t);
@@ -720,7 +779,13 @@ translations! {
     }
 
     /// bitwise_left_shift.Tensor(Tensor self, Tensor other) -> Tensor
-    #[target("aten::bitwise_left_shift.Tensor", "aten::bitwise_left_shift.Tensor_Scalar", "aten::bitwise_left_shift.Scalar_Tensor", "aten::__lshift__.Tensor", "aten::__lshift__.Scalar")]
+    #[target(
+        "aten::bitwise_left_shift.Tensor",
+        "aten::bitwise_left_shift.Tensor_Scalar",
+        "aten::bitwise_left_shift.Scalar_Tensor",
+        "aten::__lshift__.Tensor",
+        "aten::__lshift__.Scalar"
+    )]
     fn bitwise_left_shift(op, self_: Scalar, other: Scalar) -> OpResult<Value> {
         let t = bin_t(op, self_, other);
         if !t.is_int() {
@@ -731,7 +796,13 @@ translations! {
     }
 
     /// bitwise_right_shift.Tensor(Tensor self, Tensor other) -> Tensor
-    #[target("aten::bitwise_right_shift.Tensor", "aten::bitwise_right_shift.Tensor_Scalar", "aten::bitwise_right_shift.Scalar_Tensor", "aten::__rshift__.Tensor", "aten::__rshift__.Scalar")]
+    #[target(
+        "aten::bitwise_right_shift.Tensor",
+        "aten::bitwise_right_shift.Tensor_Scalar",
+        "aten::bitwise_right_shift.Scalar_Tensor",
+        "aten::__rshift__.Tensor",
+        "aten::__rshift__.Scalar"
+    )]
     fn bitwise_right_shift(op, self_: Scalar, other: Scalar) -> OpResult<Value> {
         let t = bin_t(op, self_, other);
         if !t.is_int() {
@@ -751,13 +822,21 @@ translations! {
     /// ceil(Tensor self) -> Tensor
     #[target("aten::ceil")]
     fn ceil(op, self_: Tensor) -> Value {
-        if op.dtype(self_).is_some_and(|t| t.is_float()) { op.Ceil(self_).out() } else { self_ }
+        if op.dtype(self_).is_some_and(|t| t.is_float()) {
+            op.Ceil(self_).out()
+        } else {
+            self_
+        }
     }
 
     /// floor(Tensor self) -> Tensor
     #[target("aten::floor")]
     fn floor(op, self_: Tensor) -> Value {
-        if op.dtype(self_).is_some_and(|t| t.is_float()) { op.Floor(self_).out() } else { self_ }
+        if op.dtype(self_).is_some_and(|t| t.is_float()) {
+            op.Floor(self_).out()
+        } else {
+            self_
+        }
     }
 
     /// trunc(Tensor self) -> Tensor
@@ -773,7 +852,11 @@ translations! {
     /// round(Tensor self) -> Tensor
     #[target("aten::round")]
     fn round(op, self_: Tensor) -> Value {
-        if op.dtype(self_).is_some_and(|t| t.is_float()) { op.Round(self_).out() } else { self_ }
+        if op.dtype(self_).is_some_and(|t| t.is_float()) {
+            op.Round(self_).out()
+        } else {
+            self_
+        }
     }
 
     /// round.decimals(Tensor self, *, int decimals) -> Tensor
@@ -1035,24 +1118,46 @@ translations! {
 
     /// addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor
     #[target("aten::addcmul")]
-    fn addcmul(op, self_: Tensor, tensor1: Tensor, tensor2: Tensor, value: Scalar = Scalar::Int(1)) -> Value {
+    fn addcmul(
+        op,
+        self_: Tensor,
+        tensor1: Tensor,
+        tensor2: Tensor,
+        value: Scalar = Scalar::Int(1),
+    ) -> Value {
         let t = out_t(op, self_);
         let (s, a, b) = (cast(op, self_, t), cast(op, tensor1, t), cast(op, tensor2, t));
         let p = op.Mul(a, b).out();
-        let p = if value == Scalar::Int(1) { p } else { let v = scalar_value(op, value, t); op.Mul(v, p).out() };
+        let p = if value == Scalar::Int(1) {
+            p
+        } else {
+            let v = scalar_value(op, value, t);
+            op.Mul(v, p).out()
+        };
         op.Add(s, p).out()
     }
 
     /// addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor
     #[target("aten::addcdiv")]
-    fn addcdiv(op, self_: Tensor, tensor1: Tensor, tensor2: Tensor, value: Scalar = Scalar::Int(1)) -> OpResult<Value> {
+    fn addcdiv(
+        op,
+        self_: Tensor,
+        tensor1: Tensor,
+        tensor2: Tensor,
+        value: Scalar = Scalar::Int(1),
+    ) -> OpResult<Value> {
         let t = out_t(op, self_);
         if !t.is_float() {
             bail!("addcdiv does not support integer division");
         }
         let (s, a, b) = (cast(op, self_, t), cast(op, tensor1, t), cast(op, tensor2, t));
         let q = op.Div(a, b).out();
-        let q = if value == Scalar::Int(1) { q } else { let v = scalar_value(op, value, t); op.Mul(v, q).out() };
+        let q = if value == Scalar::Int(1) {
+            q
+        } else {
+            let v = scalar_value(op, value, t);
+            op.Mul(v, q).out()
+        };
         Ok(op.Add(s, q).out())
     }
 
@@ -1159,6 +1264,10 @@ translations! {
     fn square(op, self_: Tensor) -> Value {
         let t = out_t(op, self_);
         let x = cast(op, self_, t);
-        if t == DType::Bool { x } else { op.Mul(x, x).out() }
+        if t == DType::Bool {
+            x
+        } else {
+            op.Mul(x, x).out()
+        }
     }
 }

@@ -58,7 +58,15 @@ fn float_out(op: &Builder, x: Value) -> OpResult<DType> {
 /// `avg_pool` with `divisor_override`: the window sums (padding adds zeros) divided by `divisor`.
 /// The sums are a depthwise convolution with a ones kernel; ceil_mode's extra windows get right
 /// padding (zeros, which add nothing).
-pub fn sum_pool_divided(op: &mut Builder, x: Value, kernel: &[i64], strides: &[i64], padding: &[i64], ceil_mode: bool, divisor: i64) -> OpResult<Value> {
+pub fn sum_pool_divided(
+    op: &mut Builder,
+    x: Value,
+    kernel: &[i64],
+    strides: &[i64],
+    padding: &[i64],
+    ceil_mode: bool,
+    divisor: i64,
+) -> OpResult<Value> {
     if divisor == 0 {
         bail!("avg_pool: divisor_override must be non-zero");
     }
@@ -88,7 +96,9 @@ pub fn sum_pool_divided(op: &mut Builder, x: Value, kernel: &[i64], strides: &[i
     let n: i64 = kernel.iter().product();
     let mut wshape = vec![c, 1];
     wshape.extend_from_slice(kernel);
-    let Some(w) = TensorData::from_f64_as(t, wshape, &vec![1.0; (c * n) as usize]) else { bail!("avg_pool of {t:?} is not supported") };
+    let Some(w) = TensorData::from_f64_as(t, wshape, &vec![1.0; (c * n) as usize]) else {
+        bail!("avg_pool of {t:?} is not supported")
+    };
     let w = op.constant_tensor(w);
     let pads: Vec<i64> = pads_begin.into_iter().chain(pads_end).collect();
     let y = op.Conv(xv, w, None).kernel_shape(kernel).strides(strides).pads(&pads).group(c).out();
@@ -128,7 +138,15 @@ fn lerp(op: &mut Builder, a: Value, b: Value, w: Value, t: DType) -> Value {
 }
 
 /// `quantile` / `nanquantile` for a scalar q (ATen's `quantile_compute`).
-fn quantile_impl(op: &mut Builder, x: Value, q: f64, dim: Option<i64>, keepdim: bool, interpolation: &str, ignore_nan: bool) -> OpResult<Value> {
+fn quantile_impl(
+    op: &mut Builder,
+    x: Value,
+    q: f64,
+    dim: Option<i64>,
+    keepdim: bool,
+    interpolation: &str,
+    ignore_nan: bool,
+) -> OpResult<Value> {
     if !(0.0..=1.0).contains(&q) {
         bail!("quantile: q must be in [0, 1]");
     }
@@ -281,7 +299,13 @@ translations! {
 
     /// cosine_similarity(Tensor x1, Tensor x2, int dim=1, float eps=1e-08) -> Tensor
     #[target("aten::cosine_similarity")]
-    fn cosine_similarity(op, x1: Tensor, x2: Tensor, dim: i64 = 1, eps: f64 = 1e-8) -> OpResult<Value> {
+    fn cosine_similarity(
+        op,
+        x1: Tensor,
+        x2: Tensor,
+        dim: i64 = 1,
+        eps: f64 = 1e-8,
+    ) -> OpResult<Value> {
         // Σ (x1 / max(‖x1‖, eps)) · (x2 / max(‖x2‖, eps)) over dim, on broadcast operands.
         let t = float_out(op, x1)?;
         let r = rank_of(op, x1)?.max(rank_of(op, x2)?);
@@ -306,9 +330,17 @@ translations! {
         Ok(op.ReduceSum(p, Some(axes)).keepdims(0).out())
     }
 
-    /// pairwise_distance(Tensor x1, Tensor x2, float p=2., float eps=9.9999999999999995e-07, bool keepdim=False) -> Tensor
+    /// pairwise_distance(Tensor x1, Tensor x2, float p=2., float eps=9.9999999999999995e-07,
+    ///     bool keepdim=False) -> Tensor
     #[target("aten::pairwise_distance")]
-    fn pairwise_distance(op, x1: Tensor, x2: Tensor, p: f64 = 2.0, eps: f64 = 1e-6, keepdim: bool = false) -> OpResult<Value> {
+    fn pairwise_distance(
+        op,
+        x1: Tensor,
+        x2: Tensor,
+        p: f64 = 2.0,
+        eps: f64 = 1e-6,
+        keepdim: bool = false,
+    ) -> OpResult<Value> {
         let t = float_out(op, x1)?;
         pairwise(op, x1, x2, p, eps, keepdim, t)
     }
@@ -335,7 +367,13 @@ translations! {
 
     /// bilinear(Tensor input1, Tensor input2, Tensor weight, Tensor? bias=None) -> Tensor
     #[target("aten::bilinear")]
-    fn bilinear(op, input1: Tensor, input2: Tensor, weight: Tensor, bias: Option<Tensor> = None) -> OpResult<Value> {
+    fn bilinear(
+        op,
+        input1: Tensor,
+        input2: Tensor,
+        weight: Tensor,
+        bias: Option<Tensor> = None,
+    ) -> OpResult<Value> {
         // y[..., o] = Σ_ij x1[..., i] W[o, i, j] x2[..., j] + b[o]
         let t = float_out(op, input1)?;
         let (a, b, w) = (cast(op, input1, t), cast(op, input2, t), cast(op, weight, t));
@@ -374,7 +412,8 @@ translations! {
             xv
         };
         let axes = op.const_i64s(&[d]);
-        let (z, one, m1, big) = (op.const_i64s(&[0]), op.const_i64s(&[1]), op.const_i64s(&[-1]), op.const_i64s(&[i64::MAX]));
+        let (z, one, m1, big) =
+            (op.const_i64s(&[0]), op.const_i64s(&[1]), op.const_i64s(&[-1]), op.const_i64s(&[i64::MAX]));
         let xl = op.Slice(xv, z, m1, Some(axes), None).out();
         let xr = op.Slice(xv, one, big, Some(axes), None).out();
         let dx = op.Sub(xr, xl).out();
@@ -390,7 +429,13 @@ translations! {
 
     /// histc(Tensor self, int bins=100, Scalar min=0, Scalar max=0) -> Tensor
     #[target("aten::histc")]
-    fn histc(op, self_: Tensor, bins: i64 = 100, min: Scalar = Scalar::Int(0), max: Scalar = Scalar::Int(0)) -> OpResult<Value> {
+    fn histc(
+        op,
+        self_: Tensor,
+        bins: i64 = 100,
+        min: Scalar = Scalar::Int(0),
+        max: Scalar = Scalar::Int(0),
+    ) -> OpResult<Value> {
         // Bin k holds min + k·w ≤ x < min + (k+1)·w (the last one includes max); values outside
         // [min, max] and NaN are not counted. min == max means the data's range (widened by 1 if flat).
         let t = float_out(op, self_)?;
@@ -436,7 +481,9 @@ translations! {
         let last = op.scalar_i64(bins - 1);
         let idx = op.Min(&[idx, last]).out();
         let depth = op.scalar_i64(bins);
-        let Some(vals) = TensorData::from_f64_as(t, vec![2], &[0.0, 1.0]) else { bail!("histc of {t:?} is not supported") };
+        let Some(vals) = TensorData::from_f64_as(t, vec![2], &[0.0, 1.0]) else {
+            bail!("histc of {t:?} is not supported")
+        };
         let vals = op.constant_tensor(vals);
         let oh = op.OneHot(idx, depth, vals).axis(-1).out();
         let vf = cast(op, valid, t);
@@ -447,9 +494,15 @@ translations! {
         Ok(op.ReduceSum(oh, Some(axes)).keepdims(0).out())
     }
 
-    /// max_pool2d_with_indices_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices) -> Tensor
+    /// max_pool2d_with_indices_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride,
+    ///     int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices) -> Tensor
     #[target("aten::max_pool2d_with_indices_backward")]
-    fn max_pool2d_with_indices_backward(op, grad_output: Tensor, self_: Tensor, indices: Tensor) -> OpResult<Value> {
+    fn max_pool2d_with_indices_backward(
+        op,
+        grad_output: Tensor,
+        self_: Tensor,
+        indices: Tensor,
+    ) -> OpResult<Value> {
         // Each output gradient is added at its argmax, an index into the flattened H·W plane.
         let t = float_out(op, grad_output)?;
         let r = rank_of(op, self_)?;
@@ -474,9 +527,19 @@ translations! {
         Ok(op.Reshape(out, s).out())
     }
 
-    /// _trilinear(Tensor i1, Tensor i2, Tensor i3, int[] expand1, int[] expand2, int[] expand3, int[] sumdim, int unroll_dim=1) -> Tensor
+    /// _trilinear(Tensor i1, Tensor i2, Tensor i3, int[] expand1, int[] expand2, int[] expand3, int[] sumdim,
+    ///     int unroll_dim=1) -> Tensor
     #[target("aten::_trilinear")]
-    fn _trilinear(op, i1: Tensor, i2: Tensor, i3: Tensor, expand1: Vec<i64>, expand2: Vec<i64>, expand3: Vec<i64>, sumdim: Vec<i64>) -> OpResult<Value> {
+    fn _trilinear(
+        op,
+        i1: Tensor,
+        i2: Tensor,
+        i3: Tensor,
+        expand1: Vec<i64>,
+        expand2: Vec<i64>,
+        expand3: Vec<i64>,
+        sumdim: Vec<i64>,
+    ) -> OpResult<Value> {
         // Σ_sumdim unsqueeze(i1, expand1) · unsqueeze(i2, expand2) · unsqueeze(i3, expand3)
         let t = float_out(op, i1)?;
         let mut ops = Vec::new();
@@ -498,21 +561,43 @@ translations! {
         Ok(op.ReduceSum(p, Some(a)).keepdims(0).out())
     }
 
-    /// quantile.scalar(Tensor self, float q, int? dim=None, bool keepdim=False, *, str interpolation="linear") -> Tensor
+    /// quantile.scalar(Tensor self, float q, int? dim=None, bool keepdim=False, *,
+    ///     str interpolation="linear") -> Tensor
     #[target("aten::quantile.scalar")]
-    fn quantile(op, self_: Tensor, q: f64, dim: Option<i64> = None, keepdim: bool = false, interpolation: &str = "linear") -> OpResult<Value> {
+    fn quantile(
+        op,
+        self_: Tensor,
+        q: f64,
+        dim: Option<i64> = None,
+        keepdim: bool = false,
+        interpolation: &str = "linear",
+    ) -> OpResult<Value> {
         quantile_impl(op, self_, q, dim, keepdim, interpolation, false)
     }
 
-    /// nanquantile.scalar(Tensor self, float q, int? dim=None, bool keepdim=False, *, str interpolation="linear") -> Tensor
+    /// nanquantile.scalar(Tensor self, float q, int? dim=None, bool keepdim=False, *,
+    ///     str interpolation="linear") -> Tensor
     #[target("aten::nanquantile.scalar")]
-    fn nanquantile(op, self_: Tensor, q: f64, dim: Option<i64> = None, keepdim: bool = false, interpolation: &str = "linear") -> OpResult<Value> {
+    fn nanquantile(
+        op,
+        self_: Tensor,
+        q: f64,
+        dim: Option<i64> = None,
+        keepdim: bool = false,
+        interpolation: &str = "linear",
+    ) -> OpResult<Value> {
         quantile_impl(op, self_, q, dim, keepdim, interpolation, true)
     }
 
     /// gradient.scalarint(Tensor self, *, Scalar? spacing=None, int? dim=None, int edge_order=1) -> Tensor[]
     #[target("aten::gradient.scalarint")]
-    fn gradient(op, self_: Tensor, spacing: Option<f64> = None, dim: Option<i64> = None, edge_order: i64 = 1) -> OpResult<Vec<Value>> {
+    fn gradient(
+        op,
+        self_: Tensor,
+        spacing: Option<f64> = None,
+        dim: Option<i64> = None,
+        edge_order: i64 = 1,
+    ) -> OpResult<Vec<Value>> {
         // Central differences (x[i+1] - x[i-1]) / h / 2 inside; one-sided first or second order at the ends.
         let t = float_out(op, self_)?;
         let shape = fixed_shape(op, self_)?;
@@ -601,9 +686,18 @@ translations! {
 
     /// _unsafe_masked_index_put_accumulate(Tensor self, Tensor mask, Tensor?[] indices, Tensor values) -> Tensor
     #[target("aten::_unsafe_masked_index_put_accumulate")]
-    fn _unsafe_masked_index_put_accumulate(op, self_: Tensor, mask: Tensor, indices: Vec<Option<Tensor>>, values: Tensor) -> OpResult<Value> {
+    fn _unsafe_masked_index_put_accumulate(
+        op,
+        self_: Tensor,
+        mask: Tensor,
+        indices: Vec<Option<Tensor>>,
+        values: Tensor,
+    ) -> OpResult<Value> {
         // index_put(self, clamp(indices), where(mask, values, 0), accumulate=True)
-        let t = match op.out_dtype(0) { Some(t) => t, None => dtype_of(op, self_)? };
+        let t = match op.out_dtype(0) {
+            Some(t) => t,
+            None => dtype_of(op, self_)?,
+        };
         let shape = fixed_shape(op, self_)?;
         let mut idx = Vec::new();
         for (i, ix) in indices.iter().enumerate() {
@@ -707,7 +801,12 @@ translations! {
 
     /// combinations(Tensor self, int r=2, bool with_replacement=False) -> Tensor
     #[target("aten::combinations")]
-    fn combinations(op, self_: Tensor, r: i64 = 2, with_replacement: bool = false) -> OpResult<Value> {
+    fn combinations(
+        op,
+        self_: Tensor,
+        r: i64 = 2,
+        with_replacement: bool = false,
+    ) -> OpResult<Value> {
         // Every index tuple i1 < i2 < ... (≤ with replacement) in lexicographic order, gathered.
         let shape = fixed_shape(op, self_)?;
         if shape.len() != 1 {
@@ -740,7 +839,14 @@ translations! {
 
     /// im2col(Tensor self, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor
     #[target("aten::im2col")]
-    fn im2col(op, self_: Tensor, kernel_size: Vec<i64>, dilation: Vec<i64>, padding: Vec<i64>, stride: Vec<i64>) -> OpResult<Value> {
+    fn im2col(
+        op,
+        self_: Tensor,
+        kernel_size: Vec<i64>,
+        dilation: Vec<i64>,
+        padding: Vec<i64>,
+        stride: Vec<i64>,
+    ) -> OpResult<Value> {
         // [N?, C, H, W] → [N?, C·kh·kw, L]: gather each window position from the padded, flattened plane.
         let shape = fixed_shape(op, self_)?;
         let r = shape.len();

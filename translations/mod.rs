@@ -27,8 +27,11 @@ pub mod sorting;
 pub mod special;
 pub mod statistics;
 
+/// A family's registration function (each `translations!` block defines one, `register`).
+pub type Register = fn(&mut TranslationTable);
+
 /// Every translation file, by name, with its registration function.
-pub const FAMILIES: &[(&str, fn(&mut TranslationTable))] = &[
+pub const FAMILIES: &[(&str, Register)] = &[
     ("activation", activation::register),
     ("bessel", bessel::register),
     ("control_flow", control_flow::register),

@@ -21,7 +21,14 @@ pub(crate) fn pads_of(padding: &[i64], k: usize) -> Vec<i64> {
 
 /// `scale · Q·Kᵀ`, with the causal mask and `attn_mask` applied: the logits softmax turns into
 /// attention weights.
-fn attention_scores(op: &mut Builder, query: Value, key: Value, attn_mask: Option<Value>, is_causal: bool, scale: Option<f64>) -> OpResult<Value> {
+fn attention_scores(
+    op: &mut Builder,
+    query: Value,
+    key: Value,
+    attn_mask: Option<Value>,
+    is_causal: bool,
+    scale: Option<f64>,
+) -> OpResult<Value> {
     let t = dtype_of(op, query)?;
     let r = rank_of(op, query)?;
     if r < 2 {
@@ -49,7 +56,10 @@ fn attention_scores(op: &mut Builder, query: Value, key: Value, attn_mask: Optio
         let l = op.Shape(query).start(-2).end(-1).out();
         let s = op.Shape(key).start(-2).end(-1).out();
         let ls = op.Concat(&[l, s]).axis(0).out();
-        let ones = op.ConstantOfShape(ls).value(TensorData::from_f64_as(DType::Bool, vec![1], &[1.0]).ok_or("bad dtype")?).out();
+        let ones = op
+            .ConstantOfShape(ls)
+            .value(TensorData::from_f64_as(DType::Bool, vec![1], &[1.0]).ok_or("bad dtype")?)
+            .out();
         let ones = cast(op, ones, DType::Int64);
         let tri = op.Trilu(ones, None).upper(0).out();
         let keep = cast(op, tri, DType::Bool);
@@ -109,11 +119,8 @@ fn conv(
         // torch allows output_padding < max(stride, dilation), ONNX Runtime only < stride: take the
         // uncropped transposed convolution, zero-extend its end, crop torch's window, add the bias.
         let p = expand_param(padding, k, 0);
-        let full = op.ConvTranspose(x, weight, None)
-            .strides(&st)
-            .dilations(&expand_param(dilation, k, 1))
-            .group(groups)
-            .out();
+        let full =
+            op.ConvTranspose(x, weight, None).strides(&st).dilations(&expand_param(dilation, k, 1)).group(groups).out();
         let axes: Vec<i64> = (2..2 + k as i64).collect();
         let extra: Vec<i64> = opad.iter().zip(&p).map(|(o, q)| (o - q).max(0)).collect();
         let pads: Vec<i64> = vec![0; k].into_iter().chain(extra).collect();
@@ -177,7 +184,7 @@ fn batch_norm_inference(
 /// `v` (shape `[C]`) reshaped to `[C, 1, ...]` to broadcast over axis 1 of a rank-`r` input.
 fn channel_view(op: &mut Builder, v: Value, r: usize) -> Value {
     let mut s = vec![-1i64];
-    s.extend(std::iter::repeat(1).take(r.saturating_sub(2)));
+    s.extend(std::iter::repeat_n(1, r.saturating_sub(2)));
     let s = op.const_i64s(&s);
     op.Reshape(v, s).out()
 }
@@ -233,7 +240,15 @@ fn batch_norm_training(
 }
 
 /// torch's running-statistics update: `(1 - m)·running + m·batch` (variance unbiased).
-fn running_update(op: &mut Builder, rm: Value, rv: Value, mean: Value, var: Value, n: Value, momentum: f64) -> OpResult<(Value, Value)> {
+fn running_update(
+    op: &mut Builder,
+    rm: Value,
+    rv: Value,
+    mean: Value,
+    var: Value,
+    n: Value,
+    momentum: f64,
+) -> OpResult<(Value, Value)> {
     let t = dtype_of(op, rm)?;
     let mean = cast(op, mean, t);
     let var = cast(op, var, t);
@@ -254,7 +269,14 @@ fn running_update(op: &mut Builder, rm: Value, rv: Value, mean: Value, var: Valu
 }
 
 /// Group normalisation: (out, mean [N, G], rstd [N, G]).
-fn group_norm_of(op: &mut Builder, input: Value, weight: Option<Value>, bias: Option<Value>, groups: i64, eps: f64) -> OpResult<(Value, Value, Value)> {
+fn group_norm_of(
+    op: &mut Builder,
+    input: Value,
+    weight: Option<Value>,
+    bias: Option<Value>,
+    groups: i64,
+    eps: f64,
+) -> OpResult<(Value, Value, Value)> {
     let r = rank_of(op, input)?;
     if r < 2 {
         bail!("group_norm needs an input of rank 2 or more");
@@ -355,20 +377,36 @@ translations! {
         }
         let wt = op.Transpose(weight).perm(&[1, 0]).out();
         let y = op.MatMul(input, wt).out();
-        Ok(match bias { Some(b) => op.Add(y, b).out(), None => y })
+        Ok(match bias {
+            Some(b) => op.Add(y, b).out(),
+            None => y,
+        })
     }
 
     /// addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
     #[target("aten::addmm")]
-    fn addmm(op, self_: Tensor, mat1: Tensor, mat2: Tensor, beta: f64 = 1.0, alpha: f64 = 1.0) -> OpResult<Value> {
+    fn addmm(
+        op,
+        self_: Tensor,
+        mat1: Tensor,
+        mat2: Tensor,
+        beta: f64 = 1.0,
+        alpha: f64 = 1.0,
+    ) -> OpResult<Value> {
         if dtype_of(op, mat1)?.is_float() {
             return Ok(op.Gemm(mat1, mat2, Some(self_)).alpha(alpha as f32).beta(beta as f32).out());
         }
         let t = dtype_of(op, mat1)?;
         let mut p = op.MatMul(mat1, mat2).out();
-        if alpha != 1.0 { let a = op.scalar(t, alpha); p = op.Mul(p, a).out(); }
+        if alpha != 1.0 {
+            let a = op.scalar(t, alpha);
+            p = op.Mul(p, a).out();
+        }
         let mut c = self_;
-        if beta != 1.0 { let b = op.scalar(t, beta); c = op.Mul(c, b).out(); }
+        if beta != 1.0 {
+            let b = op.scalar(t, beta);
+            c = op.Mul(c, b).out();
+        }
         Ok(op.Add(p, c).out())
     }
 
@@ -384,18 +422,44 @@ translations! {
         op.MatMul(self_, mat2).out()
     }
 
-    /// conv2d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] dilation=1, SymInt groups=1) -> Tensor
+    /// conv2d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0,
+    ///     SymInt[2] dilation=1, SymInt groups=1) -> Tensor
     #[target("aten::conv2d", "aten::conv1d", "aten::conv3d")]
-    fn conv2d(op, input: Tensor, weight: Tensor, bias: Option<Tensor> = None, stride: Vec<i64> = vec![1], padding: Vec<i64> = vec![0], dilation: Vec<i64> = vec![1], groups: i64 = 1) -> OpResult<Value> {
+    fn conv2d(
+        op,
+        input: Tensor,
+        weight: Tensor,
+        bias: Option<Tensor> = None,
+        stride: Vec<i64> = vec![1],
+        padding: Vec<i64> = vec![0],
+        dilation: Vec<i64> = vec![1],
+        groups: i64 = 1,
+    ) -> OpResult<Value> {
         conv(op, input, weight, bias, &stride, &padding, &dilation, false, &[], groups)
     }
 
-    /// conv2d.padding(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=[1, 1], str padding="valid", SymInt[2] dilation=[1, 1], SymInt groups=1) -> Tensor
+    /// conv2d.padding(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=[1, 1], str padding="valid",
+    ///     SymInt[2] dilation=[1, 1], SymInt groups=1) -> Tensor
     #[target("aten::conv1d.padding", "aten::conv2d.padding", "aten::conv3d.padding")]
-    fn conv_padding(op, input: Tensor, weight: Tensor, bias: Option<Tensor> = None, stride: Vec<i64> = vec![1], padding: &str = "valid", dilation: Vec<i64> = vec![1], groups: i64 = 1) -> OpResult<Value> {
+    fn conv_padding(
+        op,
+        input: Tensor,
+        weight: Tensor,
+        bias: Option<Tensor> = None,
+        stride: Vec<i64> = vec![1],
+        padding: &str = "valid",
+        dilation: Vec<i64> = vec![1],
+        groups: i64 = 1,
+    ) -> OpResult<Value> {
         let k = rank_of(op, weight)?.saturating_sub(2);
         let kernel: Vec<i64> = match op.shape(weight) {
-            Some(s) => s[2..].iter().map(|d| match d { Dim::Fixed(n) => Ok(*n), _ => Err(OpError::new("conv with padding='same' needs a static kernel size")) }).collect::<OpResult<_>>()?,
+            Some(s) => s[2..]
+                .iter()
+                .map(|d| match d {
+                    Dim::Fixed(n) => Ok(*n),
+                    _ => Err(OpError::new("conv with padding='same' needs a static kernel size")),
+                })
+                .collect::<OpResult<_>>()?,
             None => bail!("the weight's shape is unknown"),
         };
         let dil = expand_param(&dilation, k, 1);
@@ -412,25 +476,66 @@ translations! {
         let zero = op.const_i64s(&[0]);
         let x = if unbatched { op.Unsqueeze(input, zero).out() } else { input };
         let pads: Vec<i64> = begin.iter().chain(end.iter()).copied().collect();
-        let y = op.Conv(x, weight, bias).strides(&expand_param(&stride, k, 1)).pads(&pads).dilations(&dil).group(groups).out();
+        let y = op
+            .Conv(x, weight, bias)
+            .strides(&expand_param(&stride, k, 1))
+            .pads(&pads)
+            .dilations(&dil)
+            .group(groups)
+            .out();
         Ok(if unbatched { op.Squeeze(y, Some(zero)).out() } else { y })
     }
 
-    /// convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups) -> Tensor
+    /// convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation,
+    ///     bool transposed, SymInt[] output_padding, SymInt groups) -> Tensor
     #[target("aten::convolution", "aten::_convolution")]
-    fn convolution(op, input: Tensor, weight: Tensor, bias: Option<Tensor>, stride: Vec<i64>, padding: Vec<i64>, dilation: Vec<i64>, transposed: bool, output_padding: Vec<i64>, groups: i64) -> OpResult<Value> {
+    fn convolution(
+        op,
+        input: Tensor,
+        weight: Tensor,
+        bias: Option<Tensor>,
+        stride: Vec<i64>,
+        padding: Vec<i64>,
+        dilation: Vec<i64>,
+        transposed: bool,
+        output_padding: Vec<i64>,
+        groups: i64,
+    ) -> OpResult<Value> {
         conv(op, input, weight, bias, &stride, &padding, &dilation, transposed, &output_padding, groups)
     }
 
-    /// conv_transpose2d.input(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] output_padding=0, SymInt groups=1, SymInt[2] dilation=1) -> Tensor
+    /// conv_transpose2d.input(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0,
+    ///     SymInt[2] output_padding=0, SymInt groups=1, SymInt[2] dilation=1) -> Tensor
     #[target("aten::conv_transpose2d.input", "aten::conv_transpose1d", "aten::conv_transpose3d.input")]
-    fn conv_transpose(op, input: Tensor, weight: Tensor, bias: Option<Tensor> = None, stride: Vec<i64> = vec![1], padding: Vec<i64> = vec![0], output_padding: Vec<i64> = vec![0], groups: i64 = 1, dilation: Vec<i64> = vec![1]) -> OpResult<Value> {
+    fn conv_transpose(
+        op,
+        input: Tensor,
+        weight: Tensor,
+        bias: Option<Tensor> = None,
+        stride: Vec<i64> = vec![1],
+        padding: Vec<i64> = vec![0],
+        output_padding: Vec<i64> = vec![0],
+        groups: i64 = 1,
+        dilation: Vec<i64> = vec![1],
+    ) -> OpResult<Value> {
         conv(op, input, weight, bias, &stride, &padding, &dilation, true, &output_padding, groups)
     }
 
-    /// batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps, bool cudnn_enabled) -> Tensor
+    /// batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var,
+    ///     bool training, float momentum, float eps, bool cudnn_enabled) -> Tensor
     #[target("aten::batch_norm")]
-    fn batch_norm(op, input: Tensor, weight: Option<Tensor>, bias: Option<Tensor>, running_mean: Option<Tensor>, running_var: Option<Tensor>, training: bool, momentum: f64, eps: f64, cudnn_enabled: Ignored) -> OpResult<Value> {
+    fn batch_norm(
+        op,
+        input: Tensor,
+        weight: Option<Tensor>,
+        bias: Option<Tensor>,
+        running_mean: Option<Tensor>,
+        running_var: Option<Tensor>,
+        training: bool,
+        momentum: f64,
+        eps: f64,
+        cudnn_enabled: Ignored,
+    ) -> OpResult<Value> {
         match (running_mean, running_var, training) {
             (Some(mean), Some(var), false) => batch_norm_inference(op, input, weight, bias, mean, var, eps),
             (_, _, true) => {
@@ -441,9 +546,20 @@ translations! {
         }
     }
 
-    /// _native_batch_norm_legit(Tensor input, Tensor? weight, Tensor? bias, Tensor(a!) running_mean, Tensor(b!) running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)
+    /// _native_batch_norm_legit(Tensor input, Tensor? weight, Tensor? bias, Tensor(a!) running_mean,
+    ///     Tensor(b!) running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)
     #[target("aten::_native_batch_norm_legit", "aten::_native_batch_norm_legit.no_stats")]
-    fn native_batch_norm_legit(op, input: Tensor, weight: Option<Tensor>, bias: Option<Tensor>, running_mean: Option<Tensor> = None, running_var: Option<Tensor> = None, training: bool, momentum: f64, eps: f64) -> OpResult<Vec<Value>> {
+    fn native_batch_norm_legit(
+        op,
+        input: Tensor,
+        weight: Option<Tensor>,
+        bias: Option<Tensor>,
+        running_mean: Option<Tensor> = None,
+        running_var: Option<Tensor> = None,
+        training: bool,
+        momentum: f64,
+        eps: f64,
+    ) -> OpResult<Vec<Value>> {
         if training {
             let (y, mean, rstd, _, _) = batch_norm_training(op, input, weight, bias, eps)?;
             return Ok(vec![y, mean, rstd]);
@@ -456,9 +572,21 @@ translations! {
         Ok(vec![y, empty_of(op, t)?, empty_of(op, t)?])
     }
 
-    /// _native_batch_norm_legit_functional(Tensor input, Tensor? weight, Tensor? bias, Tensor running_mean, Tensor running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor, Tensor running_mean_out, Tensor running_var_out)
+    /// _native_batch_norm_legit_functional(Tensor input, Tensor? weight, Tensor? bias, Tensor running_mean,
+    ///     Tensor running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor,
+    ///     Tensor running_mean_out, Tensor running_var_out)
     #[target("aten::_native_batch_norm_legit_functional")]
-    fn native_batch_norm_legit_functional(op, input: Tensor, weight: Option<Tensor>, bias: Option<Tensor>, running_mean: Tensor, running_var: Tensor, training: bool, momentum: f64, eps: f64) -> OpResult<Vec<Value>> {
+    fn native_batch_norm_legit_functional(
+        op,
+        input: Tensor,
+        weight: Option<Tensor>,
+        bias: Option<Tensor>,
+        running_mean: Tensor,
+        running_var: Tensor,
+        training: bool,
+        momentum: f64,
+        eps: f64,
+    ) -> OpResult<Vec<Value>> {
         if training {
             let (y, mean, rstd, var, n) = batch_norm_training(op, input, weight, bias, eps)?;
             let (rm, rv) = running_update(op, running_mean, running_var, mean, var, n, momentum)?;
@@ -471,36 +599,83 @@ translations! {
         Ok(vec![y, empty_of(op, t)?, empty_of(op, t)?, rm, rv])
     }
 
-    /// _batch_norm_with_update(Tensor input, Tensor? weight, Tensor? bias, Tensor(a!) running_mean, Tensor(b!) running_var, float momentum, float eps) -> (Tensor, Tensor, Tensor, Tensor)
+    /// _batch_norm_with_update(Tensor input, Tensor? weight, Tensor? bias, Tensor(a!) running_mean,
+    ///     Tensor(b!) running_var, float momentum, float eps) -> (Tensor, Tensor, Tensor, Tensor)
     #[target("aten::_batch_norm_with_update")]
-    fn batch_norm_with_update(op, input: Tensor, weight: Option<Tensor>, bias: Option<Tensor>, running_mean: Tensor, running_var: Tensor, momentum: f64, eps: f64) -> OpResult<Vec<Value>> {
+    fn batch_norm_with_update(
+        op,
+        input: Tensor,
+        weight: Option<Tensor>,
+        bias: Option<Tensor>,
+        running_mean: Tensor,
+        running_var: Tensor,
+        momentum: f64,
+        eps: f64,
+    ) -> OpResult<Vec<Value>> {
         let (y, mean, rstd, _, _) = batch_norm_training(op, input, weight, bias, eps)?;
         Ok(vec![y, mean, rstd, empty_of(op, DType::Uint8)?])
     }
 
-    /// _batch_norm_with_update_functional(Tensor input, Tensor? weight, Tensor? bias, Tensor running_mean, Tensor running_var, float momentum, float eps) -> (Tensor, Tensor, Tensor, Tensor, Tensor running_mean_out, Tensor running_var_out)
+    /// _batch_norm_with_update_functional(Tensor input, Tensor? weight, Tensor? bias, Tensor running_mean,
+    ///     Tensor running_var, float momentum, float eps) -> (Tensor, Tensor, Tensor, Tensor, Tensor running_mean_out,
+    ///     Tensor running_var_out)
     #[target("aten::_batch_norm_with_update_functional")]
-    fn batch_norm_with_update_functional(op, input: Tensor, weight: Option<Tensor>, bias: Option<Tensor>, running_mean: Tensor, running_var: Tensor, momentum: f64, eps: f64) -> OpResult<Vec<Value>> {
+    fn batch_norm_with_update_functional(
+        op,
+        input: Tensor,
+        weight: Option<Tensor>,
+        bias: Option<Tensor>,
+        running_mean: Tensor,
+        running_var: Tensor,
+        momentum: f64,
+        eps: f64,
+    ) -> OpResult<Vec<Value>> {
         let (y, mean, rstd, var, n) = batch_norm_training(op, input, weight, bias, eps)?;
         let (rm, rv) = running_update(op, running_mean, running_var, mean, var, n, momentum)?;
         Ok(vec![y, mean, rstd, empty_of(op, DType::Uint8)?, rm, rv])
     }
 
-    /// group_norm(Tensor input, int num_groups, Tensor? weight=None, Tensor? bias=None, float eps=1.0000000000000001e-05, bool cudnn_enabled=True) -> Tensor
+    /// group_norm(Tensor input, int num_groups, Tensor? weight=None, Tensor? bias=None,
+    ///     float eps=1.0000000000000001e-05, bool cudnn_enabled=True) -> Tensor
     #[target("aten::group_norm")]
-    fn group_norm(op, input: Tensor, num_groups: i64, weight: Option<Tensor> = None, bias: Option<Tensor> = None, eps: f64 = 1e-5, cudnn_enabled: Ignored) -> OpResult<Value> {
+    fn group_norm(
+        op,
+        input: Tensor,
+        num_groups: i64,
+        weight: Option<Tensor> = None,
+        bias: Option<Tensor> = None,
+        eps: f64 = 1e-5,
+        cudnn_enabled: Ignored,
+    ) -> OpResult<Value> {
         Ok(group_norm_of(op, input, weight, bias, num_groups, eps)?.0)
     }
 
-    /// native_group_norm(Tensor input, Tensor? weight, Tensor? bias, SymInt N, SymInt C, SymInt HxW, int group, float eps) -> (Tensor, Tensor, Tensor)
+    /// native_group_norm(Tensor input, Tensor? weight, Tensor? bias, SymInt N, SymInt C, SymInt HxW, int group,
+    ///     float eps) -> (Tensor, Tensor, Tensor)
     #[target("aten::native_group_norm")]
-    fn native_group_norm(op, input: Tensor, weight: Option<Tensor>, bias: Option<Tensor>, N: Ignored, C: Ignored, HxW: Ignored, group: i64, eps: f64) -> OpResult<(Value, Value, Value)> {
+    fn native_group_norm(
+        op,
+        input: Tensor,
+        weight: Option<Tensor>,
+        bias: Option<Tensor>,
+        N: Ignored,
+        C: Ignored,
+        HxW: Ignored,
+        group: i64,
+        eps: f64,
+    ) -> OpResult<(Value, Value, Value)> {
         group_norm_of(op, input, weight, bias, group, eps)
     }
 
     /// rms_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight=None, float? eps=None) -> Tensor
     #[target("aten::rms_norm")]
-    fn rms_norm(op, input: Tensor, normalized_shape: Vec<SymInt>, weight: Option<Tensor> = None, eps: Option<f64> = None) -> OpResult<Value> {
+    fn rms_norm(
+        op,
+        input: Tensor,
+        normalized_shape: Vec<SymInt>,
+        weight: Option<Tensor> = None,
+        eps: Option<f64> = None,
+    ) -> OpResult<Value> {
         let t = dtype_of(op, input)?;
         let eps = match eps {
             Some(e) => e,
@@ -526,19 +701,41 @@ translations! {
         let rs = op.Sqrt(ms).out();
         let rs = op.Reciprocal(rs).out();
         let y = op.Mul(input, rs).out();
-        Ok(match weight { Some(w) => op.Mul(y, w).out(), None => y })
+        Ok(match weight {
+            Some(w) => op.Mul(y, w).out(),
+            None => y,
+        })
     }
 
-    /// _native_batch_norm_legit_no_training(Tensor input, Tensor? weight, Tensor? bias, Tensor running_mean, Tensor running_var, float momentum, float eps) -> (Tensor, Tensor, Tensor)
+    /// _native_batch_norm_legit_no_training(Tensor input, Tensor? weight, Tensor? bias, Tensor running_mean,
+    ///     Tensor running_var, float momentum, float eps) -> (Tensor, Tensor, Tensor)
     #[target("aten::_native_batch_norm_legit_no_training")]
-    fn native_batch_norm_no_training(op, input: Tensor, weight: Option<Tensor>, bias: Option<Tensor>, running_mean: Tensor, running_var: Tensor, momentum: f64, eps: f64) -> OpResult<Vec<Option<Value>>> {
+    fn native_batch_norm_no_training(
+        op,
+        input: Tensor,
+        weight: Option<Tensor>,
+        bias: Option<Tensor>,
+        running_mean: Tensor,
+        running_var: Tensor,
+        momentum: f64,
+        eps: f64,
+    ) -> OpResult<Vec<Option<Value>>> {
         // The saved mean / invstd outputs are empty in inference; only the result is computed.
         Ok(vec![Some(batch_norm_inference(op, input, weight, bias, running_mean, running_var, eps)?), None, None])
     }
 
-    /// layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight=None, Tensor? bias=None, float eps=1e-05, bool cudnn_enable=True) -> Tensor
+    /// layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight=None, Tensor? bias=None, float eps=1e-05,
+    ///     bool cudnn_enable=True) -> Tensor
     #[target("aten::layer_norm")]
-    fn layer_norm(op, input: Tensor, normalized_shape: Vec<SymInt>, weight: Option<Tensor> = None, bias: Option<Tensor> = None, eps: f64 = 1e-5, cudnn_enable: Ignored) -> OpResult<Value> {
+    fn layer_norm(
+        op,
+        input: Tensor,
+        normalized_shape: Vec<SymInt>,
+        weight: Option<Tensor> = None,
+        bias: Option<Tensor> = None,
+        eps: f64 = 1e-5,
+        cudnn_enable: Ignored,
+    ) -> OpResult<Value> {
         let axis = -(normalized_shape.len() as i64);
         let scale = match weight {
             Some(w) => w,
@@ -551,9 +748,17 @@ translations! {
         Ok(op.LayerNormalization(input, scale, bias).axis(axis).epsilon(eps as f32).out())
     }
 
-    /// native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)
+    /// native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor,
+    ///     Tensor, Tensor)
     #[target("aten::native_layer_norm")]
-    fn native_layer_norm(op, input: Tensor, normalized_shape: Vec<SymInt>, weight: Option<Tensor>, bias: Option<Tensor>, eps: f64) -> OpResult<Vec<Value>> {
+    fn native_layer_norm(
+        op,
+        input: Tensor,
+        normalized_shape: Vec<SymInt>,
+        weight: Option<Tensor>,
+        bias: Option<Tensor>,
+        eps: f64,
+    ) -> OpResult<Vec<Value>> {
         let axis = -(normalized_shape.len() as i64);
         let scale = match weight {
             Some(w) => w,
@@ -567,12 +772,22 @@ translations! {
         Ok(vec![y, mean, rstd])
     }
 
-    /// max_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> Tensor
+    /// max_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1,
+    ///     bool ceil_mode=False) -> Tensor
     #[target("aten::max_pool2d", "aten::max_pool1d", "aten::max_pool3d")]
-    fn max_pool2d(op, self_: Tensor, kernel_size: Vec<i64>, stride: Vec<i64> = vec![], padding: Vec<i64> = vec![0], dilation: Vec<i64> = vec![1], ceil_mode: bool = false) -> OpResult<Value> {
+    fn max_pool2d(
+        op,
+        self_: Tensor,
+        kernel_size: Vec<i64>,
+        stride: Vec<i64> = vec![],
+        padding: Vec<i64> = vec![0],
+        dilation: Vec<i64> = vec![1],
+        ceil_mode: bool = false,
+    ) -> OpResult<Value> {
         let k = kernel_size.len();
         let strides = if stride.is_empty() { kernel_size.clone() } else { expand_param(&stride, k, 1) };
-        Ok(op.MaxPool(self_)
+        Ok(op
+            .MaxPool(self_)
             .kernel_shape(&kernel_size)
             .strides(&strides)
             .pads(&pads_of(&padding, k))
@@ -583,37 +798,73 @@ translations! {
 
     /// upsample_nearest2d.vec(Tensor input, SymInt[]? output_size, float[]? scale_factors) -> Tensor
     #[target("aten::upsample_nearest2d.vec", "aten::upsample_nearest1d.vec", "aten::upsample_nearest3d.vec")]
-    fn upsample_nearest(op, input: Tensor, output_size: Option<Vec<SymInt>>, scale_factors: Option<Vec<f64>>) -> OpResult<Value> {
+    fn upsample_nearest(
+        op,
+        input: Tensor,
+        output_size: Option<Vec<SymInt>>,
+        scale_factors: Option<Vec<f64>>,
+    ) -> OpResult<Value> {
         // torch: src = floor(dst · in / out).
         resize(op, input, output_size, scale_factors, "nearest", "asymmetric", |c| c.nearest_mode("floor"))
     }
 
     /// _upsample_nearest_exact1d.vec(Tensor input, SymInt[]? output_size, float[]? scale_factors) -> Tensor
-    #[target("aten::_upsample_nearest_exact1d.vec", "aten::_upsample_nearest_exact2d.vec", "aten::_upsample_nearest_exact3d.vec")]
-    fn upsample_nearest_exact(op, input: Tensor, output_size: Option<Vec<SymInt>>, scale_factors: Option<Vec<f64>>) -> OpResult<Value> {
+    #[target(
+        "aten::_upsample_nearest_exact1d.vec",
+        "aten::_upsample_nearest_exact2d.vec",
+        "aten::_upsample_nearest_exact3d.vec"
+    )]
+    fn upsample_nearest_exact(
+        op,
+        input: Tensor,
+        output_size: Option<Vec<SymInt>>,
+        scale_factors: Option<Vec<f64>>,
+    ) -> OpResult<Value> {
         // torch: src = floor((dst + 0.5) · in / out) = round-half-up of the half-pixel coordinate.
         resize(op, input, output_size, scale_factors, "nearest", "half_pixel", |c| c.nearest_mode("round_prefer_ceil"))
     }
 
-    /// upsample_bilinear2d.vec(Tensor input, SymInt[]? output_size, bool align_corners, float[]? scale_factors) -> Tensor
+    /// upsample_bilinear2d.vec(Tensor input, SymInt[]? output_size, bool align_corners,
+    ///     float[]? scale_factors) -> Tensor
     #[target("aten::upsample_bilinear2d.vec", "aten::upsample_linear1d.vec", "aten::upsample_trilinear3d.vec")]
-    fn upsample_linear(op, input: Tensor, output_size: Option<Vec<SymInt>>, align_corners: bool, scale_factors: Option<Vec<f64>>) -> OpResult<Value> {
+    fn upsample_linear(
+        op,
+        input: Tensor,
+        output_size: Option<Vec<SymInt>>,
+        align_corners: bool,
+        scale_factors: Option<Vec<f64>>,
+    ) -> OpResult<Value> {
         // torch clamps negative half-pixel coordinates to 0, which linear interpolation at the border
         // does too; output size 1 keeps the half-pixel coordinate (not pytorch_half_pixel's 0).
         let coord = if align_corners { "align_corners" } else { "half_pixel" };
         resize(op, input, output_size, scale_factors, "linear", coord, |c| c)
     }
 
-    /// upsample_bicubic2d.vec(Tensor input, SymInt[]? output_size, bool align_corners, float[]? scale_factors) -> Tensor
+    /// upsample_bicubic2d.vec(Tensor input, SymInt[]? output_size, bool align_corners,
+    ///     float[]? scale_factors) -> Tensor
     #[target("aten::upsample_bicubic2d.vec")]
-    fn upsample_bicubic(op, input: Tensor, output_size: Option<Vec<SymInt>>, align_corners: bool, scale_factors: Option<Vec<f64>>) -> OpResult<Value> {
+    fn upsample_bicubic(
+        op,
+        input: Tensor,
+        output_size: Option<Vec<SymInt>>,
+        align_corners: bool,
+        scale_factors: Option<Vec<f64>>,
+    ) -> OpResult<Value> {
         let coord = if align_corners { "align_corners" } else { "half_pixel" };
         resize(op, input, output_size, scale_factors, "cubic", coord, |c| c.cubic_coeff_a(-0.75))
     }
 
-    /// grid_sampler_2d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor
+    /// grid_sampler_2d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode,
+    ///     bool align_corners) -> Tensor
     #[target("aten::grid_sampler_2d", "aten::grid_sampler")]
-    fn grid_sampler(op, input: Tensor, grid: Tensor, interpolation_mode: i64, padding_mode: i64, align_corners: bool) -> OpResult<Value> {
+    fn grid_sampler(
+        op,
+        input: Tensor,
+        grid: Tensor,
+        interpolation_mode: i64,
+        padding_mode: i64,
+        align_corners: bool,
+    ) -> OpResult<Value> {
         if rank_of(op, input)? != 4 {
             bail!("grid_sampler supports 4-D inputs only");
         }
@@ -635,18 +886,40 @@ translations! {
         Ok(op.GridSample(input, grid).mode(mode).padding_mode(padding).align_corners(align_corners as i64).out())
     }
 
-    /// scaled_dot_product_attention(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, float dropout_p=0.0, bool is_causal=False, *, float? scale=None, bool enable_gqa=False) -> Tensor
+    /// scaled_dot_product_attention(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None,
+    ///     float dropout_p=0.0, bool is_causal=False, *, float? scale=None, bool enable_gqa=False) -> Tensor
     #[target("aten::scaled_dot_product_attention")]
-    fn scaled_dot_product_attention(op, query: Tensor, key: Tensor, value: Tensor, attn_mask: Option<Tensor> = None, dropout_p: f64 = 0.0, is_causal: bool = false, scale: Option<f64> = None, enable_gqa: bool = false) -> OpResult<Value> {
-        let (key, value) = if enable_gqa { (repeat_heads(op, key, query), repeat_heads(op, value, query)) } else { (key, value) };
+    fn scaled_dot_product_attention(
+        op,
+        query: Tensor,
+        key: Tensor,
+        value: Tensor,
+        attn_mask: Option<Tensor> = None,
+        dropout_p: f64 = 0.0,
+        is_causal: bool = false,
+        scale: Option<f64> = None,
+        enable_gqa: bool = false,
+    ) -> OpResult<Value> {
+        let (key, value) =
+            if enable_gqa { (repeat_heads(op, key, query), repeat_heads(op, value, query)) } else { (key, value) };
         let scores = attention_scores(op, query, key, attn_mask, is_causal, scale)?;
         let w = op.Softmax(scores).axis(-1).out();
         Ok(op.MatMul(w, value).out())
     }
 
-    /// _scaled_dot_product_flash_attention_for_cpu(Tensor query, Tensor key, Tensor value, float dropout_p=0., bool is_causal=False, *, Tensor? attn_mask=None, float? scale=None) -> (Tensor output, Tensor logsumexp)
+    /// _scaled_dot_product_flash_attention_for_cpu(Tensor query, Tensor key, Tensor value, float dropout_p=0.,
+    ///     bool is_causal=False, *, Tensor? attn_mask=None, float? scale=None) -> (Tensor output, Tensor logsumexp)
     #[target("aten::_scaled_dot_product_flash_attention_for_cpu")]
-    fn _scaled_dot_product_flash_attention_for_cpu(op, query: Tensor, key: Tensor, value: Tensor, dropout_p: f64 = 0.0, is_causal: bool = false, attn_mask: Option<Tensor> = None, scale: Option<f64> = None) -> OpResult<Vec<Value>> {
+    fn _scaled_dot_product_flash_attention_for_cpu(
+        op,
+        query: Tensor,
+        key: Tensor,
+        value: Tensor,
+        dropout_p: f64 = 0.0,
+        is_causal: bool = false,
+        attn_mask: Option<Tensor> = None,
+        scale: Option<f64> = None,
+    ) -> OpResult<Vec<Value>> {
         let scores = attention_scores(op, query, key, attn_mask, is_causal, scale)?;
         let w = op.Softmax(scores).axis(-1).out();
         let output = op.MatMul(w, value).out();

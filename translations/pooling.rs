@@ -44,9 +44,7 @@ fn adaptive_avg(op: &mut Builder, x: Value, output_size: &[Option<i64>]) -> OpRe
         .filter(|(_, (&n, o))| o.unwrap_or(n) != n)
         .map(|(i, _)| (r - k + i) as i64)
         .collect();
-    if !pooled.is_empty()
-        && sizes.iter().zip(output_size).all(|(&n, o)| o.unwrap_or(n) == 1 || o.unwrap_or(n) == n)
-    {
+    if !pooled.is_empty() && sizes.iter().zip(output_size).all(|(&n, o)| o.unwrap_or(n) == 1 || o.unwrap_or(n) == n) {
         let axes = op.const_i64s(&pooled);
         return Ok(op.ReduceMean(x, Some(axes)).keepdims(1).out());
     }
@@ -93,7 +91,13 @@ fn flatten_tail(op: &mut Builder, x: Value, lead: usize) -> Value {
 
 translations! {
     /// adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor
-    #[target("aten::adaptive_avg_pool2d", "aten::_adaptive_avg_pool2d", "aten::adaptive_avg_pool1d", "aten::adaptive_avg_pool3d", "aten::_adaptive_avg_pool3d")]
+    #[target(
+        "aten::adaptive_avg_pool2d",
+        "aten::_adaptive_avg_pool2d",
+        "aten::adaptive_avg_pool1d",
+        "aten::adaptive_avg_pool3d",
+        "aten::_adaptive_avg_pool3d"
+    )]
     fn adaptive_avg_pool2d(op, self_: Tensor, output_size: Vec<i64>) -> OpResult<Value> {
         let sizes: Vec<Option<i64>> = output_size.iter().map(|&s| Some(s)).collect();
         adaptive_avg(op, self_, &sizes)
@@ -160,9 +164,19 @@ translations! {
         Ok((v, i))
     }
 
-    /// avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor
+    /// avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False,
+    ///     bool count_include_pad=True, int? divisor_override=None) -> Tensor
     #[target("aten::avg_pool2d", "aten::avg_pool1d", "aten::avg_pool3d")]
-    fn avg_pool2d(op, self_: Tensor, kernel_size: Vec<i64>, stride: Vec<i64> = vec![], padding: Vec<i64> = vec![0], ceil_mode: bool = false, count_include_pad: bool = true, divisor_override: Option<i64> = None) -> OpResult<Value> {
+    fn avg_pool2d(
+        op,
+        self_: Tensor,
+        kernel_size: Vec<i64>,
+        stride: Vec<i64> = vec![],
+        padding: Vec<i64> = vec![0],
+        ceil_mode: bool = false,
+        count_include_pad: bool = true,
+        divisor_override: Option<i64> = None,
+    ) -> OpResult<Value> {
         let k = kernel_size.len();
         let kernel = expand_param(&kernel_size, k, 1);
         let strides = if stride.is_empty() { kernel.clone() } else { expand_param(&stride, k, 1) };
@@ -173,7 +187,8 @@ translations! {
         let unbatched = rank_of(op, self_)? == k + 1;
         let zero = op.const_i64s(&[0]);
         let x = if unbatched { op.Unsqueeze(self_, zero).out() } else { self_ };
-        let y = op.AveragePool(x)
+        let y = op
+            .AveragePool(x)
             .kernel_shape(&kernel)
             .strides(&strides)
             .pads(&pads_of(&padding, k))
@@ -183,9 +198,18 @@ translations! {
         Ok(if unbatched { op.Squeeze(y, Some(zero)).out() } else { y })
     }
 
-    /// max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)
+    /// max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1,
+    ///     bool ceil_mode=False) -> (Tensor, Tensor)
     #[target("aten::max_pool2d_with_indices", "aten::max_pool3d_with_indices", "aten::max_pool1d_with_indices")]
-    fn max_pool2d_with_indices(op, self_: Tensor, kernel_size: Vec<i64>, stride: Vec<i64> = vec![], padding: Vec<i64> = vec![0], dilation: Vec<i64> = vec![1], ceil_mode: bool = false) -> OpResult<(Value, Value)> {
+    fn max_pool2d_with_indices(
+        op,
+        self_: Tensor,
+        kernel_size: Vec<i64>,
+        stride: Vec<i64> = vec![],
+        padding: Vec<i64> = vec![0],
+        dilation: Vec<i64> = vec![1],
+        ceil_mode: bool = false,
+    ) -> OpResult<(Value, Value)> {
         let k = kernel_size.len();
         let kernel = expand_param(&kernel_size, k, 1);
         let strides = if stride.is_empty() { kernel.clone() } else { expand_param(&stride, k, 1) };
@@ -193,7 +217,8 @@ translations! {
         let zero = op.const_i64s(&[0]);
         let x = if unbatched { op.Unsqueeze(self_, zero).out() } else { self_ };
         // ONNX indices count over the whole tensor; torch's count within each (N, C) plane.
-        let [y, idx] = op.MaxPool(x)
+        let [y, idx] = op
+            .MaxPool(x)
             .kernel_shape(&kernel)
             .strides(&strides)
             .pads(&pads_of(&padding, k))
@@ -211,7 +236,14 @@ translations! {
 
     /// max_unpool2d(Tensor self, Tensor indices, SymInt[2] output_size) -> Tensor
     #[target("aten::max_unpool2d", "aten::max_unpool3d")]
-    fn max_unpool2d(op, self_: Tensor, indices: Tensor, output_size: Vec<SymInt>, stride: Ignored, padding: Ignored) -> OpResult<Value> {
+    fn max_unpool2d(
+        op,
+        self_: Tensor,
+        indices: Tensor,
+        output_size: Vec<SymInt>,
+        stride: Ignored,
+        padding: Ignored,
+    ) -> OpResult<Value> {
         // Scatter each value to its index within its flattened (N, C) plane.
         let r = rank_of(op, self_)?;
         let k = output_size.len();

@@ -103,7 +103,13 @@ fn no_complex(op: &Builder, x: Value, what: &str) -> OpResult<()> {
 }
 
 /// (variance, mean) over `dim` with torch's `correction` (divisor `max(N - correction, 0)`).
-fn var_mean_of(op: &mut Builder, x: Value, dim: &Option<Vec<i64>>, correction: f64, keepdim: bool) -> OpResult<(Value, Value)> {
+fn var_mean_of(
+    op: &mut Builder,
+    x: Value,
+    dim: &Option<Vec<i64>>,
+    correction: f64,
+    keepdim: bool,
+) -> OpResult<(Value, Value)> {
     no_complex(op, x, "var/std")?;
     let t = result_dtype(op, x)?;
     let x = cast(op, x, t);
@@ -129,7 +135,14 @@ fn correction_of(correction: Option<f64>, unbiased: bool) -> f64 {
 }
 
 /// `torch.linalg.vector_norm` of `x` in type `t`.
-pub(crate) fn vector_norm(op: &mut Builder, x: Value, ord: f64, dim: &Option<Vec<i64>>, keepdim: bool, t: DType) -> OpResult<Value> {
+pub(crate) fn vector_norm(
+    op: &mut Builder,
+    x: Value,
+    ord: f64,
+    dim: &Option<Vec<i64>>,
+    keepdim: bool,
+    t: DType,
+) -> OpResult<Value> {
     no_complex(op, x, "norm")?;
     let x = cast(op, x, t);
     let p = prepare(op, x, dim)?;
@@ -180,7 +193,8 @@ fn arg_reduce(op: &mut Builder, x: Value, dim: Option<i64>, keepdim: bool, max: 
         Some(_) => (as_1d(op, x), 0, 0),
         None => {
             let flat = as_1d(op, x);
-            let idx = if max { op.ArgMax(flat).axis(0).keepdims(0).out() } else { op.ArgMin(flat).axis(0).keepdims(0).out() };
+            let idx =
+                if max { op.ArgMax(flat).axis(0).keepdims(0).out() } else { op.ArgMin(flat).axis(0).keepdims(0).out() };
             if keepdim && r > 0 {
                 // torch keeps every axis as size 1.
                 let ones = op.const_i64s(&vec![1; r]);
@@ -214,7 +228,12 @@ fn softmax_like(op: &mut Builder, x: Value, dim: i64, log: bool) -> OpResult<Val
 translations! {
     /// sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
     #[target("aten::sum.dim_IntList", "aten::sum")]
-    fn sum(op, self_: Tensor, dim: Option<Vec<i64>> = None, keepdim: bool = false) -> OpResult<Value> {
+    fn sum(
+        op,
+        self_: Tensor,
+        dim: Option<Vec<i64>> = None,
+        keepdim: bool = false,
+    ) -> OpResult<Value> {
         // torch sums bool and integer tensors as int64 (the node's output type, also set by `dtype`).
         let t = result_dtype(op, self_)?;
         let x = cast(op, self_, t);
@@ -223,7 +242,12 @@ translations! {
 
     /// mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
     #[target("aten::mean.dim", "aten::mean")]
-    fn mean(op, self_: Tensor, dim: Option<Vec<i64>> = None, keepdim: bool = false) -> OpResult<Value> {
+    fn mean(
+        op,
+        self_: Tensor,
+        dim: Option<Vec<i64>> = None,
+        keepdim: bool = false,
+    ) -> OpResult<Value> {
         let t = result_dtype(op, self_)?;
         let x = cast(op, self_, t);
         mean_of(op, x, &dim, keepdim)
@@ -239,7 +263,12 @@ translations! {
 
     /// nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
     #[target("aten::nansum")]
-    fn nansum(op, self_: Tensor, dim: Option<Vec<i64>> = None, keepdim: bool = false) -> OpResult<Value> {
+    fn nansum(
+        op,
+        self_: Tensor,
+        dim: Option<Vec<i64>> = None,
+        keepdim: bool = false,
+    ) -> OpResult<Value> {
         let t = result_dtype(op, self_)?;
         let x = cast(op, self_, t);
         let x = replace_nan(op, x, 0.0)?;
@@ -248,7 +277,12 @@ translations! {
 
     /// nanmean(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
     #[target("aten::nanmean")]
-    fn nanmean(op, self_: Tensor, dim: Option<Vec<i64>> = None, keepdim: bool = false) -> OpResult<Value> {
+    fn nanmean(
+        op,
+        self_: Tensor,
+        dim: Option<Vec<i64>> = None,
+        keepdim: bool = false,
+    ) -> OpResult<Value> {
         let t = result_dtype(op, self_)?;
         if !t.is_float() {
             bail!("nanmean needs a floating-point input");
@@ -265,7 +299,12 @@ translations! {
 
     /// any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor
     #[target("aten::any.dim", "aten::any.dims", "aten::any")]
-    fn any(op, self_: Tensor, dim: Option<Vec<i64>> = None, keepdim: bool = false) -> OpResult<Value> {
+    fn any(
+        op,
+        self_: Tensor,
+        dim: Option<Vec<i64>> = None,
+        keepdim: bool = false,
+    ) -> OpResult<Value> {
         // Counting the true elements keeps empty reductions right (any of nothing is false).
         let b = cast(op, self_, DType::Bool);
         let x = cast(op, b, DType::Int64);
@@ -275,7 +314,12 @@ translations! {
 
     /// all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor
     #[target("aten::all.dim", "aten::all.dims", "aten::all")]
-    fn all(op, self_: Tensor, dim: Option<Vec<i64>> = None, keepdim: bool = false) -> OpResult<Value> {
+    fn all(
+        op,
+        self_: Tensor,
+        dim: Option<Vec<i64>> = None,
+        keepdim: bool = false,
+    ) -> OpResult<Value> {
         let b = cast(op, self_, DType::Bool);
         let f = op.Not(b).out();
         let x = cast(op, f, DType::Int64);
@@ -286,19 +330,34 @@ translations! {
 
     /// amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor
     #[target("aten::amax")]
-    fn amax(op, self_: Tensor, dim: Option<Vec<i64>> = None, keepdim: bool = false) -> OpResult<Value> {
+    fn amax(
+        op,
+        self_: Tensor,
+        dim: Option<Vec<i64>> = None,
+        keepdim: bool = false,
+    ) -> OpResult<Value> {
         reduce(op, Red::Max, self_, &dim, keepdim)
     }
 
     /// amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor
     #[target("aten::amin")]
-    fn amin(op, self_: Tensor, dim: Option<Vec<i64>> = None, keepdim: bool = false) -> OpResult<Value> {
+    fn amin(
+        op,
+        self_: Tensor,
+        dim: Option<Vec<i64>> = None,
+        keepdim: bool = false,
+    ) -> OpResult<Value> {
         reduce(op, Red::Min, self_, &dim, keepdim)
     }
 
     /// aminmax(Tensor self, *, int? dim=None, bool keepdim=False) -> (Tensor min, Tensor max)
     #[target("aten::aminmax")]
-    fn aminmax(op, self_: Tensor, dim: Option<i64> = None, keepdim: bool = false) -> OpResult<(Value, Value)> {
+    fn aminmax(
+        op,
+        self_: Tensor,
+        dim: Option<i64> = None,
+        keepdim: bool = false,
+    ) -> OpResult<(Value, Value)> {
         let dims = dim.map(|d| vec![d]);
         let lo = reduce(op, Red::Min, self_, &dims, keepdim)?;
         let hi = reduce(op, Red::Max, self_, &dims, keepdim)?;
@@ -335,38 +394,78 @@ translations! {
 
     /// argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor
     #[target("aten::argmax")]
-    fn argmax(op, self_: Tensor, dim: Option<i64> = None, keepdim: bool = false) -> OpResult<Value> {
+    fn argmax(
+        op,
+        self_: Tensor,
+        dim: Option<i64> = None,
+        keepdim: bool = false,
+    ) -> OpResult<Value> {
         arg_reduce(op, self_, dim, keepdim, true)
     }
 
     /// argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor
     #[target("aten::argmin")]
-    fn argmin(op, self_: Tensor, dim: Option<i64> = None, keepdim: bool = false) -> OpResult<Value> {
+    fn argmin(
+        op,
+        self_: Tensor,
+        dim: Option<i64> = None,
+        keepdim: bool = false,
+    ) -> OpResult<Value> {
         arg_reduce(op, self_, dim, keepdim, false)
     }
 
     /// var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor
     #[target("aten::var.correction", "aten::var.dim", "aten::var")]
-    fn var(op, self_: Tensor, dim: Option<Vec<i64>> = None, correction: Option<f64> = None, unbiased: bool = true, keepdim: bool = false) -> OpResult<Value> {
+    fn var(
+        op,
+        self_: Tensor,
+        dim: Option<Vec<i64>> = None,
+        correction: Option<f64> = None,
+        unbiased: bool = true,
+        keepdim: bool = false,
+    ) -> OpResult<Value> {
         Ok(var_mean_of(op, self_, &dim, correction_of(correction, unbiased), keepdim)?.0)
     }
 
     /// std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor
     #[target("aten::std.correction", "aten::std.dim", "aten::std")]
-    fn std(op, self_: Tensor, dim: Option<Vec<i64>> = None, correction: Option<f64> = None, unbiased: bool = true, keepdim: bool = false) -> OpResult<Value> {
+    fn std(
+        op,
+        self_: Tensor,
+        dim: Option<Vec<i64>> = None,
+        correction: Option<f64> = None,
+        unbiased: bool = true,
+        keepdim: bool = false,
+    ) -> OpResult<Value> {
         let v = var_mean_of(op, self_, &dim, correction_of(correction, unbiased), keepdim)?.0;
         Ok(op.Sqrt(v).out())
     }
 
-    /// var_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)
+    /// var_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor,
+    ///     Tensor)
     #[target("aten::var_mean.correction", "aten::var_mean.dim", "aten::var_mean")]
-    fn var_mean(op, self_: Tensor, dim: Option<Vec<i64>> = None, correction: Option<f64> = None, unbiased: bool = true, keepdim: bool = false) -> OpResult<(Value, Value)> {
+    fn var_mean(
+        op,
+        self_: Tensor,
+        dim: Option<Vec<i64>> = None,
+        correction: Option<f64> = None,
+        unbiased: bool = true,
+        keepdim: bool = false,
+    ) -> OpResult<(Value, Value)> {
         var_mean_of(op, self_, &dim, correction_of(correction, unbiased), keepdim)
     }
 
-    /// std_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)
+    /// std_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor,
+    ///     Tensor)
     #[target("aten::std_mean.correction", "aten::std_mean.dim", "aten::std_mean")]
-    fn std_mean(op, self_: Tensor, dim: Option<Vec<i64>> = None, correction: Option<f64> = None, unbiased: bool = true, keepdim: bool = false) -> OpResult<(Value, Value)> {
+    fn std_mean(
+        op,
+        self_: Tensor,
+        dim: Option<Vec<i64>> = None,
+        correction: Option<f64> = None,
+        unbiased: bool = true,
+        keepdim: bool = false,
+    ) -> OpResult<(Value, Value)> {
         let (v, m) = var_mean_of(op, self_, &dim, correction_of(correction, unbiased), keepdim)?;
         Ok((op.Sqrt(v).out(), m))
     }
@@ -391,16 +490,34 @@ translations! {
         Ok(op.Add(l, m).out())
     }
 
-    /// linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
+    /// linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *,
+    ///     ScalarType? dtype=None) -> Tensor
     #[target("aten::linalg_vector_norm")]
-    fn linalg_vector_norm(op, self_: Tensor, ord: f64 = 2.0, dim: Option<Vec<i64>> = None, keepdim: bool = false) -> OpResult<Value> {
+    fn linalg_vector_norm(
+        op,
+        self_: Tensor,
+        ord: f64 = 2.0,
+        dim: Option<Vec<i64>> = None,
+        keepdim: bool = false,
+    ) -> OpResult<Value> {
         let t = result_dtype(op, self_)?;
         vector_norm(op, self_, ord, &dim, keepdim, t)
     }
 
     /// norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim, bool keepdim=False) -> Tensor
-    #[target("aten::norm.Scalar", "aten::norm.ScalarOpt_dim", "aten::norm.ScalarOpt_dim_dtype", "aten::norm.ScalarOpt_dtype")]
-    fn norm(op, self_: Tensor, p: Option<f64> = None, dim: Option<Vec<i64>> = None, keepdim: bool = false) -> OpResult<Value> {
+    #[target(
+        "aten::norm.Scalar",
+        "aten::norm.ScalarOpt_dim",
+        "aten::norm.ScalarOpt_dim_dtype",
+        "aten::norm.ScalarOpt_dtype"
+    )]
+    fn norm(
+        op,
+        self_: Tensor,
+        p: Option<f64> = None,
+        dim: Option<Vec<i64>> = None,
+        keepdim: bool = false,
+    ) -> OpResult<Value> {
         let t = result_dtype(op, self_)?;
         vector_norm(op, self_, p.unwrap_or(2.0), &dim, keepdim, t)
     }
@@ -423,7 +540,9 @@ translations! {
         let finite = op.Not(is_ninf).out();
         let finite = cast(op, finite, DType::Int64);
         let r = rank_of(op, self_)?;
-        let n = if r == 0 { finite } else {
+        let n = if r == 0 {
+            finite
+        } else {
             let axes = op.const_i64s(&[normalize_axis(dim, r)]);
             op.ReduceSum(finite, Some(axes)).keepdims(1).out()
         };
@@ -441,12 +560,20 @@ translations! {
 
     /// topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)
     #[target("aten::topk")]
-    fn topk(op, self_: Tensor, k: SymInt, dim: i64 = -1, largest: bool = true, sorted: bool = true) -> OpResult<(Value, Value)> {
+    fn topk(
+        op,
+        self_: Tensor,
+        k: SymInt,
+        dim: i64 = -1,
+        largest: bool = true,
+        sorted: bool = true,
+    ) -> OpResult<(Value, Value)> {
         let r = rank_of(op, self_)?;
         let k = sym_value(op, k);
         let k = as_1d(op, k);
         let x = if r == 0 { as_1d(op, self_) } else { self_ };
-        let [values, indices] = op.TopK(x, k).axis(normalize_axis(dim, r.max(1))).largest(largest as i64).sorted(sorted as i64).outs::<2>();
+        let [values, indices] =
+            op.TopK(x, k).axis(normalize_axis(dim, r.max(1))).largest(largest as i64).sorted(sorted as i64).outs::<2>();
         if r == 0 {
             let empty = op.const_i64s(&[]);
             let v = op.Reshape(values, empty).out();

@@ -62,7 +62,7 @@ fn swap_axes(op: &mut Builder, x: Value, r: usize, a: i64, b: i64) -> Value {
 /// `torch.nn.functional.pad`'s list (last axis first, begin/end pairs) as ONNX `Pad`.
 fn pad_impl(op: &mut Builder, x: Value, pad: &[SymInt], mode: &str, value: Option<Value>) -> OpResult<Value> {
     let r = rank_of(op, x)?;
-    if pad.len() % 2 != 0 || pad.len() / 2 > r {
+    if !pad.len().is_multiple_of(2) || pad.len() / 2 > r {
         bail!("pad list of length {} for a tensor of rank {r}", pad.len());
     }
     let n = pad.len() / 2;
@@ -148,7 +148,13 @@ fn at_least(op: &mut Builder, x: Value, n: usize) -> OpResult<Value> {
 /// Concat after casting every part to the node's output type.
 fn concat_as_out(op: &mut Builder, parts: Vec<Value>, axis: i64) -> Value {
     let out = op.out_dtype(0);
-    let parts: Vec<Value> = parts.into_iter().map(|t| match out { Some(d) => cast(op, t, d), None => t }).collect();
+    let parts: Vec<Value> = parts
+        .into_iter()
+        .map(|t| match out {
+            Some(d) => cast(op, t, d),
+            None => t,
+        })
+        .collect();
     if parts.len() == 1 {
         return parts[0];
     }
@@ -157,7 +163,14 @@ fn concat_as_out(op: &mut Builder, parts: Vec<Value>, axis: i64) -> Value {
 
 /// The 1-D positions `arange(size)[start:end:step]` along `axis` of `x`, shaped to broadcast along
 /// `axis` of a rank-`r` tensor and expanded to `like`'s shape.
-fn positions_like(op: &mut Builder, x: Value, axis: i64, r: usize, start: SymInt, end: SymInt, step: SymInt, like: Value) -> Value {
+fn positions_like(
+    op: &mut Builder,
+    x: Value,
+    axis: i64,
+    r: usize,
+    (start, end, step): (SymInt, SymInt, SymInt),
+    like: Value,
+) -> Value {
     let n = dim_size(op, x, axis);
     let n0 = {
         let e = op.const_i64s(&[]);
@@ -334,7 +347,14 @@ translations! {
     }
 
     /// squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)
-    #[target("aten::squeeze.dims", "aten::squeeze.dim", "aten::squeeze", "aten::squeeze_copy.dims", "aten::squeeze_copy.dim", "aten::squeeze_copy")]
+    #[target(
+        "aten::squeeze.dims",
+        "aten::squeeze.dim",
+        "aten::squeeze",
+        "aten::squeeze_copy.dims",
+        "aten::squeeze_copy.dim",
+        "aten::squeeze_copy"
+    )]
     fn squeeze(op, self_: Tensor, dim: Option<Vec<i64>> = None) -> OpResult<Value> {
         let r = rank_of(op, self_)?;
         let shape = op.shape(self_).map(|s| s.to_vec());
@@ -383,7 +403,8 @@ translations! {
     #[target("aten::expand", "aten::expand_copy")]
     fn expand(op, self_: Tensor, size: Vec<SymInt>, implicit: bool = false) -> Value {
         // -1 keeps the input's size: Expand broadcasts with 1 in those places.
-        let size: Vec<SymInt> = size.into_iter().map(|s| if s == SymInt::Const(-1) { SymInt::Const(1) } else { s }).collect();
+        let size: Vec<SymInt> =
+            size.into_iter().map(|s| if s == SymInt::Const(-1) { SymInt::Const(1) } else { s }).collect();
         let shape = shape_vec(op, &size);
         op.Expand(self_, shape).out()
     }
@@ -416,7 +437,9 @@ translations! {
     fn split(op, self_: Tensor, split_size: SymInt, dim: i64 = 0) -> OpResult<Vec<Value>> {
         let r = rank_of(op, self_)?;
         let axis = normalize_axis(dim, r);
-        let (SymInt::Const(chunk), Some(Dim::Fixed(total))) = (split_size, op.shape(self_).and_then(|s| s.get(axis as usize)).cloned()) else {
+        let (SymInt::Const(chunk), Some(Dim::Fixed(total))) =
+            (split_size, op.shape(self_).and_then(|s| s.get(axis as usize)).cloned())
+        else {
             bail!("split with a dynamic size along the split axis is not supported yet");
         };
         if chunk <= 0 {
@@ -436,7 +459,12 @@ translations! {
 
     /// split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]
     #[target("aten::split_with_sizes", "aten::split_with_sizes_copy")]
-    fn split_with_sizes(op, self_: Tensor, split_sizes: Vec<SymInt>, dim: i64 = 0) -> OpResult<Vec<Value>> {
+    fn split_with_sizes(
+        op,
+        self_: Tensor,
+        split_sizes: Vec<SymInt>,
+        dim: i64 = 0,
+    ) -> OpResult<Vec<Value>> {
         let r = rank_of(op, self_)?;
         let axis = normalize_axis(dim, r);
         if split_sizes.len() == 1 {
@@ -451,7 +479,13 @@ translations! {
         let out = op.out_dtype(0);
         // torch skips 1-D empty tensors in cat (legacy behaviour).
         let kept: Vec<Value> = tensors.into_iter().filter(|&t| !matches!(op.shape(t), Some([Dim::Fixed(0)]))).collect();
-        let parts: Vec<Value> = kept.into_iter().map(|t| match out { Some(d) => cast(op, t, d), None => t }).collect();
+        let parts: Vec<Value> = kept
+            .into_iter()
+            .map(|t| match out {
+                Some(d) => cast(op, t, d),
+                None => t,
+            })
+            .collect();
         let Some(&first) = parts.first() else { bail!("cat of no non-empty tensors") };
         let r = rank_of(op, first)?;
         if parts.len() == 1 {
@@ -481,7 +515,14 @@ translations! {
 
     /// slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)
     #[target("aten::slice.Tensor", "aten::slice_copy.Tensor")]
-    fn slice(op, self_: Tensor, dim: i64 = 0, start: Option<SymInt> = None, end: Option<SymInt> = None, step: SymInt = SymInt::Const(1)) -> OpResult<Value> {
+    fn slice(
+        op,
+        self_: Tensor,
+        dim: i64 = 0,
+        start: Option<SymInt> = None,
+        end: Option<SymInt> = None,
+        step: SymInt = SymInt::Const(1),
+    ) -> OpResult<Value> {
         let r = rank_of(op, self_)?;
         let axis = normalize_axis(dim, r);
         let start = start.unwrap_or(SymInt::Const(0));
@@ -511,7 +552,13 @@ translations! {
 
     /// as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)
     #[target("aten::as_strided", "aten::as_strided_copy")]
-    fn as_strided(op, self_: Tensor, size: Vec<SymInt>, stride: Vec<SymInt>, storage_offset: Option<SymInt> = None) -> OpResult<Value> {
+    fn as_strided(
+        op,
+        self_: Tensor,
+        size: Vec<SymInt>,
+        stride: Vec<SymInt>,
+        storage_offset: Option<SymInt> = None,
+    ) -> OpResult<Value> {
         // Gather from the row-major flattened input at offset + Σ_d arange(size_d)·stride_d.
         let index = strided_index(op, &size, &stride, storage_offset);
         let flat_shape = op.const_i64s(&[-1]);
@@ -519,9 +566,17 @@ translations! {
         Ok(op.Gather(flat, index).axis(0).out())
     }
 
-    /// embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor
+    /// embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False,
+    ///     bool sparse=False) -> Tensor
     #[target("aten::embedding")]
-    fn embedding(op, weight: Tensor, indices: Tensor, padding_idx: Ignored, scale_grad_by_freq: Ignored, sparse: Ignored) -> Value {
+    fn embedding(
+        op,
+        weight: Tensor,
+        indices: Tensor,
+        padding_idx: Ignored,
+        scale_grad_by_freq: Ignored,
+        sparse: Ignored,
+    ) -> Value {
         op.Gather(weight, indices).axis(0).out()
     }
 
@@ -536,7 +591,13 @@ translations! {
 
     /// pad(Tensor self, SymInt[] pad, str mode="constant", float? value=None) -> Tensor
     #[target("aten::pad")]
-    fn pad(op, self_: Tensor, pad: Vec<SymInt>, mode: &str = "constant", value: Option<f64> = None) -> OpResult<Value> {
+    fn pad(
+        op,
+        self_: Tensor,
+        pad: Vec<SymInt>,
+        mode: &str = "constant",
+        value: Option<f64> = None,
+    ) -> OpResult<Value> {
         let v = match (mode, value) {
             ("constant", Some(v)) => {
                 let t = dtype_of(op, self_)?;
@@ -549,7 +610,12 @@ translations! {
 
     /// constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor
     #[target("aten::constant_pad_nd")]
-    fn constant_pad_nd(op, self_: Tensor, pad: Vec<SymInt>, value: Scalar = Scalar::Int(0)) -> OpResult<Value> {
+    fn constant_pad_nd(
+        op,
+        self_: Tensor,
+        pad: Vec<SymInt>,
+        value: Scalar = Scalar::Int(0),
+    ) -> OpResult<Value> {
         let t = dtype_of(op, self_)?;
         let v = scalar_value(op, value, t);
         pad_impl(op, self_, &pad, "constant", Some(v))
@@ -665,7 +731,13 @@ translations! {
 
     /// diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)
     #[target("aten::diagonal", "aten::diagonal_copy")]
-    fn diagonal(op, self_: Tensor, offset: i64 = 0, dim1: i64 = 0, dim2: i64 = 1) -> OpResult<Value> {
+    fn diagonal(
+        op,
+        self_: Tensor,
+        offset: i64 = 0,
+        dim1: i64 = 0,
+        dim2: i64 = 1,
+    ) -> OpResult<Value> {
         let r = rank_of(op, self_)?;
         let (d1, d2) = (normalize_axis(dim1, r), normalize_axis(dim2, r));
         let (xt, _) = to_last_two(op, self_, r, d1, d2);
@@ -676,7 +748,14 @@ translations! {
 
     /// diagonal_scatter(Tensor self, Tensor src, int offset=0, int dim1=0, int dim2=1) -> Tensor
     #[target("aten::diagonal_scatter")]
-    fn diagonal_scatter(op, self_: Tensor, src: Tensor, offset: i64 = 0, dim1: i64 = 0, dim2: i64 = 1) -> OpResult<Value> {
+    fn diagonal_scatter(
+        op,
+        self_: Tensor,
+        src: Tensor,
+        offset: i64 = 0,
+        dim1: i64 = 0,
+        dim2: i64 = 1,
+    ) -> OpResult<Value> {
         let r = rank_of(op, self_)?;
         let t = dtype_of(op, self_)?;
         let (d1, d2) = (normalize_axis(dim1, r), normalize_axis(dim2, r));
@@ -695,7 +774,13 @@ translations! {
 
     /// diag_embed(Tensor self, int offset=0, int dim1=-2, int dim2=-1) -> Tensor
     #[target("aten::diag_embed")]
-    fn diag_embed(op, self_: Tensor, offset: i64 = 0, dim1: i64 = -2, dim2: i64 = -1) -> OpResult<Value> {
+    fn diag_embed(
+        op,
+        self_: Tensor,
+        offset: i64 = 0,
+        dim1: i64 = -2,
+        dim2: i64 = -1,
+    ) -> OpResult<Value> {
         let r = rank_of(op, self_)?;
         if r == 0 {
             bail!("diag_embed of a 0-d tensor");
@@ -740,14 +825,22 @@ translations! {
 
     /// slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor
     #[target("aten::slice_scatter")]
-    fn slice_scatter(op, self_: Tensor, src: Tensor, dim: i64 = 0, start: Option<SymInt> = None, end: Option<SymInt> = None, step: SymInt = SymInt::Const(1)) -> OpResult<Value> {
+    fn slice_scatter(
+        op,
+        self_: Tensor,
+        src: Tensor,
+        dim: i64 = 0,
+        start: Option<SymInt> = None,
+        end: Option<SymInt> = None,
+        step: SymInt = SymInt::Const(1),
+    ) -> OpResult<Value> {
         let r = rank_of(op, self_)?;
         let t = dtype_of(op, self_)?;
         let axis = normalize_axis(dim, r);
         let src = cast(op, src, t);
         let start = start.unwrap_or(SymInt::Const(0));
         let end = end.unwrap_or(SymInt::Const(i64::MAX));
-        let idx = positions_like(op, self_, axis, r, start, end, step, src);
+        let idx = positions_like(op, self_, axis, r, (start, end, step), src);
         Ok(op.ScatterElements(self_, idx, src).axis(axis).out())
     }
 
@@ -774,9 +867,17 @@ translations! {
         Ok(op.ScatterElements(self_, idx, src).axis(axis).out())
     }
 
-    /// as_strided_scatter(Tensor self, Tensor src, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor
+    /// as_strided_scatter(Tensor self, Tensor src, SymInt[] size, SymInt[] stride,
+    ///     SymInt? storage_offset=None) -> Tensor
     #[target("aten::as_strided_scatter")]
-    fn as_strided_scatter(op, self_: Tensor, src: Tensor, size: Vec<SymInt>, stride: Vec<SymInt>, storage_offset: Option<SymInt> = None) -> OpResult<Value> {
+    fn as_strided_scatter(
+        op,
+        self_: Tensor,
+        src: Tensor,
+        size: Vec<SymInt>,
+        stride: Vec<SymInt>,
+        storage_offset: Option<SymInt> = None,
+    ) -> OpResult<Value> {
         let t = dtype_of(op, self_)?;
         let index = strided_index(op, &size, &stride, storage_offset);
         let m1 = op.const_i64s(&[-1]);
@@ -826,7 +927,12 @@ translations! {
 
     /// hsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]
     #[target("aten::hsplit.int", "aten::hsplit.array")]
-    fn hsplit(op, self_: Tensor, sections: Option<i64> = None, indices: Option<Vec<i64>> = None) -> OpResult<Vec<Value>> {
+    fn hsplit(
+        op,
+        self_: Tensor,
+        sections: Option<i64> = None,
+        indices: Option<Vec<i64>> = None,
+    ) -> OpResult<Vec<Value>> {
         let r = rank_of(op, self_)?;
         let axis = if r == 1 { 0 } else { 1 };
         tensor_split(op, self_, axis, sections, indices)
@@ -834,13 +940,23 @@ translations! {
 
     /// vsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]
     #[target("aten::vsplit.int", "aten::vsplit.array")]
-    fn vsplit(op, self_: Tensor, sections: Option<i64> = None, indices: Option<Vec<i64>> = None) -> OpResult<Vec<Value>> {
+    fn vsplit(
+        op,
+        self_: Tensor,
+        sections: Option<i64> = None,
+        indices: Option<Vec<i64>> = None,
+    ) -> OpResult<Vec<Value>> {
         tensor_split(op, self_, 0, sections, indices)
     }
 
     /// dsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]
     #[target("aten::dsplit.int", "aten::dsplit.array")]
-    fn dsplit(op, self_: Tensor, sections: Option<i64> = None, indices: Option<Vec<i64>> = None) -> OpResult<Vec<Value>> {
+    fn dsplit(
+        op,
+        self_: Tensor,
+        sections: Option<i64> = None,
+        indices: Option<Vec<i64>> = None,
+    ) -> OpResult<Vec<Value>> {
         tensor_split(op, self_, 2, sections, indices)
     }
 
@@ -894,7 +1010,8 @@ translations! {
     /// broadcast_to(Tensor(a) self, SymInt[] size) -> Tensor(a)
     #[target("aten::broadcast_to")]
     fn broadcast_to(op, self_: Tensor, size: Vec<SymInt>) -> Value {
-        let size: Vec<SymInt> = size.into_iter().map(|s| if s == SymInt::Const(-1) { SymInt::Const(1) } else { s }).collect();
+        let size: Vec<SymInt> =
+            size.into_iter().map(|s| if s == SymInt::Const(-1) { SymInt::Const(1) } else { s }).collect();
         let shape = shape_vec(op, &size);
         op.Expand(self_, shape).out()
     }
@@ -1004,7 +1121,13 @@ translations! {
 }
 
 /// `tensor_split` by a number of sections (sizes differ by at most one, larger first) or at indices.
-fn tensor_split(op: &mut Builder, x: Value, axis: i64, sections: Option<i64>, indices: Option<Vec<i64>>) -> OpResult<Vec<Value>> {
+fn tensor_split(
+    op: &mut Builder,
+    x: Value,
+    axis: i64,
+    sections: Option<i64>,
+    indices: Option<Vec<i64>>,
+) -> OpResult<Vec<Value>> {
     let r = rank_of(op, x)?;
     if (axis as usize) >= r {
         bail!("split along axis {axis} of a rank-{r} tensor");

@@ -134,7 +134,13 @@ fn count_below(op: &mut Builder, seq: Value, v: Value, right: bool, seq_rank: us
 translations! {
     /// sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)
     #[target("aten::sort", "aten::sort.stable")]
-    fn sort(op, self_: Tensor, stable: Option<bool> = None, dim: i64 = -1, descending: bool = false) -> OpResult<(Value, Value)> {
+    fn sort(
+        op,
+        self_: Tensor,
+        stable: Option<bool> = None,
+        dim: i64 = -1,
+        descending: bool = false,
+    ) -> OpResult<(Value, Value)> {
         let r = rank_of(op, self_)?;
         if r == 0 {
             let z = op.scalar_i64(0);
@@ -145,7 +151,13 @@ translations! {
 
     /// argsort(Tensor self, int dim=-1, bool descending=False) -> Tensor
     #[target("aten::argsort", "aten::argsort.stable")]
-    fn argsort(op, self_: Tensor, stable: Option<bool> = None, dim: i64 = -1, descending: bool = false) -> OpResult<Value> {
+    fn argsort(
+        op,
+        self_: Tensor,
+        stable: Option<bool> = None,
+        dim: i64 = -1,
+        descending: bool = false,
+    ) -> OpResult<Value> {
         let r = rank_of(op, self_)?;
         if r == 0 {
             return Ok(op.scalar_i64(0));
@@ -165,7 +177,13 @@ translations! {
 
     /// kthvalue(Tensor self, SymInt k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)
     #[target("aten::kthvalue")]
-    fn kthvalue(op, self_: Tensor, k: SymInt, dim: i64 = -1, keepdim: bool = false) -> OpResult<(Value, Value)> {
+    fn kthvalue(
+        op,
+        self_: Tensor,
+        k: SymInt,
+        dim: i64 = -1,
+        keepdim: bool = false,
+    ) -> OpResult<(Value, Value)> {
         let r = rank_of(op, self_)?;
         let t = dtype_of(op, self_)?;
         if r == 0 {
@@ -185,12 +203,25 @@ translations! {
         Ok((cast(op, v, t), i))
     }
 
-    /// searchsorted.Tensor(Tensor sorted_sequence, Tensor self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None) -> Tensor
+    /// searchsorted.Tensor(Tensor sorted_sequence, Tensor self, *, bool out_int32=False, bool right=False,
+    ///     str? side=None, Tensor? sorter=None) -> Tensor
     #[target("aten::searchsorted.Tensor", "aten::searchsorted.Scalar")]
-    fn searchsorted(op, sorted_sequence: Tensor, self_: Scalar, out_int32: bool = false, right: bool = false, side: Option<&str> = None, sorter: Option<Tensor> = None) -> OpResult<Value> {
+    fn searchsorted(
+        op,
+        sorted_sequence: Tensor,
+        self_: Scalar,
+        out_int32: bool = false,
+        right: bool = false,
+        side: Option<&str> = None,
+        sorter: Option<Tensor> = None,
+    ) -> OpResult<Value> {
         let sr = rank_of(op, sorted_sequence)?;
         let st = dtype_of(op, sorted_sequence)?;
-        let right = match side { Some("right") => true, Some("left") => false, _ => right };
+        let right = match side {
+            Some("right") => true,
+            Some("left") => false,
+            _ => right,
+        };
         let seq = match sorter {
             Some(s) => {
                 let s = cast(op, s, DType::Int64);
@@ -211,7 +242,13 @@ translations! {
 
     /// bucketize.Tensor(Tensor self, Tensor boundaries, *, bool out_int32=False, bool right=False) -> Tensor
     #[target("aten::bucketize.Tensor", "aten::bucketize.Scalar")]
-    fn bucketize(op, self_: Scalar, boundaries: Tensor, out_int32: bool = false, right: bool = false) -> OpResult<Value> {
+    fn bucketize(
+        op,
+        self_: Scalar,
+        boundaries: Tensor,
+        out_int32: bool = false,
+        right: bool = false,
+    ) -> OpResult<Value> {
         let bt = dtype_of(op, boundaries)?;
         let v = match self_ {
             Scalar::Dyn(v) => v,

@@ -8,6 +8,9 @@
 //! `calc_trigamma` / Cephes `zeta` use, Cephes' rational approximations of erf / erfc, three-term
 //! recurrences in an ONNX Loop) and rounded once to the result type.
 
+// Coefficients are copied digit for digit from Cephes and torch, so they can be compared with the source.
+#![allow(clippy::excessive_precision)]
+
 use super::math::{float_t, k, log1p_f, select};
 use crate::translate::prelude::*;
 use crate::translations;
@@ -1044,73 +1047,121 @@ translations! {
     }
 
     /// special_chebyshev_polynomial_t(Tensor x, Tensor n) -> Tensor
-    #[target("aten::special_chebyshev_polynomial_t", "aten::special_chebyshev_polynomial_t.x_scalar", "aten::special_chebyshev_polynomial_t.n_scalar")]
+    #[target(
+        "aten::special_chebyshev_polynomial_t",
+        "aten::special_chebyshev_polynomial_t.x_scalar",
+        "aten::special_chebyshev_polynomial_t.n_scalar"
+    )]
     fn special_chebyshev_polynomial_t(op, x: Scalar, n: Scalar) -> Value {
         poly(op, x, n, Poly::ChebT, false)
     }
 
     /// special_chebyshev_polynomial_u(Tensor x, Tensor n) -> Tensor
-    #[target("aten::special_chebyshev_polynomial_u", "aten::special_chebyshev_polynomial_u.x_scalar", "aten::special_chebyshev_polynomial_u.n_scalar")]
+    #[target(
+        "aten::special_chebyshev_polynomial_u",
+        "aten::special_chebyshev_polynomial_u.x_scalar",
+        "aten::special_chebyshev_polynomial_u.n_scalar"
+    )]
     fn special_chebyshev_polynomial_u(op, x: Scalar, n: Scalar) -> Value {
         poly(op, x, n, Poly::ChebU, false)
     }
 
     /// special_chebyshev_polynomial_v(Tensor x, Tensor n) -> Tensor
-    #[target("aten::special_chebyshev_polynomial_v", "aten::special_chebyshev_polynomial_v.x_scalar", "aten::special_chebyshev_polynomial_v.n_scalar")]
+    #[target(
+        "aten::special_chebyshev_polynomial_v",
+        "aten::special_chebyshev_polynomial_v.x_scalar",
+        "aten::special_chebyshev_polynomial_v.n_scalar"
+    )]
     fn special_chebyshev_polynomial_v(op, x: Scalar, n: Scalar) -> Value {
         poly(op, x, n, Poly::ChebV, false)
     }
 
     /// special_chebyshev_polynomial_w(Tensor x, Tensor n) -> Tensor
-    #[target("aten::special_chebyshev_polynomial_w", "aten::special_chebyshev_polynomial_w.x_scalar", "aten::special_chebyshev_polynomial_w.n_scalar")]
+    #[target(
+        "aten::special_chebyshev_polynomial_w",
+        "aten::special_chebyshev_polynomial_w.x_scalar",
+        "aten::special_chebyshev_polynomial_w.n_scalar"
+    )]
     fn special_chebyshev_polynomial_w(op, x: Scalar, n: Scalar) -> Value {
         poly(op, x, n, Poly::ChebW, false)
     }
 
     /// special_shifted_chebyshev_polynomial_t(Tensor x, Tensor n) -> Tensor
-    #[target("aten::special_shifted_chebyshev_polynomial_t", "aten::special_shifted_chebyshev_polynomial_t.x_scalar", "aten::special_shifted_chebyshev_polynomial_t.n_scalar")]
+    #[target(
+        "aten::special_shifted_chebyshev_polynomial_t",
+        "aten::special_shifted_chebyshev_polynomial_t.x_scalar",
+        "aten::special_shifted_chebyshev_polynomial_t.n_scalar"
+    )]
     fn special_shifted_chebyshev_polynomial_t(op, x: Scalar, n: Scalar) -> Value {
         poly(op, x, n, Poly::ChebT, true)
     }
 
     /// special_shifted_chebyshev_polynomial_u(Tensor x, Tensor n) -> Tensor
-    #[target("aten::special_shifted_chebyshev_polynomial_u", "aten::special_shifted_chebyshev_polynomial_u.x_scalar", "aten::special_shifted_chebyshev_polynomial_u.n_scalar")]
+    #[target(
+        "aten::special_shifted_chebyshev_polynomial_u",
+        "aten::special_shifted_chebyshev_polynomial_u.x_scalar",
+        "aten::special_shifted_chebyshev_polynomial_u.n_scalar"
+    )]
     fn special_shifted_chebyshev_polynomial_u(op, x: Scalar, n: Scalar) -> Value {
         poly(op, x, n, Poly::ChebU, true)
     }
 
     /// special_shifted_chebyshev_polynomial_v(Tensor x, Tensor n) -> Tensor
-    #[target("aten::special_shifted_chebyshev_polynomial_v", "aten::special_shifted_chebyshev_polynomial_v.x_scalar", "aten::special_shifted_chebyshev_polynomial_v.n_scalar")]
+    #[target(
+        "aten::special_shifted_chebyshev_polynomial_v",
+        "aten::special_shifted_chebyshev_polynomial_v.x_scalar",
+        "aten::special_shifted_chebyshev_polynomial_v.n_scalar"
+    )]
     fn special_shifted_chebyshev_polynomial_v(op, x: Scalar, n: Scalar) -> Value {
         poly(op, x, n, Poly::ChebV, true)
     }
 
     /// special_shifted_chebyshev_polynomial_w(Tensor x, Tensor n) -> Tensor
-    #[target("aten::special_shifted_chebyshev_polynomial_w", "aten::special_shifted_chebyshev_polynomial_w.x_scalar", "aten::special_shifted_chebyshev_polynomial_w.n_scalar")]
+    #[target(
+        "aten::special_shifted_chebyshev_polynomial_w",
+        "aten::special_shifted_chebyshev_polynomial_w.x_scalar",
+        "aten::special_shifted_chebyshev_polynomial_w.n_scalar"
+    )]
     fn special_shifted_chebyshev_polynomial_w(op, x: Scalar, n: Scalar) -> Value {
         poly(op, x, n, Poly::ChebW, true)
     }
 
     /// special_hermite_polynomial_h(Tensor x, Tensor n) -> Tensor
-    #[target("aten::special_hermite_polynomial_h", "aten::special_hermite_polynomial_h.x_scalar", "aten::special_hermite_polynomial_h.n_scalar")]
+    #[target(
+        "aten::special_hermite_polynomial_h",
+        "aten::special_hermite_polynomial_h.x_scalar",
+        "aten::special_hermite_polynomial_h.n_scalar"
+    )]
     fn special_hermite_polynomial_h(op, x: Scalar, n: Scalar) -> Value {
         poly(op, x, n, Poly::HermiteH, false)
     }
 
     /// special_hermite_polynomial_he(Tensor x, Tensor n) -> Tensor
-    #[target("aten::special_hermite_polynomial_he", "aten::special_hermite_polynomial_he.x_scalar", "aten::special_hermite_polynomial_he.n_scalar")]
+    #[target(
+        "aten::special_hermite_polynomial_he",
+        "aten::special_hermite_polynomial_he.x_scalar",
+        "aten::special_hermite_polynomial_he.n_scalar"
+    )]
     fn special_hermite_polynomial_he(op, x: Scalar, n: Scalar) -> Value {
         poly(op, x, n, Poly::HermiteHe, false)
     }
 
     /// special_laguerre_polynomial_l(Tensor x, Tensor n) -> Tensor
-    #[target("aten::special_laguerre_polynomial_l", "aten::special_laguerre_polynomial_l.x_scalar", "aten::special_laguerre_polynomial_l.n_scalar")]
+    #[target(
+        "aten::special_laguerre_polynomial_l",
+        "aten::special_laguerre_polynomial_l.x_scalar",
+        "aten::special_laguerre_polynomial_l.n_scalar"
+    )]
     fn special_laguerre_polynomial_l(op, x: Scalar, n: Scalar) -> Value {
         poly(op, x, n, Poly::Laguerre, false)
     }
 
     /// special_legendre_polynomial_p(Tensor x, Tensor n) -> Tensor
-    #[target("aten::special_legendre_polynomial_p", "aten::special_legendre_polynomial_p.x_scalar", "aten::special_legendre_polynomial_p.n_scalar")]
+    #[target(
+        "aten::special_legendre_polynomial_p",
+        "aten::special_legendre_polynomial_p.x_scalar",
+        "aten::special_legendre_polynomial_p.n_scalar"
+    )]
     fn special_legendre_polynomial_p(op, x: Scalar, n: Scalar) -> Value {
         poly(op, x, n, Poly::Legendre, false)
     }

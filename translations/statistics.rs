@@ -102,7 +102,7 @@ fn median_dim(op: &mut Builder, x: Value, dim: i64, keepdim: bool, ignore_nan: b
 
 fn median_all(op: &mut Builder, x: Value, ignore_nan: bool) -> OpResult<Value> {
     if let Some(s) = op.shape(x) {
-        if s.iter().any(|d| *d == Dim::Fixed(0)) {
+        if s.contains(&Dim::Fixed(0)) {
             bail!("median of an empty tensor: torch returns NaN only for floats; not translated");
         }
     }
@@ -187,9 +187,20 @@ translations! {
         Ok((v, i))
     }
 
-    /// segment_reduce(Tensor data, str reduce, *, Tensor? lengths=None, Tensor? indices=None, Tensor? offsets=None, int axis=0, bool unsafe=False, Scalar? initial=None) -> Tensor
+    /// segment_reduce(Tensor data, str reduce, *, Tensor? lengths=None, Tensor? indices=None, Tensor? offsets=None,
+    ///     int axis=0, bool unsafe=False, Scalar? initial=None) -> Tensor
     #[target("aten::segment_reduce")]
-    fn segment_reduce(op, data: Tensor, reduce: &str, lengths: Option<Tensor>, indices: Option<Tensor>, offsets: Option<Tensor>, axis: i64 = 0, r#unsafe: Ignored, initial: Option<Scalar>) -> OpResult<Value> {
+    fn segment_reduce(
+        op,
+        data: Tensor,
+        reduce: &str,
+        lengths: Option<Tensor>,
+        indices: Option<Tensor>,
+        offsets: Option<Tensor>,
+        axis: i64 = 0,
+        r#unsafe: Ignored,
+        initial: Option<Scalar>,
+    ) -> OpResult<Value> {
         if indices.is_some() {
             bail!("segment_reduce with indices is not implemented in torch either");
         }
@@ -272,7 +283,11 @@ translations! {
             "max" | "min" => {
                 let is_max = reduce == "max";
                 let w = fill(op, if is_max { f64::NEG_INFINITY } else { f64::INFINITY });
-                let m = if is_max { op.ReduceMax(w, Some(a1)).keepdims(0).out() } else { op.ReduceMin(w, Some(a1)).keepdims(0).out() };
+                let m = if is_max {
+                    op.ReduceMax(w, Some(a1)).keepdims(0).out()
+                } else {
+                    op.ReduceMin(w, Some(a1)).keepdims(0).out()
+                };
                 match init {
                     Some(i) if is_max => op.Max(&[m, i]).out(),
                     Some(i) => op.Min(&[m, i]).out(),

@@ -580,7 +580,7 @@ mod simd {
     /// source rows `0..r8` of every one of those output rows. `r8` and `w8` are multiples of 8.
     pub fn transpose_blocks_4(src: &[u8], out: &mut [u8], rows: usize, cols: usize, j0: usize, r8: usize, w8: usize) {
         // Every access below stays inside these bounds.
-        assert!(available() && r8 % 8 == 0 && w8 % 8 == 0 && r8 <= rows && j0 + w8 <= cols);
+        assert!(available() && r8.is_multiple_of(8) && w8.is_multiple_of(8) && r8 <= rows && j0 + w8 <= cols);
         let bytes = |a: usize, b: usize| a.checked_mul(b).and_then(|n| n.checked_mul(4));
         assert!(bytes(rows, cols).is_some_and(|n| src.len() >= n) && bytes(w8, rows).is_some_and(|n| out.len() >= n));
         // SAFETY: AVX is available and every block lies inside the slices (asserted above).

@@ -309,7 +309,7 @@ pub(crate) fn eval(node: &Node, inputs: &[Option<&TensorData>]) -> Option<Tensor
         }
         "Slice" => slice(x?, arg(1), arg(2), arg(3), arg(4)),
         "Concat" => {
-            let parts: Vec<&TensorData> = inputs.iter().map(|t| *t).collect::<Option<_>>()?;
+            let parts: Vec<&TensorData> = inputs.iter().copied().collect::<Option<_>>()?;
             let first = *parts.first()?;
             let axis = norm_axis(attr_int(node, "axis", 0), first.dims.len())?;
             let es = first.dtype.size()?;

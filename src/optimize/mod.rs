@@ -124,8 +124,11 @@ pub fn clean_up(model: &mut Model) -> OptimizeStats {
 /// nothing ends the loop (typically after two or three).
 const MAX_ROUNDS: usize = 6;
 
+/// A linear pass: one sweep over the graph, returning how many nodes it changed.
+type Pass = fn(&mut Model, &mut Rules) -> usize;
+
 /// The passes of a round after dead-code elimination, in order.
-const PASSES: [(&str, fn(&mut Model, &mut Rules) -> usize); 6] = [
+const PASSES: [(&str, Pass); 6] = [
     ("initializer deduplication", dedup::run),
     ("transposes into Gemm", gemm::run),
     ("constant folding", fold::run),
@@ -165,7 +168,6 @@ fn dce_observed(model: &mut Model, removed: &mut Removed) -> usize {
     }
     before - model.graph.nodes.len()
 }
-
 
 /// Whether dropping the nodes `removed` describes can let pass `p` (of [`PASSES`]) rewrite something
 /// it did not on the graph before. Dropped nodes are dead: every live node keeps its inputs, their

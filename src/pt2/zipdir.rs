@@ -124,7 +124,8 @@ impl Directory {
             if compressed == 0xffff_ffff || uncompressed == 0xffff_ffff || offset == 0xffff_ffff {
                 // The zip64 extra field holds the 64-bit values, in this order, of those that are
                 // 0xffffffff above.
-                let mut values = zip64_extra(&data[extra_at..extra_at + extra_len as usize]).ok_or_else(|| bad("zip64 field missing"))?;
+                let mut values = zip64_extra(&data[extra_at..extra_at + extra_len as usize])
+                    .ok_or_else(|| bad("zip64 field missing"))?;
                 let mut next_value = || values.next().ok_or_else(|| bad("zip64 field too short"));
                 if uncompressed == 0xffff_ffff {
                     next_value()?;
@@ -206,7 +207,9 @@ impl Directory {
     }
 
     fn find(&self, data: &[u8], name: &str) -> Option<&Entry> {
-        let j = self.by_name.find(hash(name.as_bytes()), |&j| entry_name(data, &self.entries[j as usize]) == name.as_bytes())?;
+        let j = self
+            .by_name
+            .find(hash(name.as_bytes()), |&j| entry_name(data, &self.entries[j as usize]) == name.as_bytes())?;
         Some(&self.entries[*j as usize])
     }
 }

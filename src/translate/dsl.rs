@@ -519,6 +519,20 @@ pub struct Entry {
     pub when: Option<fn(&NodeView<'_>) -> bool>,
 }
 
+impl Entry {
+    /// The ATen schema line of the doc comment, its wrapped continuation lines (indented by four
+    /// spaces) joined back: `conv2d(Tensor input, ...) -> Tensor`.
+    pub fn schema(&self) -> String {
+        let mut lines = self.doc.lines();
+        let mut schema = lines.next().unwrap_or("").trim().to_string();
+        for more in lines.take_while(|l| l.starts_with("     ")) {
+            schema.push(' ');
+            schema.push_str(more.trim());
+        }
+        schema
+    }
+}
+
 /// What a dispatch condition sees of a node: its arguments' FX types, before anything is built.
 pub struct NodeView<'a> {
     pub node: &'a schema::Node<'a>,
@@ -683,9 +697,9 @@ macro_rules! translations {
                 ctx: &$crate::translate::dsl::NodeCtx<'_>,
             ) -> $crate::translate::dsl::OpResult<$crate::translate::dsl::Outputs> {
                 #[allow(non_snake_case, unused_variables, unused_mut, clippy::too_many_arguments)]
-                fn body<'a>(
+                fn body(
                     $op: &mut $crate::onnx::builder::Builder,
-                    $($ctx: &$crate::translate::dsl::NodeCtx<'a>,)?
+                    $($ctx: &$crate::translate::dsl::NodeCtx<'_>,)?
                     $($p: $t),*
                 ) -> $ret $body
                 let mut _pos = 0usize;

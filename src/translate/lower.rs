@@ -109,7 +109,7 @@ impl<'g> Scope<'g> {
         let root = self.roots.get(target).copied().unwrap_or(target);
         let group = self.groups.entry(root).or_insert_with(|| vec![root]);
         if let Some(o) = output {
-            if !group.iter().any(|g| *g == o) {
+            if !group.contains(&o) {
                 group.push(o);
             }
             self.roots.insert(o, root);
@@ -139,6 +139,9 @@ struct BoundInputs {
     buffers: Vec<(String, String, Value)>,
 }
 
+/// What makes two lifted tensors one initializer: storage, sizes, strides, offset and dtype.
+type TieKey = (String, Vec<i64>, Vec<i64>, i64, i64);
+
 /// Bind the program's inputs: lifted tensors become initializers named by FQN (tied weights,
 /// the same stored view, one initializer), user inputs graph inputs.
 fn bind_inputs<'g>(
@@ -150,7 +153,7 @@ fn bind_inputs<'g>(
     let (graph, opts) = (program.graph(), lw.opts);
     // Sized for every input up front: grown one rehash at a time, it was 5 % of lowering the
     // 1M-node synthetic transformer (695k weights).
-    let mut tied: FxHashMap<(String, Vec<i64>, Vec<i64>, i64, i64), Value> =
+    let mut tied: FxHashMap<TieKey, Value> =
         FxHashMap::with_capacity_and_hasher(program.inputs().len(), Default::default());
     let mut user_inputs: Vec<(String, Value)> = Vec::new();
     let mut buffers: Vec<(String, String, Value)> = Vec::new(); // (placeholder, fqn, value)
@@ -335,9 +338,9 @@ pub fn lower(program: &Program<'_>, opts: &LowerOptions<'_>) -> Result<(Model, V
         }
         let info = op.info_mut(v);
         info.metadata.retain(|(k, _)| *k != metadata::OUTPUT_KIND && *k != metadata::ORIGINAL_NODE_NAME);
-        info.metadata.push((metadata::OUTPUT_KIND.into(), kinds[i].into()));
+        info.metadata.push((metadata::OUTPUT_KIND, kinds[i].into()));
         if wanted != fx_name && !fx_name.is_empty() {
-            info.metadata.push((metadata::ORIGINAL_NODE_NAME.into(), fx_name));
+            info.metadata.push((metadata::ORIGINAL_NODE_NAME, fx_name));
         }
         seen.insert(v);
         final_outputs.push(v);

@@ -162,8 +162,8 @@ pub fn user_counts<'g>(graph: &'g schema::Graph<'_>) -> crate::hash::FxHashMap<&
 pub fn graph_metadata(program: &schema::ExportedProgram) -> Metadata {
     vec![
         // torch prints the signature with a leading newline.
-        (GRAPH_SIGNATURE.into(), format!("\n{}", fx::format_signature(&program.graph_module.signature))),
-        (RANGE_CONSTRAINTS.into(), fx::format_range_constraints(&program.range_constraints)),
+        (GRAPH_SIGNATURE, format!("\n{}", fx::format_signature(&program.graph_module.signature))),
+        (RANGE_CONSTRAINTS, fx::format_range_constraints(&program.range_constraints)),
     ]
 }
 
@@ -176,8 +176,8 @@ pub fn input_metadata(kind: &fx::InputKind, placeholder: &str) -> Metadata {
         _ => ("USER_INPUT", "None"),
     };
     vec![
-        (INPUT_KIND.into(), kind.into()),
-        (INPUT_PERSISTENT.into(), persistent.into()),
-        (ORIGINAL_NODE_NAME.into(), placeholder.to_string()),
+        (INPUT_KIND, kind.into()),
+        (INPUT_PERSISTENT, persistent.into()),
+        (ORIGINAL_NODE_NAME, placeholder.to_string()),
     ]
 }

@@ -51,12 +51,16 @@ fn custom_op_becomes_a_node_of_the_custom_domain() {
     let weights = mix[0].attribute.iter().find(|a| a.name == "weights").expect("weights");
     assert_eq!(weights.floats, [0.5, 2.0, -1.0]);
     let tags = mix[0].attribute.iter().find(|a| a.name == "tags").expect("tags");
-    assert_eq!(tags.strings.iter().map(|s| String::from_utf8_lossy(s).to_string()).collect::<Vec<_>>(), ["left", "right", "prod"]);
+    assert_eq!(
+        tags.strings.iter().map(|s| String::from_utf8_lossy(s).to_string()).collect::<Vec<_>>(),
+        ["left", "right", "prod"]
+    );
 }
 
 #[test]
 fn custom_op_in_standard_operators_matches_pytorch() {
-    let program = fxonnx::export(fixture("custom_op.pt2"), &options(fxonnx_custom_table::reference::table())).expect("export");
+    let program =
+        fxonnx::export(fixture("custom_op.pt2"), &options(fxonnx_custom_table::reference::table())).expect("export");
     let dir = tempfile::tempdir().expect("tempdir");
     let out = dir.path().join("custom_op.onnx");
     program.save(&out).expect("save");
@@ -65,7 +69,8 @@ fn custom_op_in_standard_operators_matches_pytorch() {
 
 #[test]
 fn gelu_override_replaces_the_builtin() {
-    let program = fxonnx::export(fixture("tiny_transformer.pt2"), &options(fxonnx_custom_table::table())).expect("export");
+    let program =
+        fxonnx::export(fixture("tiny_transformer.pt2"), &options(fxonnx_custom_table::table())).expect("export");
     let g = program.model_proto().graph.expect("graph");
     assert!(!g.node.iter().any(|n| n.op_type == "Gelu"), "the built-in gelu was used");
     assert!(g.node.iter().any(|n| n.op_type == "Tanh"), "the override (tanh approximation) is missing");

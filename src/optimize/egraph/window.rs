@@ -27,6 +27,9 @@ pub struct Producers<'a> {
 
 const NONE: u32 = u32::MAX;
 
+/// A rule's cheap test on a window root (`ruleset::may_fire`).
+type MayFire = fn(&Model, &Node, &Producers) -> bool;
+
 impl<'a> Producers<'a> {
     pub fn new(model: &'a Model) -> Self {
         let nodes = &model.graph.nodes[..];
@@ -72,8 +75,7 @@ pub fn select(model: &Model, opset: i64, max_nodes: usize) -> Selection {
         }
     }
     let producer = Producers::new(model);
-    let may: Vec<Option<fn(&Model, &Node, &Producers) -> bool>> =
-        rules.iter().map(|r| super::ruleset::may_fire(r.name)).collect();
+    let may: Vec<Option<MayFire>> = rules.iter().map(|r| super::ruleset::may_fire(r.name)).collect();
     // Windows whose picked variants all fail their `may_fire` test everywhere are dropped below;
     // when no node could keep one (no candidate of a rule without the test, no node passing a
     // test), there is nothing to build, and the bookkeeping of the windows is skipped.
