@@ -8,7 +8,7 @@
 //! no peak anonymous RSS counter). Times are wall and CPU (the main thread's on-CPU time from
 //! `/proc/thread-self/schedstat`, so the sampler is not counted) per stage: open (map and index the
 //! zip), parse (JSON), resolve (signature), lower (translation, table build included), optimize
-//! (`fxonnx::optimize::optimize`, as `fxonnx export` runs it), encode (names and message sizes),
+//! (`fxonnx::internals::optimize`, as `fxonnx export` runs it), encode (names and message sizes),
 //! save (write the files).
 //!
 //! Flags (after `--`): `--large` (or `FXONNX_BENCH_LARGE=1`) adds the 1M-node transformer (and with
@@ -187,33 +187,33 @@ fn child(archive: &Path, out: &Path, external: bool) {
         cpu.push((now.1.saturating_sub(last.1)).as_secs_f64());
         last = now;
     };
-    let archive = fxonnx::pt2::Archive::open(archive).expect("open");
+    let archive = fxonnx::internals::Archive::open(archive).expect("open");
     lap(&mut wall, &mut cpu);
     let loaded = archive.load("model").expect("parse");
     lap(&mut wall, &mut cpu);
-    let program = fxonnx::fx::Program::new(&loaded).expect("resolve");
+    let program = fxonnx::internals::Program::new(&loaded).expect("resolve");
     lap(&mut wall, &mut cpu);
-    let table = fxonnx::translations::default_table();
+    let table = fxonnx::TranslationTable::builtin();
     let dims = Default::default();
-    let opts = fxonnx::translate::lower::LowerOptions {
+    let opts = fxonnx::internals::lower::LowerOptions {
         opset: fxonnx::DEFAULT_OPSET,
         table: &table,
         dim_names: &dims,
         input_names: &[],
         output_names: &[],
     };
-    let (mut model, _) = fxonnx::translate::lower::lower(&program, &opts).expect("lower");
+    let (mut model, _) = fxonnx::internals::lower::lower(&program, &opts).expect("lower");
     lap(&mut wall, &mut cpu);
     // What `fxonnx export` runs by default (the ONNX optimizer, dead-code elimination included).
-    fxonnx::optimize::optimize(&mut model);
+    fxonnx::internals::optimize(&mut model);
     lap(&mut wall, &mut cpu);
     let placement = if external {
         let file = out.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
-        fxonnx::onnx::encode::DataPlacement::External { location: format!("{file}.data"), threshold: 1024 }
+        fxonnx::internals::encode::DataPlacement::External { location: format!("{file}.data"), threshold: 1024 }
     } else {
-        fxonnx::onnx::encode::DataPlacement::Inline
+        fxonnx::internals::encode::DataPlacement::Inline
     };
-    let encoder = fxonnx::onnx::encode::Encoder::new(&model, &placement).expect("encode");
+    let encoder = fxonnx::internals::encode::Encoder::new(&model, &placement).expect("encode");
     lap(&mut wall, &mut cpu);
     encoder.write(out).expect("save");
     lap(&mut wall, &mut cpu);
@@ -325,15 +325,15 @@ fn weights_match(archive: &Path, onnx: &Path) -> Result<Matched, String> {
     use prost::Message;
     use std::collections::HashMap;
     use std::hash::{Hash, Hasher};
-    let model = fxonnx::onnx::proto::ModelProto::decode(&std::fs::read(onnx).map_err(|e| e.to_string())?[..])
+    let model = fxonnx::internals::proto::ModelProto::decode(&std::fs::read(onnx).map_err(|e| e.to_string())?[..])
         .map_err(|e| e.to_string())?;
     let graph = model.graph.ok_or("no graph")?;
-    let a = fxonnx::pt2::Archive::open(archive).map_err(|e| e.to_string())?;
+    let a = fxonnx::internals::Archive::open(archive).map_err(|e| e.to_string())?;
     let loaded = a.load("model").map_err(|e| e.to_string())?;
     let data = std::fs::File::open(onnx.with_extension("onnx.data")).ok();
     // SAFETY: a read-only map of a file this process just wrote and nobody else touches.
     let data = data.map(|f| unsafe { memmap2::Mmap::map(&f) }.expect("map the data file"));
-    fn bytes_in<'a>(t: &'a fxonnx::onnx::proto::TensorProto, data: Option<&'a [u8]>) -> Result<&'a [u8], String> {
+    fn bytes_in<'a>(t: &'a fxonnx::internals::proto::TensorProto, data: Option<&'a [u8]>) -> Result<&'a [u8], String> {
         if t.external_data.is_empty() {
             return Ok(&t.raw_data);
         }
@@ -350,7 +350,7 @@ fn weights_match(archive: &Path, onnx: &Path) -> Result<Matched, String> {
         b.hash(&mut h);
         (b.len(), h.finish())
     };
-    let transpose = |w: &fxonnx::pt2::Weight| -> Option<Vec<u8>> {
+    let transpose = |w: &fxonnx::internals::Weight| -> Option<Vec<u8>> {
         let [rows, cols] = w.sizes[..] else { return None };
         let (rows, cols) = (rows as usize, cols as usize);
         let elem = w.raw.len().checked_div(rows * cols)?;

@@ -6,9 +6,8 @@ use std::path::{Path, PathBuf};
 use crate::fx::{Program, SignatureError};
 use crate::onnx::encode::{self, DataPlacement, SaveError};
 use crate::onnx::ir::Model;
-use crate::onnx::proto::ModelProto;
 use crate::pt2::{Archive, Pt2Error};
-use crate::report::ExportRecord;
+use crate::report::{ExportRecord, Stage};
 use crate::translate::dsl::TranslationTable;
 use crate::translate::lower::{self, LowerError, LowerOptions};
 
@@ -59,7 +58,7 @@ pub struct ExportOptions {
     pub artifacts_dir: Option<PathBuf>,
     /// Optimize the ONNX graph (default on, like torch.onnx's `optimize=True`).
     pub optimize: bool,
-    /// Called after each stage (the CLI prints progress with it).
+    /// Told of every finished stage ([`ProgressEvent`](crate::ProgressEvent)); the CLI prints a line each.
     pub progress: Option<crate::report::Progress>,
 }
 
@@ -94,7 +93,7 @@ pub struct OnnxProgram {
 ///
 /// ```no_run
 /// let program = fxonnx::export("model.pt2", &fxonnx::ExportOptions::default())?;
-/// println!("{} nodes", program.model().graph.nodes.len());
+/// println!("{} nodes", program.node_count());
 /// # Ok::<(), fxonnx::Error>(())
 /// ```
 pub fn export(path: impl AsRef<Path>, options: &ExportOptions) -> Result<OnnxProgram, Error> {
@@ -138,8 +137,8 @@ fn stages(
         )));
     }
     let name = options.model_name.as_deref().unwrap_or("model");
-    let archive = record.stage_part(0, || Archive::open(input))?;
-    let loaded = record.stage(0, || archive.load(name))?;
+    let archive = record.stage_part(Stage::ReadArchive, || Archive::open(input))?;
+    let loaded = record.stage(Stage::ReadArchive, || archive.load(name))?;
     let mut table = crate::translations::default_table();
     if let Some(custom) = &options.custom_translation_table {
         table.merge(custom);
@@ -148,7 +147,7 @@ fn stages(
         record.program_text = Some(crate::fx::format_program(&loaded));
         record.analysis = Some(crate::report::analysis(&loaded, &table, &options.dim_names));
     }
-    let program = record.stage(1, || Program::new(&loaded))?;
+    let program = record.stage(Stage::ResolveProgram, || Program::new(&loaded))?;
     let lower_options = LowerOptions {
         opset,
         table: &table,
@@ -156,13 +155,13 @@ fn stages(
         input_names: &options.input_names,
         output_names: &options.output_names,
     };
-    let (mut model, warnings) = record.stage(2, || lower::lower(&program, &lower_options))?;
+    let (mut model, warnings) = record.stage(Stage::Translate, || lower::lower(&program, &lower_options))?;
     // The model no longer needs the parsed program (weights are slices of the map, held by the
     // model): freed now, its memory serves the optimizer instead of adding to its peak.
     drop(program);
     drop(loaded);
     record.warnings = warnings.clone();
-    let stats = record.stage(3, || {
+    let stats = record.stage(Stage::Optimize, || {
         Ok::<_, Error>(if options.optimize {
             crate::optimize::optimize(&mut model)
         } else {
@@ -178,14 +177,43 @@ fn stages(
         record.model_text = Some(crate::onnx::text::model_text(&proto, false));
     }
     if let Some(out) = output {
-        record.stage(4, || program.save(out))?;
+        record.stage(Stage::Save, || program.save(out))?;
     }
     Ok(program)
 }
 
 impl OnnxProgram {
-    /// The model as an ONNX `ModelProto` (weights inline; they are shared, not copied).
-    pub fn model_proto(&self) -> ModelProto {
+    /// The serialized ONNX model with its weights inline, byte-identical to what [`save`](Self::save)
+    /// writes for a model under protobuf's 2 GiB limit.
+    pub fn model_bytes(&self) -> Vec<u8> {
+        prost::Message::encode_to_vec(&encode::to_proto(&self.model))
+    }
+
+    /// A read-only view of the model as it will be saved (names, shapes, nodes and their metadata;
+    /// no weight bytes). It is built on each call.
+    pub fn model(&self) -> crate::view::Model {
+        crate::view::Model::new(encode::to_proto_outline(&self.model))
+    }
+
+    /// Nodes of the main graph.
+    pub fn node_count(&self) -> usize {
+        self.model.graph.nodes.len()
+    }
+
+    /// Initializers (weights and constants) of the main graph.
+    pub fn initializer_count(&self) -> usize {
+        self.model.graph.initializers.len()
+    }
+
+    /// The in-memory graph, for fxonnx's own tests and benches.
+    #[doc(hidden)]
+    pub fn ir(&self) -> &Model {
+        &self.model
+    }
+
+    /// The model as a prost `ModelProto` (weights inline), for fxonnx's own tests.
+    #[doc(hidden)]
+    pub fn model_proto(&self) -> crate::onnx::proto::ModelProto {
         encode::to_proto(&self.model)
     }
 
@@ -201,11 +229,6 @@ impl OnnxProgram {
     /// ```
     pub fn optimize(&mut self) -> crate::optimize::OptimizeStats {
         crate::optimize::optimize(&mut self.model)
-    }
-
-    /// The in-memory graph.
-    pub fn model(&self) -> &Model {
-        &self.model
     }
 
     /// Things the export dropped or changed that a user should know about.

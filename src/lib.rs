@@ -7,23 +7,35 @@
 //! # Ok::<(), fxonnx::Error>(())
 //! ```
 //!
-//! The data flow, stage by stage (see ARCHITECTURE.md): [`pt2`] reads the archive in place,
-//! [`fx`] classifies the program's signature, [`translate`] lowers every FX node through the
-//! translation table (built-in entries in `translations/`), [`optimize`] shrinks the ONNX graph,
-//! [`onnx`] holds the graph and encodes it.
+//! The public surface:
+//! - [`export`] and [`export_to_file`] with [`ExportOptions`] (named after `torch.onnx.export`'s),
+//!   returning an [`OnnxProgram`] or an [`Error`] that says which stage failed;
+//! - [`view`]: a read-only view of the exported model (inputs, outputs, nodes, metadata);
+//! - [`TranslationTable`] and [`translate::prelude`]: the DSL in which translations are written,
+//!   to extend or override the built-in table (torch's `custom_translation_table`);
+//! - [`inspect`]: the text forms `fxonnx inspect` prints, and an archive's untranslated ops;
+//! - [`Stage`] and [`ProgressEvent`] for progress callbacks.
+//!
+//! ARCHITECTURE.md maps the stages to the modules behind them.
 
-pub mod fx;
-pub mod hash;
-pub mod onnx;
-pub mod optimize;
-pub mod pt2;
-pub mod report;
-pub mod sym;
+mod export;
+mod fx;
+mod hash;
+pub mod inspect;
+mod onnx;
+mod optimize;
+mod pt2;
+mod report;
+mod sym;
 pub mod translate;
 #[path = "../translations/mod.rs"]
-pub mod translations;
+mod translations;
+pub mod view;
 
-pub mod export;
+pub use export::{export, export_to_file, Error, ExportOptions, OnnxProgram, DEFAULT_OPSET, SUPPORTED_OPSETS};
+pub use optimize::{OptimizeStats, PassRecord};
+pub use report::{Progress, ProgressEvent, Stage};
+pub use translate::dsl::TranslationTable;
 
 /// Run `side` on a second thread while this one runs `main`, when `worth_it` (the side work is
 /// large); otherwise both here, `main` first. Waking a thread on an idle core of a virtual machine
@@ -43,5 +55,25 @@ where
     })
 }
 
-pub use export::{export, export_to_file, Error, ExportOptions, OnnxProgram, DEFAULT_OPSET};
-pub use translate::dsl::TranslationTable;
+/// The stages' internals, for fxonnx's own tests and benches. Not part of the API: anything here
+/// may change in any release.
+#[doc(hidden)]
+pub mod internals {
+    pub use crate::fx::{format_program, Program};
+    pub use crate::onnx::{encode, ir, proto, text};
+    pub use crate::optimize::{clean_up, optimize};
+    pub use crate::pt2::{Archive, Pt2Error, Weight};
+    pub mod lower {
+        pub use crate::translate::lower::{find_unsupported, lower, LowerError, LowerOptions};
+    }
+    pub mod schemas {
+        pub use crate::translate::schemas::{arg_names, schema};
+    }
+    pub use crate::translate::dsl::target_key;
+    pub use crate::translations::{default_table, FAMILIES};
+}
+
+/// The README's code examples compile and run as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

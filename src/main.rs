@@ -123,10 +123,12 @@ fn run(cli: Cli) -> Result<(), String> {
                 artifacts_dir: artifacts_dir.clone(),
                 optimize: !no_optimize,
                 progress: (!quiet).then(|| {
-                    std::sync::Arc::new(|stage: &str, r: &fxonnx::report::StageRecord| {
-                        let mark = if r.ok { "ok" } else { "failed" };
-                        eprintln!("[fxonnx] {stage}: {mark} ({:.1} ms)", r.elapsed.as_secs_f64() * 1e3);
-                    }) as fxonnx::report::Progress
+                    std::sync::Arc::new(|event: &fxonnx::ProgressEvent| {
+                        if let fxonnx::ProgressEvent::StageFinished { stage, ok, elapsed, .. } = event {
+                            let mark = if *ok { "ok" } else { "failed" };
+                            eprintln!("[fxonnx] {stage}: {mark} ({:.1} ms)", elapsed.as_secs_f64() * 1e3);
+                        }
+                    }) as fxonnx::Progress
                 }),
             };
             let program = fxonnx::export_to_file(&input, &output, &options).map_err(|e| {
@@ -152,15 +154,15 @@ fn run(cli: Cli) -> Result<(), String> {
                 "exported {} -> {} ({} nodes, {} initializers, {:.1} ms)",
                 input.display(),
                 output.display(),
-                program.model().graph.nodes.len(),
-                program.model().graph.initializers.len(),
+                program.node_count(),
+                program.initializer_count(),
                 start.elapsed().as_secs_f64() * 1e3
             );
             Ok(())
         }
         Command::Ops { check: None, .. } => {
-            let table = fxonnx::translations::default_table();
-            let (min, max) = (fxonnx::export::SUPPORTED_OPSETS.start(), fxonnx::export::SUPPORTED_OPSETS.end());
+            let table = fxonnx::TranslationTable::builtin();
+            let (min, max) = (fxonnx::SUPPORTED_OPSETS.start(), fxonnx::SUPPORTED_OPSETS.end());
             println!(
                 "# {} targets; exports target opsets {min} to {max} (an op that needs a newer opset says so when used)",
                 table.len()
@@ -172,10 +174,8 @@ fn run(cli: Cli) -> Result<(), String> {
             Ok(())
         }
         Command::Ops { check: Some(path), model } => {
-            let archive = fxonnx::pt2::Archive::open(&path).map_err(|e| e.to_string())?;
-            let loaded = archive.load(&model).map_err(|e| e.to_string())?;
-            let table = fxonnx::translations::default_table();
-            let missing = fxonnx::translate::lower::find_unsupported(&loaded.program.graph_module.graph, &table);
+            let table = fxonnx::TranslationTable::builtin();
+            let missing = fxonnx::inspect::untranslated_ops(&path, &model, &table).map_err(|e| e.to_string())?;
             if missing.is_empty() {
                 println!("every target of {} has a translation", path.display());
                 return Ok(());
@@ -198,20 +198,13 @@ fn inspect(input: &Path, model: &str, metadata: bool) -> Result<(), String> {
         .map(|()| &magic == b"PK")
         .unwrap_or(false);
     if is_zip {
-        let archive = fxonnx::pt2::Archive::open(input).map_err(|e| e.to_string())?;
-        let loaded = archive.load(model).map_err(|e| e.to_string())?;
-        print!("{}", fxonnx::fx::format_program(&loaded));
+        print!("{}", fxonnx::inspect::program_text(input, model).map_err(|e| e.to_string())?);
         return Ok(());
     }
     let bytes = std::fs::read(input).map_err(|e| format!("cannot read {}: {e}", input.display()))?;
-    let not_a_model = |why: String| format!("{} is neither a .pt2 archive nor an ONNX model: {why}", input.display());
-    // Decoding from `Bytes` lets the weights' raw_data point into the buffer instead of copying it.
-    let proto = <fxonnx::onnx::proto::ModelProto as prost::Message>::decode(bytes::Bytes::from(bytes))
-        .map_err(|e| not_a_model(e.to_string()))?;
-    if proto.ir_version <= 0 || (proto.graph.is_none() && proto.functions.is_empty()) {
-        return Err(not_a_model("it decodes as protobuf but has no ir_version or graph".into()));
-    }
-    print!("{}", fxonnx::onnx::text::model_text(&proto, metadata));
+    let text = fxonnx::inspect::onnx_text(bytes, metadata)
+        .map_err(|e| format!("{} is neither a .pt2 archive nor an ONNX model: {}", input.display(), e.0))?;
+    print!("{text}");
     Ok(())
 }
 

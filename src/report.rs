@@ -13,20 +13,75 @@ use crate::translate::dsl::{target_key, TranslationTable};
 use crate::translate::lower::{find_unsupported, visit_nodes};
 use crate::translate::schemas;
 
-/// The stages of an export, in order, as the report lists them.
-pub const STAGES: [&str; 5] = [
-    "Read the archive",
-    "Resolve the program",
-    "Translate the graph into ONNX",
-    "Optimize the ONNX graph",
-    "Save the model",
-];
+/// The stages of an export, in the order they run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Stage {
+    /// Open the `.pt2` archive and parse its program.
+    ReadArchive,
+    /// Classify the program's signature: parameters, buffers, constants, user inputs, mutations.
+    ResolveProgram,
+    /// Translate every FX node into ONNX.
+    Translate,
+    /// Optimize the ONNX graph (or, with `optimize: false`, only drop unused nodes).
+    Optimize,
+    /// Write the model (and its external data).
+    Save,
+}
 
-/// The short names used in report file names (`fxonnx_export_<time>_<status>.md`).
-const STAGE_STATUS: [&str; 5] = ["read", "resolve", "translate", "optimize", "save"];
+impl Stage {
+    /// Every stage, in order.
+    pub const ALL: [Stage; 5] =
+        [Stage::ReadArchive, Stage::ResolveProgram, Stage::Translate, Stage::Optimize, Stage::Save];
+
+    /// The stage's line in the report and in progress messages.
+    pub fn title(self) -> &'static str {
+        match self {
+            Stage::ReadArchive => "Read the archive",
+            Stage::ResolveProgram => "Resolve the program",
+            Stage::Translate => "Translate the graph into ONNX",
+            Stage::Optimize => "Optimize the ONNX graph",
+            Stage::Save => "Save the model",
+        }
+    }
+
+    /// The short name in report file names (`fxonnx_export_<time>_<status>.md`).
+    pub fn short_name(self) -> &'static str {
+        match self {
+            Stage::ReadArchive => "read",
+            Stage::ResolveProgram => "resolve",
+            Stage::Translate => "translate",
+            Stage::Optimize => "optimize",
+            Stage::Save => "save",
+        }
+    }
+}
+
+impl std::fmt::Display for Stage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.title())
+    }
+}
+
+/// What an export tells its [`Progress`] callback.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub enum ProgressEvent {
+    /// A stage ended; with `ok: false` the export ends with an error.
+    StageFinished {
+        stage: Stage,
+        ok: bool,
+        /// Time the stage took.
+        elapsed: Duration,
+        /// Peak resident memory of the process after the stage, in KiB (Linux only).
+        peak_rss_kib: Option<u64>,
+    },
+}
+
+/// A progress callback ([`crate::ExportOptions::progress`]); `fxonnx export` prints a line per event.
+pub type Progress = std::sync::Arc<dyn Fn(&ProgressEvent) + Send + Sync>;
 
 #[derive(Clone, Debug, Default)]
-pub struct StageRecord {
+pub(crate) struct StageRecord {
     pub ran: bool,
     pub ok: bool,
     pub elapsed: Duration,
@@ -59,42 +114,53 @@ pub fn peak_rss_kib() -> Option<u64> {
     line.split_whitespace().nth(1)?.parse().ok()
 }
 
-/// Called after each stage with its name and record (`fxonnx export` prints progress with it).
-pub type Progress = std::sync::Arc<dyn Fn(&str, &StageRecord) + Send + Sync>;
-
 impl ExportRecord {
-    /// Run stage `i` (or its last part), recording its time, outcome and the memory peak after it,
+    /// Run `stage` (or its last part), recording its time, outcome and the memory peak after it,
     /// and tell the progress callback.
-    pub fn stage<T, E: std::fmt::Display>(&mut self, i: usize, f: impl FnOnce() -> Result<T, E>) -> Result<T, E> {
-        let result = self.stage_part(i, f);
-        if let (Some(p), true) = (&self.progress, self.stages[i].ok) {
-            p(STAGES[i], &self.stages[i]);
+    pub fn stage<T, E: std::fmt::Display>(&mut self, stage: Stage, f: impl FnOnce() -> Result<T, E>) -> Result<T, E> {
+        let result = self.stage_part(stage, f);
+        if result.is_ok() {
+            self.tell(stage);
         }
         result
     }
 
-    /// Run a part of stage `i` that more parts follow; a failure ends the stage (and is reported).
-    pub fn stage_part<T, E: std::fmt::Display>(&mut self, i: usize, f: impl FnOnce() -> Result<T, E>) -> Result<T, E> {
+    /// Run a part of `stage` that more parts follow; a failure ends the stage (and is reported).
+    pub fn stage_part<T, E: std::fmt::Display>(
+        &mut self,
+        stage: Stage,
+        f: impl FnOnce() -> Result<T, E>,
+    ) -> Result<T, E> {
         let start = std::time::Instant::now();
         let result = f();
-        let s = &mut self.stages[i];
+        let s = &mut self.stages[stage as usize];
         s.ran = true;
         s.ok = result.is_ok();
         s.elapsed += start.elapsed();
         s.peak_rss_kib = peak_rss_kib();
         if let Err(e) = &result {
-            if let Some(p) = &self.progress {
-                p(STAGES[i], s);
-            }
+            self.tell(stage);
             self.errors.push(e.to_string());
         }
         result
     }
 
+    fn tell(&self, stage: Stage) {
+        if let Some(progress) = &self.progress {
+            let s = &self.stages[stage as usize];
+            progress(&ProgressEvent::StageFinished {
+                stage,
+                ok: s.ok,
+                elapsed: s.elapsed,
+                peak_rss_kib: s.peak_rss_kib,
+            });
+        }
+    }
+
     /// `success`, or the short name of the first stage that failed.
     pub fn status(&self) -> &'static str {
-        match self.stages.iter().position(|s| s.ran && !s.ok) {
-            Some(i) => STAGE_STATUS[i],
+        match Stage::ALL.iter().zip(&self.stages).find(|(_, s)| s.ran && !s.ok) {
+            Some((stage, _)) => stage.short_name(),
             None => "success",
         }
     }
@@ -104,7 +170,7 @@ impl ExportRecord {
         let mut s = String::from("# fxonnx Export Report\n\n");
         let _ = writeln!(s, "Archive: `{}`\n", self.archive.display());
         s.push_str("```\n");
-        for (name, st) in STAGES.iter().zip(&self.stages) {
+        for (name, st) in Stage::ALL.iter().map(|s| s.title()).zip(&self.stages) {
             let mark = if !st.ran {
                 "⚪"
             } else if st.ok {
@@ -144,7 +210,7 @@ impl ExportRecord {
             None => s.push_str("Not run (the export stopped before).\n"),
         }
         s.push_str("\n## Time and memory per stage\n\n| stage | status | time (ms) | peak RSS after (MiB) |\n|---|---|---:|---:|\n");
-        for (name, st) in STAGES.iter().zip(&self.stages) {
+        for (name, st) in Stage::ALL.iter().map(|s| s.title()).zip(&self.stages) {
             let status = if !st.ran {
                 "not run"
             } else if st.ok {

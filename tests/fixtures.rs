@@ -61,7 +61,7 @@ fn external_data_round_trips() {
     let data = std::fs::read(tmp.path().join("convnet.onnx.data")).expect("external data file");
     // Every large initializer points into the data file, at its own bytes.
     use prost::Message;
-    let model = fxonnx::onnx::proto::ModelProto::decode(&std::fs::read(&out).expect("model")[..]).expect("decode");
+    let model = fxonnx::internals::proto::ModelProto::decode(&std::fs::read(&out).expect("model")[..]).expect("decode");
     let inline = fxonnx::export(fixtures().join("convnet.pt2"), &Default::default()).expect("export").model_proto();
     let mut external = 0;
     for (t, reference) in model.graph.expect("graph").initializer.iter().zip(&inline.graph.expect("graph").initializer)
@@ -87,7 +87,7 @@ fn external_data_round_trips() {
 fn custom_op_without_translation_names_the_op_and_node() {
     let err = fxonnx::export(fixtures().join("custom_op.pt2"), &Default::default()).err().expect("must fail");
     let msg = err.to_string();
-    assert!(matches!(err, fxonnx::Error::Lower(fxonnx::translate::lower::LowerError::Unsupported(_))), "{msg}");
+    assert!(matches!(err, fxonnx::Error::Lower(fxonnx::internals::lower::LowerError::Unsupported(_))), "{msg}");
     assert!(msg.contains("torch.ops.fxonnx_samples.mix.default"), "{msg}");
     assert!(msg.contains("mix"), "{msg}");
 }
@@ -99,7 +99,7 @@ fn pickled_subclass_weight_names_the_tensor() {
     assert!(
         matches!(
             err,
-            fxonnx::Error::Lower(fxonnx::translate::lower::LowerError::Archive(fxonnx::pt2::Pt2Error::Pickled { ref fqn, .. })) if fqn == "w"
+            fxonnx::Error::Lower(fxonnx::internals::lower::LowerError::Archive(fxonnx::internals::Pt2Error::Pickled { ref fqn, .. })) if fqn == "w"
         ),
         "{err}"
     );

@@ -10,7 +10,7 @@ fn dir() -> std::path::PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/metadata")
 }
 
-fn props(entries: &[fxonnx::onnx::proto::StringStringEntryProto]) -> BTreeMap<String, String> {
+fn props(entries: &[fxonnx::internals::proto::StringStringEntryProto]) -> BTreeMap<String, String> {
     entries.iter().map(|e| (e.key.clone(), e.value.clone())).collect()
 }
 

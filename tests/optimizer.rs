@@ -40,7 +40,7 @@ fn fixtures_compute_the_same_with_and_without_optimization() {
                     continue;
                 }
             };
-            nodes[k] = program.model().graph.nodes.len();
+            nodes[k] = program.ir().graph.nodes.len();
             if let Err(e) = program.save(&out) {
                 failures.push(format!("{name}/{model} (optimize={optimize}): save: {e}"));
                 continue;

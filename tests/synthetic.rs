@@ -83,7 +83,7 @@ fn writer_lays_out_the_zip_like_torch() {
     assert_eq!(&bytes[eocd - 20..eocd - 16], b"PK\x06\x07");
     assert_eq!(&bytes[eocd - 76..eocd - 72], b"PK\x06\x06");
 
-    let archive = fxonnx::pt2::Archive::open(&path).expect("fxonnx opens it");
+    let archive = fxonnx::internals::Archive::open(&path).expect("fxonnx opens it");
     let loaded = archive.load("model").expect("parse");
     assert_eq!(loaded.program.graph_module.graph.nodes.len(), info.fx_nodes);
     for t in &info.tensors {
@@ -174,7 +174,7 @@ fn generated_programs_export_and_run() {
 
 /// The bytes of every initializer of a saved model: `raw_data`, or its slice of the data file.
 fn initializer_bytes(onnx: &Path) -> Vec<(String, Vec<u8>, bool)> {
-    let model = fxonnx::onnx::proto::ModelProto::decode(&std::fs::read(onnx).unwrap()[..]).expect("decode");
+    let model = fxonnx::internals::proto::ModelProto::decode(&std::fs::read(onnx).unwrap()[..]).expect("decode");
     let graph = model.graph.expect("graph");
     let mut out = Vec::new();
     for t in graph.initializer {
@@ -236,7 +236,7 @@ fn optimized_transformer_keeps_weights_as_stored() {
             saved.iter().find(|(n, ..)| *n == t.fqn).unwrap_or_else(|| panic!("{}: no initializer", t.fqn));
         assert_eq!(bytes[..], pt2_writer::tensor_bytes(t, None)[..], "{} differs", t.fqn);
     }
-    let model = fxonnx::onnx::proto::ModelProto::decode(&std::fs::read(&out).unwrap()[..]).expect("decode");
+    let model = fxonnx::internals::proto::ModelProto::decode(&std::fs::read(&out).unwrap()[..]).expect("decode");
     let graph = model.graph.expect("graph");
     let gemms = graph.node.iter().filter(|n| n.op_type == "Gemm").count();
     assert!(gemms >= 4, "{gemms} Gemm nodes");
@@ -278,7 +278,7 @@ fn exports_are_byte_identical() {
 /// `ModelProto` (inline and with external data), and the data file holds the weights, aligned.
 #[test]
 fn streamed_encoding_equals_prost() {
-    use fxonnx::onnx::encode::{DataPlacement, Encoder};
+    use fxonnx::internals::encode::{DataPlacement, Encoder};
     let dir = tempfile::tempdir().unwrap();
     let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
     let mut archives = vec![
@@ -306,7 +306,7 @@ fn streamed_encoding_equals_prost() {
             [DataPlacement::Inline, DataPlacement::External { location: "m.onnx.data".into(), threshold: 64 }]
         {
             let out = dir.path().join("m.onnx");
-            let enc = Encoder::new(program.model(), &placement).expect("encoder");
+            let enc = Encoder::new(program.ir(), &placement).expect("encoder");
             enc.write(&out).expect("write");
             let streamed = std::fs::read(&out).unwrap();
             let reference = enc.to_proto().encode_to_vec();

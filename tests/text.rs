@@ -1,10 +1,10 @@
-//! The text form of ONNX models (`fxonnx::onnx::text`) and `fxonnx inspect model.onnx`.
+//! The text form of ONNX models (`fxonnx::internals::text`) and `fxonnx inspect model.onnx`.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use fxonnx::onnx::proto;
-use fxonnx::onnx::text::model_text;
+use fxonnx::internals::proto;
+use fxonnx::internals::text::model_text;
 
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name)
@@ -221,7 +221,7 @@ fn cli_refuses_garbage_with_one_line() {
 fn outline_prints_as_the_full_model_without_metadata() {
     for name in ["cond.pt2", "convnet.pt2", "tiny_transformer.pt2", "hops_loops.pt2"] {
         let program = fxonnx::export(fixture(name), &fxonnx::ExportOptions::default()).expect("export");
-        let outline = fxonnx::onnx::encode::to_proto_outline(program.model());
+        let outline = fxonnx::internals::encode::to_proto_outline(program.ir());
         assert!(outline.graph.as_ref().expect("graph").node.iter().all(|n| n.metadata_props.is_empty()), "{name}");
         assert_eq!(model_text(&outline, false), model_text(&program.model_proto(), false), "{name}");
     }

@@ -2,11 +2,11 @@
 //! that name in the overloads it is registered for (the archive names arguments by schema name), and
 //! every registered ATen overload must exist in torch 2.15.
 
-use fxonnx::translate::schemas::{arg_names, schema};
+use fxonnx::internals::schemas::{arg_names, schema};
 
 #[test]
 fn parameter_names_match_the_aten_schemas() {
-    let table = fxonnx::translations::default_table();
+    let table = fxonnx::TranslationTable::builtin();
     let mut problems = Vec::new();
     for key in table.keys() {
         if !(key.starts_with("aten::") || key.starts_with("prims::")) {
@@ -51,7 +51,7 @@ fn parameter_names_match_the_aten_schemas() {
 /// Every target is registered by exactly one file: a second registration would silently win.
 #[test]
 fn no_target_is_registered_twice() {
-    let tables: Vec<(&str, fxonnx::TranslationTable)> = fxonnx::translations::FAMILIES
+    let tables: Vec<(&str, fxonnx::TranslationTable)> = fxonnx::internals::FAMILIES
         .iter()
         .map(|(name, register)| {
             let mut t = fxonnx::TranslationTable::new();
@@ -71,7 +71,7 @@ fn no_target_is_registered_twice() {
         }
     }
     assert!(dups.is_empty(), "{}", dups.join("\n"));
-    assert_eq!(total, fxonnx::translations::default_table().len());
+    assert_eq!(total, fxonnx::TranslationTable::builtin().len());
 }
 
 /// A target with several translations dispatches on the node's input types, and a custom table's
@@ -79,7 +79,7 @@ fn no_target_is_registered_twice() {
 #[test]
 fn dispatch_by_dtype_and_custom_priority() {
     use fxonnx::translate::prelude::*;
-    let builtin = fxonnx::translations::default_table();
+    let builtin = fxonnx::TranslationTable::builtin();
     let names: Vec<&str> = builtin.candidates("aten::relu.default").iter().map(|e| e.name).collect();
     assert_eq!(names, ["relu", "relu_int"]);
 

@@ -45,7 +45,7 @@ pub struct Builder {
 }
 
 impl Builder {
-    pub fn new(opset: i64) -> Self {
+    pub(crate) fn new(opset: i64) -> Self {
         Builder {
             values: Vec::new(),
             graphs: vec![Graph { name: "main_graph".into(), ..Default::default() }],
@@ -82,7 +82,7 @@ impl Builder {
     }
 
     /// A new value (no producer yet), named `val_<k>` until the lowering renames it.
-    pub fn new_value(&mut self) -> Value {
+    pub(crate) fn new_value(&mut self) -> Value {
         let v = Value(self.values.len() as u32);
         self.values.push(ValueInfo { name: String::new(), ..Default::default() });
         v
@@ -169,7 +169,7 @@ impl Builder {
     }
 
     /// Add an initializer of the main graph (weights, buffers, lifted constants).
-    pub fn add_initializer(&mut self, data: TensorData) -> Value {
+    pub(crate) fn add_initializer(&mut self, data: TensorData) -> Value {
         let v = self.new_value();
         let info = &mut self.values[v.index()];
         info.dtype = Some(data.dtype);
@@ -222,7 +222,7 @@ impl Builder {
 
     /// Append a node of the default domain to the innermost graph. Used by the generated op methods;
     /// `since_version` is the operator version the method was generated from.
-    pub fn call(&mut self, op_type: &'static str, since_version: i64, inputs: Vec<Option<Value>>) -> Call<'_> {
+    pub(crate) fn call(&mut self, op_type: &'static str, since_version: i64, inputs: Vec<Option<Value>>) -> Call<'_> {
         if since_version > self.opset {
             self.errors.push(BuildError::OpsetTooOld { op_type, since_version, opset: self.opset });
         }
@@ -336,7 +336,7 @@ impl<'b> Call<'b> {
 
 impl Builder {
     /// Finish the model (the main graph as built, with its opset imports).
-    pub fn finish(mut self) -> Model {
+    pub(crate) fn finish(mut self) -> Model {
         let graph = std::mem::take(&mut self.graphs[0]);
         let mut opset_imports = vec![(String::new(), self.opset)];
         opset_imports.extend(self.custom_domains);

@@ -259,7 +259,7 @@ pub struct Attribute {
 }
 
 /// `(key, value)` pairs written to `metadata_props`, in order. Keys are the fixed names of
-/// [`crate::translate::metadata`] (one set per FX node: not worth an allocation each).
+/// `crate::translate::metadata` (one set per FX node: not worth an allocation each).
 pub type Metadata = Vec<(&'static str, String)>;
 
 /// A node's `metadata_props`. Every node made for one FX node shares one (behind an `Rc`).

@@ -577,6 +577,11 @@ pub struct TranslationTable {
 }
 
 impl TranslationTable {
+    /// Every built-in translation (what an export uses when no custom table is given).
+    pub fn builtin() -> Self {
+        crate::translations::default_table()
+    }
+
     pub fn new() -> Self {
         Self::default()
     }
@@ -693,12 +698,12 @@ macro_rules! translations {
             $(#[doc = $doc])*
             #[allow(non_snake_case, unused_variables, unused_mut, clippy::too_many_arguments)]
             pub fn $name(
-                op: &mut $crate::onnx::builder::Builder,
+                op: &mut $crate::translate::prelude::Builder,
                 ctx: &$crate::translate::dsl::NodeCtx<'_>,
             ) -> $crate::translate::dsl::OpResult<$crate::translate::dsl::Outputs> {
                 #[allow(non_snake_case, unused_variables, unused_mut, clippy::too_many_arguments)]
                 fn body(
-                    $op: &mut $crate::onnx::builder::Builder,
+                    $op: &mut $crate::translate::prelude::Builder,
                     $($ctx: &$crate::translate::dsl::NodeCtx<'_>,)?
                     $($p: $t),*
                 ) -> $ret $body
@@ -741,6 +746,7 @@ macro_rules! translations {
         }
 
         /// A table holding just this block's translations.
+        #[allow(dead_code)] // for user crates; the built-in families are registered together
         pub fn table() -> $crate::translate::dsl::TranslationTable {
             let mut t = $crate::translate::dsl::TranslationTable::new();
             register(&mut t);

@@ -1,11 +1,12 @@
-//! Translation of FX nodes into ONNX: the DSL translations are written in ([`dsl`]), helpers they
-//! share ([`helpers`]), and the driver that walks the FX graph ([`lower`]).
+//! Translation of FX nodes into ONNX. Public: the DSL translations are written in ([`dsl`]) and
+//! the [`prelude`] a translation file imports. Inside the crate: the helpers translations share,
+//! and the driver that walks the FX graph and calls them (`lower`).
 
 pub mod dsl;
-pub mod helpers;
-pub mod lower;
-pub mod metadata;
-pub mod schemas;
+mod helpers;
+pub(crate) mod lower;
+pub(crate) mod metadata;
+pub(crate) mod schemas;
 
 /// Everything a translation file needs: `use fxonnx::translate::prelude::*;`.
 pub mod prelude {

@@ -26,7 +26,7 @@ use std::time::{Duration, Instant};
 use serde::Deserialize;
 use serde_json::{json, Value as Json};
 
-use fxonnx::translate::lower::LowerError;
+use fxonnx::internals::lower::LowerError;
 
 /// The batch checker run by the Python process.
 pub const CHECKER: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/check_cases.py");
@@ -835,7 +835,7 @@ fn first_line(text: &str) -> &str {
 
 /// The translation files (`translations/*.rs`), each an op family.
 fn families() -> Vec<(&'static str, fxonnx::TranslationTable)> {
-    fxonnx::translations::FAMILIES
+    fxonnx::internals::FAMILIES
         .iter()
         .map(|(name, register)| {
             let mut t = fxonnx::TranslationTable::new();
@@ -851,7 +851,7 @@ fn table_key(target: &str) -> String {
     if target.starts_with("_operator.") {
         target.to_string()
     } else {
-        fxonnx::translate::dsl::target_key(&format!("torch.ops.{target}"))
+        fxonnx::internals::target_key(&format!("torch.ops.{target}"))
     }
 }
 

@@ -4,6 +4,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use fxonnx::view::Attribute;
+
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures").join(name)
 }
@@ -35,26 +37,18 @@ fn options(table: fxonnx::TranslationTable) -> fxonnx::ExportOptions {
 #[test]
 fn custom_op_becomes_a_node_of_the_custom_domain() {
     let program = fxonnx::export(fixture("custom_op.pt2"), &options(fxonnx_custom_table::table())).expect("export");
-    let model = program.model_proto();
-    assert!(
-        model.opset_import.iter().any(|o| o.domain == fxonnx_custom_table::DOMAIN && o.version == 2),
-        "{:?}",
-        model.opset_import
-    );
-    let g = model.graph.expect("graph");
-    let mix: Vec<_> = g.node.iter().filter(|n| n.op_type == "Mix").collect();
+    let model = program.model();
+    let opsets: Vec<_> = model.opset_imports().collect();
+    assert!(opsets.contains(&(fxonnx_custom_table::DOMAIN, 2)), "{opsets:?}");
+    let mix: Vec<_> = model.nodes().filter(|n| n.op_type() == "Mix").collect();
     assert_eq!(mix.len(), 2);
-    assert!(mix.iter().all(|n| n.domain == fxonnx_custom_table::DOMAIN));
+    assert!(mix.iter().all(|n| n.domain() == fxonnx_custom_table::DOMAIN));
     // The first call passes three tensors and the bias; the second omits the bias.
-    assert_eq!(mix[0].input.len(), 4);
-    assert_eq!(mix[1].input.len(), 1);
-    let weights = mix[0].attribute.iter().find(|a| a.name == "weights").expect("weights");
-    assert_eq!(weights.floats, [0.5, 2.0, -1.0]);
-    let tags = mix[0].attribute.iter().find(|a| a.name == "tags").expect("tags");
-    assert_eq!(
-        tags.strings.iter().map(|s| String::from_utf8_lossy(s).to_string()).collect::<Vec<_>>(),
-        ["left", "right", "prod"]
-    );
+    assert_eq!(mix[0].inputs().len(), 4);
+    assert_eq!(mix[1].inputs().len(), 1);
+    assert_eq!(mix[0].attribute("weights"), Some(Attribute::Floats(&[0.5, 2.0, -1.0])));
+    let tags: [&[u8]; 3] = [b"left", b"right", b"prod"];
+    assert_eq!(mix[0].attribute("tags"), Some(Attribute::Strings(tags.to_vec())));
 }
 
 #[test]
@@ -71,14 +65,14 @@ fn custom_op_in_standard_operators_matches_pytorch() {
 fn gelu_override_replaces_the_builtin() {
     let program =
         fxonnx::export(fixture("tiny_transformer.pt2"), &options(fxonnx_custom_table::table())).expect("export");
-    let g = program.model_proto().graph.expect("graph");
-    assert!(!g.node.iter().any(|n| n.op_type == "Gelu"), "the built-in gelu was used");
-    assert!(g.node.iter().any(|n| n.op_type == "Tanh"), "the override (tanh approximation) is missing");
+    let model = program.model();
+    assert!(!model.nodes().any(|n| n.op_type() == "Gelu"), "the built-in gelu was used");
+    assert!(model.nodes().any(|n| n.op_type() == "Tanh"), "the override (tanh approximation) is missing");
     let dir = tempfile::tempdir().expect("tempdir");
     let out = dir.path().join("tiny_transformer.onnx");
     program.save(&out).expect("save");
     check_numerics(&out, "tiny_transformer");
     // Without the custom table, the built-in translation emits Gelu.
     let builtin = fxonnx::export(fixture("tiny_transformer.pt2"), &Default::default()).expect("export");
-    assert!(builtin.model_proto().graph.expect("graph").node.iter().any(|n| n.op_type == "Gelu"));
+    assert!(builtin.model().nodes().any(|n| n.op_type() == "Gelu"));
 }
