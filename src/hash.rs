@@ -1,8 +1,9 @@
 //! A fast non-cryptographic hasher for the maps keyed by FX names and value ids.
 //!
 //! std's default SipHash resists collision attacks that do not matter for a local file converter,
-//! and it showed up as ~10 % of the time of large exports (every FX node does several lookups by
-//! name). This is the Fx hash of rustc (`rustc-hash`): one rotate, xor and multiply per word.
+//! and every FX node does several lookups by name, so its cost shows in large exports
+//! (reports/performance.md). This is the Fx hash of rustc (`rustc-hash`): one rotate, xor and
+//! multiply per word.
 
 use std::hash::{BuildHasherDefault, Hasher};
 

@@ -373,7 +373,7 @@ pub struct ValueInfo {
     pub dtype: Option<DType>,
     pub shape: Option<Vec<Dim>>,
     /// Constant contents: set for initializers and for constants translations create. Boxed:
-    /// most values are not constants, and inline it was half of every value's size.
+    /// most values are not constants, and inline it would double every value's size.
     pub constant: Option<Box<TensorData>>,
     /// The value is the real view (trailing dimension 2) of a complex torch tensor.
     pub complex: bool,

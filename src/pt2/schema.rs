@@ -410,7 +410,7 @@ pub struct Device<'a> {
 
 /// A stored tensor's metadata (payload configs): how to view its storage. The schema's other
 /// fields (device, layout, requires_grad) are skipped without being built: a config has one entry
-/// per weight, 700k of them in the 1M-node synthetic transformer.
+/// per weight, hundreds of thousands in a large program.
 #[derive(Debug, Clone, Deserialize)]
 pub struct TensorMeta<'a> {
     /// The schema's ScalarType id (not c10's numbering): see [`crate::pt2::ScalarType`].
@@ -831,7 +831,7 @@ pub enum OutputSpec<'a> {
 
 /// An entry of the module call graph. Only the module's name is kept: fxonnx exports the flat
 /// graph, and each entry's call signature (pytree specs as escaped JSON text, copied when parsed)
-/// was 6 MB of the 100k-node synthetic transformer that nothing read.
+/// is megabytes in a large program that nothing reads.
 #[derive(Debug, Deserialize)]
 pub struct ModuleCallEntry<'a> {
     #[serde(borrow)]

@@ -1,8 +1,8 @@
 //! The zip central directory of an archive in memory: where each entry's bytes are.
 //!
-//! A `.pt2` holds one zip entry per tensor; a 1M-node program has ~700,000. The `zip` crate built a
-//! ~900-byte record per entry and read every entry's local header while opening (1.3 s and
-//! ~600 MB at that size, for a table this reader needs four numbers of). Here an entry is 24 bytes
+//! A `.pt2` holds one zip entry per tensor, hundreds of thousands in a large program. A general zip
+//! reader builds a large record per entry and reads every entry's local header while opening, for
+//! a table this reader needs four numbers of. Here an entry is 24 bytes
 //! that point into the memory map (its name is not copied), names are found through a hash table
 //! of entry indices, and the local header, which says where the data starts, is read only when an
 //! entry is used. Reads are bounds-checked: a damaged archive gives an error, never a panic.

@@ -151,8 +151,8 @@ fn bind_inputs<'g>(
     env: &mut Scope<'g>,
 ) -> Result<BoundInputs, LowerError> {
     let (graph, opts) = (program.graph(), lw.opts);
-    // Sized for every input up front: grown one rehash at a time, it was 5 % of lowering the
-    // 1M-node synthetic transformer (695k weights).
+    // Sized for every input up front: a large program has hundreds of thousands of weights, and
+    // growing the map one rehash at a time would show in the lowering.
     let mut tied: FxHashMap<TieKey, Value> =
         FxHashMap::with_capacity_and_hasher(program.inputs().len(), Default::default());
     let mut user_inputs: Vec<(String, Value)> = Vec::new();
@@ -252,8 +252,7 @@ pub fn lower(program: &Program<'_>, opts: &LowerOptions<'_>) -> Result<(Model, V
         ..Default::default()
     };
     // Counting every value's readers and printing the signature (torch's graph metadata) only read
-    // the program: for a large one a second thread does both while this one binds the inputs
-    // (1M-node synthetic transformer: 1 s of its 9 s of lowering).
+    // the program: for a large one a second thread does both while this one binds the inputs.
     let large = graph.nodes.len() + program.inputs().len() >= 20_000;
     let (bound, (users, graph_metadata)) = crate::join_if(
         large,
