@@ -92,6 +92,23 @@ fn custom_op_without_translation_names_the_op_and_node() {
     assert!(msg.contains("mix"), "{msg}");
 }
 
+/// `fill_` on a slice of `new_zeros` (Swin's shifted-window mask): rebinding the slice alone would
+/// leave the base unchanged and the model silently wrong, so the export is refused, naming the
+/// node and the alias read afterwards. The same program after `run_decompositions()` exports and
+/// matches PyTorch (it is in EXPORTABLE).
+#[test]
+fn in_place_update_of_a_view_is_refused_not_silently_wrong() {
+    let err = fxonnx::export(fixtures().join("view_mutation.pt2"), &Default::default()).err().expect("must fail");
+    let msg = err.to_string();
+    assert!(
+        matches!(&err, fxonnx::Error::Lower(fxonnx::internals::lower::LowerError::Node { node, .. }) if node == "fill_"),
+        "{msg}"
+    );
+    for part in ["mutates `slice_1` in place", "`new_zeros`", "node `slice_2`", "ep.run_decompositions()"] {
+        assert!(msg.contains(part), "missing {part:?} in: {msg}");
+    }
+}
+
 #[test]
 fn pickled_subclass_weight_names_the_tensor() {
     let err =

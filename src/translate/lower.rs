@@ -235,6 +235,9 @@ pub fn lower(program: &Program<'_>, opts: &LowerOptions<'_>) -> Result<(Model, V
     if !unsupported.is_empty() {
         return Err(LowerError::Unsupported(unsupported));
     }
+    if let Some(m) = super::aliasing::find_view_mutation(program.graph()) {
+        return Err(LowerError::Node { node: m.node, target: m.target, message: m.message });
+    }
     let lw = Lowerer {
         opts,
         names: RefCell::new(hashbrown::HashTable::with_capacity(program.graph().nodes.len() * 2)),

@@ -34,6 +34,7 @@ pub const EXPORTABLE: &[(&str, &str)] = &[
     ("tiny_transformer", "model"),
     ("tiny_transformer_decomposed", "model"),
     ("unbacked_symbols", "model"),
+    ("view_mutation_decomposed", "model"),
 ];
 
 /// The Python with onnx + onnxruntime + numpy (`FXONNX_PYTHON`), if any.
