@@ -5,7 +5,9 @@
 //! - every FX tensor value gets exactly the element type and shape its TensorMeta says (a `Cast` is
 //!   inserted when a translation computed in another type), so type promotion is settled here;
 //! - in-place ops (`add_`, `relu_`) are functionalized: the mutated argument is rebound to the
-//!   result, and buffers or user inputs that end up rebound become extra graph outputs;
+//!   result; a mutated view is written back into its base and the aliases read afterwards are
+//!   computed again (`aliasing`); buffers or user inputs that end up rebound become extra graph
+//!   outputs;
 //! - translations never name values or touch metadata.
 
 use std::cell::RefCell;
@@ -18,6 +20,7 @@ use crate::onnx::ir::{Dim, Model, TensorData, Value};
 use crate::pt2::schema::{self, Argument, SymBoolArgument, SymFloatArgument, SymIntArgument};
 use crate::pt2::{Pt2Error, ScalarType};
 
+use super::aliasing::{Aliases, FirstArg};
 use super::dsl::{onnx_dtype, target_key, NodeCtx, OpError, SubgraphLowerer, TranslationTable};
 use super::metadata;
 
@@ -88,10 +91,10 @@ struct Scope<'g> {
     values: FxHashMap<&'g str, Value>,
     /// How many readers each value has (for the `fx_node` metadata).
     users: FxHashMap<&'g str, usize>,
-    /// Name → the first name of its alias group (the tensor an in-place op mutated).
-    roots: FxHashMap<&'g str, &'g str>,
-    /// Root → every name in its group.
-    groups: FxHashMap<&'g str, Vec<&'g str>>,
+    /// Views and in-place results, and what they share memory with.
+    aliases: Aliases<'g>,
+    /// Per value, the last node that reads it: computed at the first mutation of an aliased tensor.
+    last_reads: Option<FxHashMap<&'g str, usize>>,
 }
 
 impl<'g> Scope<'g> {
@@ -101,22 +104,6 @@ impl<'g> Scope<'g> {
 
     fn get(&self, name: &str) -> Option<&Value> {
         self.values.get(name)
-    }
-
-    /// An in-place op mutated `target` and named the result `output`: every alias of `target`
-    /// (and `output`, which torch makes one more alias) now reads `new`.
-    fn mutate(&mut self, target: &'g str, output: Option<&'g str>, new: Value) {
-        let root = self.roots.get(target).copied().unwrap_or(target);
-        let group = self.groups.entry(root).or_insert_with(|| vec![root]);
-        if let Some(o) = output {
-            if !group.contains(&o) {
-                group.push(o);
-            }
-            self.roots.insert(o, root);
-        }
-        for name in group.iter() {
-            self.values.insert(name, new);
-        }
     }
 }
 
@@ -235,9 +222,6 @@ pub fn lower(program: &Program<'_>, opts: &LowerOptions<'_>) -> Result<(Model, V
     if !unsupported.is_empty() {
         return Err(LowerError::Unsupported(unsupported));
     }
-    if let Some(m) = super::aliasing::find_view_mutation(program.graph()) {
-        return Err(LowerError::Node { node: m.node, target: m.target, message: m.message });
-    }
     let lw = Lowerer {
         opts,
         names: RefCell::new(hashbrown::HashTable::with_capacity(program.graph().nodes.len() * 2)),
@@ -266,8 +250,8 @@ pub fn lower(program: &Program<'_>, opts: &LowerOptions<'_>) -> Result<(Model, V
     op.graph_mut().metadata = graph_metadata;
     let BoundInputs { user_inputs, buffers } = bound?;
 
-    for node in &graph.nodes {
-        lw.lower_node(&mut op, graph, node, &mut env)?;
+    for index in 0..graph.nodes.len() {
+        lw.lower_node(&mut op, graph, index, &mut env)?;
     }
 
     // Outputs: user outputs, then mutated buffers and user inputs (torch.onnx drops those).
@@ -536,9 +520,10 @@ impl Lowerer<'_> {
         &self,
         op: &mut Builder,
         graph: &'g schema::Graph<'_>,
-        node: &'g schema::Node<'_>,
+        index: usize,
         env: &mut Scope<'g>,
     ) -> Result<(), LowerError> {
+        let node = &graph.nodes[index];
         let key = target_key(&node.target);
         let node_name = fx::node_name(node);
         let err = |message: String| LowerError::Node {
@@ -546,46 +531,281 @@ impl Lowerer<'_> {
             target: node.target.to_string(),
             message,
         };
-        let view = super::dsl::NodeView { node, graph };
-        let (entry, inplace, functional_key) = resolve(self.opts.table, &key, &view).ok_or_else(|| {
-            LowerError::Unsupported(vec![UnsupportedOp {
-                target: node.target.to_string(),
-                key: key.clone(),
-                nodes: vec![node_name.to_string()],
-            }])
-        })?;
         // Each output's FX name and type, looked up once for the translation and the binding.
         let slots: Vec<Option<(&str, FxValue)>> =
             fx::output_slots(node).into_iter().map(|s| s.map(|n| (n, fx_value(graph, n)))).collect();
         let out_types = slots.iter().map(|s| s.as_ref().and_then(|(_, t)| t.dtype())).collect();
-        let saved = std::mem::replace(&mut op.out_types, out_types);
         let users = env.users.get(node_name).copied().unwrap_or(0);
         let meta = metadata::node_metadata(node, users, &mut self.scopes.borrow_mut());
         let saved_meta = std::mem::replace(&mut op.node_metadata, std::rc::Rc::new(meta));
-        let outputs = {
-            let renames = functional_key.as_deref().map(|f| argument_renames(&key, f)).unwrap_or_default();
-            let ctx = NodeCtx { node, graph, env: &env.values, lowerer: self, renames: &renames };
-            (entry.func)(op, &ctx)
-        };
-        op.out_types = saved;
-        let result = self.finish_node(op, node, env, outputs, inplace, &slots, entry.name, &err);
+        let result =
+            self.translate(op, graph, node, &key, &env.values, out_types).and_then(|(outputs, inplace, name)| {
+                let new = self.finish_node(op, env, outputs, inplace, &slots, name, &err)?;
+                let first = super::aliasing::first_tensor(node);
+                match (new, first, super::aliasing::first_arg(&key)) {
+                    (Some(new), Some(target), _) => {
+                        let output = slots.first().and_then(|s| s.as_ref()).map(|(n, _)| *n);
+                        self.mutate(op, graph, index, env, target, output, new, &err)
+                    }
+                    (None, Some(input), FirstArg::Viewed(kind)) => {
+                        for (out, _) in slots.iter().flatten() {
+                            env.aliases.view(out, input, index, kind);
+                        }
+                        Ok(())
+                    }
+                    _ => Ok(()),
+                }
+            });
         op.node_metadata = saved_meta;
         result
     }
 
+    /// Run the translation of `node` (table key `key`) with its arguments read from `values`;
+    /// returns its outputs, whether it functionalizes an in-place op, and the translation's name.
+    fn translate<'t>(
+        &'t self,
+        op: &mut Builder,
+        graph: &schema::Graph<'_>,
+        node: &schema::Node<'_>,
+        key: &str,
+        values: &FxHashMap<&str, Value>,
+        out_types: Vec<Option<crate::onnx::ir::DType>>,
+    ) -> Result<(Result<super::dsl::Outputs, OpError>, bool, &'t str), LowerError> {
+        let view = super::dsl::NodeView { node, graph };
+        let (entry, inplace, functional_key) = resolve(self.opts.table, key, &view).ok_or_else(|| {
+            let node_name = fx::node_name(node).to_string();
+            LowerError::Unsupported(vec![UnsupportedOp {
+                target: node.target.to_string(),
+                key: key.to_string(),
+                nodes: vec![node_name],
+            }])
+        })?;
+        let saved = std::mem::replace(&mut op.out_types, out_types);
+        let renames = functional_key.as_deref().map(|f| argument_renames(key, f)).unwrap_or_default();
+        let ctx = NodeCtx { node, graph, env: values, lowerer: self, renames: &renames };
+        let outputs = (entry.func)(op, &ctx);
+        op.out_types = saved;
+        Ok((outputs, inplace, entry.name))
+    }
+
+    /// An in-place op at node `index` changed `target` (and returned `output`) to `new`. When the
+    /// tensor shares memory with others, the change is written back into its base, and every alias
+    /// read afterwards is computed again from the new base (`aliasing`).
+    #[allow(clippy::too_many_arguments)]
+    fn mutate<'g>(
+        &self,
+        op: &mut Builder,
+        graph: &'g schema::Graph<'_>,
+        index: usize,
+        env: &mut Scope<'g>,
+        target: &'g str,
+        output: Option<&'g str>,
+        new: Value,
+        err: &dyn Fn(String) -> LowerError,
+    ) -> Result<(), LowerError> {
+        let target = env.aliases.resolve(target);
+        if let Some(o) = output {
+            env.aliases.same(o, target);
+        }
+        env.insert(target, new);
+        let base = env.aliases.base(target);
+        let members: Vec<&'g str> = env.aliases.members(base).to_vec();
+        if base == target && members.iter().all(|&m| env.aliases.resolve(m) == target) {
+            // A tensor without views: only the results in-place ops returned for it alias it.
+            for m in members {
+                env.insert(m, new);
+            }
+            return Ok(());
+        }
+        let last = env.last_reads.get_or_insert_with(|| super::aliasing::last_reads(graph));
+        let later: FxHashSet<&'g str> =
+            members.iter().chain([&base]).filter(|&&m| last.get(m).is_some_and(|&at| at > index)).copied().collect();
+        let read_later = |name: &str| later.contains(name);
+        // Aliases made from `target` see the change without touching the base.
+        let under: FxHashSet<&'g str> = members
+            .iter()
+            .copied()
+            .filter(|&m| {
+                let mut at = m;
+                loop {
+                    if env.aliases.resolve(at) == target {
+                        return true;
+                    }
+                    match env.aliases.link(at) {
+                        Some(super::aliasing::Link::View { input, .. }) => at = input,
+                        Some(super::aliasing::Link::Same(t)) => at = t,
+                        None => return false,
+                    }
+                }
+            })
+            .collect();
+        let under_target = |m: &str| under.contains(m);
+        let write_back =
+            base != target && (read_later(base) || members.iter().any(|&m| !under_target(m) && read_later(m)));
+        let refuse = |op_name: &str, alias: &str| {
+            err(format!(
+                "mutates `{target}` in place, which shares its memory with `{alias}` (read afterwards by {}), \
+                 through `{op_name}`, an op that aliases its input only sometimes or reinterprets it \
+                 (reshape, contiguous, to, view.dtype, expand, ...): fxonnx cannot tell what torch shared, \
+                 and a guess could give wrong results. Workaround: export the program after \
+                 `ep.run_decompositions()`, which makes the update functional, or write it out of place",
+                super::aliasing::reader_after(graph, alias, index)
+            ))
+        };
+        if write_back {
+            let path = env.aliases.path(target).map_err(|through| refuse(through, base))?;
+            let new_base = self.scatter_into_base(op, graph, env, base, &path, new, err)?;
+            env.insert(base, new_base);
+        }
+        let node_of = |link: Option<super::aliasing::Link<'g>>| match link {
+            Some(super::aliasing::Link::View { node, input, kind }) => Some((node, input, kind)),
+            _ => None,
+        };
+        let mut stale: FxHashSet<&'g str> = FxHashSet::default();
+        let mut rerun: FxHashSet<usize> = FxHashSet::default();
+        for &m in &members {
+            if m == target || (!write_back && !under_target(m)) {
+                continue;
+            }
+            match env.aliases.link(m) {
+                Some(super::aliasing::Link::Same(t)) => {
+                    if let Some(&v) = env.get(t) {
+                        env.insert(m, v);
+                    }
+                    if stale.contains(t) {
+                        stale.insert(m);
+                    }
+                }
+                link => {
+                    let Some((node, input, kind)) = node_of(link) else { continue };
+                    if kind == super::aliasing::ViewKind::Unknown || stale.contains(input) {
+                        if read_later(m) {
+                            return Err(refuse(fx::node_name(&graph.nodes[node]), m));
+                        }
+                        stale.insert(m);
+                        continue;
+                    }
+                    if rerun.insert(node) {
+                        self.recompute_view(op, graph, node, env)?;
+                    }
+                }
+            }
+        }
+        env.insert(target, new);
+        Ok(())
+    }
+
+    /// Translate view node `node` again on its input's current value, binding its outputs anew.
+    fn recompute_view<'g>(
+        &self,
+        op: &mut Builder,
+        graph: &'g schema::Graph<'_>,
+        node: usize,
+        env: &mut Scope<'g>,
+    ) -> Result<(), LowerError> {
+        let node = &graph.nodes[node];
+        let slots: Vec<Option<(&str, FxValue)>> =
+            fx::output_slots(node).into_iter().map(|s| s.map(|n| (n, fx_value(graph, n)))).collect();
+        let out_types = slots.iter().map(|s| s.as_ref().and_then(|(_, t)| t.dtype())).collect();
+        let key = target_key(&node.target);
+        let (outputs, _, name) = self.translate(op, graph, node, &key, &env.values, out_types)?;
+        let err = |message: String| LowerError::Node {
+            node: fx::node_name(node).to_string(),
+            target: node.target.to_string(),
+            message,
+        };
+        self.finish_node(op, env, outputs, false, &slots, name, &err).map(|_| ())
+    }
+
+    /// `base` with the elements that `path` (view nodes from the base to the mutated view) selects
+    /// replaced by `new`: the view chain is applied to the base's flat positions, and `new` is
+    /// scattered to the positions it selects.
+    #[allow(clippy::too_many_arguments)]
+    fn scatter_into_base<'g>(
+        &self,
+        op: &mut Builder,
+        graph: &'g schema::Graph<'_>,
+        env: &mut Scope<'g>,
+        base: &'g str,
+        path: &[(usize, &'g str, &'g str)],
+        new: Value,
+        err: &dyn Fn(String) -> LowerError,
+    ) -> Result<Value, LowerError> {
+        use crate::onnx::ir::DType;
+        let base_value = lookup(env, base)?;
+        if op.info(base_value).complex {
+            return Err(err(format!(
+                "mutates a view of the complex tensor `{base}` in place; writing it back is not supported"
+            )));
+        }
+        let shape = op.Shape(base_value).out();
+        let numel = op.ReduceProd(shape, None).keepdims(0).out();
+        let (zero, one) = (op.scalar_i64(0), op.scalar_i64(1));
+        let flat_positions = op.Range(zero, numel, one).out();
+        let mut positions = op.Reshape(flat_positions, shape).out();
+        let base_shape = op.info(base_value).shape.clone();
+        let info = op.info_mut(positions);
+        info.dtype = Some(DType::Int64);
+        info.shape = base_shape;
+        for &(node, input, out) in path {
+            let view = &graph.nodes[node];
+            let slot = fx::output_slots(view).iter().position(|s| *s == Some(out)).unwrap_or(0);
+            let out_types = vec![Some(DType::Int64); slot + 1];
+            let saved = env.values.insert(input, positions);
+            let key = target_key(&view.target);
+            let translated = self.translate(op, graph, view, &key, &env.values, out_types);
+            match saved {
+                Some(v) => env.insert(input, v),
+                None => {
+                    env.values.remove(input);
+                }
+            }
+            let (outputs, _, _) = translated?;
+            let outputs = outputs.map_err(|e| err(e.message))?;
+            positions = outputs.0.get(slot).copied().flatten().ok_or_else(|| {
+                err(format!("writing back into `{base}`: the view `{out}` could not be applied to its positions"))
+            })?;
+            // The positions have the view's shape (later views on the path ask for its rank).
+            if let FxValue::Tensor(meta) = fx_value(graph, out) {
+                let (_, shape, _) = self.tensor_type(meta);
+                if op.info(positions).name.is_empty() {
+                    op.info_mut(positions).shape = Some(shape);
+                }
+            }
+        }
+        let dtype = op.dtype(base_value);
+        let new = match (dtype, op.dtype(new)) {
+            (Some(want), Some(have)) if want != have => op.Cast(new).to(want as i64).out(),
+            _ => new,
+        };
+        let minus_one = op.const_i64s(&[-1]);
+        let view_shape = op.Shape(positions).out();
+        let updates = op.Expand(new, view_shape).out();
+        let updates = op.Reshape(updates, minus_one).out();
+        let indices = op.Reshape(positions, minus_one).out();
+        let flat = op.Reshape(base_value, minus_one).out();
+        let scattered = op.ScatterElements(flat, indices, updates).axis(0).out();
+        let new_base = op.Reshape(scattered, shape).out();
+        let (dtype, shape) = (op.info(base_value).dtype, op.info(base_value).shape.clone());
+        let info = op.info_mut(new_base);
+        info.dtype = dtype;
+        info.shape = shape;
+        Ok(new_base)
+    }
+
     /// Bind a translated node's results to its FX outputs (after checking the builder had no errors).
     #[allow(clippy::too_many_arguments)]
+    /// For an in-place op, returns the mutated tensor's new value.
     fn finish_node<'g>(
         &self,
         op: &mut Builder,
-        node: &'g schema::Node<'_>,
         env: &mut Scope<'g>,
         outputs: Result<super::dsl::Outputs, OpError>,
         inplace: bool,
         slots: &[Option<(&'g str, FxValue<'g>)>],
         translation: &str,
         err: &dyn Fn(String) -> LowerError,
-    ) -> Result<(), LowerError> {
+    ) -> Result<Option<Value>, LowerError> {
         let outputs = outputs.map_err(|e| err(e.message))?;
         let build_errors = op.take_errors();
         if let Some(e) = build_errors.first() {
@@ -615,18 +835,12 @@ impl Lowerer<'_> {
             let v = self.bind_output(op, name, fx_type, v);
             env.insert(name, v);
         }
-        if inplace {
-            // Functionalize: whoever reads the mutated tensor, under any of its names, from now on
-            // reads the result.
-            if let Some(Argument::Tensor(t)) = node.inputs.first().map(|a| &a.arg) {
-                let first = slots.first().and_then(|s| s.as_ref()).map(|(n, _)| *n);
-                let new = first.and_then(|n| env.get(n).copied()).or(produced.first().copied().flatten());
-                if let Some(new) = new {
-                    env.mutate(&t.name, first, new);
-                }
-            }
+        if !inplace {
+            return Ok(None);
         }
-        Ok(())
+        // Functionalize: the mutated tensor's new value is the result.
+        let first = slots.first().and_then(|s| s.as_ref()).map(|(n, _)| *n);
+        Ok(first.and_then(|n| env.get(n).copied()).or(produced.first().copied().flatten()))
     }
 
     /// Give the value computed for FX value `name` (of type `fx_type`) that value's name, type
@@ -721,8 +935,8 @@ impl Lowerer<'_> {
         graph: &'g schema::Graph<'_>,
         env: &mut Scope<'g>,
     ) -> Result<Vec<Value>, OpError> {
-        for node in &graph.nodes {
-            self.lower_node(op, graph, node, env).map_err(|e| OpError::new(e.to_string()))?;
+        for index in 0..graph.nodes.len() {
+            self.lower_node(op, graph, index, env).map_err(|e| OpError::new(e.to_string()))?;
         }
         graph.outputs.iter().map(|o| self.value_of(op, o, env).map_err(|e| OpError::new(e.to_string()))).collect()
     }

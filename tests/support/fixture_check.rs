@@ -34,6 +34,9 @@ pub const EXPORTABLE: &[(&str, &str)] = &[
     ("tiny_transformer", "model"),
     ("tiny_transformer_decomposed", "model"),
     ("unbacked_symbols", "model"),
+    ("view_mutation", "model"),
+    ("view_mutation_aliases", "model"),
+    ("view_mutation_cache", "model"),
     ("view_mutation_decomposed", "model"),
 ];
 
