@@ -1,23 +1,9 @@
-//! Neural-network ops: linear algebra products, convolution, normalisation, pooling,
-//! upsampling, attention, dropout.
+//! Neural-network layers: linear and bilinear, convolution, normalisation, upsampling, grid
+//! sampling, attention, dropout.
 
 use crate::translate::prelude::*;
 use crate::translations;
-
-/// `[n]` repeated `k` times for a pooling/conv attribute given as one value or `k` values.
-pub(crate) fn expand_param(v: &[i64], k: usize, default: i64) -> Vec<i64> {
-    match v.len() {
-        0 => vec![default; k],
-        1 => vec![v[0]; k],
-        _ => v.to_vec(),
-    }
-}
-
-/// ONNX `pads` (begins then ends) from torch's symmetric padding.
-pub(crate) fn pads_of(padding: &[i64], k: usize) -> Vec<i64> {
-    let p = expand_param(padding, k, 0);
-    p.iter().chain(p.iter()).copied().collect()
-}
+use crate::translations::shared::window::{expand_param, pads_of};
 
 /// `scale · Q·Kᵀ`, with the causal mask and `attn_mask` applied: the logits softmax turns into
 /// attention weights.
@@ -383,45 +369,6 @@ translations! {
         })
     }
 
-    /// addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
-    #[target("aten::addmm")]
-    fn addmm(
-        op,
-        self_: Tensor,
-        mat1: Tensor,
-        mat2: Tensor,
-        beta: f64 = 1.0,
-        alpha: f64 = 1.0,
-    ) -> OpResult<Value> {
-        if dtype_of(op, mat1)?.is_float() {
-            return Ok(op.Gemm(mat1, mat2, Some(self_)).alpha(alpha as f32).beta(beta as f32).out());
-        }
-        let t = dtype_of(op, mat1)?;
-        let mut p = op.MatMul(mat1, mat2).out();
-        if alpha != 1.0 {
-            let a = op.scalar(t, alpha);
-            p = op.Mul(p, a).out();
-        }
-        let mut c = self_;
-        if beta != 1.0 {
-            let b = op.scalar(t, beta);
-            c = op.Mul(c, b).out();
-        }
-        Ok(op.Add(p, c).out())
-    }
-
-    /// matmul(Tensor self, Tensor other) -> Tensor
-    #[target("aten::matmul")]
-    fn matmul(op, self_: Tensor, other: Tensor) -> Value {
-        op.MatMul(self_, other).out()
-    }
-
-    /// mm(Tensor self, Tensor mat2) -> Tensor
-    #[target("aten::mm", "aten::bmm")]
-    fn mm(op, self_: Tensor, mat2: Tensor) -> Value {
-        op.MatMul(self_, mat2).out()
-    }
-
     /// conv2d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0,
     ///     SymInt[2] dilation=1, SymInt groups=1) -> Tensor
     #[target("aten::conv2d", "aten::conv1d", "aten::conv3d")]
@@ -772,30 +719,6 @@ translations! {
         Ok(vec![y, mean, rstd])
     }
 
-    /// max_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1,
-    ///     bool ceil_mode=False) -> Tensor
-    #[target("aten::max_pool2d", "aten::max_pool1d", "aten::max_pool3d")]
-    fn max_pool2d(
-        op,
-        self_: Tensor,
-        kernel_size: Vec<i64>,
-        stride: Vec<i64> = vec![],
-        padding: Vec<i64> = vec![0],
-        dilation: Vec<i64> = vec![1],
-        ceil_mode: bool = false,
-    ) -> OpResult<Value> {
-        let k = kernel_size.len();
-        let strides = if stride.is_empty() { kernel_size.clone() } else { expand_param(&stride, k, 1) };
-        Ok(op
-            .MaxPool(self_)
-            .kernel_shape(&kernel_size)
-            .strides(&strides)
-            .pads(&pads_of(&padding, k))
-            .dilations(&expand_param(&dilation, k, 1))
-            .ceil_mode(ceil_mode as i64)
-            .out())
-    }
-
     /// upsample_nearest2d.vec(Tensor input, SymInt[]? output_size, float[]? scale_factors) -> Tensor
     #[target("aten::upsample_nearest2d.vec", "aten::upsample_nearest1d.vec", "aten::upsample_nearest3d.vec")]
     fn upsample_nearest(
@@ -938,19 +861,71 @@ translations! {
         Ok(input)
     }
 
-    /// nonzero(Tensor self) -> Tensor
-    #[target("aten::nonzero")]
-    fn nonzero(op, self_: Tensor) -> OpResult<Value> {
-        if rank_of(op, self_)? == 0 {
-            // A 0-d input gives [n, 0] (n = 1 when it is nonzero).
-            let x = as_1d(op, self_);
-            let nz = op.NonZero(x).out();
-            let t = op.Transpose(nz).perm(&[1, 0]).out();
-            let (s, e, ax) = (op.const_i64s(&[0]), op.const_i64s(&[0]), op.const_i64s(&[1]));
-            return Ok(op.Slice(t, s, e, Some(ax), None).out());
+    /// native_dropout_backward(Tensor grad_output, Tensor mask, float scale) -> Tensor
+    #[target("aten::native_dropout_backward")]
+    fn native_dropout_backward(op, grad_output: Tensor, mask: Tensor, scale: f64) -> OpResult<Value> {
+        let t = float_result_dtype(op, grad_output)?;
+        let g = cast(op, grad_output, t);
+        let m = cast(op, mask, t);
+        let s = op.scalar(t, scale);
+        let g = op.Mul(g, m).out();
+        Ok(op.Mul(g, s).out())
+    }
+
+    /// bilinear(Tensor input1, Tensor input2, Tensor weight, Tensor? bias=None) -> Tensor
+    #[target("aten::bilinear")]
+    fn bilinear(
+        op,
+        input1: Tensor,
+        input2: Tensor,
+        weight: Tensor,
+        bias: Option<Tensor> = None,
+    ) -> OpResult<Value> {
+        // y[..., o] = Σ_ij x1[..., i] W[o, i, j] x2[..., j] + b[o]
+        let t = float_result_dtype(op, input1)?;
+        let (a, b, w) = (cast(op, input1, t), cast(op, input2, t), cast(op, weight, t));
+        let y = op.Einsum(&[a, w, b]).equation("...i,oij,...j->...o").out();
+        Ok(match bias {
+            Some(bias) => {
+                let bias = cast(op, bias, t);
+                op.Add(y, bias).out()
+            }
+            None => y,
+        })
+    }
+
+    /// _trilinear(Tensor i1, Tensor i2, Tensor i3, int[] expand1, int[] expand2, int[] expand3, int[] sumdim,
+    ///     int unroll_dim=1) -> Tensor
+    #[target("aten::_trilinear")]
+    fn _trilinear(
+        op,
+        i1: Tensor,
+        i2: Tensor,
+        i3: Tensor,
+        expand1: Vec<i64>,
+        expand2: Vec<i64>,
+        expand3: Vec<i64>,
+        sumdim: Vec<i64>,
+    ) -> OpResult<Value> {
+        // Σ_sumdim unsqueeze(i1, expand1) · unsqueeze(i2, expand2) · unsqueeze(i3, expand3)
+        let t = float_result_dtype(op, i1)?;
+        let mut ops = Vec::new();
+        for (x, e) in [(i1, &expand1), (i2, &expand2), (i3, &expand3)] {
+            let x = cast(op, x, t);
+            ops.push(if e.is_empty() {
+                x
+            } else {
+                let a = op.const_i64s(e);
+                op.Unsqueeze(x, a).out()
+            });
         }
-        let nz = op.NonZero(self_).out();
-        Ok(op.Transpose(nz).perm(&[1, 0]).out())
+        let p = op.Mul(ops[0], ops[1]).out();
+        let p = op.Mul(p, ops[2]).out();
+        if sumdim.is_empty() {
+            return Ok(p);
+        }
+        let a = op.const_i64s(&sumdim);
+        Ok(op.ReduceSum(p, Some(a)).keepdims(0).out())
     }
 }
 

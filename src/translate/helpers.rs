@@ -2,9 +2,10 @@
 //! from SymInts, torch's type promotion, axis normalisation.
 
 use crate::onnx::builder::Builder;
-use crate::onnx::ir::{DType, Value};
+use crate::onnx::ir::{DType, Dim, Value};
 
 use super::dsl::{OpError, OpResult, Scalar, SymInt};
+use crate::bail;
 
 /// `x` as `dtype` (no node when it already is).
 pub fn cast(op: &mut Builder, x: Value, dtype: DType) -> Value {
@@ -155,4 +156,120 @@ pub fn dtype_of(op: &Builder, x: Value) -> OpResult<DType> {
 pub fn as_1d(op: &mut Builder, x: Value) -> Value {
     let minus_one = op.const_i64s(&[-1]);
     op.Reshape(x, minus_one).out()
+}
+
+/// The size of `x` along `axis` as a 1-D int64 of one element.
+pub fn dim_size(op: &mut Builder, x: Value, axis: i64) -> Value {
+    op.Shape(x).start(axis).end(axis + 1).out()
+}
+
+/// Every dimension of `x`, which must be static; the errors name `what` needed them.
+pub fn static_shape(op: &Builder, x: Value, what: &str) -> OpResult<Vec<i64>> {
+    let Some(shape) = op.shape(x) else {
+        return Err(OpError::new(format!("{what} needs the input's shape, which the archive does not record")));
+    };
+    shape
+        .iter()
+        .map(|d| match d {
+            Dim::Fixed(n) => Ok(*n),
+            Dim::Param(p) => {
+                Err(OpError::new(format!("{what} is translated for static shapes only; dimension {p} is symbolic")))
+            }
+        })
+        .collect()
+}
+
+/// The broadcast of two static shapes (numpy rules), or `None` when they do not broadcast.
+pub fn broadcast_shapes(a: &[i64], b: &[i64]) -> Option<Vec<i64>> {
+    let r = a.len().max(b.len());
+    let get = |s: &[i64], i: usize| if i + s.len() >= r { s[i + s.len() - r] } else { 1 };
+    (0..r)
+        .map(|i| match (get(a, i), get(b, i)) {
+            (x, y) if x == y || y == 1 => Some(x),
+            (1, y) => Some(y),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The permutation that undoes `perm`.
+pub fn inverse_perm(perm: &[i64]) -> Vec<i64> {
+    let mut inv = vec![0i64; perm.len()];
+    for (i, &p) in perm.iter().enumerate() {
+        inv[p as usize] = i as i64;
+    }
+    inv
+}
+
+/// The type TopK runs in for `t` (it has no kernels for bool and small integers).
+pub fn topk_type(t: DType) -> DType {
+    match t {
+        DType::Bool | DType::Int8 | DType::Uint8 | DType::Int16 => DType::Int32,
+        _ => t,
+    }
+}
+
+/// The node's result type (output 0, from the archive), else `x`'s type.
+pub fn result_dtype(op: &Builder, x: Value) -> OpResult<DType> {
+    match op.out_dtype(0) {
+        Some(t) => Ok(t),
+        None => dtype_of(op, x),
+    }
+}
+
+/// The type torch computes `a ∘ b` in (`torch.result_type`): tensors promote with each other, a
+/// scalar only lifts the category.
+pub fn binary_result_type(op: &Builder, a: Scalar, b: Scalar) -> DType {
+    let tensor = |s: Scalar| match s {
+        Scalar::Dyn(v) if op.rank(v).is_some_and(|r| r > 0) => op.dtype(v),
+        _ => None,
+    };
+    match (tensor(a), tensor(b)) {
+        (Some(x), Some(y)) => promote(x, y),
+        (Some(x), None) => promote_with_scalar(x, b, op),
+        (None, Some(y)) => promote_with_scalar(y, a, op),
+        (None, None) => promote(scalar_dtype(op, a), scalar_dtype(op, b)),
+    }
+}
+
+/// The type a binary node computes in: its result type from the archive, else
+/// [`binary_result_type`].
+pub fn binary_type(op: &Builder, a: Scalar, b: Scalar) -> DType {
+    op.out_dtype(0).unwrap_or_else(|| binary_result_type(op, a, b))
+}
+
+/// Both operands of a binary op as values of `dtype`.
+pub fn operands(op: &mut Builder, a: Scalar, b: Scalar, dtype: DType) -> (Value, Value) {
+    (scalar_value(op, a, dtype), scalar_value(op, b, dtype))
+}
+
+/// `x[start:end]` along `axis` (`x[..., start:end, :]` for `axis` -2).
+pub fn slice_along(op: &mut Builder, x: Value, axis: i64, start: i64, end: i64) -> Value {
+    let s = op.const_i64s(&[start]);
+    let e = op.const_i64s(&[end]);
+    let a = op.const_i64s(&[axis]);
+    op.Slice(x, s, e, Some(a), None).out()
+}
+
+/// The node's result type (else `x`'s), which must be floating-point.
+pub fn float_result_dtype(op: &Builder, x: Value) -> OpResult<DType> {
+    let t = match op.out_dtype(0) {
+        Some(t) => t,
+        None => dtype_of(op, x)?,
+    };
+    if !t.is_float() {
+        bail!("needs a floating-point result type");
+    }
+    Ok(t)
+}
+
+/// A 1-D `v` laid along `axis` of a rank-`r` tensor (shape `[1, .., n, .., 1]`) and expanded to
+/// `like`'s shape.
+pub fn expand_along(op: &mut Builder, v: Value, axis: i64, r: usize, like: Value) -> Value {
+    let mut shape = vec![1i64; r];
+    shape[axis as usize] = -1;
+    let shape = op.const_i64s(&shape);
+    let v = op.Reshape(v, shape).out();
+    let s = op.Shape(like).out();
+    op.Expand(v, s).out()
 }
