@@ -140,9 +140,11 @@ translations! {
         // the subgraph argument positionally.
         let args = &ctx.node.inputs;
         let Some(at) = args.iter().position(|a| matches!(a.arg, crate::pt2::schema::Argument::Graph(_))) else {
-            bail!("no subgraph argument");
+            bail!("wrap_with_set_grad_enabled has no subgraph argument to inline");
         };
-        let crate::pt2::schema::Argument::Graph(g) = &args[at].arg else { bail!("no subgraph argument") };
+        let crate::pt2::schema::Argument::Graph(g) = &args[at].arg else {
+            bail!("wrap_with_set_grad_enabled has no subgraph argument to inline")
+        };
         let operands: Vec<Value> = args[at + 1..]
             .iter()
             .map(|a| match &a.arg {

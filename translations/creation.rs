@@ -100,7 +100,8 @@ translations! {
 
     /// copy(Tensor self, Tensor src, bool non_blocking=False) -> Tensor
     #[target("aten::copy")]
-    fn copy(op, self_: Tensor, src: Tensor, non_blocking: Ignored) -> OpResult<Value> {
+    fn copy(op, self_: Tensor, src: Tensor, _non_blocking: Ignored) -> OpResult<Value> {
+        // non_blocking only concerns host-device transfers.
         let t = dtype_of(op, self_)?;
         let s = cast(op, src, t);
         let shape = op.Shape(self_).out();

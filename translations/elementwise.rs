@@ -255,7 +255,8 @@ translations! {
 
     /// clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor
     #[target("aten::clone", "aten::contiguous", "aten::lift_fresh_copy", "aten::detach", "aten::alias")]
-    fn clone(op, self_: Tensor, memory_format: Ignored) -> Value {
+    fn clone(op, self_: Tensor, _memory_format: Ignored) -> Value {
+        // ONNX tensors have no memory format.
         // Memory formats are a storage layout; ONNX values have none.
         self_
     }

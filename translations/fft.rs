@@ -95,7 +95,7 @@ fn axes(dims: &[i64], r: usize) -> OpResult<Vec<i64>> {
 fn signal_shape(op: &Builder, x: Value) -> OpResult<Vec<i64>> {
     let mut s = static_shape(op, x, "FFT")?;
     if s.pop() != Some(2) {
-        bail!("expected a complex tensor");
+        bail!("this FFT needs a complex input, and its input is real");
     }
     Ok(s)
 }
@@ -251,7 +251,7 @@ fn c2r_args(
         (Some(d), _) => axes(d, r)?,
         (None, Some(s)) => {
             if s.len() > r {
-                bail!("FFT: more sizes than dims");
+                bail!("FFT: {} signal sizes `s` for a tensor of rank {r}", s.len());
             }
             ((r - s.len()) as i64..r as i64).collect()
         }

@@ -308,7 +308,8 @@ translations! {
 
     /// gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor
     #[target("aten::gather")]
-    fn gather(op, self_: Tensor, dim: i64, index: Tensor, sparse_grad: Ignored) -> OpResult<Value> {
+    fn gather(op, self_: Tensor, dim: i64, index: Tensor, _sparse_grad: Ignored) -> OpResult<Value> {
+        // sparse_grad shapes the gradient only.
         let r = rank_of(op, self_)?;
         let index = cast(op, index, DType::Int64);
         if r == 0 {
@@ -515,7 +516,7 @@ translations! {
         let pad = op.const_i64s(&[1]);
         let spare = op
             .ConstantOfShape(pad)
-            .value(TensorData::from_f64_as(t, vec![1], &[0.0]).ok_or("unsupported element type")?)
+            .value(constant_data(t, vec![1], &[0.0])?)
             .out();
         let s = op.Concat(&[s, spare]).axis(0).out();
         let g = op.Gather(s, pos).axis(0).out();
@@ -677,7 +678,7 @@ translations! {
         for (i, ix) in indices.iter().enumerate() {
             let Some(ix) = ix else { bail!("_unsafe_masked_index_put_accumulate with None indices is not supported") };
             if i >= shape.len() {
-                bail!("too many indices");
+                bail!("{} indices for a tensor of rank {}", indices.len(), shape.len());
             }
             let n = shape[i];
             let ix = cast(op, *ix, DType::Int64);

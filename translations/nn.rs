@@ -42,10 +42,7 @@ fn attention_scores(
         let l = op.Shape(query).start(-2).end(-1).out();
         let s = op.Shape(key).start(-2).end(-1).out();
         let ls = op.Concat(&[l, s]).axis(0).out();
-        let ones = op
-            .ConstantOfShape(ls)
-            .value(TensorData::from_f64_as(DType::Bool, vec![1], &[1.0]).ok_or("bad dtype")?)
-            .out();
+        let ones = op.ConstantOfShape(ls).value(constant_data(DType::Bool, vec![1], &[1.0])?).out();
         let ones = cast(op, ones, DType::Int64);
         let tri = op.Trilu(ones, None).upper(0).out();
         let keep = cast(op, tri, DType::Bool);
@@ -158,11 +155,11 @@ fn batch_norm_inference(
     let c = op.Shape(input).start(1).end(2).out();
     let weight = match weight {
         Some(w) => w,
-        None => op.ConstantOfShape(c).value(TensorData::from_f64_as(t, vec![1], &[1.0]).ok_or("bad dtype")?).out(),
+        None => op.ConstantOfShape(c).value(constant_data(t, vec![1], &[1.0])?).out(),
     };
     let bias = match bias {
         Some(b) => b,
-        None => op.ConstantOfShape(c).value(TensorData::from_f64_as(t, vec![1], &[0.0]).ok_or("bad dtype")?).out(),
+        None => op.ConstantOfShape(c).value(constant_data(t, vec![1], &[0.0])?).out(),
     };
     Ok(op.BatchNormalization(input, weight, bias, mean, var).epsilon(eps as f32).out())
 }
@@ -177,7 +174,7 @@ fn channel_view(op: &mut Builder, v: Value, r: usize) -> Value {
 
 /// An empty 1-D tensor of type `t` (torch's placeholder outputs).
 fn empty_of(op: &mut Builder, t: DType) -> OpResult<Value> {
-    Ok(op.constant_tensor(TensorData::from_f64_as(t, vec![0], &[]).ok_or("unsupported element type")?))
+    Ok(op.constant_tensor(constant_data(t, vec![0], &[])?))
 }
 
 /// Batch normalisation with batch statistics (training mode): (out, mean, rstd, biased var, count).
@@ -319,7 +316,7 @@ fn resize(
         (None, Some(scales)) => {
             let mut all = vec![1.0f64; r - scales.len()];
             all.extend(scales.iter());
-            let t = TensorData::from_f64_as(DType::Float, vec![all.len() as i64], &all).ok_or("bad scales")?;
+            let t = constant_data(DType::Float, vec![all.len() as i64], &all)?;
             (Some(op.constant_tensor(t)), None)
         }
         (None, None) => bail!("upsample needs output_size or scale_factors"),
@@ -346,6 +343,17 @@ fn linear_output_shape(op: &Builder, input: Value, weight: Value) -> Option<Vec<
     let mut out: Vec<i64> = lead.iter().map(|d| if let Dim::Fixed(n) = d { *n } else { -1 }).collect();
     out.push(*rows);
     Some(out)
+}
+
+/// Attention dropout is random, which an inference graph cannot be: `dropout_p` must be 0.
+fn no_attention_dropout(dropout_p: f64) -> OpResult<()> {
+    if dropout_p != 0.0 {
+        bail!(
+            "dropout_p={dropout_p}: attention dropout is random and not exported; export the model in \
+             eval mode (model.eval()), or pass dropout_p=0.0 to scaled_dot_product_attention"
+        );
+    }
+    Ok(())
 }
 
 translations! {
@@ -479,9 +487,11 @@ translations! {
         running_mean: Option<Tensor>,
         running_var: Option<Tensor>,
         training: bool,
-        momentum: f64,
+        // It weights the running statistics' update, which this op does not return.
+        _momentum: Ignored,
         eps: f64,
-        cudnn_enabled: Ignored,
+        // A backend choice.
+        _cudnn_enabled: Ignored,
     ) -> OpResult<Value> {
         match (running_mean, running_var, training) {
             (Some(mean), Some(var), false) => batch_norm_inference(op, input, weight, bias, mean, var, eps),
@@ -504,7 +514,9 @@ translations! {
         running_mean: Option<Tensor> = None,
         running_var: Option<Tensor> = None,
         training: bool,
-        momentum: f64,
+        // It weights the in-place update of the running statistics in training, which an ONNX graph
+        // has no state for (the functional form returns the updated statistics and computes them).
+        _momentum: Ignored,
         eps: f64,
     ) -> OpResult<Vec<Value>> {
         if training {
@@ -554,9 +566,11 @@ translations! {
         input: Tensor,
         weight: Option<Tensor>,
         bias: Option<Tensor>,
-        running_mean: Tensor,
-        running_var: Tensor,
-        momentum: f64,
+        // The op updates these in place, a side effect an ONNX graph has no state for; torch.export
+        // returns updated statistics only from the functional form, which computes them.
+        _running_mean: Ignored,
+        _running_var: Ignored,
+        _momentum: Ignored,
         eps: f64,
     ) -> OpResult<Vec<Value>> {
         let (y, mean, rstd, _, _) = batch_norm_training(op, input, weight, bias, eps)?;
@@ -592,7 +606,8 @@ translations! {
         weight: Option<Tensor> = None,
         bias: Option<Tensor> = None,
         eps: f64 = 1e-5,
-        cudnn_enabled: Ignored,
+        // A backend choice.
+        _cudnn_enabled: Ignored,
     ) -> OpResult<Value> {
         Ok(group_norm_of(op, input, weight, bias, num_groups, eps)?.0)
     }
@@ -605,9 +620,10 @@ translations! {
         input: Tensor,
         weight: Option<Tensor>,
         bias: Option<Tensor>,
-        N: Ignored,
-        C: Ignored,
-        HxW: Ignored,
+        // The sizes come from the input's shape.
+        _N: Ignored,
+        _C: Ignored,
+        _HxW: Ignored,
         group: i64,
         eps: f64,
     ) -> OpResult<(Value, Value, Value)> {
@@ -664,7 +680,8 @@ translations! {
         bias: Option<Tensor>,
         running_mean: Tensor,
         running_var: Tensor,
-        momentum: f64,
+        // Without training the running statistics are not updated.
+        _momentum: Ignored,
         eps: f64,
     ) -> OpResult<Vec<Option<Value>>> {
         // The saved mean / invstd outputs are empty in inference; only the result is computed.
@@ -681,7 +698,8 @@ translations! {
         weight: Option<Tensor> = None,
         bias: Option<Tensor> = None,
         eps: f64 = 1e-5,
-        cudnn_enable: Ignored,
+        // A backend choice.
+        _cudnn_enable: Ignored,
     ) -> OpResult<Value> {
         let axis = -(normalized_shape.len() as i64);
         let scale = match weight {
@@ -689,7 +707,7 @@ translations! {
             None => {
                 let t = dtype_of(op, input)?;
                 let shape = shape_vec(op, &normalized_shape);
-                op.ConstantOfShape(shape).value(TensorData::from_f64_as(t, vec![1], &[1.0]).ok_or("bad dtype")?).out()
+                op.ConstantOfShape(shape).value(constant_data(t, vec![1], &[1.0])?).out()
             }
         };
         Ok(op.LayerNormalization(input, scale, bias).axis(axis).epsilon(eps as f32).out())
@@ -712,7 +730,7 @@ translations! {
             None => {
                 let t = dtype_of(op, input)?;
                 let shape = shape_vec(op, &normalized_shape);
-                op.ConstantOfShape(shape).value(TensorData::from_f64_as(t, vec![1], &[1.0]).ok_or("bad dtype")?).out()
+                op.ConstantOfShape(shape).value(constant_data(t, vec![1], &[1.0])?).out()
             }
         };
         let [y, mean, rstd] = op.LayerNormalization(input, scale, bias).axis(axis).epsilon(eps as f32).outs::<3>();
@@ -823,6 +841,7 @@ translations! {
         scale: Option<f64> = None,
         enable_gqa: bool = false,
     ) -> OpResult<Value> {
+        no_attention_dropout(dropout_p)?;
         let (key, value) =
             if enable_gqa { (repeat_heads(op, key, query), repeat_heads(op, value, query)) } else { (key, value) };
         let scores = attention_scores(op, query, key, attn_mask, is_causal, scale)?;
@@ -843,6 +862,7 @@ translations! {
         attn_mask: Option<Tensor> = None,
         scale: Option<f64> = None,
     ) -> OpResult<Vec<Value>> {
+        no_attention_dropout(dropout_p)?;
         let scores = attention_scores(op, query, key, attn_mask, is_causal, scale)?;
         let w = op.Softmax(scores).axis(-1).out();
         let output = op.MatMul(w, value).out();

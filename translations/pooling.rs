@@ -64,7 +64,7 @@ fn adaptive_avg(op: &mut Builder, x: Value, output_size: &[Option<i64>]) -> OpRe
                 w[(row * o) as usize + j] = 1.0 / (e - s) as f64;
             }
         }
-        let w = op.constant_tensor(TensorData::from_f64_as(t, vec![n, o], &w).ok_or("unsupported element type")?);
+        let w = op.constant_tensor(constant_data(t, vec![n, o], &w)?);
         let axis = r - k + i;
         y = if axis == r - 1 {
             op.MatMul(y, w).out()
@@ -294,8 +294,9 @@ translations! {
         self_: Tensor,
         indices: Tensor,
         output_size: Vec<SymInt>,
-        stride: Ignored,
-        padding: Ignored,
+        // (max_unpool3d) The indices say where each value goes; stride and padding add nothing.
+        _stride: Ignored,
+        _padding: Ignored,
     ) -> OpResult<Value> {
         // Scatter each value to its index within its flattened (N, C) plane.
         let r = rank_of(op, self_)?;

@@ -605,7 +605,7 @@ translations! {
         let r = rank_of(op, self_)?;
         let shape = op.shape(self_).map(|s| s.to_vec()).ok_or("sum_to_size needs the input shape")?;
         if size.len() > r {
-            bail!("sum_to_size to a larger rank");
+            bail!("sum_to_size: size has {} dims, more than the input's {r}", size.len());
         }
         let lead = r - size.len();
         let mut axes: Vec<i64> = (0..lead as i64).collect();

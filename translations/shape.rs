@@ -134,7 +134,7 @@ fn at_least(op: &mut Builder, x: Value, n: usize) -> OpResult<Value> {
         (2, 1) => vec![0],
         (3, 1) => vec![0, 2],
         (3, 2) => vec![2],
-        _ => bail!("atleast_{n}d of rank {r}"),
+        _ => bail!("atleast_{n}d: no rule for an input of rank {r}"),
     };
     let axes = op.const_i64s(&axes);
     Ok(op.Unsqueeze(x, axes).out())
@@ -383,7 +383,8 @@ translations! {
 
     /// expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)
     #[target("aten::expand", "aten::expand_copy")]
-    fn expand(op, self_: Tensor, size: Vec<SymInt>, implicit: bool = false) -> Value {
+    fn expand(op, self_: Tensor, size: Vec<SymInt>, _implicit: Ignored) -> Value {
+        // `implicit` only marks the expands broadcasting inserted, for the tracer.
         // -1 keeps the input's size: Expand broadcasts with 1 in those places.
         let size: Vec<SymInt> =
             size.into_iter().map(|s| if s == SymInt::Const(-1) { SymInt::Const(1) } else { s }).collect();
@@ -555,9 +556,10 @@ translations! {
         op,
         weight: Tensor,
         indices: Tensor,
-        padding_idx: Ignored,
-        scale_grad_by_freq: Ignored,
-        sparse: Ignored,
+        // These three shape the gradient only.
+        _padding_idx: Ignored,
+        _scale_grad_by_freq: Ignored,
+        _sparse: Ignored,
     ) -> Value {
         op.Gather(weight, indices).axis(0).out()
     }
@@ -765,7 +767,7 @@ translations! {
     ) -> OpResult<Value> {
         let r = rank_of(op, self_)?;
         if r == 0 {
-            bail!("diag_embed of a 0-d tensor");
+            bail!("diag_embed needs an input of at least 1 dimension, got a 0-d tensor");
         }
         let t = dtype_of(op, self_)?;
         let (d1, d2) = (normalize_axis(dim1, r + 1), normalize_axis(dim2, r + 1));
@@ -1248,7 +1250,8 @@ translations! {
         self_: Tensor,
         repeats: SymInt,
         dim: Option<i64> = None,
-        output_size: Ignored,
+        // A hint saving torch a sync; the size follows from `repeats`.
+        _output_size: Ignored,
     ) -> OpResult<Value> {
         let (x, axis, r) = match dim {
             None => {

@@ -134,7 +134,10 @@ translations! {
     fn sort(
         op,
         self_: Tensor,
-        stable: Option<bool> = None,
+        // Honoured whatever its value: the sort is TopK, which is stable (ONNX: "Given two equivalent
+        // values, ... the element with the lower index will appear first"); an unstable torch sort may
+        // order ties either way.
+        _stable: Ignored,
         dim: i64 = -1,
         descending: bool = false,
     ) -> OpResult<(Value, Value)> {
@@ -151,7 +154,8 @@ translations! {
     fn argsort(
         op,
         self_: Tensor,
-        stable: Option<bool> = None,
+        // Honoured whatever its value: the sort is TopK, which is stable (see `sort`).
+        _stable: Ignored,
         dim: i64 = -1,
         descending: bool = false,
     ) -> OpResult<Value> {
@@ -260,7 +264,8 @@ translations! {
 
     /// cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor
     #[target("aten::cumsum")]
-    fn cumsum(op, self_: Tensor, dim: i64, dtype: Ignored) -> OpResult<Value> {
+    fn cumsum(op, self_: Tensor, dim: i64, _dtype: Ignored) -> OpResult<Value> {
+        // `dtype` is the node's recorded result type, which this reads.
         let r = rank_of(op, self_)?;
         let t = op.out_dtype(0).unwrap_or(dtype_of(op, self_)?);
         let work = accumulation_type(t);
@@ -275,7 +280,8 @@ translations! {
 
     /// cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor
     #[target("aten::cumprod")]
-    fn cumprod(op, self_: Tensor, dim: i64, dtype: Ignored) -> OpResult<Value> {
+    fn cumprod(op, self_: Tensor, dim: i64, _dtype: Ignored) -> OpResult<Value> {
+        // `dtype` is the node's recorded result type, which this reads.
         let r = rank_of(op, self_)?;
         let t = op.out_dtype(0).unwrap_or(dtype_of(op, self_)?);
         let work = accumulation_type(t);
@@ -406,7 +412,8 @@ translations! {
         test_elements: Option<Scalar> = None,
         test_element: Option<Scalar> = None,
         element: Option<Scalar> = None,
-        assume_unique: bool = false,
+        // A hint for torch's algorithm; the membership test here does not need it.
+        _assume_unique: Ignored,
         invert: bool = false,
     ) -> OpResult<Value> {
         let test = test_elements.or(test_element).ok_or("isin needs test elements")?;
@@ -432,8 +439,10 @@ translations! {
     fn unique_consecutive(
         op,
         self_: Tensor,
-        return_inverse: bool = false,
-        return_counts: bool = false,
+        // Inverse and counts are computed either way; torch leaves them empty when not asked for,
+        // and then no node reads them.
+        _return_inverse: Ignored,
+        _return_counts: Ignored,
         dim: Option<i64> = None,
     ) -> OpResult<Vec<Value>> {
         if dim.is_some() {
@@ -451,7 +460,7 @@ translations! {
         let n = op.Shape(x).out();
         let first = op.Min(&[n, s1]).out();
         let head =
-            op.ConstantOfShape(first).value(TensorData::from_f64_as(DType::Bool, vec![1], &[1.0]).ok_or("bool")?).out();
+            op.ConstantOfShape(first).value(constant_data(DType::Bool, vec![1], &[1.0])?).out();
         let starts = op.Concat(&[head, diff]).axis(0).out();
         let values = op.Compress(x, starts).axis(0).out();
         let si = cast(op, starts, DType::Int64);
@@ -475,13 +484,13 @@ translations! {
     fn unique2(
         op,
         self_: Tensor,
-        sorted: bool = true,
-        return_inverse: bool = false,
-        return_counts: bool = false,
-    ) -> OpResult<Vec<Value>> {
         // torch's CPU kernel sorts whether or not `sorted` is set (sorting beats its hash table),
         // so both give ascending unique values.
-        let _ = sorted;
+        _sorted: Ignored,
+        // As in unique_consecutive: computed either way, read only when asked for.
+        _return_inverse: Ignored,
+        _return_counts: Ignored,
+    ) -> OpResult<Vec<Value>> {
         let m1 = op.const_i64s(&[-1]);
         let x = op.Reshape(self_, m1).out();
         let [y, _, inv, counts] = op.Unique(x).sorted(1).outs::<4>();

@@ -293,7 +293,8 @@ translations! {
         indices: Option<Tensor>,
         offsets: Option<Tensor>,
         axis: i64 = 0,
-        r#unsafe: Ignored,
+        // `unsafe` only skips torch's validation of the lengths.
+        _unsafe: Ignored,
         initial: Option<Scalar>,
     ) -> OpResult<Value> {
         if indices.is_some() {

@@ -2,7 +2,7 @@
 //! from SymInts, torch's type promotion, axis normalisation.
 
 use crate::onnx::builder::Builder;
-use crate::onnx::ir::{DType, Dim, Value};
+use crate::onnx::ir::{DType, Dim, TensorData, Value};
 
 use super::dsl::{OpError, OpResult, Scalar, SymInt};
 use crate::bail;
@@ -144,7 +144,7 @@ pub fn normalize_axis(dim: i64, rank: usize) -> i64 {
 
 /// The rank of `x`, or an error naming what needed it.
 pub fn rank_of(op: &Builder, x: Value) -> OpResult<usize> {
-    op.rank(x).ok_or_else(|| OpError::new("the input's rank is unknown"))
+    op.rank(x).ok_or_else(|| OpError::new("the input's rank is unknown (the archive records no shape for it)"))
 }
 
 /// The element type of `x`, or an error.
@@ -272,4 +272,11 @@ pub fn expand_along(op: &mut Builder, v: Value, axis: i64, r: usize, like: Value
     let v = op.Reshape(v, shape).out();
     let s = op.Shape(like).out();
     op.Expand(v, s).out()
+}
+
+/// `values` as constant tensor data of `dtype` and shape `dims`, or an error naming the element
+/// type no constant can be written in.
+pub fn constant_data(dtype: DType, dims: Vec<i64>, values: &[f64]) -> OpResult<TensorData> {
+    TensorData::from_f64_as(dtype, dims, values)
+        .ok_or_else(|| OpError::new(format!("needs a constant of element type {dtype:?}, which fxonnx cannot write")))
 }

@@ -386,7 +386,7 @@ fn broadcast_pair(op: &mut Builder, a: Value, b: Value, what: &str) -> OpResult<
     let r = bshape.len();
     let (bbatch, bm, k) = (bshape[..r - 2].to_vec(), bshape[r - 2], bshape[r - 1]);
     if bm != n {
-        bail!("{what}: incompatible shapes");
+        bail!("{what}: B has {bm} rows but A is {n}x{n}");
     }
     let batch = broadcast_shapes(&abatch, &bbatch).ok_or("the batch dimensions do not broadcast")?;
     let a = expand_to(op, a, &batched(&batch, &[n, n]));
@@ -1182,7 +1182,6 @@ translations! {
         transpose: bool = false,
         unitriangular: bool = false,
     ) -> OpResult<Vec<Option<Value>>> {
-        let a = A;
         let a = A;
         let t = float_type(op, self_, "triangular_solve")?;
         let b = cast(op, self_, t);
