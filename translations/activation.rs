@@ -137,14 +137,14 @@ translations! {
         max_val: Scalar = Scalar::Int(1),
     ) -> Value {
         let t = out_t(op, self_);
-        clamp_v(op, self_, Some(min_val), Some(max_val), t)
+        clamp_v(op, self_, Some(min_val.into()), Some(max_val.into()), t)
     }
 
     /// relu6(Tensor self) -> Tensor
     #[target("aten::relu6")]
     fn relu6(op, self_: Tensor) -> Value {
         let t = out_t(op, self_);
-        clamp_v(op, self_, Some(Scalar::Int(0)), Some(Scalar::Int(6)), t)
+        clamp_v(op, self_, Some(Scalar::Int(0).into()), Some(Scalar::Int(6).into()), t)
     }
 
     /// hardshrink(Tensor self, Scalar lambd=0.5) -> Tensor

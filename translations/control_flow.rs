@@ -20,12 +20,12 @@ translations! {
     #[target("higher_order::cond")]
     fn cond[ctx](
         op,
-        pred: Scalar,
+        pred: Operand,
         true_fn: SubGraph,
         false_fn: SubGraph,
         operands: Vec<Tensor>,
     ) -> OpResult<Vec<Value>> {
-        let pred = scalar_value(op, pred, DType::Bool);
+        let pred = operand_value(op, pred, DType::Bool);
         // ONNX branches take no inputs: they read the operands from the enclosing scope.
         let mut branches = Vec::with_capacity(2);
         for g in [&true_fn, &false_fn] {

@@ -5,17 +5,17 @@ use crate::translate::prelude::*;
 use crate::translations;
 
 /// A tensor of `shape` filled with `value`, in the node's output type.
-fn filled(op: &mut Builder, shape: Value, value: Scalar) -> OpResult<Value> {
+fn filled(op: &mut Builder, shape: Value, value: Operand) -> OpResult<Value> {
     let t = op.out_dtype(0).unwrap_or(DType::Float);
     let v = match value {
-        Scalar::Dyn(v) => {
+        Operand::Tensor(v) | Operand::Scalar(Scalar::Dyn(v)) => {
             let v = cast(op, v, t);
             return Ok(op.Expand(v, shape).out());
         }
-        Scalar::Int(i) => i as f64,
-        Scalar::Float(f) => f,
-        Scalar::Bool(b) => b as i64 as f64,
-        Scalar::Complex(..) => bail!("complex fill values are not supported"),
+        Operand::Scalar(Scalar::Int(i)) => i as f64,
+        Operand::Scalar(Scalar::Float(f)) => f,
+        Operand::Scalar(Scalar::Bool(b)) => b as i64 as f64,
+        Operand::Scalar(Scalar::Complex(..)) => bail!("complex fill values are not supported"),
     };
     let Some(fill) = TensorData::from_f64_as(t, vec![1], &[v]) else {
         bail!("cannot fill a tensor of type {}", t.name())
@@ -30,7 +30,7 @@ translations! {
     fn zeros(op, size: Vec<SymInt>) -> OpResult<Value> {
         // empty() is uninitialised in torch; zeros are one valid content.
         let shape = shape_vec(op, &size);
-        filled(op, shape, Scalar::Int(0))
+        filled(op, shape, Scalar::Int(0).into())
     }
 
     /// ones(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None,
@@ -38,7 +38,7 @@ translations! {
     #[target("aten::ones", "aten::new_ones")]
     fn ones(op, size: Vec<SymInt>) -> OpResult<Value> {
         let shape = shape_vec(op, &size);
-        filled(op, shape, Scalar::Int(1))
+        filled(op, shape, Scalar::Int(1).into())
     }
 
     /// full(SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None,
@@ -46,7 +46,7 @@ translations! {
     #[target("aten::full", "aten::new_full")]
     fn full(op, size: Vec<SymInt>, fill_value: Scalar) -> OpResult<Value> {
         let shape = shape_vec(op, &size);
-        filled(op, shape, fill_value)
+        filled(op, shape, fill_value.into())
     }
 
     /// zeros_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None,
@@ -54,7 +54,7 @@ translations! {
     #[target("aten::zeros_like", "aten::empty_like")]
     fn zeros_like(op, self_: Tensor) -> OpResult<Value> {
         let shape = op.Shape(self_).out();
-        filled(op, shape, Scalar::Int(0))
+        filled(op, shape, Scalar::Int(0).into())
     }
 
     /// ones_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None,
@@ -62,7 +62,7 @@ translations! {
     #[target("aten::ones_like")]
     fn ones_like(op, self_: Tensor) -> OpResult<Value> {
         let shape = op.Shape(self_).out();
-        filled(op, shape, Scalar::Int(1))
+        filled(op, shape, Scalar::Int(1).into())
     }
 
     /// full_like(Tensor self, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None,
@@ -70,7 +70,7 @@ translations! {
     #[target("aten::full_like")]
     fn full_like(op, self_: Tensor, fill_value: Scalar) -> OpResult<Value> {
         let shape = op.Shape(self_).out();
-        filled(op, shape, fill_value)
+        filled(op, shape, fill_value.into())
     }
 
     /// scalar_tensor(Scalar s, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None,
@@ -112,12 +112,12 @@ translations! {
     #[target("aten::zero")]
     fn zero(op, self_: Tensor) -> OpResult<Value> {
         let shape = op.Shape(self_).out();
-        filled(op, shape, Scalar::Int(0))
+        filled(op, shape, Scalar::Int(0).into())
     }
 
     /// fill.Scalar(Tensor self, Scalar value) -> Tensor
     #[target("aten::fill.Scalar", "aten::fill.Tensor")]
-    fn fill(op, self_: Tensor, value: Scalar) -> OpResult<Value> {
+    fn fill(op, self_: Tensor, value: Operand) -> OpResult<Value> {
         let shape = op.Shape(self_).out();
         filled(op, shape, value)
     }
@@ -128,7 +128,7 @@ translations! {
     fn empty_permuted(op, size: Vec<SymInt>) -> OpResult<Value> {
         // Uninitialised in torch; zeros are one valid content (as for empty).
         let shape = shape_vec(op, &size);
-        filled(op, shape, Scalar::Int(0))
+        filled(op, shape, Scalar::Int(0).into())
     }
 
     /// eye.m(SymInt n, SymInt m, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None,
@@ -158,7 +158,7 @@ translations! {
         "aten::linspace.Tensor_Scalar",
         "aten::linspace.Scalar_Tensor"
     )]
-    fn linspace(op, start: Scalar, end: Scalar, steps: i64) -> Value {
+    fn linspace(op, start: Operand, end: Operand, steps: i64) -> Value {
         let t = op.out_dtype(0).unwrap_or(DType::Float);
         let work = match t {
             DType::Float | DType::Double => t,
@@ -176,7 +176,7 @@ translations! {
         "aten::logspace.Tensor_Scalar",
         "aten::logspace.Scalar_Tensor"
     )]
-    fn logspace(op, start: Scalar, end: Scalar, steps: i64, base: f64 = 10.0) -> Value {
+    fn logspace(op, start: Operand, end: Operand, steps: i64, base: f64 = 10.0) -> Value {
         let t = op.out_dtype(0).unwrap_or(DType::Float);
         let work = match t {
             DType::Float | DType::Double => t,
@@ -326,8 +326,8 @@ translations! {
 }
 
 /// A 1-D linspace of `steps` points in `work` (torch's two-sided formula), before the final cast.
-fn linspace_values(op: &mut Builder, start: Scalar, end: Scalar, steps: i64, work: DType) -> Value {
-    let (s, e) = (scalar_value(op, start, work), scalar_value(op, end, work));
+fn linspace_values(op: &mut Builder, start: Operand, end: Operand, steps: i64, work: DType) -> Value {
+    let (s, e) = (operand_value(op, start, work), operand_value(op, end, work));
     let (zero, one) = (op.scalar_i64(0), op.scalar_i64(1));
     let n = op.scalar_i64(steps);
     let i = op.Range(zero, n, one).out();

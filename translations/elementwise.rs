@@ -5,22 +5,22 @@ use crate::translate::prelude::*;
 use crate::translations;
 use crate::translations::shared::pointwise::{floor_div_float, floor_div_int, where_t};
 
-fn is_complex(op: &Builder, s: Scalar) -> bool {
-    matches!(s, Scalar::Complex(..)) || matches!(s, Scalar::Dyn(v) if op.info(v).complex)
+fn is_complex(op: &Builder, x: Operand) -> bool {
+    matches!(x, Operand::Scalar(Scalar::Complex(..))) || x.value().is_some_and(|v| op.info(v).complex)
 }
 
 /// Real and imaginary parts of a complex operand (a real view `[..., 2]` or a complex scalar).
-fn complex_parts(op: &mut Builder, s: Scalar, dtype: DType) -> (Value, Value) {
-    match s {
-        Scalar::Complex(re, im) => (op.scalar(dtype, re), op.scalar(dtype, im)),
-        Scalar::Dyn(v) if op.info(v).complex => {
+fn complex_parts(op: &mut Builder, x: Operand, dtype: DType) -> (Value, Value) {
+    match x {
+        Operand::Scalar(Scalar::Complex(re, im)) => (op.scalar(dtype, re), op.scalar(dtype, im)),
+        Operand::Tensor(v) | Operand::Scalar(Scalar::Dyn(v)) if op.info(v).complex => {
             let axis = op.const_i64s(&[-1]);
             let (zero, one, two) = (op.const_i64s(&[0]), op.const_i64s(&[1]), op.const_i64s(&[2]));
             let re = op.Slice(v, zero, one, Some(axis), None).out();
             let im = op.Slice(v, one, two, Some(axis), None).out();
             (op.Squeeze(re, Some(axis)).out(), op.Squeeze(im, Some(axis)).out())
         }
-        other => (scalar_value(op, other, dtype), op.scalar(dtype, 0.0)),
+        other => (operand_value(op, other, dtype), op.scalar(dtype, 0.0)),
     }
 }
 
@@ -37,7 +37,7 @@ fn complex_pack(op: &mut Builder, re: Value, im: Value) -> Value {
 translations! {
     /// add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
     #[target("aten::add.Tensor", "aten::add.Scalar")]
-    fn add(op, self_: Scalar, other: Scalar, alpha: Scalar = Scalar::Int(1)) -> Value {
+    fn add(op, self_: Operand, other: Operand, alpha: Scalar = Scalar::Int(1)) -> Value {
         let t = binary_type(op, self_, other);
         let (a, b) = operands(op, self_, other, t);
         let b = if alpha == Scalar::Int(1) {
@@ -55,7 +55,7 @@ translations! {
 
     /// sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
     #[target("aten::sub.Tensor", "aten::sub.Scalar")]
-    fn sub(op, self_: Scalar, other: Scalar, alpha: Scalar = Scalar::Int(1)) -> Value {
+    fn sub(op, self_: Operand, other: Operand, alpha: Scalar = Scalar::Int(1)) -> Value {
         let t = binary_type(op, self_, other);
         let (a, b) = operands(op, self_, other, t);
         let b = if alpha == Scalar::Int(1) {
@@ -69,7 +69,7 @@ translations! {
 
     /// rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
     #[target("aten::rsub.Tensor", "aten::rsub.Scalar")]
-    fn rsub(op, self_: Scalar, other: Scalar, alpha: Scalar = Scalar::Int(1)) -> Value {
+    fn rsub(op, self_: Operand, other: Operand, alpha: Scalar = Scalar::Int(1)) -> Value {
         let t = binary_type(op, self_, other);
         let (a, b) = operands(op, self_, other, t);
         let a = if alpha == Scalar::Int(1) {
@@ -83,7 +83,7 @@ translations! {
 
     /// mul.Tensor(Tensor self, Tensor other) -> Tensor
     #[target("aten::mul.Tensor", "aten::mul.Scalar")]
-    fn mul(op, self_: Scalar, other: Scalar) -> Value {
+    fn mul(op, self_: Operand, other: Operand) -> Value {
         let t = binary_type(op, self_, other);
         if is_complex(op, self_) || is_complex(op, other) {
             // (a + bi)(c + di) = (ac - bd) + (ad + bc)i on the real views.
@@ -105,7 +105,7 @@ translations! {
 
     /// div.Tensor(Tensor self, Tensor other) -> Tensor
     #[target("aten::div.Tensor", "aten::div.Scalar", "aten::true_divide.Tensor")]
-    fn div(op, self_: Scalar, other: Scalar) -> Value {
+    fn div(op, self_: Operand, other: Operand) -> Value {
         let t = op.out_dtype(0).unwrap_or(DType::Float);
         let (a, b) = operands(op, self_, other, t);
         op.Div(a, b).out()
@@ -113,7 +113,7 @@ translations! {
 
     /// div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor
     #[target("aten::div.Tensor_mode", "aten::div.Scalar_mode")]
-    fn div_mode(op, self_: Scalar, other: Scalar, rounding_mode: Option<&str> = None) -> OpResult<Value> {
+    fn div_mode(op, self_: Operand, other: Operand, rounding_mode: Option<&str> = None) -> OpResult<Value> {
         let t = op.out_dtype(0).unwrap_or(DType::Float);
         if !t.is_float() && rounding_mode.is_some() {
             // Integers divide exactly: ONNX Div truncates, floor adjusts inexact negative quotients.
@@ -168,7 +168,7 @@ translations! {
 
     /// pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor
     #[target("aten::pow.Tensor_Scalar", "aten::pow.Tensor_Tensor", "aten::pow.Scalar")]
-    fn pow(op, self_: Scalar, exponent: Scalar) -> Value {
+    fn pow(op, self_: Operand, exponent: Operand) -> Value {
         let t = binary_type(op, self_, exponent);
         let (a, b) = operands(op, self_, exponent, t);
         op.Pow(a, b).out()
@@ -176,7 +176,7 @@ translations! {
 
     /// eq.Tensor(Tensor self, Tensor other) -> Tensor
     #[target("aten::eq.Tensor", "aten::eq.Scalar")]
-    fn eq(op, self_: Scalar, other: Scalar) -> Value {
+    fn eq(op, self_: Operand, other: Operand) -> Value {
         let t = binary_result_type(op, self_, other);
         let (a, b) = operands(op, self_, other, t);
         op.Equal(a, b).out()
@@ -184,7 +184,7 @@ translations! {
 
     /// ne.Tensor(Tensor self, Tensor other) -> Tensor
     #[target("aten::ne.Tensor", "aten::ne.Scalar")]
-    fn ne(op, self_: Scalar, other: Scalar) -> Value {
+    fn ne(op, self_: Operand, other: Operand) -> Value {
         let t = binary_result_type(op, self_, other);
         let (a, b) = operands(op, self_, other, t);
         let e = op.Equal(a, b).out();
@@ -193,7 +193,7 @@ translations! {
 
     /// gt.Tensor(Tensor self, Tensor other) -> Tensor
     #[target("aten::gt.Tensor", "aten::gt.Scalar")]
-    fn gt(op, self_: Scalar, other: Scalar) -> Value {
+    fn gt(op, self_: Operand, other: Operand) -> Value {
         let t = binary_result_type(op, self_, other);
         let (a, b) = operands(op, self_, other, t);
         op.Greater(a, b).out()
@@ -201,7 +201,7 @@ translations! {
 
     /// ge.Tensor(Tensor self, Tensor other) -> Tensor
     #[target("aten::ge.Tensor", "aten::ge.Scalar")]
-    fn ge(op, self_: Scalar, other: Scalar) -> Value {
+    fn ge(op, self_: Operand, other: Operand) -> Value {
         let t = binary_result_type(op, self_, other);
         let (a, b) = operands(op, self_, other, t);
         op.GreaterOrEqual(a, b).out()
@@ -209,7 +209,7 @@ translations! {
 
     /// lt.Tensor(Tensor self, Tensor other) -> Tensor
     #[target("aten::lt.Tensor", "aten::lt.Scalar")]
-    fn lt(op, self_: Scalar, other: Scalar) -> Value {
+    fn lt(op, self_: Operand, other: Operand) -> Value {
         let t = binary_result_type(op, self_, other);
         let (a, b) = operands(op, self_, other, t);
         op.Less(a, b).out()
@@ -217,7 +217,7 @@ translations! {
 
     /// le.Tensor(Tensor self, Tensor other) -> Tensor
     #[target("aten::le.Tensor", "aten::le.Scalar")]
-    fn le(op, self_: Scalar, other: Scalar) -> Value {
+    fn le(op, self_: Operand, other: Operand) -> Value {
         let t = binary_result_type(op, self_, other);
         let (a, b) = operands(op, self_, other, t);
         op.LessOrEqual(a, b).out()
@@ -246,7 +246,7 @@ translations! {
 
     /// where.self(Tensor condition, Tensor self, Tensor other) -> Tensor
     #[target("aten::where.self", "aten::where.ScalarSelf", "aten::where.ScalarOther", "aten::where.Scalar")]
-    fn where_(op, condition: Tensor, self_: Scalar, other: Scalar) -> Value {
+    fn where_(op, condition: Tensor, self_: Operand, other: Operand) -> Value {
         let t = binary_type(op, self_, other);
         let (a, b) = operands(op, self_, other, t);
         let c = cast(op, condition, DType::Bool);

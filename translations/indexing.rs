@@ -450,12 +450,12 @@ translations! {
 
     /// index_fill.int_Scalar(Tensor self, int dim, Tensor index, Scalar value) -> Tensor
     #[target("aten::index_fill.int_Scalar", "aten::index_fill.int_Tensor")]
-    fn index_fill(op, self_: Tensor, dim: i64, index: Tensor, value: Scalar) -> OpResult<Value> {
+    fn index_fill(op, self_: Tensor, dim: i64, index: Tensor, value: Operand) -> OpResult<Value> {
         let t = dtype_of(op, self_)?;
         let r = rank_of(op, self_)?;
         if r == 0 {
             // Any valid index selects the only element.
-            return Ok(scalar_value(op, value, t));
+            return Ok(operand_value(op, value, t));
         }
         let axis = normalize_axis(dim, r);
         let index = cast(op, index, DType::Int64);
@@ -478,7 +478,7 @@ translations! {
         shape[axis as usize] = -1;
         let shape = op.const_i64s(&shape);
         let mask = op.Reshape(hit, shape).out();
-        let v = scalar_value(op, value, t);
+        let v = operand_value(op, value, t);
         Ok(op.Where(mask, v, self_).out())
     }
 

@@ -129,8 +129,8 @@ translations! {
     fn clamp(
         op,
         self_: Tensor,
-        min: Option<Scalar> = None,
-        max: Option<Scalar> = None,
+        min: Option<Operand> = None,
+        max: Option<Operand> = None,
     ) -> OpResult<Value> {
         if min.is_none() && max.is_none() {
             bail!("torch.clamp needs at least one of min and max");
@@ -141,14 +141,14 @@ translations! {
 
     /// clamp_min(Tensor self, Scalar min) -> Tensor
     #[target("aten::clamp_min", "aten::clamp_min.Tensor")]
-    fn clamp_min(op, self_: Tensor, min: Scalar) -> Value {
+    fn clamp_min(op, self_: Tensor, min: Operand) -> Value {
         let t = out_t(op, self_);
         clamp_v(op, self_, Some(min), None, t)
     }
 
     /// clamp_max(Tensor self, Scalar max) -> Tensor
     #[target("aten::clamp_max", "aten::clamp_max.Tensor")]
-    fn clamp_max(op, self_: Tensor, max: Scalar) -> Value {
+    fn clamp_max(op, self_: Tensor, max: Operand) -> Value {
         let t = out_t(op, self_);
         clamp_v(op, self_, None, Some(max), t)
     }
@@ -436,7 +436,7 @@ translations! {
 
     /// remainder.Tensor(Tensor self, Tensor other) -> Tensor
     #[target("aten::remainder.Tensor", "aten::remainder.Scalar", "aten::remainder.Scalar_Tensor")]
-    fn remainder(op, self_: Scalar, other: Scalar) -> Value {
+    fn remainder(op, self_: Operand, other: Operand) -> Value {
         let t = binary_type(op, self_, other);
         let (a, b) = operands(op, self_, other, t);
         remainder_v(op, a, b, t)
@@ -444,7 +444,7 @@ translations! {
 
     /// fmod.Tensor(Tensor self, Tensor other) -> Tensor
     #[target("aten::fmod.Tensor", "aten::fmod.Scalar")]
-    fn fmod(op, self_: Scalar, other: Scalar) -> Value {
+    fn fmod(op, self_: Operand, other: Operand) -> Value {
         let t = binary_type(op, self_, other);
         let (a, b) = operands(op, self_, other, t);
         op.Mod(a, b).fmod(1).out()
@@ -452,7 +452,7 @@ translations! {
 
     /// floor_divide(Tensor self, Tensor other) -> Tensor
     #[target("aten::floor_divide", "aten::floor_divide.Scalar")]
-    fn floor_divide(op, self_: Scalar, other: Scalar) -> Value {
+    fn floor_divide(op, self_: Operand, other: Operand) -> Value {
         let t = binary_type(op, self_, other);
         let (a, b) = operands(op, self_, other, t);
         if t.is_float() {
@@ -465,7 +465,7 @@ translations! {
     /// minimum(Tensor self, Tensor other) -> Tensor
     #[target("aten::minimum", "aten::min.other")]
     fn minimum(op, self_: Tensor, other: Tensor) -> Value {
-        let t = binary_type(op, Scalar::Dyn(self_), Scalar::Dyn(other));
+        let t = binary_type(op, Operand::Tensor(self_), Operand::Tensor(other));
         let (a, b) = (cast(op, self_, t), cast(op, other, t));
         minimum_v(op, a, b, t)
     }
@@ -473,7 +473,7 @@ translations! {
     /// maximum(Tensor self, Tensor other) -> Tensor
     #[target("aten::maximum", "aten::max.other")]
     fn maximum(op, self_: Tensor, other: Tensor) -> Value {
-        let t = binary_type(op, Scalar::Dyn(self_), Scalar::Dyn(other));
+        let t = binary_type(op, Operand::Tensor(self_), Operand::Tensor(other));
         let (a, b) = (cast(op, self_, t), cast(op, other, t));
         maximum_v(op, a, b, t)
     }
@@ -481,7 +481,7 @@ translations! {
     /// fmin(Tensor self, Tensor other) -> Tensor
     #[target("aten::fmin")]
     fn fmin(op, self_: Tensor, other: Tensor) -> Value {
-        let t = binary_type(op, Scalar::Dyn(self_), Scalar::Dyn(other));
+        let t = binary_type(op, Operand::Tensor(self_), Operand::Tensor(other));
         let (a, b) = (cast(op, self_, t), cast(op, other, t));
         let m = minimum_v(op, a, b, t);
         if !t.is_float() {
@@ -497,7 +497,7 @@ translations! {
     /// fmax(Tensor self, Tensor other) -> Tensor
     #[target("aten::fmax")]
     fn fmax(op, self_: Tensor, other: Tensor) -> Value {
-        let t = binary_type(op, Scalar::Dyn(self_), Scalar::Dyn(other));
+        let t = binary_type(op, Operand::Tensor(self_), Operand::Tensor(other));
         let (a, b) = (cast(op, self_, t), cast(op, other, t));
         let m = maximum_v(op, a, b, t);
         if !t.is_float() {
@@ -517,7 +517,7 @@ translations! {
         "aten::__and__.Tensor",
         "aten::__and__.Scalar"
     )]
-    fn bitwise_and(op, self_: Scalar, other: Scalar) -> OpResult<Value> {
+    fn bitwise_and(op, self_: Operand, other: Operand) -> OpResult<Value> {
         let t = binary_type(op, self_, other);
         let (a, b) = operands(op, self_, other, t);
         Ok(match t {
@@ -535,7 +535,7 @@ translations! {
         "aten::__or__.Tensor",
         "aten::__or__.Scalar"
     )]
-    fn bitwise_or(op, self_: Scalar, other: Scalar) -> OpResult<Value> {
+    fn bitwise_or(op, self_: Operand, other: Operand) -> OpResult<Value> {
         let t = binary_type(op, self_, other);
         let (a, b) = operands(op, self_, other, t);
         Ok(match t {
@@ -553,7 +553,7 @@ translations! {
         "aten::__xor__.Tensor",
         "aten::__xor__.Scalar"
     )]
-    fn bitwise_xor(op, self_: Scalar, other: Scalar) -> OpResult<Value> {
+    fn bitwise_xor(op, self_: Operand, other: Operand) -> OpResult<Value> {
         let t = binary_type(op, self_, other);
         let (a, b) = operands(op, self_, other, t);
         Ok(match t {
@@ -581,7 +581,7 @@ translations! {
         "aten::__lshift__.Tensor",
         "aten::__lshift__.Scalar"
     )]
-    fn bitwise_left_shift(op, self_: Scalar, other: Scalar) -> OpResult<Value> {
+    fn bitwise_left_shift(op, self_: Operand, other: Operand) -> OpResult<Value> {
         let t = binary_type(op, self_, other);
         if !t.is_int() {
             bail!("bitwise_left_shift is not defined for {t:?}");
@@ -598,7 +598,7 @@ translations! {
         "aten::__rshift__.Tensor",
         "aten::__rshift__.Scalar"
     )]
-    fn bitwise_right_shift(op, self_: Scalar, other: Scalar) -> OpResult<Value> {
+    fn bitwise_right_shift(op, self_: Operand, other: Operand) -> OpResult<Value> {
         let t = binary_type(op, self_, other);
         if !t.is_int() {
             bail!("bitwise_right_shift is not defined for {t:?}");
@@ -751,10 +751,10 @@ translations! {
 
     /// masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor
     #[target("aten::masked_fill.Scalar", "aten::masked_fill.Tensor")]
-    fn masked_fill(op, self_: Tensor, mask: Tensor, value: Scalar) -> Value {
+    fn masked_fill(op, self_: Tensor, mask: Tensor, value: Operand) -> Value {
         let t = out_t(op, self_);
         let x = cast(op, self_, t);
-        let v = scalar_value(op, value, t);
+        let v = operand_value(op, value, t);
         let m = cast(op, mask, DType::Bool);
         where_t(op, m, v, x, t)
     }
@@ -833,11 +833,11 @@ translations! {
 
     /// copysign.Tensor(Tensor self, Tensor other) -> Tensor
     #[target("aten::copysign.Tensor", "aten::copysign.Scalar")]
-    fn copysign(op, self_: Tensor, other: Scalar) -> Value {
-        let t = binary_type(op, Scalar::Dyn(self_), other);
+    fn copysign(op, self_: Tensor, other: Operand) -> Value {
+        let t = binary_type(op, Operand::Tensor(self_), other);
         let t = if t.is_float() { t } else { DType::Float };
         let a = cast(op, self_, t);
-        let b = scalar_value(op, other, t);
+        let b = operand_value(op, other, t);
         let m = op.Abs(a).out();
         let nm = op.Neg(m).out();
         let neg = signbit_f(op, b, t);
@@ -846,7 +846,7 @@ translations! {
 
     /// float_power.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor
     #[target("aten::float_power.Tensor_Tensor", "aten::float_power.Tensor_Scalar", "aten::float_power.Scalar")]
-    fn float_power(op, self_: Scalar, exponent: Scalar) -> OpResult<Value> {
+    fn float_power(op, self_: Operand, exponent: Operand) -> OpResult<Value> {
         if op.out_dtype(0).is_some_and(|t| t != DType::Double) {
             bail!("float_power of complex values is not supported");
         }
@@ -856,7 +856,7 @@ translations! {
 
     /// xlogy.Tensor(Tensor self, Tensor other) -> Tensor
     #[target("aten::xlogy.Tensor", "aten::xlogy.Scalar_Other", "aten::xlogy.Scalar_Self", "aten::special_xlogy")]
-    fn xlogy(op, self_: Scalar, other: Scalar) -> Value {
+    fn xlogy(op, self_: Operand, other: Operand) -> Value {
         let t = binary_type(op, self_, other);
         let t = if t.is_float() { t } else { DType::Float };
         let (x, y) = operands(op, self_, other, t);
@@ -865,7 +865,7 @@ translations! {
 
     /// special_xlog1py(Tensor self, Tensor other) -> Tensor
     #[target("aten::special_xlog1py", "aten::special_xlog1py.other_scalar", "aten::special_xlog1py.self_scalar")]
-    fn special_xlog1py(op, self_: Scalar, other: Scalar) -> Value {
+    fn special_xlog1py(op, self_: Operand, other: Operand) -> Value {
         let t = binary_type(op, self_, other);
         let t = if t.is_float() { t } else { DType::Float };
         let (x, y) = operands(op, self_, other, t);
@@ -893,10 +893,10 @@ translations! {
 
     /// lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor
     #[target("aten::lerp.Scalar", "aten::lerp.Tensor")]
-    fn lerp(op, self_: Tensor, end: Tensor, weight: Scalar) -> Value {
+    fn lerp(op, self_: Tensor, end: Tensor, weight: Operand) -> Value {
         let t = out_t(op, self_);
         let (a, b) = (cast(op, self_, t), cast(op, end, t));
-        let w = scalar_value(op, weight, t);
+        let w = operand_value(op, weight, t);
         // torch: |w| < 0.5 ? a + w·(b - a) : b - (b - a)·(1 - w)
         let d = op.Sub(b, a).out();
         let wd = op.Mul(w, d).out();
@@ -959,7 +959,7 @@ translations! {
     /// gcd(Tensor self, Tensor other) -> Tensor
     #[target("aten::gcd")]
     fn gcd(op, self_: Tensor, other: Tensor) -> OpResult<Value> {
-        let t = binary_type(op, Scalar::Dyn(self_), Scalar::Dyn(other));
+        let t = binary_type(op, Operand::Tensor(self_), Operand::Tensor(other));
         if !t.is_int() {
             bail!("gcd is only defined for integer tensors");
         }
@@ -970,7 +970,7 @@ translations! {
     /// lcm(Tensor self, Tensor other) -> Tensor
     #[target("aten::lcm")]
     fn lcm(op, self_: Tensor, other: Tensor) -> OpResult<Value> {
-        let t = binary_type(op, Scalar::Dyn(self_), Scalar::Dyn(other));
+        let t = binary_type(op, Operand::Tensor(self_), Operand::Tensor(other));
         if !t.is_int() {
             bail!("lcm is only defined for integer tensors");
         }

@@ -210,7 +210,7 @@ translations! {
     fn searchsorted(
         op,
         sorted_sequence: Tensor,
-        self_: Scalar,
+        self_: Operand,
         out_int32: bool = false,
         right: bool = false,
         side: Option<&str> = None,
@@ -231,8 +231,8 @@ translations! {
             None => sorted_sequence,
         };
         let v = match self_ {
-            Scalar::Dyn(v) => v,
-            s => scalar_value(op, s, st),
+            Operand::Tensor(v) | Operand::Scalar(Scalar::Dyn(v)) => v,
+            s => operand_value(op, s, st),
         };
         let vt = dtype_of(op, v).unwrap_or(st);
         let ct = promote(st, vt);
@@ -245,15 +245,15 @@ translations! {
     #[target("aten::bucketize.Tensor", "aten::bucketize.Scalar")]
     fn bucketize(
         op,
-        self_: Scalar,
+        self_: Operand,
         boundaries: Tensor,
         out_int32: bool = false,
         right: bool = false,
     ) -> OpResult<Value> {
         let bt = dtype_of(op, boundaries)?;
         let v = match self_ {
-            Scalar::Dyn(v) => v,
-            s => scalar_value(op, s, bt),
+            Operand::Tensor(v) | Operand::Scalar(Scalar::Dyn(v)) => v,
+            s => operand_value(op, s, bt),
         };
         let ct = promote(bt, dtype_of(op, v).unwrap_or(bt));
         let (b, v) = (cast(op, boundaries, ct), cast(op, v, ct));
@@ -408,21 +408,21 @@ translations! {
     #[target("aten::isin.Tensor_Tensor", "aten::isin.Tensor_Scalar", "aten::isin.Scalar_Tensor")]
     fn isin(
         op,
-        elements: Option<Scalar> = None,
-        test_elements: Option<Scalar> = None,
+        elements: Option<Operand> = None,
+        test_elements: Option<Operand> = None,
         test_element: Option<Scalar> = None,
         element: Option<Scalar> = None,
         // A hint for torch's algorithm; the membership test here does not need it.
         _assume_unique: Ignored,
         invert: bool = false,
     ) -> OpResult<Value> {
-        let test = test_elements.or(test_element).ok_or("isin needs test elements")?;
-        let e = element.or(elements).ok_or("isin needs elements")?;
-        let et = scalar_dtype(op, e);
-        let tt = scalar_dtype(op, test);
+        let test = test_elements.or(test_element.map(Operand::Scalar)).ok_or("isin needs test elements")?;
+        let e = element.map(Operand::Scalar).or(elements).ok_or("isin needs elements")?;
+        let et = operand_dtype(op, e);
+        let tt = operand_dtype(op, test);
         let ct = promote(et, tt);
-        let ev = scalar_value(op, e, ct);
-        let tv = scalar_value(op, test, ct);
+        let ev = operand_value(op, e, ct);
+        let tv = operand_value(op, test, ct);
         let m1 = op.const_i64s(&[-1]);
         let tv = op.Reshape(tv, m1).out();
         let eu = op.Unsqueeze(ev, m1).out();

@@ -84,7 +84,8 @@ pub enum SymInt {
     Dyn(Value),
 }
 
-/// A Scalar argument (`Scalar other`): a literal, or a 0-d value (SymInt / SymFloat / SymBool).
+/// A Scalar argument (`Scalar other`): a literal, or a 0-d value (SymInt / SymFloat / SymBool)
+/// computed in the graph. A tensor is not a Scalar; see [`Operand`].
 #[derive(Copy, Clone, Debug, PartialEq)]
 pub enum Scalar {
     Int(i64),
@@ -92,6 +93,30 @@ pub enum Scalar {
     Bool(bool),
     Complex(f64, f64),
     Dyn(Value),
+}
+
+/// A tensor or a Scalar: the operand of a translation that serves both forms of an op
+/// (`add.Tensor` and `add.Scalar`, `clamp` with tensor or number bounds).
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub enum Operand {
+    Tensor(Value),
+    Scalar(Scalar),
+}
+
+impl From<Scalar> for Operand {
+    fn from(s: Scalar) -> Self {
+        Operand::Scalar(s)
+    }
+}
+
+impl Operand {
+    /// The graph value: the tensor, or a Scalar computed in the graph; `None` for a literal.
+    pub fn value(self) -> Option<Value> {
+        match self {
+            Operand::Tensor(v) | Operand::Scalar(Scalar::Dyn(v)) => Some(v),
+            Operand::Scalar(_) => None,
+        }
+    }
 }
 
 /// A higher-order op's subgraph argument.
@@ -386,8 +411,17 @@ impl<'a> FromArg<'a> for Scalar {
             Argument::SymInt(SymIntArgument::AsName(n))
             | Argument::SymFloat(SymFloatArgument::AsName(n))
             | Argument::SymBool(SymBoolArgument::AsName(n)) => ctx.lookup(n).map(Scalar::Dyn),
-            Argument::Tensor(t) => ctx.lookup(&t.name).map(Scalar::Dyn),
             _ => mismatch(Self::EXPECTS, arg),
+        }
+    }
+}
+
+impl<'a> FromArg<'a> for Operand {
+    const EXPECTS: &'static str = "Tensor or Scalar";
+    fn from_arg(arg: &'a Argument<'a>, ctx: &NodeCtx<'a>) -> Result<Self, OpError> {
+        match arg {
+            Argument::Tensor(t) => ctx.lookup(&t.name).map(Operand::Tensor),
+            _ => Scalar::from_arg(arg, ctx).map(Operand::Scalar),
         }
     }
 }

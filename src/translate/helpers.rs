@@ -4,7 +4,7 @@
 use crate::onnx::builder::Builder;
 use crate::onnx::ir::{DType, Dim, TensorData, Value};
 
-use super::dsl::{OpError, OpResult, Scalar, SymInt};
+use super::dsl::{OpError, OpResult, Operand, Scalar, SymInt};
 use crate::bail;
 
 /// `x` as `dtype` (no node when it already is).
@@ -71,6 +71,22 @@ pub fn scalar_dtype(op: &Builder, s: Scalar) -> DType {
     }
 }
 
+/// An operand as a value of `dtype`: a tensor cast, a Scalar as [`scalar_value`].
+pub fn operand_value(op: &mut Builder, x: Operand, dtype: DType) -> Value {
+    match x {
+        Operand::Tensor(v) => cast(op, v, dtype),
+        Operand::Scalar(s) => scalar_value(op, s, dtype),
+    }
+}
+
+/// An operand's element type: a tensor's own, a Scalar's as [`scalar_dtype`].
+pub fn operand_dtype(op: &Builder, x: Operand) -> DType {
+    match x {
+        Operand::Tensor(v) => op.dtype(v).unwrap_or(DType::Float),
+        Operand::Scalar(s) => scalar_dtype(op, s),
+    }
+}
+
 fn category(d: DType) -> u8 {
     if d == DType::Bool {
         0
@@ -116,11 +132,14 @@ pub fn promote(a: DType, b: DType) -> DType {
     }
 }
 
-/// The type torch computes `tensor ∘ scalar` in: a Scalar only lifts the category (int → float).
-pub fn promote_with_scalar(tensor: DType, scalar: Scalar, op: &Builder) -> DType {
-    let sd = match scalar {
-        Scalar::Dyn(v) if op.rank(v) != Some(0) => return promote(tensor, op.dtype(v).unwrap_or(tensor)),
-        other => scalar_dtype(op, other),
+/// The type torch computes `tensor ∘ other` in when `other` is a number or a 0-d tensor: it only
+/// lifts the category (int → float). An `other` of unknown rank promotes as a tensor.
+pub fn promote_with_scalar(tensor: DType, other: Operand, op: &Builder) -> DType {
+    let sd = match other {
+        Operand::Tensor(v) | Operand::Scalar(Scalar::Dyn(v)) if op.rank(v) != Some(0) => {
+            return promote(tensor, op.dtype(v).unwrap_or(tensor))
+        }
+        other => operand_dtype(op, other),
     };
     if category(sd) > category(tensor) {
         if sd.is_float() {
@@ -219,28 +238,28 @@ pub fn result_dtype(op: &Builder, x: Value) -> OpResult<DType> {
 
 /// The type torch computes `a ∘ b` in (`torch.result_type`): tensors promote with each other, a
 /// scalar only lifts the category.
-pub fn binary_result_type(op: &Builder, a: Scalar, b: Scalar) -> DType {
-    let tensor = |s: Scalar| match s {
-        Scalar::Dyn(v) if op.rank(v).is_some_and(|r| r > 0) => op.dtype(v),
+pub fn binary_result_type(op: &Builder, a: Operand, b: Operand) -> DType {
+    let tensor = |x: Operand| match x {
+        Operand::Tensor(v) | Operand::Scalar(Scalar::Dyn(v)) if op.rank(v).is_some_and(|r| r > 0) => op.dtype(v),
         _ => None,
     };
     match (tensor(a), tensor(b)) {
         (Some(x), Some(y)) => promote(x, y),
         (Some(x), None) => promote_with_scalar(x, b, op),
         (None, Some(y)) => promote_with_scalar(y, a, op),
-        (None, None) => promote(scalar_dtype(op, a), scalar_dtype(op, b)),
+        (None, None) => promote(operand_dtype(op, a), operand_dtype(op, b)),
     }
 }
 
 /// The type a binary node computes in: its result type from the archive, else
 /// [`binary_result_type`].
-pub fn binary_type(op: &Builder, a: Scalar, b: Scalar) -> DType {
+pub fn binary_type(op: &Builder, a: Operand, b: Operand) -> DType {
     op.out_dtype(0).unwrap_or_else(|| binary_result_type(op, a, b))
 }
 
 /// Both operands of a binary op as values of `dtype`.
-pub fn operands(op: &mut Builder, a: Scalar, b: Scalar, dtype: DType) -> (Value, Value) {
-    (scalar_value(op, a, dtype), scalar_value(op, b, dtype))
+pub fn operands(op: &mut Builder, a: Operand, b: Operand, dtype: DType) -> (Value, Value) {
+    (operand_value(op, a, dtype), operand_value(op, b, dtype))
 }
 
 /// `x[start:end]` along `axis` (`x[..., start:end, :]` for `axis` -2).

@@ -1341,11 +1341,11 @@ translations! {
         op,
         self_: Option<Tensor> = None,
         input: Option<Tensor> = None,
-        tol: Scalar,
+        tol: Operand,
         hermitian: bool = false,
     ) -> OpResult<Value> {
         let Some(x) = self_.or(input) else { bail!("matrix_rank needs a tensor") };
-        let atol = Some(scalar_value(op, tol, DType::Double));
+        let atol = Some(operand_value(op, tol, DType::Double));
         let rtol = Some(op.scalar(DType::Double, 0.0));
         matrix_rank_impl(op, x, atol, rtol, hermitian)
     }

@@ -641,15 +641,15 @@ enum Poly {
 }
 
 /// Evaluates polynomial `kind` of degree `n` at `x`; `shifted` substitutes 2x - 1 (Chebyshev).
-fn poly(op: &mut Builder, x: Scalar, n: Scalar, kind: Poly, shifted: bool) -> Value {
+fn poly(op: &mut Builder, x: Operand, n: Operand, kind: Poly, shifted: bool) -> Value {
     let t = op.out_dtype(0);
     let t = match t {
         Some(t) if t.is_float() => t,
         _ => DType::Float,
     };
-    let xv = scalar_value(op, x, t);
+    let xv = operand_value(op, x, t);
     let mut x = cast(op, xv, D);
-    let nv = scalar_value(op, n, t);
+    let nv = operand_value(op, n, t);
     let n = degree(op, nv, t);
     if shifted {
         let one = op.scalar(D, 1.0);
@@ -1011,7 +1011,7 @@ translations! {
         "aten::special_chebyshev_polynomial_t.x_scalar",
         "aten::special_chebyshev_polynomial_t.n_scalar"
     )]
-    fn special_chebyshev_polynomial_t(op, x: Scalar, n: Scalar) -> Value {
+    fn special_chebyshev_polynomial_t(op, x: Operand, n: Operand) -> Value {
         poly(op, x, n, Poly::ChebT, false)
     }
 
@@ -1021,7 +1021,7 @@ translations! {
         "aten::special_chebyshev_polynomial_u.x_scalar",
         "aten::special_chebyshev_polynomial_u.n_scalar"
     )]
-    fn special_chebyshev_polynomial_u(op, x: Scalar, n: Scalar) -> Value {
+    fn special_chebyshev_polynomial_u(op, x: Operand, n: Operand) -> Value {
         poly(op, x, n, Poly::ChebU, false)
     }
 
@@ -1031,7 +1031,7 @@ translations! {
         "aten::special_chebyshev_polynomial_v.x_scalar",
         "aten::special_chebyshev_polynomial_v.n_scalar"
     )]
-    fn special_chebyshev_polynomial_v(op, x: Scalar, n: Scalar) -> Value {
+    fn special_chebyshev_polynomial_v(op, x: Operand, n: Operand) -> Value {
         poly(op, x, n, Poly::ChebV, false)
     }
 
@@ -1041,7 +1041,7 @@ translations! {
         "aten::special_chebyshev_polynomial_w.x_scalar",
         "aten::special_chebyshev_polynomial_w.n_scalar"
     )]
-    fn special_chebyshev_polynomial_w(op, x: Scalar, n: Scalar) -> Value {
+    fn special_chebyshev_polynomial_w(op, x: Operand, n: Operand) -> Value {
         poly(op, x, n, Poly::ChebW, false)
     }
 
@@ -1051,7 +1051,7 @@ translations! {
         "aten::special_shifted_chebyshev_polynomial_t.x_scalar",
         "aten::special_shifted_chebyshev_polynomial_t.n_scalar"
     )]
-    fn special_shifted_chebyshev_polynomial_t(op, x: Scalar, n: Scalar) -> Value {
+    fn special_shifted_chebyshev_polynomial_t(op, x: Operand, n: Operand) -> Value {
         poly(op, x, n, Poly::ChebT, true)
     }
 
@@ -1061,7 +1061,7 @@ translations! {
         "aten::special_shifted_chebyshev_polynomial_u.x_scalar",
         "aten::special_shifted_chebyshev_polynomial_u.n_scalar"
     )]
-    fn special_shifted_chebyshev_polynomial_u(op, x: Scalar, n: Scalar) -> Value {
+    fn special_shifted_chebyshev_polynomial_u(op, x: Operand, n: Operand) -> Value {
         poly(op, x, n, Poly::ChebU, true)
     }
 
@@ -1071,7 +1071,7 @@ translations! {
         "aten::special_shifted_chebyshev_polynomial_v.x_scalar",
         "aten::special_shifted_chebyshev_polynomial_v.n_scalar"
     )]
-    fn special_shifted_chebyshev_polynomial_v(op, x: Scalar, n: Scalar) -> Value {
+    fn special_shifted_chebyshev_polynomial_v(op, x: Operand, n: Operand) -> Value {
         poly(op, x, n, Poly::ChebV, true)
     }
 
@@ -1081,7 +1081,7 @@ translations! {
         "aten::special_shifted_chebyshev_polynomial_w.x_scalar",
         "aten::special_shifted_chebyshev_polynomial_w.n_scalar"
     )]
-    fn special_shifted_chebyshev_polynomial_w(op, x: Scalar, n: Scalar) -> Value {
+    fn special_shifted_chebyshev_polynomial_w(op, x: Operand, n: Operand) -> Value {
         poly(op, x, n, Poly::ChebW, true)
     }
 
@@ -1091,7 +1091,7 @@ translations! {
         "aten::special_hermite_polynomial_h.x_scalar",
         "aten::special_hermite_polynomial_h.n_scalar"
     )]
-    fn special_hermite_polynomial_h(op, x: Scalar, n: Scalar) -> Value {
+    fn special_hermite_polynomial_h(op, x: Operand, n: Operand) -> Value {
         poly(op, x, n, Poly::HermiteH, false)
     }
 
@@ -1101,7 +1101,7 @@ translations! {
         "aten::special_hermite_polynomial_he.x_scalar",
         "aten::special_hermite_polynomial_he.n_scalar"
     )]
-    fn special_hermite_polynomial_he(op, x: Scalar, n: Scalar) -> Value {
+    fn special_hermite_polynomial_he(op, x: Operand, n: Operand) -> Value {
         poly(op, x, n, Poly::HermiteHe, false)
     }
 
@@ -1111,7 +1111,7 @@ translations! {
         "aten::special_laguerre_polynomial_l.x_scalar",
         "aten::special_laguerre_polynomial_l.n_scalar"
     )]
-    fn special_laguerre_polynomial_l(op, x: Scalar, n: Scalar) -> Value {
+    fn special_laguerre_polynomial_l(op, x: Operand, n: Operand) -> Value {
         poly(op, x, n, Poly::Laguerre, false)
     }
 
@@ -1121,7 +1121,7 @@ translations! {
         "aten::special_legendre_polynomial_p.x_scalar",
         "aten::special_legendre_polynomial_p.n_scalar"
     )]
-    fn special_legendre_polynomial_p(op, x: Scalar, n: Scalar) -> Value {
+    fn special_legendre_polynomial_p(op, x: Operand, n: Operand) -> Value {
         poly(op, x, n, Poly::Legendre, false)
     }
 
@@ -1139,14 +1139,14 @@ translations! {
 
     /// special_zeta(Tensor self, Tensor other) -> Tensor
     #[target("aten::special_zeta", "aten::special_zeta.self_scalar", "aten::special_zeta.other_scalar")]
-    fn special_zeta(op, self_: Scalar, other: Scalar) -> OpResult<Value> {
+    fn special_zeta(op, self_: Operand, other: Operand) -> OpResult<Value> {
         let t = match op.out_dtype(0) {
             Some(t) if t.is_float() => t,
             _ => DType::Float,
         };
-        let xs = scalar_value(op, self_, t);
+        let xs = operand_value(op, self_, t);
         let x = cast(op, xs, D);
-        let qs = scalar_value(op, other, t);
+        let qs = operand_value(op, other, t);
         let q = cast(op, qs, D);
         let z = zeta_d(op, x, q)?;
         // Cephes: x == 1 → +inf; x < 1 → NaN; q <= 0: an integer q is a pole (+inf, already in

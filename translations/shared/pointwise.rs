@@ -97,15 +97,14 @@ pub fn minimum_v(op: &mut Builder, a: Value, b: Value, t: DType) -> Value {
 }
 
 /// clamp with optional bounds: `min(max(x, lo), hi)` (so `hi` wins when `lo > hi`, like torch).
-pub fn clamp_v(op: &mut Builder, x: Value, lo: Option<Scalar>, hi: Option<Scalar>, t: DType) -> Value {
+pub fn clamp_v(op: &mut Builder, x: Value, lo: Option<Operand>, hi: Option<Operand>, t: DType) -> Value {
     let x = cast(op, x, t);
-    let is_0d = |op: &Builder, s: &Option<Scalar>| match s {
+    let is_0d = |op: &Builder, b: &Option<Operand>| match b.and_then(Operand::value) {
         None => true,
-        Some(Scalar::Dyn(v)) => op.rank(*v) == Some(0),
-        Some(_) => true,
+        Some(v) => op.rank(v) == Some(0),
     };
-    let lo_v = lo.map(|s| scalar_value(op, s, t));
-    let hi_v = hi.map(|s| scalar_value(op, s, t));
+    let lo_v = lo.map(|b| operand_value(op, b, t));
+    let hi_v = hi.map(|b| operand_value(op, b, t));
     // Clip takes 0-d bounds; its kernel exists for floats and the common integer types.
     let clip_ok = matches!(
         t,
