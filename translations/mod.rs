@@ -3,6 +3,10 @@
 //! Each file is one `translations!` block; [`default_table`] registers them all. A translation is
 //! named after its ATen op, carries the op's schema line as its doc comment, and is registered under
 //! every overload it serves.
+//!
+//! `numerics/` holds the families that re-implement numerical libraries (matrix decompositions,
+//! special and Bessel functions); `shared/` the building blocks several families use. A family
+//! never imports another family's helpers.
 
 use crate::translate::dsl::TranslationTable;
 
