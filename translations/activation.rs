@@ -1,32 +1,32 @@
 //! Activation functions (`torch.nn.functional`): the formulas of torch's CPU kernels, including
 //! how they treat thresholds, infinities and NaN.
 
-use super::math::{clamp_v, expm1_f, float_input, k, log1p_f, out_t, select};
 use crate::translate::prelude::*;
 use crate::translations;
+use crate::translations::shared::pointwise::{clamp_v, expm1_f, float_input, log1p_f, maximum_v, out_t};
 
 /// `scale · (x > 0 ? x : alpha · (exp(x · input_scale) - 1))`.
 fn elu_v(op: &mut Builder, x: Value, t: DType, alpha: f64, scale: f64, input_scale: f64) -> Value {
-    let zero = k(op, t, 0.0);
+    let zero = op.scalar(t, 0.0);
     let xi = if input_scale == 1.0 {
         x
     } else {
-        let c = k(op, t, input_scale);
+        let c = op.scalar(t, input_scale);
         op.Mul(x, c).out()
     };
     let e = expm1_f(op, xi, t);
     let neg = if alpha == 1.0 {
         e
     } else {
-        let a = k(op, t, alpha);
+        let a = op.scalar(t, alpha);
         op.Mul(e, a).out()
     };
     let pos = op.Greater(x, zero).out();
-    let r = select(op, pos, x, neg);
+    let r = op.Where(pos, x, neg).out();
     if scale == 1.0 {
         r
     } else {
-        let s = k(op, t, scale);
+        let s = op.scalar(t, scale);
         op.Mul(r, s).out()
     }
 }
@@ -36,7 +36,7 @@ fn softplus_v(op: &mut Builder, x: Value, t: DType, beta: f64, threshold: f64) -
     let xb = if beta == 1.0 {
         x
     } else {
-        let b = k(op, t, beta);
+        let b = op.scalar(t, beta);
         op.Mul(x, b).out()
     };
     let e = op.Exp(xb).out();
@@ -44,12 +44,12 @@ fn softplus_v(op: &mut Builder, x: Value, t: DType, beta: f64, threshold: f64) -
     let l = if beta == 1.0 {
         l
     } else {
-        let b = k(op, t, beta);
+        let b = op.scalar(t, beta);
         op.Div(l, b).out()
     };
-    let th = k(op, t, threshold);
+    let th = op.scalar(t, threshold);
     let big = op.Greater(xb, th).out();
-    select(op, big, x, l)
+    op.Where(big, x, l).out()
 }
 
 translations! {
@@ -85,11 +85,11 @@ translations! {
     fn leaky_relu(op, self_: Tensor, negative_slope: Scalar = Scalar::Float(0.01)) -> Value {
         let t = out_t(op, self_);
         let x = cast(op, self_, t);
-        let zero = k(op, t, 0.0);
+        let zero = op.scalar(t, 0.0);
         let s = scalar_value(op, negative_slope, t);
         let xs = op.Mul(x, s).out();
         let pos = op.Greater(x, zero).out();
-        select(op, pos, x, xs)
+        op.Where(pos, x, xs).out()
     }
 
     /// hardsigmoid(Tensor self) -> Tensor
@@ -102,9 +102,9 @@ translations! {
             return op.HardSigmoid(x).alpha(1.0 / 6.0).beta(0.5).out();
         }
         // min(max(x + 3, 0), 6) / 6
-        let three = k(op, t, 3.0);
-        let six = k(op, t, 6.0);
-        let zero = k(op, t, 0.0);
+        let three = op.scalar(t, 3.0);
+        let six = op.scalar(t, 6.0);
+        let zero = op.scalar(t, 0.0);
         let s = op.Add(x, three).out();
         let c = op.Clip(s, Some(zero), Some(six)).out();
         op.Div(c, six).out()
@@ -119,9 +119,9 @@ translations! {
             return op.HardSwish(x).out();
         }
         // x · min(max(x + 3, 0), 6) / 6
-        let three = k(op, t, 3.0);
-        let six = k(op, t, 6.0);
-        let zero = k(op, t, 0.0);
+        let three = op.scalar(t, 3.0);
+        let six = op.scalar(t, 6.0);
+        let zero = op.scalar(t, 0.0);
         let s = op.Add(x, three).out();
         let c = op.Clip(s, Some(zero), Some(six)).out();
         let p = op.Mul(x, c).out();
@@ -137,14 +137,14 @@ translations! {
         max_val: Scalar = Scalar::Int(1),
     ) -> Value {
         let t = out_t(op, self_);
-        clamp_v(op, self_, Some(min_val), Some(max_val), t)
+        clamp_v(op, self_, Some(min_val.into()), Some(max_val.into()), t)
     }
 
     /// relu6(Tensor self) -> Tensor
     #[target("aten::relu6")]
     fn relu6(op, self_: Tensor) -> Value {
         let t = out_t(op, self_);
-        clamp_v(op, self_, Some(Scalar::Int(0)), Some(Scalar::Int(6)), t)
+        clamp_v(op, self_, Some(Scalar::Int(0).into()), Some(Scalar::Int(6).into()), t)
     }
 
     /// hardshrink(Tensor self, Scalar lambd=0.5) -> Tensor
@@ -153,11 +153,11 @@ translations! {
         let t = out_t(op, self_);
         let x = cast(op, self_, t);
         // -lambd <= x <= lambd ? 0 : x
-        let (lo, hi, zero) = (k(op, t, -lambd), k(op, t, lambd), k(op, t, 0.0));
+        let (lo, hi, zero) = (op.scalar(t, -lambd), op.scalar(t, lambd), op.scalar(t, 0.0));
         let a = op.GreaterOrEqual(x, lo).out();
         let b = op.LessOrEqual(x, hi).out();
         let inside = op.And(a, b).out();
-        select(op, inside, zero, x)
+        op.Where(inside, zero, x).out()
     }
 
     /// softshrink(Tensor self, Scalar lambd=0.5) -> Tensor
@@ -166,16 +166,16 @@ translations! {
         let t = out_t(op, self_);
         let x = cast(op, self_, t);
         // x > lambd ? x - lambd : (x < -lambd ? x + lambd : 0); NaN stays NaN.
-        let (l, ml, zero) = (k(op, t, lambd), k(op, t, -lambd), k(op, t, 0.0));
+        let (l, ml, zero) = (op.scalar(t, lambd), op.scalar(t, -lambd), op.scalar(t, 0.0));
         let sub = op.Sub(x, l).out();
         let add = op.Add(x, l).out();
         let above = op.Greater(x, l).out();
         let below = op.Less(x, ml).out();
-        let r = select(op, below, add, zero);
-        let r = select(op, above, sub, r);
+        let r = op.Where(below, add, zero).out();
+        let r = op.Where(above, sub, r).out();
         if t.is_float() {
             let n = op.IsNaN(x).out();
-            select(op, n, x, r)
+            op.Where(n, x, r).out()
         } else {
             r
         }
@@ -190,7 +190,7 @@ translations! {
         let th = scalar_value(op, threshold, t);
         let v = scalar_value(op, value, t);
         let le = op.LessOrEqual(x, th).out();
-        select(op, le, v, x)
+        op.Where(le, v, x).out()
     }
 
     /// softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor
@@ -216,7 +216,7 @@ translations! {
     fn log_sigmoid(op, self_: Tensor) -> Value {
         let (x, t) = float_input(op, self_);
         // min(x, 0) - log1p(exp(-|x|))
-        let zero = k(op, t, 0.0);
+        let zero = op.scalar(t, 0.0);
         let m = op.Min(&[x, zero]).out();
         let a = op.Abs(x).out();
         let na = op.Neg(a).out();
@@ -229,7 +229,7 @@ translations! {
     #[target("aten::log_sigmoid_forward")]
     fn log_sigmoid_forward(op, self_: Tensor) -> Vec<Option<Value>> {
         let (x, t) = float_input(op, self_);
-        let zero = k(op, t, 0.0);
+        let zero = op.scalar(t, 0.0);
         let m = op.Min(&[x, zero]).out();
         let a = op.Abs(x).out();
         let na = op.Neg(a).out();
@@ -282,10 +282,10 @@ translations! {
         } else {
             w
         };
-        let zero = k(op, t, 0.0);
+        let zero = op.scalar(t, 0.0);
         let xw = op.Mul(x, w).out();
         let pos = op.Greater(x, zero).out();
-        Ok(select(op, pos, x, xw))
+        Ok(op.Where(pos, x, xw).out())
     }
 
     /// _prelu_kernel(Tensor self, Tensor weight) -> Tensor
@@ -294,9 +294,65 @@ translations! {
         let t = out_t(op, self_);
         let x = cast(op, self_, t);
         let w = cast(op, weight, t);
-        let zero = k(op, t, 0.0);
+        let zero = op.scalar(t, 0.0);
         let xw = op.Mul(x, w).out();
         let pos = op.Greater(x, zero).out();
-        select(op, pos, x, xw)
+        op.Where(pos, x, xw).out()
+    }
+
+    /// relu(Tensor self) -> Tensor
+    #[target("aten::relu")]
+    #[when(|node| node.is_float("self"))]
+    fn relu(op, self_: Tensor) -> Value {
+        op.Relu(self_).out()
+    }
+
+    /// relu(Tensor self) -> Tensor, on integer tensors: onnxruntime has Relu kernels for floats
+    /// (and int8/int32) only, so it is a maximum with 0.
+    #[target("aten::relu")]
+    fn relu_int(op, self_: Tensor) -> OpResult<Value> {
+        let t = dtype_of(op, self_)?;
+        let zero = op.scalar(t, 0.0);
+        Ok(maximum_v(op, self_, zero, t))
+    }
+
+    /// sigmoid(Tensor self) -> Tensor
+    #[target("aten::sigmoid")]
+    fn sigmoid(op, self_: Tensor) -> Value {
+        let (x, _) = float_input(op, self_);
+        op.Sigmoid(x).out()
+    }
+
+    /// gelu(Tensor self, *, str approximate='none') -> Tensor
+    #[target("aten::gelu")]
+    fn gelu(op, self_: Tensor, approximate: &str = "none") -> OpResult<Value> {
+        if !matches!(approximate, "none" | "tanh") {
+            bail!("unknown approximate mode {approximate:?}");
+        }
+        if op.opset() >= 20 {
+            return Ok(op.Gelu(self_).approximate(approximate).out());
+        }
+        let t = dtype_of(op, self_)?;
+        let half = op.scalar(t, 0.5);
+        let one = op.scalar(t, 1.0);
+        let inner = if approximate == "tanh" {
+            // 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³)))
+            let c = op.scalar(t, (2.0 / std::f64::consts::PI).sqrt());
+            let k = op.scalar(t, 0.044715);
+            let x2 = op.Mul(self_, self_).out();
+            let x3 = op.Mul(x2, self_).out();
+            let kx3 = op.Mul(k, x3).out();
+            let s = op.Add(self_, kx3).out();
+            let cs = op.Mul(c, s).out();
+            op.Tanh(cs).out()
+        } else {
+            // 0.5·x·(1 + erf(x/√2))
+            let r = op.scalar(t, std::f64::consts::FRAC_1_SQRT_2);
+            let xr = op.Mul(self_, r).out();
+            op.Erf(xr).out()
+        };
+        let p = op.Add(one, inner).out();
+        let hx = op.Mul(half, self_).out();
+        Ok(op.Mul(hx, p).out())
     }
 }

@@ -20,12 +20,12 @@ translations! {
     #[target("higher_order::cond")]
     fn cond[ctx](
         op,
-        pred: Scalar,
+        pred: Operand,
         true_fn: SubGraph,
         false_fn: SubGraph,
         operands: Vec<Tensor>,
     ) -> OpResult<Vec<Value>> {
-        let pred = scalar_value(op, pred, DType::Bool);
+        let pred = operand_value(op, pred, DType::Bool);
         // ONNX branches take no inputs: they read the operands from the enclosing scope.
         let mut branches = Vec::with_capacity(2);
         for g in [&true_fn, &false_fn] {
@@ -140,9 +140,11 @@ translations! {
         // the subgraph argument positionally.
         let args = &ctx.node.inputs;
         let Some(at) = args.iter().position(|a| matches!(a.arg, crate::pt2::schema::Argument::Graph(_))) else {
-            bail!("no subgraph argument");
+            bail!("wrap_with_set_grad_enabled has no subgraph argument to inline");
         };
-        let crate::pt2::schema::Argument::Graph(g) = &args[at].arg else { bail!("no subgraph argument") };
+        let crate::pt2::schema::Argument::Graph(g) = &args[at].arg else {
+            bail!("wrap_with_set_grad_enabled has no subgraph argument to inline")
+        };
         let operands: Vec<Value> = args[at + 1..]
             .iter()
             .map(|a| match &a.arg {

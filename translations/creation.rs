@@ -1,20 +1,21 @@
-//! Factories: zeros / ones / full (and their `_like` forms), arange, scalar_tensor.
+//! Factories: zeros / ones / full (and their `_like` forms), arange, scalar_tensor, eye, linspace /
+//! logspace, tril / triu indices, one_hot, block_diag, cartesian_prod, combinations.
 
 use crate::translate::prelude::*;
 use crate::translations;
 
 /// A tensor of `shape` filled with `value`, in the node's output type.
-fn filled(op: &mut Builder, shape: Value, value: Scalar) -> OpResult<Value> {
+fn filled(op: &mut Builder, shape: Value, value: Operand) -> OpResult<Value> {
     let t = op.out_dtype(0).unwrap_or(DType::Float);
     let v = match value {
-        Scalar::Dyn(v) => {
+        Operand::Tensor(v) | Operand::Scalar(Scalar::Dyn(v)) => {
             let v = cast(op, v, t);
             return Ok(op.Expand(v, shape).out());
         }
-        Scalar::Int(i) => i as f64,
-        Scalar::Float(f) => f,
-        Scalar::Bool(b) => b as i64 as f64,
-        Scalar::Complex(..) => bail!("complex fill values are not supported"),
+        Operand::Scalar(Scalar::Int(i)) => i as f64,
+        Operand::Scalar(Scalar::Float(f)) => f,
+        Operand::Scalar(Scalar::Bool(b)) => b as i64 as f64,
+        Operand::Scalar(Scalar::Complex(..)) => bail!("complex fill values are not supported"),
     };
     let Some(fill) = TensorData::from_f64_as(t, vec![1], &[v]) else {
         bail!("cannot fill a tensor of type {}", t.name())
@@ -29,7 +30,7 @@ translations! {
     fn zeros(op, size: Vec<SymInt>) -> OpResult<Value> {
         // empty() is uninitialised in torch; zeros are one valid content.
         let shape = shape_vec(op, &size);
-        filled(op, shape, Scalar::Int(0))
+        filled(op, shape, Scalar::Int(0).into())
     }
 
     /// ones(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None,
@@ -37,7 +38,7 @@ translations! {
     #[target("aten::ones", "aten::new_ones")]
     fn ones(op, size: Vec<SymInt>) -> OpResult<Value> {
         let shape = shape_vec(op, &size);
-        filled(op, shape, Scalar::Int(1))
+        filled(op, shape, Scalar::Int(1).into())
     }
 
     /// full(SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None,
@@ -45,7 +46,7 @@ translations! {
     #[target("aten::full", "aten::new_full")]
     fn full(op, size: Vec<SymInt>, fill_value: Scalar) -> OpResult<Value> {
         let shape = shape_vec(op, &size);
-        filled(op, shape, fill_value)
+        filled(op, shape, fill_value.into())
     }
 
     /// zeros_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None,
@@ -53,7 +54,7 @@ translations! {
     #[target("aten::zeros_like", "aten::empty_like")]
     fn zeros_like(op, self_: Tensor) -> OpResult<Value> {
         let shape = op.Shape(self_).out();
-        filled(op, shape, Scalar::Int(0))
+        filled(op, shape, Scalar::Int(0).into())
     }
 
     /// ones_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None,
@@ -61,7 +62,7 @@ translations! {
     #[target("aten::ones_like")]
     fn ones_like(op, self_: Tensor) -> OpResult<Value> {
         let shape = op.Shape(self_).out();
-        filled(op, shape, Scalar::Int(1))
+        filled(op, shape, Scalar::Int(1).into())
     }
 
     /// full_like(Tensor self, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None,
@@ -69,7 +70,7 @@ translations! {
     #[target("aten::full_like")]
     fn full_like(op, self_: Tensor, fill_value: Scalar) -> OpResult<Value> {
         let shape = op.Shape(self_).out();
-        filled(op, shape, fill_value)
+        filled(op, shape, fill_value.into())
     }
 
     /// scalar_tensor(Scalar s, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None,
@@ -99,7 +100,8 @@ translations! {
 
     /// copy(Tensor self, Tensor src, bool non_blocking=False) -> Tensor
     #[target("aten::copy")]
-    fn copy(op, self_: Tensor, src: Tensor, non_blocking: Ignored) -> OpResult<Value> {
+    fn copy(op, self_: Tensor, src: Tensor, _non_blocking: Ignored) -> OpResult<Value> {
+        // non_blocking only concerns host-device transfers.
         let t = dtype_of(op, self_)?;
         let s = cast(op, src, t);
         let shape = op.Shape(self_).out();
@@ -110,12 +112,12 @@ translations! {
     #[target("aten::zero")]
     fn zero(op, self_: Tensor) -> OpResult<Value> {
         let shape = op.Shape(self_).out();
-        filled(op, shape, Scalar::Int(0))
+        filled(op, shape, Scalar::Int(0).into())
     }
 
     /// fill.Scalar(Tensor self, Scalar value) -> Tensor
     #[target("aten::fill.Scalar", "aten::fill.Tensor")]
-    fn fill(op, self_: Tensor, value: Scalar) -> OpResult<Value> {
+    fn fill(op, self_: Tensor, value: Operand) -> OpResult<Value> {
         let shape = op.Shape(self_).out();
         filled(op, shape, value)
     }
@@ -126,7 +128,7 @@ translations! {
     fn empty_permuted(op, size: Vec<SymInt>) -> OpResult<Value> {
         // Uninitialised in torch; zeros are one valid content (as for empty).
         let shape = shape_vec(op, &size);
-        filled(op, shape, Scalar::Int(0))
+        filled(op, shape, Scalar::Int(0).into())
     }
 
     /// eye.m(SymInt n, SymInt m, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None,
@@ -156,7 +158,7 @@ translations! {
         "aten::linspace.Tensor_Scalar",
         "aten::linspace.Scalar_Tensor"
     )]
-    fn linspace(op, start: Scalar, end: Scalar, steps: i64) -> Value {
+    fn linspace(op, start: Operand, end: Operand, steps: i64) -> Value {
         let t = op.out_dtype(0).unwrap_or(DType::Float);
         let work = match t {
             DType::Float | DType::Double => t,
@@ -174,7 +176,7 @@ translations! {
         "aten::logspace.Tensor_Scalar",
         "aten::logspace.Scalar_Tensor"
     )]
-    fn logspace(op, start: Scalar, end: Scalar, steps: i64, base: f64 = 10.0) -> Value {
+    fn logspace(op, start: Operand, end: Operand, steps: i64, base: f64 = 10.0) -> Value {
         let t = op.out_dtype(0).unwrap_or(DType::Float);
         let work = match t {
             DType::Float | DType::Double => t,
@@ -221,253 +223,6 @@ translations! {
         let xu = op.Unsqueeze(x, last).out();
         let eq = op.Equal(xu, classes).out();
         Ok(cast(op, eq, DType::Int64))
-    }
-
-    /// repeat_interleave.self_int(Tensor self, SymInt repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor
-    #[target("aten::repeat_interleave.self_int")]
-    fn repeat_interleave(
-        op,
-        self_: Tensor,
-        repeats: SymInt,
-        dim: Option<i64> = None,
-        output_size: Ignored,
-    ) -> OpResult<Value> {
-        let (x, axis, r) = match dim {
-            None => {
-                let m1 = op.const_i64s(&[-1]);
-                (op.Reshape(self_, m1).out(), 0i64, 1usize)
-            }
-            Some(d) => {
-                let r = rank_of(op, self_)?;
-                if r == 0 {
-                    let m1 = op.const_i64s(&[-1]);
-                    (op.Reshape(self_, m1).out(), 0, 1)
-                } else {
-                    (self_, normalize_axis(d, r), r)
-                }
-            }
-        };
-        // [.., n, 1, ..] tiled to [.., n, repeats, ..], then the two axes merged.
-        let a = op.const_i64s(&[axis + 1]);
-        let xu = op.Unsqueeze(x, a).out();
-        let mut reps = vec![SymInt::Const(1); r + 1];
-        reps[axis as usize + 1] = repeats;
-        let reps = shape_vec(op, &reps);
-        let tiled = op.Tile(xu, reps).out();
-        let mut parts = Vec::new();
-        if axis > 0 {
-            parts.push(op.Shape(x).start(0).end(axis).out());
-        }
-        parts.push(op.const_i64s(&[-1]));
-        if (axis as usize) < r - 1 {
-            parts.push(op.Shape(x).start(axis + 1).out());
-        }
-        let shape = if parts.len() == 1 { parts[0] } else { op.Concat(&parts).axis(0).out() };
-        Ok(op.Reshape(tiled, shape).out())
-    }
-
-    /// outer(Tensor self, Tensor vec2) -> Tensor
-    #[target("aten::outer", "aten::ger")]
-    fn outer(op, self_: Tensor, vec2: Tensor) -> OpResult<Value> {
-        let t = op.out_dtype(0).unwrap_or(dtype_of(op, self_)?);
-        let (a, b) = (cast(op, self_, t), cast(op, vec2, t));
-        let col = op.const_i64s(&[-1, 1]);
-        let a = op.Reshape(a, col).out();
-        Ok(op.Mul(a, b).out())
-    }
-
-    /// kron(Tensor self, Tensor other) -> Tensor
-    #[target("aten::kron")]
-    fn kron(op, self_: Tensor, other: Tensor) -> OpResult<Value> {
-        let t = op.out_dtype(0).unwrap_or(dtype_of(op, self_)?);
-        let (mut sa, mut sb) = (static_shape(op, self_, "kron")?, static_shape(op, other, "kron")?);
-        let r = sa.len().max(sb.len());
-        while sa.len() < r {
-            sa.insert(0, 1);
-        }
-        while sb.len() < r {
-            sb.insert(0, 1);
-        }
-        // a as [a0, 1, a1, 1, ...], b as [1, b0, 1, b1, ...]; the product merges pairwise.
-        let ia: Vec<i64> = sa.iter().flat_map(|&d| [d, 1]).collect();
-        let ib: Vec<i64> = sb.iter().flat_map(|&d| [1, d]).collect();
-        let out: Vec<i64> = sa.iter().zip(&sb).map(|(a, b)| a * b).collect();
-        let (a, b) = (cast(op, self_, t), cast(op, other, t));
-        let (ia, ib) = (op.const_i64s(&ia), op.const_i64s(&ib));
-        let a = op.Reshape(a, ia).out();
-        let b = op.Reshape(b, ib).out();
-        let p = op.Mul(a, b).out();
-        let out = op.const_i64s(&out);
-        Ok(op.Reshape(p, out).out())
-    }
-
-    /// tensordot(Tensor self, Tensor other, int[] dims_self, int[] dims_other) -> Tensor
-    #[target("aten::tensordot")]
-    fn tensordot(op, self_: Tensor, other: Tensor, dims_self: Vec<i64>, dims_other: Vec<i64>) -> OpResult<Value> {
-        let t = op.out_dtype(0).unwrap_or(dtype_of(op, self_)?);
-        let (mut sa, mut sb) = (static_shape(op, self_, "tensordot")?, static_shape(op, other, "tensordot")?);
-        let (ra, rb) = (sa.len(), sb.len());
-        let ca: Vec<i64> = dims_self.iter().map(|&d| normalize_axis(d, ra)).collect();
-        let cb: Vec<i64> = dims_other.iter().map(|&d| normalize_axis(d, rb)).collect();
-        if ca.len() != cb.len() {
-            bail!("tensordot: both sides need as many contracted dims");
-        }
-        let (mut a, mut b) = (cast(op, self_, t), cast(op, other, t));
-        // Like torch: a contracted dim of size 1 on one side sums the other side's dim first.
-        for (&da, &db) in ca.iter().zip(&cb) {
-            let (x, y) = (sa[da as usize], sb[db as usize]);
-            if x == y {
-                continue;
-            }
-            if x == 1 {
-                let ax = op.const_i64s(&[db]);
-                b = op.ReduceSum(b, Some(ax)).keepdims(1).out();
-                sb[db as usize] = 1;
-            } else if y == 1 {
-                let ax = op.const_i64s(&[da]);
-                a = op.ReduceSum(a, Some(ax)).keepdims(1).out();
-                sa[da as usize] = 1;
-            } else {
-                bail!("tensordot: contracted dims of sizes {x} and {y}");
-            }
-        }
-        let fa: Vec<i64> = (0..ra as i64).filter(|d| !ca.contains(d)).collect();
-        let fb: Vec<i64> = (0..rb as i64).filter(|d| !cb.contains(d)).collect();
-        let k: i64 = ca.iter().map(|&d| sa[d as usize]).product();
-        let m: i64 = fa.iter().map(|&d| sa[d as usize]).product();
-        let n: i64 = fb.iter().map(|&d| sb[d as usize]).product();
-        let pa: Vec<i64> = fa.iter().chain(&ca).copied().collect();
-        let pb: Vec<i64> = cb.iter().chain(&fb).copied().collect();
-        let a = op.Transpose(a).perm(&pa).out();
-        let b = op.Transpose(b).perm(&pb).out();
-        let (s2a, s2b) = (op.const_i64s(&[m, k]), op.const_i64s(&[k, n]));
-        let a = op.Reshape(a, s2a).out();
-        let b = op.Reshape(b, s2b).out();
-        let p = op.MatMul(a, b).out();
-        let out: Vec<i64> = fa.iter().map(|&d| sa[d as usize]).chain(fb.iter().map(|&d| sb[d as usize])).collect();
-        let out = op.const_i64s(&out);
-        Ok(op.Reshape(p, out).out())
-    }
-
-    /// sum_to_size(Tensor self, SymInt[] size) -> Tensor
-    #[target("aten::sum_to_size")]
-    fn sum_to_size(op, self_: Tensor, size: Vec<SymInt>) -> OpResult<Value> {
-        let r = rank_of(op, self_)?;
-        let shape = op.shape(self_).map(|s| s.to_vec()).ok_or("sum_to_size needs the input shape")?;
-        if size.len() > r {
-            bail!("sum_to_size to a larger rank");
-        }
-        let lead = r - size.len();
-        let mut axes: Vec<i64> = (0..lead as i64).collect();
-        for (i, s) in size.iter().enumerate() {
-            if *s == SymInt::Const(1) && shape[lead + i] != Dim::Fixed(1) {
-                axes.push((lead + i) as i64);
-            }
-        }
-        if axes.is_empty() {
-            return Ok(self_);
-        }
-        let a = op.const_i64s(&axes);
-        let s = op.ReduceSum(self_, Some(a)).keepdims(1).out();
-        if lead == 0 {
-            return Ok(s);
-        }
-        let l: Vec<i64> = (0..lead as i64).collect();
-        let l = op.const_i64s(&l);
-        Ok(op.Squeeze(s, Some(l)).out())
-    }
-
-    /// isin.Tensor_Tensor(Tensor elements, Tensor test_elements, *, bool assume_unique=False,
-    ///     bool invert=False) -> Tensor
-    #[target("aten::isin.Tensor_Tensor", "aten::isin.Tensor_Scalar", "aten::isin.Scalar_Tensor")]
-    fn isin(
-        op,
-        elements: Option<Scalar> = None,
-        test_elements: Option<Scalar> = None,
-        test_element: Option<Scalar> = None,
-        element: Option<Scalar> = None,
-        assume_unique: bool = false,
-        invert: bool = false,
-    ) -> OpResult<Value> {
-        let test = test_elements.or(test_element).ok_or("isin needs test elements")?;
-        let e = element.or(elements).ok_or("isin needs elements")?;
-        let et = scalar_dtype(op, e);
-        let tt = scalar_dtype(op, test);
-        let ct = promote(et, tt);
-        let ev = scalar_value(op, e, ct);
-        let tv = scalar_value(op, test, ct);
-        let m1 = op.const_i64s(&[-1]);
-        let tv = op.Reshape(tv, m1).out();
-        let eu = op.Unsqueeze(ev, m1).out();
-        let eq = op.Equal(eu, tv).out();
-        let c = cast(op, eq, DType::Int64);
-        let n = op.ReduceSum(c, Some(m1)).keepdims(0).out();
-        let zero = op.scalar_i64(0);
-        Ok(if invert { op.Equal(n, zero).out() } else { op.Greater(n, zero).out() })
-    }
-
-    /// unique_consecutive(Tensor self, bool return_inverse=False, bool return_counts=False, int? dim=None) -> (Tensor,
-    ///     Tensor, Tensor)
-    #[target("aten::unique_consecutive")]
-    fn unique_consecutive(
-        op,
-        self_: Tensor,
-        return_inverse: bool = false,
-        return_counts: bool = false,
-        dim: Option<i64> = None,
-    ) -> OpResult<Vec<Value>> {
-        if dim.is_some() {
-            bail!("unique_consecutive along a dim is not supported yet");
-        }
-        let m1 = op.const_i64s(&[-1]);
-        let x = op.Reshape(self_, m1).out();
-        // A new run starts at 0 and wherever x[i] != x[i-1].
-        let (s0, s1, e1, big) =
-            (op.const_i64s(&[0]), op.const_i64s(&[1]), op.const_i64s(&[-1]), op.const_i64s(&[i64::MAX]));
-        let prev = op.Slice(x, s0, e1, None, None).out();
-        let cur = op.Slice(x, s1, big, None, None).out();
-        let same = op.Equal(cur, prev).out();
-        let diff = op.Not(same).out();
-        let n = op.Shape(x).out();
-        let first = op.Min(&[n, s1]).out();
-        let head =
-            op.ConstantOfShape(first).value(TensorData::from_f64_as(DType::Bool, vec![1], &[1.0]).ok_or("bool")?).out();
-        let starts = op.Concat(&[head, diff]).axis(0).out();
-        let values = op.Compress(x, starts).axis(0).out();
-        let si = cast(op, starts, DType::Int64);
-        let zero = op.scalar_i64(0);
-        let run = op.CumSum(si, zero).out();
-        let one = op.scalar_i64(1);
-        let inv = op.Sub(run, one).out();
-        let shape = op.Shape(self_).out();
-        let inverse = op.Reshape(inv, shape).out();
-        let pos = op.NonZero(starts).out();
-        let pos = op.Reshape(pos, m1).out();
-        let ends = op.Concat(&[pos, n]).axis(0).out();
-        let hi = op.Slice(ends, s1, big, None, None).out();
-        let counts = op.Sub(hi, pos).out();
-        Ok(vec![values, inverse, counts])
-    }
-
-    /// _unique2(Tensor self, bool sorted=True, bool return_inverse=False, bool return_counts=False) -> (Tensor,
-    ///     Tensor, Tensor)
-    #[target("aten::_unique2")]
-    fn unique2(
-        op,
-        self_: Tensor,
-        sorted: bool = true,
-        return_inverse: bool = false,
-        return_counts: bool = false,
-    ) -> OpResult<Vec<Value>> {
-        // torch's CPU kernel sorts whether or not `sorted` is set (sorting beats its hash table),
-        // so both give ascending unique values.
-        let _ = sorted;
-        let m1 = op.const_i64s(&[-1]);
-        let x = op.Reshape(self_, m1).out();
-        let [y, _, inv, counts] = op.Unique(x).sorted(1).outs::<4>();
-        let shape = op.Shape(self_).out();
-        let inverse = op.Reshape(inv, shape).out();
-        Ok(vec![y, inverse, counts])
     }
 
     /// block_diag(Tensor[] tensors) -> Tensor
@@ -530,11 +285,49 @@ translations! {
         }
         Ok(op.Concat(&cols).axis(1).out())
     }
+
+    /// combinations(Tensor self, int r=2, bool with_replacement=False) -> Tensor
+    #[target("aten::combinations")]
+    fn combinations(
+        op,
+        self_: Tensor,
+        r: i64 = 2,
+        with_replacement: bool = false,
+    ) -> OpResult<Value> {
+        // Every index tuple i1 < i2 < ... (≤ with replacement) in lexicographic order, gathered.
+        let shape = static_shape(op, self_, "combinations")?;
+        if shape.len() != 1 {
+            bail!("combinations needs a 1-D input");
+        }
+        if r < 1 {
+            bail!("combinations with r < 1 is not supported");
+        }
+        let n = shape[0];
+        let mut tuples: Vec<i64> = Vec::new();
+        let mut cur = vec![0i64; r as usize];
+        fn rec(pos: usize, start: i64, n: i64, rep: bool, cur: &mut Vec<i64>, out: &mut Vec<i64>) {
+            if pos == cur.len() {
+                out.extend_from_slice(cur);
+                return;
+            }
+            for i in start..n {
+                cur[pos] = i;
+                rec(pos + 1, if rep { i } else { i + 1 }, n, rep, cur, out);
+            }
+        }
+        rec(0, 0, n, with_replacement, &mut cur, &mut tuples);
+        let c = tuples.len() as i64 / r;
+        if c > 1 << 20 {
+            bail!("combinations: too many tuples to build a constant");
+        }
+        let idx = op.constant_tensor(TensorData::from_i64s(vec![c, r], &tuples));
+        Ok(op.Gather(self_, idx).axis(0).out())
+    }
 }
 
 /// A 1-D linspace of `steps` points in `work` (torch's two-sided formula), before the final cast.
-fn linspace_values(op: &mut Builder, start: Scalar, end: Scalar, steps: i64, work: DType) -> Value {
-    let (s, e) = (scalar_value(op, start, work), scalar_value(op, end, work));
+fn linspace_values(op: &mut Builder, start: Operand, end: Operand, steps: i64, work: DType) -> Value {
+    let (s, e) = (operand_value(op, start, work), operand_value(op, end, work));
     let (zero, one) = (op.scalar_i64(0), op.scalar_i64(1));
     let n = op.scalar_i64(steps);
     let i = op.Range(zero, n, one).out();
@@ -569,15 +362,4 @@ fn tri_indices(row: i64, col: i64, offset: i64, upper: bool) -> TensorData {
     let n = rs.len() as i64;
     rs.extend(cs);
     TensorData::from_i64s(vec![2, n], &rs)
-}
-
-/// Static shape of `x`, or an error naming `what`.
-fn static_shape(op: &Builder, x: Value, what: &str) -> OpResult<Vec<i64>> {
-    let Some(s) = op.shape(x) else { bail!("{what} needs a known shape") };
-    s.iter()
-        .map(|d| match d {
-            Dim::Fixed(n) => Ok(*n),
-            _ => Err(OpError::new(format!("{what} needs static shapes"))),
-        })
-        .collect()
 }

@@ -1,48 +1,26 @@
-//! Pointwise arithmetic, comparisons, logic, activations, casts and no-op copies.
+//! Pointwise arithmetic (add, sub, mul, div, neg, abs, pow), comparisons, logic, where, casts and
+//! no-op copies.
 
 use crate::translate::prelude::*;
 use crate::translations;
+use crate::translations::shared::pointwise::{floor_div_float, floor_div_int, where_t};
 
-/// Both operands of a binary op as values of `dtype`.
-fn operands(op: &mut Builder, a: Scalar, b: Scalar, dtype: DType) -> (Value, Value) {
-    (scalar_value(op, a, dtype), scalar_value(op, b, dtype))
-}
-
-/// The type torch computes `a ∘ b` in (tensors promote with each other; scalars only lift the category).
-fn common_dtype(op: &Builder, a: Scalar, b: Scalar) -> DType {
-    let tensor = |s: Scalar| match s {
-        Scalar::Dyn(v) if op.rank(v).is_some_and(|r| r > 0) => op.dtype(v),
-        _ => None,
-    };
-    match (tensor(a), tensor(b)) {
-        (Some(x), Some(y)) => promote(x, y),
-        (Some(x), None) => promote_with_scalar(x, b, op),
-        (None, Some(y)) => promote_with_scalar(y, a, op),
-        (None, None) => promote(scalar_dtype(op, a), scalar_dtype(op, b)),
-    }
-}
-
-/// The type an arithmetic node computes in: torch's result type, read from the node's TensorMeta.
-fn arith_dtype(op: &Builder, a: Scalar, b: Scalar) -> DType {
-    op.out_dtype(0).unwrap_or_else(|| common_dtype(op, a, b))
-}
-
-fn is_complex(op: &Builder, s: Scalar) -> bool {
-    matches!(s, Scalar::Complex(..)) || matches!(s, Scalar::Dyn(v) if op.info(v).complex)
+fn is_complex(op: &Builder, x: Operand) -> bool {
+    matches!(x, Operand::Scalar(Scalar::Complex(..))) || x.value().is_some_and(|v| op.info(v).complex)
 }
 
 /// Real and imaginary parts of a complex operand (a real view `[..., 2]` or a complex scalar).
-fn complex_parts(op: &mut Builder, s: Scalar, dtype: DType) -> (Value, Value) {
-    match s {
-        Scalar::Complex(re, im) => (op.scalar(dtype, re), op.scalar(dtype, im)),
-        Scalar::Dyn(v) if op.info(v).complex => {
+fn complex_parts(op: &mut Builder, x: Operand, dtype: DType) -> (Value, Value) {
+    match x {
+        Operand::Scalar(Scalar::Complex(re, im)) => (op.scalar(dtype, re), op.scalar(dtype, im)),
+        Operand::Tensor(v) | Operand::Scalar(Scalar::Dyn(v)) if op.info(v).complex => {
             let axis = op.const_i64s(&[-1]);
             let (zero, one, two) = (op.const_i64s(&[0]), op.const_i64s(&[1]), op.const_i64s(&[2]));
             let re = op.Slice(v, zero, one, Some(axis), None).out();
             let im = op.Slice(v, one, two, Some(axis), None).out();
             (op.Squeeze(re, Some(axis)).out(), op.Squeeze(im, Some(axis)).out())
         }
-        other => (scalar_value(op, other, dtype), op.scalar(dtype, 0.0)),
+        other => (operand_value(op, other, dtype), op.scalar(dtype, 0.0)),
     }
 }
 
@@ -59,8 +37,8 @@ fn complex_pack(op: &mut Builder, re: Value, im: Value) -> Value {
 translations! {
     /// add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
     #[target("aten::add.Tensor", "aten::add.Scalar")]
-    fn add(op, self_: Scalar, other: Scalar, alpha: Scalar = Scalar::Int(1)) -> Value {
-        let t = arith_dtype(op, self_, other);
+    fn add(op, self_: Operand, other: Operand, alpha: Scalar = Scalar::Int(1)) -> Value {
+        let t = binary_type(op, self_, other);
         let (a, b) = operands(op, self_, other, t);
         let b = if alpha == Scalar::Int(1) {
             b
@@ -77,8 +55,8 @@ translations! {
 
     /// sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
     #[target("aten::sub.Tensor", "aten::sub.Scalar")]
-    fn sub(op, self_: Scalar, other: Scalar, alpha: Scalar = Scalar::Int(1)) -> Value {
-        let t = arith_dtype(op, self_, other);
+    fn sub(op, self_: Operand, other: Operand, alpha: Scalar = Scalar::Int(1)) -> Value {
+        let t = binary_type(op, self_, other);
         let (a, b) = operands(op, self_, other, t);
         let b = if alpha == Scalar::Int(1) {
             b
@@ -91,8 +69,8 @@ translations! {
 
     /// rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
     #[target("aten::rsub.Tensor", "aten::rsub.Scalar")]
-    fn rsub(op, self_: Scalar, other: Scalar, alpha: Scalar = Scalar::Int(1)) -> Value {
-        let t = arith_dtype(op, self_, other);
+    fn rsub(op, self_: Operand, other: Operand, alpha: Scalar = Scalar::Int(1)) -> Value {
+        let t = binary_type(op, self_, other);
         let (a, b) = operands(op, self_, other, t);
         let a = if alpha == Scalar::Int(1) {
             a
@@ -105,8 +83,8 @@ translations! {
 
     /// mul.Tensor(Tensor self, Tensor other) -> Tensor
     #[target("aten::mul.Tensor", "aten::mul.Scalar")]
-    fn mul(op, self_: Scalar, other: Scalar) -> Value {
-        let t = arith_dtype(op, self_, other);
+    fn mul(op, self_: Operand, other: Operand) -> Value {
+        let t = binary_type(op, self_, other);
         if is_complex(op, self_) || is_complex(op, other) {
             // (a + bi)(c + di) = (ac - bd) + (ad + bc)i on the real views.
             let (a, b) = complex_parts(op, self_, t);
@@ -127,7 +105,7 @@ translations! {
 
     /// div.Tensor(Tensor self, Tensor other) -> Tensor
     #[target("aten::div.Tensor", "aten::div.Scalar", "aten::true_divide.Tensor")]
-    fn div(op, self_: Scalar, other: Scalar) -> Value {
+    fn div(op, self_: Operand, other: Operand) -> Value {
         let t = op.out_dtype(0).unwrap_or(DType::Float);
         let (a, b) = operands(op, self_, other, t);
         op.Div(a, b).out()
@@ -135,14 +113,14 @@ translations! {
 
     /// div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor
     #[target("aten::div.Tensor_mode", "aten::div.Scalar_mode")]
-    fn div_mode(op, self_: Scalar, other: Scalar, rounding_mode: Option<&str> = None) -> OpResult<Value> {
+    fn div_mode(op, self_: Operand, other: Operand, rounding_mode: Option<&str> = None) -> OpResult<Value> {
         let t = op.out_dtype(0).unwrap_or(DType::Float);
         if !t.is_float() && rounding_mode.is_some() {
             // Integers divide exactly: ONNX Div truncates, floor adjusts inexact negative quotients.
             let (a, b) = operands(op, self_, other, t);
             return match rounding_mode {
                 Some("trunc") => Ok(op.Div(a, b).out()),
-                Some("floor") => Ok(super::math::floor_div_int(op, a, b, t)),
+                Some("floor") => Ok(floor_div_int(op, a, b, t)),
                 Some(other) => bail!("unknown rounding_mode {other:?}"),
                 None => unreachable!(),
             };
@@ -152,7 +130,7 @@ translations! {
         let q = match rounding_mode {
             None => op.Div(a, b).out(),
             // torch's div_floor_floating (fmod-based, exact where floor(a / b) is not).
-            Some("floor") => super::math::floor_div_float(op, a, b, work),
+            Some("floor") => floor_div_float(op, a, b, work),
             Some("trunc") => {
                 let q = op.Div(a, b).out();
                 let (fl, ce) = (op.Floor(q).out(), op.Ceil(q).out());
@@ -188,125 +166,26 @@ translations! {
         }
     }
 
-    /// relu(Tensor self) -> Tensor
-    #[target("aten::relu")]
-    #[when(|node| node.is_float("self"))]
-    fn relu(op, self_: Tensor) -> Value {
-        op.Relu(self_).out()
-    }
-
-    /// relu(Tensor self) -> Tensor, on integer tensors: onnxruntime has Relu kernels for floats
-    /// (and int8/int32) only, so it is a maximum with 0.
-    #[target("aten::relu")]
-    fn relu_int(op, self_: Tensor) -> OpResult<Value> {
-        let t = dtype_of(op, self_)?;
-        let zero = op.scalar(t, 0.0);
-        Ok(super::math::maximum_v(op, self_, zero, t))
-    }
-
-    /// sigmoid(Tensor self) -> Tensor
-    #[target("aten::sigmoid")]
-    fn sigmoid(op, self_: Tensor) -> Value {
-        let (x, _) = super::math::float_input(op, self_);
-        op.Sigmoid(x).out()
-    }
-
-    /// tanh(Tensor self) -> Tensor
-    #[target("aten::tanh")]
-    fn tanh(op, self_: Tensor) -> Value {
-        let (x, _) = super::math::float_input(op, self_);
-        op.Tanh(x).out()
-    }
-
-    /// sin(Tensor self) -> Tensor
-    #[target("aten::sin")]
-    fn sin(op, self_: Tensor) -> Value {
-        let (x, _) = super::math::float_input(op, self_);
-        op.Sin(x).out()
-    }
-
-    /// cos(Tensor self) -> Tensor
-    #[target("aten::cos")]
-    fn cos(op, self_: Tensor) -> Value {
-        let (x, _) = super::math::float_input(op, self_);
-        op.Cos(x).out()
-    }
-
-    /// exp(Tensor self) -> Tensor
-    #[target("aten::exp")]
-    fn exp(op, self_: Tensor) -> Value {
-        let (x, _) = super::math::float_input(op, self_);
-        op.Exp(x).out()
-    }
-
-    /// sqrt(Tensor self) -> Tensor
-    #[target("aten::sqrt")]
-    fn sqrt(op, self_: Tensor) -> Value {
-        let (x, _) = super::math::float_input(op, self_);
-        op.Sqrt(x).out()
-    }
-
-    /// rsqrt(Tensor self) -> Tensor
-    #[target("aten::rsqrt")]
-    fn rsqrt(op, self_: Tensor) -> Value {
-        let (x, _) = super::math::float_input(op, self_);
-        let s = op.Sqrt(x).out();
-        op.Reciprocal(s).out()
-    }
-
     /// pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor
     #[target("aten::pow.Tensor_Scalar", "aten::pow.Tensor_Tensor", "aten::pow.Scalar")]
-    fn pow(op, self_: Scalar, exponent: Scalar) -> Value {
-        let t = arith_dtype(op, self_, exponent);
+    fn pow(op, self_: Operand, exponent: Operand) -> Value {
+        let t = binary_type(op, self_, exponent);
         let (a, b) = operands(op, self_, exponent, t);
         op.Pow(a, b).out()
     }
 
-    /// gelu(Tensor self, *, str approximate='none') -> Tensor
-    #[target("aten::gelu")]
-    fn gelu(op, self_: Tensor, approximate: &str = "none") -> OpResult<Value> {
-        if !matches!(approximate, "none" | "tanh") {
-            bail!("unknown approximate mode {approximate:?}");
-        }
-        if op.opset() >= 20 {
-            return Ok(op.Gelu(self_).approximate(approximate).out());
-        }
-        let t = dtype_of(op, self_)?;
-        let half = op.scalar(t, 0.5);
-        let one = op.scalar(t, 1.0);
-        let inner = if approximate == "tanh" {
-            // 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³)))
-            let c = op.scalar(t, (2.0 / std::f64::consts::PI).sqrt());
-            let k = op.scalar(t, 0.044715);
-            let x2 = op.Mul(self_, self_).out();
-            let x3 = op.Mul(x2, self_).out();
-            let kx3 = op.Mul(k, x3).out();
-            let s = op.Add(self_, kx3).out();
-            let cs = op.Mul(c, s).out();
-            op.Tanh(cs).out()
-        } else {
-            // 0.5·x·(1 + erf(x/√2))
-            let r = op.scalar(t, std::f64::consts::FRAC_1_SQRT_2);
-            let xr = op.Mul(self_, r).out();
-            op.Erf(xr).out()
-        };
-        let p = op.Add(one, inner).out();
-        let hx = op.Mul(half, self_).out();
-        Ok(op.Mul(hx, p).out())
-    }
-
     /// eq.Tensor(Tensor self, Tensor other) -> Tensor
     #[target("aten::eq.Tensor", "aten::eq.Scalar")]
-    fn eq(op, self_: Scalar, other: Scalar) -> Value {
-        let t = common_dtype(op, self_, other);
+    fn eq(op, self_: Operand, other: Operand) -> Value {
+        let t = binary_result_type(op, self_, other);
         let (a, b) = operands(op, self_, other, t);
         op.Equal(a, b).out()
     }
 
     /// ne.Tensor(Tensor self, Tensor other) -> Tensor
     #[target("aten::ne.Tensor", "aten::ne.Scalar")]
-    fn ne(op, self_: Scalar, other: Scalar) -> Value {
-        let t = common_dtype(op, self_, other);
+    fn ne(op, self_: Operand, other: Operand) -> Value {
+        let t = binary_result_type(op, self_, other);
         let (a, b) = operands(op, self_, other, t);
         let e = op.Equal(a, b).out();
         op.Not(e).out()
@@ -314,32 +193,32 @@ translations! {
 
     /// gt.Tensor(Tensor self, Tensor other) -> Tensor
     #[target("aten::gt.Tensor", "aten::gt.Scalar")]
-    fn gt(op, self_: Scalar, other: Scalar) -> Value {
-        let t = common_dtype(op, self_, other);
+    fn gt(op, self_: Operand, other: Operand) -> Value {
+        let t = binary_result_type(op, self_, other);
         let (a, b) = operands(op, self_, other, t);
         op.Greater(a, b).out()
     }
 
     /// ge.Tensor(Tensor self, Tensor other) -> Tensor
     #[target("aten::ge.Tensor", "aten::ge.Scalar")]
-    fn ge(op, self_: Scalar, other: Scalar) -> Value {
-        let t = common_dtype(op, self_, other);
+    fn ge(op, self_: Operand, other: Operand) -> Value {
+        let t = binary_result_type(op, self_, other);
         let (a, b) = operands(op, self_, other, t);
         op.GreaterOrEqual(a, b).out()
     }
 
     /// lt.Tensor(Tensor self, Tensor other) -> Tensor
     #[target("aten::lt.Tensor", "aten::lt.Scalar")]
-    fn lt(op, self_: Scalar, other: Scalar) -> Value {
-        let t = common_dtype(op, self_, other);
+    fn lt(op, self_: Operand, other: Operand) -> Value {
+        let t = binary_result_type(op, self_, other);
         let (a, b) = operands(op, self_, other, t);
         op.Less(a, b).out()
     }
 
     /// le.Tensor(Tensor self, Tensor other) -> Tensor
     #[target("aten::le.Tensor", "aten::le.Scalar")]
-    fn le(op, self_: Scalar, other: Scalar) -> Value {
-        let t = common_dtype(op, self_, other);
+    fn le(op, self_: Operand, other: Operand) -> Value {
+        let t = binary_result_type(op, self_, other);
         let (a, b) = operands(op, self_, other, t);
         op.LessOrEqual(a, b).out()
     }
@@ -367,16 +246,17 @@ translations! {
 
     /// where.self(Tensor condition, Tensor self, Tensor other) -> Tensor
     #[target("aten::where.self", "aten::where.ScalarSelf", "aten::where.ScalarOther", "aten::where.Scalar")]
-    fn where_(op, condition: Tensor, self_: Scalar, other: Scalar) -> Value {
-        let t = arith_dtype(op, self_, other);
+    fn where_(op, condition: Tensor, self_: Operand, other: Operand) -> Value {
+        let t = binary_type(op, self_, other);
         let (a, b) = operands(op, self_, other, t);
         let c = cast(op, condition, DType::Bool);
-        super::math::where_t(op, c, a, b, t)
+        where_t(op, c, a, b, t)
     }
 
     /// clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor
     #[target("aten::clone", "aten::contiguous", "aten::lift_fresh_copy", "aten::detach", "aten::alias")]
-    fn clone(op, self_: Tensor, memory_format: Ignored) -> Value {
+    fn clone(op, self_: Tensor, _memory_format: Ignored) -> Value {
+        // ONNX tensors have no memory format.
         // Memory formats are a storage layout; ONNX values have none.
         self_
     }

@@ -6,17 +6,6 @@
 use crate::translate::prelude::*;
 use crate::translations;
 
-/// Every dimension of `x`, which must be static.
-fn fixed_shape(op: &Builder, x: Value) -> OpResult<Vec<i64>> {
-    let Some(s) = op.shape(x) else { bail!("FFT needs the input's shape") };
-    s.iter()
-        .map(|d| match d {
-            Dim::Fixed(n) => Ok(*n),
-            Dim::Param(p) => Err(OpError::new(format!("FFT needs static sizes; dimension {p} is symbolic"))),
-        })
-        .collect()
-}
-
 /// Marks `v` as a complex real view of signal shape `signal`.
 fn set_complex(op: &mut Builder, v: Value, signal: &[i64], t: Option<DType>) -> Value {
     let info = op.info_mut(v);
@@ -47,7 +36,7 @@ fn conj(op: &mut Builder, x: Value) -> OpResult<Value> {
 
 /// A real tensor as a complex real view (zero imaginary part).
 fn to_complex(op: &mut Builder, x: Value) -> OpResult<Value> {
-    let shape = fixed_shape(op, x)?;
+    let shape = static_shape(op, x, "FFT")?;
     let t = dtype_of(op, x)?;
     let t = if t.is_float() { t } else { DType::Float };
     let x = cast(op, x, t);
@@ -104,9 +93,9 @@ fn axes(dims: &[i64], r: usize) -> OpResult<Vec<i64>> {
 
 /// The signal rank and sizes of a complex real view.
 fn signal_shape(op: &Builder, x: Value) -> OpResult<Vec<i64>> {
-    let mut s = fixed_shape(op, x)?;
+    let mut s = static_shape(op, x, "FFT")?;
     if s.pop() != Some(2) {
-        bail!("expected a complex tensor");
+        bail!("this FFT needs a complex input, and its input is real");
     }
     Ok(s)
 }
@@ -152,7 +141,7 @@ fn r2c(op: &mut Builder, x: Value, dims: &[i64], normalization: i64, onesided: b
     if op.info(x).complex {
         bail!("_fft_r2c needs a real input");
     }
-    let shape = fixed_shape(op, x)?;
+    let shape = static_shape(op, x, "FFT")?;
     let ax = axes(dims, shape.len())?;
     let Some((&last, rest)) = ax.split_last() else { return to_complex(op, x) };
     let t = dtype_of(op, x)?;
@@ -262,7 +251,7 @@ fn c2r_args(
         (Some(d), _) => axes(d, r)?,
         (None, Some(s)) => {
             if s.len() > r {
-                bail!("FFT: more sizes than dims");
+                bail!("FFT: {} signal sizes `s` for a tensor of rank {r}", s.len());
             }
             ((r - s.len()) as i64..r as i64).collect()
         }
@@ -315,7 +304,7 @@ fn hfftn(
 /// `roll` of every axis in `dims` by `n/2` (fftshift) or `-(n/2)` (ifftshift).
 fn shift(op: &mut Builder, x: Value, dim: Option<Vec<i64>>, inverse: bool) -> OpResult<Value> {
     let complex = op.info(x).complex;
-    let mut shape = fixed_shape(op, x)?;
+    let mut shape = static_shape(op, x, "FFT")?;
     if complex {
         shape.pop();
     }
@@ -454,7 +443,7 @@ translations! {
             bail!("stft: align_to_window is not supported");
         }
         let _ = return_complex;
-        let shape = fixed_shape(op, self_)?;
+        let shape = static_shape(op, self_, "FFT")?;
         let r = shape.len();
         if r != 1 && r != 2 {
             bail!("stft needs a 1-D or 2-D input");

@@ -1,5 +1,6 @@
 //! Indexing, gather/scatter and masks: index_put, gather, index_select, scatter (+ _add, _reduce),
-//! index_add/copy/reduce, masked_scatter/select, take, take_along_dim, put, count_nonzero, argwhere.
+//! index_add/copy/reduce, masked_scatter/select, take, take_along_dim, put, count_nonzero, argwhere,
+//! nonzero.
 
 use crate::translate::prelude::*;
 use crate::translations;
@@ -16,22 +17,12 @@ fn to_scalar(op: &mut Builder, x: Value) -> Value {
     op.Reshape(x, s).out()
 }
 
-/// The size of `x` along `axis` as a 1-D int64 of one element.
-fn dim_size(op: &mut Builder, x: Value, axis: i64) -> Value {
-    op.Shape(x).start(axis).end(axis + 1).out()
-}
-
 /// Index values of an axis of size `size` with negative ones wrapped (`i < 0 → i + size`).
 fn wrap_index(op: &mut Builder, idx: Value, size: Value) -> Value {
     let zero = op.scalar_i64(0);
     let neg = op.Less(idx, zero).out();
     let shifted = op.Add(idx, size).out();
     op.Where(neg, shifted, idx).out()
-}
-
-/// A 0-d constant of `t` holding `v`, where bools take `v != 0`.
-fn konst(op: &mut Builder, t: DType, v: f64) -> Value {
-    op.scalar(t, v)
 }
 
 /// The index tensors of an advanced-indexing expression as (self axis, int64 index) pairs: boolean
@@ -124,14 +115,6 @@ fn adv_index(op: &mut Builder, x: Value, indices: &[Option<Value>]) -> OpResult<
     Ok(AdvIndex { xt, perm: if identity { None } else { Some(perm) }, idx, nb, b_at, zeros_b })
 }
 
-fn inverse_perm(perm: &[i64]) -> Vec<i64> {
-    let mut inv = vec![0i64; perm.len()];
-    for (i, &p) in perm.iter().enumerate() {
-        inv[p as usize] = i as i64;
-    }
-    inv
-}
-
 /// Moves `n` axes at `from` of a rank-`r` layout to position `to` (a permutation).
 fn move_block(r: usize, from: usize, n: usize, to: usize) -> Vec<i64> {
     let mut rest: Vec<i64> = (0..r as i64).filter(|&d| (d as usize) < from || (d as usize) >= from + n).collect();
@@ -143,7 +126,7 @@ fn move_block(r: usize, from: usize, n: usize, to: usize) -> Vec<i64> {
 }
 
 /// torch's `x[indices]` (advanced indexing).
-pub fn index_tensor(op: &mut Builder, x: Value, indices: &[Option<Value>]) -> OpResult<Value> {
+fn index_tensor(op: &mut Builder, x: Value, indices: &[Option<Value>]) -> OpResult<Value> {
     let r = rank_of(op, x)?;
     let used = r - rank_after_index(op, x, indices)?;
     let a = adv_index(op, x, indices)?;
@@ -233,7 +216,7 @@ fn scatter_reduce_impl(
     let base = if include_self {
         x
     } else {
-        let id = konst(op, t, ident);
+        let id = op.scalar(t, ident);
         let fill = op.Expand(id, ishape).out();
         scatter_elements(op, x, r, axis, index, fill, "none")?
     };
@@ -242,10 +225,10 @@ fn scatter_reduce_impl(
         return Ok(out);
     }
     let ct = if t.is_float() { t } else { DType::Int64 };
-    let one = konst(op, ct, 1.0);
+    let one = op.scalar(ct, 1.0);
     let ones = op.Expand(one, ishape).out();
     let xshape = op.Shape(x).out();
-    let c0 = konst(op, ct, if include_self { 1.0 } else { 0.0 });
+    let c0 = op.scalar(ct, if include_self { 1.0 } else { 0.0 });
     let c0 = op.Expand(c0, xshape).out();
     let count = scatter_elements(op, c0, r, axis, index, ones, "add")?;
     let count = op.Max(&[count, one]).out();
@@ -264,12 +247,7 @@ fn index_along(op: &mut Builder, index: Value, source: Value, axis: i64, r: usiz
     if r == 0 {
         return flat(op, index);
     }
-    let mut shape = vec![1i64; r];
-    shape[axis as usize] = -1;
-    let shape = op.const_i64s(&shape);
-    let i = op.Reshape(index, shape).out();
-    let s = op.Shape(source).out();
-    op.Expand(i, s).out()
+    expand_along(op, index, axis, r, source)
 }
 
 /// `source` in the rank of `x` (torch allows a 0-d source for a 0-d self, or 1-element 1-D).
@@ -330,7 +308,8 @@ translations! {
 
     /// gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor
     #[target("aten::gather")]
-    fn gather(op, self_: Tensor, dim: i64, index: Tensor, sparse_grad: Ignored) -> OpResult<Value> {
+    fn gather(op, self_: Tensor, dim: i64, index: Tensor, _sparse_grad: Ignored) -> OpResult<Value> {
+        // sparse_grad shapes the gradient only.
         let r = rank_of(op, self_)?;
         let index = cast(op, index, DType::Int64);
         if r == 0 {
@@ -471,12 +450,12 @@ translations! {
 
     /// index_fill.int_Scalar(Tensor self, int dim, Tensor index, Scalar value) -> Tensor
     #[target("aten::index_fill.int_Scalar", "aten::index_fill.int_Tensor")]
-    fn index_fill(op, self_: Tensor, dim: i64, index: Tensor, value: Scalar) -> OpResult<Value> {
+    fn index_fill(op, self_: Tensor, dim: i64, index: Tensor, value: Operand) -> OpResult<Value> {
         let t = dtype_of(op, self_)?;
         let r = rank_of(op, self_)?;
         if r == 0 {
             // Any valid index selects the only element.
-            return Ok(scalar_value(op, value, t));
+            return Ok(operand_value(op, value, t));
         }
         let axis = normalize_axis(dim, r);
         let index = cast(op, index, DType::Int64);
@@ -499,7 +478,7 @@ translations! {
         shape[axis as usize] = -1;
         let shape = op.const_i64s(&shape);
         let mask = op.Reshape(hit, shape).out();
-        let v = scalar_value(op, value, t);
+        let v = operand_value(op, value, t);
         Ok(op.Where(mask, v, self_).out())
     }
 
@@ -537,7 +516,7 @@ translations! {
         let pad = op.const_i64s(&[1]);
         let spare = op
             .ConstantOfShape(pad)
-            .value(TensorData::from_f64_as(t, vec![1], &[0.0]).ok_or("unsupported element type")?)
+            .value(constant_data(t, vec![1], &[0.0])?)
             .out();
         let s = op.Concat(&[s, spare]).axis(0).out();
         let g = op.Gather(s, pos).axis(0).out();
@@ -663,5 +642,83 @@ translations! {
         let ends = op.const_i64s(&[size]);
         let axes = op.const_i64s(&[0]);
         Ok(op.Slice(both, starts, ends, Some(axes), None).out())
+    }
+
+    /// nonzero(Tensor self) -> Tensor
+    #[target("aten::nonzero")]
+    fn nonzero(op, self_: Tensor) -> OpResult<Value> {
+        if rank_of(op, self_)? == 0 {
+            // A 0-d input gives [n, 0] (n = 1 when it is nonzero).
+            let x = as_1d(op, self_);
+            let nz = op.NonZero(x).out();
+            let t = op.Transpose(nz).perm(&[1, 0]).out();
+            let (s, e, ax) = (op.const_i64s(&[0]), op.const_i64s(&[0]), op.const_i64s(&[1]));
+            return Ok(op.Slice(t, s, e, Some(ax), None).out());
+        }
+        let nz = op.NonZero(self_).out();
+        Ok(op.Transpose(nz).perm(&[1, 0]).out())
+    }
+
+    /// _unsafe_masked_index_put_accumulate(Tensor self, Tensor mask, Tensor?[] indices, Tensor values) -> Tensor
+    #[target("aten::_unsafe_masked_index_put_accumulate")]
+    fn _unsafe_masked_index_put_accumulate(
+        op,
+        self_: Tensor,
+        mask: Tensor,
+        indices: Vec<Option<Tensor>>,
+        values: Tensor,
+    ) -> OpResult<Value> {
+        // index_put(self, clamp(indices), where(mask, values, 0), accumulate=True)
+        let t = match op.out_dtype(0) {
+            Some(t) => t,
+            None => dtype_of(op, self_)?,
+        };
+        let shape = static_shape(op, self_, "_unsafe_masked_index_put_accumulate")?;
+        let mut idx = Vec::new();
+        for (i, ix) in indices.iter().enumerate() {
+            let Some(ix) = ix else { bail!("_unsafe_masked_index_put_accumulate with None indices is not supported") };
+            if i >= shape.len() {
+                bail!("{} indices for a tensor of rank {}", indices.len(), shape.len());
+            }
+            let n = shape[i];
+            let ix = cast(op, *ix, DType::Int64);
+            let (lo, hi) = (op.scalar_i64(-n), op.scalar_i64(n - 1));
+            let ix = op.Max(&[ix, lo]).out();
+            let ix = op.Min(&[ix, hi]).out();
+            let z = op.scalar_i64(0);
+            let neg = op.Less(ix, z).out();
+            let nv = op.scalar_i64(n);
+            let wrapped = op.Add(ix, nv).out();
+            idx.push(op.Where(neg, wrapped, ix).out());
+        }
+        if idx.is_empty() {
+            bail!("_unsafe_masked_index_put_accumulate needs indices");
+        }
+        let k = idx.len();
+        // The broadcast index shape B, each index expanded to it and stacked on a new last axis.
+        let z = op.scalar_i64(0);
+        let mut acc = op.Mul(idx[0], z).out();
+        for &ix in &idx[1..] {
+            let zi = op.Mul(ix, z).out();
+            acc = op.Add(acc, zi).out();
+        }
+        let bshape = op.Shape(acc).out();
+        let m1 = op.const_i64s(&[-1]);
+        let stacked: Vec<Value> = idx
+            .iter()
+            .map(|&ix| {
+                let e = op.Expand(ix, bshape).out();
+                op.Unsqueeze(e, m1).out()
+            })
+            .collect();
+        let nd = op.Concat(&stacked).axis(-1).out();
+        let x = cast(op, self_, t);
+        let v = cast(op, values, t);
+        let fz = op.scalar(t, 0.0);
+        let v = op.Where(mask, v, fz).out();
+        let trail = op.const_i64s(&shape[k..]);
+        let ushape = op.Concat(&[bshape, trail]).axis(0).out();
+        let v = op.Expand(v, ushape).out();
+        Ok(op.ScatterND(x, nd, v).reduction("add").out())
     }
 }

@@ -1,9 +1,10 @@
-//! Linear algebra: batched and vector products, trace, cross and dot products, distances.
+//! Linear algebra: matrix, batched and vector products (mm, matmul, addmm, baddbmm, outer, kron,
+//! tensordot), trace, cross and dot products, distances between vectors (pairwise_distance, pdist,
+//! cosine_similarity). Decompositions and solvers are in `numerics/decompositions.rs`.
 
-use super::decompositions::{const_mat, expand_to, float_type, mask, matrix_dims, mt, sl, symmetric_jacobi, with};
-use super::reduction::vector_norm;
 use crate::translate::prelude::*;
 use crate::translations;
+use crate::translations::shared::norms::{pairwise, pnorm};
 
 /// `beta·input + alpha·product` with torch's rule that `input` is ignored when `beta` is 0.
 fn scaled_sum(op: &mut Builder, input: Value, product: Value, beta: f64, alpha: f64, t: DType) -> Value {
@@ -29,50 +30,6 @@ fn scaled_sum(op: &mut Builder, input: Value, product: Value, beta: f64, alpha: 
         op.Mul(input, b).out()
     };
     op.Add(c, p).out()
-}
-
-fn result_dtype(op: &Builder, x: Value) -> OpResult<DType> {
-    Ok(match op.out_dtype(0) {
-        Some(t) => t,
-        None => dtype_of(op, x)?,
-    })
-}
-
-/// The broadcast of two static shapes.
-fn broadcast_shape(op: &Builder, a: Value, b: Value) -> OpResult<Vec<Dim>> {
-    let fixed = |v: Value| -> OpResult<Vec<i64>> {
-        op.shape(v)
-            .ok_or_else(|| OpError::new("the input's shape is unknown"))?
-            .iter()
-            .map(|d| match d {
-                Dim::Fixed(n) => Ok(*n),
-                _ => Err(OpError::new("dist needs static shapes")),
-            })
-            .collect()
-    };
-    let (sa, sb) = (fixed(a)?, fixed(b)?);
-    let r = sa.len().max(sb.len());
-    let get = |s: &[i64], i: usize| if i + s.len() >= r { s[i + s.len() - r] } else { 1 };
-    (0..r)
-        .map(|i| {
-            let (x, y) = (get(&sa, i), get(&sb, i));
-            if x == y || y == 1 {
-                Ok(Dim::Fixed(x))
-            } else if x == 1 {
-                Ok(Dim::Fixed(y))
-            } else {
-                Err(OpError::new("dist operands do not broadcast"))
-            }
-        })
-        .collect()
-}
-
-/// `[start, start + 1)` of `x` along `axis`.
-fn component(op: &mut Builder, x: Value, axis: i64, start: i64) -> Value {
-    let s = op.const_i64s(&[start]);
-    let e = op.const_i64s(&[start + 1]);
-    let a = op.const_i64s(&[axis]);
-    op.Slice(x, s, e, Some(a), None).out()
 }
 
 translations! {
@@ -195,8 +152,8 @@ translations! {
         let t = result_dtype(op, self_)?;
         let a = cast(op, self_, t);
         let b = cast(op, other, t);
-        let ai: Vec<Value> = (0..3).map(|i| component(op, a, axis, i)).collect();
-        let bi: Vec<Value> = (0..3).map(|i| component(op, b, axis, i)).collect();
+        let ai: Vec<Value> = (0..3).map(|i| slice_along(op, a, axis, i, i + 1)).collect();
+        let bi: Vec<Value> = (0..3).map(|i| slice_along(op, b, axis, i, i + 1)).collect();
         let mut parts = Vec::new();
         for (i, j) in [(1, 2), (2, 0), (0, 1)] {
             let p = op.Mul(ai[i], bi[j]).out();
@@ -221,182 +178,203 @@ translations! {
         Ok(op.ReduceSum(p, Some(axes)).keepdims(0).out())
     }
 
-    /// dist(Tensor self, Tensor other, Scalar p=2) -> Tensor
-    #[target("aten::dist")]
-    fn dist(op, self_: Tensor, other: Tensor, p: f64 = 2.0) -> OpResult<Value> {
-        let t = result_dtype(op, self_)?;
-        let a = cast(op, self_, t);
-        let b = cast(op, other, t);
-        let d = op.Sub(a, b).out();
-        // The difference has the operands' broadcast shape (needed by the norm for its rank).
-        let shape = broadcast_shape(op, self_, other)?;
-        op.info_mut(d).shape = Some(shape);
-        vector_norm(op, d, p, &None, false, t)
+    /// addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
+    #[target("aten::addmm")]
+    fn addmm(
+        op,
+        self_: Tensor,
+        mat1: Tensor,
+        mat2: Tensor,
+        beta: f64 = 1.0,
+        alpha: f64 = 1.0,
+    ) -> OpResult<Value> {
+        if dtype_of(op, mat1)?.is_float() {
+            return Ok(op.Gemm(mat1, mat2, Some(self_)).alpha(alpha as f32).beta(beta as f32).out());
+        }
+        let t = dtype_of(op, mat1)?;
+        let mut p = op.MatMul(mat1, mat2).out();
+        if alpha != 1.0 {
+            let a = op.scalar(t, alpha);
+            p = op.Mul(p, a).out();
+        }
+        let mut c = self_;
+        if beta != 1.0 {
+            let b = op.scalar(t, beta);
+            c = op.Mul(c, b).out();
+        }
+        Ok(op.Add(p, c).out())
     }
-    /// linalg_qr(Tensor A, str mode="reduced") -> (Tensor Q, Tensor R)
-    #[target("aten::linalg_qr")]
-    fn linalg_qr(op, A: Tensor, mode: &str = "reduced") -> OpResult<Vec<Option<Value>>> {
-        let (batch, m, n) = matrix_dims(op, A, "qr")?;
-        let t = float_type(op, A, "qr")?;
-        let k = m.min(n);
-        let (q, r) = if batch.contains(&0) || k == 0 {
-            let z = op.scalar(DType::Double, 0.0);
-            let eye = const_mat(op, DType::Double, m, m, |i, j| (i == j) as i64 as f64);
-            (expand_to(op, eye, &with(&batch, &[m, m])), expand_to(op, z, &with(&batch, &[m, n])))
-        } else {
-            householder_qr(op, A, &batch, m, n)
-        };
-        let (q, r) = match mode {
-            "reduced" => (Some(sl(op, q, -1, 0, k)), sl(op, r, -2, 0, k)),
-            "complete" => (Some(q), r),
-            "r" => (None, sl(op, r, -2, 0, k)),
-            other => bail!("linalg_qr: unknown mode {other:?}"),
-        };
-        let q = match q {
-            Some(q) => cast(op, q, t),
-            None => {
-                let data = crate::onnx::ir::TensorData::from_f64_as(t, vec![0], &[]).expect("empty constant");
-                op.constant_tensor(data)
-            }
-        };
-        let r = cast(op, r, t);
-        Ok(vec![Some(q), Some(r)])
-    }
-    /// linalg_matrix_sqrth(Tensor self) -> Tensor
-    #[target("aten::linalg_matrix_sqrth")]
-    fn linalg_matrix_sqrth(op, self_: Tensor) -> OpResult<Value> {
-        // V·diag(√λ)·Vᵀ from the eigendecomposition of the lower triangle (unique, whatever the
-        // eigenvectors' signs); negative eigenvalues give NaN as torch's sqrt does.
-        let (batch, m, n) = matrix_dims(op, self_, "matrix_sqrth")?;
-        if m != n {
-            bail!("matrix_sqrth needs square matrices");
-        }
-        let t = float_type(op, self_, "matrix_sqrth")?;
-        if n == 0 || batch.contains(&0) {
-            return Ok(op.Identity(self_).out());
-        }
-        let (ev, v) = symmetric_jacobi(op, self_, &batch, n, true, true);
-        let v = v.expect("eigenvectors requested");
-        let r = op.Sqrt(ev).out();
-        let ax = op.const_i64s(&[-2]);
-        let r = op.Unsqueeze(r, ax).out();
-        let vr = op.Mul(v, r).out();
-        let vt = mt(op, v, batch.len() + 2);
-        let x = op.MatMul(vr, vt).out();
-        Ok(cast(op, x, t))
-    }
-    /// linalg_matrix_exp(Tensor self) -> Tensor
-    #[target("aten::linalg_matrix_exp", "aten::matrix_exp")]
-    fn linalg_matrix_exp(op, self_: Tensor) -> OpResult<Value> {
-        // Scaling and squaring in double: A/2^s with s = max(0, ⌈log2(2‖A‖₁)⌉) so the scaled
-        // norm is at most 1/2, a degree-18 Taylor polynomial (remainder below 1e-22), then s
-        // squarings chosen per matrix at run time (enough for every finite input of its type).
-        let (batch, m, n) = matrix_dims(op, self_, "matrix_exp")?;
-        if m != n {
-            bail!("matrix_exp needs square matrices");
-        }
-        let t = float_type(op, self_, "matrix_exp")?;
-        if n == 0 || batch.contains(&0) {
-            return Ok(op.Identity(self_).out());
-        }
-        let max_squarings = match t {
-            DType::Double => 1100,
-            _ => 140,
-        };
-        let d = DType::Double;
-        let a = cast(op, self_, d);
-        let abs = op.Abs(a).out();
-        let ax = op.const_i64s(&[-2]);
-        let colsum = op.ReduceSum(abs, Some(ax)).keepdims(1).out();
-        let ax = op.const_i64s(&[-1]);
-        let norm = op.ReduceMax(colsum, Some(ax)).keepdims(1).out();
-        let two = op.scalar(d, 2.0);
-        let zero = op.scalar(d, 0.0);
-        let n2 = op.Mul(norm, two).out();
-        let l = op.Log(n2).out();
-        let ln2 = op.scalar(d, std::f64::consts::LN_2);
-        let l = op.Div(l, ln2).out();
-        let l = op.Ceil(l).out();
-        let s = op.Max(&[l, zero]).out();
-        let neg = op.Neg(s).out();
-        let scale = op.Pow(two, neg).out();
-        let x = op.Mul(a, scale).out();
-        let eye = const_mat(op, d, n, n, |i, j| (i == j) as i64 as f64);
-        // Horner: I + X(I + X/2(I + X/3(…))).
-        let mut e = eye;
-        for k in (1..=18).rev() {
-            let c = op.scalar(d, 1.0 / k as f64);
-            let xe = op.MatMul(x, e).out();
-            let xe = op.Mul(xe, c).out();
-            e = op.Add(eye, xe).out();
-        }
-        for i in 0..max_squarings {
-            let sq = op.MatMul(e, e).out();
-            let ii = op.scalar(d, i as f64);
-            let more = op.Less(ii, s).out();
-            e = op.Where(more, sq, e).out();
-        }
-        Ok(cast(op, e, t))
-    }
-}
 
-/// Householder QR as LAPACK's geqrf + orgqr: for each column, dlarfg's reflector
-/// (β = -sign(α)·‖(α, x)‖, τ = (β - α)/β, v = x/(α - β); τ = 0 when x is zero), applied to the
-/// trailing columns and accumulated into Q. Computed in double.
-fn householder_qr(op: &mut Builder, a: Value, batch: &[i64], m: i64, n: i64) -> (Value, Value) {
-    let d = DType::Double;
-    let rank = batch.len() + 2;
-    let mut r = cast(op, a, d);
-    let eye = const_mat(op, d, m, m, |i, j| (i == j) as i64 as f64);
-    let mut q = expand_to(op, eye, &with(batch, &[m, m]));
-    let (zero, one) = (op.scalar(d, 0.0), op.scalar(d, 1.0));
-    let minus_one = op.scalar(d, -1.0);
-    for k in 0..m.min(n) {
-        if k + 1 >= m {
-            // x is empty: H = I.
-            break;
-        }
-        let col = sl(op, r, -1, k, k + 1);
-        let alpha = sl(op, col, -2, k, k + 1);
-        let below = mask(op, m, 1, |i, _| i > k);
-        let x = op.Where(below, col, zero).out();
-        let ax = op.const_i64s(&[-2]);
-        let xnorm = op.ReduceL2(x, Some(ax)).keepdims(1).out();
-        let x0 = op.Equal(xnorm, zero).out();
-        let a2 = op.Mul(alpha, alpha).out();
-        let x2 = op.Mul(xnorm, xnorm).out();
-        let h = op.Add(a2, x2).out();
-        let h = op.Sqrt(h).out();
-        let nonneg = op.GreaterOrEqual(alpha, zero).out();
-        let sgn = op.Where(nonneg, minus_one, one).out();
-        let beta = op.Mul(sgn, h).out();
-        let beta_safe = op.Where(x0, one, beta).out();
-        let diff = op.Sub(beta, alpha).out();
-        let tau = op.Div(diff, beta_safe).out();
-        let tau = op.Where(x0, zero, tau).out();
-        let den = op.Sub(alpha, beta).out();
-        let den = op.Where(x0, one, den).out();
-        let vx = op.Div(x, den).out();
-        let at = mask(op, m, 1, |i, _| i == k);
-        let v = op.Where(at, one, vx).out();
-        // R <- H R on the trailing columns; column k becomes (…, β, 0, …).
-        let vt = mt(op, v, rank);
-        let vtr = op.MatMul(vt, r).out();
-        let p = op.MatMul(v, vtr).out();
-        let p = op.Mul(tau, p).out();
-        let upd = op.Sub(r, p).out();
-        let trail = mask(op, m, n, |i, j| i >= k && j > k);
-        let colk_below = mask(op, m, n, |i, j| i > k && j == k);
-        let colk_at = mask(op, m, n, |i, j| i == k && j == k);
-        let newk = op.Where(x0, alpha, beta).out();
-        let r1 = op.Where(colk_at, newk, r).out();
-        let r2 = op.Where(colk_below, zero, r1).out();
-        r = op.Where(trail, upd, r2).out();
-        // Q <- Q H.
-        let qv = op.MatMul(q, v).out();
-        let qvv = op.MatMul(qv, vt).out();
-        let qvv = op.Mul(tau, qvv).out();
-        q = op.Sub(q, qvv).out();
+    /// matmul(Tensor self, Tensor other) -> Tensor
+    #[target("aten::matmul")]
+    fn matmul(op, self_: Tensor, other: Tensor) -> Value {
+        op.MatMul(self_, other).out()
     }
-    (q, r)
+
+    /// mm(Tensor self, Tensor mat2) -> Tensor
+    #[target("aten::mm", "aten::bmm")]
+    fn mm(op, self_: Tensor, mat2: Tensor) -> Value {
+        op.MatMul(self_, mat2).out()
+    }
+
+    /// cosine_similarity(Tensor x1, Tensor x2, int dim=1, float eps=1e-08) -> Tensor
+    #[target("aten::cosine_similarity")]
+    fn cosine_similarity(
+        op,
+        x1: Tensor,
+        x2: Tensor,
+        dim: i64 = 1,
+        eps: f64 = 1e-8,
+    ) -> OpResult<Value> {
+        // Σ (x1 / max(‖x1‖, eps)) · (x2 / max(‖x2‖, eps)) over dim, on broadcast operands.
+        let t = float_result_dtype(op, x1)?;
+        let r = rank_of(op, x1)?.max(rank_of(op, x2)?);
+        let (a, b) = (cast(op, x1, t), cast(op, x2, t));
+        let sa = op.Shape(a).out();
+        let sb = op.Shape(b).out();
+        let one = op.scalar(t, 1.0);
+        let ones_a = op.Expand(one, sa).out();
+        let ones = op.Expand(ones_a, sb).out();
+        let a = op.Mul(a, ones).out();
+        let b = op.Mul(b, ones).out();
+        let axis = normalize_axis(dim, r);
+        let e = op.scalar(t, eps);
+        let na = pnorm(op, a, 2.0, &[axis], true)?;
+        let na = op.Max(&[na, e]).out();
+        let nb = pnorm(op, b, 2.0, &[axis], true)?;
+        let nb = op.Max(&[nb, e]).out();
+        let a = op.Div(a, na).out();
+        let b = op.Div(b, nb).out();
+        let p = op.Mul(a, b).out();
+        let axes = op.const_i64s(&[axis]);
+        Ok(op.ReduceSum(p, Some(axes)).keepdims(0).out())
+    }
+
+    /// pairwise_distance(Tensor x1, Tensor x2, float p=2., float eps=9.9999999999999995e-07,
+    ///     bool keepdim=False) -> Tensor
+    #[target("aten::pairwise_distance")]
+    fn pairwise_distance(
+        op,
+        x1: Tensor,
+        x2: Tensor,
+        p: f64 = 2.0,
+        eps: f64 = 1e-6,
+        keepdim: bool = false,
+    ) -> OpResult<Value> {
+        let t = float_result_dtype(op, x1)?;
+        pairwise(op, x1, x2, p, eps, keepdim, t)
+    }
+
+    /// pdist(Tensor self, float p=2.) -> Tensor
+    #[target("aten::pdist", "aten::_pdist_forward")]
+    fn pdist(op, self_: Tensor, p: f64 = 2.0) -> OpResult<Value> {
+        // ‖x_i - x_j‖_p for i < j, row-major.
+        let t = float_result_dtype(op, self_)?;
+        let shape = static_shape(op, self_, "pdist")?;
+        if shape.len() != 2 {
+            bail!("pdist needs a 2-D input");
+        }
+        if p < 0.0 {
+            bail!("pdist needs p >= 0");
+        }
+        let n = shape[0];
+        let (mut is, mut js) = (Vec::new(), Vec::new());
+        for i in 0..n {
+            for j in i + 1..n {
+                is.push(i);
+                js.push(j);
+            }
+        }
+        let x = cast(op, self_, t);
+        let k = is.len() as i64;
+        let iv = op.constant_tensor(TensorData::from_i64s(vec![k], &is));
+        let jv = op.constant_tensor(TensorData::from_i64s(vec![k], &js));
+        let a = op.Gather(x, iv).axis(0).out();
+        let b = op.Gather(x, jv).axis(0).out();
+        let d = op.Sub(a, b).out();
+        pnorm(op, d, p, &[1], false)
+    }
+
+    /// outer(Tensor self, Tensor vec2) -> Tensor
+    #[target("aten::outer", "aten::ger")]
+    fn outer(op, self_: Tensor, vec2: Tensor) -> OpResult<Value> {
+        let t = op.out_dtype(0).unwrap_or(dtype_of(op, self_)?);
+        let (a, b) = (cast(op, self_, t), cast(op, vec2, t));
+        let col = op.const_i64s(&[-1, 1]);
+        let a = op.Reshape(a, col).out();
+        Ok(op.Mul(a, b).out())
+    }
+
+    /// kron(Tensor self, Tensor other) -> Tensor
+    #[target("aten::kron")]
+    fn kron(op, self_: Tensor, other: Tensor) -> OpResult<Value> {
+        let t = op.out_dtype(0).unwrap_or(dtype_of(op, self_)?);
+        let (mut sa, mut sb) = (static_shape(op, self_, "kron")?, static_shape(op, other, "kron")?);
+        let r = sa.len().max(sb.len());
+        while sa.len() < r {
+            sa.insert(0, 1);
+        }
+        while sb.len() < r {
+            sb.insert(0, 1);
+        }
+        // a as [a0, 1, a1, 1, ...], b as [1, b0, 1, b1, ...]; the product merges pairwise.
+        let ia: Vec<i64> = sa.iter().flat_map(|&d| [d, 1]).collect();
+        let ib: Vec<i64> = sb.iter().flat_map(|&d| [1, d]).collect();
+        let out: Vec<i64> = sa.iter().zip(&sb).map(|(a, b)| a * b).collect();
+        let (a, b) = (cast(op, self_, t), cast(op, other, t));
+        let (ia, ib) = (op.const_i64s(&ia), op.const_i64s(&ib));
+        let a = op.Reshape(a, ia).out();
+        let b = op.Reshape(b, ib).out();
+        let p = op.Mul(a, b).out();
+        let out = op.const_i64s(&out);
+        Ok(op.Reshape(p, out).out())
+    }
+
+    /// tensordot(Tensor self, Tensor other, int[] dims_self, int[] dims_other) -> Tensor
+    #[target("aten::tensordot")]
+    fn tensordot(op, self_: Tensor, other: Tensor, dims_self: Vec<i64>, dims_other: Vec<i64>) -> OpResult<Value> {
+        let t = op.out_dtype(0).unwrap_or(dtype_of(op, self_)?);
+        let (mut sa, mut sb) = (static_shape(op, self_, "tensordot")?, static_shape(op, other, "tensordot")?);
+        let (ra, rb) = (sa.len(), sb.len());
+        let ca: Vec<i64> = dims_self.iter().map(|&d| normalize_axis(d, ra)).collect();
+        let cb: Vec<i64> = dims_other.iter().map(|&d| normalize_axis(d, rb)).collect();
+        if ca.len() != cb.len() {
+            bail!("tensordot: both sides need as many contracted dims");
+        }
+        let (mut a, mut b) = (cast(op, self_, t), cast(op, other, t));
+        // Like torch: a contracted dim of size 1 on one side sums the other side's dim first.
+        for (&da, &db) in ca.iter().zip(&cb) {
+            let (x, y) = (sa[da as usize], sb[db as usize]);
+            if x == y {
+                continue;
+            }
+            if x == 1 {
+                let ax = op.const_i64s(&[db]);
+                b = op.ReduceSum(b, Some(ax)).keepdims(1).out();
+                sb[db as usize] = 1;
+            } else if y == 1 {
+                let ax = op.const_i64s(&[da]);
+                a = op.ReduceSum(a, Some(ax)).keepdims(1).out();
+                sa[da as usize] = 1;
+            } else {
+                bail!("tensordot: contracted dims of sizes {x} and {y}");
+            }
+        }
+        let fa: Vec<i64> = (0..ra as i64).filter(|d| !ca.contains(d)).collect();
+        let fb: Vec<i64> = (0..rb as i64).filter(|d| !cb.contains(d)).collect();
+        let k: i64 = ca.iter().map(|&d| sa[d as usize]).product();
+        let m: i64 = fa.iter().map(|&d| sa[d as usize]).product();
+        let n: i64 = fb.iter().map(|&d| sb[d as usize]).product();
+        let pa: Vec<i64> = fa.iter().chain(&ca).copied().collect();
+        let pb: Vec<i64> = cb.iter().chain(&fb).copied().collect();
+        let a = op.Transpose(a).perm(&pa).out();
+        let b = op.Transpose(b).perm(&pb).out();
+        let (s2a, s2b) = (op.const_i64s(&[m, k]), op.const_i64s(&[k, n]));
+        let a = op.Reshape(a, s2a).out();
+        let b = op.Reshape(b, s2b).out();
+        let p = op.MatMul(a, b).out();
+        let out: Vec<i64> = fa.iter().map(|&d| sa[d as usize]).chain(fb.iter().map(|&d| sb[d as usize])).collect();
+        let out = op.const_i64s(&out);
+        Ok(op.Reshape(p, out).out())
+    }
 }

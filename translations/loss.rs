@@ -2,6 +2,7 @@
 
 use crate::translate::prelude::*;
 use crate::translations;
+use crate::translations::shared::norms::pairwise;
 
 /// torch's `reduction` argument applied to the pointwise loss `l`.
 fn reduce_loss(op: &mut Builder, l: Value, reduction: i64) -> OpResult<Value> {
@@ -529,10 +530,10 @@ translations! {
     ) -> OpResult<Value> {
         // max(margin + d(a, p) - d(a, n), 0) with d the pairwise distance (d(a, n) = min(d(a, n), d(p, n)) with swap).
         let t = loss_type(op, anchor)?;
-        let dp = super::misc::pairwise(op, anchor, positive, p, eps, false, t)?;
-        let mut dn = super::misc::pairwise(op, anchor, negative, p, eps, false, t)?;
+        let dp = pairwise(op, anchor, positive, p, eps, false, t)?;
+        let mut dn = pairwise(op, anchor, negative, p, eps, false, t)?;
         if swap {
-            let ds = super::misc::pairwise(op, positive, negative, p, eps, false, t)?;
+            let ds = pairwise(op, positive, negative, p, eps, false, t)?;
             dn = op.Min(&[dn, ds]).out();
         }
         let m = op.scalar(t, margin);

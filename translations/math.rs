@@ -1,201 +1,18 @@
 //! Pointwise math: clamps, logarithms and exponentials, rounding, remainders, minimum / maximum,
-//! bitwise and logical ops, trigonometry, and the small composites built from them.
+//! bitwise and logical ops, trigonometry, and the small composites built from them (lerp, addcmul,
+//! gradient, ...).
 //!
 //! Where ONNX has no operator, the translation composes the same formula torch's CPU kernel
 //! evaluates (including its special cases for zeros, infinities and NaN).
 
 use crate::translate::prelude::*;
 use crate::translations;
-
-/// torch's result type for the node (output 0), else `x`'s type.
-pub(crate) fn out_t(op: &Builder, x: Value) -> DType {
-    op.out_dtype(0).or(op.dtype(x)).unwrap_or(DType::Float)
-}
-
-/// The floating type a float-valued op computes in (integers and bools promote to float32).
-pub(crate) fn float_t(op: &Builder, x: Value) -> DType {
-    let t = out_t(op, x);
-    if t.is_float() {
-        t
-    } else {
-        DType::Float
-    }
-}
-
-/// `x` as the node's floating result type, and that type.
-pub(crate) fn float_input(op: &mut Builder, x: Value) -> (Value, DType) {
-    let t = float_t(op, x);
-    (cast(op, x, t), t)
-}
-
-pub(crate) fn k(op: &mut Builder, t: DType, v: f64) -> Value {
-    op.scalar(t, v)
-}
-
-/// `c ? a : b` with constants.
-pub(crate) fn select(op: &mut Builder, c: Value, a: Value, b: Value) -> Value {
-    op.Where(c, a, b).out()
-}
-
-/// `Where` for any element type (ORT has no bool kernel: bools go through uint8).
-pub(crate) fn where_t(op: &mut Builder, c: Value, a: Value, b: Value, t: DType) -> Value {
-    if t != DType::Bool {
-        return op.Where(c, a, b).out();
-    }
-    let (a, b) = (cast(op, a, DType::Uint8), cast(op, b, DType::Uint8));
-    let r = op.Where(c, a, b).out();
-    cast(op, r, DType::Bool)
-}
-
-/// The sign bit of a float (true for negative numbers and -0.0; NaN counts as positive).
-pub(crate) fn signbit_f(op: &mut Builder, x: Value, t: DType) -> Value {
-    let zero = k(op, t, 0.0);
-    let one = k(op, t, 1.0);
-    let neg = op.Less(x, zero).out();
-    let is_zero = op.Equal(x, zero).out();
-    let inv = op.Div(one, x).out();
-    let neg_zero = op.Less(inv, zero).out();
-    let nz = op.And(is_zero, neg_zero).out();
-    op.Or(neg, nz).out()
-}
-
-/// `log(1 + x)` accurate for small `x`: `log(u) · x / (u - 1)` with `u = 1 + x` (Goldberg).
-pub(crate) fn log1p_f(op: &mut Builder, x: Value, t: DType) -> Value {
-    let one = k(op, t, 1.0);
-    let u = op.Add(x, one).out();
-    let lu = op.Log(u).out();
-    let um1 = op.Sub(u, one).out();
-    let ratio = op.Div(x, um1).out();
-    let prod = op.Mul(lu, ratio).out();
-    let u_is_one = op.Equal(u, one).out();
-    let r = select(op, u_is_one, x, prod);
-    // u = +inf: log(u) = inf and x / (u - 1) = inf / inf.
-    let inf = op.IsInf(u).detect_negative(0).out();
-    select(op, inf, u, r)
-}
-
-/// `exp(x) - 1` accurate for small `x`: `(u - 1) · x / log(u)` with `u = exp(x)` (Kahan).
-pub(crate) fn expm1_f(op: &mut Builder, x: Value, t: DType) -> Value {
-    let one = k(op, t, 1.0);
-    let minus_one = k(op, t, -1.0);
-    let u = op.Exp(x).out();
-    let um1 = op.Sub(u, one).out();
-    let lu = op.Log(u).out();
-    let ratio = op.Div(x, lu).out();
-    let prod = op.Mul(um1, ratio).out();
-    let u_is_one = op.Equal(u, one).out();
-    let r = select(op, u_is_one, x, prod);
-    let is_m1 = op.Equal(um1, minus_one).out();
-    let r = select(op, is_m1, minus_one, r);
-    let inf = op.IsInf(u).detect_negative(0).out();
-    select(op, inf, u, r)
-}
-
-/// Elementwise maximum (NaN-propagating, like torch.maximum; bools: or).
-pub(crate) fn maximum_v(op: &mut Builder, a: Value, b: Value, t: DType) -> Value {
-    if t == DType::Bool {
-        op.Or(a, b).out()
-    } else {
-        op.Max(&[a, b]).out()
-    }
-}
-
-/// Elementwise minimum (NaN-propagating, like torch.minimum; bools: and).
-pub(crate) fn minimum_v(op: &mut Builder, a: Value, b: Value, t: DType) -> Value {
-    if t == DType::Bool {
-        op.And(a, b).out()
-    } else {
-        op.Min(&[a, b]).out()
-    }
-}
-
-/// clamp with optional bounds: `min(max(x, lo), hi)` (so `hi` wins when `lo > hi`, like torch).
-pub(crate) fn clamp_v(op: &mut Builder, x: Value, lo: Option<Scalar>, hi: Option<Scalar>, t: DType) -> Value {
-    let x = cast(op, x, t);
-    let is_0d = |op: &Builder, s: &Option<Scalar>| match s {
-        None => true,
-        Some(Scalar::Dyn(v)) => op.rank(*v) == Some(0),
-        Some(_) => true,
-    };
-    let lo_v = lo.map(|s| scalar_value(op, s, t));
-    let hi_v = hi.map(|s| scalar_value(op, s, t));
-    // Clip takes 0-d bounds; its kernel exists for floats and the common integer types.
-    let clip_ok = matches!(
-        t,
-        DType::Float | DType::Double | DType::Float16 | DType::Int32 | DType::Int64 | DType::Int8 | DType::Uint8
-    );
-    if clip_ok && is_0d(op, &lo) && is_0d(op, &hi) {
-        return op.Clip(x, lo_v, hi_v).out();
-    }
-    let mut y = x;
-    if let Some(l) = lo_v {
-        y = maximum_v(op, y, l, t);
-    }
-    if let Some(h) = hi_v {
-        y = minimum_v(op, y, h, t);
-    }
-    // A bound alone does not broadcast the result; the driver gives the output its shape.
-    y
-}
+use crate::translations::shared::pointwise::*;
 
 /// A bool tensor of `x`'s shape, all false (integers are never NaN or infinite).
-pub(crate) fn all_false(op: &mut Builder, x: Value) -> Value {
+fn all_false(op: &mut Builder, x: Value) -> Value {
     let e = op.Equal(x, x).out();
     op.Not(e).out()
-}
-
-/// torch's floor division of floats (`div_floor_floating`).
-pub(crate) fn floor_div_float(op: &mut Builder, a: Value, b: Value, t: DType) -> Value {
-    let zero = k(op, t, 0.0);
-    let one = k(op, t, 1.0);
-    let half = k(op, t, 0.5);
-    let md = op.Mod(a, b).fmod(1).out();
-    let am = op.Sub(a, md).out();
-    let div = op.Div(am, b).out();
-    let md_nz = op_equal(op, md, zero);
-    let md_nz = op.Not(md_nz).out();
-    let b_neg = op.Less(b, zero).out();
-    let m_neg = op.Less(md, zero).out();
-    let differ = op.Xor(b_neg, m_neg).out();
-    let adjust = op.And(md_nz, differ).out();
-    let div_m1 = op.Sub(div, one).out();
-    let div = select(op, adjust, div_m1, div);
-    let fl = op.Floor(div).out();
-    let frac = op.Sub(div, fl).out();
-    let up = op.Greater(frac, half).out();
-    let fl_p1 = op.Add(fl, one).out();
-    let fl = select(op, up, fl_p1, fl);
-    // div == 0: a zero with the sign of a / b.
-    let q = op.Div(a, b).out();
-    let q_neg = signbit_f(op, q, t);
-    let neg_zero = k(op, t, -0.0);
-    let signed_zero = select(op, q_neg, neg_zero, zero);
-    let div_zero = op_equal(op, div, zero);
-    let r = select(op, div_zero, signed_zero, fl);
-    // b == 0: a / b (inf or nan).
-    let b_zero = op_equal(op, b, zero);
-    select(op, b_zero, q, r)
-}
-
-fn op_equal(op: &mut Builder, a: Value, b: Value) -> Value {
-    op.Equal(a, b).out()
-}
-
-/// Integer floor division, exact: truncating quotient, minus one when the signs differ and the
-/// division is inexact.
-pub(crate) fn floor_div_int(op: &mut Builder, a: Value, b: Value, t: DType) -> Value {
-    let zero = k(op, t, 0.0);
-    let one = k(op, t, 1.0);
-    let q = op.Div(a, b).out();
-    let r = op.Mod(a, b).fmod(1).out();
-    let r_nz = op_equal(op, r, zero);
-    let r_nz = op.Not(r_nz).out();
-    let a_neg = op.Less(r, zero).out();
-    let b_neg = op.Less(b, zero).out();
-    let differ = op.Xor(a_neg, b_neg).out();
-    let adjust = op.And(r_nz, differ).out();
-    let qm1 = op.Sub(q, one).out();
-    select(op, adjust, qm1, q)
 }
 
 /// Python-style remainder (sign of the divisor), as torch computes it.
@@ -203,38 +20,16 @@ fn remainder_v(op: &mut Builder, a: Value, b: Value, t: DType) -> Value {
     if !t.is_float() {
         return op.Mod(a, b).fmod(0).out();
     }
-    let zero = k(op, t, 0.0);
+    let zero = op.scalar(t, 0.0);
     let md = op.Mod(a, b).fmod(1).out();
-    let md_nz = op_equal(op, md, zero);
+    let md_nz = op.Equal(md, zero).out();
     let md_nz = op.Not(md_nz).out();
     let b_neg = op.Less(b, zero).out();
     let m_neg = op.Less(md, zero).out();
     let differ = op.Xor(b_neg, m_neg).out();
     let adjust = op.And(md_nz, differ).out();
     let sum = op.Add(md, b).out();
-    select(op, adjust, sum, md)
-}
-
-/// Both operands of a binary op in `t`.
-pub(crate) fn pair(op: &mut Builder, a: Scalar, b: Scalar, t: DType) -> (Value, Value) {
-    (scalar_value(op, a, t), scalar_value(op, b, t))
-}
-
-/// The node's result type for a binary op on scalars or tensors.
-pub(crate) fn bin_t(op: &Builder, a: Scalar, b: Scalar) -> DType {
-    if let Some(t) = op.out_dtype(0) {
-        return t;
-    }
-    let tensor = |s: Scalar| match s {
-        Scalar::Dyn(v) if op.rank(v).is_some_and(|r| r > 0) => op.dtype(v),
-        _ => None,
-    };
-    match (tensor(a), tensor(b)) {
-        (Some(x), Some(y)) => promote(x, y),
-        (Some(x), None) => promote_with_scalar(x, b, op),
-        (None, Some(y)) => promote_with_scalar(y, a, op),
-        (None, None) => promote(scalar_dtype(op, a), scalar_dtype(op, b)),
-    }
+    op.Where(adjust, sum, md).out()
 }
 
 /// `ln(x) / ln(base)`-style unary: a float op applied after promotion.
@@ -258,11 +53,11 @@ fn shift_left(op: &mut Builder, a: Value, b: Value, t: DType) -> Value {
     let neg = op.Less(b64, zero).out();
     let big = op.GreaterOrEqual(b64, w).out();
     let out_of_range = op.Or(neg, big).out();
-    let safe = select(op, out_of_range, zero, b64);
+    let safe = op.Where(out_of_range, zero, b64).out();
     let su = cast(op, safe, DType::Uint64);
     let r = op.BitShift(au, su).direction("LEFT").out();
     let r = cast(op, r, DType::Int64);
-    let r = select(op, out_of_range, zero, r);
+    let r = op.Where(out_of_range, zero, r).out();
     cast(op, r, t)
 }
 
@@ -276,17 +71,17 @@ fn shift_right(op: &mut Builder, a: Value, b: Value, t: DType) -> Value {
     let neg = op.Less(b64, zero).out();
     let big = op.GreaterOrEqual(b64, w).out();
     let out_of_range = op.Or(neg, big).out();
-    let sh = select(op, out_of_range, wm1, b64);
+    let sh = op.Where(out_of_range, wm1, b64).out();
     // Negative values: ~((~a) >> b) shifts in ones.
     let a_neg = op.Less(a64, zero).out();
     let na = op.BitwiseNot(a64).out();
-    let pos = select(op, a_neg, na, a64);
+    let pos = op.Where(a_neg, na, a64).out();
     let pu = cast(op, pos, DType::Uint64);
     let su = cast(op, sh, DType::Uint64);
     let r = op.BitShift(pu, su).direction("RIGHT").out();
     let r = cast(op, r, DType::Int64);
     let nr = op.BitwiseNot(r).out();
-    let r = select(op, a_neg, nr, r);
+    let r = op.Where(a_neg, nr, r).out();
     cast(op, r, t)
 }
 
@@ -299,17 +94,17 @@ fn gcd_v(op: &mut Builder, a: Value, b: Value, t: DType) -> Value {
         32 => 48,
         _ => 94,
     };
-    let zero = k(op, t, 0.0);
-    let one = k(op, t, 1.0);
+    let zero = op.scalar(t, 0.0);
+    let one = op.scalar(t, 1.0);
     let mut a = op.Abs(a).out();
     let mut b = op.Abs(b).out();
     // while a != 0: (a, b) = (b % a, a)
     for _ in 0..steps {
-        let done = op_equal(op, a, zero);
-        let safe = select(op, done, one, a);
+        let done = op.Equal(a, zero).out();
+        let safe = op.Where(done, one, a).out();
         let r = op.Mod(b, safe).fmod(0).out();
-        let na = select(op, done, a, r);
-        let nb = select(op, done, b, a);
+        let na = op.Where(done, a, r).out();
+        let nb = op.Where(done, b, a).out();
         a = na;
         b = nb;
     }
@@ -318,14 +113,14 @@ fn gcd_v(op: &mut Builder, a: Value, b: Value, t: DType) -> Value {
 
 /// `x · log(y)` with torch's xlogy rules (`x == 0` gives 0 unless `y` is NaN).
 fn xlogy_v(op: &mut Builder, x: Value, y: Value, t: DType, log1p: bool) -> Value {
-    let zero = k(op, t, 0.0);
+    let zero = op.scalar(t, 0.0);
     let ly = if log1p { log1p_f(op, y, t) } else { op.Log(y).out() };
     let p = op.Mul(x, ly).out();
-    let x0 = op_equal(op, x, zero);
-    let r = select(op, x0, zero, p);
+    let x0 = op.Equal(x, zero).out();
+    let r = op.Where(x0, zero, p).out();
     let ny = op.IsNaN(y).out();
-    let nan = k(op, t, f64::NAN);
-    select(op, ny, nan, r)
+    let nan = op.scalar(t, f64::NAN);
+    op.Where(ny, nan, r).out()
 }
 
 translations! {
@@ -334,8 +129,8 @@ translations! {
     fn clamp(
         op,
         self_: Tensor,
-        min: Option<Scalar> = None,
-        max: Option<Scalar> = None,
+        min: Option<Operand> = None,
+        max: Option<Operand> = None,
     ) -> OpResult<Value> {
         if min.is_none() && max.is_none() {
             bail!("torch.clamp needs at least one of min and max");
@@ -346,14 +141,14 @@ translations! {
 
     /// clamp_min(Tensor self, Scalar min) -> Tensor
     #[target("aten::clamp_min", "aten::clamp_min.Tensor")]
-    fn clamp_min(op, self_: Tensor, min: Scalar) -> Value {
+    fn clamp_min(op, self_: Tensor, min: Operand) -> Value {
         let t = out_t(op, self_);
         clamp_v(op, self_, Some(min), None, t)
     }
 
     /// clamp_max(Tensor self, Scalar max) -> Tensor
     #[target("aten::clamp_max", "aten::clamp_max.Tensor")]
-    fn clamp_max(op, self_: Tensor, max: Scalar) -> Value {
+    fn clamp_max(op, self_: Tensor, max: Operand) -> Value {
         let t = out_t(op, self_);
         clamp_v(op, self_, None, Some(max), t)
     }
@@ -371,7 +166,7 @@ translations! {
             // In float64, then rounded once: exact powers of two stay exact.
             let xd = cast(op, x, DType::Double);
             let l = op.Log(xd).out();
-            let c = k(op, DType::Double, std::f64::consts::LOG2_E);
+            let c = op.scalar(DType::Double, std::f64::consts::LOG2_E);
             let r = op.Mul(l, c).out();
             cast(op, r, t)
         })
@@ -383,7 +178,7 @@ translations! {
         unary_float(op, self_, |op, x, t| {
             let xd = cast(op, x, DType::Double);
             let l = op.Log(xd).out();
-            let c = k(op, DType::Double, std::f64::consts::LOG10_E);
+            let c = op.scalar(DType::Double, std::f64::consts::LOG10_E);
             let r = op.Mul(l, c).out();
             cast(op, r, t)
         })
@@ -405,7 +200,7 @@ translations! {
     #[target("aten::exp2")]
     fn exp2(op, self_: Tensor) -> Value {
         unary_float(op, self_, |op, x, t| {
-            let two = k(op, t, 2.0);
+            let two = op.scalar(t, 2.0);
             op.Pow(two, x).out()
         })
     }
@@ -474,7 +269,7 @@ translations! {
     #[target("aten::deg2rad")]
     fn deg2rad(op, self_: Tensor) -> Value {
         unary_float(op, self_, |op, x, t| {
-            let c = k(op, t, std::f64::consts::PI / 180.0);
+            let c = op.scalar(t, std::f64::consts::PI / 180.0);
             op.Mul(x, c).out()
         })
     }
@@ -483,7 +278,7 @@ translations! {
     #[target("aten::rad2deg")]
     fn rad2deg(op, self_: Tensor) -> Value {
         unary_float(op, self_, |op, x, t| {
-            let c = k(op, t, 180.0 / std::f64::consts::PI);
+            let c = op.scalar(t, 180.0 / std::f64::consts::PI);
             op.Mul(x, c).out()
         })
     }
@@ -493,14 +288,14 @@ translations! {
     fn sinc(op, self_: Tensor) -> Value {
         unary_float(op, self_, |op, x, t| {
             // x == 0 ? 1 : sin(πx) / (πx), in the input's precision like torch.
-            let pi = k(op, t, std::f64::consts::PI);
+            let pi = op.scalar(t, std::f64::consts::PI);
             let p = op.Mul(pi, x).out();
             let s = op.Sin(p).out();
             let q = op.Div(s, p).out();
-            let zero = k(op, t, 0.0);
-            let one = k(op, t, 1.0);
-            let z = op_equal(op, x, zero);
-            select(op, z, one, q)
+            let zero = op.scalar(t, 0.0);
+            let one = op.scalar(t, 1.0);
+            let z = op.Equal(x, zero).out();
+            op.Where(z, one, q).out()
         })
     }
 
@@ -554,7 +349,7 @@ translations! {
             let im = op.Slice(self_, one, two, Some(axis), None).out();
             let im = op.Squeeze(im, Some(axis)).out();
             let t = op.dtype(im).unwrap_or(DType::Float);
-            let zero = k(op, t, 0.0);
+            let zero = op.scalar(t, 0.0);
             return op.Equal(im, zero).out();
         }
         let f = all_false(op, self_);
@@ -582,10 +377,10 @@ translations! {
         let (a, b) = (cast(op, a, w), cast(op, b, w));
         let d = op.Sub(a, b).out();
         let d = op.Abs(d).out();
-        let r = k(op, w, rtol);
+        let r = op.scalar(w, rtol);
         let rb = op.Mul(r, b).out();
         let rb = op.Abs(rb).out();
-        let at = k(op, w, atol);
+        let at = op.scalar(w, atol);
         let allowed = op.Add(at, rb).out();
         let close = op.LessOrEqual(d, allowed).out();
         let mut res = op.Or(eq, close).out();
@@ -628,38 +423,38 @@ translations! {
             DType::BFloat16 => 3.3895313892515355e38,
             other => bail!("nan_to_num on {other:?} is not supported"),
         };
-        let nv = k(op, t, nan.unwrap_or(0.0));
-        let pv = k(op, t, posinf.unwrap_or(big));
-        let mv = k(op, t, neginf.unwrap_or(-big));
+        let nv = op.scalar(t, nan.unwrap_or(0.0));
+        let pv = op.scalar(t, posinf.unwrap_or(big));
+        let mv = op.scalar(t, neginf.unwrap_or(-big));
         let is_nan = op.IsNaN(self_).out();
         let is_pos = op.IsInf(self_).detect_negative(0).out();
         let is_neg = op.IsInf(self_).detect_positive(0).out();
-        let r = select(op, is_nan, nv, self_);
-        let r = select(op, is_pos, pv, r);
-        Ok(select(op, is_neg, mv, r))
+        let r = op.Where(is_nan, nv, self_).out();
+        let r = op.Where(is_pos, pv, r).out();
+        Ok(op.Where(is_neg, mv, r).out())
     }
 
     /// remainder.Tensor(Tensor self, Tensor other) -> Tensor
     #[target("aten::remainder.Tensor", "aten::remainder.Scalar", "aten::remainder.Scalar_Tensor")]
-    fn remainder(op, self_: Scalar, other: Scalar) -> Value {
-        let t = bin_t(op, self_, other);
-        let (a, b) = pair(op, self_, other, t);
+    fn remainder(op, self_: Operand, other: Operand) -> Value {
+        let t = binary_type(op, self_, other);
+        let (a, b) = operands(op, self_, other, t);
         remainder_v(op, a, b, t)
     }
 
     /// fmod.Tensor(Tensor self, Tensor other) -> Tensor
     #[target("aten::fmod.Tensor", "aten::fmod.Scalar")]
-    fn fmod(op, self_: Scalar, other: Scalar) -> Value {
-        let t = bin_t(op, self_, other);
-        let (a, b) = pair(op, self_, other, t);
+    fn fmod(op, self_: Operand, other: Operand) -> Value {
+        let t = binary_type(op, self_, other);
+        let (a, b) = operands(op, self_, other, t);
         op.Mod(a, b).fmod(1).out()
     }
 
     /// floor_divide(Tensor self, Tensor other) -> Tensor
     #[target("aten::floor_divide", "aten::floor_divide.Scalar")]
-    fn floor_divide(op, self_: Scalar, other: Scalar) -> Value {
-        let t = bin_t(op, self_, other);
-        let (a, b) = pair(op, self_, other, t);
+    fn floor_divide(op, self_: Operand, other: Operand) -> Value {
+        let t = binary_type(op, self_, other);
+        let (a, b) = operands(op, self_, other, t);
         if t.is_float() {
             floor_div_float(op, a, b, t)
         } else {
@@ -670,7 +465,7 @@ translations! {
     /// minimum(Tensor self, Tensor other) -> Tensor
     #[target("aten::minimum", "aten::min.other")]
     fn minimum(op, self_: Tensor, other: Tensor) -> Value {
-        let t = bin_t(op, Scalar::Dyn(self_), Scalar::Dyn(other));
+        let t = binary_type(op, Operand::Tensor(self_), Operand::Tensor(other));
         let (a, b) = (cast(op, self_, t), cast(op, other, t));
         minimum_v(op, a, b, t)
     }
@@ -678,7 +473,7 @@ translations! {
     /// maximum(Tensor self, Tensor other) -> Tensor
     #[target("aten::maximum", "aten::max.other")]
     fn maximum(op, self_: Tensor, other: Tensor) -> Value {
-        let t = bin_t(op, Scalar::Dyn(self_), Scalar::Dyn(other));
+        let t = binary_type(op, Operand::Tensor(self_), Operand::Tensor(other));
         let (a, b) = (cast(op, self_, t), cast(op, other, t));
         maximum_v(op, a, b, t)
     }
@@ -686,7 +481,7 @@ translations! {
     /// fmin(Tensor self, Tensor other) -> Tensor
     #[target("aten::fmin")]
     fn fmin(op, self_: Tensor, other: Tensor) -> Value {
-        let t = bin_t(op, Scalar::Dyn(self_), Scalar::Dyn(other));
+        let t = binary_type(op, Operand::Tensor(self_), Operand::Tensor(other));
         let (a, b) = (cast(op, self_, t), cast(op, other, t));
         let m = minimum_v(op, a, b, t);
         if !t.is_float() {
@@ -695,14 +490,14 @@ translations! {
         // NaN only when both are NaN.
         let na = op.IsNaN(a).out();
         let nb = op.IsNaN(b).out();
-        let r = select(op, na, b, m);
-        select(op, nb, a, r)
+        let r = op.Where(na, b, m).out();
+        op.Where(nb, a, r).out()
     }
 
     /// fmax(Tensor self, Tensor other) -> Tensor
     #[target("aten::fmax")]
     fn fmax(op, self_: Tensor, other: Tensor) -> Value {
-        let t = bin_t(op, Scalar::Dyn(self_), Scalar::Dyn(other));
+        let t = binary_type(op, Operand::Tensor(self_), Operand::Tensor(other));
         let (a, b) = (cast(op, self_, t), cast(op, other, t));
         let m = maximum_v(op, a, b, t);
         if !t.is_float() {
@@ -710,8 +505,8 @@ translations! {
         }
         let na = op.IsNaN(a).out();
         let nb = op.IsNaN(b).out();
-        let r = select(op, na, b, m);
-        select(op, nb, a, r)
+        let r = op.Where(na, b, m).out();
+        op.Where(nb, a, r).out()
     }
 
     /// bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor
@@ -722,9 +517,9 @@ translations! {
         "aten::__and__.Tensor",
         "aten::__and__.Scalar"
     )]
-    fn bitwise_and(op, self_: Scalar, other: Scalar) -> OpResult<Value> {
-        let t = bin_t(op, self_, other);
-        let (a, b) = pair(op, self_, other, t);
+    fn bitwise_and(op, self_: Operand, other: Operand) -> OpResult<Value> {
+        let t = binary_type(op, self_, other);
+        let (a, b) = operands(op, self_, other, t);
         Ok(match t {
             DType::Bool => op.And(a, b).out(),
             t if t.is_int() => op.BitwiseAnd(a, b).out(),
@@ -740,9 +535,9 @@ translations! {
         "aten::__or__.Tensor",
         "aten::__or__.Scalar"
     )]
-    fn bitwise_or(op, self_: Scalar, other: Scalar) -> OpResult<Value> {
-        let t = bin_t(op, self_, other);
-        let (a, b) = pair(op, self_, other, t);
+    fn bitwise_or(op, self_: Operand, other: Operand) -> OpResult<Value> {
+        let t = binary_type(op, self_, other);
+        let (a, b) = operands(op, self_, other, t);
         Ok(match t {
             DType::Bool => op.Or(a, b).out(),
             t if t.is_int() => op.BitwiseOr(a, b).out(),
@@ -758,9 +553,9 @@ translations! {
         "aten::__xor__.Tensor",
         "aten::__xor__.Scalar"
     )]
-    fn bitwise_xor(op, self_: Scalar, other: Scalar) -> OpResult<Value> {
-        let t = bin_t(op, self_, other);
-        let (a, b) = pair(op, self_, other, t);
+    fn bitwise_xor(op, self_: Operand, other: Operand) -> OpResult<Value> {
+        let t = binary_type(op, self_, other);
+        let (a, b) = operands(op, self_, other, t);
         Ok(match t {
             DType::Bool => op.Xor(a, b).out(),
             t if t.is_int() => op.BitwiseXor(a, b).out(),
@@ -786,12 +581,12 @@ translations! {
         "aten::__lshift__.Tensor",
         "aten::__lshift__.Scalar"
     )]
-    fn bitwise_left_shift(op, self_: Scalar, other: Scalar) -> OpResult<Value> {
-        let t = bin_t(op, self_, other);
+    fn bitwise_left_shift(op, self_: Operand, other: Operand) -> OpResult<Value> {
+        let t = binary_type(op, self_, other);
         if !t.is_int() {
             bail!("bitwise_left_shift is not defined for {t:?}");
         }
-        let (a, b) = pair(op, self_, other, t);
+        let (a, b) = operands(op, self_, other, t);
         Ok(shift_left(op, a, b, t))
     }
 
@@ -803,12 +598,12 @@ translations! {
         "aten::__rshift__.Tensor",
         "aten::__rshift__.Scalar"
     )]
-    fn bitwise_right_shift(op, self_: Scalar, other: Scalar) -> OpResult<Value> {
-        let t = bin_t(op, self_, other);
+    fn bitwise_right_shift(op, self_: Operand, other: Operand) -> OpResult<Value> {
+        let t = binary_type(op, self_, other);
         if !t.is_int() {
             bail!("bitwise_right_shift is not defined for {t:?}");
         }
-        let (a, b) = pair(op, self_, other, t);
+        let (a, b) = operands(op, self_, other, t);
         Ok(shift_right(op, a, b, t))
     }
 
@@ -843,10 +638,10 @@ translations! {
     #[target("aten::trunc", "aten::fix")]
     fn trunc(op, self_: Tensor) -> Value {
         let Some(t) = op.dtype(self_).filter(|t| t.is_float()) else { return self_ };
-        let zero = k(op, t, 0.0);
+        let zero = op.scalar(t, 0.0);
         let neg = op.Less(self_, zero).out();
         let (c, f) = (op.Ceil(self_).out(), op.Floor(self_).out());
-        select(op, neg, c, f)
+        op.Where(neg, c, f).out()
     }
 
     /// round(Tensor self) -> Tensor
@@ -867,7 +662,7 @@ translations! {
             bail!("round with decimals is only defined for floating point tensors");
         }
         // torch: nearbyint(x · 10^d) / 10^d, or nearbyint(x / 10^-d) · 10^-d for negative d.
-        let p = k(op, t, 10f64.powi(decimals.unsigned_abs() as i32));
+        let p = op.scalar(t, 10f64.powi(decimals.unsigned_abs() as i32));
         Ok(if decimals >= 0 {
             let s = op.Mul(self_, p).out();
             let r = op.Round(s).out();
@@ -895,8 +690,8 @@ translations! {
         }
         // torch: (0 < x) - (x < 0), so NaN gives 0.
         let n = op.IsNaN(self_).out();
-        let zero = k(op, t, 0.0);
-        Ok(select(op, n, zero, s))
+        let zero = op.scalar(t, 0.0);
+        Ok(op.Where(n, zero, s).out())
     }
 
     /// signbit(Tensor self) -> Tensor
@@ -909,7 +704,7 @@ translations! {
         if t == DType::Bool {
             return Ok(all_false(op, self_));
         }
-        let zero = k(op, t, 0.0);
+        let zero = op.scalar(t, 0.0);
         Ok(op.Less(self_, zero).out())
     }
 
@@ -929,7 +724,7 @@ translations! {
         let ia = op.IsInf(a).out();
         let eq = op.Equal(a, b).out();
         let same = op.And(ia, eq).out();
-        select(op, same, a, r)
+        op.Where(same, a, r).out()
     }
 
     /// logaddexp2(Tensor self, Tensor other) -> Tensor
@@ -942,24 +737,24 @@ translations! {
         let d = op.Sub(a, b).out();
         let d = op.Abs(d).out();
         let nd = op.Neg(d).out();
-        let two = k(op, t, 2.0);
+        let two = op.scalar(t, 2.0);
         let e = op.Pow(two, nd).out();
         let l = log1p_f(op, e, t);
-        let c = k(op, t, std::f64::consts::LOG2_E);
+        let c = op.scalar(t, std::f64::consts::LOG2_E);
         let l = op.Mul(l, c).out();
         let r = op.Add(m, l).out();
         let ia = op.IsInf(a).out();
         let eq = op.Equal(a, b).out();
         let same = op.And(ia, eq).out();
-        select(op, same, a, r)
+        op.Where(same, a, r).out()
     }
 
     /// masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor
     #[target("aten::masked_fill.Scalar", "aten::masked_fill.Tensor")]
-    fn masked_fill(op, self_: Tensor, mask: Tensor, value: Scalar) -> Value {
+    fn masked_fill(op, self_: Tensor, mask: Tensor, value: Operand) -> Value {
         let t = out_t(op, self_);
         let x = cast(op, self_, t);
-        let v = scalar_value(op, value, t);
+        let v = operand_value(op, value, t);
         let m = cast(op, mask, DType::Bool);
         where_t(op, m, v, x, t)
     }
@@ -970,42 +765,42 @@ translations! {
         let t = float_t(op, self_);
         let (y, x) = (cast(op, self_, t), cast(op, other, t));
         let pi = std::f64::consts::PI;
-        let zero = k(op, t, 0.0);
-        let (kpi, kmpi) = (k(op, t, pi), k(op, t, -pi));
+        let zero = op.scalar(t, 0.0);
+        let (kpi, kmpi) = (op.scalar(t, pi), op.scalar(t, -pi));
         let xneg = signbit_f(op, x, t);
         let yneg = signbit_f(op, y, t);
         // atan(y / x), moved to the left half-plane when x is negative.
         let q = op.Div(y, x).out();
         let base = op.Atan(q).out();
-        let shift = select(op, yneg, kmpi, kpi);
+        let shift = op.Where(yneg, kmpi, kpi).out();
         let shifted = op.Add(base, shift).out();
-        let general = select(op, xneg, shifted, base);
+        let general = op.Where(xneg, shifted, base).out();
         // x == ±0: ±π/2 for y ≠ 0; (signed) 0 or ±π for y == ±0.
-        let (kh, kmh) = (k(op, t, pi / 2.0), k(op, t, -pi / 2.0));
-        let half = select(op, yneg, kmh, kh);
-        let neg_zero = k(op, t, -0.0);
-        let zero_y_pos = select(op, xneg, kpi, zero);
-        let zero_y_neg = select(op, xneg, kmpi, neg_zero);
-        let zero_y = select(op, yneg, zero_y_neg, zero_y_pos);
-        let y0 = op_equal(op, y, zero);
-        let at_x0 = select(op, y0, zero_y, half);
-        let x0 = op_equal(op, x, zero);
-        let r = select(op, x0, at_x0, general);
+        let (kh, kmh) = (op.scalar(t, pi / 2.0), op.scalar(t, -pi / 2.0));
+        let half = op.Where(yneg, kmh, kh).out();
+        let neg_zero = op.scalar(t, -0.0);
+        let zero_y_pos = op.Where(xneg, kpi, zero).out();
+        let zero_y_neg = op.Where(xneg, kmpi, neg_zero).out();
+        let zero_y = op.Where(yneg, zero_y_neg, zero_y_pos).out();
+        let y0 = op.Equal(y, zero).out();
+        let at_x0 = op.Where(y0, zero_y, half).out();
+        let x0 = op.Equal(x, zero).out();
+        let r = op.Where(x0, at_x0, general).out();
         // Both infinite: ±π/4 or ±3π/4.
-        let (q1, q3) = (k(op, t, pi / 4.0), k(op, t, 3.0 * pi / 4.0));
-        let mag = select(op, xneg, q3, q1);
+        let (q1, q3) = (op.scalar(t, pi / 4.0), op.scalar(t, 3.0 * pi / 4.0));
+        let mag = op.Where(xneg, q3, q1).out();
         let nmag = op.Neg(mag).out();
-        let corner = select(op, yneg, nmag, mag);
+        let corner = op.Where(yneg, nmag, mag).out();
         let ix = op.IsInf(x).out();
         let iy = op.IsInf(y).out();
         let both = op.And(ix, iy).out();
-        let r = select(op, both, corner, r);
+        let r = op.Where(both, corner, r).out();
         // y == 0 with x NaN etc. stays NaN through `general`.
         let nx = op.IsNaN(x).out();
         let ny = op.IsNaN(y).out();
         let any_nan = op.Or(nx, ny).out();
-        let nan = k(op, t, f64::NAN);
-        select(op, any_nan, nan, r)
+        let nan = op.scalar(t, f64::NAN);
+        op.Where(any_nan, nan, r).out()
     }
 
     /// hypot(Tensor self, Tensor other) -> Tensor
@@ -1018,31 +813,31 @@ translations! {
         // m · sqrt(1 + (n / m)²) with m = max, n = min: no overflow; inf wins over NaN.
         let m = op.Max(&[a, b]).out();
         let n = op.Min(&[a, b]).out();
-        let zero = k(op, d, 0.0);
-        let one = k(op, d, 1.0);
-        let m0 = op_equal(op, m, zero);
-        let safe = select(op, m0, one, m);
+        let zero = op.scalar(d, 0.0);
+        let one = op.scalar(d, 1.0);
+        let m0 = op.Equal(m, zero).out();
+        let safe = op.Where(m0, one, m).out();
         let r = op.Div(n, safe).out();
         let r2 = op.Mul(r, r).out();
         let s = op.Add(one, r2).out();
         let s = op.Sqrt(s).out();
         let h = op.Mul(m, s).out();
-        let h = select(op, m0, zero, h);
+        let h = op.Where(m0, zero, h).out();
         let ia = op.IsInf(a).out();
         let ib = op.IsInf(b).out();
         let inf_any = op.Or(ia, ib).out();
-        let inf = k(op, d, f64::INFINITY);
-        let h = select(op, inf_any, inf, h);
+        let inf = op.scalar(d, f64::INFINITY);
+        let h = op.Where(inf_any, inf, h).out();
         cast(op, h, t)
     }
 
     /// copysign.Tensor(Tensor self, Tensor other) -> Tensor
     #[target("aten::copysign.Tensor", "aten::copysign.Scalar")]
-    fn copysign(op, self_: Tensor, other: Scalar) -> Value {
-        let t = bin_t(op, Scalar::Dyn(self_), other);
+    fn copysign(op, self_: Tensor, other: Operand) -> Value {
+        let t = binary_type(op, Operand::Tensor(self_), other);
         let t = if t.is_float() { t } else { DType::Float };
         let a = cast(op, self_, t);
-        let b = scalar_value(op, other, t);
+        let b = operand_value(op, other, t);
         let m = op.Abs(a).out();
         let nm = op.Neg(m).out();
         let neg = signbit_f(op, b, t);
@@ -1051,29 +846,29 @@ translations! {
 
     /// float_power.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor
     #[target("aten::float_power.Tensor_Tensor", "aten::float_power.Tensor_Scalar", "aten::float_power.Scalar")]
-    fn float_power(op, self_: Scalar, exponent: Scalar) -> OpResult<Value> {
+    fn float_power(op, self_: Operand, exponent: Operand) -> OpResult<Value> {
         if op.out_dtype(0).is_some_and(|t| t != DType::Double) {
             bail!("float_power of complex values is not supported");
         }
-        let (a, b) = pair(op, self_, exponent, DType::Double);
+        let (a, b) = operands(op, self_, exponent, DType::Double);
         Ok(op.Pow(a, b).out())
     }
 
     /// xlogy.Tensor(Tensor self, Tensor other) -> Tensor
     #[target("aten::xlogy.Tensor", "aten::xlogy.Scalar_Other", "aten::xlogy.Scalar_Self", "aten::special_xlogy")]
-    fn xlogy(op, self_: Scalar, other: Scalar) -> Value {
-        let t = bin_t(op, self_, other);
+    fn xlogy(op, self_: Operand, other: Operand) -> Value {
+        let t = binary_type(op, self_, other);
         let t = if t.is_float() { t } else { DType::Float };
-        let (x, y) = pair(op, self_, other, t);
+        let (x, y) = operands(op, self_, other, t);
         xlogy_v(op, x, y, t, false)
     }
 
     /// special_xlog1py(Tensor self, Tensor other) -> Tensor
     #[target("aten::special_xlog1py", "aten::special_xlog1py.other_scalar", "aten::special_xlog1py.self_scalar")]
-    fn special_xlog1py(op, self_: Scalar, other: Scalar) -> Value {
-        let t = bin_t(op, self_, other);
+    fn special_xlog1py(op, self_: Operand, other: Operand) -> Value {
+        let t = binary_type(op, self_, other);
         let t = if t.is_float() { t } else { DType::Float };
-        let (x, y) = pair(op, self_, other, t);
+        let (x, y) = operands(op, self_, other, t);
         xlogy_v(op, x, y, t, true)
     }
 
@@ -1082,36 +877,36 @@ translations! {
     fn special_entr(op, self_: Tensor) -> Value {
         unary_float(op, self_, |op, x, t| {
             // NaN stays; x > 0: -x·ln x; x == 0: 0; x < 0: -inf.
-            let zero = k(op, t, 0.0);
-            let minf = k(op, t, f64::NEG_INFINITY);
+            let zero = op.scalar(t, 0.0);
+            let minf = op.scalar(t, f64::NEG_INFINITY);
             let l = op.Log(x).out();
             let p = op.Mul(x, l).out();
             let p = op.Neg(p).out();
             let pos = op.Greater(x, zero).out();
-            let is0 = op_equal(op, x, zero);
-            let r = select(op, is0, zero, minf);
-            let r = select(op, pos, p, r);
+            let is0 = op.Equal(x, zero).out();
+            let r = op.Where(is0, zero, minf).out();
+            let r = op.Where(pos, p, r).out();
             let n = op.IsNaN(x).out();
-            select(op, n, x, r)
+            op.Where(n, x, r).out()
         })
     }
 
     /// lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor
     #[target("aten::lerp.Scalar", "aten::lerp.Tensor")]
-    fn lerp(op, self_: Tensor, end: Tensor, weight: Scalar) -> Value {
+    fn lerp(op, self_: Tensor, end: Tensor, weight: Operand) -> Value {
         let t = out_t(op, self_);
         let (a, b) = (cast(op, self_, t), cast(op, end, t));
-        let w = scalar_value(op, weight, t);
+        let w = operand_value(op, weight, t);
         // torch: |w| < 0.5 ? a + w·(b - a) : b - (b - a)·(1 - w)
         let d = op.Sub(b, a).out();
         let wd = op.Mul(w, d).out();
         let lo = op.Add(a, wd).out();
-        let one = k(op, t, 1.0);
+        let one = op.scalar(t, 1.0);
         let omw = op.Sub(one, w).out();
         let dm = op.Mul(d, omw).out();
         let hi = op.Sub(b, dm).out();
         let aw = op.Abs(w).out();
-        let half = k(op, t, 0.5);
+        let half = op.scalar(t, 0.5);
         let small = op.Less(aw, half).out();
         op.Where(small, lo, hi).out()
     }
@@ -1164,7 +959,7 @@ translations! {
     /// gcd(Tensor self, Tensor other) -> Tensor
     #[target("aten::gcd")]
     fn gcd(op, self_: Tensor, other: Tensor) -> OpResult<Value> {
-        let t = bin_t(op, Scalar::Dyn(self_), Scalar::Dyn(other));
+        let t = binary_type(op, Operand::Tensor(self_), Operand::Tensor(other));
         if !t.is_int() {
             bail!("gcd is only defined for integer tensors");
         }
@@ -1175,21 +970,21 @@ translations! {
     /// lcm(Tensor self, Tensor other) -> Tensor
     #[target("aten::lcm")]
     fn lcm(op, self_: Tensor, other: Tensor) -> OpResult<Value> {
-        let t = bin_t(op, Scalar::Dyn(self_), Scalar::Dyn(other));
+        let t = binary_type(op, Operand::Tensor(self_), Operand::Tensor(other));
         if !t.is_int() {
             bail!("lcm is only defined for integer tensors");
         }
         let (a, b) = (cast(op, self_, t), cast(op, other, t));
         let g = gcd_v(op, a, b, t);
         // g == 0 ? 0 : |a / g · b|
-        let zero = k(op, t, 0.0);
-        let one = k(op, t, 1.0);
-        let g0 = op_equal(op, g, zero);
-        let safe = select(op, g0, one, g);
+        let zero = op.scalar(t, 0.0);
+        let one = op.scalar(t, 1.0);
+        let g0 = op.Equal(g, zero).out();
+        let safe = op.Where(g0, one, g).out();
         let q = op.Div(a, safe).out();
         let p = op.Mul(q, b).out();
         let p = op.Abs(p).out();
-        Ok(select(op, g0, zero, p))
+        Ok(op.Where(g0, zero, p).out())
     }
 
     /// frexp.Tensor(Tensor self) -> (Tensor mantissa, Tensor exponent)
@@ -1204,12 +999,12 @@ translations! {
         let ax = op.Abs(x).out();
         // e = floor(log2|x|) + 1, corrected by one step either way so that 0.5 <= |x| / 2^e < 1.
         let l = op.Log(ax).out();
-        let c = k(op, d, std::f64::consts::LOG2_E);
+        let c = op.scalar(d, std::f64::consts::LOG2_E);
         let l = op.Mul(l, c).out();
         let e = op.Floor(l).out();
-        let one = k(op, d, 1.0);
-        let two = k(op, d, 2.0);
-        let half = k(op, d, 0.5);
+        let one = op.scalar(d, 1.0);
+        let two = op.scalar(d, 2.0);
+        let half = op.scalar(d, 0.5);
         let mut e = op.Add(e, one).out();
         for _ in 0..2 {
             let p = op.Pow(two, e).out();
@@ -1218,20 +1013,20 @@ translations! {
             let small = op.Less(m, half).out();
             let ep = op.Add(e, one).out();
             let em = op.Sub(e, one).out();
-            let e2 = select(op, big, ep, e);
-            e = select(op, small, em, e2);
+            let e2 = op.Where(big, ep, e).out();
+            e = op.Where(small, em, e2).out();
         }
         // 0, inf and NaN: mantissa x, exponent 0.
-        let zero = k(op, d, 0.0);
-        let z = op_equal(op, x, zero);
+        let zero = op.scalar(d, 0.0);
+        let z = op.Equal(x, zero).out();
         let i = op.IsInf(x).out();
         let n = op.IsNaN(x).out();
         let special = op.Or(z, i).out();
         let special = op.Or(special, n).out();
-        let e = select(op, special, zero, e);
+        let e = op.Where(special, zero, e).out();
         let p = op.Pow(two, e).out();
         let m = op.Div(x, p).out();
-        let m = select(op, special, x, m);
+        let m = op.Where(special, x, m).out();
         let m = cast(op, m, t);
         let e = cast(op, e, DType::Int32);
         Ok((m, e))
@@ -1269,5 +1064,116 @@ translations! {
         } else {
             op.Mul(x, x).out()
         }
+    }
+
+    /// tanh(Tensor self) -> Tensor
+    #[target("aten::tanh")]
+    fn tanh(op, self_: Tensor) -> Value {
+        let (x, _) = float_input(op, self_);
+        op.Tanh(x).out()
+    }
+
+    /// sin(Tensor self) -> Tensor
+    #[target("aten::sin")]
+    fn sin(op, self_: Tensor) -> Value {
+        let (x, _) = float_input(op, self_);
+        op.Sin(x).out()
+    }
+
+    /// cos(Tensor self) -> Tensor
+    #[target("aten::cos")]
+    fn cos(op, self_: Tensor) -> Value {
+        let (x, _) = float_input(op, self_);
+        op.Cos(x).out()
+    }
+
+    /// exp(Tensor self) -> Tensor
+    #[target("aten::exp")]
+    fn exp(op, self_: Tensor) -> Value {
+        let (x, _) = float_input(op, self_);
+        op.Exp(x).out()
+    }
+
+    /// sqrt(Tensor self) -> Tensor
+    #[target("aten::sqrt")]
+    fn sqrt(op, self_: Tensor) -> Value {
+        let (x, _) = float_input(op, self_);
+        op.Sqrt(x).out()
+    }
+
+    /// rsqrt(Tensor self) -> Tensor
+    #[target("aten::rsqrt")]
+    fn rsqrt(op, self_: Tensor) -> Value {
+        let (x, _) = float_input(op, self_);
+        let s = op.Sqrt(x).out();
+        op.Reciprocal(s).out()
+    }
+
+    /// gradient.scalarint(Tensor self, *, Scalar? spacing=None, int? dim=None, int edge_order=1) -> Tensor[]
+    #[target("aten::gradient.scalarint")]
+    fn gradient(
+        op,
+        self_: Tensor,
+        spacing: Option<f64> = None,
+        dim: Option<i64> = None,
+        edge_order: i64 = 1,
+    ) -> OpResult<Vec<Value>> {
+        // Central differences (x[i+1] - x[i-1]) / h / 2 inside; one-sided first or second order at the ends.
+        let t = float_result_dtype(op, self_)?;
+        let shape = static_shape(op, self_, "gradient")?;
+        let r = shape.len();
+        if edge_order != 1 && edge_order != 2 {
+            bail!("gradient: edge_order must be 1 or 2");
+        }
+        let h = spacing.unwrap_or(1.0);
+        let dims: Vec<i64> = match dim {
+            Some(d) => vec![normalize_axis(d, r)],
+            None => (0..r as i64).collect(),
+        };
+        let x = cast(op, self_, t);
+        let hv = op.scalar(t, h);
+        let mut outs = Vec::new();
+        for d in dims {
+            let n = shape[d as usize];
+            if n < edge_order + 1 {
+                bail!("gradient needs at least edge_order + 1 elements along each dim");
+            }
+            let axes = op.const_i64s(&[d]);
+            let mut sl = |op: &mut Builder, a: i64, b: i64| {
+                let (s, e) = (op.const_i64s(&[a]), op.const_i64s(&[b]));
+                op.Slice(x, s, e, Some(axes), None).out()
+            };
+            let hi = sl(op, 2, n);
+            let lo = sl(op, 0, n - 2);
+            let c = op.Sub(hi, lo).out();
+            let c = op.Div(c, hv).out();
+            let two = op.scalar(t, 2.0);
+            let c = op.Div(c, two).out();
+            let (pre, app) = if edge_order == 1 {
+                let (x1, x0) = (sl(op, 1, 2), sl(op, 0, 1));
+                let p = op.Sub(x1, x0).out();
+                let (xl, xm) = (sl(op, n - 1, n), sl(op, n - 2, n - 1));
+                let a = op.Sub(xl, xm).out();
+                (op.Div(p, hv).out(), op.Div(a, hv).out())
+            } else {
+                let (c15, c2, c05) = (op.scalar(t, -1.5), op.scalar(t, 2.0), op.scalar(t, 0.5));
+                let (x0, x1, x2) = (sl(op, 0, 1), sl(op, 1, 2), sl(op, 2, 3));
+                let a0 = op.Mul(c15, x0).out();
+                let a1 = op.Mul(c2, x1).out();
+                let a2 = op.Mul(c05, x2).out();
+                let p = op.Add(a0, a1).out();
+                let p = op.Sub(p, a2).out();
+                let (y0, y1, y2) = (sl(op, n - 3, n - 2), sl(op, n - 2, n - 1), sl(op, n - 1, n));
+                let c15p = op.scalar(t, 1.5);
+                let b0 = op.Mul(c05, y0).out();
+                let b1 = op.Mul(c2, y1).out();
+                let b2 = op.Mul(c15p, y2).out();
+                let a = op.Sub(b0, b1).out();
+                let a = op.Add(a, b2).out();
+                (op.Div(p, hv).out(), op.Div(a, hv).out())
+            };
+            outs.push(op.Concat(&[pre, c, app]).axis(d).out());
+        }
+        Ok(outs)
     }
 }

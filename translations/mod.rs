@@ -3,28 +3,30 @@
 //! Each file is one `translations!` block; [`default_table`] registers them all. A translation is
 //! named after its ATen op, carries the op's schema line as its doc comment, and is registered under
 //! every overload it serves.
+//!
+//! `numerics/` holds the families that re-implement numerical libraries (matrix decompositions,
+//! special and Bessel functions); `shared/` the building blocks several families use. A family
+//! never imports another family's helpers.
 
 use crate::translate::dsl::TranslationTable;
 
 pub mod activation;
-pub mod bessel;
 pub mod control_flow;
 pub mod creation;
-pub mod decompositions;
 pub mod elementwise;
 pub mod fft;
 pub mod indexing;
 pub mod linalg;
 pub mod loss;
 pub mod math;
-pub mod misc;
 pub mod nn;
+pub mod numerics;
 pub mod operator;
 pub mod pooling;
 pub mod reduction;
 pub mod shape;
+pub(crate) mod shared;
 pub mod sorting;
-pub mod special;
 pub mod statistics;
 
 /// A family's registration function (each `translations!` block defines one, `register`).
@@ -33,24 +35,23 @@ pub type Register = fn(&mut TranslationTable);
 /// Every translation file, by name, with its registration function.
 pub const FAMILIES: &[(&str, Register)] = &[
     ("activation", activation::register),
-    ("bessel", bessel::register),
+    ("bessel", numerics::bessel::register),
     ("control_flow", control_flow::register),
     ("creation", creation::register),
-    ("decompositions", decompositions::register),
+    ("decompositions", numerics::decompositions::register),
     ("elementwise", elementwise::register),
     ("fft", fft::register),
     ("indexing", indexing::register),
     ("linalg", linalg::register),
     ("loss", loss::register),
     ("math", math::register),
-    ("misc", misc::register),
     ("nn", nn::register),
     ("operator", operator::register),
     ("pooling", pooling::register),
     ("reduction", reduction::register),
     ("shape", shape::register),
     ("sorting", sorting::register),
-    ("special", special::register),
+    ("special", numerics::special::register),
     ("statistics", statistics::register),
 ];
 

@@ -1,23 +1,9 @@
-//! Neural-network ops: linear algebra products, convolution, normalisation, pooling,
-//! upsampling, attention, dropout.
+//! Neural-network layers: linear and bilinear, convolution, normalisation, upsampling, grid
+//! sampling, attention, dropout.
 
 use crate::translate::prelude::*;
 use crate::translations;
-
-/// `[n]` repeated `k` times for a pooling/conv attribute given as one value or `k` values.
-pub(crate) fn expand_param(v: &[i64], k: usize, default: i64) -> Vec<i64> {
-    match v.len() {
-        0 => vec![default; k],
-        1 => vec![v[0]; k],
-        _ => v.to_vec(),
-    }
-}
-
-/// ONNX `pads` (begins then ends) from torch's symmetric padding.
-pub(crate) fn pads_of(padding: &[i64], k: usize) -> Vec<i64> {
-    let p = expand_param(padding, k, 0);
-    p.iter().chain(p.iter()).copied().collect()
-}
+use crate::translations::shared::window::{expand_param, pads_of};
 
 /// `scale · Q·Kᵀ`, with the causal mask and `attn_mask` applied: the logits softmax turns into
 /// attention weights.
@@ -56,10 +42,7 @@ fn attention_scores(
         let l = op.Shape(query).start(-2).end(-1).out();
         let s = op.Shape(key).start(-2).end(-1).out();
         let ls = op.Concat(&[l, s]).axis(0).out();
-        let ones = op
-            .ConstantOfShape(ls)
-            .value(TensorData::from_f64_as(DType::Bool, vec![1], &[1.0]).ok_or("bad dtype")?)
-            .out();
+        let ones = op.ConstantOfShape(ls).value(constant_data(DType::Bool, vec![1], &[1.0])?).out();
         let ones = cast(op, ones, DType::Int64);
         let tri = op.Trilu(ones, None).upper(0).out();
         let keep = cast(op, tri, DType::Bool);
@@ -172,11 +155,11 @@ fn batch_norm_inference(
     let c = op.Shape(input).start(1).end(2).out();
     let weight = match weight {
         Some(w) => w,
-        None => op.ConstantOfShape(c).value(TensorData::from_f64_as(t, vec![1], &[1.0]).ok_or("bad dtype")?).out(),
+        None => op.ConstantOfShape(c).value(constant_data(t, vec![1], &[1.0])?).out(),
     };
     let bias = match bias {
         Some(b) => b,
-        None => op.ConstantOfShape(c).value(TensorData::from_f64_as(t, vec![1], &[0.0]).ok_or("bad dtype")?).out(),
+        None => op.ConstantOfShape(c).value(constant_data(t, vec![1], &[0.0])?).out(),
     };
     Ok(op.BatchNormalization(input, weight, bias, mean, var).epsilon(eps as f32).out())
 }
@@ -191,7 +174,7 @@ fn channel_view(op: &mut Builder, v: Value, r: usize) -> Value {
 
 /// An empty 1-D tensor of type `t` (torch's placeholder outputs).
 fn empty_of(op: &mut Builder, t: DType) -> OpResult<Value> {
-    Ok(op.constant_tensor(TensorData::from_f64_as(t, vec![0], &[]).ok_or("unsupported element type")?))
+    Ok(op.constant_tensor(constant_data(t, vec![0], &[])?))
 }
 
 /// Batch normalisation with batch statistics (training mode): (out, mean, rstd, biased var, count).
@@ -333,7 +316,7 @@ fn resize(
         (None, Some(scales)) => {
             let mut all = vec![1.0f64; r - scales.len()];
             all.extend(scales.iter());
-            let t = TensorData::from_f64_as(DType::Float, vec![all.len() as i64], &all).ok_or("bad scales")?;
+            let t = constant_data(DType::Float, vec![all.len() as i64], &all)?;
             (Some(op.constant_tensor(t)), None)
         }
         (None, None) => bail!("upsample needs output_size or scale_factors"),
@@ -362,6 +345,17 @@ fn linear_output_shape(op: &Builder, input: Value, weight: Value) -> Option<Vec<
     Some(out)
 }
 
+/// Attention dropout is random, which an inference graph cannot be: `dropout_p` must be 0.
+fn no_attention_dropout(dropout_p: f64) -> OpResult<()> {
+    if dropout_p != 0.0 {
+        bail!(
+            "dropout_p={dropout_p}: attention dropout is random and not exported; export the model in \
+             eval mode (model.eval()), or pass dropout_p=0.0 to scaled_dot_product_attention"
+        );
+    }
+    Ok(())
+}
+
 translations! {
     /// linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor
     #[target("aten::linear")]
@@ -381,45 +375,6 @@ translations! {
             Some(b) => op.Add(y, b).out(),
             None => y,
         })
-    }
-
-    /// addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
-    #[target("aten::addmm")]
-    fn addmm(
-        op,
-        self_: Tensor,
-        mat1: Tensor,
-        mat2: Tensor,
-        beta: f64 = 1.0,
-        alpha: f64 = 1.0,
-    ) -> OpResult<Value> {
-        if dtype_of(op, mat1)?.is_float() {
-            return Ok(op.Gemm(mat1, mat2, Some(self_)).alpha(alpha as f32).beta(beta as f32).out());
-        }
-        let t = dtype_of(op, mat1)?;
-        let mut p = op.MatMul(mat1, mat2).out();
-        if alpha != 1.0 {
-            let a = op.scalar(t, alpha);
-            p = op.Mul(p, a).out();
-        }
-        let mut c = self_;
-        if beta != 1.0 {
-            let b = op.scalar(t, beta);
-            c = op.Mul(c, b).out();
-        }
-        Ok(op.Add(p, c).out())
-    }
-
-    /// matmul(Tensor self, Tensor other) -> Tensor
-    #[target("aten::matmul")]
-    fn matmul(op, self_: Tensor, other: Tensor) -> Value {
-        op.MatMul(self_, other).out()
-    }
-
-    /// mm(Tensor self, Tensor mat2) -> Tensor
-    #[target("aten::mm", "aten::bmm")]
-    fn mm(op, self_: Tensor, mat2: Tensor) -> Value {
-        op.MatMul(self_, mat2).out()
     }
 
     /// conv2d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0,
@@ -532,9 +487,11 @@ translations! {
         running_mean: Option<Tensor>,
         running_var: Option<Tensor>,
         training: bool,
-        momentum: f64,
+        // It weights the running statistics' update, which this op does not return.
+        _momentum: Ignored,
         eps: f64,
-        cudnn_enabled: Ignored,
+        // A backend choice.
+        _cudnn_enabled: Ignored,
     ) -> OpResult<Value> {
         match (running_mean, running_var, training) {
             (Some(mean), Some(var), false) => batch_norm_inference(op, input, weight, bias, mean, var, eps),
@@ -557,7 +514,9 @@ translations! {
         running_mean: Option<Tensor> = None,
         running_var: Option<Tensor> = None,
         training: bool,
-        momentum: f64,
+        // It weights the in-place update of the running statistics in training, which an ONNX graph
+        // has no state for (the functional form returns the updated statistics and computes them).
+        _momentum: Ignored,
         eps: f64,
     ) -> OpResult<Vec<Value>> {
         if training {
@@ -607,9 +566,11 @@ translations! {
         input: Tensor,
         weight: Option<Tensor>,
         bias: Option<Tensor>,
-        running_mean: Tensor,
-        running_var: Tensor,
-        momentum: f64,
+        // The op updates these in place, a side effect an ONNX graph has no state for; torch.export
+        // returns updated statistics only from the functional form, which computes them.
+        _running_mean: Ignored,
+        _running_var: Ignored,
+        _momentum: Ignored,
         eps: f64,
     ) -> OpResult<Vec<Value>> {
         let (y, mean, rstd, _, _) = batch_norm_training(op, input, weight, bias, eps)?;
@@ -645,7 +606,8 @@ translations! {
         weight: Option<Tensor> = None,
         bias: Option<Tensor> = None,
         eps: f64 = 1e-5,
-        cudnn_enabled: Ignored,
+        // A backend choice.
+        _cudnn_enabled: Ignored,
     ) -> OpResult<Value> {
         Ok(group_norm_of(op, input, weight, bias, num_groups, eps)?.0)
     }
@@ -658,9 +620,10 @@ translations! {
         input: Tensor,
         weight: Option<Tensor>,
         bias: Option<Tensor>,
-        N: Ignored,
-        C: Ignored,
-        HxW: Ignored,
+        // The sizes come from the input's shape.
+        _N: Ignored,
+        _C: Ignored,
+        _HxW: Ignored,
         group: i64,
         eps: f64,
     ) -> OpResult<(Value, Value, Value)> {
@@ -717,7 +680,8 @@ translations! {
         bias: Option<Tensor>,
         running_mean: Tensor,
         running_var: Tensor,
-        momentum: f64,
+        // Without training the running statistics are not updated.
+        _momentum: Ignored,
         eps: f64,
     ) -> OpResult<Vec<Option<Value>>> {
         // The saved mean / invstd outputs are empty in inference; only the result is computed.
@@ -734,7 +698,8 @@ translations! {
         weight: Option<Tensor> = None,
         bias: Option<Tensor> = None,
         eps: f64 = 1e-5,
-        cudnn_enable: Ignored,
+        // A backend choice.
+        _cudnn_enable: Ignored,
     ) -> OpResult<Value> {
         let axis = -(normalized_shape.len() as i64);
         let scale = match weight {
@@ -742,7 +707,7 @@ translations! {
             None => {
                 let t = dtype_of(op, input)?;
                 let shape = shape_vec(op, &normalized_shape);
-                op.ConstantOfShape(shape).value(TensorData::from_f64_as(t, vec![1], &[1.0]).ok_or("bad dtype")?).out()
+                op.ConstantOfShape(shape).value(constant_data(t, vec![1], &[1.0])?).out()
             }
         };
         Ok(op.LayerNormalization(input, scale, bias).axis(axis).epsilon(eps as f32).out())
@@ -765,35 +730,11 @@ translations! {
             None => {
                 let t = dtype_of(op, input)?;
                 let shape = shape_vec(op, &normalized_shape);
-                op.ConstantOfShape(shape).value(TensorData::from_f64_as(t, vec![1], &[1.0]).ok_or("bad dtype")?).out()
+                op.ConstantOfShape(shape).value(constant_data(t, vec![1], &[1.0])?).out()
             }
         };
         let [y, mean, rstd] = op.LayerNormalization(input, scale, bias).axis(axis).epsilon(eps as f32).outs::<3>();
         Ok(vec![y, mean, rstd])
-    }
-
-    /// max_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1,
-    ///     bool ceil_mode=False) -> Tensor
-    #[target("aten::max_pool2d", "aten::max_pool1d", "aten::max_pool3d")]
-    fn max_pool2d(
-        op,
-        self_: Tensor,
-        kernel_size: Vec<i64>,
-        stride: Vec<i64> = vec![],
-        padding: Vec<i64> = vec![0],
-        dilation: Vec<i64> = vec![1],
-        ceil_mode: bool = false,
-    ) -> OpResult<Value> {
-        let k = kernel_size.len();
-        let strides = if stride.is_empty() { kernel_size.clone() } else { expand_param(&stride, k, 1) };
-        Ok(op
-            .MaxPool(self_)
-            .kernel_shape(&kernel_size)
-            .strides(&strides)
-            .pads(&pads_of(&padding, k))
-            .dilations(&expand_param(&dilation, k, 1))
-            .ceil_mode(ceil_mode as i64)
-            .out())
     }
 
     /// upsample_nearest2d.vec(Tensor input, SymInt[]? output_size, float[]? scale_factors) -> Tensor
@@ -900,6 +841,7 @@ translations! {
         scale: Option<f64> = None,
         enable_gqa: bool = false,
     ) -> OpResult<Value> {
+        no_attention_dropout(dropout_p)?;
         let (key, value) =
             if enable_gqa { (repeat_heads(op, key, query), repeat_heads(op, value, query)) } else { (key, value) };
         let scores = attention_scores(op, query, key, attn_mask, is_causal, scale)?;
@@ -920,6 +862,7 @@ translations! {
         attn_mask: Option<Tensor> = None,
         scale: Option<f64> = None,
     ) -> OpResult<Vec<Value>> {
+        no_attention_dropout(dropout_p)?;
         let scores = attention_scores(op, query, key, attn_mask, is_causal, scale)?;
         let w = op.Softmax(scores).axis(-1).out();
         let output = op.MatMul(w, value).out();
@@ -938,19 +881,71 @@ translations! {
         Ok(input)
     }
 
-    /// nonzero(Tensor self) -> Tensor
-    #[target("aten::nonzero")]
-    fn nonzero(op, self_: Tensor) -> OpResult<Value> {
-        if rank_of(op, self_)? == 0 {
-            // A 0-d input gives [n, 0] (n = 1 when it is nonzero).
-            let x = as_1d(op, self_);
-            let nz = op.NonZero(x).out();
-            let t = op.Transpose(nz).perm(&[1, 0]).out();
-            let (s, e, ax) = (op.const_i64s(&[0]), op.const_i64s(&[0]), op.const_i64s(&[1]));
-            return Ok(op.Slice(t, s, e, Some(ax), None).out());
+    /// native_dropout_backward(Tensor grad_output, Tensor mask, float scale) -> Tensor
+    #[target("aten::native_dropout_backward")]
+    fn native_dropout_backward(op, grad_output: Tensor, mask: Tensor, scale: f64) -> OpResult<Value> {
+        let t = float_result_dtype(op, grad_output)?;
+        let g = cast(op, grad_output, t);
+        let m = cast(op, mask, t);
+        let s = op.scalar(t, scale);
+        let g = op.Mul(g, m).out();
+        Ok(op.Mul(g, s).out())
+    }
+
+    /// bilinear(Tensor input1, Tensor input2, Tensor weight, Tensor? bias=None) -> Tensor
+    #[target("aten::bilinear")]
+    fn bilinear(
+        op,
+        input1: Tensor,
+        input2: Tensor,
+        weight: Tensor,
+        bias: Option<Tensor> = None,
+    ) -> OpResult<Value> {
+        // y[..., o] = Σ_ij x1[..., i] W[o, i, j] x2[..., j] + b[o]
+        let t = float_result_dtype(op, input1)?;
+        let (a, b, w) = (cast(op, input1, t), cast(op, input2, t), cast(op, weight, t));
+        let y = op.Einsum(&[a, w, b]).equation("...i,oij,...j->...o").out();
+        Ok(match bias {
+            Some(bias) => {
+                let bias = cast(op, bias, t);
+                op.Add(y, bias).out()
+            }
+            None => y,
+        })
+    }
+
+    /// _trilinear(Tensor i1, Tensor i2, Tensor i3, int[] expand1, int[] expand2, int[] expand3, int[] sumdim,
+    ///     int unroll_dim=1) -> Tensor
+    #[target("aten::_trilinear")]
+    fn _trilinear(
+        op,
+        i1: Tensor,
+        i2: Tensor,
+        i3: Tensor,
+        expand1: Vec<i64>,
+        expand2: Vec<i64>,
+        expand3: Vec<i64>,
+        sumdim: Vec<i64>,
+    ) -> OpResult<Value> {
+        // Σ_sumdim unsqueeze(i1, expand1) · unsqueeze(i2, expand2) · unsqueeze(i3, expand3)
+        let t = float_result_dtype(op, i1)?;
+        let mut ops = Vec::new();
+        for (x, e) in [(i1, &expand1), (i2, &expand2), (i3, &expand3)] {
+            let x = cast(op, x, t);
+            ops.push(if e.is_empty() {
+                x
+            } else {
+                let a = op.const_i64s(e);
+                op.Unsqueeze(x, a).out()
+            });
         }
-        let nz = op.NonZero(self_).out();
-        Ok(op.Transpose(nz).perm(&[1, 0]).out())
+        let p = op.Mul(ops[0], ops[1]).out();
+        let p = op.Mul(p, ops[2]).out();
+        if sumdim.is_empty() {
+            return Ok(p);
+        }
+        let a = op.const_i64s(&sumdim);
+        Ok(op.ReduceSum(p, Some(a)).keepdims(0).out())
     }
 }
 

@@ -1,8 +1,9 @@
-//! Pooling: adaptive average / max pooling, average pooling, max pooling with indices, max unpooling.
+//! Pooling: max pooling (with indices, and its backward), adaptive average / max pooling, average
+//! pooling, max unpooling.
 
-use super::nn::{expand_param, pads_of};
 use crate::translate::prelude::*;
 use crate::translations;
+use crate::translations::shared::window::{expand_param, pads_of};
 
 /// The static sizes of the last `k` axes of `x`.
 fn spatial_sizes(op: &Builder, x: Value, k: usize, what: &str) -> OpResult<Vec<i64>> {
@@ -63,7 +64,7 @@ fn adaptive_avg(op: &mut Builder, x: Value, output_size: &[Option<i64>]) -> OpRe
                 w[(row * o) as usize + j] = 1.0 / (e - s) as f64;
             }
         }
-        let w = op.constant_tensor(TensorData::from_f64_as(t, vec![n, o], &w).ok_or("unsupported element type")?);
+        let w = op.constant_tensor(constant_data(t, vec![n, o], &w)?);
         let axis = r - k + i;
         y = if axis == r - 1 {
             op.MatMul(y, w).out()
@@ -87,6 +88,58 @@ fn flatten_tail(op: &mut Builder, x: Value, lead: usize) -> Value {
     s.push(-1);
     let s = op.const_i64s(&s);
     op.Reshape(x, s).out()
+}
+
+/// `avg_pool` with `divisor_override`: the window sums (padding adds zeros) divided by `divisor`.
+/// The sums are a depthwise convolution with a ones kernel; ceil_mode's extra windows get right
+/// padding (zeros, which add nothing).
+fn sum_pool_divided(
+    op: &mut Builder,
+    x: Value,
+    kernel: &[i64],
+    strides: &[i64],
+    padding: &[i64],
+    ceil_mode: bool,
+    divisor: i64,
+) -> OpResult<Value> {
+    if divisor == 0 {
+        bail!("avg_pool: divisor_override must be non-zero");
+    }
+    let t = float_result_dtype(op, x)?;
+    let shape = static_shape(op, x, "avg_pool2d")?;
+    let k = kernel.len();
+    let r = shape.len();
+    let unbatched = r == k + 1;
+    let zero = op.const_i64s(&[0]);
+    let xv = cast(op, x, t);
+    let xv = if unbatched { op.Unsqueeze(xv, zero).out() } else { xv };
+    let c = shape[r - k - 1];
+    let mut pads_begin = Vec::new();
+    let mut pads_end = Vec::new();
+    for i in 0..k {
+        let (l, kk, s, p) = (shape[r - k + i], kernel[i], strides[i], padding[i]);
+        let mut out = (l + 2 * p - kk + if ceil_mode { s - 1 } else { 0 }).div_euclid(s) + 1;
+        if ceil_mode && (out - 1) * s >= l + p {
+            out -= 1;
+        }
+        if out < 1 {
+            bail!("avg_pool: the kernel does not fit the input");
+        }
+        pads_begin.push(p);
+        pads_end.push(((out - 1) * s + kk - l - p).max(0));
+    }
+    let n: i64 = kernel.iter().product();
+    let mut wshape = vec![c, 1];
+    wshape.extend_from_slice(kernel);
+    let Some(w) = TensorData::from_f64_as(t, wshape, &vec![1.0; (c * n) as usize]) else {
+        bail!("avg_pool of {t:?} is not supported")
+    };
+    let w = op.constant_tensor(w);
+    let pads: Vec<i64> = pads_begin.into_iter().chain(pads_end).collect();
+    let y = op.Conv(xv, w, None).kernel_shape(kernel).strides(strides).pads(&pads).group(c).out();
+    let d = op.scalar(t, divisor as f64);
+    let y = op.Div(y, d).out();
+    Ok(if unbatched { op.Squeeze(y, Some(zero)).out() } else { y })
 }
 
 translations! {
@@ -182,7 +235,7 @@ translations! {
         let strides = if stride.is_empty() { kernel.clone() } else { expand_param(&stride, k, 1) };
         if let Some(d) = divisor_override {
             let padding = expand_param(&padding, k, 0);
-            return super::misc::sum_pool_divided(op, self_, &kernel, &strides, &padding, ceil_mode, d);
+            return sum_pool_divided(op, self_, &kernel, &strides, &padding, ceil_mode, d);
         }
         let unbatched = rank_of(op, self_)? == k + 1;
         let zero = op.const_i64s(&[0]);
@@ -241,8 +294,9 @@ translations! {
         self_: Tensor,
         indices: Tensor,
         output_size: Vec<SymInt>,
-        stride: Ignored,
-        padding: Ignored,
+        // (max_unpool3d) The indices say where each value goes; stride and padding add nothing.
+        _stride: Ignored,
+        _padding: Ignored,
     ) -> OpResult<Value> {
         // Scatter each value to its index within its flattened (N, C) plane.
         let r = rank_of(op, self_)?;
@@ -264,5 +318,62 @@ translations! {
         let y = op.ScatterElements(zeros, idx, x).axis(lead as i64).out();
         let out_shape = op.Concat(&[lead_shape, out_sizes]).axis(0).out();
         Ok(op.Reshape(y, out_shape).out())
+    }
+
+    /// max_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1,
+    ///     bool ceil_mode=False) -> Tensor
+    #[target("aten::max_pool2d", "aten::max_pool1d", "aten::max_pool3d")]
+    fn max_pool2d(
+        op,
+        self_: Tensor,
+        kernel_size: Vec<i64>,
+        stride: Vec<i64> = vec![],
+        padding: Vec<i64> = vec![0],
+        dilation: Vec<i64> = vec![1],
+        ceil_mode: bool = false,
+    ) -> OpResult<Value> {
+        let k = kernel_size.len();
+        let strides = if stride.is_empty() { kernel_size.clone() } else { expand_param(&stride, k, 1) };
+        Ok(op
+            .MaxPool(self_)
+            .kernel_shape(&kernel_size)
+            .strides(&strides)
+            .pads(&pads_of(&padding, k))
+            .dilations(&expand_param(&dilation, k, 1))
+            .ceil_mode(ceil_mode as i64)
+            .out())
+    }
+
+    /// max_pool2d_with_indices_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride,
+    ///     int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices) -> Tensor
+    #[target("aten::max_pool2d_with_indices_backward")]
+    fn max_pool2d_with_indices_backward(
+        op,
+        grad_output: Tensor,
+        self_: Tensor,
+        indices: Tensor,
+    ) -> OpResult<Value> {
+        // Each output gradient is added at its argmax, an index into the flattened H·W plane.
+        let t = float_result_dtype(op, grad_output)?;
+        let r = rank_of(op, self_)?;
+        if r != 3 && r != 4 {
+            bail!("max_pool2d_with_indices_backward needs a 3-D or 4-D input");
+        }
+        let s = op.Shape(self_).out();
+        let lead = op.Shape(self_).start(0).end(r as i64 - 2).out();
+        let hw = op.Shape(self_).start(r as i64 - 2).out();
+        let zero_ax = op.const_i64s(&[0]);
+        let hw = op.ReduceProd(hw, Some(zero_ax)).keepdims(1).out();
+        let flat = op.Concat(&[lead, hw]).axis(0).out();
+        let m1 = op.const_i64s(&[-1]);
+        let flat_m1 = op.Concat(&[lead, m1]).axis(0).out();
+        let z = op.scalar(t, 0.0);
+        let zeros = op.Expand(z, flat).out();
+        let g = cast(op, grad_output, t);
+        let g = op.Reshape(g, flat_m1).out();
+        let idx = cast(op, indices, DType::Int64);
+        let idx = op.Reshape(idx, flat_m1).out();
+        let out = op.ScatterElements(zeros, idx, g).axis(r as i64 - 2).reduction("add").out();
+        Ok(op.Reshape(out, s).out())
     }
 }

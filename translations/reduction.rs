@@ -1,7 +1,9 @@
-//! Reductions (sum, mean, prod, any, all, max, min, argmax, var/std, norms, logsumexp), softmax, topk.
+//! Reductions (sum, mean, prod, any, all, max, min, argmax, var/std, norms, dist, renorm,
+//! logsumexp, sum_to_size), softmax and its backward.
 
 use crate::translate::prelude::*;
 use crate::translations;
+use crate::translations::shared::norms::pnorm;
 
 /// The ONNX reduce operators used here.
 #[derive(Clone, Copy)]
@@ -87,14 +89,6 @@ fn mean_of(op: &mut Builder, x: Value, dim: &Option<Vec<i64>>, keepdim: bool) ->
     Ok(op.Div(s, n).out())
 }
 
-/// The node's result type, else the input's.
-fn result_dtype(op: &Builder, x: Value) -> OpResult<DType> {
-    Ok(match op.out_dtype(0) {
-        Some(t) => t,
-        None => dtype_of(op, x)?,
-    })
-}
-
 fn no_complex(op: &Builder, x: Value, what: &str) -> OpResult<()> {
     if op.info(x).complex {
         bail!("{what} of a complex tensor is not supported");
@@ -135,7 +129,7 @@ fn correction_of(correction: Option<f64>, unbiased: bool) -> f64 {
 }
 
 /// `torch.linalg.vector_norm` of `x` in type `t`.
-pub(crate) fn vector_norm(
+fn vector_norm(
     op: &mut Builder,
     x: Value,
     ord: f64,
@@ -223,6 +217,13 @@ fn softmax_like(op: &mut Builder, x: Value, dim: i64, log: bool) -> OpResult<Val
     } else {
         y
     })
+}
+
+/// The broadcast of two static shapes.
+fn broadcast_shape(op: &Builder, a: Value, b: Value) -> OpResult<Vec<Dim>> {
+    let (sa, sb) = (static_shape(op, a, "dist")?, static_shape(op, b, "dist")?);
+    let shape = broadcast_shapes(&sa, &sb).ok_or("dist operands do not broadcast")?;
+    Ok(shape.into_iter().map(Dim::Fixed).collect())
 }
 
 translations! {
@@ -558,28 +559,96 @@ translations! {
         softmax_like(op, self_, dim, true)
     }
 
-    /// topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)
-    #[target("aten::topk")]
-    fn topk(
-        op,
-        self_: Tensor,
-        k: SymInt,
-        dim: i64 = -1,
-        largest: bool = true,
-        sorted: bool = true,
-    ) -> OpResult<(Value, Value)> {
+    /// _softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor
+    #[target("aten::_softmax_backward_data")]
+    fn _softmax_backward_data(op, grad_output: Tensor, output: Tensor, dim: i64) -> OpResult<Value> {
+        // output · (grad - Σ_dim grad·output)
+        let t = float_result_dtype(op, grad_output)?;
+        let r = rank_of(op, output)?;
+        let (g, y) = (cast(op, grad_output, t), cast(op, output, t));
+        let gy = op.Mul(g, y).out();
+        let out = if r == 0 {
+            let d = op.Sub(g, gy).out();
+            op.Mul(y, d).out()
+        } else {
+            let axes = op.const_i64s(&[normalize_axis(dim, r)]);
+            let s = op.ReduceSum(gy, Some(axes)).keepdims(1).out();
+            let d = op.Sub(g, s).out();
+            op.Mul(y, d).out()
+        };
+        Ok(out)
+    }
+
+    /// renorm(Tensor self, Scalar p, int dim, Scalar maxnorm) -> Tensor
+    #[target("aten::renorm")]
+    fn renorm(op, self_: Tensor, p: f64, dim: i64, maxnorm: f64) -> OpResult<Value> {
+        // Slices along dim whose p-norm exceeds maxnorm are scaled by maxnorm / (norm + 1e-7).
+        let t = float_result_dtype(op, self_)?;
         let r = rank_of(op, self_)?;
-        let k = sym_value(op, k);
-        let k = as_1d(op, k);
-        let x = if r == 0 { as_1d(op, self_) } else { self_ };
-        let [values, indices] =
-            op.TopK(x, k).axis(normalize_axis(dim, r.max(1))).largest(largest as i64).sorted(sorted as i64).outs::<2>();
-        if r == 0 {
-            let empty = op.const_i64s(&[]);
-            let v = op.Reshape(values, empty).out();
-            let i = op.Reshape(indices, empty).out();
-            return Ok((v, i));
+        let d = normalize_axis(dim, r);
+        let x = cast(op, self_, t);
+        let axes: Vec<i64> = (0..r as i64).filter(|&a| a != d).collect();
+        let norm = pnorm(op, x, p, &axes, true)?;
+        let mx = op.scalar(t, maxnorm);
+        let gt = op.Greater(norm, mx).out();
+        let tiny = op.scalar(t, 1e-7);
+        let den = op.Add(norm, tiny).out();
+        let f = op.Div(mx, den).out();
+        let one = op.scalar(t, 1.0);
+        let f = op.Where(gt, f, one).out();
+        Ok(op.Mul(x, f).out())
+    }
+
+    /// sum_to_size(Tensor self, SymInt[] size) -> Tensor
+    #[target("aten::sum_to_size")]
+    fn sum_to_size(op, self_: Tensor, size: Vec<SymInt>) -> OpResult<Value> {
+        let r = rank_of(op, self_)?;
+        let shape = op.shape(self_).map(|s| s.to_vec()).ok_or("sum_to_size needs the input shape")?;
+        if size.len() > r {
+            bail!("sum_to_size: size has {} dims, more than the input's {r}", size.len());
         }
-        Ok((values, indices))
+        let lead = r - size.len();
+        let mut axes: Vec<i64> = (0..lead as i64).collect();
+        for (i, s) in size.iter().enumerate() {
+            if *s == SymInt::Const(1) && shape[lead + i] != Dim::Fixed(1) {
+                axes.push((lead + i) as i64);
+            }
+        }
+        if axes.is_empty() {
+            return Ok(self_);
+        }
+        let a = op.const_i64s(&axes);
+        let s = op.ReduceSum(self_, Some(a)).keepdims(1).out();
+        if lead == 0 {
+            return Ok(s);
+        }
+        let l: Vec<i64> = (0..lead as i64).collect();
+        let l = op.const_i64s(&l);
+        Ok(op.Squeeze(s, Some(l)).out())
+    }
+
+    /// dist(Tensor self, Tensor other, Scalar p=2) -> Tensor
+    #[target("aten::dist")]
+    fn dist(op, self_: Tensor, other: Tensor, p: f64 = 2.0) -> OpResult<Value> {
+        let t = result_dtype(op, self_)?;
+        let a = cast(op, self_, t);
+        let b = cast(op, other, t);
+        let d = op.Sub(a, b).out();
+        // The difference has the operands' broadcast shape (needed by the norm for its rank).
+        let shape = broadcast_shape(op, self_, other)?;
+        op.info_mut(d).shape = Some(shape);
+        vector_norm(op, d, p, &None, false, t)
+    }
+
+    /// special_softmax(Tensor self, int dim, ScalarType? dtype=None) -> Tensor
+    #[target("aten::special_softmax")]
+    fn special_softmax(op, self_: Tensor, dim: i64) -> OpResult<Value> {
+        softmax_like(op, self_, dim, false)
+    }
+
+    /// special_log_softmax(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor
+    #[target("aten::special_log_softmax")]
+    fn special_log_softmax(op, self_: Tensor, dim: i64) -> OpResult<Value> {
+        softmax_like(op, self_, dim, true)
     }
 }

@@ -1,5 +1,5 @@
 //! Views and shape changes: view/reshape, permute, transpose, (un)squeeze, flatten, expand,
-//! repeat, split, cat, select, slice, as_strided, advanced indexing, embedding.
+//! repeat, repeat_interleave, split, cat, select, slice, as_strided, embedding, resize, im2col.
 
 use crate::translate::prelude::*;
 use crate::translations;
@@ -8,11 +8,6 @@ use crate::translations;
 fn split_into(op: &mut Builder, x: Value, sizes: &[SymInt], axis: i64) -> Vec<Value> {
     let s = shape_vec(op, sizes);
     op.Split(x, Some(s)).axis(axis).outs_vec(sizes.len())
-}
-
-/// The size of `x` along `axis` as a 1-D int64 of one element.
-fn dim_size(op: &mut Builder, x: Value, axis: i64) -> Value {
-    op.Shape(x).start(axis).end(axis + 1).out()
 }
 
 /// Sizes of `split(split_size)` of an axis of `total` elements.
@@ -139,7 +134,7 @@ fn at_least(op: &mut Builder, x: Value, n: usize) -> OpResult<Value> {
         (2, 1) => vec![0],
         (3, 1) => vec![0, 2],
         (3, 2) => vec![2],
-        _ => bail!("atleast_{n}d of rank {r}"),
+        _ => bail!("atleast_{n}d: no rule for an input of rank {r}"),
     };
     let axes = op.const_i64s(&axes);
     Ok(op.Unsqueeze(x, axes).out())
@@ -183,12 +178,7 @@ fn positions_like(
     let steps = shape_vec(op, &[step]);
     let a0 = op.const_i64s(&[0]);
     let idx = op.Slice(ar, starts, ends, Some(a0), Some(steps)).out();
-    let mut shape = vec![1i64; r];
-    shape[axis as usize] = -1;
-    let shape = op.const_i64s(&shape);
-    let idx = op.Reshape(idx, shape).out();
-    let s = op.Shape(like).out();
-    op.Expand(idx, s).out()
+    expand_along(op, idx, axis, r, like)
 }
 
 /// Flat positions (row-major) of the diagonal `offset` of the last two axes (sizes a × b) and its
@@ -232,14 +222,6 @@ fn merge_last_two(op: &mut Builder, x: Value, r: usize) -> Value {
         op.const_i64s(&[-1])
     };
     op.Reshape(x, shape).out()
-}
-
-fn inverse_perm(perm: &[i64]) -> Vec<i64> {
-    let mut inv = vec![0i64; perm.len()];
-    for (i, &p) in perm.iter().enumerate() {
-        inv[p as usize] = i as i64;
-    }
-    inv
 }
 
 /// Flat storage positions of `as_strided(size, stride, offset)` (shape `size`).
@@ -401,7 +383,8 @@ translations! {
 
     /// expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)
     #[target("aten::expand", "aten::expand_copy")]
-    fn expand(op, self_: Tensor, size: Vec<SymInt>, implicit: bool = false) -> Value {
+    fn expand(op, self_: Tensor, size: Vec<SymInt>, _implicit: Ignored) -> Value {
+        // `implicit` only marks the expands broadcasting inserted, for the tracer.
         // -1 keeps the input's size: Expand broadcasts with 1 in those places.
         let size: Vec<SymInt> =
             size.into_iter().map(|s| if s == SymInt::Const(-1) { SymInt::Const(1) } else { s }).collect();
@@ -573,9 +556,10 @@ translations! {
         op,
         weight: Tensor,
         indices: Tensor,
-        padding_idx: Ignored,
-        scale_grad_by_freq: Ignored,
-        sparse: Ignored,
+        // These three shape the gradient only.
+        _padding_idx: Ignored,
+        _scale_grad_by_freq: Ignored,
+        _sparse: Ignored,
     ) -> Value {
         op.Gather(weight, indices).axis(0).out()
     }
@@ -783,7 +767,7 @@ translations! {
     ) -> OpResult<Value> {
         let r = rank_of(op, self_)?;
         if r == 0 {
-            bail!("diag_embed of a 0-d tensor");
+            bail!("diag_embed needs an input of at least 1 dimension, got a 0-d tensor");
         }
         let t = dtype_of(op, self_)?;
         let (d1, d2) = (normalize_axis(dim1, r + 1), normalize_axis(dim2, r + 1));
@@ -1117,6 +1101,190 @@ translations! {
     #[target("aten::pixel_unshuffle")]
     fn pixel_unshuffle(op, self_: Tensor, downscale_factor: i64) -> OpResult<Value> {
         pixel_impl(op, self_, downscale_factor, false)
+    }
+
+    /// _chunk_cat(Tensor[] tensors, int dim, int num_chunks) -> Tensor
+    #[target("aten::_chunk_cat")]
+    fn _chunk_cat(op, tensors: Vec<Tensor>, dim: i64, num_chunks: i64) -> OpResult<Value> {
+        if tensors.is_empty() || num_chunks < 1 {
+            bail!("_chunk_cat needs tensors and a positive num_chunks");
+        }
+        let t = float_result_dtype(op, tensors[0]).or_else(|_| dtype_of(op, tensors[0]))?;
+        let r = rank_of(op, tensors[0])?;
+        let d = normalize_axis(dim, r);
+        let mut parts = Vec::new();
+        for &x in &tensors {
+            let s = static_shape(op, x, "_chunk_cat")?;
+            if d < 0 || d as usize >= s.len() {
+                bail!("_chunk_cat: dim {dim} out of range");
+            }
+            let x = cast(op, x, t);
+            let n = s[d as usize];
+            let chunk = (n + num_chunks - 1) / num_chunks;
+            let padded = chunk * num_chunks;
+            let x = if padded != n {
+                let pads = op.const_i64s(&[0, padded - n]);
+                let axes = op.const_i64s(&[d]);
+                op.Pad(x, pads, None, Some(axes)).out()
+            } else {
+                x
+            };
+            let mut shape: Vec<i64> = s[..d as usize].to_vec();
+            shape.push(num_chunks);
+            shape.push(chunk * s[d as usize + 1..].iter().product::<i64>());
+            let sv = op.const_i64s(&shape);
+            parts.push(op.Reshape(x, sv).out());
+        }
+        Ok(op.Concat(&parts).axis(d + 1).out())
+    }
+
+    /// resize(Tensor self, SymInt[] size, *, MemoryFormat? memory_format=None) -> Tensor
+    #[target("aten::resize", "aten::resize_")]
+    fn resize(op, self_: Tensor, size: Vec<SymInt>) -> OpResult<Value> {
+        // Keeps the first prod(size) elements; growing would expose uninitialised memory.
+        let shape = static_shape(op, self_, "resize")?;
+        let mut new = Vec::new();
+        for s in &size {
+            let SymInt::Const(c) = s else { bail!("resize needs static sizes") };
+            new.push(*c);
+        }
+        let have: i64 = shape.iter().product();
+        let want: i64 = new.iter().product();
+        if want > have {
+            bail!("resize to more elements than the tensor holds leaves them uninitialised");
+        }
+        let m1 = op.const_i64s(&[-1]);
+        let flat = op.Reshape(self_, m1).out();
+        let flat = if want < have {
+            let (s, e) = (op.const_i64s(&[0]), op.const_i64s(&[want]));
+            op.Slice(flat, s, e, None, None).out()
+        } else {
+            flat
+        };
+        let sv = op.const_i64s(&new);
+        Ok(op.Reshape(flat, sv).out())
+    }
+
+    /// resize_as(Tensor self, Tensor the_template, *, MemoryFormat? memory_format=None) -> Tensor
+    #[target("aten::resize_as", "aten::resize_as_")]
+    fn resize_as(op, self_: Tensor, the_template: Tensor) -> OpResult<Value> {
+        let shape = static_shape(op, self_, "resize_as")?;
+        let new = static_shape(op, the_template, "resize_as")?;
+        let have: i64 = shape.iter().product();
+        let want: i64 = new.iter().product();
+        if want > have {
+            bail!("resize to more elements than the tensor holds leaves them uninitialised");
+        }
+        let m1 = op.const_i64s(&[-1]);
+        let flat = op.Reshape(self_, m1).out();
+        let flat = if want < have {
+            let (s, e) = (op.const_i64s(&[0]), op.const_i64s(&[want]));
+            op.Slice(flat, s, e, None, None).out()
+        } else {
+            flat
+        };
+        let sv = op.const_i64s(&new);
+        Ok(op.Reshape(flat, sv).out())
+    }
+
+    /// im2col(Tensor self, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor
+    #[target("aten::im2col")]
+    fn im2col(
+        op,
+        self_: Tensor,
+        kernel_size: Vec<i64>,
+        dilation: Vec<i64>,
+        padding: Vec<i64>,
+        stride: Vec<i64>,
+    ) -> OpResult<Value> {
+        // [N?, C, H, W] → [N?, C·kh·kw, L]: gather each window position from the padded, flattened plane.
+        let shape = static_shape(op, self_, "im2col")?;
+        let r = shape.len();
+        if r != 3 && r != 4 {
+            bail!("im2col needs a 3-D or 4-D input");
+        }
+        let two = |v: &Vec<i64>| if v.len() == 1 { (v[0], v[0]) } else { (v[0], v[1]) };
+        let ((kh, kw), (dh, dw), (ph, pw), (sh, sw)) = (two(&kernel_size), two(&dilation), two(&padding), two(&stride));
+        let (h, w) = (shape[r - 2] + 2 * ph, shape[r - 1] + 2 * pw);
+        let oh = (h - (dh * (kh - 1) + 1)) / sh + 1;
+        let ow = (w - (dw * (kw - 1) + 1)) / sw + 1;
+        if oh < 1 || ow < 1 {
+            bail!("im2col: the kernel does not fit the input");
+        }
+        let mut idx = Vec::new();
+        for ki in 0..kh {
+            for kj in 0..kw {
+                for i in 0..oh {
+                    for j in 0..ow {
+                        idx.push((i * sh + ki * dh) * w + j * sw + kj * dw);
+                    }
+                }
+            }
+        }
+        let x = self_;
+        let x = if ph != 0 || pw != 0 {
+            let pads = op.const_i64s(&[ph, pw, ph, pw]);
+            let axes = op.const_i64s(&[r as i64 - 2, r as i64 - 1]);
+            op.Pad(x, pads, None, Some(axes)).out()
+        } else {
+            x
+        };
+        let lead: Vec<i64> = shape[..r - 2].to_vec();
+        let mut flat = lead.clone();
+        flat.push(h * w);
+        let fs = op.const_i64s(&flat);
+        let x = op.Reshape(x, fs).out();
+        let iv = op.constant_tensor(TensorData::from_i64s(vec![kh * kw, oh * ow], &idx));
+        let g = op.Gather(x, iv).axis(r as i64 - 2).out();
+        let mut out: Vec<i64> = shape[..r - 3].to_vec();
+        out.push(shape[r - 3] * kh * kw);
+        out.push(oh * ow);
+        let os = op.const_i64s(&out);
+        Ok(op.Reshape(g, os).out())
+    }
+
+    /// repeat_interleave.self_int(Tensor self, SymInt repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor
+    #[target("aten::repeat_interleave.self_int")]
+    fn repeat_interleave(
+        op,
+        self_: Tensor,
+        repeats: SymInt,
+        dim: Option<i64> = None,
+        // A hint saving torch a sync; the size follows from `repeats`.
+        _output_size: Ignored,
+    ) -> OpResult<Value> {
+        let (x, axis, r) = match dim {
+            None => {
+                let m1 = op.const_i64s(&[-1]);
+                (op.Reshape(self_, m1).out(), 0i64, 1usize)
+            }
+            Some(d) => {
+                let r = rank_of(op, self_)?;
+                if r == 0 {
+                    let m1 = op.const_i64s(&[-1]);
+                    (op.Reshape(self_, m1).out(), 0, 1)
+                } else {
+                    (self_, normalize_axis(d, r), r)
+                }
+            }
+        };
+        // [.., n, 1, ..] tiled to [.., n, repeats, ..], then the two axes merged.
+        let a = op.const_i64s(&[axis + 1]);
+        let xu = op.Unsqueeze(x, a).out();
+        let mut reps = vec![SymInt::Const(1); r + 1];
+        reps[axis as usize + 1] = repeats;
+        let reps = shape_vec(op, &reps);
+        let tiled = op.Tile(xu, reps).out();
+        let mut parts = Vec::new();
+        if axis > 0 {
+            parts.push(op.Shape(x).start(0).end(axis).out());
+        }
+        parts.push(op.const_i64s(&[-1]));
+        if (axis as usize) < r - 1 {
+            parts.push(op.Shape(x).start(axis + 1).out());
+        }
+        let shape = if parts.len() == 1 { parts[0] } else { op.Concat(&parts).axis(0).out() };
+        Ok(op.Reshape(tiled, shape).out())
     }
 }
 

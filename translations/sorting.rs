@@ -1,21 +1,8 @@
 //! Sorting, searching and cumulative ops: sort, argsort, msort, kthvalue, searchsorted, bucketize,
-//! cumsum, cumprod, cummax, cummin, logcumsumexp.
+//! topk, isin, unique, cumsum, cumprod, cummax, cummin, logcumsumexp, cumulative_trapezoid.
 
 use crate::translate::prelude::*;
 use crate::translations;
-
-/// The size of `x` along `axis` as a 1-D int64 of one element.
-fn dim_size(op: &mut Builder, x: Value, axis: i64) -> Value {
-    op.Shape(x).start(axis).end(axis + 1).out()
-}
-
-/// The type TopK runs in for `t` (it has no kernels for bool and small integers).
-fn topk_type(t: DType) -> DType {
-    match t {
-        DType::Bool | DType::Int8 | DType::Uint8 | DType::Int16 => DType::Int32,
-        _ => t,
-    }
-}
 
 /// Sorted values and indices of `x` along `axis` (TopK breaks ties by the lower index: stable).
 fn sort_impl(op: &mut Builder, x: Value, axis: i64, descending: bool) -> OpResult<(Value, Value)> {
@@ -131,13 +118,26 @@ fn count_below(op: &mut Builder, seq: Value, v: Value, right: bool, seq_rank: us
     op.ReduceSum(c, Some(last)).keepdims(0).out()
 }
 
+/// The type torch accumulates a cumulative sum or product of `t` in: float32 for 16-bit floats,
+/// int64 for bools and small integers.
+fn accumulation_type(t: DType) -> DType {
+    match t {
+        DType::Float16 | DType::BFloat16 => DType::Float,
+        DType::Bool | DType::Int8 | DType::Uint8 | DType::Int16 => DType::Int64,
+        other => other,
+    }
+}
+
 translations! {
     /// sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)
     #[target("aten::sort", "aten::sort.stable")]
     fn sort(
         op,
         self_: Tensor,
-        stable: Option<bool> = None,
+        // Honoured whatever its value: the sort is TopK, which is stable (ONNX: "Given two equivalent
+        // values, ... the element with the lower index will appear first"); an unstable torch sort may
+        // order ties either way.
+        _stable: Ignored,
         dim: i64 = -1,
         descending: bool = false,
     ) -> OpResult<(Value, Value)> {
@@ -154,7 +154,8 @@ translations! {
     fn argsort(
         op,
         self_: Tensor,
-        stable: Option<bool> = None,
+        // Honoured whatever its value: the sort is TopK, which is stable (see `sort`).
+        _stable: Ignored,
         dim: i64 = -1,
         descending: bool = false,
     ) -> OpResult<Value> {
@@ -209,7 +210,7 @@ translations! {
     fn searchsorted(
         op,
         sorted_sequence: Tensor,
-        self_: Scalar,
+        self_: Operand,
         out_int32: bool = false,
         right: bool = false,
         side: Option<&str> = None,
@@ -230,8 +231,8 @@ translations! {
             None => sorted_sequence,
         };
         let v = match self_ {
-            Scalar::Dyn(v) => v,
-            s => scalar_value(op, s, st),
+            Operand::Tensor(v) | Operand::Scalar(Scalar::Dyn(v)) => v,
+            s => operand_value(op, s, st),
         };
         let vt = dtype_of(op, v).unwrap_or(st);
         let ct = promote(st, vt);
@@ -244,15 +245,15 @@ translations! {
     #[target("aten::bucketize.Tensor", "aten::bucketize.Scalar")]
     fn bucketize(
         op,
-        self_: Scalar,
+        self_: Operand,
         boundaries: Tensor,
         out_int32: bool = false,
         right: bool = false,
     ) -> OpResult<Value> {
         let bt = dtype_of(op, boundaries)?;
         let v = match self_ {
-            Scalar::Dyn(v) => v,
-            s => scalar_value(op, s, bt),
+            Operand::Tensor(v) | Operand::Scalar(Scalar::Dyn(v)) => v,
+            s => operand_value(op, s, bt),
         };
         let ct = promote(bt, dtype_of(op, v).unwrap_or(bt));
         let (b, v) = (cast(op, boundaries, ct), cast(op, v, ct));
@@ -263,15 +264,11 @@ translations! {
 
     /// cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor
     #[target("aten::cumsum")]
-    fn cumsum(op, self_: Tensor, dim: i64, dtype: Ignored) -> OpResult<Value> {
+    fn cumsum(op, self_: Tensor, dim: i64, _dtype: Ignored) -> OpResult<Value> {
+        // `dtype` is the node's recorded result type, which this reads.
         let r = rank_of(op, self_)?;
         let t = op.out_dtype(0).unwrap_or(dtype_of(op, self_)?);
-        // torch accumulates 16-bit floats in float32.
-        let work = match t {
-            DType::Float16 | DType::BFloat16 => DType::Float,
-            DType::Bool | DType::Int8 | DType::Uint8 | DType::Int16 => DType::Int64,
-            other => other,
-        };
+        let work = accumulation_type(t);
         let x = cast(op, self_, work);
         if r == 0 {
             return Ok(cast(op, x, t));
@@ -283,14 +280,11 @@ translations! {
 
     /// cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor
     #[target("aten::cumprod")]
-    fn cumprod(op, self_: Tensor, dim: i64, dtype: Ignored) -> OpResult<Value> {
+    fn cumprod(op, self_: Tensor, dim: i64, _dtype: Ignored) -> OpResult<Value> {
+        // `dtype` is the node's recorded result type, which this reads.
         let r = rank_of(op, self_)?;
         let t = op.out_dtype(0).unwrap_or(dtype_of(op, self_)?);
-        let work = match t {
-            DType::Float16 | DType::BFloat16 => DType::Float,
-            DType::Bool | DType::Int8 | DType::Uint8 | DType::Int16 => DType::Int64,
-            other => other,
-        };
+        let work = accumulation_type(t);
         let x = cast(op, self_, work);
         if r == 0 {
             return Ok(cast(op, x, t));
@@ -342,5 +336,166 @@ translations! {
         let l = op.Log(s).out();
         let out = op.Add(l, shift).out();
         Ok(op.Squeeze(out, Some(a)).out())
+    }
+
+    /// cumulative_trapezoid.x(Tensor y, Tensor x, *, int dim=-1) -> Tensor
+    #[target("aten::cumulative_trapezoid.x")]
+    fn cumulative_trapezoid(op, y: Tensor, x: Tensor, dim: i64 = -1) -> OpResult<Value> {
+        // cumsum(dx · (y[:-1] + y[1:]) / 2) along dim, dx = diff(x) (a 1-D x lies along dim).
+        let t = float_result_dtype(op, y)?;
+        let ry = rank_of(op, y)?;
+        let rx = rank_of(op, x)?;
+        let d = normalize_axis(dim, ry);
+        if d < 0 || d as usize >= ry {
+            bail!("cumulative_trapezoid: dim {dim} out of range");
+        }
+        let (yv, xv) = (cast(op, y, t), cast(op, x, t));
+        let xv = if rx == 1 && ry > 1 {
+            let mut shape = vec![1i64; ry];
+            shape[d as usize] = -1;
+            let s = op.const_i64s(&shape);
+            op.Reshape(xv, s).out()
+        } else if rx < ry {
+            let lead: Vec<i64> = (0..(ry - rx) as i64).collect();
+            let a = op.const_i64s(&lead);
+            op.Unsqueeze(xv, a).out()
+        } else {
+            xv
+        };
+        let axes = op.const_i64s(&[d]);
+        let (z, one, m1, big) =
+            (op.const_i64s(&[0]), op.const_i64s(&[1]), op.const_i64s(&[-1]), op.const_i64s(&[i64::MAX]));
+        let xl = op.Slice(xv, z, m1, Some(axes), None).out();
+        let xr = op.Slice(xv, one, big, Some(axes), None).out();
+        let dx = op.Sub(xr, xl).out();
+        let yl = op.Slice(yv, z, m1, Some(axes), None).out();
+        let yr = op.Slice(yv, one, big, Some(axes), None).out();
+        let s = op.Add(yl, yr).out();
+        let p = op.Mul(dx, s).out();
+        let two = op.scalar(t, 2.0);
+        let p = op.Div(p, two).out();
+        let ax = op.scalar_i64(d);
+        Ok(op.CumSum(p, ax).out())
+    }
+
+    /// topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)
+    #[target("aten::topk")]
+    fn topk(
+        op,
+        self_: Tensor,
+        k: SymInt,
+        dim: i64 = -1,
+        largest: bool = true,
+        sorted: bool = true,
+    ) -> OpResult<(Value, Value)> {
+        let r = rank_of(op, self_)?;
+        let k = sym_value(op, k);
+        let k = as_1d(op, k);
+        let x = if r == 0 { as_1d(op, self_) } else { self_ };
+        let [values, indices] =
+            op.TopK(x, k).axis(normalize_axis(dim, r.max(1))).largest(largest as i64).sorted(sorted as i64).outs::<2>();
+        if r == 0 {
+            let empty = op.const_i64s(&[]);
+            let v = op.Reshape(values, empty).out();
+            let i = op.Reshape(indices, empty).out();
+            return Ok((v, i));
+        }
+        Ok((values, indices))
+    }
+
+    /// isin.Tensor_Tensor(Tensor elements, Tensor test_elements, *, bool assume_unique=False,
+    ///     bool invert=False) -> Tensor
+    #[target("aten::isin.Tensor_Tensor", "aten::isin.Tensor_Scalar", "aten::isin.Scalar_Tensor")]
+    fn isin(
+        op,
+        elements: Option<Operand> = None,
+        test_elements: Option<Operand> = None,
+        test_element: Option<Scalar> = None,
+        element: Option<Scalar> = None,
+        // A hint for torch's algorithm; the membership test here does not need it.
+        _assume_unique: Ignored,
+        invert: bool = false,
+    ) -> OpResult<Value> {
+        let test = test_elements.or(test_element.map(Operand::Scalar)).ok_or("isin needs test elements")?;
+        let e = element.map(Operand::Scalar).or(elements).ok_or("isin needs elements")?;
+        let et = operand_dtype(op, e);
+        let tt = operand_dtype(op, test);
+        let ct = promote(et, tt);
+        let ev = operand_value(op, e, ct);
+        let tv = operand_value(op, test, ct);
+        let m1 = op.const_i64s(&[-1]);
+        let tv = op.Reshape(tv, m1).out();
+        let eu = op.Unsqueeze(ev, m1).out();
+        let eq = op.Equal(eu, tv).out();
+        let c = cast(op, eq, DType::Int64);
+        let n = op.ReduceSum(c, Some(m1)).keepdims(0).out();
+        let zero = op.scalar_i64(0);
+        Ok(if invert { op.Equal(n, zero).out() } else { op.Greater(n, zero).out() })
+    }
+
+    /// unique_consecutive(Tensor self, bool return_inverse=False, bool return_counts=False, int? dim=None) -> (Tensor,
+    ///     Tensor, Tensor)
+    #[target("aten::unique_consecutive")]
+    fn unique_consecutive(
+        op,
+        self_: Tensor,
+        // Inverse and counts are computed either way; torch leaves them empty when not asked for,
+        // and then no node reads them.
+        _return_inverse: Ignored,
+        _return_counts: Ignored,
+        dim: Option<i64> = None,
+    ) -> OpResult<Vec<Value>> {
+        if dim.is_some() {
+            bail!("unique_consecutive along a dim is not supported yet");
+        }
+        let m1 = op.const_i64s(&[-1]);
+        let x = op.Reshape(self_, m1).out();
+        // A new run starts at 0 and wherever x[i] != x[i-1].
+        let (s0, s1, e1, big) =
+            (op.const_i64s(&[0]), op.const_i64s(&[1]), op.const_i64s(&[-1]), op.const_i64s(&[i64::MAX]));
+        let prev = op.Slice(x, s0, e1, None, None).out();
+        let cur = op.Slice(x, s1, big, None, None).out();
+        let same = op.Equal(cur, prev).out();
+        let diff = op.Not(same).out();
+        let n = op.Shape(x).out();
+        let first = op.Min(&[n, s1]).out();
+        let head =
+            op.ConstantOfShape(first).value(constant_data(DType::Bool, vec![1], &[1.0])?).out();
+        let starts = op.Concat(&[head, diff]).axis(0).out();
+        let values = op.Compress(x, starts).axis(0).out();
+        let si = cast(op, starts, DType::Int64);
+        let zero = op.scalar_i64(0);
+        let run = op.CumSum(si, zero).out();
+        let one = op.scalar_i64(1);
+        let inv = op.Sub(run, one).out();
+        let shape = op.Shape(self_).out();
+        let inverse = op.Reshape(inv, shape).out();
+        let pos = op.NonZero(starts).out();
+        let pos = op.Reshape(pos, m1).out();
+        let ends = op.Concat(&[pos, n]).axis(0).out();
+        let hi = op.Slice(ends, s1, big, None, None).out();
+        let counts = op.Sub(hi, pos).out();
+        Ok(vec![values, inverse, counts])
+    }
+
+    /// _unique2(Tensor self, bool sorted=True, bool return_inverse=False, bool return_counts=False) -> (Tensor,
+    ///     Tensor, Tensor)
+    #[target("aten::_unique2")]
+    fn unique2(
+        op,
+        self_: Tensor,
+        // torch's CPU kernel sorts whether or not `sorted` is set (sorting beats its hash table),
+        // so both give ascending unique values.
+        _sorted: Ignored,
+        // As in unique_consecutive: computed either way, read only when asked for.
+        _return_inverse: Ignored,
+        _return_counts: Ignored,
+    ) -> OpResult<Vec<Value>> {
+        let m1 = op.const_i64s(&[-1]);
+        let x = op.Reshape(self_, m1).out();
+        let [y, _, inv, counts] = op.Unique(x).sorted(1).outs::<4>();
+        let shape = op.Shape(self_).out();
+        let inverse = op.Reshape(inv, shape).out();
+        Ok(vec![y, inverse, counts])
     }
 }

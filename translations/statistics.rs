@@ -1,4 +1,5 @@
-//! Order statistics: median / nanmedian (whole tensor and along a dim), mode, segment_reduce.
+//! Order statistics: median / nanmedian (whole tensor and along a dim), mode, quantile / nanquantile,
+//! histc, segment_reduce.
 //!
 //! Medians sort with TopK (NaN keyed as +inf, ties broken by the lower index) and pick torch's
 //! lower median `sorted[(count - 1) / 2]`; `median` returns the first NaN of a slice that has one,
@@ -6,19 +7,6 @@
 
 use crate::translate::prelude::*;
 use crate::translations;
-
-/// The size of `x` along `axis` as a 1-D int64 of one element.
-fn dim_size(op: &mut Builder, x: Value, axis: i64) -> Value {
-    op.Shape(x).start(axis).end(axis + 1).out()
-}
-
-/// The type TopK runs in for `t` (it has no kernels for bool and small integers).
-fn topk_type(t: DType) -> DType {
-    match t {
-        DType::Bool | DType::Int8 | DType::Uint8 | DType::Int16 => DType::Int32,
-        _ => t,
-    }
-}
 
 /// The sort key of `x` (NaN as +inf for floats), in a type TopK supports, and the NaN mask.
 fn sort_key(op: &mut Builder, x: Value, t: DType) -> (Value, Option<Value>) {
@@ -75,21 +63,30 @@ fn median_impl(op: &mut Builder, x: Value, axis: i64, ignore_nan: bool) -> OpRes
     Ok((v, sel))
 }
 
-fn median_dim(op: &mut Builder, x: Value, dim: i64, keepdim: bool, ignore_nan: bool) -> OpResult<(Value, Value)> {
-    let r = rank_of(op, x)?;
+/// The axis a (value, index) reduction of `x` (rank `r`) over `dim` works on; `None` for a 0-d
+/// `x`, whose result is `x` itself at index 0. An empty dimension is refused, as torch does.
+fn reduced_axis(op: &Builder, x: Value, r: usize, dim: i64, what: &str) -> OpResult<Option<i64>> {
     if r == 0 {
         if dim != 0 && dim != -1 {
             bail!("dim {dim} is out of range for a 0-d tensor");
         }
-        let z = op.scalar_i64(0);
-        return Ok((x, z));
+        return Ok(None);
     }
     let axis = normalize_axis(dim, r);
     if let Some(s) = op.shape(x) {
         if s.get(axis as usize) == Some(&Dim::Fixed(0)) {
-            bail!("median of an empty dimension is an error in torch");
+            bail!("{what} of an empty dimension is an error in torch");
         }
     }
+    Ok(Some(axis))
+}
+
+fn median_dim(op: &mut Builder, x: Value, dim: i64, keepdim: bool, ignore_nan: bool) -> OpResult<(Value, Value)> {
+    let r = rank_of(op, x)?;
+    let Some(axis) = reduced_axis(op, x, r, dim, "median")? else {
+        let z = op.scalar_i64(0);
+        return Ok((x, z));
+    };
     let (v, i) = median_impl(op, x, axis, ignore_nan)?;
     if keepdim {
         return Ok((v, i));
@@ -110,6 +107,113 @@ fn median_all(op: &mut Builder, x: Value, ignore_nan: bool) -> OpResult<Value> {
     let (v, _) = median_impl(op, flat, 0, ignore_nan)?;
     let axes = op.const_i64s(&[0]);
     Ok(op.Squeeze(v, Some(axes)).out())
+}
+
+/// torch's `lerp(a, b, w)`: `a + w·(b - a)` for w < 0.5, else `b - (b - a)·(1 - w)`.
+fn lerp(op: &mut Builder, a: Value, b: Value, w: Value, t: DType) -> Value {
+    let d = op.Sub(b, a).out();
+    let lo = op.Mul(w, d).out();
+    let lo = op.Add(a, lo).out();
+    let one = op.scalar(t, 1.0);
+    let omw = op.Sub(one, w).out();
+    let hi = op.Mul(d, omw).out();
+    let hi = op.Sub(b, hi).out();
+    let half = op.scalar(t, 0.5);
+    let small = op.Less(w, half).out();
+    op.Where(small, lo, hi).out()
+}
+
+/// `quantile` / `nanquantile` for a scalar q (ATen's `quantile_compute`).
+fn quantile_impl(
+    op: &mut Builder,
+    x: Value,
+    q: f64,
+    dim: Option<i64>,
+    keepdim: bool,
+    interpolation: &str,
+    ignore_nan: bool,
+) -> OpResult<Value> {
+    if !(0.0..=1.0).contains(&q) {
+        bail!("quantile: q must be in [0, 1]");
+    }
+    let t = float_result_dtype(op, x)?;
+    let r = rank_of(op, x)?;
+    let xv = cast(op, x, t);
+    let (xv, axis) = match dim {
+        None => {
+            let m1 = op.const_i64s(&[-1]);
+            (op.Reshape(xv, m1).out(), 0)
+        }
+        Some(_) if r == 0 => {
+            let m1 = op.const_i64s(&[-1]);
+            (op.Reshape(xv, m1).out(), 0)
+        }
+        Some(d) => (xv, normalize_axis(d, r)),
+    };
+    let axes = op.const_i64s(&[axis]);
+    let isnan = op.IsNaN(xv).out();
+    let inf = op.scalar(t, f64::INFINITY);
+    let xs = op.Where(isnan, inf, xv).out();
+    let n = op.Shape(xv).start(axis).end(axis + 1).out();
+    let sorted = op.TopK(xs, n).axis(axis).largest(0).sorted(1).outs::<2>()[0];
+    let nanf = cast(op, isnan, t);
+    let qv = op.scalar(t, q);
+    let one = op.scalar(t, 1.0);
+    let zero = op.scalar(t, 0.0);
+    // ranks (keepdims shape) and the condition under which the result is NaN.
+    let (ranks, nan_result) = if ignore_nan {
+        let valid = op.Not(isnan).out();
+        let vf = cast(op, valid, t);
+        let cnt = op.ReduceSum(vf, Some(axes)).keepdims(1).out();
+        let km1 = op.Sub(cnt, one).out();
+        let rk = op.Mul(qv, km1).out();
+        let rk = op.Max(&[rk, zero]).out();
+        (rk, op.Equal(cnt, zero).out())
+    } else {
+        let any = op.ReduceMax(nanf, Some(axes)).keepdims(1).out();
+        let nf = cast(op, n, t);
+        let last = op.Sub(nf, one).out();
+        let rk = op.Mul(qv, last).out();
+        let z = op.Mul(any, zero).out();
+        let rk = op.Add(z, rk).out();
+        (rk, op.Greater(any, zero).out())
+    };
+    let ranks = match interpolation {
+        "lower" => op.Floor(ranks).out(),
+        "higher" => op.Ceil(ranks).out(),
+        "nearest" => op.Round(ranks).out(),
+        "linear" | "midpoint" => ranks,
+        i => bail!("quantile: unknown interpolation {i:?}"),
+    };
+    let below_f = op.Floor(ranks).out();
+    let below = op.Cast(below_f).to(DType::Int64 as i64).out();
+    let vb = op.GatherElements(sorted, below).axis(axis).out();
+    let v = if interpolation == "linear" || interpolation == "midpoint" {
+        let w = if interpolation == "midpoint" {
+            let half = op.scalar(t, 0.5);
+            let z = op.Mul(ranks, zero).out();
+            op.Add(z, half).out()
+        } else {
+            op.Sub(ranks, below_f).out()
+        };
+        let above = op.Ceil(ranks).out();
+        let above = op.Cast(above).to(DType::Int64 as i64).out();
+        let va = op.GatherElements(sorted, above).axis(axis).out();
+        lerp(op, vb, va, w, t)
+    } else {
+        vb
+    };
+    let nan = op.scalar(t, f64::NAN);
+    let v = op.Where(nan_result, nan, v).out();
+    Ok(if dim.is_none() || r == 0 {
+        let shape = if keepdim { vec![1i64; r] } else { vec![] };
+        let s = op.const_i64s(&shape);
+        op.Reshape(v, s).out()
+    } else if keepdim {
+        v
+    } else {
+        op.Squeeze(v, Some(axes)).out()
+    })
 }
 
 translations! {
@@ -143,19 +247,10 @@ translations! {
         let x = self_;
         let r = rank_of(op, x)?;
         let t = dtype_of(op, x)?;
-        if r == 0 {
-            if dim != 0 && dim != -1 {
-                bail!("dim {dim} is out of range for a 0-d tensor");
-            }
+        let Some(axis) = reduced_axis(op, x, r, dim, "mode")? else {
             let z = op.scalar_i64(0);
             return Ok((x, z));
-        }
-        let axis = normalize_axis(dim, r);
-        if let Some(s) = op.shape(x) {
-            if s.get(axis as usize) == Some(&Dim::Fixed(0)) {
-                bail!("mode of an empty dimension is an error in torch");
-            }
-        }
+        };
         // Sort ascending (stable), count each sorted element's equals along the dim, and take the
         // first value with the highest count (torch: the smallest such value) and the last index
         // of its run (torch scans the sorted run to its end).
@@ -198,7 +293,8 @@ translations! {
         indices: Option<Tensor>,
         offsets: Option<Tensor>,
         axis: i64 = 0,
-        r#unsafe: Ignored,
+        // `unsafe` only skips torch's validation of the lengths.
+        _unsafe: Ignored,
         initial: Option<Scalar>,
     ) -> OpResult<Value> {
         if indices.is_some() {
@@ -327,5 +423,100 @@ translations! {
         };
         let nanv = op.scalar(t, f64::NAN);
         Ok(op.Where(any_nan, nanv, out).out())
+    }
+
+    /// histc(Tensor self, int bins=100, Scalar min=0, Scalar max=0) -> Tensor
+    #[target("aten::histc")]
+    fn histc(
+        op,
+        self_: Tensor,
+        bins: i64 = 100,
+        min: Scalar = Scalar::Int(0),
+        max: Scalar = Scalar::Int(0),
+    ) -> OpResult<Value> {
+        // Bin k holds min + k·w ≤ x < min + (k+1)·w (the last one includes max); values outside
+        // [min, max] and NaN are not counted. min == max means the data's range (widened by 1 if flat).
+        let t = float_result_dtype(op, self_)?;
+        if bins < 1 {
+            bail!("histc needs bins > 0");
+        }
+        let m1 = op.const_i64s(&[-1]);
+        let x = cast(op, self_, t);
+        let x = op.Reshape(x, m1).out();
+        let as_f = |s: Scalar| match s {
+            Scalar::Int(i) => Some(i as f64),
+            Scalar::Float(f) => Some(f),
+            Scalar::Bool(b) => Some(b as i64 as f64),
+            _ => None,
+        };
+        let (Some(lo_c), Some(hi_c)) = (as_f(min), as_f(max)) else { bail!("histc needs constant min and max") };
+        let (lo, hi) = if lo_c == hi_c {
+            let lo = op.ReduceMin(x, None).keepdims(0).out();
+            let hi = op.ReduceMax(x, None).keepdims(0).out();
+            let eq = op.Equal(lo, hi).out();
+            let one = op.scalar(t, 1.0);
+            let lo1 = op.Sub(lo, one).out();
+            let hi1 = op.Add(hi, one).out();
+            (op.Where(eq, lo1, lo).out(), op.Where(eq, hi1, hi).out())
+        } else {
+            if lo_c > hi_c {
+                bail!("histc: max must be larger than min");
+            }
+            (op.scalar(t, lo_c), op.scalar(t, hi_c))
+        };
+        let ge = op.GreaterOrEqual(x, lo).out();
+        let le = op.LessOrEqual(x, hi).out();
+        let valid = op.And(ge, le).out();
+        let nb = op.scalar(t, bins as f64);
+        let d = op.Sub(x, lo).out();
+        let d = op.Mul(d, nb).out();
+        let range = op.Sub(hi, lo).out();
+        let q = op.Div(d, range).out();
+        let zero = op.scalar(t, 0.0);
+        let q = op.Where(valid, q, zero).out();
+        let q = op.Floor(q).out();
+        let idx = op.Cast(q).to(DType::Int64 as i64).out();
+        let last = op.scalar_i64(bins - 1);
+        let idx = op.Min(&[idx, last]).out();
+        let depth = op.scalar_i64(bins);
+        let Some(vals) = TensorData::from_f64_as(t, vec![2], &[0.0, 1.0]) else {
+            bail!("histc of {t:?} is not supported")
+        };
+        let vals = op.constant_tensor(vals);
+        let oh = op.OneHot(idx, depth, vals).axis(-1).out();
+        let vf = cast(op, valid, t);
+        let one_axis = op.const_i64s(&[1]);
+        let vf = op.Unsqueeze(vf, one_axis).out();
+        let oh = op.Mul(oh, vf).out();
+        let axes = op.const_i64s(&[0]);
+        Ok(op.ReduceSum(oh, Some(axes)).keepdims(0).out())
+    }
+
+    /// quantile.scalar(Tensor self, float q, int? dim=None, bool keepdim=False, *,
+    ///     str interpolation="linear") -> Tensor
+    #[target("aten::quantile.scalar")]
+    fn quantile(
+        op,
+        self_: Tensor,
+        q: f64,
+        dim: Option<i64> = None,
+        keepdim: bool = false,
+        interpolation: &str = "linear",
+    ) -> OpResult<Value> {
+        quantile_impl(op, self_, q, dim, keepdim, interpolation, false)
+    }
+
+    /// nanquantile.scalar(Tensor self, float q, int? dim=None, bool keepdim=False, *,
+    ///     str interpolation="linear") -> Tensor
+    #[target("aten::nanquantile.scalar")]
+    fn nanquantile(
+        op,
+        self_: Tensor,
+        q: f64,
+        dim: Option<i64> = None,
+        keepdim: bool = false,
+        interpolation: &str = "linear",
+    ) -> OpResult<Value> {
+        quantile_impl(op, self_, q, dim, keepdim, interpolation, true)
     }
 }

@@ -24,8 +24,10 @@
 //! assert!(table.get("aten::relu.default").is_some());
 //! ```
 //!
-//! Parameters are looked up by their ATen schema name (`self_` and `r#from` name `self` and `from`),
-//! or by position for higher-order ops whose arguments are unnamed. Arguments the archive omits take
+//! Parameters are looked up by their ATen schema name (`self_` and `r#from` name `self` and `from`;
+//! `_layout: Ignored` names `layout`), or by position for higher-order ops whose arguments are
+//! unnamed. A parameter the body does not read is a compile warning: declare it `Ignored`, or read
+//! and check it. Arguments the archive omits take
 //! the default written after `=`; a parameter without a default is required.
 
 use crate::onnx::builder::Builder;
@@ -82,7 +84,8 @@ pub enum SymInt {
     Dyn(Value),
 }
 
-/// A Scalar argument (`Scalar other`): a literal, or a 0-d value (SymInt / SymFloat / SymBool).
+/// A Scalar argument (`Scalar other`): a literal, or a 0-d value (SymInt / SymFloat / SymBool)
+/// computed in the graph. A tensor is not a Scalar; see [`Operand`].
 #[derive(Copy, Clone, Debug, PartialEq)]
 pub enum Scalar {
     Int(i64),
@@ -92,13 +95,39 @@ pub enum Scalar {
     Dyn(Value),
 }
 
+/// A tensor or a Scalar: the operand of a translation that serves both forms of an op
+/// (`add.Tensor` and `add.Scalar`, `clamp` with tensor or number bounds).
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub enum Operand {
+    Tensor(Value),
+    Scalar(Scalar),
+}
+
+impl From<Scalar> for Operand {
+    fn from(s: Scalar) -> Self {
+        Operand::Scalar(s)
+    }
+}
+
+impl Operand {
+    /// The graph value: the tensor, or a Scalar computed in the graph; `None` for a literal.
+    pub fn value(self) -> Option<Value> {
+        match self {
+            Operand::Tensor(v) | Operand::Scalar(Scalar::Dyn(v)) => Some(v),
+            Operand::Scalar(_) => None,
+        }
+    }
+}
+
 /// A higher-order op's subgraph argument.
 pub struct SubGraph<'a> {
     pub name: &'a str,
     pub graph: &'a schema::Graph<'a>,
 }
 
-/// An argument that is accepted and not used (device, layout, pin_memory, memory_format...).
+/// An argument that is accepted and not used (device, layout, pin_memory, memory_format...). Its
+/// parameter is named with a leading underscore (`_layout: Ignored`), so that the compiler, which
+/// warns about every other unread parameter, knows it is unread on purpose.
 pub struct Ignored;
 
 /// A higher-order op's operator argument (`with_effects`): `torch.ops.aten._print.default`.
@@ -382,8 +411,17 @@ impl<'a> FromArg<'a> for Scalar {
             Argument::SymInt(SymIntArgument::AsName(n))
             | Argument::SymFloat(SymFloatArgument::AsName(n))
             | Argument::SymBool(SymBoolArgument::AsName(n)) => ctx.lookup(n).map(Scalar::Dyn),
-            Argument::Tensor(t) => ctx.lookup(&t.name).map(Scalar::Dyn),
             _ => mismatch(Self::EXPECTS, arg),
+        }
+    }
+}
+
+impl<'a> FromArg<'a> for Operand {
+    const EXPECTS: &'static str = "Tensor or Scalar";
+    fn from_arg(arg: &'a Argument<'a>, ctx: &NodeCtx<'a>) -> Result<Self, OpError> {
+        match arg {
+            Argument::Tensor(t) => ctx.lookup(&t.name).map(Operand::Tensor),
+            _ => Scalar::from_arg(arg, ctx).map(Operand::Scalar),
         }
     }
 }
@@ -442,9 +480,11 @@ pub fn param<'a, T: FromArg<'a>>(ctx: &NodeCtx<'a>, name: &str, pos: usize, defa
     }
 }
 
-/// The schema name of a DSL parameter: `self_` is `self`, `r#from` is `from`.
+/// The schema name of a DSL parameter: `self_` is `self`, `r#from` is `from`, and `_layout` (a
+/// parameter the translation does not read) is `layout`.
 pub fn schema_name(ident: &'static str) -> &'static str {
     let ident = ident.strip_prefix("r#").unwrap_or(ident);
+    let ident = ident.strip_prefix('_').unwrap_or(ident);
     if ident == "self_" {
         "self"
     } else {
@@ -696,15 +736,17 @@ macro_rules! translations {
     )*) => {
         $(
             $(#[doc = $doc])*
-            #[allow(non_snake_case, unused_variables, unused_mut, clippy::too_many_arguments)]
+            #[allow(non_snake_case, unused_mut, clippy::too_many_arguments)]
             pub fn $name(
                 op: &mut $crate::translate::prelude::Builder,
-                ctx: &$crate::translate::dsl::NodeCtx<'_>,
+                // Unused by a translation without parameters.
+                #[allow(unused_variables)] ctx: &$crate::translate::dsl::NodeCtx<'_>,
             ) -> $crate::translate::dsl::OpResult<$crate::translate::dsl::Outputs> {
-                #[allow(non_snake_case, unused_variables, unused_mut, clippy::too_many_arguments)]
+                #[allow(non_snake_case, unused_mut, clippy::too_many_arguments)]
+                // An unread parameter is a warning: write it `Ignored`, or check it.
                 fn body(
-                    $op: &mut $crate::translate::prelude::Builder,
-                    $($ctx: &$crate::translate::dsl::NodeCtx<'_>,)?
+                    #[allow(unused_variables)] $op: &mut $crate::translate::prelude::Builder,
+                    $(#[allow(unused_variables)] $ctx: &$crate::translate::dsl::NodeCtx<'_>,)?
                     $($p: $t),*
                 ) -> $ret $body
                 let mut _pos = 0usize;

@@ -2,9 +2,10 @@
 //! from SymInts, torch's type promotion, axis normalisation.
 
 use crate::onnx::builder::Builder;
-use crate::onnx::ir::{DType, Value};
+use crate::onnx::ir::{DType, Dim, TensorData, Value};
 
-use super::dsl::{OpError, OpResult, Scalar, SymInt};
+use super::dsl::{OpError, OpResult, Operand, Scalar, SymInt};
+use crate::bail;
 
 /// `x` as `dtype` (no node when it already is).
 pub fn cast(op: &mut Builder, x: Value, dtype: DType) -> Value {
@@ -70,6 +71,22 @@ pub fn scalar_dtype(op: &Builder, s: Scalar) -> DType {
     }
 }
 
+/// An operand as a value of `dtype`: a tensor cast, a Scalar as [`scalar_value`].
+pub fn operand_value(op: &mut Builder, x: Operand, dtype: DType) -> Value {
+    match x {
+        Operand::Tensor(v) => cast(op, v, dtype),
+        Operand::Scalar(s) => scalar_value(op, s, dtype),
+    }
+}
+
+/// An operand's element type: a tensor's own, a Scalar's as [`scalar_dtype`].
+pub fn operand_dtype(op: &Builder, x: Operand) -> DType {
+    match x {
+        Operand::Tensor(v) => op.dtype(v).unwrap_or(DType::Float),
+        Operand::Scalar(s) => scalar_dtype(op, s),
+    }
+}
+
 fn category(d: DType) -> u8 {
     if d == DType::Bool {
         0
@@ -115,11 +132,14 @@ pub fn promote(a: DType, b: DType) -> DType {
     }
 }
 
-/// The type torch computes `tensor ∘ scalar` in: a Scalar only lifts the category (int → float).
-pub fn promote_with_scalar(tensor: DType, scalar: Scalar, op: &Builder) -> DType {
-    let sd = match scalar {
-        Scalar::Dyn(v) if op.rank(v) != Some(0) => return promote(tensor, op.dtype(v).unwrap_or(tensor)),
-        other => scalar_dtype(op, other),
+/// The type torch computes `tensor ∘ other` in when `other` is a number or a 0-d tensor: it only
+/// lifts the category (int → float). An `other` of unknown rank promotes as a tensor.
+pub fn promote_with_scalar(tensor: DType, other: Operand, op: &Builder) -> DType {
+    let sd = match other {
+        Operand::Tensor(v) | Operand::Scalar(Scalar::Dyn(v)) if op.rank(v) != Some(0) => {
+            return promote(tensor, op.dtype(v).unwrap_or(tensor))
+        }
+        other => operand_dtype(op, other),
     };
     if category(sd) > category(tensor) {
         if sd.is_float() {
@@ -143,7 +163,7 @@ pub fn normalize_axis(dim: i64, rank: usize) -> i64 {
 
 /// The rank of `x`, or an error naming what needed it.
 pub fn rank_of(op: &Builder, x: Value) -> OpResult<usize> {
-    op.rank(x).ok_or_else(|| OpError::new("the input's rank is unknown"))
+    op.rank(x).ok_or_else(|| OpError::new("the input's rank is unknown (the archive records no shape for it)"))
 }
 
 /// The element type of `x`, or an error.
@@ -155,4 +175,127 @@ pub fn dtype_of(op: &Builder, x: Value) -> OpResult<DType> {
 pub fn as_1d(op: &mut Builder, x: Value) -> Value {
     let minus_one = op.const_i64s(&[-1]);
     op.Reshape(x, minus_one).out()
+}
+
+/// The size of `x` along `axis` as a 1-D int64 of one element.
+pub fn dim_size(op: &mut Builder, x: Value, axis: i64) -> Value {
+    op.Shape(x).start(axis).end(axis + 1).out()
+}
+
+/// Every dimension of `x`, which must be static; the errors name `what` needed them.
+pub fn static_shape(op: &Builder, x: Value, what: &str) -> OpResult<Vec<i64>> {
+    let Some(shape) = op.shape(x) else {
+        return Err(OpError::new(format!("{what} needs the input's shape, which the archive does not record")));
+    };
+    shape
+        .iter()
+        .map(|d| match d {
+            Dim::Fixed(n) => Ok(*n),
+            Dim::Param(p) => {
+                Err(OpError::new(format!("{what} is translated for static shapes only; dimension {p} is symbolic")))
+            }
+        })
+        .collect()
+}
+
+/// The broadcast of two static shapes (numpy rules), or `None` when they do not broadcast.
+pub fn broadcast_shapes(a: &[i64], b: &[i64]) -> Option<Vec<i64>> {
+    let r = a.len().max(b.len());
+    let get = |s: &[i64], i: usize| if i + s.len() >= r { s[i + s.len() - r] } else { 1 };
+    (0..r)
+        .map(|i| match (get(a, i), get(b, i)) {
+            (x, y) if x == y || y == 1 => Some(x),
+            (1, y) => Some(y),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The permutation that undoes `perm`.
+pub fn inverse_perm(perm: &[i64]) -> Vec<i64> {
+    let mut inv = vec![0i64; perm.len()];
+    for (i, &p) in perm.iter().enumerate() {
+        inv[p as usize] = i as i64;
+    }
+    inv
+}
+
+/// The type TopK runs in for `t` (it has no kernels for bool and small integers).
+pub fn topk_type(t: DType) -> DType {
+    match t {
+        DType::Bool | DType::Int8 | DType::Uint8 | DType::Int16 => DType::Int32,
+        _ => t,
+    }
+}
+
+/// The node's result type (output 0, from the archive), else `x`'s type.
+pub fn result_dtype(op: &Builder, x: Value) -> OpResult<DType> {
+    match op.out_dtype(0) {
+        Some(t) => Ok(t),
+        None => dtype_of(op, x),
+    }
+}
+
+/// The type torch computes `a ∘ b` in (`torch.result_type`): tensors promote with each other, a
+/// scalar only lifts the category.
+pub fn binary_result_type(op: &Builder, a: Operand, b: Operand) -> DType {
+    let tensor = |x: Operand| match x {
+        Operand::Tensor(v) | Operand::Scalar(Scalar::Dyn(v)) if op.rank(v).is_some_and(|r| r > 0) => op.dtype(v),
+        _ => None,
+    };
+    match (tensor(a), tensor(b)) {
+        (Some(x), Some(y)) => promote(x, y),
+        (Some(x), None) => promote_with_scalar(x, b, op),
+        (None, Some(y)) => promote_with_scalar(y, a, op),
+        (None, None) => promote(operand_dtype(op, a), operand_dtype(op, b)),
+    }
+}
+
+/// The type a binary node computes in: its result type from the archive, else
+/// [`binary_result_type`].
+pub fn binary_type(op: &Builder, a: Operand, b: Operand) -> DType {
+    op.out_dtype(0).unwrap_or_else(|| binary_result_type(op, a, b))
+}
+
+/// Both operands of a binary op as values of `dtype`.
+pub fn operands(op: &mut Builder, a: Operand, b: Operand, dtype: DType) -> (Value, Value) {
+    (operand_value(op, a, dtype), operand_value(op, b, dtype))
+}
+
+/// `x[start:end]` along `axis` (`x[..., start:end, :]` for `axis` -2).
+pub fn slice_along(op: &mut Builder, x: Value, axis: i64, start: i64, end: i64) -> Value {
+    let s = op.const_i64s(&[start]);
+    let e = op.const_i64s(&[end]);
+    let a = op.const_i64s(&[axis]);
+    op.Slice(x, s, e, Some(a), None).out()
+}
+
+/// The node's result type (else `x`'s), which must be floating-point.
+pub fn float_result_dtype(op: &Builder, x: Value) -> OpResult<DType> {
+    let t = match op.out_dtype(0) {
+        Some(t) => t,
+        None => dtype_of(op, x)?,
+    };
+    if !t.is_float() {
+        bail!("needs a floating-point result type");
+    }
+    Ok(t)
+}
+
+/// A 1-D `v` laid along `axis` of a rank-`r` tensor (shape `[1, .., n, .., 1]`) and expanded to
+/// `like`'s shape.
+pub fn expand_along(op: &mut Builder, v: Value, axis: i64, r: usize, like: Value) -> Value {
+    let mut shape = vec![1i64; r];
+    shape[axis as usize] = -1;
+    let shape = op.const_i64s(&shape);
+    let v = op.Reshape(v, shape).out();
+    let s = op.Shape(like).out();
+    op.Expand(v, s).out()
+}
+
+/// `values` as constant tensor data of `dtype` and shape `dims`, or an error naming the element
+/// type no constant can be written in.
+pub fn constant_data(dtype: DType, dims: Vec<i64>, values: &[f64]) -> OpResult<TensorData> {
+    TensorData::from_f64_as(dtype, dims, values)
+        .ok_or_else(|| OpError::new(format!("needs a constant of element type {dtype:?}, which fxonnx cannot write")))
 }

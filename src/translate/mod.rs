@@ -12,7 +12,7 @@ pub(crate) mod schemas;
 /// Everything a translation file needs: `use fxonnx::translate::prelude::*;`.
 pub mod prelude {
     pub use super::dsl::{
-        onnx_dtype, Ignored, NodeCtx, OpError, OpResult, OperatorName, Scalar, SubGraph, SymInt, Tensor,
+        onnx_dtype, Ignored, NodeCtx, OpError, OpResult, Operand, OperatorName, Scalar, SubGraph, SymInt, Tensor,
         TranslationTable,
     };
     pub use super::helpers::*;

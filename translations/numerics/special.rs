@@ -1,33 +1,19 @@
 //! Special functions: gamma family (lgamma, digamma, polygamma, mvlgamma, Hurwitz zeta, regularized
 //! incomplete gamma), error-function family (erf, erfc, erfcx, log_ndtr, erfinv, ndtri), orthogonal
-//! polynomials (Chebyshev T/U/V/W and shifted, Hermite H/He, Laguerre, Legendre) and the
-//! special_softmax aliases. Bessel and Airy functions are in `bessel.rs`.
+//! polynomials (Chebyshev T/U/V/W and shifted, Hermite H/He, Laguerre, Legendre). Bessel and Airy
+//! functions are in `bessel.rs`.
 //!
 //! ONNX has none of them (except Erf, float32 only in onnxruntime). Each is evaluated in float64
 //! with a full-precision algorithm (Lanczos, the asymptotic series torch's `calc_digamma` /
 //! `calc_trigamma` / Cephes `zeta` use, Cephes' rational approximations of erf / erfc, three-term
 //! recurrences in an ONNX Loop) and rounded once to the result type.
 
-// Coefficients are copied digit for digit from Cephes and torch, so they can be compared with the source.
-#![allow(clippy::excessive_precision)]
-
-use super::math::{float_t, k, log1p_f, select};
+use super::float64::{in_float64, polevl, D};
 use crate::translate::prelude::*;
 use crate::translations;
+use crate::translations::shared::pointwise::{float_t, log1p_f};
 
-const D: DType = DType::Double;
 const PI: f64 = std::f64::consts::PI;
-
-/// `c[0]·x^n + ... + c[n]` (Horner).
-pub(super) fn polevl(op: &mut Builder, x: Value, c: &[f64]) -> Value {
-    let mut acc = k(op, D, c[0]);
-    for &ci in &c[1..] {
-        let m = op.Mul(acc, x).out();
-        let kc = k(op, D, ci);
-        acc = op.Add(m, kc).out();
-    }
-    acc
-}
 
 /// `x^n + c[0]·x^(n-1) + ... + c[n-1]` (Horner with an implicit leading 1).
 fn p1evl(op: &mut Builder, x: Value, c: &[f64]) -> Value {
@@ -37,7 +23,7 @@ fn p1evl(op: &mut Builder, x: Value, c: &[f64]) -> Value {
 }
 
 fn is_neg_or_zero_int(op: &mut Builder, x: Value) -> Value {
-    let zero = k(op, D, 0.0);
+    let zero = op.scalar(D, 0.0);
     let le = op.LessOrEqual(x, zero).out();
     let f = op.Floor(x).out();
     let int = op.Equal(x, f).out();
@@ -57,22 +43,22 @@ fn lgamma_d(op: &mut Builder, x: Value) -> Value {
         9.984_369_578_019_571_6e-6,
         1.505_632_735_149_311_6e-7,
     ];
-    let half = k(op, D, 0.5);
-    let one = k(op, D, 1.0);
+    let half = op.scalar(D, 0.5);
+    let one = op.scalar(D, 1.0);
     let small = op.Less(x, half).out();
     // y >= 1/2 is the argument the series sees: x, or 1 - x for the reflection.
     let omx = op.Sub(one, x).out();
-    let y = select(op, small, omx, x);
+    let y = op.Where(small, omx, x).out();
     let z = op.Sub(y, one).out();
-    let mut a = k(op, D, G[0]);
+    let mut a = op.scalar(D, G[0]);
     for (i, &g) in G.iter().enumerate().skip(1) {
-        let ki = k(op, D, i as f64);
+        let ki = op.scalar(D, i as f64);
         let den = op.Add(z, ki).out();
-        let kg = k(op, D, g);
+        let kg = op.scalar(D, g);
         let term = op.Div(kg, den).out();
         a = op.Add(a, term).out();
     }
-    let g75 = k(op, D, 7.5);
+    let g75 = op.scalar(D, 7.5);
     let t = op.Add(z, g75).out();
     let lt = op.Log(t).out();
     let zh = op.Add(z, half).out();
@@ -80,26 +66,26 @@ fn lgamma_d(op: &mut Builder, x: Value) -> Value {
     let p = op.Sub(p, t).out();
     let la = op.Log(a).out();
     let p = op.Add(p, la).out();
-    let c = k(op, D, 0.5 * (2.0 * PI).ln());
+    let c = op.scalar(D, 0.5 * (2.0 * PI).ln());
     let lg = op.Add(p, c).out();
     // Reflection: ln Γ(x) = ln π - ln|sin(πx)| - ln Γ(1 - x), with sin of the reduced argument.
     let r = op.Round(x).out();
     let frac = op.Sub(x, r).out();
-    let kpi = k(op, D, PI);
+    let kpi = op.scalar(D, PI);
     let arg = op.Mul(kpi, frac).out();
     let s = op.Sin(arg).out();
     let s = op.Abs(s).out();
     let ls = op.Log(s).out();
-    let lpi = k(op, D, PI.ln());
+    let lpi = op.scalar(D, PI.ln());
     let refl = op.Sub(lpi, ls).out();
     let refl = op.Sub(refl, lg).out();
-    let res = select(op, small, refl, lg);
+    let res = op.Where(small, refl, lg).out();
     // Poles and infinities: +inf.
-    let inf = k(op, D, f64::INFINITY);
+    let inf = op.scalar(D, f64::INFINITY);
     let pole = is_neg_or_zero_int(op, x);
-    let res = select(op, pole, inf, res);
+    let res = op.Where(pole, inf, res).out();
     let is_inf = op.IsInf(x).out();
-    select(op, is_inf, inf, res)
+    op.Where(is_inf, inf, res).out()
 }
 
 /// ψ(x) for float64 `x`, as torch's `calc_digamma` computes it.
@@ -113,79 +99,79 @@ fn digamma_d(op: &mut Builder, x: Value) -> Value {
         -8.333_333_333_333_333_333_33E-3,
         8.333_333_333_333_333_333_33E-2,
     ];
-    let zero = k(op, D, 0.0);
-    let one = k(op, D, 1.0);
-    let ten = k(op, D, 10.0);
+    let zero = op.scalar(D, 0.0);
+    let one = op.scalar(D, 1.0);
+    let ten = op.scalar(D, 10.0);
     let neg = op.Less(x, zero).out();
     let omx = op.Sub(one, x).out();
-    let mut y = select(op, neg, omx, x);
+    let mut y = op.Where(neg, omx, x).out();
     // Push y to >= 10: at most ten steps for y > 0.
-    let mut acc = k(op, D, 0.0);
+    let mut acc = op.scalar(D, 0.0);
     for _ in 0..10 {
         let lt = op.Less(y, ten).out();
         let inv = op.Reciprocal(y).out();
         let sub = op.Sub(acc, inv).out();
-        acc = select(op, lt, sub, acc);
+        acc = op.Where(lt, sub, acc).out();
         let y1 = op.Add(y, one).out();
-        y = select(op, lt, y1, y);
+        y = op.Where(lt, y1, y).out();
     }
     let y2 = op.Mul(y, y).out();
     let z = op.Reciprocal(y2).out();
     let pz = polevl(op, z, &A);
     let series = op.Mul(z, pz).out();
-    let big = k(op, D, 1.0e17);
+    let big = op.scalar(D, 1.0e17);
     let huge = op.GreaterOrEqual(y, big).out();
-    let series = select(op, huge, zero, series);
+    let series = op.Where(huge, zero, series).out();
     let ly = op.Log(y).out();
     let halfinv = op.Reciprocal(y).out();
-    let h = k(op, D, 0.5);
+    let h = op.scalar(D, 0.5);
     let halfinv = op.Mul(halfinv, h).out();
     let r = op.Add(acc, ly).out();
     let r = op.Sub(r, halfinv).out();
     let r = op.Sub(r, series).out();
-    let psi10 = k(op, D, 2.251_752_589_066_721_107_64);
+    let psi10 = op.scalar(D, 2.251_752_589_066_721_107_64);
     let at10 = op.Add(acc, psi10).out();
     let is10 = op.Equal(y, ten).out();
-    let r = select(op, is10, at10, r);
+    let r = op.Where(is10, at10, r).out();
     // Reflection for x < 0: ψ(1 - x) - π / tan(π · frac(x)).
     let tr = op.Floor(x).out();
     let cl = op.Ceil(x).out();
-    let ipart = select(op, neg, cl, tr);
+    let ipart = op.Where(neg, cl, tr).out();
     let frac = op.Sub(x, ipart).out();
-    let kpi = k(op, D, PI);
+    let kpi = op.scalar(D, PI);
     let arg = op.Mul(kpi, frac).out();
     let (s, c) = (op.Sin(arg).out(), op.Cos(arg).out());
     let tan = op.Div(s, c).out();
     let corr = op.Div(kpi, tan).out();
     let refl = op.Sub(r, corr).out();
-    let r = select(op, neg, refl, r);
+    let r = op.Where(neg, refl, r).out();
     // Negative integers: NaN; ±0: ∓inf.
-    let nan = k(op, D, f64::NAN);
+    let nan = op.scalar(D, f64::NAN);
     let is_int = op.Equal(x, ipart).out();
     let neg_int = op.And(neg, is_int).out();
-    let r = select(op, neg_int, nan, r);
+    let r = op.Where(neg_int, nan, r).out();
     let is0 = op.Equal(x, zero).out();
     let inv = op.Reciprocal(x).out();
     let neg0 = op.Less(inv, zero).out();
-    let (pinf, minf) = (k(op, D, f64::INFINITY), k(op, D, f64::NEG_INFINITY));
-    let zval = select(op, neg0, pinf, minf);
-    select(op, is0, zval, r)
+    let (pinf, minf) = (op.scalar(D, f64::INFINITY), op.scalar(D, f64::NEG_INFINITY));
+    let zval = op.Where(neg0, pinf, minf).out();
+    op.Where(is0, zval, r).out()
 }
 
 /// ψ'(x) for float64 `x`, as torch's `calc_trigamma` computes it.
 fn trigamma_d(op: &mut Builder, x: Value) -> Value {
-    let half = k(op, D, 0.5);
-    let one = k(op, D, 1.0);
+    let half = op.scalar(D, 0.5);
+    let one = op.scalar(D, 1.0);
     let small = op.Less(x, half).out();
-    let kpi = k(op, D, PI);
+    let kpi = op.scalar(D, PI);
     let arg = op.Mul(kpi, x).out();
     let s = op.Sin(arg).out();
     let s2 = op.Mul(s, s).out();
-    let pi2 = k(op, D, PI * PI);
+    let pi2 = op.scalar(D, PI * PI);
     let refl = op.Div(pi2, s2).out();
     let omx = op.Sub(one, x).out();
-    let mut y = select(op, small, omx, x);
-    let mut acc = k(op, D, 0.0);
+    let mut y = op.Where(small, omx, x).out();
+    let mut acc = op.scalar(D, 0.0);
     for _ in 0..6 {
         let y2 = op.Mul(y, y).out();
         let inv = op.Reciprocal(y2).out();
@@ -195,15 +181,15 @@ fn trigamma_d(op: &mut Builder, x: Value) -> Value {
     // (1 + 1/(2y) + ixx·(1/6 - ixx·(1/30 - ixx/42))) / y
     let y2 = op.Mul(y, y).out();
     let ixx = op.Reciprocal(y2).out();
-    let c42 = k(op, D, 1.0 / 42.0);
+    let c42 = op.scalar(D, 1.0 / 42.0);
     let t = op.Mul(ixx, c42).out();
-    let c30 = k(op, D, 1.0 / 30.0);
+    let c30 = op.scalar(D, 1.0 / 30.0);
     let t = op.Sub(c30, t).out();
     let t = op.Mul(ixx, t).out();
-    let c6 = k(op, D, 1.0 / 6.0);
+    let c6 = op.scalar(D, 1.0 / 6.0);
     let t = op.Sub(c6, t).out();
     let t = op.Mul(ixx, t).out();
-    let two = k(op, D, 2.0);
+    let two = op.scalar(D, 2.0);
     let y2x = op.Mul(two, y).out();
     let inv2 = op.Reciprocal(y2x).out();
     let t = op.Add(t, inv2).out();
@@ -212,7 +198,7 @@ fn trigamma_d(op: &mut Builder, x: Value) -> Value {
     let total = op.Add(acc, t).out();
     // x < 1/2: -( -π²/sin² + ψ'(1 - x) ) = π²/sin² - ψ'(1 - x)
     let reflected = op.Sub(refl, total).out();
-    select(op, small, reflected, total)
+    op.Where(small, reflected, total).out()
 }
 
 /// Hurwitz ζ(s, q) for float64 `s > 1` (a constant or a tensor broadcasting with `q`) and float64
@@ -234,12 +220,12 @@ fn zeta_d(op: &mut Builder, s: Value, q: Value) -> OpResult<Value> {
         -7.166_165_256_175_667_011_3e18,
     ];
     // Terms per element: I = max(9, floor(9 - q) + 1); the sum runs over j = 0..=I.
-    let nine = k(op, D, 9.0);
-    let one = k(op, D, 1.0);
+    let nine = op.scalar(D, 9.0);
+    let one = op.scalar(D, 1.0);
     let fin_inf = op.IsInf(q).out();
     let fin_nan = op.IsNaN(q).out();
     let bad = op.Or(fin_inf, fin_nan).out();
-    let qf = select(op, bad, nine, q);
+    let qf = op.Where(bad, nine, q).out();
     let nmq = op.Sub(nine, qf).out();
     let fl = op.Floor(nmq).out();
     let fl = op.Add(fl, one).out();
@@ -249,7 +235,7 @@ fn zeta_d(op: &mut Builder, s: Value, q: Value) -> OpResult<Value> {
     let nine_1 = as_1d(op, nine);
     let flat = op.Concat(&[flat, nine_1]).axis(0).out();
     let top = op.ReduceMax(flat, None).keepdims(0).out();
-    let zero = k(op, D, 0.0);
+    let zero = op.scalar(D, 0.0);
     let top1 = op.Add(top, one).out();
     let js = op.Range(zero, top1, one).out();
     let axis = op.const_i64s(&[-1]);
@@ -260,7 +246,7 @@ fn zeta_d(op: &mut Builder, s: Value, q: Value) -> OpResult<Value> {
     let su = op.Unsqueeze(ms, axis).out();
     let terms = op.Pow(base, su).out();
     let keep = op.LessOrEqual(js, cu).out();
-    let terms = select(op, keep, terms, zero);
+    let terms = op.Where(keep, terms, zero).out();
     let sum = op.ReduceSum(terms, Some(axis)).keepdims(0).out();
     // Tail at w = q + I: b·w/(s-1) - b/2 + Σ a_i·b / (A_i · w^(2i+1)).
     let w = op.Add(q, count).out();
@@ -269,33 +255,33 @@ fn zeta_d(op: &mut Builder, s: Value, q: Value) -> OpResult<Value> {
     let sm1 = op.Sub(s, one).out();
     let t1 = op.Div(bw, sm1).out();
     let sum = op.Add(sum, t1).out();
-    let half = k(op, D, 0.5);
+    let half = op.scalar(D, 0.5);
     let hb = op.Mul(half, b).out();
     let mut sum = op.Sub(sum, hb).out();
     let winv = op.Reciprocal(w).out();
     let winv2 = op.Mul(winv, winv).out();
-    let mut a = k(op, D, 1.0);
+    let mut a = op.scalar(D, 1.0);
     let mut kk = 0.0;
     let mut bpow = op.Mul(b, winv).out();
     for ai in A {
-        let kc = k(op, D, kk);
+        let kc = op.scalar(D, kk);
         let sk = op.Add(s, kc).out();
         a = op.Mul(a, sk).out();
-        let aik = k(op, D, ai);
+        let aik = op.scalar(D, ai);
         let c = op.Div(a, aik).out();
         let term = op.Mul(c, bpow).out();
         sum = op.Add(sum, term).out();
         kk += 1.0;
-        let kc = k(op, D, kk);
+        let kc = op.scalar(D, kk);
         let sk = op.Add(s, kc).out();
         a = op.Mul(a, sk).out();
         kk += 1.0;
         bpow = op.Mul(bpow, winv2).out();
     }
     // q a non-positive integer: a pole.
-    let inf = k(op, D, f64::INFINITY);
+    let inf = op.scalar(D, f64::INFINITY);
     let pole = is_neg_or_zero_int(op, q);
-    Ok(select(op, pole, inf, sum))
+    Ok(op.Where(pole, inf, sum).out())
 }
 
 /// erf(x) for |x| <= 1 (Cephes: x·T(x²)/U(x²)).
@@ -366,59 +352,59 @@ fn erfcx_large(op: &mut Builder, x: Value) -> Value {
     let r = polevl(op, x, &R);
     let s = p1evl(op, x, &S);
     let far = op.Div(r, s).out();
-    let eight = k(op, D, 8.0);
+    let eight = op.scalar(D, 8.0);
     let lt8 = op.Less(x, eight).out();
-    let v = select(op, lt8, mid, far);
+    let v = op.Where(lt8, mid, far).out();
     // Beyond 1e7 the polynomials overflow; 1/(x√π) is exact to 1/(2x²) there.
-    let c = k(op, D, 1.0 / PI.sqrt());
+    let c = op.scalar(D, 1.0 / PI.sqrt());
     let asym = op.Div(c, x).out();
-    let lim = k(op, D, 1e7);
+    let lim = op.scalar(D, 1e7);
     let huge = op.Greater(x, lim).out();
-    select(op, huge, asym, v)
+    op.Where(huge, asym, v).out()
 }
 
 /// erfc(x) in float64.
 fn erfc_d(op: &mut Builder, x: Value) -> Value {
-    let one = k(op, D, 1.0);
-    let two = k(op, D, 2.0);
+    let one = op.scalar(D, 1.0);
+    let two = op.scalar(D, 2.0);
     let ax = op.Abs(x).out();
     let lt1 = op.Less(ax, one).out();
     let es = erf_small(op, x);
     let near = op.Sub(one, es).out();
     // |x| >= 1: exp(-x²)·erfcx(|x|), reflected for x < 0. (|x| < 1 lanes take `near`.)
-    let safe = select(op, lt1, one, ax);
+    let safe = op.Where(lt1, one, ax).out();
     let cx = erfcx_large(op, safe);
     let x2 = op.Mul(ax, ax).out();
     let nx2 = op.Neg(x2).out();
     let e = op.Exp(nx2).out();
     let tail = op.Mul(e, cx).out();
-    let zero = k(op, D, 0.0);
+    let zero = op.scalar(D, 0.0);
     let neg = op.Less(x, zero).out();
     let refl = op.Sub(two, tail).out();
-    let far = select(op, neg, refl, tail);
-    let r = select(op, lt1, near, far);
+    let far = op.Where(neg, refl, tail).out();
+    let r = op.Where(lt1, near, far).out();
     // ±inf: 0 and 2 (the products above give NaN).
     let pinf = op.IsInf(x).detect_negative(0).out();
     let minf = op.IsInf(x).detect_positive(0).out();
-    let r = select(op, pinf, zero, r);
-    select(op, minf, two, r)
+    let r = op.Where(pinf, zero, r).out();
+    op.Where(minf, two, r).out()
 }
 
 /// erfcx(x) = exp(x²)·erfc(x) in float64.
 fn erfcx_d(op: &mut Builder, x: Value) -> Value {
-    let one = k(op, D, 1.0);
+    let one = op.scalar(D, 1.0);
     let lt1 = op.Less(x, one).out();
-    let safe = select(op, lt1, one, x);
+    let safe = op.Where(lt1, one, x).out();
     let big = erfcx_large(op, safe);
     let x2 = op.Mul(x, x).out();
     let e = op.Exp(x2).out();
     let c = erfc_d(op, x);
     let small = op.Mul(e, c).out();
-    let r = select(op, lt1, small, big);
+    let r = op.Where(lt1, small, big).out();
     // +inf: 0; -inf: inf.
-    let zero = k(op, D, 0.0);
+    let zero = op.scalar(D, 0.0);
     let pinf = op.IsInf(x).detect_negative(0).out();
-    select(op, pinf, zero, r)
+    op.Where(pinf, zero, r).out()
 }
 
 /// Φ⁻¹(y) for float64 `y` (Cephes `ndtri`, which torch uses).
@@ -482,15 +468,15 @@ fn ndtri_d(op: &mut Builder, y0: Value) -> Value {
         2.892_478_647_453_806_839_36E-6,
         6.790_194_080_099_812_744_25E-9,
     ];
-    let one = k(op, D, 1.0);
-    let zero = k(op, D, 0.0);
-    let e2 = k(op, D, 0.135_335_283_236_612_691_89);
-    let hi_cut = k(op, D, 1.0 - 0.135_335_283_236_612_691_89);
+    let one = op.scalar(D, 1.0);
+    let zero = op.scalar(D, 0.0);
+    let e2 = op.scalar(D, 0.135_335_283_236_612_691_89);
+    let hi_cut = op.scalar(D, 1.0 - 0.135_335_283_236_612_691_89);
     let upper = op.Greater(y0, hi_cut).out();
     let omy = op.Sub(one, y0).out();
-    let y = select(op, upper, omy, y0);
+    let y = op.Where(upper, omy, y0).out();
     // Central region: y - 1/2 rational in (y - 1/2)².
-    let half = k(op, D, 0.5);
+    let half = op.scalar(D, 0.5);
     let yc = op.Sub(y0, half).out();
     let y2 = op.Mul(yc, yc).out();
     let p = polevl(op, y2, &P0);
@@ -499,13 +485,13 @@ fn ndtri_d(op: &mut Builder, y0: Value) -> Value {
     let r = op.Mul(y2, r).out();
     let r = op.Mul(yc, r).out();
     let xc = op.Add(yc, r).out();
-    let s2pi = k(op, D, (2.0 * PI).sqrt());
+    let s2pi = op.scalar(D, (2.0 * PI).sqrt());
     let central = op.Mul(xc, s2pi).out();
     // Tails: x = sqrt(-2 ln y), x0 - z·P(z)/Q(z) with z = 1/x.
-    let pos = op_gt(op, y, zero);
-    let safe = select(op, pos, y, half);
+    let pos = op.Greater(y, zero).out();
+    let safe = op.Where(pos, y, half).out();
     let ly = op.Log(safe).out();
-    let m2 = k(op, D, -2.0);
+    let m2 = op.scalar(D, -2.0);
     let x = op.Mul(m2, ly).out();
     let x = op.Sqrt(x).out();
     let lx = op.Log(x).out();
@@ -518,52 +504,48 @@ fn ndtri_d(op: &mut Builder, y0: Value) -> Value {
     let p2 = polevl(op, z, &P2);
     let q2 = p1evl(op, z, &Q2);
     let r2 = op.Div(p2, q2).out();
-    let eight = k(op, D, 8.0);
+    let eight = op.scalar(D, 8.0);
     let lt8 = op.Less(x, eight).out();
-    let rr = select(op, lt8, r1, r2);
+    let rr = op.Where(lt8, r1, r2).out();
     let x1 = op.Mul(z, rr).out();
     let tail = op.Sub(x0, x1).out();
     let ntail = op.Neg(tail).out();
-    let tail = select(op, upper, tail, ntail);
+    let tail = op.Where(upper, tail, ntail).out();
     let in_center = op.Greater(y, e2).out();
-    let r = select(op, in_center, central, tail);
+    let r = op.Where(in_center, central, tail).out();
     // Ends and outside (0, 1).
-    let (pinf, minf, nan) = (k(op, D, f64::INFINITY), k(op, D, f64::NEG_INFINITY), k(op, D, f64::NAN));
+    let (pinf, minf, nan) = (op.scalar(D, f64::INFINITY), op.scalar(D, f64::NEG_INFINITY), op.scalar(D, f64::NAN));
     let is0 = op.Equal(y0, zero).out();
     let is1 = op.Equal(y0, one).out();
     let below = op.Less(y0, zero).out();
     let above = op.Greater(y0, one).out();
     let out = op.Or(below, above).out();
-    let r = select(op, is0, minf, r);
-    let r = select(op, is1, pinf, r);
-    select(op, out, nan, r)
-}
-
-fn op_gt(op: &mut Builder, a: Value, b: Value) -> Value {
-    op.Greater(a, b).out()
+    let r = op.Where(is0, minf, r).out();
+    let r = op.Where(is1, pinf, r).out();
+    op.Where(out, nan, r).out()
 }
 
 /// erf(x) in float64 over the whole line.
 fn erf_d(op: &mut Builder, x: Value) -> Value {
-    let one = k(op, D, 1.0);
+    let one = op.scalar(D, 1.0);
     let ax = op.Abs(x).out();
     let lt1 = op.Less(ax, one).out();
     let s = erf_small(op, x);
     let c = erfc_d(op, x);
     let big = op.Sub(one, c).out();
-    select(op, lt1, s, big)
+    op.Where(lt1, s, big).out()
 }
 
 /// erf⁻¹(y) in float64: Φ⁻¹((y + 1)/2)/√2, polished by two Newton steps on erf.
 fn erfinv_d(op: &mut Builder, y: Value) -> Value {
-    let one = k(op, D, 1.0);
-    let half = k(op, D, 0.5);
+    let one = op.scalar(D, 1.0);
+    let half = op.scalar(D, 0.5);
     let p = op.Add(y, one).out();
     let p = op.Mul(p, half).out();
     let n = ndtri_d(op, p);
-    let r2 = k(op, D, std::f64::consts::FRAC_1_SQRT_2);
+    let r2 = op.scalar(D, std::f64::consts::FRAC_1_SQRT_2);
     let mut x = op.Mul(n, r2).out();
-    let c = k(op, D, 2.0 / PI.sqrt());
+    let c = op.scalar(D, 2.0 / PI.sqrt());
     for _ in 0..2 {
         let e = erf_d(op, x);
         let diff = op.Sub(e, y).out();
@@ -575,7 +557,7 @@ fn erfinv_d(op: &mut Builder, y: Value) -> Value {
         let nx = op.Sub(x, step).out();
         // Keep ±inf (and the exact zero) from the initial value.
         let fin = op.IsInf(x).out();
-        x = select(op, fin, x, nx);
+        x = op.Where(fin, x, nx).out();
     }
     x
 }
@@ -584,17 +566,17 @@ fn erfinv_d(op: &mut Builder, y: Value) -> Value {
 fn degree(op: &mut Builder, n: Value, t: DType) -> Value {
     let nt = cast(op, n, t);
     let nd = cast(op, nt, D);
-    let zero = k(op, D, 0.0);
+    let zero = op.scalar(D, 0.0);
     let neg = op.Less(nd, zero).out();
     let c = op.Ceil(nd).out();
     let f = op.Floor(nd).out();
-    let tr = select(op, neg, c, f);
+    let tr = op.Where(neg, c, f).out();
     // NaN, ±inf and values beyond int64 convert to INT64_MIN (x86 cvttsd2si), a negative degree.
     let a = op.Abs(nd).out();
-    let lim = k(op, D, 9.223_372_036_854_775_808e18);
+    let lim = op.scalar(D, 9.223_372_036_854_775_808e18);
     let ok = op.Less(a, lim).out();
-    let m1 = k(op, D, -1.0);
-    select(op, ok, tr, m1)
+    let m1 = op.scalar(D, -1.0);
+    op.Where(ok, tr, m1).out()
 }
 
 /// An orthogonal polynomial of degree `n` (float64, integer-valued, any shape broadcasting with
@@ -611,8 +593,8 @@ fn poly_rec(
 ) -> Value {
     let sum = op.Add(x, n).out();
     let shp = op.Shape(sum).out();
-    let one = k(op, D, 1.0);
-    let p0v = k(op, D, p0);
+    let one = op.scalar(D, 1.0);
+    let p0v = op.scalar(D, p0);
     let p = op.Expand(p0v, shp).out();
     let q = op.Expand(p1, shp).out();
     // Trip count: max(n) - 1 (iterations j = 2..=max n), at least 0.
@@ -629,7 +611,7 @@ fn poly_rec(
     let pp = op.add_input(Some(D), None);
     let qq = op.add_input(Some(D), None);
     let itd = cast(op, it, D);
-    let two = k(op, D, 2.0);
+    let two = op.scalar(D, 2.0);
     let j = op.Add(itd, two).out();
     let r = step(op, j, pp, qq);
     let active = op.LessOrEqual(j, n).out();
@@ -638,7 +620,7 @@ fn poly_rec(
     let c = op.Identity(tru).out();
     let body = op.end_subgraph(vec![c, p2, q2]);
     let outs = op.Loop(Some(m), Some(tru), &[p, q]).body(body).outs_vec(2);
-    let zero = k(op, D, 0.0);
+    let zero = op.scalar(D, 0.0);
     let is0 = op.Equal(n, zero).out();
     let r = op.Where(is0, p, outs[1]).out();
     let neg = op.Less(n, zero).out();
@@ -659,22 +641,22 @@ enum Poly {
 }
 
 /// Evaluates polynomial `kind` of degree `n` at `x`; `shifted` substitutes 2x - 1 (Chebyshev).
-fn poly(op: &mut Builder, x: Scalar, n: Scalar, kind: Poly, shifted: bool) -> Value {
+fn poly(op: &mut Builder, x: Operand, n: Operand, kind: Poly, shifted: bool) -> Value {
     let t = op.out_dtype(0);
     let t = match t {
         Some(t) if t.is_float() => t,
         _ => DType::Float,
     };
-    let xv = scalar_value(op, x, t);
+    let xv = operand_value(op, x, t);
     let mut x = cast(op, xv, D);
-    let nv = scalar_value(op, n, t);
+    let nv = operand_value(op, n, t);
     let n = degree(op, nv, t);
     if shifted {
-        let one = k(op, D, 1.0);
+        let one = op.scalar(D, 1.0);
         let xx = op.Add(x, x).out();
         x = op.Sub(xx, one).out();
     }
-    let one = k(op, D, 1.0);
+    let one = op.scalar(D, 1.0);
     let two_x = op.Add(x, x).out();
     let p1 = match kind {
         Poly::ChebT | Poly::HermiteHe | Poly::Legendre => x,
@@ -684,7 +666,7 @@ fn poly(op: &mut Builder, x: Scalar, n: Scalar, kind: Poly, shifted: bool) -> Va
         Poly::Laguerre => op.Sub(one, x).out(),
     };
     let r = poly_rec(op, x, n, 1.0, p1, move |op, j, p, q| {
-        let one = k(op, D, 1.0);
+        let one = op.scalar(D, 1.0);
         let jm1 = op.Sub(j, one).out();
         match kind {
             // 2x·q - p
@@ -738,9 +720,9 @@ fn poly(op: &mut Builder, x: Scalar, n: Scalar, kind: Poly, shifted: bool) -> Va
             } else {
                 1024.0
             };
-            let lim = k(op, D, limit);
+            let lim = op.scalar(D, limit);
             let over = op.Greater(n, lim).out();
-            let nan = k(op, D, f64::NAN);
+            let nan = op.scalar(D, f64::NAN);
             op.Where(over, nan, r).out()
         }
         _ => r,
@@ -753,8 +735,8 @@ fn poly(op: &mut Builder, x: Scalar, n: Scalar, kind: Poly, shifted: bool) -> Va
 /// float64 precision: the power series for x < a + 1, Lentz's continued fraction for Q
 /// otherwise, both iterated in an ONNX Loop until every element has converged.
 fn igamma_d(op: &mut Builder, a: Value, x: Value, upper: bool) -> Value {
-    let zero = k(op, D, 0.0);
-    let one = k(op, D, 1.0);
+    let zero = op.scalar(D, 0.0);
+    let one = op.scalar(D, 1.0);
     // Broadcast, and replace the special cases by a harmless (1, 1) so the loop always ends.
     let s0 = op.Add(a, x).out();
     let shp = op.Shape(s0).out();
@@ -769,8 +751,8 @@ fn igamma_d(op: &mut Builder, a: Value, x: Value, upper: bool) -> Value {
     let ok = op.And(a_ok, x_ok).out();
     let ok = op.And(ok, a_fin).out();
     let ok = op.And(ok, x_fin).out();
-    let aa = select(op, ok, a, one);
-    let xx = select(op, ok, x, one);
+    let aa = op.Where(ok, a, one).out();
+    let xx = op.Where(ok, x, one).out();
     let ap1 = op.Add(aa, one).out();
     let use_series = op.Less(xx, ap1).out();
     let use_cf = op.Not(use_series).out();
@@ -780,15 +762,15 @@ fn igamma_d(op: &mut Builder, a: Value, x: Value, upper: bool) -> Value {
     let xp1 = op.Add(xx, one).out();
     let b0 = op.Sub(xp1, aa).out();
     let fpmin = 1e-300;
-    let c0 = k(op, D, 1.0 / fpmin);
+    let c0 = op.scalar(D, 1.0 / fpmin);
     let c0 = op.Expand(c0, shp).out();
-    let fpk = k(op, D, fpmin);
+    let fpk = op.scalar(D, fpmin);
     let absb = op.Abs(b0).out();
     let tiny = op.Less(absb, fpk).out();
-    let bsafe = select(op, tiny, fpk, b0);
+    let bsafe = op.Where(tiny, fpk, b0).out();
     let d0 = op.Reciprocal(bsafe).out();
     let h0 = d0;
-    let eps = k(op, D, f64::EPSILON);
+    let eps = op.scalar(D, f64::EPSILON);
     let tru = op.scalar(DType::Bool, 1.0);
     let maxit = op.const_i64s(&[1_000_000]);
     let maxit = op.Squeeze(maxit, None).out();
@@ -818,37 +800,37 @@ fn igamma_d(op: &mut Builder, a: Value, x: Value, upper: bool) -> Value {
     let ima = op.Sub(i, aa).out();
     let an = op.Mul(i, ima).out();
     let an = op.Neg(an).out();
-    let two = k(op, D, 2.0);
+    let two = op.scalar(D, 2.0);
     let b2 = op.Add(b, two).out();
     let ad = op.Mul(an, d).out();
     let dn = op.Add(ad, b2).out();
     let adn = op.Abs(dn).out();
     let t = op.Less(adn, fpk).out();
-    let dn = select(op, t, fpk, dn);
+    let dn = op.Where(t, fpk, dn).out();
     let ac = op.Div(an, c).out();
     let cn = op.Add(b2, ac).out();
     let acn = op.Abs(cn).out();
     let t = op.Less(acn, fpk).out();
-    let cn = select(op, t, fpk, cn);
+    let cn = op.Where(t, fpk, cn).out();
     let dn = op.Reciprocal(dn).out();
     let dl = op.Mul(dn, cn).out();
     let h2 = op.Mul(h, dl).out();
     let dm1 = op.Sub(dl, one).out();
     let adm1 = op.Abs(dm1).out();
-    let eps4 = k(op, D, 4.0 * f64::EPSILON);
+    let eps4 = op.scalar(D, 4.0 * f64::EPSILON);
     let c_done = op.Less(adm1, eps4).out();
     // Each element stops advancing once its own method has converged.
     let s_go = op.Not(s_done).out();
     let s_go = op.And(use_series, s_go).out();
     let c_go = op.Not(c_done).out();
     let c_go = op.And(use_cf, c_go).out();
-    let ap_o = select(op, use_series, ap2, ap);
-    let del_o = select(op, use_series, del2, del);
-    let sum_o = select(op, use_series, sum2, sum);
-    let b_o = select(op, use_cf, b2, b);
-    let c_o = select(op, use_cf, cn, c);
-    let d_o = select(op, use_cf, dn, d);
-    let h_o = select(op, use_cf, h2, h);
+    let ap_o = op.Where(use_series, ap2, ap).out();
+    let del_o = op.Where(use_series, del2, del).out();
+    let sum_o = op.Where(use_series, sum2, sum).out();
+    let b_o = op.Where(use_cf, b2, b).out();
+    let c_o = op.Where(use_cf, cn, c).out();
+    let d_o = op.Where(use_cf, dn, d).out();
+    let h_o = op.Where(use_cf, h2, h).out();
     let go = op.Or(s_go, c_go).out();
     let go = cast(op, go, DType::Int32);
     let go = as_1d(op, go);
@@ -872,34 +854,34 @@ fn igamma_d(op: &mut Builder, a: Value, x: Value, upper: bool) -> Value {
     let q_cf = op.Mul(h, pref).out();
     let r = if upper {
         let q_ser = op.Sub(one, p_ser).out();
-        select(op, use_series, q_ser, q_cf)
+        op.Where(use_series, q_ser, q_cf).out()
     } else {
         let p_cf = op.Sub(one, q_cf).out();
-        select(op, use_series, p_ser, p_cf)
+        op.Where(use_series, p_ser, p_cf).out()
     };
     // Special cases, innermost first (torch checks them in the opposite order).
     let (on_x_inf, on_a_inf, on_x0, on_a0) = if upper { (0.0, 1.0, 1.0, 0.0) } else { (1.0, 0.0, 0.0, 1.0) };
-    let nan = k(op, D, f64::NAN);
-    let v = k(op, D, on_x_inf);
-    let r = select(op, x_inf, v, r);
-    let v = k(op, D, on_a_inf);
-    let r_ai = select(op, x_inf, nan, v);
-    let r = select(op, a_inf, r_ai, r);
+    let nan = op.scalar(D, f64::NAN);
+    let v = op.scalar(D, on_x_inf);
+    let r = op.Where(x_inf, v, r).out();
+    let v = op.scalar(D, on_a_inf);
+    let r_ai = op.Where(x_inf, nan, v).out();
+    let r = op.Where(a_inf, r_ai, r).out();
     let x0 = op.Equal(x, zero).out();
-    let v = k(op, D, on_x0);
-    let r = select(op, x0, v, r);
+    let v = op.scalar(D, on_x0);
+    let r = op.Where(x0, v, r).out();
     let a0 = op.Equal(a, zero).out();
-    let v = k(op, D, on_a0);
-    let r_a0 = select(op, x_ok, v, nan);
-    let r = select(op, a0, r_a0, r);
+    let v = op.scalar(D, on_a0);
+    let r_a0 = op.Where(x_ok, v, nan).out();
+    let r = op.Where(a0, r_a0, r).out();
     let xneg = op.Less(x, zero).out();
     let aneg = op.Less(a, zero).out();
     let neg = op.Or(xneg, aneg).out();
-    let r = select(op, neg, nan, r);
+    let r = op.Where(neg, nan, r).out();
     let xn = op.IsNaN(x).out();
     let an = op.IsNaN(a).out();
     let nn = op.Or(xn, an).out();
-    select(op, nn, nan, r)
+    op.Where(nn, nan, r).out()
 }
 
 /// igamma / igammac: promoted to the result type, evaluated in float64, rounded once.
@@ -916,40 +898,17 @@ fn igamma_op(op: &mut Builder, a: Value, x: Value, upper: bool) -> Value {
     cast(op, r, t)
 }
 
-/// softmax / log_softmax along `dim` in the node's result type (`dtype` already applied by torch).
-fn softmax_in(op: &mut Builder, x: Value, dim: i64, log: bool) -> OpResult<Value> {
-    let r = rank_of(op, x)?;
-    let Some(t) = op.out_dtype(0) else { bail!("the result type is unknown") };
-    let x = cast(op, x, t);
-    let (v, axis) = if r == 0 { (as_1d(op, x), 0) } else { (x, normalize_axis(dim, r)) };
-    let y = if log { op.LogSoftmax(v).axis(axis).out() } else { op.Softmax(v).axis(axis).out() };
-    Ok(if r == 0 {
-        let empty = op.const_i64s(&[]);
-        op.Reshape(y, empty).out()
-    } else {
-        y
-    })
-}
-
-/// A float64 unary special function, rounded to the node's floating result type.
-pub(super) fn special(op: &mut Builder, x: Value, f: impl FnOnce(&mut Builder, Value) -> Value) -> Value {
-    let t = float_t(op, x);
-    let xd = cast(op, x, D);
-    let r = f(op, xd);
-    cast(op, r, t)
-}
-
 translations! {
     /// lgamma(Tensor self) -> Tensor
     #[target("aten::lgamma")]
     fn lgamma(op, self_: Tensor) -> Value {
-        special(op, self_, lgamma_d)
+        in_float64(op, self_, lgamma_d)
     }
 
     /// digamma(Tensor self) -> Tensor
     #[target("aten::digamma", "aten::special_digamma", "aten::special_psi")]
     fn digamma(op, self_: Tensor) -> Value {
-        special(op, self_, digamma_d)
+        in_float64(op, self_, digamma_d)
     }
 
     /// polygamma(int n, Tensor self) -> Tensor
@@ -963,10 +922,10 @@ translations! {
             1 => trigamma_d(op, x),
             n => {
                 // (-1)^(n+1) · n! · ζ(n + 1, x)
-                let sv = k(op, D, (n + 1) as f64);
+                let sv = op.scalar(D, (n + 1) as f64);
                 let z = zeta_d(op, sv, x)?;
                 let fact: f64 = (1..=n).map(|i| i as f64).product();
-                let c = k(op, D, if n % 2 == 1 { fact } else { -fact });
+                let c = op.scalar(D, if n % 2 == 1 { fact } else { -fact });
                 op.Mul(c, z).out()
             }
         };
@@ -982,9 +941,9 @@ translations! {
         let t = float_t(op, self_);
         let x = cast(op, self_, D);
         // Σ_{j<p} lgamma(x - j/2) + p(p-1)/4 · ln π
-        let mut acc = k(op, D, (p * (p - 1)) as f64 / 4.0 * PI.ln());
+        let mut acc = op.scalar(D, (p * (p - 1)) as f64 / 4.0 * PI.ln());
         for j in 0..p {
-            let c = k(op, D, j as f64 / 2.0);
+            let c = op.scalar(D, j as f64 / 2.0);
             let a = op.Sub(x, c).out();
             let l = lgamma_d(op, a);
             acc = op.Add(acc, l).out();
@@ -995,55 +954,55 @@ translations! {
     /// erf(Tensor self) -> Tensor
     #[target("aten::erf", "aten::special_erf")]
     fn erf(op, self_: Tensor) -> Value {
-        special(op, self_, erf_d)
+        in_float64(op, self_, erf_d)
     }
 
     /// erfc(Tensor self) -> Tensor
     #[target("aten::erfc", "aten::special_erfc")]
     fn erfc(op, self_: Tensor) -> Value {
-        special(op, self_, erfc_d)
+        in_float64(op, self_, erfc_d)
     }
 
     /// special_erfcx(Tensor self) -> Tensor
     #[target("aten::special_erfcx")]
     fn special_erfcx(op, self_: Tensor) -> Value {
-        special(op, self_, erfcx_d)
+        in_float64(op, self_, erfcx_d)
     }
 
     /// special_log_ndtr(Tensor self) -> Tensor
     #[target("aten::special_log_ndtr")]
     fn special_log_ndtr(op, self_: Tensor) -> Value {
-        special(op, self_, |op, x| {
+        in_float64(op, self_, |op, x| {
             // torch: x < -1 ? log(erfcx(-x/√2)/2) - x²/2 : log1p(-erfc(x/√2)/2)
-            let r2 = k(op, D, std::f64::consts::FRAC_1_SQRT_2);
+            let r2 = op.scalar(D, std::f64::consts::FRAC_1_SQRT_2);
             let tt = op.Mul(x, r2).out();
             let nt = op.Neg(tt).out();
             let cx = erfcx_d(op, nt);
-            let half = k(op, D, 0.5);
+            let half = op.scalar(D, 0.5);
             let h = op.Mul(cx, half).out();
             let l = op.Log(h).out();
             let t2 = op.Mul(tt, tt).out();
             let lo = op.Sub(l, t2).out();
             let c = erfc_d(op, tt);
-            let mh = k(op, D, -0.5);
+            let mh = op.scalar(D, -0.5);
             let arg = op.Mul(c, mh).out();
             let hi = log1p_f(op, arg, D);
-            let m1 = k(op, D, -1.0);
+            let m1 = op.scalar(D, -1.0);
             let below = op.Less(x, m1).out();
-            select(op, below, lo, hi)
+            op.Where(below, lo, hi).out()
         })
     }
 
     /// erfinv(Tensor self) -> Tensor
     #[target("aten::erfinv", "aten::special_erfinv")]
     fn erfinv(op, self_: Tensor) -> Value {
-        special(op, self_, erfinv_d)
+        in_float64(op, self_, erfinv_d)
     }
 
     /// special_ndtri(Tensor self) -> Tensor
     #[target("aten::special_ndtri")]
     fn special_ndtri(op, self_: Tensor) -> Value {
-        special(op, self_, ndtri_d)
+        in_float64(op, self_, ndtri_d)
     }
 
     /// special_chebyshev_polynomial_t(Tensor x, Tensor n) -> Tensor
@@ -1052,7 +1011,7 @@ translations! {
         "aten::special_chebyshev_polynomial_t.x_scalar",
         "aten::special_chebyshev_polynomial_t.n_scalar"
     )]
-    fn special_chebyshev_polynomial_t(op, x: Scalar, n: Scalar) -> Value {
+    fn special_chebyshev_polynomial_t(op, x: Operand, n: Operand) -> Value {
         poly(op, x, n, Poly::ChebT, false)
     }
 
@@ -1062,7 +1021,7 @@ translations! {
         "aten::special_chebyshev_polynomial_u.x_scalar",
         "aten::special_chebyshev_polynomial_u.n_scalar"
     )]
-    fn special_chebyshev_polynomial_u(op, x: Scalar, n: Scalar) -> Value {
+    fn special_chebyshev_polynomial_u(op, x: Operand, n: Operand) -> Value {
         poly(op, x, n, Poly::ChebU, false)
     }
 
@@ -1072,7 +1031,7 @@ translations! {
         "aten::special_chebyshev_polynomial_v.x_scalar",
         "aten::special_chebyshev_polynomial_v.n_scalar"
     )]
-    fn special_chebyshev_polynomial_v(op, x: Scalar, n: Scalar) -> Value {
+    fn special_chebyshev_polynomial_v(op, x: Operand, n: Operand) -> Value {
         poly(op, x, n, Poly::ChebV, false)
     }
 
@@ -1082,7 +1041,7 @@ translations! {
         "aten::special_chebyshev_polynomial_w.x_scalar",
         "aten::special_chebyshev_polynomial_w.n_scalar"
     )]
-    fn special_chebyshev_polynomial_w(op, x: Scalar, n: Scalar) -> Value {
+    fn special_chebyshev_polynomial_w(op, x: Operand, n: Operand) -> Value {
         poly(op, x, n, Poly::ChebW, false)
     }
 
@@ -1092,7 +1051,7 @@ translations! {
         "aten::special_shifted_chebyshev_polynomial_t.x_scalar",
         "aten::special_shifted_chebyshev_polynomial_t.n_scalar"
     )]
-    fn special_shifted_chebyshev_polynomial_t(op, x: Scalar, n: Scalar) -> Value {
+    fn special_shifted_chebyshev_polynomial_t(op, x: Operand, n: Operand) -> Value {
         poly(op, x, n, Poly::ChebT, true)
     }
 
@@ -1102,7 +1061,7 @@ translations! {
         "aten::special_shifted_chebyshev_polynomial_u.x_scalar",
         "aten::special_shifted_chebyshev_polynomial_u.n_scalar"
     )]
-    fn special_shifted_chebyshev_polynomial_u(op, x: Scalar, n: Scalar) -> Value {
+    fn special_shifted_chebyshev_polynomial_u(op, x: Operand, n: Operand) -> Value {
         poly(op, x, n, Poly::ChebU, true)
     }
 
@@ -1112,7 +1071,7 @@ translations! {
         "aten::special_shifted_chebyshev_polynomial_v.x_scalar",
         "aten::special_shifted_chebyshev_polynomial_v.n_scalar"
     )]
-    fn special_shifted_chebyshev_polynomial_v(op, x: Scalar, n: Scalar) -> Value {
+    fn special_shifted_chebyshev_polynomial_v(op, x: Operand, n: Operand) -> Value {
         poly(op, x, n, Poly::ChebV, true)
     }
 
@@ -1122,7 +1081,7 @@ translations! {
         "aten::special_shifted_chebyshev_polynomial_w.x_scalar",
         "aten::special_shifted_chebyshev_polynomial_w.n_scalar"
     )]
-    fn special_shifted_chebyshev_polynomial_w(op, x: Scalar, n: Scalar) -> Value {
+    fn special_shifted_chebyshev_polynomial_w(op, x: Operand, n: Operand) -> Value {
         poly(op, x, n, Poly::ChebW, true)
     }
 
@@ -1132,7 +1091,7 @@ translations! {
         "aten::special_hermite_polynomial_h.x_scalar",
         "aten::special_hermite_polynomial_h.n_scalar"
     )]
-    fn special_hermite_polynomial_h(op, x: Scalar, n: Scalar) -> Value {
+    fn special_hermite_polynomial_h(op, x: Operand, n: Operand) -> Value {
         poly(op, x, n, Poly::HermiteH, false)
     }
 
@@ -1142,7 +1101,7 @@ translations! {
         "aten::special_hermite_polynomial_he.x_scalar",
         "aten::special_hermite_polynomial_he.n_scalar"
     )]
-    fn special_hermite_polynomial_he(op, x: Scalar, n: Scalar) -> Value {
+    fn special_hermite_polynomial_he(op, x: Operand, n: Operand) -> Value {
         poly(op, x, n, Poly::HermiteHe, false)
     }
 
@@ -1152,7 +1111,7 @@ translations! {
         "aten::special_laguerre_polynomial_l.x_scalar",
         "aten::special_laguerre_polynomial_l.n_scalar"
     )]
-    fn special_laguerre_polynomial_l(op, x: Scalar, n: Scalar) -> Value {
+    fn special_laguerre_polynomial_l(op, x: Operand, n: Operand) -> Value {
         poly(op, x, n, Poly::Laguerre, false)
     }
 
@@ -1162,7 +1121,7 @@ translations! {
         "aten::special_legendre_polynomial_p.x_scalar",
         "aten::special_legendre_polynomial_p.n_scalar"
     )]
-    fn special_legendre_polynomial_p(op, x: Scalar, n: Scalar) -> Value {
+    fn special_legendre_polynomial_p(op, x: Operand, n: Operand) -> Value {
         poly(op, x, n, Poly::Legendre, false)
     }
 
@@ -1178,36 +1137,24 @@ translations! {
         igamma_op(op, self_, other, true)
     }
 
-    /// special_softmax(Tensor self, int dim, ScalarType? dtype=None) -> Tensor
-    #[target("aten::special_softmax")]
-    fn special_softmax(op, self_: Tensor, dim: i64) -> OpResult<Value> {
-        softmax_in(op, self_, dim, false)
-    }
-
-    /// special_log_softmax(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor
-    #[target("aten::special_log_softmax")]
-    fn special_log_softmax(op, self_: Tensor, dim: i64) -> OpResult<Value> {
-        softmax_in(op, self_, dim, true)
-    }
-
     /// special_zeta(Tensor self, Tensor other) -> Tensor
     #[target("aten::special_zeta", "aten::special_zeta.self_scalar", "aten::special_zeta.other_scalar")]
-    fn special_zeta(op, self_: Scalar, other: Scalar) -> OpResult<Value> {
+    fn special_zeta(op, self_: Operand, other: Operand) -> OpResult<Value> {
         let t = match op.out_dtype(0) {
             Some(t) if t.is_float() => t,
             _ => DType::Float,
         };
-        let xs = scalar_value(op, self_, t);
+        let xs = operand_value(op, self_, t);
         let x = cast(op, xs, D);
-        let qs = scalar_value(op, other, t);
+        let qs = operand_value(op, other, t);
         let q = cast(op, qs, D);
         let z = zeta_d(op, x, q)?;
         // Cephes: x == 1 → +inf; x < 1 → NaN; q <= 0: an integer q is a pole (+inf, already in
         // zeta_d), otherwise a non-integer x gives NaN.
-        let one = k(op, D, 1.0);
-        let zero = k(op, D, 0.0);
-        let inf = k(op, D, f64::INFINITY);
-        let nan = k(op, D, f64::NAN);
+        let one = op.scalar(D, 1.0);
+        let zero = op.scalar(D, 0.0);
+        let inf = op.scalar(D, f64::INFINITY);
+        let nan = op.scalar(D, f64::NAN);
         let qle = op.LessOrEqual(q, zero).out();
         let qf = op.Floor(q).out();
         let qint = op.Equal(q, qf).out();
@@ -1217,13 +1164,13 @@ translations! {
         let qnon = op.Not(qint).out();
         let bad = op.And(qle, qnon).out();
         let bad = op.And(bad, xnon).out();
-        let r = select(op, bad, nan, z);
+        let r = op.Where(bad, nan, z).out();
         let pole = op.And(qle, qint).out();
-        let r = select(op, pole, inf, r);
+        let r = op.Where(pole, inf, r).out();
         let lt1 = op.Less(x, one).out();
-        let r = select(op, lt1, nan, r);
+        let r = op.Where(lt1, nan, r).out();
         let eq1 = op.Equal(x, one).out();
-        let r = select(op, eq1, inf, r);
+        let r = op.Where(eq1, inf, r).out();
         Ok(cast(op, r, t))
     }
 }

@@ -4,15 +4,10 @@
 //! Each follows torch's CPU implementation (Cephes coefficients and branch points, from
 //! aten/src/ATen/native/Math.h), evaluated in float64 and rounded once to the result type.
 
-// Coefficients are Cephes' tables digit for digit, so they can be compared with the source.
-#![allow(clippy::excessive_precision)]
-
-use super::math::{k, select};
-use super::special::{polevl, special};
+use super::float64::{in_float64, polevl, D};
 use crate::translate::prelude::*;
 use crate::translations;
 
-const D: DType = DType::Double;
 const PI: f64 = std::f64::consts::PI;
 
 const J_PP0: [f64; 7] = [
@@ -161,7 +156,7 @@ fn bessel_asym(op: &mut Builder, ax: Value, order1: bool, y: bool) -> Value {
     let (pp, pq, qp, qq): (&[f64], &[f64], &[f64], &[f64]) =
         if order1 { (&J_PP1, &J_PQ1, &J_QP1, &J_QQ1) } else { (&J_PP0, &J_PQ0, &J_QP0, &J_QQ0) };
     let phase = if order1 { 3.0 * PI / 4.0 } else { PI / 4.0 };
-    let five = k(op, D, 5.0);
+    let five = op.scalar(D, 5.0);
     let fx = op.Div(five, ax).out();
     let w = op.Mul(fx, fx).out();
     let a = polevl(op, w, pp);
@@ -170,7 +165,7 @@ fn bessel_asym(op: &mut Builder, ax: Value, order1: bool, y: bool) -> Value {
     let a = polevl(op, w, qp);
     let b = polevl(op, w, qq);
     let q = op.Div(a, b).out();
-    let ph = k(op, D, phase);
+    let ph = op.scalar(D, phase);
     let th = op.Sub(ax, ph).out();
     let c = op.Cos(th).out();
     let s = op.Sin(th).out();
@@ -184,7 +179,7 @@ fn bessel_asym(op: &mut Builder, ax: Value, order1: bool, y: bool) -> Value {
         let b = op.Mul(fq, s).out();
         op.Sub(a, b).out()
     };
-    let cc = k(op, D, SQRT_2_PI);
+    let cc = op.scalar(D, SQRT_2_PI);
     let r = op.Mul(r, cc).out();
     let sq = op.Sqrt(ax).out();
     op.Div(r, sq).out()
@@ -196,24 +191,24 @@ fn bessel_j0_d(op: &mut Builder, x: Value) -> Value {
     let z = op.Mul(ax, ax).out();
     let rp = polevl(op, z, &J_RP0);
     let rq = polevl(op, z, &J_RQ0);
-    let c1 = k(op, D, 5.78318596294678452118e+00);
-    let c2 = k(op, D, 3.04712623436620863991e+01);
+    let c1 = op.scalar(D, 5.78318596294678452118e+00);
+    let c2 = op.scalar(D, 3.04712623436620863991e+01);
     let a = op.Sub(z, c1).out();
     let b = op.Sub(z, c2).out();
     let m = op.Mul(a, b).out();
     let m = op.Mul(m, rp).out();
     let mid = op.Div(m, rq).out();
-    let four = k(op, D, 4.0);
-    let one = k(op, D, 1.0);
+    let four = op.scalar(D, 4.0);
+    let one = op.scalar(D, 1.0);
     let zz = op.Div(z, four).out();
     let tiny = op.Sub(one, zz).out();
     let big = bessel_asym(op, ax, false, false);
-    let five = k(op, D, 5.0);
+    let five = op.scalar(D, 5.0);
     let le5 = op.LessOrEqual(ax, five).out();
-    let eps = k(op, D, 1e-5);
+    let eps = op.scalar(D, 1e-5);
     let lt = op.Less(ax, eps).out();
-    let small = select(op, lt, tiny, mid);
-    select(op, le5, small, big)
+    let small = op.Where(lt, tiny, mid).out();
+    op.Where(le5, small, big).out()
 }
 
 /// J1 (Cephes `j1`, odd).
@@ -222,8 +217,8 @@ fn bessel_j1_d(op: &mut Builder, x: Value) -> Value {
     let z = op.Mul(ax, ax).out();
     let rp = polevl(op, z, &J_RP1);
     let rq = polevl(op, z, &J_RQ1);
-    let c1 = k(op, D, 1.46819706421238932572e+01);
-    let c2 = k(op, D, 4.92184563216946036703e+01);
+    let c1 = op.scalar(D, 1.46819706421238932572e+01);
+    let c2 = op.scalar(D, 4.92184563216946036703e+01);
     let r = op.Div(rp, rq).out();
     let r = op.Mul(r, ax).out();
     let a = op.Sub(z, c1).out();
@@ -231,20 +226,20 @@ fn bessel_j1_d(op: &mut Builder, x: Value) -> Value {
     let r = op.Mul(r, a).out();
     let mid = op.Mul(r, b).out();
     let big = bessel_asym(op, ax, true, false);
-    let five = k(op, D, 5.0);
+    let five = op.scalar(D, 5.0);
     let le5 = op.LessOrEqual(ax, five).out();
-    let v = select(op, le5, mid, big);
-    let zero = k(op, D, 0.0);
+    let v = op.Where(le5, mid, big).out();
+    let zero = op.scalar(D, 0.0);
     let neg = op.Less(x, zero).out();
     let nv = op.Neg(v).out();
-    select(op, neg, nv, v)
+    op.Where(neg, nv, v).out()
 }
 
 /// Y0 / Y1 (Cephes `y0` / `y1`): -inf at 0, NaN below.
 fn bessel_y_d(op: &mut Builder, x: Value, order1: bool) -> Value {
     let z = op.Mul(x, x).out();
     let l = op.Log(x).out();
-    let tp = k(op, D, TWO_OVER_PI);
+    let tp = op.scalar(D, TWO_OVER_PI);
     let mid = if order1 {
         let yp = polevl(op, z, &Y_YP1);
         let yq = polevl(op, z, &Y_YQ1);
@@ -252,7 +247,7 @@ fn bessel_y_d(op: &mut Builder, x: Value, order1: bool) -> Value {
         let r = op.Mul(x, r).out();
         let j = bessel_j1_d(op, x);
         let jl = op.Mul(j, l).out();
-        let one = k(op, D, 1.0);
+        let one = op.scalar(D, 1.0);
         let inv = op.Div(one, x).out();
         let d = op.Sub(jl, inv).out();
         let d = op.Mul(tp, d).out();
@@ -267,16 +262,16 @@ fn bessel_y_d(op: &mut Builder, x: Value, order1: bool) -> Value {
         op.Add(r, d).out()
     };
     let big = bessel_asym(op, x, order1, true);
-    let zero = k(op, D, 0.0);
-    let ninf = k(op, D, f64::NEG_INFINITY);
-    let nan = k(op, D, f64::NAN);
+    let zero = op.scalar(D, 0.0);
+    let ninf = op.scalar(D, f64::NEG_INFINITY);
+    let nan = op.scalar(D, f64::NAN);
     let is0 = op.Equal(x, zero).out();
     let neg = op.Less(x, zero).out();
-    let small = select(op, neg, nan, mid);
-    let small = select(op, is0, ninf, small);
-    let five = k(op, D, 5.0);
+    let small = op.Where(neg, nan, mid).out();
+    let small = op.Where(is0, ninf, small).out();
+    let five = op.scalar(D, 5.0);
     let le5 = op.LessOrEqual(x, five).out();
-    select(op, le5, small, big)
+    op.Where(le5, small, big).out()
 }
 
 const I0_A: [f64; 30] = [
@@ -478,39 +473,39 @@ const K1_B: [f64; 25] = [
 
 /// Cephes `chbevl`: the Chebyshev series Σ' c_i T_i(y/2) by Clenshaw's recurrence.
 fn chbevl(op: &mut Builder, y: Value, c: &[f64]) -> Value {
-    let mut b0 = k(op, D, c[0]);
-    let mut b1 = k(op, D, 0.0);
+    let mut b0 = op.scalar(D, c[0]);
+    let mut b1 = op.scalar(D, 0.0);
     let mut b2 = b1;
     for &ci in &c[1..] {
         b2 = b1;
         b1 = b0;
         let m = op.Mul(y, b1).out();
         let s = op.Sub(m, b2).out();
-        let kc = k(op, D, ci);
+        let kc = op.scalar(D, ci);
         b0 = op.Add(s, kc).out();
     }
     let d = op.Sub(b0, b2).out();
-    let h = k(op, D, 0.5);
+    let h = op.scalar(D, 0.5);
     op.Mul(d, h).out()
 }
 
 /// e^{-|x|}·I0(x) (`scaled`) or I0(x), as torch's `modified_bessel_i0_forward` / `calc_i0e`.
 fn bessel_i0_d(op: &mut Builder, x: Value, scaled: bool) -> Value {
     let ax = op.Abs(x).out();
-    let half = k(op, D, 0.5);
-    let two = k(op, D, 2.0);
+    let half = op.scalar(D, 0.5);
+    let two = op.scalar(D, 2.0);
     let y = op.Mul(ax, half).out();
     let y = op.Sub(y, two).out();
     let small = chbevl(op, y, &I0_A);
-    let c32 = k(op, D, 32.0);
+    let c32 = op.scalar(D, 32.0);
     let y = op.Div(c32, ax).out();
     let y = op.Sub(y, two).out();
     let big = chbevl(op, y, &I0_B);
     let sq = op.Sqrt(ax).out();
     let big = op.Div(big, sq).out();
-    let eight = k(op, D, 8.0);
+    let eight = op.scalar(D, 8.0);
     let le = op.LessOrEqual(ax, eight).out();
-    let r = select(op, le, small, big);
+    let r = op.Where(le, small, big).out();
     if scaled {
         r
     } else {
@@ -522,36 +517,36 @@ fn bessel_i0_d(op: &mut Builder, x: Value, scaled: bool) -> Value {
 /// e^{-|x|}·I1(x) (`scaled`) or I1(x) (odd), as torch's `modified_bessel_i1_forward` / `calc_i1e`.
 fn bessel_i1_d(op: &mut Builder, x: Value, scaled: bool) -> Value {
     let ax = op.Abs(x).out();
-    let half = k(op, D, 0.5);
-    let two = k(op, D, 2.0);
+    let half = op.scalar(D, 0.5);
+    let two = op.scalar(D, 2.0);
     let y = op.Mul(ax, half).out();
     let y = op.Sub(y, two).out();
     let small = chbevl(op, y, &I1_A);
     let small = op.Mul(small, ax).out();
-    let c32 = k(op, D, 32.0);
+    let c32 = op.scalar(D, 32.0);
     let y = op.Div(c32, ax).out();
     let y = op.Sub(y, two).out();
     let big = chbevl(op, y, &I1_B);
     let sq = op.Sqrt(ax).out();
     let big = op.Div(big, sq).out();
-    let eight = k(op, D, 8.0);
+    let eight = op.scalar(D, 8.0);
     let le = op.LessOrEqual(ax, eight).out();
-    let mut r = select(op, le, small, big);
+    let mut r = op.Where(le, small, big).out();
     if !scaled {
         let e = op.Exp(ax).out();
         r = op.Mul(e, r).out();
     }
-    let zero = k(op, D, 0.0);
+    let zero = op.scalar(D, 0.0);
     let neg = op.Less(x, zero).out();
     let nr = op.Neg(r).out();
-    select(op, neg, nr, r)
+    op.Where(neg, nr, r).out()
 }
 
 /// K0 / K1 (`order1`), optionally scaled by e^x, as torch's `[scaled_]modified_bessel_k{0,1}_forward`:
 /// +inf at 0, NaN below.
 fn bessel_k_d(op: &mut Builder, x: Value, order1: bool, scaled: bool) -> Value {
-    let two = k(op, D, 2.0);
-    let half = k(op, D, 0.5);
+    let two = op.scalar(D, 2.0);
+    let half = op.scalar(D, 0.5);
     let z = op.Mul(x, x).out();
     let y = op.Sub(z, two).out();
     let hx = op.Mul(half, x).out();
@@ -568,7 +563,7 @@ fn bessel_k_d(op: &mut Builder, x: Value, order1: bool, scaled: bool) -> Value {
         let li = op.Mul(l, i).out();
         op.Sub(a, li).out()
     };
-    let eight = k(op, D, 8.0);
+    let eight = op.scalar(D, 8.0);
     let y = op.Div(eight, x).out();
     let y = op.Sub(y, two).out();
     let b = chbevl(op, y, if order1 { &K1_B } else { &K0_B });
@@ -583,14 +578,14 @@ fn bessel_k_d(op: &mut Builder, x: Value, order1: bool, scaled: bool) -> Value {
         big = op.Mul(e, big).out();
     }
     let le = op.LessOrEqual(x, two).out();
-    let r = select(op, le, small, big);
-    let zero = k(op, D, 0.0);
-    let inf = k(op, D, f64::INFINITY);
-    let nan = k(op, D, f64::NAN);
+    let r = op.Where(le, small, big).out();
+    let zero = op.scalar(D, 0.0);
+    let inf = op.scalar(D, f64::INFINITY);
+    let nan = op.scalar(D, f64::NAN);
     let is0 = op.Equal(x, zero).out();
     let neg = op.Less(x, zero).out();
-    let r = select(op, neg, nan, r);
-    select(op, is0, inf, r)
+    let r = op.Where(neg, nan, r).out();
+    op.Where(is0, inf, r).out()
 }
 
 /// j0(x) = sin x / x (Taylor series below 1/2, 0 at ±inf), as torch's `spherical_bessel_j0_forward`.
@@ -598,24 +593,24 @@ fn spherical_j0_d(op: &mut Builder, x: Value) -> Value {
     let z = op.Mul(x, x).out();
     let coef = [1.0 / 6227020800.0, -1.0 / 39916800.0, 1.0 / 362880.0, -1.0 / 5040.0, 1.0 / 120.0, -1.0 / 6.0];
     // 1 + z(c5 + z(c4 + ...)) evaluated from the innermost term outwards.
-    let mut acc = k(op, D, coef[0]);
+    let mut acc = op.scalar(D, coef[0]);
     for &c in &coef[1..] {
         let m = op.Mul(z, acc).out();
-        let kc = k(op, D, c);
+        let kc = op.scalar(D, c);
         acc = op.Add(kc, m).out();
     }
     let m = op.Mul(z, acc).out();
-    let one = k(op, D, 1.0);
+    let one = op.scalar(D, 1.0);
     let series = op.Add(one, m).out();
     let s = op.Sin(x).out();
     let direct = op.Div(s, x).out();
     let ax = op.Abs(x).out();
-    let half = k(op, D, 0.5);
+    let half = op.scalar(D, 0.5);
     let lt = op.Less(ax, half).out();
-    let r = select(op, lt, series, direct);
+    let r = op.Where(lt, series, direct).out();
     let inf = op.IsInf(x).out();
-    let zero = k(op, D, 0.0);
-    select(op, inf, zero, r)
+    let zero = op.scalar(D, 0.0);
+    op.Where(inf, zero, r).out()
 }
 
 const AIRY_AN: [f64; 8] = [
@@ -692,12 +687,12 @@ const FRAC_1_SQRT_PI: f64 = 5.64189583547756286948e-01;
 /// -2.09 and from 2.09 on, the Maclaurin series between (its 12 float64 terms at |x| = 2.09 are
 /// covered by 16); NaN at ±inf, 0 above 103.892.
 fn airy_ai_d(op: &mut Builder, x: Value) -> Value {
-    let one = k(op, D, 1.0);
+    let one = op.scalar(D, 1.0);
     // x < -2.09: with ζ = -2x√(-x)/3, z = 1/ζ, θ = ζ + π/4:
     // (sin θ·(1 + z²·AFN/AFD) - cos θ·z·AGN/AGD) / (√π·(-x)^¼).
     let nx = op.Neg(x).out();
     let snx = op.Sqrt(nx).out();
-    let m23 = k(op, D, -2.0 / 3.0);
+    let m23 = op.scalar(D, -2.0 / 3.0);
     let zt = op.Mul(m23, x).out();
     let zt = op.Mul(zt, snx).out();
     let z = op.Reciprocal(zt).out();
@@ -706,7 +701,7 @@ fn airy_ai_d(op: &mut Builder, x: Value) -> Value {
     let afd = polevl(op, zz, &AIRY_AFD);
     let agn = polevl(op, zz, &AIRY_AGN);
     let agd = polevl(op, zz, &AIRY_AGD);
-    let q4 = k(op, D, 0.25 * PI);
+    let q4 = op.scalar(D, 0.25 * PI);
     let th = op.Add(zt, q4).out();
     let sn = op.Sin(th).out();
     let cs = op.Cos(th).out();
@@ -718,13 +713,13 @@ fn airy_ai_d(op: &mut Builder, x: Value) -> Value {
     let g1 = op.Div(g1, agd).out();
     let g1 = op.Mul(cs, g1).out();
     let d = op.Sub(f1, g1).out();
-    let c = k(op, D, FRAC_1_SQRT_PI);
+    let c = op.scalar(D, FRAC_1_SQRT_PI);
     let qq = op.Sqrt(snx).out();
     let l = op.Div(c, qq).out();
     let neg = op.Mul(l, d).out();
     // x >= 2.09: ζ = 2x√x/3; Ai = AN(1/ζ)/AD(1/ζ) / (2√π·x^¼·e^ζ).
     let sx = op.Sqrt(x).out();
-    let p23 = k(op, D, 2.0 / 3.0);
+    let p23 = op.scalar(D, 2.0 / 3.0);
     let ze = op.Mul(p23, x).out();
     let ze = op.Mul(ze, sx).out();
     let iz = op.Reciprocal(ze).out();
@@ -732,7 +727,7 @@ fn airy_ai_d(op: &mut Builder, x: Value) -> Value {
     let ad = polevl(op, iz, &AIRY_AD);
     let r = op.Div(an, ad).out();
     let r = op.Mul(c, r).out();
-    let two = k(op, D, 2.0);
+    let two = op.scalar(D, 2.0);
     let qx = op.Sqrt(sx).out();
     let den = op.Mul(two, qx).out();
     let e = op.Exp(ze).out();
@@ -746,121 +741,121 @@ fn airy_ai_d(op: &mut Builder, x: Value) -> Value {
     for _ in 0..16 {
         m = op.Mul(m, z3).out();
         kk += 1.0;
-        let c = k(op, D, kk);
+        let c = op.scalar(D, kk);
         m = op.Div(m, c).out();
         n = op.Mul(n, z3).out();
         kk += 1.0;
-        let c = k(op, D, kk);
+        let c = op.scalar(D, kk);
         n = op.Div(n, c).out();
         m = op.Div(m, c).out();
         f = op.Add(f, m).out();
         kk += 1.0;
-        let c = k(op, D, kk);
+        let c = op.scalar(D, kk);
         n = op.Div(n, c).out();
         g = op.Add(g, n).out();
     }
-    let c1 = k(op, D, 0.355028053887817239260);
-    let c2 = k(op, D, 0.258819403792806798405);
+    let c1 = op.scalar(D, 0.355028053887817239260);
+    let c2 = op.scalar(D, 0.258819403792806798405);
     let a = op.Mul(c1, f).out();
     let b = op.Mul(c2, g).out();
     let mid = op.Sub(a, b).out();
-    let lo = k(op, D, -2.09);
-    let hi = k(op, D, 2.09);
+    let lo = op.scalar(D, -2.09);
+    let hi = op.scalar(D, 2.09);
     let is_hi = op.GreaterOrEqual(x, hi).out();
-    let r = select(op, is_hi, pos, mid);
+    let r = op.Where(is_hi, pos, mid).out();
     let is_lo = op.Less(x, lo).out();
-    let r = select(op, is_lo, neg, r);
-    let big = k(op, D, 103.892);
+    let r = op.Where(is_lo, neg, r).out();
+    let big = op.scalar(D, 103.892);
     let over = op.Greater(x, big).out();
-    let zero = k(op, D, 0.0);
-    let r = select(op, over, zero, r);
+    let zero = op.scalar(D, 0.0);
+    let r = op.Where(over, zero, r).out();
     let inf = op.IsInf(x).out();
-    let nan = k(op, D, f64::NAN);
-    select(op, inf, nan, r)
+    let nan = op.scalar(D, f64::NAN);
+    op.Where(inf, nan, r).out()
 }
 
 translations! {
     /// special_bessel_j0(Tensor self) -> Tensor
     #[target("aten::special_bessel_j0")]
     fn special_bessel_j0(op, self_: Tensor) -> Value {
-        special(op, self_, bessel_j0_d)
+        in_float64(op, self_, bessel_j0_d)
     }
 
     /// special_bessel_j1(Tensor self) -> Tensor
     #[target("aten::special_bessel_j1")]
     fn special_bessel_j1(op, self_: Tensor) -> Value {
-        special(op, self_, bessel_j1_d)
+        in_float64(op, self_, bessel_j1_d)
     }
 
     /// special_bessel_y0(Tensor self) -> Tensor
     #[target("aten::special_bessel_y0")]
     fn special_bessel_y0(op, self_: Tensor) -> Value {
-        special(op, self_, |op, x| bessel_y_d(op, x, false))
+        in_float64(op, self_, |op, x| bessel_y_d(op, x, false))
     }
 
     /// special_bessel_y1(Tensor self) -> Tensor
     #[target("aten::special_bessel_y1")]
     fn special_bessel_y1(op, self_: Tensor) -> Value {
-        special(op, self_, |op, x| bessel_y_d(op, x, true))
+        in_float64(op, self_, |op, x| bessel_y_d(op, x, true))
     }
 
     /// i0(Tensor self) -> Tensor
     #[target("aten::i0", "aten::special_i0", "aten::special_modified_bessel_i0")]
     fn i0(op, self_: Tensor) -> Value {
-        special(op, self_, |op, x| bessel_i0_d(op, x, false))
+        in_float64(op, self_, |op, x| bessel_i0_d(op, x, false))
     }
 
     /// special_i0e(Tensor self) -> Tensor
     #[target("aten::special_i0e")]
     fn special_i0e(op, self_: Tensor) -> Value {
-        special(op, self_, |op, x| bessel_i0_d(op, x, true))
+        in_float64(op, self_, |op, x| bessel_i0_d(op, x, true))
     }
 
     /// special_i1(Tensor self) -> Tensor
     #[target("aten::special_i1", "aten::special_modified_bessel_i1")]
     fn special_i1(op, self_: Tensor) -> Value {
-        special(op, self_, |op, x| bessel_i1_d(op, x, false))
+        in_float64(op, self_, |op, x| bessel_i1_d(op, x, false))
     }
 
     /// special_i1e(Tensor self) -> Tensor
     #[target("aten::special_i1e")]
     fn special_i1e(op, self_: Tensor) -> Value {
-        special(op, self_, |op, x| bessel_i1_d(op, x, true))
+        in_float64(op, self_, |op, x| bessel_i1_d(op, x, true))
     }
 
     /// special_modified_bessel_k0(Tensor self) -> Tensor
     #[target("aten::special_modified_bessel_k0")]
     fn special_modified_bessel_k0(op, self_: Tensor) -> Value {
-        special(op, self_, |op, x| bessel_k_d(op, x, false, false))
+        in_float64(op, self_, |op, x| bessel_k_d(op, x, false, false))
     }
 
     /// special_modified_bessel_k1(Tensor self) -> Tensor
     #[target("aten::special_modified_bessel_k1")]
     fn special_modified_bessel_k1(op, self_: Tensor) -> Value {
-        special(op, self_, |op, x| bessel_k_d(op, x, true, false))
+        in_float64(op, self_, |op, x| bessel_k_d(op, x, true, false))
     }
 
     /// special_scaled_modified_bessel_k0(Tensor x) -> Tensor
     #[target("aten::special_scaled_modified_bessel_k0")]
     fn special_scaled_modified_bessel_k0(op, x: Tensor) -> Value {
-        special(op, x, |op, x| bessel_k_d(op, x, false, true))
+        in_float64(op, x, |op, x| bessel_k_d(op, x, false, true))
     }
 
     /// special_scaled_modified_bessel_k1(Tensor x) -> Tensor
     #[target("aten::special_scaled_modified_bessel_k1")]
     fn special_scaled_modified_bessel_k1(op, x: Tensor) -> Value {
-        special(op, x, |op, x| bessel_k_d(op, x, true, true))
+        in_float64(op, x, |op, x| bessel_k_d(op, x, true, true))
     }
 
     /// special_spherical_bessel_j0(Tensor x) -> Tensor
     #[target("aten::special_spherical_bessel_j0")]
     fn special_spherical_bessel_j0(op, x: Tensor) -> Value {
-        special(op, x, spherical_j0_d)
+        in_float64(op, x, spherical_j0_d)
     }
 
     /// special_airy_ai(Tensor x) -> Tensor
     #[target("aten::special_airy_ai")]
     fn special_airy_ai(op, x: Tensor) -> Value {
-        special(op, x, airy_ai_d)
+        in_float64(op, x, airy_ai_d)
     }
 }

@@ -1,6 +1,7 @@
 //! Matrix decompositions and solvers for small static matrices, unrolled into ONNX ops at export
 //! time: LU with partial pivoting (LAPACK's getrf pivot choice: the first row of largest magnitude),
-//! determinants, solves and inverses, Cholesky, triangular solves, matrix powers.
+//! determinants, solves and inverses, Cholesky, triangular solves, matrix powers, Householder QR,
+//! symmetric eigenvalues (Jacobi rotations), matrix square root and exponential.
 //!
 //! Every algorithm works on whole `[..., m, n]` tensors, batched over the leading dims: one step of
 //! an elimination is a handful of Slice / Where / Mul / Sub nodes with constant masks.
@@ -12,20 +13,8 @@ use crate::translations;
 /// The largest matrix side unrolled.
 const MAX_SIDE: i64 = 16;
 
-/// The static shape of `x`.
-pub(super) fn static_shape(op: &Builder, x: Value, what: &str) -> OpResult<Vec<i64>> {
-    let shape = op.shape(x).ok_or_else(|| OpError::new(format!("{what}: the input's shape is unknown")))?;
-    shape
-        .iter()
-        .map(|d| match d {
-            Dim::Fixed(n) => Ok(*n),
-            _ => Err(OpError::new(format!("{what} is translated for static shapes only"))),
-        })
-        .collect()
-}
-
 /// `(batch dims, rows, cols)` of a matrix (batch) with static, small sides.
-pub(super) fn matrix_dims(op: &Builder, x: Value, what: &str) -> OpResult<(Vec<i64>, i64, i64)> {
+fn matrix_dims(op: &Builder, x: Value, what: &str) -> OpResult<(Vec<i64>, i64, i64)> {
     let s = static_shape(op, x, what)?;
     if s.len() < 2 {
         bail!("{what} needs a tensor of at least 2 dimensions");
@@ -37,7 +26,7 @@ pub(super) fn matrix_dims(op: &Builder, x: Value, what: &str) -> OpResult<(Vec<i
     Ok((s[..s.len() - 2].to_vec(), m, n))
 }
 
-pub(super) fn float_type(op: &Builder, x: Value, what: &str) -> OpResult<DType> {
+fn float_type(op: &Builder, x: Value, what: &str) -> OpResult<DType> {
     let t = match op.out_dtype(0) {
         Some(t) => t,
         None => dtype_of(op, x)?,
@@ -49,59 +38,35 @@ pub(super) fn float_type(op: &Builder, x: Value, what: &str) -> OpResult<DType> 
 }
 
 /// A constant `[rows, cols]` tensor of type `t` from `f(i, j)`.
-pub(super) fn const_mat(op: &mut Builder, t: DType, rows: i64, cols: i64, f: impl Fn(i64, i64) -> f64) -> Value {
+fn const_mat(op: &mut Builder, t: DType, rows: i64, cols: i64, f: impl Fn(i64, i64) -> f64) -> Value {
     let vals: Vec<f64> = (0..rows).flat_map(|i| (0..cols).map(move |j| (i, j))).map(|(i, j)| f(i, j)).collect();
     let data = TensorData::from_f64_as(t, vec![rows, cols], &vals).expect("encodable constant");
     op.constant_tensor(data)
 }
 
 /// A constant bool `[rows, cols]` mask.
-pub(super) fn mask(op: &mut Builder, rows: i64, cols: i64, f: impl Fn(i64, i64) -> bool) -> Value {
+fn mask(op: &mut Builder, rows: i64, cols: i64, f: impl Fn(i64, i64) -> bool) -> Value {
     const_mat(op, DType::Bool, rows, cols, |i, j| f(i, j) as i64 as f64)
 }
 
-/// `x[..., start:end, :]` (`axis` -2) or `x[..., start:end]` (`axis` -1).
-pub(super) fn sl(op: &mut Builder, x: Value, axis: i64, start: i64, end: i64) -> Value {
-    let s = op.const_i64s(&[start]);
-    let e = op.const_i64s(&[end]);
-    let a = op.const_i64s(&[axis]);
-    op.Slice(x, s, e, Some(a), None).out()
-}
-
 /// The transpose of the last two dims of a rank-`rank` tensor.
-pub(super) fn mt(op: &mut Builder, x: Value, rank: usize) -> Value {
+fn transpose_last_two(op: &mut Builder, x: Value, rank: usize) -> Value {
     let mut perm: Vec<i64> = (0..rank as i64).collect();
     perm.swap(rank - 2, rank - 1);
     op.Transpose(x).perm(&perm).out()
 }
 
-pub(super) fn expand_to(op: &mut Builder, x: Value, dims: &[i64]) -> Value {
+/// `x` broadcast to the static shape `dims`.
+fn expand_to(op: &mut Builder, x: Value, dims: &[i64]) -> Value {
     let s = op.const_i64s(dims);
     op.Expand(x, s).out()
 }
 
-pub(super) fn with(batch: &[i64], tail: &[i64]) -> Vec<i64> {
+/// The shape `batch` followed by `tail`.
+fn batched(batch: &[i64], tail: &[i64]) -> Vec<i64> {
     let mut v = batch.to_vec();
     v.extend_from_slice(tail);
     v
-}
-
-/// The broadcast of two static batch shapes.
-fn broadcast(a: &[i64], b: &[i64]) -> OpResult<Vec<i64>> {
-    let r = a.len().max(b.len());
-    let get = |s: &[i64], i: usize| if i + s.len() >= r { s[i + s.len() - r] } else { 1 };
-    (0..r)
-        .map(|i| {
-            let (x, y) = (get(a, i), get(b, i));
-            if x == y || y == 1 {
-                Ok(x)
-            } else if x == 1 {
-                Ok(y)
-            } else {
-                Err(OpError::new("the batch dimensions do not broadcast"))
-            }
-        })
-        .collect()
 }
 
 /// A row permutation applied to `w` (`[..., m, c]`): row `k` and row `p` (`[..., 1, 1]` int64)
@@ -114,7 +79,7 @@ fn swap_rows(op: &mut Builder, w: Value, k: i64, p: Value, batch: &[i64], m: i64
     let is_p = op.Equal(ar, p).out();
     let inner = op.Where(is_p, kk, ar).out();
     let idx = op.Where(is_k, p, inner).out();
-    let idx = expand_to(op, idx, &with(batch, &[m, c]));
+    let idx = expand_to(op, idx, &batched(batch, &[m, c]));
     op.GatherElements(w, idx).axis(-2).out()
 }
 
@@ -133,20 +98,20 @@ fn lu_eliminate(op: &mut Builder, w: Value, t: DType, batch: &[i64], m: i64, c: 
     let mut pivots = Vec::new();
     let ord_data = TensorData::from_i64s(vec![m, 1], &(0..m).collect::<Vec<_>>());
     let ord0 = op.constant_tensor(ord_data);
-    let mut order = expand_to(op, ord0, &with(batch, &[m, 1]));
+    let mut order = expand_to(op, ord0, &batched(batch, &[m, 1]));
     let zero = op.scalar(t, 0.0);
     if batch.contains(&0) {
         // An empty batch: nothing to compute (ORT's ArgMax mishandles empty inputs).
         for k in 0..steps {
             let kk = op.scalar_i64(k);
-            pivots.push(expand_to(op, kk, &with(batch, &[1, 1])));
+            pivots.push(expand_to(op, kk, &batched(batch, &[1, 1])));
         }
         return Lu { w, pivots, order };
     }
     for k in 0..steps {
         // The pivot: the first row of largest magnitude in column k, rows k.. (LAPACK's i?amax).
-        let col = sl(op, w, -1, k, k + 1);
-        let sub = sl(op, col, -2, k, m);
+        let col = slice_along(op, w, -1, k, k + 1);
+        let sub = slice_along(op, col, -2, k, m);
         let a = op.Abs(sub).out();
         let am = op.ArgMax(a).axis(-2).keepdims(1).select_last_index(0).out();
         let kk = op.scalar_i64(k);
@@ -157,10 +122,10 @@ fn lu_eliminate(op: &mut Builder, w: Value, t: DType, batch: &[i64], m: i64, c: 
         if k + 1 >= m {
             continue;
         }
-        let piv = sl(op, w, -2, k, k + 1);
+        let piv = slice_along(op, w, -2, k, k + 1);
         let row = piv;
-        let piv = sl(op, piv, -1, k, k + 1);
-        let col = sl(op, w, -1, k, k + 1);
+        let piv = slice_along(op, piv, -1, k, k + 1);
+        let col = slice_along(op, w, -1, k, k + 1);
         // A zero pivot means the whole column is zero: LAPACK leaves it unscaled.
         let is_zero = op.Equal(piv, zero).out();
         let q = op.Div(col, piv).out();
@@ -180,7 +145,7 @@ fn pivots_out(op: &mut Builder, pivots: &[Value], batch: &[i64]) -> Value {
     let v = if pivots.is_empty() {
         let data = TensorData::from_i64s(vec![0], &[]);
         let e = op.constant_tensor(data);
-        expand_to(op, e, &with(batch, &[0]))
+        expand_to(op, e, &batched(batch, &[0]))
     } else {
         let parts: Vec<Value> = pivots
             .iter()
@@ -211,8 +176,8 @@ fn lu_info(op: &mut Builder, w: Value, t: DType, batch: &[i64], steps: i64) -> V
     }
     let zero = op.scalar(t, 0.0);
     for k in (0..steps).rev() {
-        let r = sl(op, w, -2, k, k + 1);
-        let d = sl(op, r, -1, k, k + 1);
+        let r = slice_along(op, w, -2, k, k + 1);
+        let d = slice_along(op, r, -1, k, k + 1);
         let z = op.Equal(d, zero).out();
         let ax = op.const_i64s(&[-2, -1]);
         let z = op.Squeeze(z, Some(ax)).out();
@@ -257,10 +222,10 @@ fn solve_square(op: &mut Builder, a: Value, b: Value, t: DType, batch: &[i64], n
     let zero = op.scalar(t, 0.0);
     let mut w = op.Where(lower, zero, lu.w).out();
     for j in (0..n).rev() {
-        let row = sl(op, w, -2, j, j + 1);
-        let piv = sl(op, row, -1, j, j + 1);
+        let row = slice_along(op, w, -2, j, j + 1);
+        let piv = slice_along(op, row, -1, j, j + 1);
         let row = op.Div(row, piv).out();
-        let col = sl(op, w, -1, j, j + 1);
+        let col = slice_along(op, w, -1, j, j + 1);
         let fr = op.Mul(col, row).out();
         let upd = op.Sub(w, fr).out();
         let above = mask(op, n, 1, |i, _| i < j);
@@ -268,8 +233,8 @@ fn solve_square(op: &mut Builder, a: Value, b: Value, t: DType, batch: &[i64], n
         let inner = op.Where(at, row, w).out();
         w = op.Where(above, upd, inner).out();
     }
-    let x = sl(op, w, -1, n, c);
-    let lu_part = sl(op, lu.w, -1, 0, n);
+    let x = slice_along(op, w, -1, n, c);
+    let lu_part = slice_along(op, lu.w, -1, 0, n);
     (x, Lu { w: lu_part, pivots: lu.pivots, order: lu.order })
 }
 
@@ -290,7 +255,7 @@ fn linalg_solve_impl(op: &mut Builder, a: Value, b: Value, left: bool, what: &st
     let bshape = static_shape(op, b, what)?;
     let b = cast(op, b, t);
     let a_rank = abatch.len() + 2;
-    let vector = bshape.len() == 1 || (bshape.len() + 1 == a_rank && bshape[..] == with(&abatch, &[n])[..]);
+    let vector = bshape.len() == 1 || (bshape.len() + 1 == a_rank && bshape[..] == batched(&abatch, &[n])[..]);
     let (b, bbatch, k) = if vector {
         let ax = op.const_i64s(&[-1]);
         let b2 = op.Unsqueeze(b, ax).out();
@@ -309,23 +274,23 @@ fn linalg_solve_impl(op: &mut Builder, a: Value, b: Value, left: bool, what: &st
     if k > MAX_SIDE * 4 {
         bail!("{what}: too many right-hand sides to unroll ({k})");
     }
-    let batch = broadcast(&abatch, &bbatch)?;
+    let batch = broadcast_shapes(&abatch, &bbatch).ok_or("the batch dimensions do not broadcast")?;
     let rank = batch.len() + 2;
-    let a = expand_to(op, a, &with(&batch, &[n, n]));
+    let a = expand_to(op, a, &batched(&batch, &[n, n]));
     let (a, b) = if left || vector {
         if !left {
-            let at = mt(op, a, rank);
+            let at = transpose_last_two(op, a, rank);
             (at, b)
         } else {
             (a, b)
         }
     } else {
         // X A = B  <=>  A^T X^T = B^T.
-        let at = mt(op, a, rank);
-        let bt = mt(op, b, bbatch.len() + 2);
+        let at = transpose_last_two(op, a, rank);
+        let bt = transpose_last_two(op, b, bbatch.len() + 2);
         (at, bt)
     };
-    let b = expand_to(op, b, &with(&batch, &[n, k]));
+    let b = expand_to(op, b, &batched(&batch, &[n, k]));
     let (x, lu) = solve_square(op, a, b, t, &batch, n, k);
     let x = if vector {
         let ax = op.const_i64s(&[-1]);
@@ -333,7 +298,7 @@ fn linalg_solve_impl(op: &mut Builder, a: Value, b: Value, left: bool, what: &st
     } else if left {
         x
     } else {
-        mt(op, x, rank)
+        transpose_last_two(op, x, rank)
     };
     Ok((x, lu, batch))
 }
@@ -347,12 +312,12 @@ fn cholesky_lower(op: &mut Builder, a: Value, t: DType, batch: &[i64], n: i64) -
     let mut cols = Vec::new();
     let mut bads = Vec::new();
     for j in 0..n {
-        let row = sl(op, w, -2, j, j + 1);
-        let ajj = sl(op, row, -1, j, j + 1);
+        let row = slice_along(op, w, -2, j, j + 1);
+        let ajj = slice_along(op, row, -1, j, j + 1);
         let pos = op.Greater(ajj, zero).out();
         bads.push(op.Not(pos).out());
         let d = op.Sqrt(ajj).out();
-        let col = sl(op, w, -1, j, j + 1);
+        let col = slice_along(op, w, -1, j, j + 1);
         let q = op.Div(col, d).out();
         let below = mask(op, n, 1, |i, _| i > j);
         let at = mask(op, n, 1, |i, _| i == j);
@@ -360,7 +325,7 @@ fn cholesky_lower(op: &mut Builder, a: Value, t: DType, batch: &[i64], n: i64) -
         let l = op.Where(below, q, inner).out();
         cols.push(l);
         if j + 1 < n {
-            let lt = mt(op, l, rank);
+            let lt = transpose_last_two(op, l, rank);
             let outer = op.Mul(l, lt).out();
             let upd = op.Sub(w, outer).out();
             let trail = mask(op, n, n, |r, c| r > j && c > j);
@@ -371,7 +336,7 @@ fn cholesky_lower(op: &mut Builder, a: Value, t: DType, batch: &[i64], n: i64) -
         a
     } else {
         let l = op.Concat(&cols).axis(-1).out();
-        expand_to(op, l, &with(batch, &[n, n]))
+        expand_to(op, l, &batched(batch, &[n, n]))
     };
     let mut info = zero_info(op, batch);
     for (j, bad) in bads.iter().enumerate().rev() {
@@ -389,15 +354,15 @@ fn tri_solve(op: &mut Builder, a: Value, b: Value, upper: bool, unit: bool, n: i
     let mut w = b;
     let order: Vec<i64> = if upper { (0..n).rev().collect() } else { (0..n).collect() };
     for j in order {
-        let row = sl(op, w, -2, j, j + 1);
+        let row = slice_along(op, w, -2, j, j + 1);
         let xj = if unit {
             row
         } else {
-            let arow = sl(op, a, -2, j, j + 1);
-            let ajj = sl(op, arow, -1, j, j + 1);
+            let arow = slice_along(op, a, -2, j, j + 1);
+            let ajj = slice_along(op, arow, -1, j, j + 1);
             op.Div(row, ajj).out()
         };
-        let col = sl(op, a, -1, j, j + 1);
+        let col = slice_along(op, a, -1, j, j + 1);
         let fr = op.Mul(col, xj).out();
         let upd = op.Sub(w, fr).out();
         let rest = mask(op, n, 1, |i, _| if upper { i < j } else { i > j });
@@ -421,21 +386,49 @@ fn broadcast_pair(op: &mut Builder, a: Value, b: Value, what: &str) -> OpResult<
     let r = bshape.len();
     let (bbatch, bm, k) = (bshape[..r - 2].to_vec(), bshape[r - 2], bshape[r - 1]);
     if bm != n {
-        bail!("{what}: incompatible shapes");
+        bail!("{what}: B has {bm} rows but A is {n}x{n}");
     }
-    let batch = broadcast(&abatch, &bbatch)?;
-    let a = expand_to(op, a, &with(&batch, &[n, n]));
-    let b = expand_to(op, b, &with(&batch, &[n, k]));
+    let batch = broadcast_shapes(&abatch, &bbatch).ok_or("the batch dimensions do not broadcast")?;
+    let a = expand_to(op, a, &batched(&batch, &[n, n]));
+    let b = expand_to(op, b, &batched(&batch, &[n, k]));
     Ok((a, b, batch, n, k))
 }
 
 /// The permutation matrix P (`[..., m, m]`, type t) with `A = P L U` from the row order.
 fn perm_matrix(op: &mut Builder, order: Value, t: DType, batch: &[i64], m: i64) -> Value {
-    let ot = mt(op, order, batch.len() + 2);
+    let ot = transpose_last_two(op, order, batch.len() + 2);
     let ar_data = TensorData::from_i64s(vec![m, 1], &(0..m).collect::<Vec<_>>());
     let ar = op.constant_tensor(ar_data);
     let eq = op.Equal(ar, ot).out();
     cast(op, eq, t)
+}
+
+/// The Jacobi rotation `(cos, sin)` that zeroes the off-diagonal `apq` of the symmetric 2×2
+/// `[[app, apq], [apq, aqq]]` (float64): `t = sign(θ) / (|θ| + sqrt(θ² + 1))` with
+/// `θ = (aqq - app) / 2apq`, and no rotation where `apq` is 0. `k` holds the float64 constants
+/// 0, 1, 2 and -1.
+fn jacobi_rotation(op: &mut Builder, app: Value, aqq: Value, apq: Value, k: [Value; 4]) -> (Value, Value) {
+    let [zero, one, two, minus_one] = k;
+    let g0 = op.Equal(apq, zero).out();
+    let gs = op.Where(g0, one, apq).out();
+    let diff = op.Sub(aqq, app).out();
+    let den = op.Mul(two, gs).out();
+    let theta = op.Div(diff, den).out();
+    let nonneg = op.GreaterOrEqual(theta, zero).out();
+    let sgn = op.Where(nonneg, one, minus_one).out();
+    let at = op.Abs(theta).out();
+    let t2 = op.Mul(theta, theta).out();
+    let t2 = op.Add(t2, one).out();
+    let r = op.Sqrt(t2).out();
+    let den = op.Add(at, r).out();
+    let tt = op.Div(sgn, den).out();
+    let tt = op.Where(g0, zero, tt).out();
+    let tt2 = op.Mul(tt, tt).out();
+    let tt2 = op.Add(tt2, one).out();
+    let r = op.Sqrt(tt2).out();
+    let c = op.Div(one, r).out();
+    let s = op.Mul(c, tt).out();
+    (c, s)
 }
 
 /// Jacobi sweeps of the one-sided (Hestenes) SVD; quadratic convergence makes this many reach
@@ -449,12 +442,12 @@ const JACOBI_SWEEPS: usize = 10;
 fn jacobi_columns(op: &mut Builder, a: Value, batch: &[i64], m: i64, n: i64, want_v: bool) -> (Vec<Value>, Vec<Value>) {
     let d = DType::Double;
     let a = cast(op, a, d);
-    let mut cols: Vec<Value> = (0..n).map(|j| sl(op, a, -1, j, j + 1)).collect();
+    let mut cols: Vec<Value> = (0..n).map(|j| slice_along(op, a, -1, j, j + 1)).collect();
     let mut vs: Vec<Value> = Vec::new();
     if want_v {
         let eye = const_mat(op, d, n, n, |i, j| (i == j) as i64 as f64);
-        let eye = expand_to(op, eye, &with(batch, &[n, n]));
-        vs = (0..n).map(|j| sl(op, eye, -1, j, j + 1)).collect();
+        let eye = expand_to(op, eye, &batched(batch, &[n, n]));
+        vs = (0..n).map(|j| slice_along(op, eye, -1, j, j + 1)).collect();
     }
     let (zero, one, two) = (op.scalar(d, 0.0), op.scalar(d, 1.0), op.scalar(d, 2.0));
     let minus_one = op.scalar(d, -1.0);
@@ -469,25 +462,7 @@ fn jacobi_columns(op: &mut Builder, a: Value, batch: &[i64], m: i64, n: i64, wan
                 let alpha = dot(op, cols[p], cols[p]);
                 let beta = dot(op, cols[q], cols[q]);
                 let gamma = dot(op, cols[p], cols[q]);
-                let g0 = op.Equal(gamma, zero).out();
-                let gs = op.Where(g0, one, gamma).out();
-                let diff = op.Sub(beta, alpha).out();
-                let den = op.Mul(two, gs).out();
-                let zeta = op.Div(diff, den).out();
-                let nonneg = op.GreaterOrEqual(zeta, zero).out();
-                let sgn = op.Where(nonneg, one, minus_one).out();
-                let az = op.Abs(zeta).out();
-                let z2 = op.Mul(zeta, zeta).out();
-                let z2 = op.Add(z2, one).out();
-                let r = op.Sqrt(z2).out();
-                let den = op.Add(az, r).out();
-                let tt = op.Div(sgn, den).out();
-                let tt = op.Where(g0, zero, tt).out();
-                let t2 = op.Mul(tt, tt).out();
-                let t2 = op.Add(t2, one).out();
-                let r = op.Sqrt(t2).out();
-                let c = op.Div(one, r).out();
-                let s = op.Mul(c, tt).out();
+                let (c, s) = jacobi_rotation(op, alpha, beta, gamma, [zero, one, two, minus_one]);
                 let rotate = |op: &mut Builder, x: Value, y: Value| {
                     let cx = op.Mul(c, x).out();
                     let sy = op.Mul(s, y).out();
@@ -515,9 +490,9 @@ fn singular_values(op: &mut Builder, a: Value, t: DType, batch: &[i64], m: i64, 
     let k = m.min(n);
     if k == 0 || batch.contains(&0) {
         let z = op.scalar(t, 0.0);
-        return expand_to(op, z, &with(batch, &[k]));
+        return expand_to(op, z, &batched(batch, &[k]));
     }
-    let (a, m, n) = if m < n { (mt(op, a, batch.len() + 2), n, m) } else { (a, m, n) };
+    let (a, m, n) = if m < n { (transpose_last_two(op, a, batch.len() + 2), n, m) } else { (a, m, n) };
     let (cols, _) = jacobi_columns(op, a, batch, m, n, false);
     let norms: Vec<Value> = cols
         .iter()
@@ -536,7 +511,7 @@ fn singular_values(op: &mut Builder, a: Value, t: DType, batch: &[i64], m: i64, 
 
 /// The lower triangle of `a` mirrored (what LAPACK's symmetric eigen solvers read).
 fn symmetrize_lower(op: &mut Builder, a: Value, rank: usize) -> Value {
-    let at = mt(op, a, rank);
+    let at = transpose_last_two(op, a, rank);
     let lower = op.Trilu(a, None).upper(0).out();
     let k = op.scalar_i64(1);
     let strict_upper = op.Trilu(at, Some(k)).upper(1).out();
@@ -591,13 +566,13 @@ fn pinv_impl(
     let a = cast(op, a, t);
     if m.min(n) == 0 || batch.contains(&0) {
         let z = op.scalar(t, 0.0);
-        return Ok(expand_to(op, z, &with(&batch, &[n, m])));
+        return Ok(expand_to(op, z, &batched(&batch, &[n, m])));
     }
     if hermitian && m != n {
         bail!("{what}: hermitian needs square matrices");
     }
     let a = if hermitian { symmetrize_lower(op, a, rank) } else { a };
-    let (x, mm, nn, flip) = if m < n { (mt(op, a, rank), n, m, true) } else { (a, m, n, false) };
+    let (x, mm, nn, flip) = if m < n { (transpose_last_two(op, a, rank), n, m, true) } else { (a, m, n, false) };
     let (cols, vs) = jacobi_columns(op, x, &batch, mm, nn, true);
     let d = DType::Double;
     let sq: Vec<Value> = cols
@@ -620,9 +595,9 @@ fn pinv_impl(
     let v = op.Concat(&vs).axis(-1).out();
     let u = op.Concat(&cols).axis(-1).out();
     let vw = op.Mul(v, w).out();
-    let ut = mt(op, u, rank);
+    let ut = transpose_last_two(op, u, rank);
     let p = op.MatMul(vw, ut).out();
-    let p = if flip { mt(op, p, rank) } else { p };
+    let p = if flip { transpose_last_two(op, p, rank) } else { p };
     Ok(cast(op, p, t))
 }
 
@@ -647,7 +622,7 @@ fn matrix_rank_impl(
     }
     let a = if hermitian { symmetrize_lower(op, a, batch.len() + 2) } else { a };
     let s = singular_values(op, a, DType::Double, &batch, m, n);
-    let first = sl(op, s, -1, 0, 1);
+    let first = slice_along(op, s, -1, 0, 1);
     let tol = sv_tolerance(op, first, atol, rtol, t, m, n);
     let gt = op.Greater(s, tol).out();
     let gt = cast(op, gt, DType::Int64);
@@ -677,7 +652,7 @@ fn lu_solve_impl(op: &mut Builder, lu: Value, pivots: Value, b: Value, left: boo
     let (b, adjoint) = if left {
         (b, adjoint)
     } else {
-        let bt = mt(op, b, rb);
+        let bt = transpose_last_two(op, b, rb);
         let mut s = bshape.clone();
         s.swap(rb - 2, rb - 1);
         op.info_mut(bt).shape = Some(s.iter().map(|&d| Dim::Fixed(d)).collect());
@@ -686,12 +661,12 @@ fn lu_solve_impl(op: &mut Builder, lu: Value, pivots: Value, b: Value, left: boo
     let (lu, b, batch, n, k) = broadcast_pair(op, lu, b, what)?;
     let rank = batch.len() + 2;
     let piv = cast(op, pivots, DType::Int64);
-    let piv = expand_to(op, piv, &with(&batch, &[n]));
+    let piv = expand_to(op, piv, &batched(&batch, &[n]));
     let one = op.scalar_i64(1);
     let piv = op.Sub(piv, one).out();
     let ax = op.const_i64s(&[-1]);
     let piv = op.Unsqueeze(piv, ax).out();
-    let pk: Vec<Value> = (0..n).map(|j| sl(op, piv, -2, j, j + 1)).collect();
+    let pk: Vec<Value> = (0..n).map(|j| slice_along(op, piv, -2, j, j + 1)).collect();
     let x = if !adjoint {
         let mut w = b;
         for (j, &p) in pk.iter().enumerate() {
@@ -700,7 +675,7 @@ fn lu_solve_impl(op: &mut Builder, lu: Value, pivots: Value, b: Value, left: boo
         let y = tri_solve(op, lu, w, false, true, n);
         tri_solve(op, lu, y, true, false, n)
     } else {
-        let lut = mt(op, lu, rank);
+        let lut = transpose_last_two(op, lu, rank);
         let y = tri_solve(op, lut, b, false, false, n);
         let mut w = tri_solve(op, lut, y, true, true, n);
         for (j, &p) in pk.iter().enumerate().rev() {
@@ -708,7 +683,7 @@ fn lu_solve_impl(op: &mut Builder, lu: Value, pivots: Value, b: Value, left: boo
         }
         w
     };
-    Ok(if left { x } else { mt(op, x, rank) })
+    Ok(if left { x } else { transpose_last_two(op, x, rank) })
 }
 
 /// The eigenvalues (ascending, `[..., n]`, type t) of the symmetric matrix read from `a`'s lower
@@ -716,7 +691,7 @@ fn lu_solve_impl(op: &mut Builder, lu: Value, pivots: Value, b: Value, left: boo
 fn symmetric_eigenvalues(op: &mut Builder, a: Value, t: DType, batch: &[i64], n: i64, lower: bool) -> Value {
     if n == 0 || batch.contains(&0) {
         let z = op.scalar(t, 0.0);
-        return expand_to(op, z, &with(batch, &[n]));
+        return expand_to(op, z, &batched(batch, &[n]));
     }
     let (ev, _) = symmetric_jacobi(op, a, batch, n, lower, false);
     let kk = op.const_i64s(&[n]);
@@ -726,7 +701,7 @@ fn symmetric_eigenvalues(op: &mut Builder, a: Value, t: DType, batch: &[i64], n:
 
 /// Cyclic Jacobi on the symmetric matrix read from `a`'s lower (or upper) triangle, in double:
 /// the eigenvalues (`[..., n]`, unsorted) and, when asked, the eigenvectors as columns.
-pub(super) fn symmetric_jacobi(
+fn symmetric_jacobi(
     op: &mut Builder,
     a: Value,
     batch: &[i64],
@@ -740,16 +715,16 @@ pub(super) fn symmetric_jacobi(
     let a = if lower {
         symmetrize_lower(op, a, rank)
     } else {
-        let at = mt(op, a, rank);
+        let at = transpose_last_two(op, a, rank);
         symmetrize_lower(op, at, rank)
     };
     let mut w = a;
     let (zero, one, two, minus_one) = (op.scalar(d, 0.0), op.scalar(d, 1.0), op.scalar(d, 2.0), op.scalar(d, -1.0));
     let eye = const_mat(op, d, n, n, |i, j| (i == j) as i64 as f64);
-    let mut v = if want_v { Some(expand_to(op, eye, &with(batch, &[n, n]))) } else { None };
+    let mut v = if want_v { Some(expand_to(op, eye, &batched(batch, &[n, n]))) } else { None };
     let entry = |op: &mut Builder, w: Value, i: i64, j: i64| {
-        let r = sl(op, w, -2, i, i + 1);
-        sl(op, r, -1, j, j + 1)
+        let r = slice_along(op, w, -2, i, i + 1);
+        slice_along(op, r, -1, j, j + 1)
     };
     for _ in 0..JACOBI_SWEEPS {
         for p in 0..n {
@@ -757,25 +732,7 @@ pub(super) fn symmetric_jacobi(
                 let app = entry(op, w, p, p);
                 let aqq = entry(op, w, q, q);
                 let apq = entry(op, w, p, q);
-                let g0 = op.Equal(apq, zero).out();
-                let gs = op.Where(g0, one, apq).out();
-                let diff = op.Sub(aqq, app).out();
-                let den = op.Mul(two, gs).out();
-                let theta = op.Div(diff, den).out();
-                let nonneg = op.GreaterOrEqual(theta, zero).out();
-                let sgn = op.Where(nonneg, one, minus_one).out();
-                let at = op.Abs(theta).out();
-                let t2 = op.Mul(theta, theta).out();
-                let t2 = op.Add(t2, one).out();
-                let r = op.Sqrt(t2).out();
-                let den = op.Add(at, r).out();
-                let tt = op.Div(sgn, den).out();
-                let tt = op.Where(g0, zero, tt).out();
-                let tt2 = op.Mul(tt, tt).out();
-                let tt2 = op.Add(tt2, one).out();
-                let r = op.Sqrt(tt2).out();
-                let c = op.Div(one, r).out();
-                let s = op.Mul(c, tt).out();
+                let (c, s) = jacobi_rotation(op, app, aqq, apq, [zero, one, two, minus_one]);
                 // J = I + (c - 1)(e_p e_p^T + e_q e_q^T) + s (e_p e_q^T - e_q e_p^T); A <- J^T A J.
                 let dpq = const_mat(op, d, n, n, |i, j| ((i == j) && (i == p || i == q)) as i64 as f64);
                 let opq = const_mat(op, d, n, n, |i, j| {
@@ -792,7 +749,7 @@ pub(super) fn symmetric_jacobi(
                 let y = op.Mul(s, opq).out();
                 let j = op.Add(x, y).out();
                 let j = op.Add(j, eye).out();
-                let jt = mt(op, j, rank);
+                let jt = transpose_last_two(op, j, rank);
                 let aj = op.MatMul(w, j).out();
                 w = op.MatMul(jt, aj).out();
                 v = v.map(|v| op.MatMul(v, j).out());
@@ -858,12 +815,12 @@ fn matrix_norm_impl(op: &mut Builder, x: Value, kind: NormKind, dim: &[i64], kee
                     op.ReduceSum(s, Some(ax)).keepdims(0).out()
                 }
                 NormKind::Spectral(true) => {
-                    let v = sl(op, s, -1, 0, 1);
+                    let v = slice_along(op, s, -1, 0, 1);
                     let ax = op.const_i64s(&[-1]);
                     op.Squeeze(v, Some(ax)).out()
                 }
                 _ => {
-                    let v = sl(op, s, -1, k - 1, k);
+                    let v = slice_along(op, s, -1, k - 1, k);
                     let ax = op.const_i64s(&[-1]);
                     op.Squeeze(v, Some(ax)).out()
                 }
@@ -890,6 +847,67 @@ fn matrix_norm_impl(op: &mut Builder, x: Value, kind: NormKind, dim: &[i64], kee
     } else {
         res
     })
+}
+
+/// Householder QR as LAPACK's geqrf + orgqr: for each column, dlarfg's reflector
+/// (β = -sign(α)·‖(α, x)‖, τ = (β - α)/β, v = x/(α - β); τ = 0 when x is zero), applied to the
+/// trailing columns and accumulated into Q. Computed in double.
+fn householder_qr(op: &mut Builder, a: Value, batch: &[i64], m: i64, n: i64) -> (Value, Value) {
+    let d = DType::Double;
+    let rank = batch.len() + 2;
+    let mut r = cast(op, a, d);
+    let eye = const_mat(op, d, m, m, |i, j| (i == j) as i64 as f64);
+    let mut q = expand_to(op, eye, &batched(batch, &[m, m]));
+    let (zero, one) = (op.scalar(d, 0.0), op.scalar(d, 1.0));
+    let minus_one = op.scalar(d, -1.0);
+    for k in 0..m.min(n) {
+        if k + 1 >= m {
+            // x is empty: H = I.
+            break;
+        }
+        let col = slice_along(op, r, -1, k, k + 1);
+        let alpha = slice_along(op, col, -2, k, k + 1);
+        let below = mask(op, m, 1, |i, _| i > k);
+        let x = op.Where(below, col, zero).out();
+        let ax = op.const_i64s(&[-2]);
+        let xnorm = op.ReduceL2(x, Some(ax)).keepdims(1).out();
+        let x0 = op.Equal(xnorm, zero).out();
+        let a2 = op.Mul(alpha, alpha).out();
+        let x2 = op.Mul(xnorm, xnorm).out();
+        let h = op.Add(a2, x2).out();
+        let h = op.Sqrt(h).out();
+        let nonneg = op.GreaterOrEqual(alpha, zero).out();
+        let sgn = op.Where(nonneg, minus_one, one).out();
+        let beta = op.Mul(sgn, h).out();
+        let beta_safe = op.Where(x0, one, beta).out();
+        let diff = op.Sub(beta, alpha).out();
+        let tau = op.Div(diff, beta_safe).out();
+        let tau = op.Where(x0, zero, tau).out();
+        let den = op.Sub(alpha, beta).out();
+        let den = op.Where(x0, one, den).out();
+        let vx = op.Div(x, den).out();
+        let at = mask(op, m, 1, |i, _| i == k);
+        let v = op.Where(at, one, vx).out();
+        // R <- H R on the trailing columns; column k becomes (…, β, 0, …).
+        let vt = transpose_last_two(op, v, rank);
+        let vtr = op.MatMul(vt, r).out();
+        let p = op.MatMul(v, vtr).out();
+        let p = op.Mul(tau, p).out();
+        let upd = op.Sub(r, p).out();
+        let trail = mask(op, m, n, |i, j| i >= k && j > k);
+        let colk_below = mask(op, m, n, |i, j| i > k && j == k);
+        let colk_at = mask(op, m, n, |i, j| i == k && j == k);
+        let newk = op.Where(x0, alpha, beta).out();
+        let r1 = op.Where(colk_at, newk, r).out();
+        let r2 = op.Where(colk_below, zero, r1).out();
+        r = op.Where(trail, upd, r2).out();
+        // Q <- Q H.
+        let qv = op.MatMul(q, v).out();
+        let qvv = op.MatMul(qv, vt).out();
+        let qvv = op.Mul(tau, qvv).out();
+        q = op.Sub(q, qvv).out();
+    }
+    (q, r)
 }
 
 translations! {
@@ -1019,7 +1037,7 @@ translations! {
         let _ = check_errors;
         let (x, t, batch, n) = square(op, a, "inv")?;
         let eye = const_mat(op, t, n, n, |i, j| (i == j) as i64 as f64);
-        let eye = expand_to(op, eye, &with(&batch, &[n, n]));
+        let eye = expand_to(op, eye, &batched(&batch, &[n, n]));
         let (inv, lu) = solve_square(op, x, eye, t, &batch, n, n);
         let info = lu_info(op, lu.w, t, &batch, n);
         Ok(vec![Some(inv), Some(info)])
@@ -1031,7 +1049,7 @@ translations! {
         let a = A;
         let (x, t, batch, n) = square(op, a, "inv")?;
         let eye = const_mat(op, t, n, n, |i, j| (i == j) as i64 as f64);
-        let eye = expand_to(op, eye, &with(&batch, &[n, n]));
+        let eye = expand_to(op, eye, &batched(&batch, &[n, n]));
         Ok(solve_square(op, x, eye, t, &batch, n, n).0)
     }
 
@@ -1091,7 +1109,7 @@ translations! {
         let _ = check_errors;
         let (x, t, batch, n) = square(op, self_, "cholesky")?;
         let (l, info) = cholesky_lower(op, x, t, &batch, n);
-        let l = if upper { mt(op, l, batch.len() + 2) } else { l };
+        let l = if upper { transpose_last_two(op, l, batch.len() + 2) } else { l };
         Ok(vec![Some(l), Some(info)])
     }
 
@@ -1100,7 +1118,7 @@ translations! {
     fn linalg_cholesky(op, self_: Tensor, upper: bool = false) -> OpResult<Value> {
         let (x, t, batch, n) = square(op, self_, "cholesky")?;
         let (l, _) = cholesky_lower(op, x, t, &batch, n);
-        Ok(if upper { mt(op, l, batch.len() + 2) } else { l })
+        Ok(if upper { transpose_last_two(op, l, batch.len() + 2) } else { l })
     }
 
     /// cholesky_inverse(Tensor self, bool upper=False) -> Tensor
@@ -1110,9 +1128,9 @@ translations! {
         let rank = batch.len() + 2;
         // A = L L^T (or U^T U): A^-1 = L^-T L^-1.
         let eye = const_mat(op, t, n, n, |i, j| (i == j) as i64 as f64);
-        let eye = expand_to(op, eye, &with(&batch, &[n, n]));
+        let eye = expand_to(op, eye, &batched(&batch, &[n, n]));
         let linv = tri_solve(op, x, eye, upper, false, n);
-        let lt = mt(op, linv, rank);
+        let lt = transpose_last_two(op, linv, rank);
         Ok(if upper { op.MatMul(linv, lt).out() } else { op.MatMul(lt, linv).out() })
     }
 
@@ -1137,8 +1155,8 @@ translations! {
         } else {
             // X A = B  <=>  A^T X^T = B^T (A^T has the other triangle).
             let (ra, rb) = (rank_of(op, a)?, rank_of(op, b)?);
-            let at = mt(op, a, ra);
-            let bt = mt(op, b, rb);
+            let at = transpose_last_two(op, a, ra);
+            let bt = transpose_last_two(op, b, rb);
             let ash = static_shape(op, a, "solve_triangular")?;
             let bsh = static_shape(op, b, "solve_triangular")?;
             let mut ats = ash.clone();
@@ -1149,7 +1167,7 @@ translations! {
             op.info_mut(bt).shape = Some(bts.iter().map(|&d| Dim::Fixed(d)).collect());
             let (at, bt, batch, n, _) = broadcast_pair(op, at, bt, "solve_triangular")?;
             let xt = tri_solve(op, at, bt, !upper, unitriangular, n);
-            Ok(mt(op, xt, batch.len() + 2))
+            Ok(transpose_last_two(op, xt, batch.len() + 2))
         }
     }
 
@@ -1165,12 +1183,11 @@ translations! {
         unitriangular: bool = false,
     ) -> OpResult<Vec<Option<Value>>> {
         let a = A;
-        let a = A;
         let t = float_type(op, self_, "triangular_solve")?;
         let b = cast(op, self_, t);
         let a = cast(op, a, t);
         let (ab, bb, batch, n, _) = broadcast_pair(op, a, b, "triangular_solve")?;
-        let (coef, up) = if transpose { (mt(op, ab, batch.len() + 2), !upper) } else { (ab, upper) };
+        let (coef, up) = if transpose { (transpose_last_two(op, ab, batch.len() + 2), !upper) } else { (ab, upper) };
         let x = tri_solve(op, coef, bb, up, unitriangular, n);
         Ok(vec![Some(x), Some(ab)])
     }
@@ -1214,16 +1231,17 @@ translations! {
         let p = perm_matrix(op, lu.order, t, &batch, m);
         let zero = op.scalar(t, 0.0);
         let one = op.scalar(t, 1.0);
-        let lw = sl(op, lu.w, -1, 0, k);
+        let lw = slice_along(op, lu.w, -1, 0, k);
         let strict = mask(op, m, k, |i, j| i > j);
         let diag = mask(op, m, k, |i, j| i == j);
         let inner = op.Where(diag, one, zero).out();
         let l = op.Where(strict, lw, inner).out();
-        let uw = sl(op, lu.w, -2, 0, k);
+        let uw = slice_along(op, lu.w, -2, 0, k);
         let upper = mask(op, k, n, |i, j| i <= j);
         let u = op.Where(upper, uw, zero).out();
         Ok(vec![Some(p), Some(l), Some(u)])
     }
+
     /// _linalg_svd(Tensor A, bool full_matrices=False, bool compute_uv=True, *, str? driver=None) -> (Tensor U,
     ///     Tensor S, Tensor Vh)
     #[target("aten::_linalg_svd")]
@@ -1323,11 +1341,11 @@ translations! {
         op,
         self_: Option<Tensor> = None,
         input: Option<Tensor> = None,
-        tol: Scalar,
+        tol: Operand,
         hermitian: bool = false,
     ) -> OpResult<Value> {
         let Some(x) = self_.or(input) else { bail!("matrix_rank needs a tensor") };
-        let atol = Some(scalar_value(op, tol, DType::Double));
+        let atol = Some(operand_value(op, tol, DType::Double));
         let rtol = Some(op.scalar(DType::Double, 0.0));
         matrix_rank_impl(op, x, atol, rtol, hermitian)
     }
@@ -1347,12 +1365,13 @@ translations! {
         let x = cast(op, self_, t);
         let s = singular_values(op, x, t, &batch, m, n);
         let k = m.min(n);
-        let hi = sl(op, s, -1, 0, 1);
-        let lo = sl(op, s, -1, k - 1, k);
+        let hi = slice_along(op, s, -1, 0, 1);
+        let lo = slice_along(op, s, -1, k - 1, k);
         let r = if p == 2.0 { op.Div(hi, lo).out() } else { op.Div(lo, hi).out() };
         let ax = op.const_i64s(&[-1]);
         Ok(op.Squeeze(r, Some(ax)).out())
     }
+
     /// linalg_lu_solve(Tensor LU, Tensor pivots, Tensor B, *, bool left=True, bool adjoint=False) -> Tensor
     #[target("aten::linalg_lu_solve")]
     fn linalg_lu_solve(
@@ -1371,6 +1390,7 @@ translations! {
     fn lu_solve(op, self_: Tensor, LU_data: Tensor, LU_pivots: Tensor) -> OpResult<Value> {
         lu_solve_impl(op, LU_data, LU_pivots, self_, true, false)
     }
+
     /// _linalg_eigh(Tensor A, str UPLO="L", bool compute_v=True) -> (Tensor eigenvalues, Tensor eigenvectors)
     #[target("aten::_linalg_eigh")]
     fn _linalg_eigh(
@@ -1530,5 +1550,113 @@ translations! {
             bail!("matrix_norm: ord {ord} is not a matrix norm");
         };
         matrix_norm_impl(op, self_, kind, &dim, keepdim)
+    }
+
+    /// linalg_qr(Tensor A, str mode="reduced") -> (Tensor Q, Tensor R)
+    #[target("aten::linalg_qr")]
+    fn linalg_qr(op, A: Tensor, mode: &str = "reduced") -> OpResult<Vec<Option<Value>>> {
+        let (batch, m, n) = matrix_dims(op, A, "qr")?;
+        let t = float_type(op, A, "qr")?;
+        let k = m.min(n);
+        let (q, r) = if batch.contains(&0) || k == 0 {
+            let z = op.scalar(DType::Double, 0.0);
+            let eye = const_mat(op, DType::Double, m, m, |i, j| (i == j) as i64 as f64);
+            (expand_to(op, eye, &batched(&batch, &[m, m])), expand_to(op, z, &batched(&batch, &[m, n])))
+        } else {
+            householder_qr(op, A, &batch, m, n)
+        };
+        let (q, r) = match mode {
+            "reduced" => (Some(slice_along(op, q, -1, 0, k)), slice_along(op, r, -2, 0, k)),
+            "complete" => (Some(q), r),
+            "r" => (None, slice_along(op, r, -2, 0, k)),
+            other => bail!("linalg_qr: unknown mode {other:?}"),
+        };
+        let q = match q {
+            Some(q) => cast(op, q, t),
+            None => {
+                let data = crate::onnx::ir::TensorData::from_f64_as(t, vec![0], &[]).expect("empty constant");
+                op.constant_tensor(data)
+            }
+        };
+        let r = cast(op, r, t);
+        Ok(vec![Some(q), Some(r)])
+    }
+
+    /// linalg_matrix_sqrth(Tensor self) -> Tensor
+    #[target("aten::linalg_matrix_sqrth")]
+    fn linalg_matrix_sqrth(op, self_: Tensor) -> OpResult<Value> {
+        // V·diag(√λ)·Vᵀ from the eigendecomposition of the lower triangle (unique, whatever the
+        // eigenvectors' signs); negative eigenvalues give NaN as torch's sqrt does.
+        let (batch, m, n) = matrix_dims(op, self_, "matrix_sqrth")?;
+        if m != n {
+            bail!("matrix_sqrth needs square matrices");
+        }
+        let t = float_type(op, self_, "matrix_sqrth")?;
+        if n == 0 || batch.contains(&0) {
+            return Ok(op.Identity(self_).out());
+        }
+        let (ev, v) = symmetric_jacobi(op, self_, &batch, n, true, true);
+        let v = v.expect("eigenvectors requested");
+        let r = op.Sqrt(ev).out();
+        let ax = op.const_i64s(&[-2]);
+        let r = op.Unsqueeze(r, ax).out();
+        let vr = op.Mul(v, r).out();
+        let vt = transpose_last_two(op, v, batch.len() + 2);
+        let x = op.MatMul(vr, vt).out();
+        Ok(cast(op, x, t))
+    }
+
+    /// linalg_matrix_exp(Tensor self) -> Tensor
+    #[target("aten::linalg_matrix_exp", "aten::matrix_exp")]
+    fn linalg_matrix_exp(op, self_: Tensor) -> OpResult<Value> {
+        // Scaling and squaring in double: A/2^s with s = max(0, ⌈log2(2‖A‖₁)⌉) so the scaled
+        // norm is at most 1/2, a degree-18 Taylor polynomial (remainder below 1e-22), then s
+        // squarings chosen per matrix at run time (enough for every finite input of its type).
+        let (batch, m, n) = matrix_dims(op, self_, "matrix_exp")?;
+        if m != n {
+            bail!("matrix_exp needs square matrices");
+        }
+        let t = float_type(op, self_, "matrix_exp")?;
+        if n == 0 || batch.contains(&0) {
+            return Ok(op.Identity(self_).out());
+        }
+        let max_squarings = match t {
+            DType::Double => 1100,
+            _ => 140,
+        };
+        let d = DType::Double;
+        let a = cast(op, self_, d);
+        let abs = op.Abs(a).out();
+        let ax = op.const_i64s(&[-2]);
+        let colsum = op.ReduceSum(abs, Some(ax)).keepdims(1).out();
+        let ax = op.const_i64s(&[-1]);
+        let norm = op.ReduceMax(colsum, Some(ax)).keepdims(1).out();
+        let two = op.scalar(d, 2.0);
+        let zero = op.scalar(d, 0.0);
+        let n2 = op.Mul(norm, two).out();
+        let l = op.Log(n2).out();
+        let ln2 = op.scalar(d, std::f64::consts::LN_2);
+        let l = op.Div(l, ln2).out();
+        let l = op.Ceil(l).out();
+        let s = op.Max(&[l, zero]).out();
+        let neg = op.Neg(s).out();
+        let scale = op.Pow(two, neg).out();
+        let x = op.Mul(a, scale).out();
+        let eye = const_mat(op, d, n, n, |i, j| (i == j) as i64 as f64);
+        // Horner: I + X(I + X/2(I + X/3(…))).
+        let mut e = eye;
+        for k in (1..=18).rev() {
+            let c = op.scalar(d, 1.0 / k as f64);
+            let xe = op.MatMul(x, e).out();
+            let xe = op.Mul(xe, c).out();
+            e = op.Add(eye, xe).out();
+        }
+        for i in 0..max_squarings {
+            let sq = op.MatMul(e, e).out();
+            let ii = op.scalar(d, i as f64);
+            let more = op.Less(ii, s).out();
+            e = op.Where(more, sq, e).out();
+        }
+        Ok(cast(op, e, t))
     }
 }

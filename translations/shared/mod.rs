@@ -1,0 +1,5 @@
+//! Building blocks several families share. These modules register no translations.
+
+pub(crate) mod norms;
+pub(crate) mod pointwise;
+pub(crate) mod window;
