@@ -209,13 +209,13 @@ fn child(archive: &Path, out: &Path, external: bool) {
     lap(&mut wall, &mut cpu);
     let placement = if external {
         let file = out.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
-        fxonnx::internals::encode::DataPlacement::External { location: format!("{file}.data"), threshold: 1024 }
+        fxonnx::internals::save::DataPlacement::External { location: format!("{file}.data"), threshold: 1024 }
     } else {
-        fxonnx::internals::encode::DataPlacement::Inline
+        fxonnx::internals::save::DataPlacement::Inline
     };
-    let encoder = fxonnx::internals::encode::Encoder::new(&model, &placement).expect("encode");
+    let encoder = fxonnx::internals::save::Encoder::new(&model, &placement).expect("encode");
     lap(&mut wall, &mut cpu);
-    encoder.write(out).expect("save");
+    encoder.write(out, archive.file().as_ref()).expect("save");
     lap(&mut wall, &mut cpu);
     stop.store(true, Ordering::Relaxed);
     let _ = sampler.join();

@@ -1,11 +1,11 @@
 //! The CLI's allocator: mimalloc, tuned for one short process that builds and drops large graphs.
 //!
-//! Exports allocate millions of small strings and vectors (names, metadata, shapes); glibc's malloc
-//! spent up to 40 % of large exports in its own bookkeeping, mimalloc a fraction of that. Shared by
-//! `src/main.rs` and `benches/export.rs` (included by path) so benchmark stage times are the CLI's.
+//! Exports allocate millions of small strings and vectors (names, metadata, shapes), where glibc's
+//! malloc spends much of a large export in its own bookkeeping. Shared by `src/main.rs` and
+//! `benches/export.rs` (included by path) so benchmark stage times are the CLI's.
 //!
-//! [`prefault_in_background`] has the second core fault in the allocator's memory just ahead of
-//! use: first touches of memory are slow on the virtual machines this runs on.
+//! [`prefault_in_background`] (Linux only) has the second core fault in the allocator's memory
+//! just ahead of use: first touches of memory are slow on the virtual machines this runs on.
 
 use std::os::raw::{c_int, c_long};
 
@@ -26,9 +26,9 @@ const MI_OPTION_PURGE_DELAY: c_int = 15;
 /// Keep freed memory for reuse instead of returning it to the kernel.
 ///
 /// By default mimalloc hands freed pages back (`madvise`) after a delay and faults them in again on
-/// reuse; an export frees the parsed JSON and graph copies while building the next, so on the 100k-node
-/// synthetic transformer that round trip cost 0.6–2.5 s of kernel time per run (0.2–0.3 s with this).
-/// Peak RSS is unchanged (±3 %): the memory is reused, not added. Call first thing in `main`.
+/// reuse; an export frees the parsed JSON and graph copies while building the next, and that round
+/// trip is kernel time for nothing: the memory is reused, not added to the peak. Call first thing
+/// in `main`.
 pub fn tune() {
     // SAFETY: plain C calls into the linked allocator; options are read at each decision.
     unsafe {
@@ -41,26 +41,35 @@ pub fn tune() {
 /// Fault in the allocator's memory on a second thread, just ahead of the main thread's use.
 ///
 /// A page the process touches for the first time is zeroed by the kernel, and on virtual machines
-/// whose host backs guest memory lazily (this project's CI machines) that costs 1–2.5 s per GB,
-/// the reason the 1M-node export is slower per node than the 100k one. This thread watches the
+/// whose host backs guest memory lazily (this project's CI machines) that costs seconds per GB,
+/// which a 1M-node export (several GB) pays on its one busy core. This thread watches the
 /// allocator's large anonymous mappings (mimalloc's arenas, which it fills from the bottom) and
 /// asks the kernel to fault in the next chunks (`MADV_POPULATE_WRITE`, which never changes memory
 /// already in use) once the main thread has reached the chunk below them, so the zeroing runs on
 /// the other core. Nothing is populated before the main thread has used [`START`] of some mapping,
 /// so small exports are unaffected; after that (a large export) every large mapping, old or new,
 /// has up to [`MAX_AHEAD`] chunks populated ahead of use, from its start.
+///
+/// Linux only (it reads `/proc/self/maps` and uses `MADV_POPULATE_WRITE`); elsewhere it does
+/// nothing.
 pub fn prefault_in_background() {
+    #[cfg(target_os = "linux")]
     let _ = std::thread::Builder::new().name("fxonnx-prefault".into()).spawn(prefault::run);
 }
 
 /// Bytes populated at a time; the last huge page of each is left for the main thread to touch: a
 /// tripwire that says it got there.
+#[cfg(target_os = "linux")]
 const CHUNK: usize = 32 << 20;
+#[cfg(target_os = "linux")]
 const TRIPWIRE: usize = 2 << 20;
 /// Used bytes of a mapping before anything is populated ahead of them.
+#[cfg(target_os = "linux")]
 const START: usize = 4 * CHUNK;
+#[cfg(target_os = "linux")]
 const MAX_AHEAD: usize = 3;
 
+#[cfg(target_os = "linux")]
 mod prefault {
     use super::{CHUNK, MAX_AHEAD, START, TRIPWIRE};
     use std::time::{Duration, Instant};
@@ -85,8 +94,8 @@ mod prefault {
         let mut rescan = Instant::now();
         let mut residency = vec![0u8; TRIPWIRE / PAGE];
         // Some mapping was used past START: the export is large, and every mapping is populated
-        // ahead of use from its first chunk on (the 1M-node export fills five 1 GiB arenas one
-        // after the other: 4 % less wall time, median of 3 paired runs).
+        // ahead of use from its first chunk on (a large export fills 1 GiB arenas one after the
+        // other, each new one from its start).
         let mut large = false;
         loop {
             if rescan <= Instant::now() {
@@ -165,7 +174,7 @@ mod prefault {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, target_os = "linux"))]
 mod tests {
     use super::*;
 

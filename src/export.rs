@@ -4,9 +4,9 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use crate::fx::{Program, SignatureError};
-use crate::onnx::encode::{self, DataPlacement, SaveError};
 use crate::onnx::ir::Model;
-use crate::pt2::{Archive, Pt2Error};
+use crate::onnx::save::{self, DataPlacement, SaveError};
+use crate::pt2::{Archive, ArchiveFile, Pt2Error};
 use crate::report::{ExportRecord, Stage};
 use crate::translate::dsl::TranslationTable;
 use crate::translate::lower::{self, LowerError, LowerOptions};
@@ -87,6 +87,8 @@ pub struct OnnxProgram {
     external_data: bool,
     warnings: Vec<String>,
     report: Option<PathBuf>,
+    /// The archive the weights are read from when saving.
+    archive: Option<ArchiveFile>,
 }
 
 /// Export the program of the `.pt2` archive at `path`.
@@ -169,11 +171,12 @@ fn stages(
         })
     })?;
     record.optimize = Some(stats);
-    let program = OnnxProgram { model, external_data: options.external_data, warnings, report: None };
+    let program =
+        OnnxProgram { model, external_data: options.external_data, warnings, report: None, archive: archive.file() };
     if options.report {
         // Initializers print as type and shape only: their bytes (folded weights are computed on
         // reading) are left out.
-        let proto = encode::to_proto_outline(&program.model);
+        let proto = save::to_proto_outline(&program.model);
         record.model_text = Some(crate::onnx::text::model_text(&proto, false));
     }
     if let Some(out) = output {
@@ -186,13 +189,13 @@ impl OnnxProgram {
     /// The serialized ONNX model with its weights inline, byte-identical to what [`save`](Self::save)
     /// writes for a model under protobuf's 2 GiB limit.
     pub fn model_bytes(&self) -> Vec<u8> {
-        prost::Message::encode_to_vec(&encode::to_proto(&self.model))
+        prost::Message::encode_to_vec(&save::to_proto(&self.model))
     }
 
     /// A read-only view of the model as it will be saved (names, shapes, nodes and their metadata;
     /// no weight bytes). It is built on each call.
     pub fn model(&self) -> crate::view::Model {
-        crate::view::Model::new(encode::to_proto_outline(&self.model))
+        crate::view::Model::new(save::to_proto_outline(&self.model))
     }
 
     /// Nodes of the main graph.
@@ -214,7 +217,7 @@ impl OnnxProgram {
     /// The model as a prost `ModelProto` (weights inline), for fxonnx's own tests.
     #[doc(hidden)]
     pub fn model_proto(&self) -> crate::onnx::proto::ModelProto {
-        encode::to_proto(&self.model)
+        save::to_proto(&self.model)
     }
 
     /// Optimize the graph (what [`ExportOptions::optimize`] does during an export), for programs
@@ -258,13 +261,14 @@ impl OnnxProgram {
         let path = path.as_ref();
         let file = path.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_else(|| "model.onnx".into());
         let external_placement = DataPlacement::External { location: format!("{file}.data"), threshold: 1024 };
+        let archive = self.archive.as_ref();
         if self.external_data {
-            return Ok(encode::save_model(&self.model, path, &external_placement)?);
+            return Ok(save::save_model(&self.model, path, &external_placement, archive)?);
         }
         // The encoder measures the whole message first: over the limit inline (weights plus a large
         // graph), the weights move out.
-        match encode::save_model(&self.model, path, &DataPlacement::Inline) {
-            Err(SaveError::TooLarge { .. }) => Ok(encode::save_model(&self.model, path, &external_placement)?),
+        match save::save_model(&self.model, path, &DataPlacement::Inline, archive) {
+            Err(SaveError::TooLarge { .. }) => Ok(save::save_model(&self.model, path, &external_placement, archive)?),
             other => Ok(other?),
         }
     }

@@ -60,7 +60,7 @@ where
 #[doc(hidden)]
 pub mod internals {
     pub use crate::fx::{format_program, Program};
-    pub use crate::onnx::{encode, ir, proto, text};
+    pub use crate::onnx::{ir, proto, save, text};
     pub use crate::optimize::{clean_up, optimize};
     pub use crate::pt2::{Archive, Pt2Error, Weight};
     pub mod lower {

@@ -274,63 +274,49 @@ fn exports_are_byte_identical() {
     }
 }
 
-/// The streaming encoder writes exactly the bytes prost's `encode_to_vec` gives for the same
-/// `ModelProto` (inline and with external data), and the data file holds the weights, aligned.
+/// The streaming writer (what exports use) writes exactly the bytes of the plain one (a prost
+/// `ModelProto`), inline and with external data, on synthetic programs with large weights and
+/// folded ones; `src/onnx/save/tests.rs` does the same on every fixture.
 #[test]
-fn streamed_encoding_equals_prost() {
-    use fxonnx::internals::encode::{DataPlacement, Encoder};
+fn streamed_saves_equal_plain_ones() {
+    use fxonnx::internals::save::{plain, save_model, DataPlacement};
     let dir = tempfile::tempdir().unwrap();
-    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
-    let mut archives = vec![
+    // Weights of 64 KiB and more are read from the archive file, smaller ones copied.
+    let wide = Transformer { blocks: 1, d_model: 128, heads: 4, ffn: 512, seq: 4 };
+    let archives = [
         write(dir.path(), "transformer", &small_transformer()).0,
         write(dir.path(), "convnet", &small_convnet()).0,
+        write(dir.path(), "wide", &wide).0,
     ];
-    // Weights of 64 KiB and more are copied in pieces whose pages are released, smaller ones whole.
-    let wide = Transformer { blocks: 1, d_model: 128, heads: 4, ffn: 512, seq: 4 };
-    archives.push(write(dir.path(), "wide", &wide).0);
-    // Subgraphs (If/Loop bodies), tied weights, buffers, odd dtypes and symbolic shapes.
-    for f in [
-        "cond.pt2",
-        "hops_loops.pt2",
-        "tied_weights.pt2",
-        "buffer_mutation.pt2",
-        "dtypes_misc.pt2",
-        "tiny_transformer.pt2",
-    ] {
-        archives.push(fixtures.join(f));
-    }
+    // One folder per writer: the data file's name is written in the model.
+    let (plain_dir, stream_dir) = (dir.path().join("plain"), dir.path().join("stream"));
+    std::fs::create_dir_all(&plain_dir).unwrap();
+    std::fs::create_dir_all(&stream_dir).unwrap();
+    let read = |p: &Path| std::fs::read(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+    let mut data_bytes = 0;
     for archive in &archives {
-        let program =
-            fxonnx::export(archive, &Default::default()).unwrap_or_else(|e| panic!("{}: {e}", archive.display()));
-        for placement in
-            [DataPlacement::Inline, DataPlacement::External { location: "m.onnx.data".into(), threshold: 64 }]
-        {
-            let out = dir.path().join("m.onnx");
-            let enc = Encoder::new(program.ir(), &placement).expect("encoder");
-            enc.write(&out).expect("write");
-            let streamed = std::fs::read(&out).unwrap();
-            let reference = enc.to_proto().encode_to_vec();
-            assert_eq!(streamed.len(), enc.encoded_len(), "{}: {placement:?}", archive.display());
-            assert!(streamed == reference, "{}: streamed bytes differ from prost ({placement:?})", archive.display());
-            // The in-memory proto of the program is the inline one.
-            if matches!(placement, DataPlacement::Inline) {
-                assert!(program.model_proto().encode_to_vec() == reference);
-            } else {
-                let data = std::fs::read(dir.path().join("m.onnx.data")).unwrap();
-                assert_eq!(data.len(), enc.data_len());
-                let g = program.model_proto().graph.unwrap();
-                for (t, e) in g.initializer.iter().zip(&enc.to_proto().graph.unwrap().initializer) {
-                    if e.external_data.is_empty() {
-                        assert_eq!(t.raw_data, e.raw_data);
-                        continue;
-                    }
-                    let get =
-                        |k: &str| e.external_data.iter().find(|x| x.key == k).unwrap().value.parse::<usize>().unwrap();
-                    let (off, len) = (get("offset"), get("length"));
-                    assert_eq!(off % 64, 0);
-                    assert_eq!(&data[off..off + len], &t.raw_data[..], "{}", t.name);
-                }
+        for external_data in [false, true] {
+            let options = fxonnx::ExportOptions { external_data, ..Default::default() };
+            let program = fxonnx::export(archive, &options).unwrap_or_else(|e| panic!("{}: {e}", archive.display()));
+            let placement = match external_data {
+                false => DataPlacement::Inline,
+                true => DataPlacement::External { location: "m.onnx.data".into(), threshold: 1024 },
+            };
+            let what = format!("{} ({placement:?})", archive.display());
+            plain::save(program.ir(), &plain_dir.join("m.onnx"), &placement).unwrap();
+            // The export's own save reads stored weights from the archive file; without the
+            // archive they are copied from memory.
+            program.save(stream_dir.join("m.onnx")).unwrap();
+            assert!(read(&plain_dir.join("m.onnx")) == read(&stream_dir.join("m.onnx")), "{what}: .onnx differs");
+            save_model(program.ir(), &stream_dir.join("m.onnx"), &placement, None).unwrap();
+            assert!(read(&plain_dir.join("m.onnx")) == read(&stream_dir.join("m.onnx")), "{what}: .onnx differs");
+            if external_data {
+                let data = read(&plain_dir.join("m.onnx.data"));
+                assert!(data == read(&stream_dir.join("m.onnx.data")), "{what}: .data differs");
+                data_bytes += data.len();
             }
         }
     }
+    // The small convnet's weights are all under the 1 KiB threshold; the others' are not.
+    assert!(data_bytes > 0);
 }

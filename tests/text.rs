@@ -221,7 +221,7 @@ fn cli_refuses_garbage_with_one_line() {
 fn outline_prints_as_the_full_model_without_metadata() {
     for name in ["cond.pt2", "convnet.pt2", "tiny_transformer.pt2", "hops_loops.pt2"] {
         let program = fxonnx::export(fixture(name), &fxonnx::ExportOptions::default()).expect("export");
-        let outline = fxonnx::internals::encode::to_proto_outline(program.ir());
+        let outline = fxonnx::internals::save::to_proto_outline(program.ir());
         assert!(outline.graph.as_ref().expect("graph").node.iter().all(|n| n.metadata_props.is_empty()), "{name}");
         assert_eq!(model_text(&outline, false), model_text(&program.model_proto(), false), "{name}");
     }

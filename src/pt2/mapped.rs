@@ -1,95 +1,77 @@
-//! Memory maps registered while they live, with the files they map: a writer copies a stored
-//! weight out of the archive by reading the file ([`copy_out`]), never mapping its pages, and
-//! drops the pages a folded weight was computed from once written ([`release`]); weights are
-//! read once, and a model larger than memory never has all of them resident.
+//! The archive's memory map together with its file.
 //!
-//! [`MappedFile`] owns the map behind the archive's `Bytes`; while any slice of it is alive the
-//! map is registered.
+//! Weights are `Bytes` slices of the map. Saving them copies each once into the output; reading
+//! that copy from the file ([`ArchiveFile::read_into`]) rather than through the map keeps the
+//! archive's pages out of the process's resident set, and the pages a folded weight was computed
+//! from are dropped once it is written ([`ArchiveFile::release`]). The save gets the
+//! [`ArchiveFile`] from whoever opened the archive ([`super::Archive::file`]).
 
 use std::fs::File;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
+use bytes::Bytes;
 use memmap2::Mmap;
 
-/// Registered maps: (start address, length, the map, the file it maps from offset 0).
-type Entry = (usize, usize, Arc<Mmap>, Arc<File>);
-static MAPS: Mutex<Vec<Entry>> = Mutex::new(Vec::new());
-
-/// The owner of an archive's map (the `Bytes` owner): registers the map while it lives.
-pub(crate) struct MappedFile {
-    map: Arc<Mmap>,
-}
-
-impl MappedFile {
-    /// `map` maps all of `file`, from its start.
-    pub(crate) fn new(map: Mmap, file: File) -> MappedFile {
-        let map = Arc::new(map);
-        if let Ok(mut maps) = MAPS.lock() {
-            maps.push((map.as_ptr() as usize, map.len(), map.clone(), Arc::new(file)));
-        }
-        MappedFile { map }
-    }
-}
+/// The owner of an archive's map behind its `Bytes`.
+struct MappedFile(Arc<Mmap>);
 
 impl AsRef<[u8]> for MappedFile {
     fn as_ref(&self) -> &[u8] {
-        &self.map
+        &self.0
     }
 }
 
-impl Drop for MappedFile {
-    // Unregistered before the map is unmapped (fields drop after this), so an address range is
-    // never attributed to a file it no longer maps.
-    fn drop(&mut self) {
-        let start = self.map.as_ptr() as usize;
-        if let Ok(mut maps) = MAPS.lock() {
-            maps.retain(|(s, ..)| *s != start);
+/// An archive file and its read-only map: what the save needs to read weights that are slices of
+/// the map from the file instead.
+#[derive(Clone)]
+pub struct ArchiveFile {
+    map: Arc<Mmap>,
+    file: Arc<File>,
+}
+
+impl ArchiveFile {
+    /// `map` maps all of `file`, from its start. Returns the handle and the map as `Bytes`.
+    pub(crate) fn new(map: Mmap, file: File) -> (ArchiveFile, Bytes) {
+        let map = Arc::new(map);
+        let bytes = Bytes::from_owner(MappedFile(map.clone()));
+        (ArchiveFile { map, file: Arc::new(file) }, bytes)
+    }
+
+    /// Where `bytes` start in the file, when they are a (non-empty) slice of this archive's map.
+    fn offset_of(&self, bytes: &[u8]) -> Option<usize> {
+        let (start, len) = (self.map.as_ptr() as usize, self.map.len());
+        let (p, n) = (bytes.as_ptr() as usize, bytes.len());
+        (n > 0 && p >= start && p + n <= start + len).then(|| p - start)
+    }
+
+    /// Fill `out` with `bytes` (of equal length): read from the file when `bytes` is a slice of
+    /// the map, copied otherwise. The same bytes either way (the map is shared: both read the
+    /// page cache), but a read does not map the pages into the process.
+    pub fn read_into(&self, bytes: &[u8], out: &mut [u8]) {
+        debug_assert_eq!(bytes.len(), out.len());
+        #[cfg(unix)]
+        if let Some(offset) = self.offset_of(bytes) {
+            use std::os::unix::fs::FileExt;
+            if self.file.read_exact_at(out, offset as u64).is_ok() {
+                return;
+            }
         }
+        out.copy_from_slice(bytes);
     }
-}
 
-/// Drop the pages of `bytes` from this process's resident set when they are a slice of an archive
-/// map (nothing otherwise): once a folded weight computed from them was written, they would
-/// otherwise stay resident until exit (stored weights are read with [`copy_out`], never mapped).
-/// The map is read-only and shared, so a later read simply faults the same bytes back in from the
-/// page cache.
-pub fn release(bytes: &[u8]) {
-    with_entry(bytes, |(_, _, map, _), offset| {
-        // SAFETY: MADV_DONTNEED on a read-only shared file mapping only discards page-table entries;
-        // the contents stay those of the file (no private pages exist that could be lost).
-        let _ = unsafe { map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, offset, bytes.len()) };
-    });
-}
-
-/// Fill `out` with `bytes` (of equal length), read from the archive file with `pread` when
-/// `bytes` is a slice of an archive map, else copied.
-///
-/// The same bytes either way (the map is shared: both read the file's page cache), but reading
-/// the file does not map its pages into the process: on ViT-B/16's save, mapping the weights'
-/// pages in (fault-around) and out again ([`release`]) had cost the encoder's thread as much as
-/// copying them.
-pub fn copy_out(bytes: &[u8], out: &mut [u8]) {
-    debug_assert_eq!(bytes.len(), out.len());
-    let file = with_entry(bytes, |(.., file), offset| (file.clone(), offset as u64));
-    #[cfg(unix)]
-    if let Some((file, offset)) = file {
-        use std::os::unix::fs::FileExt;
-        if file.read_exact_at(out, offset).is_ok() {
-            return;
+    /// Drop the pages of `bytes` from the resident set when they are a slice of the map (they
+    /// stay in the page cache: a later read faults them back in). Nothing happens elsewhere.
+    pub fn release(&self, bytes: &[u8]) {
+        #[cfg(target_os = "linux")]
+        if let Some(offset) = self.offset_of(bytes) {
+            // SAFETY: MADV_DONTNEED on a read-only shared file mapping only discards page-table
+            // entries; the contents stay those of the file (there are no private pages to lose).
+            let advice = memmap2::UncheckedAdvice::DontNeed;
+            let _ = unsafe { self.map.unchecked_advise_range(advice, offset, bytes.len()) };
         }
+        #[cfg(not(target_os = "linux"))]
+        let _ = bytes;
     }
-    #[cfg(not(unix))]
-    let _ = file;
-    out.copy_from_slice(bytes);
-}
-
-/// `f(entry, offset of bytes in its map)` for the registered map holding all of `bytes`
-/// (non-empty), under the registry's lock.
-fn with_entry<R>(bytes: &[u8], f: impl FnOnce(&Entry, usize) -> R) -> Option<R> {
-    let (p, n) = (bytes.as_ptr() as usize, bytes.len());
-    let maps = MAPS.lock().ok()?;
-    let entry = maps.iter().find(|(s, len, ..)| n > 0 && p >= *s && p + n <= s + len)?;
-    Some(f(entry, p - entry.0))
 }
 
 #[cfg(test)]
@@ -98,22 +80,26 @@ mod tests {
     use std::io::Write;
 
     #[test]
-    fn copy_out_reads_the_slice_from_the_file_or_copies_it() {
+    fn read_into_reads_slices_of_the_map_from_the_file_and_copies_the_rest() {
         let contents: Vec<u8> = (0..100_000u32).map(|i| (i * 7 % 251) as u8).collect();
         let mut file = tempfile::tempfile().unwrap();
         file.write_all(&contents).unwrap();
         // SAFETY: a private temporary file, not modified while mapped.
         let map = unsafe { Mmap::map(&file) }.unwrap();
-        let owner = bytes::Bytes::from_owner(MappedFile::new(map, file.try_clone().unwrap()));
+        let (archive, bytes) = ArchiveFile::new(map, file.try_clone().unwrap());
         // Unaligned both ends: the read is at the slice's offset in the file.
-        let slice = owner.slice(12_345..80_001);
+        let slice = bytes.slice(12_345..80_001);
+        assert_eq!(archive.offset_of(&slice), Some(12_345));
         let mut out = vec![0u8; slice.len()];
-        copy_out(&slice, &mut out);
+        archive.read_into(&slice, &mut out);
         assert_eq!(out[..], contents[12_345..80_001]);
-        // Not a slice of a registered map: copied.
+        archive.release(&slice);
+        assert_eq!(slice[..], contents[12_345..80_001]);
+        // Not a slice of the map: copied.
         let plain = contents[5..500].to_vec();
+        assert_eq!(archive.offset_of(&plain), None);
         let mut out = vec![0u8; plain.len()];
-        copy_out(&plain, &mut out);
+        archive.read_into(&plain, &mut out);
         assert_eq!(out, plain);
     }
 }

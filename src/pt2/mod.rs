@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 use bytes::Bytes;
 
-pub use mapped::{copy_out, release};
+pub use mapped::ArchiveFile;
 pub use weights::{scalar_type, ScalarType, Weight};
 
 /// Errors of the archive layer. Every message names the entry or tensor concerned.
@@ -53,6 +53,8 @@ pub type Result<T, E = Pt2Error> = std::result::Result<T, E>;
 pub struct Archive {
     path: PathBuf,
     data: Bytes,
+    /// The file behind `data`, when it is a memory map of one.
+    file: Option<ArchiveFile>,
     /// The entries under the root folder, named relative to it.
     entries: zipdir::Directory,
     root: String,
@@ -66,9 +68,13 @@ impl Archive {
         // SAFETY: the map is read-only; a file truncated underneath us would fault, which is the
         // accepted trade-off of every mmap-based reader (the same as torch's own loader).
         let map = unsafe { memmap2::Mmap::map(&file) }.map_err(io)?;
-        // The map is registered with its file so that saving can read stored weights from the
-        // file instead of through the map, and drop the pages folded weights were computed from.
-        Self::from_bytes(path, Bytes::from_owner(mapped::MappedFile::new(map, file)))
+        let (file, data) = ArchiveFile::new(map, file);
+        Ok(Archive { file: Some(file), ..Self::from_bytes(path, data)? })
+    }
+
+    /// The file the archive was mapped from, for saving its weights (see [`ArchiveFile`]).
+    pub fn file(&self) -> Option<ArchiveFile> {
+        self.file.clone()
     }
 
     /// Index an archive already in memory (tests, buffers).
@@ -81,7 +87,7 @@ impl Archive {
             .map(str::to_string)
             .ok_or_else(|| Pt2Error::NotPt2 { path: path.to_path_buf() })?;
         let entries = dir.under(&data, &root);
-        let archive = Archive { path: path.to_path_buf(), data, entries, root };
+        let archive = Archive { path: path.to_path_buf(), data, file: None, entries, root };
         if archive.entry("archive_format")?.as_ref() != b"pt2" {
             return Err(Pt2Error::NotPt2 { path: path.to_path_buf() });
         }

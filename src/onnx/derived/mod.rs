@@ -1,11 +1,11 @@
 //! Constants computed from stored weight bytes when they are written, not when they are folded.
 //!
-//! Folding a weight transpose or a BatchNormalization into conv weights used to compute the new
-//! weight into anonymous memory during the optimizer: hundreds of megabytes of page faults, and the
-//! copy then written out from there. A [`Derived`] tensor records the computation instead — a
-//! strided gather of the stored elements (transposes, composed) followed by elementwise float ops
-//! with small broadcast constants — and [`Raw`] evaluates it in chunks through one small reused
-//! buffer while the encoder writes it. Its byte length is known without computing it.
+//! Folding a weight transpose or a BatchNormalization into conv weights makes a new weight as
+//! large as the stored one; computed during the optimizer, every folded weight would sit in
+//! anonymous memory until saved. A [`Derived`] tensor records the computation instead — a strided
+//! gather of the stored elements (transposes, composed) followed by elementwise float ops with
+//! small broadcast constants — and the save computes it in chunks straight into its write buffers
+//! ([`Raw::compute_into`]). Its byte length is known without computing it.
 //!
 //! Every value is computed exactly as the eager fold did: the same gathered element, then the same
 //! IEEE operations on it in the same order, each rounded to the element type. Readers that need the
@@ -19,10 +19,12 @@ use bytes::Bytes;
 
 use super::ir::{DType, TensorData};
 
-/// Bytes of a derived tensor computed at a time while writing: one of the save's write-behind
-/// buffers, so that a chunk is computed into a buffer still in the cache (with 1 MiB chunks the
-/// buffers grew past the L2 cache, and ViT-B/16's save was a third slower).
-pub const CHUNK_BYTES: usize = super::write_behind::BUF;
+mod transpose;
+
+/// Bytes of a derived tensor computed at a time while writing: the size of one of the save's
+/// write buffers, which a chunk is computed straight into; small, so that it stays in the cache
+/// the two cores share while the writer thread writes it.
+pub const CHUNK_BYTES: usize = 256 << 10;
 /// Most bytes computed at a time (transposes of tall weights, see [`Derived::chunk_bytes`]).
 pub const MAX_CHUNK_BYTES: usize = 16 << 20;
 
@@ -148,7 +150,7 @@ impl Raw {
         }
     }
 
-    /// Compute a derived tensor's bytes in order, a chunk at a time (see [`Self::for_each_chunk`]),
+    /// Compute a derived tensor's bytes in order, a chunk at a time ([`Derived::chunk_bytes`]),
     /// each straight into the buffer `room` hands out for it: no copy after computing. Stops when
     /// `room` has none. Returns false (nothing done) for bytes that exist already.
     pub fn compute_into(&self, room: &mut impl ChunkRoom) -> bool {
@@ -162,22 +164,6 @@ impl Raw {
             off += n;
         }
         true
-    }
-
-    /// Hand the bytes to `f` in order, a derived tensor computed [`CHUNK_BYTES`] at a time into
-    /// `buf` (reused across calls, so writing many tensors allocates once).
-    pub fn for_each_chunk<E>(&self, buf: &mut Vec<u8>, mut f: impl FnMut(&[u8]) -> Result<(), E>) -> Result<(), E> {
-        if let Some(b) = self.existing() {
-            return f(b);
-        }
-        let step = self.derived().map_or(CHUNK_BYTES, |d| d.chunk_bytes());
-        let mut off = 0;
-        while off < self.len() {
-            let n = step.min(self.len() - off);
-            f(self.piece(off, n, buf))?;
-            off += n;
-        }
-        Ok(())
     }
 }
 
@@ -381,9 +367,9 @@ impl Derived {
     }
 
     /// Bytes to compute at a time: [`CHUNK_BYTES`], except for the transpose of a tall weight (say
-    /// an lm_head of 32000 × 256), whose output rows are long: a chunk of a few rows reads a strip
-    /// a few elements wide from every source row, so the whole source streamed through the cache
-    /// once per chunk, half of each cache line unused. Its chunks are whole multiples of 64 bytes'
+    /// an lm_head of 32000 × 256), whose output rows are long: a chunk of a few rows would read a
+    /// strip a few elements wide from every source row, streaming the whole source through the
+    /// cache once per chunk with half of each cache line unused. Its chunks are whole multiples of 64 bytes'
     /// worth of output rows (each source cache line read once), up to [`MAX_CHUNK_BYTES`].
     fn chunk_bytes(&self) -> usize {
         let es = self.elem_size();
@@ -443,10 +429,10 @@ impl Derived {
             [(_, 1)] => out.copy_from_slice(&src[start * es..(start + count) * es]),
             // A 2-D transpose of a [rows, cols] source: output row j is source column j.
             &[(cols, 1), (rows, s)] if s == cols => match es {
-                4 => transpose_rows::<4>(src, out, rows, cols, start),
-                2 => transpose_rows::<2>(src, out, rows, cols, start),
-                8 => transpose_rows::<8>(src, out, rows, cols, start),
-                1 => transpose_rows::<1>(src, out, rows, cols, start),
+                4 => transpose::chunk::<4>(src, out, rows, cols, start),
+                2 => transpose::chunk::<2>(src, out, rows, cols, start),
+                8 => transpose::chunk::<8>(src, out, rows, cols, start),
+                1 => transpose::chunk::<1>(src, out, rows, cols, start),
                 _ => gather_strided(src, out, es, &axes, start),
             },
             _ => gather_strided(src, out, es, &axes, start),
@@ -499,149 +485,6 @@ fn gather_strided(src: &[u8], out: &mut [u8], es: usize, axes: &[(usize, usize)]
             at += s;
         }
         k += run;
-    }
-}
-
-/// Output elements `start..` of the transpose of a `rows × cols` source (output is `cols × rows`),
-/// as many as `dst` holds. Whole output rows inside the chunk: 4-byte elements in 8 × 8 blocks
-/// with AVX where the CPU has it (twice as fast as element moves on ViT-B/16's weights), the rest
-/// (other sizes, ragged edges) in blocks of 8 source rows × one column; partial rows at the
-/// chunk's ends element by element.
-fn transpose_rows<const E: usize>(src: &[u8], dst: &mut [u8], rows: usize, cols: usize, start: usize) {
-    let count = dst.len() / E;
-    let end = start + count;
-    let one = |dst: &mut [u8], k: usize| {
-        let (j, i) = (k / rows, k % rows);
-        let at = (i * cols + j) * E;
-        let o = (k - start) * E;
-        dst[o..o + E].copy_from_slice(&src[at..at + E]);
-    };
-    // Whole output rows j0..j1.
-    let j0 = start.div_ceil(rows);
-    let j1 = (end / rows).max(j0);
-    for k in start..(j0 * rows).min(end) {
-        one(dst, k);
-    }
-    if j1 > j0 {
-        let whole = &mut dst[(j0 * rows - start) * E..(j1 * rows - start) * E];
-        // The blocks the vector kernel moved: source rows 0..r8, output rows j0..j0 + w8.
-        let (r8, w8) = match E {
-            #[cfg(target_arch = "x86_64")]
-            4 if simd::available() => {
-                let (r8, w8) = (rows / 8 * 8, (j1 - j0) / 8 * 8);
-                simd::transpose_blocks_4(src, whole, rows, cols, j0, r8, w8);
-                (r8, w8)
-            }
-            _ => (0, 0),
-        };
-        transpose_block::<E>(src, whole, rows, cols, j0, r8..rows, j0..j0 + w8);
-        transpose_block::<E>(src, whole, rows, cols, j0, 0..rows, j0 + w8..j1);
-    }
-    for k in (j1 * rows).max(j0 * rows).max(start)..end {
-        one(dst, k);
-    }
-}
-
-/// Output rows `js` (of a chunk whose first row is `j0`), source rows `is`, in blocks of 8 source
-/// rows × one column (each output row written in runs of 8 elements).
-fn transpose_block<const E: usize>(
-    src: &[u8],
-    out: &mut [u8],
-    rows: usize,
-    cols: usize,
-    j0: usize,
-    is: std::ops::Range<usize>,
-    js: std::ops::Range<usize>,
-) {
-    const B: usize = 8;
-    for i0 in is.clone().step_by(B) {
-        let i1 = (i0 + B).min(is.end);
-        for j in js.clone() {
-            let o = (j - j0) * rows;
-            for (k, e) in out[(o + i0) * E..(o + i1) * E].chunks_exact_mut(E).enumerate() {
-                let at = ((i0 + k) * cols + j) * E;
-                e.copy_from_slice(&src[at..at + E]);
-            }
-        }
-    }
-}
-
-/// 8 × 8 block transposes of 4-byte elements with AVX shuffles: pure moves, so the bytes are
-/// exactly those of an element-by-element copy (NaN payloads included).
-#[cfg(target_arch = "x86_64")]
-mod simd {
-    use std::arch::x86_64::*;
-
-    pub fn available() -> bool {
-        std::is_x86_feature_detected!("avx")
-    }
-
-    /// Into `out` (output rows `j0..j0 + w8` of a `cols × rows` transpose, `rows` elements each):
-    /// source rows `0..r8` of every one of those output rows. `r8` and `w8` are multiples of 8.
-    pub fn transpose_blocks_4(src: &[u8], out: &mut [u8], rows: usize, cols: usize, j0: usize, r8: usize, w8: usize) {
-        // Every access below stays inside these bounds.
-        assert!(available() && r8.is_multiple_of(8) && w8.is_multiple_of(8) && r8 <= rows && j0 + w8 <= cols);
-        let bytes = |a: usize, b: usize| a.checked_mul(b).and_then(|n| n.checked_mul(4));
-        assert!(bytes(rows, cols).is_some_and(|n| src.len() >= n) && bytes(w8, rows).is_some_and(|n| out.len() >= n));
-        // SAFETY: AVX is available and every block lies inside the slices (asserted above).
-        unsafe { blocks(src.as_ptr().cast::<f32>(), out.as_mut_ptr().cast::<f32>(), rows, cols, j0, r8, w8) }
-    }
-
-    /// The loops, compiled for AVX so that `block` is inlined into them.
-    #[target_feature(enable = "avx")]
-    unsafe fn blocks(s: *const f32, d: *mut f32, rows: usize, cols: usize, j0: usize, r8: usize, w8: usize) {
-        for i0 in (0..r8).step_by(8) {
-            for j in (0..w8).step_by(8) {
-                // Source rows i0..i0 + 8 at columns j0 + j..j0 + j + 8; output rows j..j + 8 at
-                // columns i0..i0 + 8; unaligned loads and stores.
-                block(s.add(i0 * cols + j0 + j), cols, d.add(j * rows + i0), rows);
-            }
-        }
-    }
-
-    #[inline]
-    #[target_feature(enable = "avx")]
-    unsafe fn block(s: *const f32, ss: usize, d: *mut f32, ds: usize) {
-        // Explicit loads, not a closure: a closure would not inherit the AVX target feature.
-        let r = [
-            _mm256_loadu_ps(s),
-            _mm256_loadu_ps(s.add(ss)),
-            _mm256_loadu_ps(s.add(2 * ss)),
-            _mm256_loadu_ps(s.add(3 * ss)),
-            _mm256_loadu_ps(s.add(4 * ss)),
-            _mm256_loadu_ps(s.add(5 * ss)),
-            _mm256_loadu_ps(s.add(6 * ss)),
-            _mm256_loadu_ps(s.add(7 * ss)),
-        ];
-        let t0 = _mm256_unpacklo_ps(r[0], r[1]);
-        let t1 = _mm256_unpackhi_ps(r[0], r[1]);
-        let t2 = _mm256_unpacklo_ps(r[2], r[3]);
-        let t3 = _mm256_unpackhi_ps(r[2], r[3]);
-        let t4 = _mm256_unpacklo_ps(r[4], r[5]);
-        let t5 = _mm256_unpackhi_ps(r[4], r[5]);
-        let t6 = _mm256_unpacklo_ps(r[6], r[7]);
-        let t7 = _mm256_unpackhi_ps(r[6], r[7]);
-        let u0 = _mm256_shuffle_ps::<0x44>(t0, t2);
-        let u1 = _mm256_shuffle_ps::<0xEE>(t0, t2);
-        let u2 = _mm256_shuffle_ps::<0x44>(t1, t3);
-        let u3 = _mm256_shuffle_ps::<0xEE>(t1, t3);
-        let u4 = _mm256_shuffle_ps::<0x44>(t4, t6);
-        let u5 = _mm256_shuffle_ps::<0xEE>(t4, t6);
-        let u6 = _mm256_shuffle_ps::<0x44>(t5, t7);
-        let u7 = _mm256_shuffle_ps::<0xEE>(t5, t7);
-        let rows = [
-            _mm256_permute2f128_ps::<0x20>(u0, u4),
-            _mm256_permute2f128_ps::<0x20>(u1, u5),
-            _mm256_permute2f128_ps::<0x20>(u2, u6),
-            _mm256_permute2f128_ps::<0x20>(u3, u7),
-            _mm256_permute2f128_ps::<0x31>(u0, u4),
-            _mm256_permute2f128_ps::<0x31>(u1, u5),
-            _mm256_permute2f128_ps::<0x31>(u2, u6),
-            _mm256_permute2f128_ps::<0x31>(u3, u7),
-        ];
-        for (k, row) in rows.into_iter().enumerate() {
-            _mm256_storeu_ps(d.add(k * ds), row);
-        }
     }
 }
 
@@ -769,16 +612,19 @@ mod tests {
     fn check_reads(t: &TensorData, want: &[u8]) {
         assert!(t.raw.derived().is_some(), "not derived");
         assert_eq!(t.raw.len(), want.len());
-        let mut buf = Vec::new();
-        let mut streamed = Vec::new();
-        t.raw
-            .for_each_chunk(&mut buf, |c| {
-                assert!(c.len() <= MAX_CHUNK_BYTES);
-                streamed.extend_from_slice(c);
-                Ok::<(), ()>(())
-            })
-            .unwrap();
-        assert!(streamed == want, "chunked bytes differ");
+        /// Collects the chunks the save would compute into its buffers.
+        struct Collect(Vec<u8>);
+        impl ChunkRoom for Collect {
+            fn room(&mut self, len: usize) -> Option<&mut [u8]> {
+                assert!(len <= MAX_CHUNK_BYTES);
+                let at = self.0.len();
+                self.0.resize(at + len, 0);
+                Some(&mut self.0[at..])
+            }
+        }
+        let mut streamed = Collect(Vec::new());
+        assert!(t.raw.compute_into(&mut streamed));
+        assert!(streamed.0 == want, "chunked bytes differ");
         let d = t.raw.derived().unwrap();
         let es = t.dtype.size().unwrap();
         let n = want.len() / es;

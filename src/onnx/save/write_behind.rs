@@ -1,8 +1,7 @@
 //! Saving on two cores: the encoder fills buffers, a writer thread hands them to the kernel.
 //!
 //! A large save is two kinds of work: encoding (and computing folded weights) in this process, and
-//! the kernel copying the bytes into the page cache. Done in one thread they add up; on the
-//! 1M-node synthetic transformer the copy was 11 % of the whole export. Here the encoder fills
+//! the kernel copying the bytes into the page cache. Done in one thread they add up. Here the encoder fills
 //! fixed buffers and passes each full one to a writer thread, which writes it while the encoder
 //! goes on; the buffers come back for reuse, so memory stays bounded at [`POOL`] buffers of
 //! [`BUF`] bytes (or of the largest chunk [`WriteBehind::reserve`] was asked for, if larger).
@@ -15,14 +14,10 @@ use std::io::{self, Write};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::thread::{Scope, ScopedJoinHandle};
 
-/// Bytes handed to the writer thread at a time (folded weights are computed in chunks of this
-/// size, [`crate::onnx::derived::CHUNK_BYTES`]): small, so that the buffers in flight stay in the
-/// cache the two cores share (with 2 MiB buffers the 100k-node save was 40 % slower than one
-/// thread; with these, 10–35 % faster).
-pub(crate) const BUF: usize = 256 << 10;
-/// Buffers in circulation: two being filled (model and data file), the rest written meanwhile.
-/// Eight rather than four let the encoder run further ahead of the kernel's uneven copies:
-/// ViT-B/16's export 7 % faster (median of 25 paired runs), the 100k-node one unchanged.
+/// Bytes handed to the writer thread at a time: a folded weight's chunk is computed into one.
+pub(crate) const BUF: usize = crate::onnx::derived::CHUNK_BYTES;
+/// Buffers in circulation: two being filled (model and data file), the rest written meanwhile, so
+/// that the encoder can run ahead of the kernel's uneven copies.
 const POOL: usize = 8;
 
 /// Which output file a write goes to.
@@ -99,8 +94,7 @@ impl<'scope> WriteBehind<'scope> {
 
     /// The next `len` bytes of `target`, for bytes computed in place rather than copied from
     /// elsewhere: the caller must overwrite all of them (they hold whatever the buffer held
-    /// before; zeroing them was 16 % of the CPU samples of ViT-B/16 exports). `None` once the
-    /// writer stopped.
+    /// before: zeroing them first would touch every byte twice). `None` once the writer stopped.
     pub fn reserve(&mut self, target: Target, len: usize) -> Option<&mut [u8]> {
         let current = &self.filling[target as usize];
         if current.used > 0 && current.used + len > current.bytes.len() {

@@ -1,0 +1,95 @@
+//! Saving a [`Model`] as an ONNX file, its weights inline or in an external data file.
+//!
+//! Two writers give the same bytes (tests hold them to it, inline and external):
+//!
+//! - [`plain`] builds the prost `ModelProto`, moves large weights to the data file and encodes
+//!   the message. It defines the output; read it first.
+//! - [`stream`] is what exports use: it writes that `ModelProto` field by field, weights read
+//!   from the archive file (or computed, for folded weights) into small buffers written out by a
+//!   second thread ([`write_behind`]). Building the message instead would hold every weight and
+//!   the whole encoded graph in memory at once: the zoo's peak RSS would grow 3–28×, past the
+//!   1/5 of torch.onnx's that fxonnx must stay under (reports/performance.md).
+//!
+//! Both take their names from [`names`], and their files from [`files`] (temporary names,
+//! renamed into place once complete).
+
+mod files;
+mod names;
+pub mod plain;
+pub mod stream;
+mod write_behind;
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
+use crate::onnx::ir::{Graph, Model, Value};
+use crate::pt2::ArchiveFile;
+
+pub use plain::{save_proto, to_proto, to_proto_outline};
+pub use stream::Encoder;
+
+/// ONNX IR version written (ONNX 1.16+ reads it; it allows metadata_props on nodes and values).
+pub const IR_VERSION: i64 = 10;
+const PRODUCER: &str = "fxonnx";
+/// Protobuf cannot encode messages of 2 GiB or more.
+pub const PROTOBUF_LIMIT: usize = (1 << 31) - 1;
+/// External tensors start at multiples of this, so that readers can map each in place.
+const ALIGNMENT: usize = 64;
+
+/// Where initializer bytes go when saving.
+#[derive(Clone, Debug)]
+pub enum DataPlacement {
+    /// In the ModelProto's `raw_data`.
+    Inline,
+    /// In `location` (a file name relative to the model), for tensors of at least `threshold` bytes.
+    External { location: String, threshold: usize },
+}
+
+/// Errors while writing a model.
+#[derive(Debug, thiserror::Error)]
+pub enum SaveError {
+    #[error("cannot write {path}: {source}")]
+    Io { path: PathBuf, source: std::io::Error },
+    #[error("the model is {size} bytes with its weights inline, over protobuf's 2 GiB limit; hint: save with external data (--external-data)")]
+    TooLarge { size: usize },
+    #[error(
+        "the model is {size} bytes without its weights (mostly graph and metadata_props), over protobuf's 2 GiB limit"
+    )]
+    GraphTooLarge { size: usize },
+}
+
+impl SaveError {
+    fn too_large(size: usize, placement: &DataPlacement) -> SaveError {
+        match placement {
+            DataPlacement::Inline => SaveError::TooLarge { size },
+            DataPlacement::External { .. } => SaveError::GraphTooLarge { size },
+        }
+    }
+}
+
+/// Write `model` to `path`, its weights placed as `placement` says, with the fast writer
+/// ([`stream`]). Stored weights that are slices of `archive`'s map are read from its file.
+pub fn save_model(
+    model: &Model,
+    path: &Path,
+    placement: &DataPlacement,
+    archive: Option<&ArchiveFile>,
+) -> Result<(), SaveError> {
+    Encoder::new(model, placement)?.write(path, archive)
+}
+
+/// Values of `g` that get no `value_info` entry of their own: its inputs and outputs are
+/// described there already (node outputs are unique, so no other value repeats).
+fn io_values(g: &Graph) -> HashSet<Value> {
+    g.inputs.iter().chain(&g.outputs).copied().collect()
+}
+
+/// Whether node output `o` gets a `value_info` entry: it has a type and shape from the FX graph
+/// and is not a graph input or output.
+fn described(model: &Model, io: &HashSet<Value>, o: Value) -> bool {
+    let info = model.value(o);
+    info.shape.is_some() && info.dtype.is_some() && !io.contains(&o)
+}
+
+#[cfg(test)]
+mod tests;
