@@ -47,7 +47,6 @@ const RESERVED_NAMES: &[&str] = &[
     "None",
     "Vec",
     "Self",
-    "OP_VERSIONS",
     "String",
     "Result",
     "Ok",
@@ -439,16 +438,10 @@ fn generate(schemas_json: &str) -> String {
 
 use super::builder::{{Builder, Call}};
 use super::ir::{{AttrValue, Graph, TensorData, Value}};
-
-/// `(op_type, oldest opset the method is valid at)` of every generated operator, sorted by name.
-pub const OP_VERSIONS: &[(&str, i64)] = &[
 "
     )
     .unwrap();
-    for op in &ops {
-        writeln!(out, "    ({:?}, {}),", op.name, op.valid_from).unwrap();
-    }
-    out.push_str("];\n\nimpl Builder {\n");
+    out.push_str("\nimpl Builder {\n");
     for (i, op) in ops.iter().enumerate() {
         if i > 0 {
             out.push('\n');
