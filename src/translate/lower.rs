@@ -526,15 +526,8 @@ impl Lowerer<'_> {
         let node = &graph.nodes[index];
         let key = target_key(&node.target);
         let node_name = fx::node_name(node);
-        let err = |message: String| LowerError::Node {
-            node: node_name.to_string(),
-            target: node.target.to_string(),
-            message,
-        };
-        // Each output's FX name and type, looked up once for the translation and the binding.
-        let slots: Vec<Option<(&str, FxValue)>> =
-            fx::output_slots(node).into_iter().map(|s| s.map(|n| (n, fx_value(graph, n)))).collect();
-        let out_types = slots.iter().map(|s| s.as_ref().and_then(|(_, t)| t.dtype())).collect();
+        let err = node_error(node);
+        let (slots, out_types) = output_slots(graph, node);
         let users = env.users.get(node_name).copied().unwrap_or(0);
         let meta = metadata::node_metadata(node, users, &mut self.scopes.borrow_mut());
         let saved_meta = std::mem::replace(&mut op.node_metadata, std::rc::Rc::new(meta));
@@ -704,16 +697,10 @@ impl Lowerer<'_> {
         env: &mut Scope<'g>,
     ) -> Result<(), LowerError> {
         let node = &graph.nodes[node];
-        let slots: Vec<Option<(&str, FxValue)>> =
-            fx::output_slots(node).into_iter().map(|s| s.map(|n| (n, fx_value(graph, n)))).collect();
-        let out_types = slots.iter().map(|s| s.as_ref().and_then(|(_, t)| t.dtype())).collect();
+        let (slots, out_types) = output_slots(graph, node);
         let key = target_key(&node.target);
         let (outputs, _, name) = self.translate(op, graph, node, &key, &env.values, out_types)?;
-        let err = |message: String| LowerError::Node {
-            node: fx::node_name(node).to_string(),
-            target: node.target.to_string(),
-            message,
-        };
+        let err = node_error(node);
         self.finish_node(op, env, outputs, false, &slots, name, &err).map(|_| ())
     }
 
@@ -892,6 +879,25 @@ impl FxValue<'_> {
             FxValue::Scalar(t) => *t,
         }
     }
+}
+
+/// Each output of a node: its FX name and type (`None` for an output without a name).
+type Slots<'g> = Vec<Option<(&'g str, FxValue<'g>)>>;
+
+/// The node's [`Slots`] (looked up once for the translation and the binding), and the element
+/// types a translation sees as `op.out_dtype(i)`.
+fn output_slots<'g>(
+    graph: &'g schema::Graph<'_>,
+    node: &'g schema::Node<'_>,
+) -> (Slots<'g>, Vec<Option<crate::onnx::ir::DType>>) {
+    let slots: Slots = fx::output_slots(node).into_iter().map(|s| s.map(|n| (n, fx_value(graph, n)))).collect();
+    let out_types = slots.iter().map(|s| s.as_ref().and_then(|(_, t)| t.dtype())).collect();
+    (slots, out_types)
+}
+
+/// The error of a failed node: its name and target with `message`.
+fn node_error<'n>(node: &'n schema::Node<'_>) -> impl Fn(String) -> LowerError + 'n {
+    move |message| LowerError::Node { node: fx::node_name(node).to_string(), target: node.target.to_string(), message }
 }
 
 fn fx_value<'g>(graph: &'g schema::Graph<'_>, name: &str) -> FxValue<'g> {
