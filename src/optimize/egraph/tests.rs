@@ -1,71 +1,13 @@
-//! One small graph per rule: the rule fires where it should, and for rules that could change
-//! results, does not fire when a condition fails.
+//! One small graph per rule, written as data (`optimize::testing`): the rule fires where it should,
+//! and for rules that could change results, does not fire when a condition fails. Below them, what
+//! text cannot show: metadata, subgraphs, limits, time.
 
 use std::rc::Rc;
 
 use super::*;
 use crate::onnx::builder::Builder;
-use crate::onnx::ir::{AttrValue, DType, Dim, Model, TensorData, Value};
-use crate::optimize::testing::check_egraph;
-
-fn d(s: &str) -> Dim {
-    match s.parse::<i64>() {
-        Ok(n) => Dim::Fixed(n),
-        Err(_) => Dim::Param(s.into()),
-    }
-}
-
-fn dims(s: &str) -> Vec<Dim> {
-    s.split_whitespace().map(d).collect()
-}
-
-struct T {
-    b: Builder,
-    opset: i64,
-}
-
-impl T {
-    fn new(opset: i64) -> Self {
-        T { b: Builder::new(opset), opset }
-    }
-    fn input(&mut self, dtype: DType, shape: &str) -> Value {
-        self.b.add_input(Some(dtype), Some(dims(shape)))
-    }
-    fn x(&mut self, shape: &str) -> Value {
-        self.input(DType::Float, shape)
-    }
-    fn f32s(&mut self, shape: &[i64], v: &[f64]) -> Value {
-        let t = TensorData::from_f64_as(DType::Float, shape.to_vec(), v).expect("float");
-        self.b.add_initializer(t)
-    }
-    fn scalar(&mut self, v: f64) -> Value {
-        self.f32s(&[], &[v])
-    }
-    fn i64s(&mut self, v: &[i64]) -> Value {
-        self.b.add_initializer(TensorData::from_i64s(vec![v.len() as i64], v))
-    }
-    /// A node with output shape `shape` ("" for unknown).
-    fn op(&mut self, op: &'static str, ins: &[Value], attrs: Vec<(&str, AttrValue)>, shape: &str) -> Value {
-        let mut call = self.b.call(op, 1, ins.iter().map(|&v| Some(v)).collect());
-        for (n, a) in attrs {
-            call = call.attr(n, a);
-        }
-        let v = call.out();
-        if !shape.is_empty() {
-            self.b.info_mut(v).shape = Some(dims(shape));
-        }
-        v
-    }
-    fn run(self, outs: &[Value]) -> (Model, OptimizeStats) {
-        let mut b = self.b;
-        b.graphs[0].outputs = outs.to_vec();
-        let mut m = b.finish();
-        let mut st = OptimizeStats::default();
-        rewrite(&mut m, self.opset, &mut st);
-        crate::onnx::dce::eliminate_dead_code(&mut m.graph);
-        (m, st)
-    }
-}
+use crate::onnx::ir::{AttrValue, DType, Dim, Model, TensorData};
+use crate::optimize::testing::{check_egraph, parse, print};
 
 fn ops(m: &Model) -> Vec<&str> {
     m.graph.nodes.iter().map(|n| n.op_type.as_str()).collect()
@@ -73,10 +15,6 @@ fn ops(m: &Model) -> Vec<&str> {
 
 fn fired(st: &OptimizeStats, rule: &str) -> usize {
     st.rules_fired.get(rule).copied().unwrap_or(0)
-}
-
-fn ints(v: &[i64]) -> AttrValue {
-    AttrValue::Ints(v.to_vec())
 }
 
 #[test]
@@ -95,31 +33,9 @@ fn every_rule_pattern_compiles_and_commutes() {
     assert_eq!(p.to_egg(), "(Mul (Add ?x ?c ?_attrs1) ?y ?_attrs2)");
 }
 
-/// Conv(1x1 kernel) + BatchNormalization with known numbers.
-fn conv_bn(t: &mut T, w_const: bool, extra_reader: bool) -> (Value, Vec<Value>) {
-    let x = t.x("N 2 1 1");
-    let w = if w_const { t.f32s(&[3, 2, 1, 1], &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]) } else { t.x("3 2 1 1") };
-    let cb = t.f32s(&[3], &[0.5, -0.5, 1.0]);
-    let conv = t.op("Conv", &[x, w, cb], vec![("kernel_shape", ints(&[1, 1]))], "N 3 1 1");
-    let s = t.f32s(&[3], &[2.0, 1.0, 0.5]);
-    let b = t.f32s(&[3], &[0.1, 0.2, 0.3]);
-    let mean = t.f32s(&[3], &[1.0, 0.0, -1.0]);
-    let var = t.f32s(&[3], &[4.0, 1.0, 0.25]);
-    let y = t.op("BatchNormalization", &[conv, s, b, mean, var], vec![("epsilon", AttrValue::Float(0.0))], "N 3 1 1");
-    let mut outs = vec![y];
-    if extra_reader {
-        outs.push(t.op("Relu", &[conv], vec![], "N 3 1 1"));
-    }
-    (y, outs)
-}
-
 #[test]
 fn rewritten_nodes_keep_the_replaced_nodes_metadata() {
-    let mut t = T::new(20);
-    let (y, outs) = conv_bn(&mut t, true, false);
-    let mut b = t.b;
-    b.graphs[0].outputs = outs;
-    let mut m = b.finish();
+    let (mut m, names) = parse(20, CONV_BN);
     for (i, n) in m.graph.nodes.iter_mut().enumerate() {
         n.metadata = Rc::new(vec![("pkg.torch.onnx.fx_node", format!("node{i}"))].into());
     }
@@ -129,25 +45,30 @@ fn rewritten_nodes_keep_the_replaced_nodes_metadata() {
     crate::onnx::dce::eliminate_dead_code(&mut m.graph);
     assert_eq!(ops(&m), ["Conv"]);
     assert_eq!(Some(m.graph.nodes[0].metadata.clone()), bn_meta);
-    assert_eq!(m.graph.nodes[0].outputs, [y]);
+    assert_eq!(m.graph.nodes[0].outputs, [names["y"]]);
 }
 
 #[test]
 fn values_read_by_subgraphs_are_kept() {
-    let mut t = T::new(20);
-    let x = t.x("2");
-    let one = t.f32s(&[1], &[1.0]);
-    let y = t.op("Mul", &[x, one], vec![], "2");
-    let cond = t.input(DType::Bool, "");
+    let mut b = Builder::new(20);
+    let x = b.add_input(Some(DType::Float), Some(vec![Dim::Fixed(2)]));
+    let one = b.add_initializer(TensorData::from_f64_as(DType::Float, vec![1], &[1.0]).expect("float"));
+    let y = b.Mul(x, one).out();
+    b.info_mut(y).shape = Some(vec![Dim::Fixed(2)]);
+    let cond = b.add_input(Some(DType::Bool), Some(vec![]));
     // An If whose branches read `y` from the outer scope.
-    t.b.begin_subgraph("then");
-    let th = t.b.Relu(y).out();
-    let then_g = t.b.end_subgraph(vec![th]);
-    t.b.begin_subgraph("else");
-    let el = t.b.Neg(y).out();
-    let else_g = t.b.end_subgraph(vec![el]);
-    let out = t.b.If(cond).then_branch(then_g).else_branch(else_g).out();
-    let (m, st) = t.run(&[out]);
+    b.begin_subgraph("then");
+    let th = b.Relu(y).out();
+    let then_g = b.end_subgraph(vec![th]);
+    b.begin_subgraph("else");
+    let el = b.Neg(y).out();
+    let else_g = b.end_subgraph(vec![el]);
+    let out = b.If(cond).then_branch(then_g).else_branch(else_g).out();
+    b.graphs[0].outputs = vec![out];
+    let mut m = b.finish();
+    let mut st = OptimizeStats::default();
+    rewrite(&mut m, 20, &mut st);
+    crate::onnx::dce::eliminate_dead_code(&mut m.graph);
     // y = x * 1 is folded away, and the branches now read x.
     assert_eq!(fired(&st, "mul-one"), 1);
     assert_eq!(ops(&m), ["If"]);
@@ -155,83 +76,49 @@ fn values_read_by_subgraphs_are_kept() {
     assert_eq!(g.nodes[0].inputs[0], Some(x));
 }
 
-fn gelu_tanh_graph(t: &mut T, k: f64) -> Value {
-    let x = t.x("N 4");
-    let h = t.scalar(0.5);
-    let three = t.scalar(3.0);
-    let kk = t.scalar(k);
-    let c = t.scalar((2.0 / std::f64::consts::PI).sqrt());
-    let one = t.scalar(1.0);
-    let xh = t.op("Mul", &[x, h], vec![], "N 4");
-    let p = t.op("Pow", &[x, three], vec![], "N 4");
-    let pk = t.op("Mul", &[p, kk], vec![], "N 4");
-    let s = t.op("Add", &[x, pk], vec![], "N 4");
-    let sc = t.op("Mul", &[s, c], vec![], "N 4");
-    let th = t.op("Tanh", &[sc], vec![], "N 4");
-    let a = t.op("Add", &[th, one], vec![], "N 4");
-    t.op("Mul", &[xh, a], vec![], "N 4")
-}
-
-fn layer_norm_graph(t: &mut T, axes: &[i64]) -> Value {
-    let x = t.x("N 5 8");
-    let ax = t.i64s(axes);
-    let mean = t.op("ReduceMean", &[x, ax], vec![], "N 5 1");
-    let dd = t.op("Sub", &[x, mean], vec![], "N 5 8");
-    let two = t.scalar(2.0);
-    let sq = t.op("Pow", &[dd, two], vec![], "N 5 8");
-    let var = t.op("ReduceMean", &[sq, ax], vec![], "N 5 1");
-    let eps = t.scalar(1e-5);
-    let ve = t.op("Add", &[var, eps], vec![], "N 5 1");
-    let sd = t.op("Sqrt", &[ve], vec![], "N 5 1");
-    let n = t.op("Div", &[dd, sd], vec![], "N 5 8");
-    let w = t.f32s(&[8], &[1.5; 8]);
-    let b = t.f32s(&[8], &[0.5; 8]);
-    let s = t.op("Mul", &[n, w], vec![], "N 5 8");
-    t.op("Add", &[b, s], vec![], "N 5 8")
-}
-
 #[test]
 fn output_is_deterministic() {
-    let build = || {
-        let mut t = T::new(20);
-        let y = gelu_tanh_graph(&mut t, 0.044715);
-        let z = layer_norm_graph(&mut t, &[-1]);
-        let (m, _) = t.run(&[y, z]);
-        format!("{:?}", m.graph.nodes)
-    };
-    assert_eq!(build(), build());
+    for text in [gelu_tanh_text("0.044715"), layer_norm_text(-1)] {
+        let run = || {
+            let (mut m, _) = parse(20, &text);
+            let mut st = OptimizeStats::default();
+            rewrite(&mut m, 20, &mut st);
+            format!("{:?}", m.graph.nodes)
+        };
+        assert_eq!(run(), run());
+    }
 }
 
 #[test]
 fn windows_respect_the_node_limit() {
-    let mut t = T::new(20);
-    let y = gelu_tanh_graph(&mut t, 0.044715);
-    let mut b = t.b;
-    b.graphs[0].outputs = vec![y];
-    let mut m = b.finish();
+    let (mut m, _) = parse(20, &gelu_tanh_text("0.044715"));
     let mut st = OptimizeStats::default();
     let limits = Limits { max_window_nodes: 3, ..Default::default() };
     rewrite_with(&mut m, 20, &limits, &mut st);
-    assert_eq!(fired(&st, "gelu-tanh"), 0);
+    assert_eq!(fired(&st, "gelu-tanh"), 0, "{}", print(&m, &st));
     assert!(st.egraph_candidates_dropped > 0);
 }
 
-/// Rewrite time on chains of 3·n nodes (two rules fire per block). Run with `--ignored --nocapture`
+/// Rewrite time on chains of 4·n nodes (two rules fire per block). Run with `--ignored --nocapture`
 /// to see that time grows linearly with the graph.
 #[test]
 #[ignore]
 fn large_graph_time_is_linear() {
     for n in [20_000usize, 80_000, 320_000] {
-        let mut t = T::new(20);
-        let mut h = t.x("4 8");
-        let one = t.f32s(&[], &[1.0]);
+        let mut b = Builder::new(20);
+        let shape = |b: &mut Builder, v, s: [i64; 2]| b.info_mut(v).shape = Some(s.map(Dim::Fixed).to_vec());
+        let mut h = b.add_input(Some(DType::Float), Some(vec![Dim::Fixed(4), Dim::Fixed(8)]));
+        let one = b.add_initializer(TensorData::from_f64_as(DType::Float, vec![], &[1.0]).expect("float"));
         for _ in 0..n {
-            let a = t.op("Transpose", &[h], vec![("perm", ints(&[1, 0]))], "8 4");
-            let b = t.op("Transpose", &[a], vec![("perm", ints(&[1, 0]))], "4 8");
-            let c = t.op("Mul", &[b, one], vec![], "4 8");
-            h = t.op("Neg", &[c], vec![], "4 8");
+            let t1 = b.Transpose(h).perm(&[1, 0]).out();
+            shape(&mut b, t1, [8, 4]);
+            let t2 = b.Transpose(t1).perm(&[1, 0]).out();
+            shape(&mut b, t2, [4, 8]);
+            let c = b.Mul(t2, one).out();
+            shape(&mut b, c, [4, 8]);
+            h = b.Neg(c).out();
+            shape(&mut b, h, [4, 8]);
         }
-        let mut b = t.b;
         b.graphs[0].outputs = vec![h];
         let mut m = b.finish();
         let mut st = OptimizeStats::default();
