@@ -1,6 +1,7 @@
-//! Unit tests of the linear passes on small graphs built with the [`Builder`]: each rule fires where
-//! it is exact and stays away where it is not. Numerics of whole models are checked against
-//! ONNX Runtime by `tests/optimizer.rs`.
+//! Unit tests of the linear passes on small graphs written as data (`optimize::testing`): each rule
+//! fires where it is exact and stays away where it is not. Below them, built in code, what text
+//! cannot show: large and lazily computed weights, the evaluator, subgraphs, bytes. Numerics of whole
+//! models are checked against ONNX Runtime by `tests/optimizer.rs`.
 
 use super::testing::{check_linear, check_optimized};
 use super::*;
@@ -44,178 +45,6 @@ fn f32s(t: &TensorData) -> Vec<f32> {
 fn f32_tensor(dims: Vec<i64>, vals: &[f32]) -> TensorData {
     let raw: Vec<u8> = vals.iter().flat_map(|v| v.to_le_bytes()).collect();
     TensorData { dtype: DType::Float, dims, raw: raw.into() }
-}
-
-// ------------------------------------------------------------------------------------------ built in code
-
-#[test]
-fn shared_large_transpose_does_not_fold() {
-    let mut b = Builder::new(20);
-    let x = input(&mut b, "x", DType::Float, vec![f(100), f(100)]);
-    let w = b.add_initializer(f32_tensor(vec![100, 100], &vec![0.5; 10_000]));
-    let wt = b.Transpose(w).perm(&[1, 0]).out();
-    let y = b.MatMul(x, wt).out();
-    let z = b.Add(y, w).out();
-    let mut m = finish(b, &[(z, "z")]);
-    optimize(&mut m);
-    assert_eq!(ops(&m), ["Transpose", "MatMul", "Add"]);
-}
-
-/// A large weight transposed and scaled: both fold, recorded as one derived tensor (nothing is
-/// computed in the optimizer) whose bytes are those of the eager evaluation, step by step. The
-/// weight is larger than the old 1 Mi-element limit on folded transposes.
-#[test]
-fn large_weight_transpose_and_scale_fold_lazily() {
-    use crate::onnx::ir::{Attribute, Node};
-    let (rows, cols) = (1100i64, 1000i64);
-    let vals: Vec<f32> = (0..rows * cols).map(|i| ((i * 7919) % 1013) as f32 * 0.37 - 100.0).collect();
-    let w0 = f32_tensor(vec![rows, cols], &vals);
-    let scale = f32_tensor(vec![rows], &(0..rows).map(|i| 1.0 + i as f32 / 3.0).collect::<Vec<_>>());
-    let mut b = Builder::new(20);
-    let x = input(&mut b, "x", DType::Float, vec![p("s0"), f(cols)]);
-    let w = b.add_initializer(w0.clone());
-    let s = b.add_initializer(scale.clone());
-    let wt = b.Transpose(w).perm(&[1, 0]).out();
-    let ws = b.Div(wt, s).out();
-    let y = b.MatMul(x, ws).out();
-    let mut m = finish(b, &[(y, "y")]);
-    optimize(&mut m);
-    assert_eq!(ops(&m), ["MatMul"]);
-    let folded = m.value(m.graph.nodes[0].inputs[1].unwrap_or(ws)).constant.clone().expect("folded");
-    assert_eq!(folded.dims, vec![cols, rows]);
-    assert!(folded.raw.derived().is_some() && folded.raw.existing().is_none(), "computed in the optimizer");
-    let node = |op: &str, perm: Option<Vec<i64>>| Node {
-        op_type: op.into(),
-        domain: String::new(),
-        name: String::new(),
-        inputs: vec![],
-        outputs: vec![],
-        attributes: perm.map(|p| Attribute { name: "perm".into(), value: AttrValue::Ints(p) }).into_iter().collect(),
-        metadata: Default::default(),
-    };
-    let t = fold::eval(&node("Transpose", Some(vec![1, 0])), &[Some(&w0)]).expect("transpose");
-    let want = fold::eval(&node("Div", None), &[Some(&t), Some(&scale)]).expect("div");
-    // Written by the encoder, chunk by chunk: the bytes in the model are the eager ones.
-    let bytes = |m: &Model| prost::Message::encode_to_vec(&crate::onnx::encode::to_proto(m));
-    let mut eager = m.clone();
-    let v = eager.graph.nodes[0].inputs[1].expect("weight");
-    eager.values[v.index()].constant = Some(Box::new(want.clone()));
-    let dir = tempfile::tempdir().expect("temp dir");
-    let path = dir.path().join("m.onnx");
-    crate::onnx::encode::save_model(&m, &path, &crate::onnx::encode::DataPlacement::Inline).expect("save");
-    assert!(folded.raw.existing().is_none(), "the save computed it whole");
-    assert!(std::fs::read(&path).expect("read") == bytes(&eager));
-    assert!(folded.raw == want.raw);
-}
-
-#[test]
-fn fold_evaluator_ops() {
-    use crate::onnx::ir::{Attribute, Node};
-    let node = |op: &str, attrs: Vec<(&str, AttrValue)>| Node {
-        op_type: op.into(),
-        domain: String::new(),
-        name: String::new(),
-        inputs: vec![],
-        outputs: vec![],
-        attributes: attrs.into_iter().map(|(n, value)| Attribute { name: n.into(), value }).collect(),
-        metadata: Default::default(),
-    };
-    let i64t = |dims: Vec<i64>, v: &[i64]| TensorData::from_i64s(dims, v);
-    let ints = |t: Option<TensorData>| t.and_then(|t| t.to_i64s());
-    let x = i64t(vec![2, 3], &[0, 1, 2, 3, 4, 5]);
-    // Slice with a negative step.
-    let (s, e, a, st) = (i64t(vec![1], &[-1]), i64t(vec![1], &[i64::MIN]), i64t(vec![1], &[1]), i64t(vec![1], &[-2]));
-    let out = fold::eval(&node("Slice", vec![]), &[Some(&x), Some(&s), Some(&e), Some(&a), Some(&st)]);
-    assert_eq!(ints(out), Some(vec![2, 0, 5, 3]));
-    // Transpose of a 3-D tensor.
-    let y = i64t(vec![2, 1, 3], &[0, 1, 2, 3, 4, 5]);
-    let out = fold::eval(&node("Transpose", vec![("perm", AttrValue::Ints(vec![2, 0, 1]))]), &[Some(&y)]);
-    assert_eq!(out.as_ref().map(|t| t.dims.clone()), Some(vec![3, 2, 1]));
-    assert_eq!(ints(out), Some(vec![0, 3, 1, 4, 2, 5]));
-    // Range, Where, Expand, ConstantOfShape, Equal.
-    let r = fold::eval(
-        &node("Range", vec![]),
-        &[Some(&i64t(vec![], &[5])), Some(&i64t(vec![], &[-1])), Some(&i64t(vec![], &[-2]))],
-    );
-    assert_eq!(ints(r), Some(vec![5, 3, 1]));
-    let cond = TensorData { dtype: DType::Bool, dims: vec![3], raw: vec![1u8, 0, 1].into() };
-    let w = fold::eval(&node("Where", vec![]), &[Some(&cond), Some(&x), Some(&i64t(vec![], &[9]))]);
-    assert_eq!(ints(w), Some(vec![0, 9, 2, 3, 9, 5]));
-    let ex = fold::eval(&node("Expand", vec![]), &[Some(&i64t(vec![2, 1], &[7, 8])), Some(&i64t(vec![2], &[2, 2]))]);
-    assert_eq!(ints(ex), Some(vec![7, 7, 8, 8]));
-    let cos = fold::eval(
-        &node("ConstantOfShape", vec![("value", AttrValue::Tensor(Box::new(i64t(vec![1], &[4]))))]),
-        &[Some(&i64t(vec![1], &[3]))],
-    );
-    assert_eq!(ints(cos), Some(vec![4, 4, 4]));
-    let eq = fold::eval(&node("Equal", vec![]), &[Some(&x), Some(&i64t(vec![3], &[0, 4, 2]))]);
-    assert_eq!(ints(eq), Some(vec![1, 0, 1, 0, 1, 0]));
-    // Not folded: integer division by zero, float Max (NaN semantics differ), out-of-range float casts.
-    assert!(fold::eval(&node("Div", vec![]), &[Some(&x), Some(&i64t(vec![], &[0]))]).is_none());
-    let fx = f32_tensor(vec![1], &[f32::NAN]);
-    assert!(fold::eval(&node("Max", vec![]), &[Some(&fx), Some(&fx)]).is_none());
-    let big = f32_tensor(vec![1], &[3e9]);
-    assert!(fold::eval(&node("Cast", vec![("to", AttrValue::Int(DType::Int32 as i64))]), &[Some(&big)]).is_none());
-    let ok = fold::eval(
-        &node("Cast", vec![("to", AttrValue::Int(DType::Int32 as i64))]),
-        &[Some(&f32_tensor(vec![2], &[-2.7, 3.9]))],
-    );
-    assert_eq!(ints(ok), Some(vec![-2, 3]));
-    // Float arithmetic is one IEEE operation per element.
-    let sum = fold::eval(
-        &node("Add", vec![]),
-        &[Some(&f32_tensor(vec![2], &[0.1, 1e30])), Some(&f32_tensor(vec![], &[0.2]))],
-    );
-    assert_eq!(sum.map(|t| f32s(&t)), Some(vec![0.1f32 + 0.2f32, 1e30f32 + 0.2f32]));
-}
-
-#[test]
-fn subgraph_reads_follow_replacements() {
-    let mut b = Builder::new(20);
-    let x = input(&mut b, "x", DType::Float, vec![f(4)]);
-    let c = input(&mut b, "c", DType::Bool, vec![]);
-    let a = b.Relu(x).out();
-    let dup = b.Relu(x).out();
-    let id = b.Identity(dup).out();
-    b.begin_subgraph("then_branch");
-    let t = b.Neg(id).out();
-    let then_g = b.end_subgraph(vec![t]);
-    b.begin_subgraph("else_branch");
-    let e = b.Abs(a).out();
-    let else_g: Graph = b.end_subgraph(vec![e]);
-    let y = b
-        .If(c)
-        .attr("then_branch", AttrValue::Graph(Box::new(then_g)))
-        .attr("else_branch", AttrValue::Graph(Box::new(else_g)))
-        .out();
-    let mut m = finish(b, &[(y, "y")]);
-    optimize(&mut m);
-    assert_eq!(ops(&m), ["Relu", "If"]);
-    let Some(AttrValue::Graph(g)) = m.graph.nodes[1].attr("then_branch") else { panic!("then_branch") };
-    assert_eq!(g.nodes[0].inputs[0], Some(a), "the branch reads the surviving Relu");
-}
-
-#[test]
-fn optimizing_is_deterministic_and_idempotent() {
-    let build = || {
-        let mut b = Builder::new(20);
-        let x = input(&mut b, "x", DType::Float, vec![p("s0"), f(4)]);
-        let s = b.Shape(x).out();
-        let r1 = b.Reshape(x, s).out();
-        set_shape(&mut b, r1, vec![p("s0"), f(4)]);
-        let a = b.Relu(r1).out();
-        let c = b.Relu(x).out();
-        let y = b.Add(a, c).out();
-        finish(b, &[(y, "y")])
-    };
-    let (mut m1, mut m2) = (build(), build());
-    optimize(&mut m1);
-    optimize(&mut m2);
-    let bytes = |m: &Model| prost::Message::encode_to_vec(&crate::onnx::encode::to_proto(m));
-    assert_eq!(bytes(&m1), bytes(&m2));
-    let again = optimize(&mut m1);
-    assert_eq!(again.nodes_before, again.nodes_after);
-    assert_eq!(ops(&m1), ["Relu", "Add"]);
 }
 
 // ------------------------------------------------------------------------------------------ no-ops
@@ -683,4 +512,176 @@ fn expand_of_a_different_symbolic_dim_keeps_its_shape_input() {
              e = Expand (x, n)
            }"#,
     );
+}
+
+// ------------------------------------------------------------------------------------------ built in code
+
+#[test]
+fn shared_large_transpose_does_not_fold() {
+    let mut b = Builder::new(20);
+    let x = input(&mut b, "x", DType::Float, vec![f(100), f(100)]);
+    let w = b.add_initializer(f32_tensor(vec![100, 100], &vec![0.5; 10_000]));
+    let wt = b.Transpose(w).perm(&[1, 0]).out();
+    let y = b.MatMul(x, wt).out();
+    let z = b.Add(y, w).out();
+    let mut m = finish(b, &[(z, "z")]);
+    optimize(&mut m);
+    assert_eq!(ops(&m), ["Transpose", "MatMul", "Add"]);
+}
+
+/// A large weight transposed and scaled: both fold, recorded as one derived tensor (nothing is
+/// computed in the optimizer) whose bytes are those of the eager evaluation, step by step. The
+/// weight is larger than the old 1 Mi-element limit on folded transposes.
+#[test]
+fn large_weight_transpose_and_scale_fold_lazily() {
+    use crate::onnx::ir::{Attribute, Node};
+    let (rows, cols) = (1100i64, 1000i64);
+    let vals: Vec<f32> = (0..rows * cols).map(|i| ((i * 7919) % 1013) as f32 * 0.37 - 100.0).collect();
+    let w0 = f32_tensor(vec![rows, cols], &vals);
+    let scale = f32_tensor(vec![rows], &(0..rows).map(|i| 1.0 + i as f32 / 3.0).collect::<Vec<_>>());
+    let mut b = Builder::new(20);
+    let x = input(&mut b, "x", DType::Float, vec![p("s0"), f(cols)]);
+    let w = b.add_initializer(w0.clone());
+    let s = b.add_initializer(scale.clone());
+    let wt = b.Transpose(w).perm(&[1, 0]).out();
+    let ws = b.Div(wt, s).out();
+    let y = b.MatMul(x, ws).out();
+    let mut m = finish(b, &[(y, "y")]);
+    optimize(&mut m);
+    assert_eq!(ops(&m), ["MatMul"]);
+    let folded = m.value(m.graph.nodes[0].inputs[1].unwrap_or(ws)).constant.clone().expect("folded");
+    assert_eq!(folded.dims, vec![cols, rows]);
+    assert!(folded.raw.derived().is_some() && folded.raw.existing().is_none(), "computed in the optimizer");
+    let node = |op: &str, perm: Option<Vec<i64>>| Node {
+        op_type: op.into(),
+        domain: String::new(),
+        name: String::new(),
+        inputs: vec![],
+        outputs: vec![],
+        attributes: perm.map(|p| Attribute { name: "perm".into(), value: AttrValue::Ints(p) }).into_iter().collect(),
+        metadata: Default::default(),
+    };
+    let t = fold::eval(&node("Transpose", Some(vec![1, 0])), &[Some(&w0)]).expect("transpose");
+    let want = fold::eval(&node("Div", None), &[Some(&t), Some(&scale)]).expect("div");
+    // Written by the encoder, chunk by chunk: the bytes in the model are the eager ones.
+    let bytes = |m: &Model| prost::Message::encode_to_vec(&crate::onnx::encode::to_proto(m));
+    let mut eager = m.clone();
+    let v = eager.graph.nodes[0].inputs[1].expect("weight");
+    eager.values[v.index()].constant = Some(Box::new(want.clone()));
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("m.onnx");
+    crate::onnx::encode::save_model(&m, &path, &crate::onnx::encode::DataPlacement::Inline).expect("save");
+    assert!(folded.raw.existing().is_none(), "the save computed it whole");
+    assert!(std::fs::read(&path).expect("read") == bytes(&eager));
+    assert!(folded.raw == want.raw);
+}
+
+#[test]
+fn fold_evaluator_ops() {
+    use crate::onnx::ir::{Attribute, Node};
+    let node = |op: &str, attrs: Vec<(&str, AttrValue)>| Node {
+        op_type: op.into(),
+        domain: String::new(),
+        name: String::new(),
+        inputs: vec![],
+        outputs: vec![],
+        attributes: attrs.into_iter().map(|(n, value)| Attribute { name: n.into(), value }).collect(),
+        metadata: Default::default(),
+    };
+    let i64t = |dims: Vec<i64>, v: &[i64]| TensorData::from_i64s(dims, v);
+    let ints = |t: Option<TensorData>| t.and_then(|t| t.to_i64s());
+    let x = i64t(vec![2, 3], &[0, 1, 2, 3, 4, 5]);
+    // Slice with a negative step.
+    let (s, e, a, st) = (i64t(vec![1], &[-1]), i64t(vec![1], &[i64::MIN]), i64t(vec![1], &[1]), i64t(vec![1], &[-2]));
+    let out = fold::eval(&node("Slice", vec![]), &[Some(&x), Some(&s), Some(&e), Some(&a), Some(&st)]);
+    assert_eq!(ints(out), Some(vec![2, 0, 5, 3]));
+    // Transpose of a 3-D tensor.
+    let y = i64t(vec![2, 1, 3], &[0, 1, 2, 3, 4, 5]);
+    let out = fold::eval(&node("Transpose", vec![("perm", AttrValue::Ints(vec![2, 0, 1]))]), &[Some(&y)]);
+    assert_eq!(out.as_ref().map(|t| t.dims.clone()), Some(vec![3, 2, 1]));
+    assert_eq!(ints(out), Some(vec![0, 3, 1, 4, 2, 5]));
+    // Range, Where, Expand, ConstantOfShape, Equal.
+    let r = fold::eval(
+        &node("Range", vec![]),
+        &[Some(&i64t(vec![], &[5])), Some(&i64t(vec![], &[-1])), Some(&i64t(vec![], &[-2]))],
+    );
+    assert_eq!(ints(r), Some(vec![5, 3, 1]));
+    let cond = TensorData { dtype: DType::Bool, dims: vec![3], raw: vec![1u8, 0, 1].into() };
+    let w = fold::eval(&node("Where", vec![]), &[Some(&cond), Some(&x), Some(&i64t(vec![], &[9]))]);
+    assert_eq!(ints(w), Some(vec![0, 9, 2, 3, 9, 5]));
+    let ex = fold::eval(&node("Expand", vec![]), &[Some(&i64t(vec![2, 1], &[7, 8])), Some(&i64t(vec![2], &[2, 2]))]);
+    assert_eq!(ints(ex), Some(vec![7, 7, 8, 8]));
+    let cos = fold::eval(
+        &node("ConstantOfShape", vec![("value", AttrValue::Tensor(Box::new(i64t(vec![1], &[4]))))]),
+        &[Some(&i64t(vec![1], &[3]))],
+    );
+    assert_eq!(ints(cos), Some(vec![4, 4, 4]));
+    let eq = fold::eval(&node("Equal", vec![]), &[Some(&x), Some(&i64t(vec![3], &[0, 4, 2]))]);
+    assert_eq!(ints(eq), Some(vec![1, 0, 1, 0, 1, 0]));
+    // Not folded: integer division by zero, float Max (NaN semantics differ), out-of-range float casts.
+    assert!(fold::eval(&node("Div", vec![]), &[Some(&x), Some(&i64t(vec![], &[0]))]).is_none());
+    let fx = f32_tensor(vec![1], &[f32::NAN]);
+    assert!(fold::eval(&node("Max", vec![]), &[Some(&fx), Some(&fx)]).is_none());
+    let big = f32_tensor(vec![1], &[3e9]);
+    assert!(fold::eval(&node("Cast", vec![("to", AttrValue::Int(DType::Int32 as i64))]), &[Some(&big)]).is_none());
+    let ok = fold::eval(
+        &node("Cast", vec![("to", AttrValue::Int(DType::Int32 as i64))]),
+        &[Some(&f32_tensor(vec![2], &[-2.7, 3.9]))],
+    );
+    assert_eq!(ints(ok), Some(vec![-2, 3]));
+    // Float arithmetic is one IEEE operation per element.
+    let sum = fold::eval(
+        &node("Add", vec![]),
+        &[Some(&f32_tensor(vec![2], &[0.1, 1e30])), Some(&f32_tensor(vec![], &[0.2]))],
+    );
+    assert_eq!(sum.map(|t| f32s(&t)), Some(vec![0.1f32 + 0.2f32, 1e30f32 + 0.2f32]));
+}
+
+#[test]
+fn subgraph_reads_follow_replacements() {
+    let mut b = Builder::new(20);
+    let x = input(&mut b, "x", DType::Float, vec![f(4)]);
+    let c = input(&mut b, "c", DType::Bool, vec![]);
+    let a = b.Relu(x).out();
+    let dup = b.Relu(x).out();
+    let id = b.Identity(dup).out();
+    b.begin_subgraph("then_branch");
+    let t = b.Neg(id).out();
+    let then_g = b.end_subgraph(vec![t]);
+    b.begin_subgraph("else_branch");
+    let e = b.Abs(a).out();
+    let else_g: Graph = b.end_subgraph(vec![e]);
+    let y = b
+        .If(c)
+        .attr("then_branch", AttrValue::Graph(Box::new(then_g)))
+        .attr("else_branch", AttrValue::Graph(Box::new(else_g)))
+        .out();
+    let mut m = finish(b, &[(y, "y")]);
+    optimize(&mut m);
+    assert_eq!(ops(&m), ["Relu", "If"]);
+    let Some(AttrValue::Graph(g)) = m.graph.nodes[1].attr("then_branch") else { panic!("then_branch") };
+    assert_eq!(g.nodes[0].inputs[0], Some(a), "the branch reads the surviving Relu");
+}
+
+#[test]
+fn optimizing_is_deterministic_and_idempotent() {
+    let build = || {
+        let mut b = Builder::new(20);
+        let x = input(&mut b, "x", DType::Float, vec![p("s0"), f(4)]);
+        let s = b.Shape(x).out();
+        let r1 = b.Reshape(x, s).out();
+        set_shape(&mut b, r1, vec![p("s0"), f(4)]);
+        let a = b.Relu(r1).out();
+        let c = b.Relu(x).out();
+        let y = b.Add(a, c).out();
+        finish(b, &[(y, "y")])
+    };
+    let (mut m1, mut m2) = (build(), build());
+    optimize(&mut m1);
+    optimize(&mut m2);
+    let bytes = |m: &Model| prost::Message::encode_to_vec(&crate::onnx::encode::to_proto(m));
+    assert_eq!(bytes(&m1), bytes(&m2));
+    let again = optimize(&mut m1);
+    assert_eq!(again.nodes_before, again.nodes_after);
+    assert_eq!(ops(&m1), ["Relu", "Add"]);
 }
