@@ -3,8 +3,9 @@
 //! (symbolic dimensions are compared by name, never assumed), says why it did not apply (unsure
 //! means skip) and builds the replacement. Per-operator variations are data ([`BnInto`]).
 //!
-//! No-ops (Identity, Cast to the same type, identity Transpose, ...) are not here: the linear no-op
-//! pass (`optimize::noop`) removes them before the e-graph runs.
+//! Linear cleanups are not here: no-ops (Identity, Cast to the same type, identity Transpose, ...)
+//! are removed by the no-op pass (`optimize::noop`), a Reshape of a Reshape by shape folding
+//! (`optimize::shapes`), both before the e-graph runs and again after it rewrote anything.
 
 use egg::Id;
 
@@ -19,7 +20,6 @@ pub static RULES: &[Rule] = &[
     TRANSPOSE_TRANSPOSE,
     CAST_CAST,
     RESHAPE_STATIC_SHAPE,
-    RESHAPE_RESHAPE,
     UNSQUEEZE_UNSQUEEZE,
     MUL_ONE,
     DIV_ONE,
@@ -43,7 +43,7 @@ pub static RULES: &[Rule] = &[
     ATTENTION,
 ];
 
-// --- chains ---
+// --- chains and shapes ---
 
 /// Two transposes are one (or none, when the permutations cancel).
 pub const TRANSPOSE_TRANSPOSE: Rule = Rule {
@@ -167,26 +167,6 @@ fn static_target(out: &[Dim]) -> Option<Vec<i64>> {
         })
         .collect();
     (symbolic <= 1 && !t.contains(&0)).then_some(t)
-}
-
-/// A reshape of a reshape reshapes the source.
-pub const RESHAPE_RESHAPE: Rule = Rule {
-    name: "reshape-reshape",
-    min_opset: 5,
-    patterns: &["(Reshape:a2 (Reshape:a1 ?x ?s1) #s2)"],
-    precheck: None,
-    apply: reshape_reshape,
-};
-
-fn reshape_reshape(c: &mut Ctx, b: &Bind) -> Result<Id, Skip> {
-    let (x, s2) = (b.get("x"), b.get("s2"));
-    let a1 = c.attrs(b.get("a1"));
-    let a2 = c.attrs(b.get("a2"));
-    check(get_int(&a1, "allowzero").unwrap_or(0) == 0 && get_int(&a2, "allowzero").unwrap_or(0) == 0, "allowzero")?;
-    // A 0 in the outer shape copies a dimension of the intermediate, which would change meaning.
-    let shape = c.ints(s2).ok_or("outer shape is not constant")?;
-    check(!shape.contains(&0), "outer shape copies dimensions")?;
-    Ok(c.add_like_matched("Reshape", &[x, s2], a2))
 }
 
 /// Two unsqueezes are one with the axes of both.

@@ -208,37 +208,6 @@ fn casts_through_a_wider_type_merge() {
 }
 
 #[test]
-fn reshapes_merge_unless_the_outer_shape_copies_dims() {
-    check_egraph(
-        20,
-        r#"(float[N,6] x) => (float[N,3,2] c)
-           <int64[3] s1 = {-1, 2, 3}, int64[3] s2 = {-1, 3, 2}>
-           { b = Reshape (x, s1)  # float[N,2,3]
-             c = Reshape (b, s2)  # float[N,3,2] }"#,
-        r#"(float[N,6] x) => (float[N,3,2] c)
-           <int64[3] s2 = {-1, 3, 2}>
-           {
-             c = Reshape (x, s2)
-           }
-           # fired: reshape-reshape"#,
-    );
-    // A 0 in the outer shape copies an intermediate dimension: kept.
-    check_egraph(
-        20,
-        r#"(float[4,6] x) => (float[2,3,4] c)
-           <int64[2] s1 = {2, 12}, int64[3] s2 = {0, 3, 4}>
-           { b = Reshape (x, s1)  # float[2,12]
-             c = Reshape (b, s2)  # float[2,3,4] }"#,
-        r#"(float[4,6] x) => (float[2,3,4] c)
-           <int64[2] s1 = {2, 12}, int64[3] s2 = {0, 3, 4}>
-           {
-             b = Reshape (x, s1)
-             c = Reshape (b, s2)
-           }"#,
-    );
-}
-
-#[test]
 fn unsqueeze_chain_merges() {
     check_egraph(
         20,

@@ -72,9 +72,9 @@ pub fn select(model: &Model, opset: i64, max_nodes: usize) -> Selection {
         }
     }
     let producer = Producers::new(model);
-    // Windows whose picked variants all fail their rule's precheck everywhere are dropped below;
-    // when no node could keep one (no candidate of a rule without a precheck, no node passing one),
-    // there is nothing to build, and the bookkeeping of the windows is skipped.
+    // Windows whose picked variants all fail their rule's `Precheck::Window` everywhere are dropped
+    // below; when no node could keep one (no candidate of a rule without such a test, no node
+    // passing one), there is nothing to build, and the bookkeeping of the windows is skipped.
     let mut found = Vec::new();
     let anything = graph.nodes.iter().enumerate().any(|(i, n)| {
         let Some(pats) = by_root.get(n.op_type.as_str()) else { return false };
