@@ -20,6 +20,12 @@ pub(crate) enum Action {
         node: Node,
         with: Vec<(Value, Value)>,
     },
+    /// Keep the node, but let every later reader of an output read its replacement instead (the
+    /// node stays for a graph output it must keep producing under its name).
+    Redirect {
+        node: Node,
+        with: Vec<(Value, Value)>,
+    },
 }
 
 /// Facts about the main graph a pass needs while it decides (computed once per sweep).
@@ -126,11 +132,14 @@ pub(crate) struct Subst {
     values: usize,
     /// Metadata of dropped nodes whose output was a graph output (for an `Identity`, if one is needed).
     output_meta: Vec<(Value, Rc<MetadataProps>)>,
+    /// Substituted values whose node was kept ([`Action::Redirect`]): a graph output among them is
+    /// still produced as it is.
+    still_produced: Vec<Value>,
 }
 
 impl Subst {
     pub fn new(values: usize) -> Self {
-        Subst { to: Vec::new(), values, output_meta: Vec::new() }
+        Subst { to: Vec::new(), values, output_meta: Vec::new(), still_produced: Vec::new() }
     }
 
     /// No value has been substituted yet.
@@ -149,6 +158,15 @@ impl Subst {
             v = Value(t);
         }
         v
+    }
+
+    /// The value graph output `o` now stands for.
+    fn output(&self, o: Value) -> Value {
+        if self.still_produced.contains(&o) {
+            o
+        } else {
+            self.get(o)
+        }
     }
 
     pub fn set(&mut self, old: Value, new: Value) {
@@ -238,6 +256,14 @@ pub(crate) fn sweep_kept(
                     subst.set(old, new);
                 }
             }
+            Action::Redirect { node, with } => {
+                for (old, new) in with {
+                    subst.set(old, new);
+                    subst.still_produced.push(old);
+                }
+                nodes[kept] = node;
+                kept += 1;
+            }
         }
     }
     nodes.truncate(kept);
@@ -264,7 +290,7 @@ fn placeholder(metadata: &Rc<MetadataProps>) -> Node {
 /// `Identity` of the replacement.
 fn fix_outputs(model: &mut Model, subst: &Subst) {
     let outputs = model.graph.outputs.clone();
-    if outputs.iter().all(|&o| subst.get(o) == o) {
+    if outputs.iter().all(|&o| subst.output(o) == o) {
         return;
     }
     let mut produced = vec![false; model.values.len()];
@@ -275,12 +301,12 @@ fn fix_outputs(model: &mut Model, subst: &Subst) {
     }
     let mut taken: Vec<bool> = vec![false; model.values.len()];
     for &o in &outputs {
-        if subst.get(o) == o {
+        if subst.output(o) == o {
             taken[o.index()] = true;
         }
     }
     for (i, &old) in outputs.iter().enumerate() {
-        let new = subst.get(old);
+        let new = subst.output(old);
         if new == old {
             continue;
         }

@@ -21,6 +21,8 @@ pub(crate) mod gemm;
 pub(crate) mod noop;
 pub(crate) mod shapes;
 #[cfg(test)]
+pub(crate) mod testing;
+#[cfg(test)]
 mod tests;
 
 /// What the optimizer did, for the export report.
@@ -124,17 +126,29 @@ pub fn clean_up(model: &mut Model) -> OptimizeStats {
 /// nothing ends the loop (typically after two or three).
 const MAX_ROUNDS: usize = 6;
 
-/// A linear pass: one sweep over the graph, returning how many nodes it changed.
-type Pass = fn(&mut Model, &mut Rules) -> usize;
+/// A linear pass: one sweep over the graph.
+struct Pass {
+    name: &'static str,
+    /// Returns how many nodes it changed.
+    run: fn(&mut Model, &mut Rules) -> usize,
+    /// Whether dropping the nodes a dead-code elimination removed can let the pass rewrite
+    /// something it did not on the graph before (see [`may_enable`]).
+    enabled_by: fn(&Removed) -> bool,
+}
 
 /// The passes of a round after dead-code elimination, in order.
-const PASSES: [(&str, Pass); 6] = [
-    ("initializer deduplication", dedup::run),
-    ("transposes into Gemm", gemm::run),
-    ("constant folding", fold::run),
-    ("shape folding", shapes::run),
-    ("no-op removal", noop::run),
-    ("common-subexpression elimination", cse::run),
+const PASSES: [Pass; 6] = [
+    // Compares initializers; dead ones only leave.
+    Pass { name: "initializer deduplication", run: dedup::run, enabled_by: |_| false },
+    Pass { name: "transposes into Gemm", run: gemm::run, enabled_by: |_| false },
+    // Folds a weight's `Transpose` only for the weight's sole reader.
+    Pass { name: "constant folding", run: fold::run, enabled_by: |r| r.constant_read },
+    // Does not count readers.
+    Pass { name: "shape folding", run: shapes::run, enabled_by: |_| false },
+    // Drops a `Dropout` whose mask is unread.
+    Pass { name: "no-op removal", run: noop::run, enabled_by: |r| r.dropout_mask_read },
+    // Does not count readers.
+    Pass { name: "common-subexpression elimination", run: cse::run, enabled_by: |_| false },
 ];
 
 /// What a dead-code elimination removed, as far as the passes' decisions can tell.
@@ -173,13 +187,7 @@ fn dce_observed(model: &mut Model, removed: &mut Removed) -> usize {
 /// it did not on the graph before. Dropped nodes are dead: every live node keeps its inputs, their
 /// types, shapes and contents, and what the shape table learns; only reader counts go down.
 fn may_enable(p: usize, removed: &Removed) -> bool {
-    match PASSES[p].0 {
-        "constant folding" => removed.constant_read,
-        "no-op removal" => removed.dropout_mask_read,
-        // Deduplication compares initializers (dead ones only leave), shape folding and CSE do not
-        // count readers.
-        _ => false,
-    }
+    (PASSES[p].enabled_by)(removed)
 }
 
 /// The linear passes, repeated until a round changes nothing. Returns the rewrites made.
@@ -210,11 +218,11 @@ fn linear_passes(model: &mut Model, stats: &mut OptimizeStats) -> usize {
         stats.rounds += 1;
         let removed = dce(stats, model, &mut settled);
         let mut changes = 0;
-        for (p, &(name, run)) in PASSES.iter().enumerate() {
+        for (p, pass) in PASSES.iter().enumerate() {
             if settled[p] {
                 continue;
             }
-            let c = stats.run(name, model, run);
+            let c = stats.run(pass.name, model, pass.run);
             if c > 0 {
                 facts.invalidate();
                 settled = [false; PASSES.len()];

@@ -1,30 +1,47 @@
 //! No-op removal: nodes whose output is provably their input (same element type, same shape, same
-//! elements). `Identity`, `Cast` to the type it already has, `Reshape`/`Expand` to the shape it
+//! elements): `Identity`, `Cast` to the type it already has, `Reshape`/`Expand` to the shape it
 //! already has, the identity `Transpose`, a `Slice` over the full range, inference `Dropout`,
 //! single-input `Concat`, `Tile` by ones, `Pad` by zeros, bound-less `Clip`, `And` with true and `Or`
-//! with false where the constant does not broadcast the other side.
+//! with false where the constant does not broadcast the other side. This is the only pass that
+//! removes no-ops; the e-graph rules fuse.
 
 use super::edit::{self, attr_int, attr_ints, const_ints, input, norm_axis, Action, Facts};
 use super::shapes::ShapeTable;
 use super::Fire;
 use crate::onnx::ir::{DType, Dim, Model, Node, Value};
 
+/// No-ops that become an `Identity` at a graph output they cannot hand their name to. The others
+/// (`Tile` by ones, single-input `Concat`, ...) stay there as they are: both are exact, and the
+/// exports of such models keep their bytes.
+const IDENTITY_AT_OUTPUT: [&str; 6] = ["Cast", "Transpose", "Reshape", "Expand", "Slice", "Dropout"];
+
 /// Ends at least this large mean "to the end" (torch writes `sys.maxsize`, ONNX examples `INT64_MAX`).
 const END_OF_AXIS: i64 = i64::MAX / 2;
 
 pub(crate) fn run(model: &mut Model, rules: &mut super::Rules) -> usize {
     let mut table = ShapeTable::new(model);
-    edit::sweep(model, |model, facts, node| {
+    let mut rewrites = 0;
+    let dropped = edit::sweep(model, |model, facts, node| {
         if let Some((out, with, rule)) = noop_of(model, facts, &table, &node) {
-            // An output that only an Identity could keep producing stays as it is.
             if !facts.is_output(out) || edit::can_stand_for_output(model, facts, with) {
                 rules.fire(rule);
                 return Action::Replace { node, with: vec![(out, with)] };
             }
+            // A graph output that only an Identity can keep producing (its input is a graph input,
+            // a constant or another output): the no-op becomes that Identity, and other readers
+            // read its input.
+            if IDENTITY_AT_OUTPUT.contains(&node.op_type.as_str()) {
+                rules.fire(rule);
+                rewrites += 1;
+                let node = Node::identity(with, out, node.metadata.clone());
+                table.learn(model, &node);
+                return Action::Redirect { node, with: vec![(out, with)] };
+            }
         }
         table.learn(model, &node);
         Action::Keep(node)
-    })
+    });
+    dropped + rewrites
 }
 
 /// `(output, the input it equals, rule name)` when `node` is a no-op.

@@ -15,20 +15,39 @@ use egg::{Applier, ENodeOrVar, Id, PatternAst, Rewrite, Subst, Symbol, Var};
 
 use super::analysis::{add_with, to_f64s, Data, OGraph, OnnxAnalysis};
 use super::lang::{AttrSet, ONode, OpKey};
+use super::window::Producers;
 use crate::onnx::ir::{DType, Dim, Model, Node, TensorData};
 
 /// Why a rule did not apply (kept short: it is a key of the statistics).
 pub type Skip = &'static str;
 
+/// A rewrite rule: where it matches, from which opset, a cheap test on the graph, and the check
+/// and rewrite.
 pub struct Rule {
+    /// Its name in the statistics.
     pub name: &'static str,
     /// Lowest default-domain opset the replacement is valid in.
     pub min_opset: i64,
+    /// Patterns (see the module documentation); a match of any of them is a match of the rule.
     pub patterns: &'static [&'static str],
+    /// A cheap test on the graph, run before any e-graph is built (the rule itself still checks
+    /// everything).
+    pub precheck: Option<Precheck>,
+    /// Check the match exactly and build the replacement, or say why it does not apply.
     pub apply: fn(&mut Ctx, &Bind) -> Result<Id, Skip>,
-    /// A cheap test on the root node in the graph, run before any e-graph is built: windows are
-    /// only made where it passes. The rule itself still checks everything.
-    pub pre: Option<fn(&Model, &Node) -> bool>,
+}
+
+/// A test on the graph node a pattern is rooted at that fails only where the rule cannot fire on
+/// the window's e-graph before any rewrite (every fact then comes from the model). It acts at one
+/// of two points of the window selection (`window::select`), which give different windows.
+#[derive(Clone, Copy)]
+pub enum Precheck {
+    /// A node that fails is no candidate of the rule.
+    Root(fn(&Model, &Node, &Producers) -> bool),
+    /// Candidates are made as without a test, so their nodes join windows (a node in a window hands
+    /// its metadata to the node that replaces its value); a window where every rule it was picked
+    /// for fails at every node is not built.
+    Window(fn(&Model, &Node, &Producers) -> bool),
 }
 
 /// Operators whose two inputs commute.

@@ -1,176 +1,261 @@
-//! The rewrite rules. Each checks exact dtype / shape / constant conditions (symbolic dimensions are
-//! compared by name, never assumed) and returns why it did not apply; unsure means skip.
+//! The rewrite rules, one unit each: a `const` [`Rule`] with its patterns, lowest opset and cheap
+//! precheck, followed by the function that checks exact dtype / shape / constant conditions
+//! (symbolic dimensions are compared by name, never assumed), says why it did not apply (unsure
+//! means skip) and builds the replacement. Per-operator variations are data ([`BnInto`]).
+//!
+//! Linear cleanups are not here: no-ops (Identity, Cast to the same type, identity Transpose, ...)
+//! are removed by the no-op pass (`optimize::noop`), a Reshape of a Reshape by shape folding
+//! (`optimize::shapes`), both before the e-graph runs and again after it rewrote anything.
 
 use egg::Id;
 
 use super::analysis::to_f64s;
 use super::lang::{get_float, get_int, get_ints, AttrLit, AttrSet};
-use super::rules::{Bind, Ctx, Rule, Skip};
+use super::rules::{Bind, Ctx, Precheck, Rule, Skip};
 use super::window::Producers;
-use crate::onnx::ir::{AttrValue, BinOp, DType, Derived, Dim, Model, Node, TensorData, Value};
+use crate::onnx::ir::{BinOp, DType, Derived, Dim, Model, Node, TensorData, Value};
 
+/// Every rule, in the order windows try them.
 pub static RULES: &[Rule] = &[
-    // --- no-ops and chains (the cleanups torch.onnx runs) ---
-    Rule { name: "identity", min_opset: 1, patterns: &["(Identity ?x)"], apply: identity, pre: None },
-    Rule { name: "transpose-noop", min_opset: 1, patterns: &["(Transpose:p ?x)"], apply: transpose_noop, pre: Some(pre_transpose_noop) },
-    Rule { name: "transpose-transpose", min_opset: 1, patterns: &["(Transpose:p2 (Transpose:p1 ?x))"], apply: transpose_transpose, pre: None },
-    Rule { name: "cast-noop", min_opset: 1, patterns: &["(Cast:a ?x)"], apply: cast_noop, pre: Some(pre_cast_noop) },
-    Rule { name: "cast-cast", min_opset: 1, patterns: &["(Cast:b (Cast:a ?x))"], apply: cast_cast, pre: None },
-    Rule { name: "reshape-noop", min_opset: 5, patterns: &["(Reshape:a ?x ?s)"], apply: reshape_noop, pre: Some(pre_same_shape) },
-    Rule {
-        name: "reshape-static-shape",
-        min_opset: 5,
-        patterns: &["(Reshape:a ?x ?s)"],
-        apply: reshape_static_shape,
-        pre: Some(pre_reshape_static_shape),
-    },
-    Rule { name: "reshape-reshape", min_opset: 5, patterns: &["(Reshape:a2 (Reshape:a1 ?x ?s1) #s2)"], apply: reshape_reshape, pre: None },
-    Rule { name: "unsqueeze-unsqueeze", min_opset: 13, patterns: &["(Unsqueeze:u2 (Unsqueeze:u1 ?x #a1) #a2)"], apply: unsqueeze_unsqueeze, pre: None },
-    Rule { name: "expand-noop", min_opset: 8, patterns: &["(Expand ?x #s)"], apply: expand_noop, pre: Some(pre_same_shape) },
-    Rule {
-        name: "slice-noop",
-        min_opset: 10,
-        patterns: &["(Slice ?x #st #en)", "(Slice ?x #st #en ?ax)", "(Slice ?x #st #en ?ax ?sp)"],
-        apply: slice_noop,
-        pre: None,
-    },
-    Rule {
-        name: "dropout-noop",
-        min_opset: 12,
-        patterns: &["(Dropout ?x)", "(Dropout ?x ?r)", "(Dropout ?x ?r ?t)"],
-        apply: dropout_noop,
-        pre: None,
-    },
-    Rule { name: "mul-one", min_opset: 1, patterns: &["(Mul ?x #c)"], apply: |c, b| neutral(c, b, 1.0), pre: None },
-    Rule { name: "div-one", min_opset: 1, patterns: &["(Div ?x #c)"], apply: |c, b| neutral(c, b, 1.0), pre: None },
-    Rule { name: "add-zero", min_opset: 1, patterns: &["(Add ?x #c)"], apply: |c, b| neutral(c, b, 0.0), pre: None },
-    Rule { name: "sub-zero", min_opset: 1, patterns: &["(Sub ?x #c)"], apply: |c, b| neutral(c, b, 0.0), pre: None },
-    Rule { name: "min-max-clip", min_opset: 12, patterns: &["(Min (Max ?x #lo) #hi)", "(Max:mx (Min ?x #hi) #lo)"], apply: min_max_clip, pre: None },
-    Rule { name: "relu-relu", min_opset: 1, patterns: &["(Relu (Relu ?x))"], apply: relu_relu, pre: None },
-    Rule { name: "relu-clip", min_opset: 12, patterns: &["(Relu:r (Clip ?x #lo #hi))", "(Clip (Relu ?x) #lo #hi)"], apply: relu_clip, pre: None },
-    Rule { name: "sum-div-mean", min_opset: 18, patterns: &["(Div (ReduceSum:r ?x #ax) #n)"], apply: sum_div_mean, pre: None },
-    // --- fusions ---
-    Rule {
-        name: "global-average-pool",
-        min_opset: 1,
-        patterns: &["(MatMul (Transpose:p2 (MatMul (Transpose:p1 ?x) #m1)) #m2)"],
-        apply: global_average_pool,
-        pre: None,
-    },
-    Rule { name: "hard-sigmoid", min_opset: 6, patterns: &["(Div (Clip (Add ?x #three) #zero #six) #six2)"], apply: hard_sigmoid, pre: None },
-    Rule {
-        name: "hard-swish",
-        min_opset: 14,
-        patterns: &["(Div (Mul ?x (Clip (Add ?x #three) #zero #six)) #six2)"],
-        apply: hard_swish,
-        pre: None,
-    },
-    Rule {
-        name: "batchnorm-conv",
-        min_opset: 1,
-        patterns: &["(BatchNormalization:bn (Conv:c ?x #w) #s #b #m #v)", "(BatchNormalization:bn (Conv:c ?x #w ?cb) #s #b #m #v)"],
-        apply: |c, b| bn_fold(c, b, "Conv"),
-        pre: None,
-    },
-    Rule {
-        name: "batchnorm-convtranspose",
-        min_opset: 1,
-        patterns: &[
-            "(BatchNormalization:bn (ConvTranspose:c ?x #w) #s #b #m #v)",
-            "(BatchNormalization:bn (ConvTranspose:c ?x #w ?cb) #s #b #m #v)",
-        ],
-        apply: |c, b| bn_fold(c, b, "ConvTranspose"),
-        pre: None,
-    },
-    Rule {
-        name: "batchnorm-gemm",
-        min_opset: 1,
-        patterns: &["(BatchNormalization:bn (Gemm:c ?x #w) #s #b #m #v)", "(BatchNormalization:bn (Gemm:c ?x #w ?cb) #s #b #m #v)"],
-        apply: |c, b| bn_fold(c, b, "Gemm"),
-        pre: None,
-    },
-    Rule { name: "matmul-add-gemm", min_opset: 13, patterns: &["(Add (MatMul:ma ?a ?w) ?c)"], apply: matmul_add_gemm, pre: None },
-    Rule {
-        name: "layer-norm",
-        min_opset: 18,
-        patterns: &[
-            "(Add (Mul (Div (Sub ?x (ReduceMean:r1 ?x ?ax)) (Sqrt (Add (ReduceMean:r2 (Pow (Sub ?x (ReduceMean:r1 ?x ?ax)) #two) #ax2) #eps))) ?scale) ?bias)",
-            "(Mul (Div (Sub ?x (ReduceMean:r1 ?x ?ax)) (Sqrt (Add (ReduceMean:r2 (Pow (Sub ?x (ReduceMean:r1 ?x ?ax)) #two) #ax2) #eps))) ?scale)",
-        ],
-        apply: layer_norm,
-        pre: None,
-    },
-    Rule {
-        name: "gelu-erf",
-        min_opset: 20,
-        patterns: &[
-            "(Mul (Mul ?x #h) (Add (Erf (Div:dv ?x #s)) #one))",
-            "(Mul (Mul ?x #h) (Add (Erf (Mul ?x #s)) #one))",
-            "(Mul (Mul ?x (Add (Erf (Div:dv ?x #s)) #one)) ?h)",
-            "(Mul (Mul ?x (Add (Erf (Mul ?x #s)) #one)) ?h)",
-        ],
-        apply: gelu_erf,
-        pre: None,
-    },
-    Rule {
-        name: "gelu-tanh",
-        min_opset: 20,
-        patterns: &["(Mul (Mul ?x #h) (Add (Tanh (Mul (Add ?x (Mul (Pow ?x #three) #k)) #c)) #one))"],
-        apply: gelu_tanh,
-        pre: None,
-    },
-    Rule {
-        name: "rms-norm",
-        min_opset: 23,
-        patterns: &[
-            "(Mul ?w (Mul ?x (Reciprocal (Sqrt (Add (ReduceMean:r (Pow ?x #two) #ax) #eps)))))",
-            "(Mul ?w (Div ?x (Sqrt (Add (ReduceMean:r (Pow ?x #two) #ax) #eps))))",
-        ],
-        apply: rms_norm,
-        pre: None,
-    },
-    Rule {
-        name: "attention",
-        min_opset: 23,
-        patterns: &[
-            "(MatMul (Softmax:sm (Where ?mask (Mul (MatMul ?q (Transpose:tp ?k)) #scale) #ninf)) ?v)",
-            "(MatMul (Softmax:sm (Mul (MatMul ?q (Transpose:tp ?k)) #scale)) ?v)",
-        ],
-        apply: attention,
-        pre: None,
-    },
+    TRANSPOSE_TRANSPOSE,
+    CAST_CAST,
+    RESHAPE_STATIC_SHAPE,
+    UNSQUEEZE_UNSQUEEZE,
+    MUL_ONE,
+    DIV_ONE,
+    ADD_ZERO,
+    SUB_ZERO,
+    MIN_MAX_CLIP,
+    RELU_RELU,
+    RELU_CLIP,
+    SUM_DIV_MEAN,
+    GLOBAL_AVERAGE_POOL,
+    HARD_SIGMOID,
+    HARD_SWISH,
+    BATCHNORM_CONV,
+    BATCHNORM_CONVTRANSPOSE,
+    BATCHNORM_GEMM,
+    MATMUL_ADD_GEMM,
+    LAYER_NORM,
+    GELU_ERF,
+    GELU_TANH,
+    RMS_NORM,
+    ATTENTION,
 ];
 
-/// Pre-checks on the graph node (see [`Rule::pre`]).
-fn pre_transpose_noop(_m: &Model, n: &Node) -> bool {
-    matches!(n.attr("perm"), Some(AttrValue::Ints(p)) if p.iter().enumerate().all(|(i, &v)| v == i as i64))
+// --- chains and shapes ---
+
+/// Two transposes are one (or none, when the permutations cancel).
+pub const TRANSPOSE_TRANSPOSE: Rule = Rule {
+    name: "transpose-transpose",
+    min_opset: 1,
+    patterns: &["(Transpose:p2 (Transpose:p1 ?x))"],
+    precheck: None,
+    apply: transpose_transpose,
+};
+
+fn transpose_transpose(c: &mut Ctx, b: &Bind) -> Result<Id, Skip> {
+    let x = b.get("x");
+    let p1 = perm_of(&c.attrs(b.get("p1")), c.rank(x))?;
+    let p2 = perm_of(&c.attrs(b.get("p2")), Some(p1.len()))?;
+    check(p1.len() == p2.len(), "permutations of different ranks")?;
+    // out[i] = mid[p2[i]] = x[p1[p2[i]]]
+    let composed: Vec<i64> = p2
+        .iter()
+        .map(|&i| usize::try_from(i).ok().and_then(|i| p1.get(i).copied()))
+        .collect::<Option<_>>()
+        .ok_or("bad perm")?;
+    if composed.iter().enumerate().all(|(i, &v)| v == i as i64) {
+        return Ok(x);
+    }
+    Ok(c.add_like_matched("Transpose", &[x], vec![("perm".into(), AttrLit::Ints(composed))]))
 }
 
-fn pre_cast_noop(m: &Model, n: &Node) -> bool {
-    let to = match n.attr("to") {
-        Some(AttrValue::Int(t)) => crate::onnx::infer::dtype_from_onnx(*t as i32),
-        _ => None,
-    };
-    to.is_some() && n.inputs.first().copied().flatten().is_some_and(|x| m.value(x).dtype == to)
+fn perm_of(attrs: &AttrSet, rank: Option<usize>) -> Result<Vec<i64>, Skip> {
+    match get_ints(attrs, "perm") {
+        Some(p) => Ok(p.to_vec()),
+        None => {
+            let r = rank.ok_or("default perm needs a known rank")?;
+            Ok((0..r as i64).rev().collect())
+        }
+    }
 }
 
-fn pre_same_shape(m: &Model, n: &Node) -> bool {
-    let x = n.inputs.first().copied().flatten().and_then(|x| m.value(x).shape.as_ref());
-    x.is_some() && x == m.value(n.outputs[0]).shape.as_ref()
+/// A cast through a type that holds every value of the input is one cast (or none).
+pub const CAST_CAST: Rule =
+    Rule { name: "cast-cast", min_opset: 1, patterns: &["(Cast:b (Cast:a ?x))"], precheck: None, apply: cast_cast };
+
+fn cast_cast(c: &mut Ctx, b: &Bind) -> Result<Id, Skip> {
+    let x = b.get("x");
+    let from = c.dtype(x).ok_or("unknown input type")?;
+    let mid = cast_to(&c.attrs(b.get("a")))?;
+    let to = cast_to(&c.attrs(b.get("b")))?;
+    check(lossless(from, mid), "the first cast may change values")?;
+    if to == from {
+        return Ok(x);
+    }
+    let attrs = c.attrs(b.get("b"));
+    Ok(c.add_like_matched("Cast", &[x], attrs))
 }
 
-/// For window selection: an exact test that the rule cannot fire at the e-node of graph node `n`
-/// in a window's e-graph before any rewrite (then every fact comes from the model: a class is
-/// constant only when it is a leaf naming a model constant, and its type and shape are the
-/// model's). A window whose every possible match fails it is not built (see `window::select`).
-/// `None`: no such test.
-pub fn may_fire(rule: &str) -> Option<fn(&Model, &Node, &Producers) -> bool> {
-    Some(match rule {
-        "mul-one" | "div-one" => may_one,
-        "add-zero" | "sub-zero" => may_zero,
-        "matmul-add-gemm" => may_matmul_add_gemm,
-        _ => return None,
-    })
+fn cast_to(attrs: &AttrSet) -> Result<DType, Skip> {
+    get_int(attrs, "to").and_then(|t| crate::onnx::infer::dtype_from_onnx(t as i32)).ok_or("unknown cast target")
+}
+
+/// Every value of `from` is exactly representable in `to`.
+fn lossless(from: DType, to: DType) -> bool {
+    use DType::*;
+    if from == to {
+        return true;
+    }
+    match from {
+        Bool => matches!(
+            to,
+            Uint8 | Int8 | Int16 | Int32 | Int64 | Uint16 | Uint32 | Uint64 | Float16 | Float | Double | BFloat16
+        ),
+        Int8 => matches!(to, Int16 | Int32 | Int64 | Float16 | Float | Double),
+        Uint8 => matches!(to, Int16 | Int32 | Int64 | Uint16 | Uint32 | Uint64 | Float16 | Float | Double),
+        Int16 => matches!(to, Int32 | Int64 | Float | Double),
+        Uint16 => matches!(to, Int32 | Int64 | Uint32 | Uint64 | Float | Double),
+        Int32 => matches!(to, Int64 | Double),
+        Uint32 => matches!(to, Int64 | Uint64 | Double),
+        Float16 | BFloat16 => matches!(to, Float | Double),
+        Float => matches!(to, Double),
+        _ => false,
+    }
+}
+
+/// A shape computed at run time (Shape → Concat) replaced by the constant the output shape gives,
+/// so the shape computation goes dead.
+pub const RESHAPE_STATIC_SHAPE: Rule = Rule {
+    name: "reshape-static-shape",
+    min_opset: 5,
+    patterns: &["(Reshape:a ?x ?s)"],
+    precheck: Some(Precheck::Root(pre_reshape_static_shape)),
+    apply: reshape_static_shape,
+};
+
+fn pre_reshape_static_shape(m: &Model, n: &Node, _: &Producers) -> bool {
+    let computed = n.inputs.get(1).copied().flatten().is_some_and(|s| m.value(s).constant.is_none());
+    computed && m.value(n.outputs[0]).shape.as_deref().and_then(static_target).is_some()
+}
+
+fn reshape_static_shape(c: &mut Ctx, b: &Bind) -> Result<Id, Skip> {
+    let (x, s) = (b.get("x"), b.get("s"));
+    check(c.konst(s).is_none(), "shape already constant")?;
+    let attrs = c.attrs(b.get("a"));
+    check(get_int(&attrs, "allowzero").unwrap_or(0) == 0, "allowzero")?;
+    let target = static_target(c.shape(c.matched).ok_or("unknown output shape")?).ok_or("output shape not static")?;
+    // Symbolic sizes of the input the -1 could not account for would make the element count ambiguous
+    // only with a second unknown, which static_target excludes.
+    let sid = c.add_const(TensorData::from_i64s(vec![target.len() as i64], &target));
+    Ok(c.add_like_matched("Reshape", &[x, sid], attrs))
+}
+
+/// The target shape a Reshape's output has, when it is known up to at most one symbolic size
+/// (written -1), with no 0 (which Reshape would read as "copy").
+fn static_target(out: &[Dim]) -> Option<Vec<i64>> {
+    let mut symbolic = 0;
+    let t: Vec<i64> = out
+        .iter()
+        .map(|d| match d {
+            Dim::Fixed(n) => *n,
+            Dim::Param(_) => {
+                symbolic += 1;
+                -1
+            }
+        })
+        .collect();
+    (symbolic <= 1 && !t.contains(&0)).then_some(t)
+}
+
+/// Two unsqueezes are one with the axes of both.
+pub const UNSQUEEZE_UNSQUEEZE: Rule = Rule {
+    name: "unsqueeze-unsqueeze",
+    min_opset: 13,
+    patterns: &["(Unsqueeze:u2 (Unsqueeze:u1 ?x #a1) #a2)"],
+    precheck: None,
+    apply: unsqueeze_unsqueeze,
+};
+
+fn unsqueeze_unsqueeze(c: &mut Ctx, b: &Bind) -> Result<Id, Skip> {
+    let x = b.get("x");
+    let r = c.rank(x).ok_or("unknown rank")?;
+    let a1 = c.ints(b.get("a1")).ok_or("axes not constant")?;
+    let a2 = c.ints(b.get("a2")).ok_or("axes not constant")?;
+    let r1 = r + a1.len();
+    let r2 = r1 + a2.len();
+    let a1 = normalize_axes(&a1, r1).ok_or("bad axes")?;
+    let a2 = normalize_axes(&a2, r2).ok_or("bad axes")?;
+    // The intermediate's dimensions land, in order, on the output positions the second unsqueeze
+    // did not insert; the first unsqueeze's axes follow them there.
+    let kept: Vec<usize> = (0..r2).filter(|i| !a2.contains(i)).collect();
+    let mut merged: Vec<i64> = a2.iter().map(|&a| a as i64).collect();
+    merged.extend(a1.iter().map(|&a| kept[a] as i64));
+    merged.sort_unstable();
+    let axes = c.add_const(TensorData::from_i64s(vec![merged.len() as i64], &merged));
+    Ok(c.add_like_matched("Unsqueeze", &[x, axes], vec![]))
+}
+
+// --- neutral elements ---
+
+// `x * 1`, `x / 1`, `x + 0` and `x - 0` are removed here rather than by the linear no-op pass: the
+// e-graph keeps both forms, so a fusion whose pattern holds the neutral operation (the scale `Mul`
+// of a layer norm, its bias `Add`) still matches where it is the neutral element.
+
+/// `Mul` by a constant that is 1 everywhere.
+pub const MUL_ONE: Rule = Rule {
+    name: "mul-one",
+    min_opset: 1,
+    patterns: &["(Mul ?x #c)"],
+    precheck: Some(Precheck::Window(may_one)),
+    apply: |c, b| neutral(c, b, 1.0),
+};
+
+/// `Div` by a constant that is 1 everywhere.
+pub const DIV_ONE: Rule = Rule {
+    name: "div-one",
+    min_opset: 1,
+    patterns: &["(Div ?x #c)"],
+    precheck: Some(Precheck::Window(may_one)),
+    apply: |c, b| neutral(c, b, 1.0),
+};
+
+/// `Add` by a constant that is 0 everywhere.
+pub const ADD_ZERO: Rule = Rule {
+    name: "add-zero",
+    min_opset: 1,
+    patterns: &["(Add ?x #c)"],
+    precheck: Some(Precheck::Window(may_zero)),
+    apply: |c, b| neutral(c, b, 0.0),
+};
+
+/// `Sub` by a constant that is 0 everywhere.
+pub const SUB_ZERO: Rule = Rule {
+    name: "sub-zero",
+    min_opset: 1,
+    patterns: &["(Sub ?x #c)"],
+    precheck: Some(Precheck::Window(may_zero)),
+    apply: |c, b| neutral(c, b, 0.0),
+};
+
+/// `x op c` is `x` when `c` is the neutral element everywhere and does not broadcast `x`.
+fn neutral(c: &mut Ctx, b: &Bind, value: f64) -> Result<Id, Skip> {
+    let (x, k) = (b.get("x"), b.get("c"));
+    let vals = c.values(k).ok_or("operand not constant")?;
+    check(vals.iter().all(|&v| v == value), "not the neutral element")?;
+    check(c.dtype(x).is_some() && c.dtype(x) == c.dtype(k), "types differ")?;
+    let (xs, ks) = (c.shape(x).ok_or("unknown shape")?, c.shape(k).ok_or("unknown shape")?);
+    check(broadcast_keeps(xs, ks), "operand broadcasts the input")?;
+    Ok(x)
+}
+
+fn may_one(m: &Model, n: &Node, _: &Producers) -> bool {
+    may_neutral(m, n, 1.0)
+}
+
+fn may_zero(m: &Model, n: &Node, _: &Producers) -> bool {
+    may_neutral(m, n, 0.0)
 }
 
 /// Some input is a constant of the model equal to `value` everywhere ([`neutral`]'s first test).
@@ -190,12 +275,332 @@ fn may_neutral(m: &Model, n: &Node, value: f64) -> bool {
     })
 }
 
-fn may_one(m: &Model, n: &Node, _: &Producers) -> bool {
-    may_neutral(m, n, 1.0)
+// --- clamps and reductions ---
+
+/// `Min(Max(x, lo), hi)` is `Clip(x, lo, hi)`.
+pub const MIN_MAX_CLIP: Rule = Rule {
+    name: "min-max-clip",
+    min_opset: 12,
+    patterns: &["(Min (Max ?x #lo) #hi)", "(Max:mx (Min ?x #hi) #lo)"],
+    precheck: None,
+    apply: min_max_clip,
+};
+
+fn min_max_clip(c: &mut Ctx, b: &Bind) -> Result<Id, Skip> {
+    let x = b.get("x");
+    let dt = c.dtype(x).ok_or("unknown type")?;
+    let lo = scalar_for(c, b.get("lo"), x)?;
+    let hi = scalar_for(c, b.get("hi"), x)?;
+    check(c.dtype(b.get("lo")) == Some(dt) && c.dtype(b.get("hi")) == Some(dt), "types differ")?;
+    // Max(Min(x, hi), lo) is lo everywhere when lo > hi; Clip then gives hi.
+    check(b.try_get("mx").is_none() || lo <= hi, "bounds cross")?;
+    let (l, h) = (scalar_const(c, dt, lo)?, scalar_const(c, dt, hi)?);
+    Ok(c.add_like_matched("Clip", &[x, l, h], vec![]))
 }
 
-fn may_zero(m: &Model, n: &Node, _: &Producers) -> bool {
-    may_neutral(m, n, 0.0)
+/// Relu is idempotent.
+pub const RELU_RELU: Rule =
+    Rule { name: "relu-relu", min_opset: 1, patterns: &["(Relu (Relu ?x))"], precheck: None, apply: relu_relu };
+
+fn relu_relu(c: &mut Ctx, b: &Bind) -> Result<Id, Skip> {
+    let x = b.get("x");
+    Ok(c.add_like_matched("Relu", &[x], vec![]))
+}
+
+/// A Relu next to a Clip raises the Clip's lower bound to 0.
+pub const RELU_CLIP: Rule = Rule {
+    name: "relu-clip",
+    min_opset: 12,
+    patterns: &["(Relu:r (Clip ?x #lo #hi))", "(Clip (Relu ?x) #lo #hi)"],
+    precheck: None,
+    apply: relu_clip,
+};
+
+fn relu_clip(c: &mut Ctx, b: &Bind) -> Result<Id, Skip> {
+    let x = b.get("x");
+    let dt = c.dtype(x).ok_or("unknown type")?;
+    check(is_float(Some(dt)) || dt.is_int(), "not numeric")?;
+    let lo = c.scalar(b.get("lo")).ok_or("min not constant")?;
+    let hi = c.scalar(b.get("hi")).ok_or("max not constant")?;
+    let lo = lo.max(0.0);
+    // Relu(Clip(x, lo, hi)) is 0 everywhere when hi < 0, which no Clip(x, max(lo, 0), hi) gives.
+    check(b.try_get("r").is_none() || lo <= hi, "bounds cross")?;
+    let (l, h) = (scalar_const(c, dt, lo)?, scalar_const(c, dt, hi)?);
+    Ok(c.add_like_matched("Clip", &[x, l, h], vec![]))
+}
+
+/// A sum divided by the number of summed elements is a mean.
+pub const SUM_DIV_MEAN: Rule = Rule {
+    name: "sum-div-mean",
+    min_opset: 18,
+    patterns: &["(Div (ReduceSum:r ?x #ax) #n)"],
+    precheck: None,
+    apply: sum_div_mean,
+};
+
+fn sum_div_mean(c: &mut Ctx, b: &Bind) -> Result<Id, Skip> {
+    let (x, ax) = (b.get("x"), b.get("ax"));
+    check(is_float(c.dtype(x)), "not a float type")?;
+    let r = c.attrs(b.get("r"));
+    check(get_int(&r, "noop_with_empty_axes").unwrap_or(0) == 0, "noop_with_empty_axes")?;
+    let xs = c.shape(x).ok_or("unknown shape")?.to_vec();
+    let axes = normalize_axes(&c.ints(ax).ok_or("axes not constant")?, xs.len()).ok_or("bad axes")?;
+    check(!axes.is_empty(), "empty axes")?;
+    let count: i64 = axes
+        .iter()
+        .map(|&a| if let Dim::Fixed(n) = xs[a] { Some(n) } else { None })
+        .product::<Option<i64>>()
+        .ok_or("reduced sizes not fixed")?;
+    let n = c.scalar(b.get("n")).ok_or("divisor not a constant")?;
+    check(n == count as f64, "divisor is not the element count")?;
+    check(c.rank(b.get("n")).is_some_and(|k| k <= xs.len()), "divisor broadcasts")?;
+    Ok(c.add_like_matched("ReduceMean", &[x, ax], r))
+}
+
+// --- fusions ---
+
+/// A mean over the two spatial axes written as two matrix products.
+pub const GLOBAL_AVERAGE_POOL: Rule = Rule {
+    name: "global-average-pool",
+    min_opset: 1,
+    patterns: &["(MatMul (Transpose:p2 (MatMul (Transpose:p1 ?x) #m1)) #m2)"],
+    precheck: None,
+    apply: global_average_pool,
+};
+
+fn global_average_pool(c: &mut Ctx, b: &Bind) -> Result<Id, Skip> {
+    let x = b.get("x");
+    check(c.dtype(x) == Some(DType::Float), "not float32")?;
+    let xs = c.shape(x).ok_or("unknown shape")?.to_vec();
+    check(xs.len() == 4, "not 4-D")?;
+    let (Dim::Fixed(h), Dim::Fixed(w)) = (&xs[2], &xs[3]) else { return Err("spatial sizes not fixed") };
+    let (h, w) = (*h, *w);
+    for p in ["p1", "p2"] {
+        check(get_ints(&c.attrs(b.get(p)), "perm") == Some(&[0, 1, 3, 2]), "not a last-two-axes transpose")?;
+    }
+    for (m, n) in [("m1", h), ("m2", w)] {
+        let t = c.konst(b.get(m)).ok_or("pooling matrix not constant")?;
+        check(t.dims == [n, 1], "pooling matrix shape")?;
+        let want = (1.0 / n as f64) as f32 as f64;
+        check(c.values(b.get(m)).is_some_and(|v| v.iter().all(|&e| e == want)), "not a mean")?;
+    }
+    Ok(c.add_like_matched("GlobalAveragePool", &[x], vec![]))
+}
+
+/// `Clip(x + 3, 0, 6) / 6`.
+pub const HARD_SIGMOID: Rule = Rule {
+    name: "hard-sigmoid",
+    min_opset: 6,
+    patterns: &["(Div (Clip (Add ?x #three) #zero #six) #six2)"],
+    precheck: None,
+    apply: hard_sigmoid,
+};
+
+fn hard_sigmoid(c: &mut Ctx, b: &Bind) -> Result<Id, Skip> {
+    hard_sigmoid_consts(c, b)?;
+    let attrs = vec![
+        ("alpha".into(), AttrLit::Float((1.0f32 / 6.0).to_bits())),
+        ("beta".into(), AttrLit::Float(0.5f32.to_bits())),
+    ];
+    Ok(c.add_like_matched("HardSigmoid", &[b.get("x")], attrs))
+}
+
+fn hard_sigmoid_consts(c: &Ctx, b: &Bind) -> Result<(), Skip> {
+    let x = b.get("x");
+    check(is_float(c.dtype(x)), "not a float type")?;
+    for (n, v) in [("three", 3.0), ("zero", 0.0), ("six", 6.0), ("six2", 6.0)] {
+        check(scalar_for(c, b.get(n), x)? == v, "constants are not 3, 0, 6")?;
+    }
+    Ok(())
+}
+
+/// `x * Clip(x + 3, 0, 6) / 6`.
+pub const HARD_SWISH: Rule = Rule {
+    name: "hard-swish",
+    min_opset: 14,
+    patterns: &["(Div (Mul ?x (Clip (Add ?x #three) #zero #six)) #six2)"],
+    precheck: None,
+    apply: hard_swish,
+};
+
+fn hard_swish(c: &mut Ctx, b: &Bind) -> Result<Id, Skip> {
+    hard_sigmoid_consts(c, b)?;
+    Ok(c.add_like_matched("HardSwish", &[b.get("x")], vec![]))
+}
+
+/// An inference BatchNormalization folded into the Conv before it ([`bn_fold`]).
+pub const BATCHNORM_CONV: Rule = Rule {
+    name: "batchnorm-conv",
+    min_opset: 1,
+    patterns: &[
+        "(BatchNormalization:bn (Conv:c ?x #w) #s #b #m #v)",
+        "(BatchNormalization:bn (Conv:c ?x #w ?cb) #s #b #m #v)",
+    ],
+    precheck: None,
+    apply: |c, b| bn_fold(c, b, &BN_INTO_CONV),
+};
+
+/// An inference BatchNormalization folded into the ConvTranspose before it ([`bn_fold`]).
+pub const BATCHNORM_CONVTRANSPOSE: Rule = Rule {
+    name: "batchnorm-convtranspose",
+    min_opset: 1,
+    patterns: &[
+        "(BatchNormalization:bn (ConvTranspose:c ?x #w) #s #b #m #v)",
+        "(BatchNormalization:bn (ConvTranspose:c ?x #w ?cb) #s #b #m #v)",
+    ],
+    precheck: None,
+    apply: |c, b| bn_fold(c, b, &BN_INTO_CONV_TRANSPOSE),
+};
+
+/// An inference BatchNormalization folded into the Gemm before it ([`bn_fold`]).
+pub const BATCHNORM_GEMM: Rule = Rule {
+    name: "batchnorm-gemm",
+    min_opset: 1,
+    patterns: &[
+        "(BatchNormalization:bn (Gemm:c ?x #w) #s #b #m #v)",
+        "(BatchNormalization:bn (Gemm:c ?x #w ?cb) #s #b #m #v)",
+    ],
+    precheck: None,
+    apply: |c, b| bn_fold(c, b, &BN_INTO_GEMM),
+};
+
+/// An operator a BatchNormalization folds into: how its weight holds the output channels.
+pub struct BnInto {
+    pub op: &'static str,
+    /// The per-channel factors `f` as a constant that broadcasts to the weight `w`: its dims and
+    /// values (the operator's attributes and the matched value's facts at hand).
+    factors: fn(&Ctx, &AttrSet, &TensorData, &[f64]) -> Result<Factors, Skip>,
+    /// A one-element bias stands for every channel (Gemm's `C` broadcasts, Conv's `B` does not).
+    scalar_bias: bool,
+}
+
+/// Per-channel factors laid out to broadcast to a weight: dims and values.
+type Factors = (Vec<i64>, Vec<f64>);
+
+const BN_INTO_CONV: BnInto = BnInto { op: "Conv", factors: conv_factors, scalar_bias: false };
+const BN_INTO_CONV_TRANSPOSE: BnInto =
+    BnInto { op: "ConvTranspose", factors: conv_transpose_factors, scalar_bias: false };
+const BN_INTO_GEMM: BnInto = BnInto { op: "Gemm", factors: gemm_factors, scalar_bias: true };
+
+/// Fold an inference BatchNormalization into the constant weights of the Conv / ConvTranspose /
+/// Gemm that feeds it (whose output nothing else reads).
+fn bn_fold(c: &mut Ctx, b: &Bind, into: &BnInto) -> Result<Id, Skip> {
+    let (x, w) = (b.get("x"), b.get("w"));
+    let cb = b.try_get("cb").filter(|&i| !c.is_absent(i));
+    let bn = c.attrs(b.get("bn"));
+    let conv_attrs = c.attrs(b.get("c"));
+    check(get_int(&bn, "training_mode").unwrap_or(0) == 0, "training mode")?;
+    let mut children = vec![x, w];
+    children.extend(cb);
+    children.push(b.get("c"));
+    let inner = c.lookup_op(into.op, &children).ok_or("inner node not found")?;
+    check(c.uses(inner) == 1, "the unnormalized output has other readers")?;
+    let wt = c.konst(w).ok_or("weights not constant")?.clone();
+    check(matches!(wt.dtype, DType::Float | DType::Double), "weights not float32/float64")?;
+    let param = |name: &str| c.values(b.get(name)).ok_or("normalization parameters not constant");
+    let (s, beta, mean, var) = (param("s")?, param("b")?, param("m")?, param("v")?);
+    let eps = get_float(&bn, "epsilon").unwrap_or(1e-5) as f64;
+    let m = s.len();
+    check([beta.len(), mean.len(), var.len()].iter().all(|&l| l == m), "parameter lengths differ")?;
+    let f: Vec<f64> = (0..m).map(|i| s[i] / (var[i] + eps).sqrt()).collect();
+    // Per-channel factors as a constant broadcasting to the weight's shape: the weight is then
+    // recorded as `w * factors` and computed while the model is written (see `onnx::derived`).
+    let (fdims, fvals) = (into.factors)(c, &conv_attrs, &wt, &f)?;
+    let new_w = scale_weights(&wt, &tensor(wt.dtype, fdims, &fvals)?)?;
+    let old_b = match cb {
+        Some(cb) => {
+            let v = c.values(cb).ok_or("bias not constant")?;
+            if v.len() == m {
+                v
+            } else if v.len() == 1 && into.scalar_bias {
+                vec![v[0]; m]
+            } else {
+                return Err("bias shape");
+            }
+        }
+        None => vec![0.0; m],
+    };
+    let new_b: Vec<f64> = (0..m).map(|i| (old_b[i] - mean[i]) * f[i] + beta[i]).collect();
+    let wid = c.add_const(new_w);
+    let bid = c.add_const(tensor(wt.dtype, vec![m as i64], &new_b)?);
+    Ok(c.add_like_matched(into.op, &[x, wid, bid], conv_attrs))
+}
+
+/// `lead` followed by ones up to `rank` dimensions.
+fn lead_dims(lead: &[i64], rank: usize) -> Vec<i64> {
+    lead.iter().copied().chain(std::iter::repeat_n(1, rank.saturating_sub(lead.len()))).collect()
+}
+
+/// Conv weights are `[M, C / group, k...]`: the output channel is the leading axis.
+fn conv_factors(_: &Ctx, _: &AttrSet, w: &TensorData, f: &[f64]) -> Result<Factors, Skip> {
+    let m = f.len() as i64;
+    check(w.dims.first() == Some(&m), "channel count differs")?;
+    Ok((lead_dims(&[m], w.dims.len()), f.to_vec()))
+}
+
+/// ConvTranspose weights are `[C_in, M / group, k...]`: output channel = group index * (M / group) + j.
+fn conv_transpose_factors(_: &Ctx, attrs: &AttrSet, w: &TensorData, f: &[f64]) -> Result<Factors, Skip> {
+    let m = f.len();
+    let g = get_int(attrs, "group").unwrap_or(1);
+    check(w.dims.len() >= 2 && g >= 1 && w.dims[1] * g == m as i64, "channel count differs")?;
+    let (cin, mg) = (w.dims[0] as usize, w.dims[1] as usize);
+    check(cin % g as usize == 0, "bad group")?;
+    let cin_g = cin / g as usize;
+    if g == 1 {
+        return Ok((lead_dims(&[1, mg as i64], w.dims.len()), f.to_vec()));
+    }
+    let table = (0..cin * mg).map(|r| f[(r / mg / cin_g) * mg + r % mg]).collect();
+    Ok((lead_dims(&[cin as i64, mg as i64], w.dims.len()), table))
+}
+
+/// Gemm weights are `[K, M]`, or `[M, K]` under `transB`; only a plain product (alpha = beta = 1)
+/// of 2-D operands folds.
+fn gemm_factors(c: &Ctx, attrs: &AttrSet, w: &TensorData, f: &[f64]) -> Result<Factors, Skip> {
+    let m = f.len();
+    check(get_float(attrs, "alpha").unwrap_or(1.0) == 1.0, "alpha")?;
+    check(get_float(attrs, "beta").unwrap_or(1.0) == 1.0, "beta")?;
+    check(c.rank(c.matched) == Some(2), "not 2-D")?;
+    let trans_b = get_int(attrs, "transB").unwrap_or(0) == 1;
+    check(w.dims.len() == 2, "weights not 2-D")?;
+    let (rows, cols) = (w.dims[0] as usize, w.dims[1] as usize);
+    check(if trans_b { rows == m } else { cols == m }, "channel count differs")?;
+    Ok((if trans_b { vec![m as i64, 1] } else { vec![m as i64] }, f.to_vec()))
+}
+
+/// `w * factors` (factors broadcasting to `w`'s shape, already rounded to its element type: an f32
+/// framework folding them multiplies in float32 by the float32 factor). A large result is recorded,
+/// not computed (weights are megabytes: computing them here faulted them into anonymous memory);
+/// a small one is computed now.
+fn scale_weights(w: &TensorData, factors: &TensorData) -> Result<TensorData, Skip> {
+    let out = Derived::binary(w, BinOp::Mul, factors, false).ok_or("weight bytes do not match the shape")?;
+    if out.raw.len() < SMALL_DERIVED {
+        return Ok(TensorData { raw: out.raw.to_bytes().into(), ..out });
+    }
+    Ok(out)
+}
+
+/// Folded weights below this many bytes are computed at once.
+const SMALL_DERIVED: usize = 64 << 10;
+/// A 2-D matrix product plus a bias is a Gemm.
+pub const MATMUL_ADD_GEMM: Rule = Rule {
+    name: "matmul-add-gemm",
+    min_opset: 13,
+    patterns: &["(Add (MatMul:ma ?a ?w) ?c)"],
+    precheck: Some(Precheck::Window(may_matmul_add_gemm)),
+    apply: matmul_add_gemm,
+};
+
+fn matmul_add_gemm(c: &mut Ctx, b: &Bind) -> Result<Id, Skip> {
+    let (a, w, k) = (b.get("a"), b.get("w"), b.get("c"));
+    check(is_float(c.dtype(a)), "not a float type")?;
+    check(c.rank(a) == Some(2) && c.rank(w) == Some(2), "MatMul operands are not 2-D")?;
+    let mm = c.lookup_op("MatMul", &[a, w, b.get("ma")]).ok_or("MatMul not found")?;
+    check(c.uses(mm) == 1, "the product has other readers")?;
+    let out = c.shape(c.matched).ok_or("unknown shape")?;
+    let ks = c.shape(k).ok_or("unknown bias shape")?;
+    check(c.shape(mm) == Some(out) && broadcast_keeps(out, ks), "bias broadcasts the product")?;
+    check(c.dtype(k) == c.dtype(a), "types differ")?;
+    Ok(c.add_like_matched("Gemm", &[a, w, k], vec![]))
 }
 
 /// Some input comes from a MatMul whose operands may be 2-D float tensors ([`matmul_add_gemm`]'s
@@ -215,6 +620,175 @@ fn may_matmul_add_gemm(m: &Model, n: &Node, producers: &Producers) -> bool {
             && may(p.inputs[1], false)
     })
 }
+
+/// `(x - mean) / sqrt(var + eps) * scale (+ bias)` over trailing axes.
+pub const LAYER_NORM: Rule = Rule {
+    name: "layer-norm",
+    min_opset: 18,
+    patterns: &[
+        "(Add (Mul (Div (Sub ?x (ReduceMean:r1 ?x ?ax)) (Sqrt (Add (ReduceMean:r2 (Pow (Sub ?x (ReduceMean:r1 ?x ?ax)) #two) #ax2) #eps))) ?scale) ?bias)",
+        "(Mul (Div (Sub ?x (ReduceMean:r1 ?x ?ax)) (Sqrt (Add (ReduceMean:r2 (Pow (Sub ?x (ReduceMean:r1 ?x ?ax)) #two) #ax2) #eps))) ?scale)",
+    ],
+    precheck: None,
+    apply: layer_norm,
+};
+
+fn layer_norm(c: &mut Ctx, b: &Bind) -> Result<Id, Skip> {
+    let x = b.get("x");
+    check(is_float(c.dtype(x)), "not a float type")?;
+    keepdims(c, b, "r1")?;
+    keepdims(c, b, "r2")?;
+    let (axis, norm) = trailing_axis(c, x, b.get("ax"))?;
+    check(trailing_axis(c, x, b.get("ax2"))?.0 == axis, "different axes")?;
+    check(c.scalar(b.get("two")) == Some(2.0), "not a square")?;
+    let eps = scalar_for(c, b.get("eps"), x)?;
+    let scale = b.get("scale");
+    check(
+        c.shape(scale) == Some(&norm[..]) && c.dtype(scale) == c.dtype(x),
+        "scale shape is not the normalized shape",
+    )?;
+    let mut inputs = vec![x, scale];
+    if let Some(bias) = b.try_get("bias") {
+        check(
+            c.shape(bias) == Some(&norm[..]) && c.dtype(bias) == c.dtype(x),
+            "bias shape is not the normalized shape",
+        )?;
+        inputs.push(bias);
+    }
+    let attrs =
+        vec![("axis".into(), AttrLit::Int(axis as i64)), ("epsilon".into(), AttrLit::Float((eps as f32).to_bits()))];
+    Ok(c.add_like_matched("LayerNormalization", &inputs, attrs))
+}
+
+/// The trailing axes `axes` normalize over, as the `axis` of a normalization op.
+fn trailing_axis(c: &Ctx, x: Id, axes: Id) -> Result<(usize, Vec<Dim>), Skip> {
+    let xs = c.shape(x).ok_or("unknown shape")?;
+    let axes = normalize_axes(&c.ints(axes).ok_or("axes not constant")?, xs.len()).ok_or("bad axes")?;
+    check(!axes.is_empty(), "no axes")?;
+    let first = axes[0];
+    check(
+        axes.iter().enumerate().all(|(i, &a)| a == first + i) && *axes.last().unwrap_or(&0) == xs.len() - 1,
+        "not trailing axes",
+    )?;
+    Ok((first, xs[first..].to_vec()))
+}
+
+fn keepdims(c: &Ctx, b: &Bind, label: &str) -> Result<(), Skip> {
+    let a = c.attrs(b.get(label));
+    check(
+        get_int(&a, "keepdims").unwrap_or(1) == 1 && get_int(&a, "noop_with_empty_axes").unwrap_or(0) == 0,
+        "keepdims",
+    )
+}
+
+/// `0.5 * x * (1 + erf(x / sqrt(2)))`.
+pub const GELU_ERF: Rule = Rule {
+    name: "gelu-erf",
+    min_opset: 20,
+    patterns: &[
+        "(Mul (Mul ?x #h) (Add (Erf (Div:dv ?x #s)) #one))",
+        "(Mul (Mul ?x #h) (Add (Erf (Mul ?x #s)) #one))",
+        "(Mul (Mul ?x (Add (Erf (Div:dv ?x #s)) #one)) ?h)",
+        "(Mul (Mul ?x (Add (Erf (Mul ?x #s)) #one)) ?h)",
+    ],
+    precheck: None,
+    apply: gelu_erf,
+};
+
+fn gelu_erf(c: &mut Ctx, b: &Bind) -> Result<Id, Skip> {
+    let s = if b.try_get("dv").is_some() { std::f64::consts::SQRT_2 } else { std::f64::consts::FRAC_1_SQRT_2 };
+    let x = gelu_consts(c, b, &[("h", 0.5), ("one", 1.0), ("s", s)])?;
+    Ok(c.add_like_matched("Gelu", &[x], vec![]))
+}
+
+fn gelu_consts(c: &Ctx, b: &Bind, wanted: &[(&str, f64)]) -> Result<Id, Skip> {
+    let x = b.get("x");
+    check(is_float(c.dtype(x)), "not a float type")?;
+    for &(n, v) in wanted {
+        check(near(scalar_for(c, b.get(n), x)?, v), "constants are not GELU's")?;
+    }
+    Ok(x)
+}
+
+/// `0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3)))`.
+pub const GELU_TANH: Rule = Rule {
+    name: "gelu-tanh",
+    min_opset: 20,
+    patterns: &["(Mul (Mul ?x #h) (Add (Tanh (Mul (Add ?x (Mul (Pow ?x #three) #k)) #c)) #one))"],
+    precheck: None,
+    apply: gelu_tanh,
+};
+
+fn gelu_tanh(c: &mut Ctx, b: &Bind) -> Result<Id, Skip> {
+    let k = (2.0 / std::f64::consts::PI).sqrt();
+    let x = gelu_consts(c, b, &[("h", 0.5), ("one", 1.0), ("three", 3.0), ("k", 0.044715), ("c", k)])?;
+    Ok(c.add_like_matched("Gelu", &[x], vec![("approximate".into(), AttrLit::Str("tanh".into()))]))
+}
+
+/// `w * x / sqrt(mean(x^2) + eps)` over trailing axes.
+pub const RMS_NORM: Rule = Rule {
+    name: "rms-norm",
+    min_opset: 23,
+    patterns: &[
+        "(Mul ?w (Mul ?x (Reciprocal (Sqrt (Add (ReduceMean:r (Pow ?x #two) #ax) #eps)))))",
+        "(Mul ?w (Div ?x (Sqrt (Add (ReduceMean:r (Pow ?x #two) #ax) #eps))))",
+    ],
+    precheck: None,
+    apply: rms_norm,
+};
+
+fn rms_norm(c: &mut Ctx, b: &Bind) -> Result<Id, Skip> {
+    let (x, w) = (b.get("x"), b.get("w"));
+    check(is_float(c.dtype(x)), "not a float type")?;
+    keepdims(c, b, "r")?;
+    let (axis, norm) = trailing_axis(c, x, b.get("ax"))?;
+    check(c.scalar(b.get("two")) == Some(2.0), "not a square")?;
+    let eps = scalar_for(c, b.get("eps"), x)?;
+    check(c.shape(w) == Some(&norm[..]) && c.dtype(w) == c.dtype(x), "scale shape is not the normalized shape")?;
+    check(c.shape(c.matched) == c.shape(x), "scale broadcasts the input")?;
+    let attrs =
+        vec![("axis".into(), AttrLit::Int(axis as i64)), ("epsilon".into(), AttrLit::Float((eps as f32).to_bits()))];
+    Ok(c.add_like_matched("RMSNormalization", &[x, w], attrs))
+}
+
+/// Scaled dot-product attention, optionally masked with -inf.
+pub const ATTENTION: Rule = Rule {
+    name: "attention",
+    min_opset: 23,
+    patterns: &[
+        "(MatMul (Softmax:sm (Where ?mask (Mul (MatMul ?q (Transpose:tp ?k)) #scale) #ninf)) ?v)",
+        "(MatMul (Softmax:sm (Mul (MatMul ?q (Transpose:tp ?k)) #scale)) ?v)",
+    ],
+    precheck: None,
+    apply: attention,
+};
+
+fn attention(c: &mut Ctx, b: &Bind) -> Result<Id, Skip> {
+    let (q, k, v) = (b.get("q"), b.get("k"), b.get("v"));
+    check(is_float(c.dtype(q)) && c.dtype(k) == c.dtype(q) && c.dtype(v) == c.dtype(q), "not one float type")?;
+    check(c.rank(q) == Some(4) && c.rank(k) == Some(4) && c.rank(v) == Some(4), "not 4-D")?;
+    check(get_ints(&c.attrs(b.get("tp")), "perm") == Some(&[0, 1, 3, 2]), "key not transposed on its last axes")?;
+    let sm = get_int(&c.attrs(b.get("sm")), "axis").unwrap_or(-1);
+    check(sm == -1 || sm == 3, "softmax not on the last axis")?;
+    let scale = c.scalar(b.get("scale")).ok_or("scale not a constant")?;
+    check(c.rank(b.get("scale")).is_some_and(|r| r <= 4), "scale broadcasts")?;
+    let (qs, ks, vs) = (c.shape(q).ok_or("shape")?, c.shape(k).ok_or("shape")?, c.shape(v).ok_or("shape")?);
+    // Same batch and heads (no grouped-query broadcast), K and V over the same sequence.
+    check(qs[..2] == ks[..2] && ks[..3] == vs[..3] && qs[3] == ks[3], "shapes do not line up")?;
+    let mut inputs = vec![q, k, v];
+    if let Some(mask) = b.try_get("mask") {
+        check(c.dtype(mask) == Some(DType::Bool), "mask not boolean")?;
+        check(c.rank(mask).is_some_and(|r| r <= 4), "mask rank")?;
+        let ninf = c.scalar(b.get("ninf")).ok_or("fill not constant")?;
+        check(ninf == f64::NEG_INFINITY, "fill is not -inf")?;
+        check(c.rank(b.get("ninf")).is_some_and(|r| r <= 4), "fill broadcasts")?;
+        inputs.push(mask);
+    }
+    let attrs = vec![("scale".into(), AttrLit::Float((scale as f32).to_bits()))];
+    Ok(c.add_like_matched("Attention", &inputs, attrs))
+}
+
+// --- shared checks ---
 
 fn check(cond: bool, why: Skip) -> Result<(), Skip> {
     if cond {
@@ -269,527 +843,4 @@ fn tensor(dtype: DType, dims: Vec<i64>, values: &[f64]) -> Result<TensorData, Sk
 fn scalar_const(c: &mut Ctx, dtype: DType, v: f64) -> Result<Id, Skip> {
     let t = tensor(dtype, vec![], &[v])?;
     Ok(c.add_const(t))
-}
-
-// --- no-ops and chains ---
-
-fn identity(_c: &mut Ctx, b: &Bind) -> Result<Id, Skip> {
-    Ok(b.get("x"))
-}
-
-fn perm_of(attrs: &AttrSet, rank: Option<usize>) -> Result<Vec<i64>, Skip> {
-    match get_ints(attrs, "perm") {
-        Some(p) => Ok(p.to_vec()),
-        None => {
-            let r = rank.ok_or("default perm needs a known rank")?;
-            Ok((0..r as i64).rev().collect())
-        }
-    }
-}
-
-fn transpose_noop(c: &mut Ctx, b: &Bind) -> Result<Id, Skip> {
-    let x = b.get("x");
-    let p = perm_of(&c.attrs(b.get("p")), c.rank(x))?;
-    check(p.iter().enumerate().all(|(i, &v)| v == i as i64), "not the identity permutation")?;
-    Ok(x)
-}
-
-fn transpose_transpose(c: &mut Ctx, b: &Bind) -> Result<Id, Skip> {
-    let x = b.get("x");
-    let p1 = perm_of(&c.attrs(b.get("p1")), c.rank(x))?;
-    let p2 = perm_of(&c.attrs(b.get("p2")), Some(p1.len()))?;
-    check(p1.len() == p2.len(), "permutations of different ranks")?;
-    // out[i] = mid[p2[i]] = x[p1[p2[i]]]
-    let composed: Vec<i64> = p2
-        .iter()
-        .map(|&i| usize::try_from(i).ok().and_then(|i| p1.get(i).copied()))
-        .collect::<Option<_>>()
-        .ok_or("bad perm")?;
-    if composed.iter().enumerate().all(|(i, &v)| v == i as i64) {
-        return Ok(x);
-    }
-    Ok(c.add_like_matched("Transpose", &[x], vec![("perm".into(), AttrLit::Ints(composed))]))
-}
-
-fn cast_to(attrs: &AttrSet) -> Result<DType, Skip> {
-    get_int(attrs, "to").and_then(|t| crate::onnx::infer::dtype_from_onnx(t as i32)).ok_or("unknown cast target")
-}
-
-fn cast_noop(c: &mut Ctx, b: &Bind) -> Result<Id, Skip> {
-    let x = b.get("x");
-    check(c.dtype(x) == Some(cast_to(&c.attrs(b.get("a")))?), "cast changes the type")?;
-    Ok(x)
-}
-
-/// Every value of `from` is exactly representable in `to`.
-fn lossless(from: DType, to: DType) -> bool {
-    use DType::*;
-    if from == to {
-        return true;
-    }
-    match from {
-        Bool => matches!(
-            to,
-            Uint8 | Int8 | Int16 | Int32 | Int64 | Uint16 | Uint32 | Uint64 | Float16 | Float | Double | BFloat16
-        ),
-        Int8 => matches!(to, Int16 | Int32 | Int64 | Float16 | Float | Double),
-        Uint8 => matches!(to, Int16 | Int32 | Int64 | Uint16 | Uint32 | Uint64 | Float16 | Float | Double),
-        Int16 => matches!(to, Int32 | Int64 | Float | Double),
-        Uint16 => matches!(to, Int32 | Int64 | Uint32 | Uint64 | Float | Double),
-        Int32 => matches!(to, Int64 | Double),
-        Uint32 => matches!(to, Int64 | Uint64 | Double),
-        Float16 | BFloat16 => matches!(to, Float | Double),
-        Float => matches!(to, Double),
-        _ => false,
-    }
-}
-
-fn cast_cast(c: &mut Ctx, b: &Bind) -> Result<Id, Skip> {
-    let x = b.get("x");
-    let from = c.dtype(x).ok_or("unknown input type")?;
-    let mid = cast_to(&c.attrs(b.get("a")))?;
-    let to = cast_to(&c.attrs(b.get("b")))?;
-    check(lossless(from, mid), "the first cast may change values")?;
-    if to == from {
-        return Ok(x);
-    }
-    let attrs = c.attrs(b.get("b"));
-    Ok(c.add_like_matched("Cast", &[x], attrs))
-}
-
-fn reshape_noop(c: &mut Ctx, b: &Bind) -> Result<Id, Skip> {
-    let x = b.get("x");
-    let (xs, out) = (c.shape(x).ok_or("unknown input shape")?, c.shape(c.matched).ok_or("unknown output shape")?);
-    check(xs == out, "reshape changes the shape")?;
-    Ok(x)
-}
-
-/// The target shape a Reshape's output has, when it is known up to at most one symbolic size
-/// (written -1), with no 0 (which Reshape would read as "copy").
-fn static_target(out: &[Dim]) -> Option<Vec<i64>> {
-    let mut symbolic = 0;
-    let t: Vec<i64> = out
-        .iter()
-        .map(|d| match d {
-            Dim::Fixed(n) => *n,
-            Dim::Param(_) => {
-                symbolic += 1;
-                -1
-            }
-        })
-        .collect();
-    (symbolic <= 1 && !t.contains(&0)).then_some(t)
-}
-
-fn pre_reshape_static_shape(m: &Model, n: &Node) -> bool {
-    let computed = n.inputs.get(1).copied().flatten().is_some_and(|s| m.value(s).constant.is_none());
-    computed && m.value(n.outputs[0]).shape.as_deref().and_then(static_target).is_some()
-}
-
-/// A shape computed at run time (Shape → Concat) replaced by the constant the output shape gives,
-/// so the shape computation goes dead.
-fn reshape_static_shape(c: &mut Ctx, b: &Bind) -> Result<Id, Skip> {
-    let (x, s) = (b.get("x"), b.get("s"));
-    check(c.konst(s).is_none(), "shape already constant")?;
-    let attrs = c.attrs(b.get("a"));
-    check(get_int(&attrs, "allowzero").unwrap_or(0) == 0, "allowzero")?;
-    let target = static_target(c.shape(c.matched).ok_or("unknown output shape")?).ok_or("output shape not static")?;
-    // Symbolic sizes of the input the -1 could not account for would make the element count ambiguous
-    // only with a second unknown, which static_target excludes.
-    let sid = c.add_const(TensorData::from_i64s(vec![target.len() as i64], &target));
-    Ok(c.add_like_matched("Reshape", &[x, sid], attrs))
-}
-
-fn reshape_reshape(c: &mut Ctx, b: &Bind) -> Result<Id, Skip> {
-    let (x, s2) = (b.get("x"), b.get("s2"));
-    let a1 = c.attrs(b.get("a1"));
-    let a2 = c.attrs(b.get("a2"));
-    check(get_int(&a1, "allowzero").unwrap_or(0) == 0 && get_int(&a2, "allowzero").unwrap_or(0) == 0, "allowzero")?;
-    // A 0 in the outer shape copies a dimension of the intermediate, which would change meaning.
-    let shape = c.ints(s2).ok_or("outer shape is not constant")?;
-    check(!shape.contains(&0), "outer shape copies dimensions")?;
-    Ok(c.add_like_matched("Reshape", &[x, s2], a2))
-}
-
-fn unsqueeze_unsqueeze(c: &mut Ctx, b: &Bind) -> Result<Id, Skip> {
-    let x = b.get("x");
-    let r = c.rank(x).ok_or("unknown rank")?;
-    let a1 = c.ints(b.get("a1")).ok_or("axes not constant")?;
-    let a2 = c.ints(b.get("a2")).ok_or("axes not constant")?;
-    let r1 = r + a1.len();
-    let r2 = r1 + a2.len();
-    let a1 = normalize_axes(&a1, r1).ok_or("bad axes")?;
-    let a2 = normalize_axes(&a2, r2).ok_or("bad axes")?;
-    // The intermediate's dimensions land, in order, on the output positions the second unsqueeze
-    // did not insert; the first unsqueeze's axes follow them there.
-    let kept: Vec<usize> = (0..r2).filter(|i| !a2.contains(i)).collect();
-    let mut merged: Vec<i64> = a2.iter().map(|&a| a as i64).collect();
-    merged.extend(a1.iter().map(|&a| kept[a] as i64));
-    merged.sort_unstable();
-    let axes = c.add_const(TensorData::from_i64s(vec![merged.len() as i64], &merged));
-    Ok(c.add_like_matched("Unsqueeze", &[x, axes], vec![]))
-}
-
-fn expand_noop(c: &mut Ctx, b: &Bind) -> Result<Id, Skip> {
-    let x = b.get("x");
-    let s = c.ints(b.get("s")).ok_or("shape not constant")?;
-    let xs = c.shape(x).ok_or("unknown input shape")?;
-    check(s.len() <= xs.len(), "expand raises the rank")?;
-    let keeps = s.iter().rev().zip(xs.iter().rev()).all(|(&n, d)| n == 1 || *d == Dim::Fixed(n));
-    check(keeps, "expand changes the shape")?;
-    Ok(x)
-}
-
-fn slice_noop(c: &mut Ctx, b: &Bind) -> Result<Id, Skip> {
-    let x = b.get("x");
-    let xs = c.shape(x).ok_or("unknown input shape")?.to_vec();
-    let starts = c.ints(b.get("st")).ok_or("starts not constant")?;
-    let ends = c.ints(b.get("en")).ok_or("ends not constant")?;
-    let axes = match b.try_get("ax") {
-        Some(a) if !c.is_absent(a) => c.ints(a).ok_or("axes not constant")?,
-        _ => (0..starts.len() as i64).collect(),
-    };
-    if let Some(sp) = b.try_get("sp").filter(|&s| !c.is_absent(s)) {
-        check(c.ints(sp).ok_or("steps not constant")?.iter().all(|&s| s == 1), "step is not 1")?;
-    }
-    check(starts.len() == ends.len() && axes.len() == starts.len(), "inconsistent slice lists")?;
-    let axes = normalize_axes(&axes, xs.len()).ok_or("bad axes")?;
-    for ((&st, &en), &ax) in starts.iter().zip(&ends).zip(&axes) {
-        check(st == 0, "slice starts past 0")?;
-        let full = match &xs[ax] {
-            Dim::Fixed(n) => en >= *n,
-            // Only "to the end" is sure for a symbolic size.
-            Dim::Param(_) => en >= i64::MAX / 2,
-        };
-        check(full, "slice stops early")?;
-    }
-    Ok(x)
-}
-
-fn dropout_noop(c: &mut Ctx, b: &Bind) -> Result<Id, Skip> {
-    if let Some(t) = b.try_get("t").filter(|&t| !c.is_absent(t)) {
-        check(c.ints(t).ok_or("training_mode not constant")? == [0], "training mode")?;
-    }
-    Ok(b.get("x"))
-}
-
-/// `x op c` is `x` when `c` is the neutral element everywhere and does not broadcast `x`.
-fn neutral(c: &mut Ctx, b: &Bind, value: f64) -> Result<Id, Skip> {
-    let (x, k) = (b.get("x"), b.get("c"));
-    let vals = c.values(k).ok_or("operand not constant")?;
-    check(vals.iter().all(|&v| v == value), "not the neutral element")?;
-    check(c.dtype(x).is_some() && c.dtype(x) == c.dtype(k), "types differ")?;
-    let (xs, ks) = (c.shape(x).ok_or("unknown shape")?, c.shape(k).ok_or("unknown shape")?);
-    check(broadcast_keeps(xs, ks), "operand broadcasts the input")?;
-    Ok(x)
-}
-
-fn min_max_clip(c: &mut Ctx, b: &Bind) -> Result<Id, Skip> {
-    let x = b.get("x");
-    let dt = c.dtype(x).ok_or("unknown type")?;
-    let lo = scalar_for(c, b.get("lo"), x)?;
-    let hi = scalar_for(c, b.get("hi"), x)?;
-    check(c.dtype(b.get("lo")) == Some(dt) && c.dtype(b.get("hi")) == Some(dt), "types differ")?;
-    // Max(Min(x, hi), lo) is lo everywhere when lo > hi; Clip then gives hi.
-    check(b.try_get("mx").is_none() || lo <= hi, "bounds cross")?;
-    let (l, h) = (scalar_const(c, dt, lo)?, scalar_const(c, dt, hi)?);
-    Ok(c.add_like_matched("Clip", &[x, l, h], vec![]))
-}
-
-fn relu_relu(c: &mut Ctx, b: &Bind) -> Result<Id, Skip> {
-    let x = b.get("x");
-    Ok(c.add_like_matched("Relu", &[x], vec![]))
-}
-
-fn relu_clip(c: &mut Ctx, b: &Bind) -> Result<Id, Skip> {
-    let x = b.get("x");
-    let dt = c.dtype(x).ok_or("unknown type")?;
-    check(is_float(Some(dt)) || dt.is_int(), "not numeric")?;
-    let lo = c.scalar(b.get("lo")).ok_or("min not constant")?;
-    let hi = c.scalar(b.get("hi")).ok_or("max not constant")?;
-    let lo = lo.max(0.0);
-    // Relu(Clip(x, lo, hi)) is 0 everywhere when hi < 0, which no Clip(x, max(lo, 0), hi) gives.
-    check(b.try_get("r").is_none() || lo <= hi, "bounds cross")?;
-    let (l, h) = (scalar_const(c, dt, lo)?, scalar_const(c, dt, hi)?);
-    Ok(c.add_like_matched("Clip", &[x, l, h], vec![]))
-}
-
-fn sum_div_mean(c: &mut Ctx, b: &Bind) -> Result<Id, Skip> {
-    let (x, ax) = (b.get("x"), b.get("ax"));
-    check(is_float(c.dtype(x)), "not a float type")?;
-    let r = c.attrs(b.get("r"));
-    check(get_int(&r, "noop_with_empty_axes").unwrap_or(0) == 0, "noop_with_empty_axes")?;
-    let xs = c.shape(x).ok_or("unknown shape")?.to_vec();
-    let axes = normalize_axes(&c.ints(ax).ok_or("axes not constant")?, xs.len()).ok_or("bad axes")?;
-    check(!axes.is_empty(), "empty axes")?;
-    let count: i64 = axes
-        .iter()
-        .map(|&a| if let Dim::Fixed(n) = xs[a] { Some(n) } else { None })
-        .product::<Option<i64>>()
-        .ok_or("reduced sizes not fixed")?;
-    let n = c.scalar(b.get("n")).ok_or("divisor not a constant")?;
-    check(n == count as f64, "divisor is not the element count")?;
-    check(c.rank(b.get("n")).is_some_and(|k| k <= xs.len()), "divisor broadcasts")?;
-    Ok(c.add_like_matched("ReduceMean", &[x, ax], r))
-}
-
-// --- fusions ---
-
-fn global_average_pool(c: &mut Ctx, b: &Bind) -> Result<Id, Skip> {
-    let x = b.get("x");
-    check(c.dtype(x) == Some(DType::Float), "not float32")?;
-    let xs = c.shape(x).ok_or("unknown shape")?.to_vec();
-    check(xs.len() == 4, "not 4-D")?;
-    let (Dim::Fixed(h), Dim::Fixed(w)) = (&xs[2], &xs[3]) else { return Err("spatial sizes not fixed") };
-    let (h, w) = (*h, *w);
-    for p in ["p1", "p2"] {
-        check(get_ints(&c.attrs(b.get(p)), "perm") == Some(&[0, 1, 3, 2]), "not a last-two-axes transpose")?;
-    }
-    for (m, n) in [("m1", h), ("m2", w)] {
-        let t = c.konst(b.get(m)).ok_or("pooling matrix not constant")?;
-        check(t.dims == [n, 1], "pooling matrix shape")?;
-        let want = (1.0 / n as f64) as f32 as f64;
-        check(c.values(b.get(m)).is_some_and(|v| v.iter().all(|&e| e == want)), "not a mean")?;
-    }
-    Ok(c.add_like_matched("GlobalAveragePool", &[x], vec![]))
-}
-
-fn hard_sigmoid_consts(c: &Ctx, b: &Bind) -> Result<(), Skip> {
-    let x = b.get("x");
-    check(is_float(c.dtype(x)), "not a float type")?;
-    for (n, v) in [("three", 3.0), ("zero", 0.0), ("six", 6.0), ("six2", 6.0)] {
-        check(scalar_for(c, b.get(n), x)? == v, "constants are not 3, 0, 6")?;
-    }
-    Ok(())
-}
-
-fn hard_sigmoid(c: &mut Ctx, b: &Bind) -> Result<Id, Skip> {
-    hard_sigmoid_consts(c, b)?;
-    let attrs = vec![
-        ("alpha".into(), AttrLit::Float((1.0f32 / 6.0).to_bits())),
-        ("beta".into(), AttrLit::Float(0.5f32.to_bits())),
-    ];
-    Ok(c.add_like_matched("HardSigmoid", &[b.get("x")], attrs))
-}
-
-fn hard_swish(c: &mut Ctx, b: &Bind) -> Result<Id, Skip> {
-    hard_sigmoid_consts(c, b)?;
-    Ok(c.add_like_matched("HardSwish", &[b.get("x")], vec![]))
-}
-
-/// Fold an inference BatchNormalization into the constant weights of the Conv / ConvTranspose /
-/// Gemm that feeds it (whose output nothing else reads).
-fn bn_fold(c: &mut Ctx, b: &Bind, op: &str) -> Result<Id, Skip> {
-    let (x, w) = (b.get("x"), b.get("w"));
-    let cb = b.try_get("cb").filter(|&i| !c.is_absent(i));
-    let bn = c.attrs(b.get("bn"));
-    let conv_attrs = c.attrs(b.get("c"));
-    check(get_int(&bn, "training_mode").unwrap_or(0) == 0, "training mode")?;
-    let mut children = vec![x, w];
-    children.extend(cb);
-    children.push(b.get("c"));
-    let inner = c.lookup_op(op, &children).ok_or("inner node not found")?;
-    check(c.uses(inner) == 1, "the unnormalized output has other readers")?;
-    let wt = c.konst(w).ok_or("weights not constant")?.clone();
-    check(matches!(wt.dtype, DType::Float | DType::Double), "weights not float32/float64")?;
-    let param = |name: &str| c.values(b.get(name)).ok_or("normalization parameters not constant");
-    let (s, beta, mean, var) = (param("s")?, param("b")?, param("m")?, param("v")?);
-    let eps = get_float(&bn, "epsilon").unwrap_or(1e-5) as f64;
-    let m = s.len();
-    check([beta.len(), mean.len(), var.len()].iter().all(|&l| l == m), "parameter lengths differ")?;
-    let f: Vec<f64> = (0..m).map(|i| s[i] / (var[i] + eps).sqrt()).collect();
-    // Per-channel factors as a constant broadcasting to the weight's shape: the weight is then
-    // recorded as `w * factors` and computed while the model is written (see `onnx::derived`).
-    let rank = wt.dims.len();
-    let ones = |lead: &[i64]| {
-        lead.iter().copied().chain(std::iter::repeat_n(1, rank.saturating_sub(lead.len()))).collect::<Vec<i64>>()
-    };
-    let (fdims, fvals): (Vec<i64>, Vec<f64>) = match op {
-        "Conv" => {
-            check(wt.dims.first() == Some(&(m as i64)), "channel count differs")?;
-            (ones(&[m as i64]), f.clone())
-        }
-        "ConvTranspose" => {
-            // Weights are [C_in, M / group, k...]; output channel = group index * (M / group) + j.
-            let g = get_int(&conv_attrs, "group").unwrap_or(1);
-            check(wt.dims.len() >= 2 && g >= 1 && wt.dims[1] * g == m as i64, "channel count differs")?;
-            let (cin, mg) = (wt.dims[0] as usize, wt.dims[1] as usize);
-            check(cin % g as usize == 0, "bad group")?;
-            let cin_g = cin / g as usize;
-            if g == 1 {
-                (ones(&[1, mg as i64]), f.clone())
-            } else {
-                let table = (0..cin * mg).map(|r| f[(r / mg / cin_g) * mg + r % mg]).collect();
-                (ones(&[cin as i64, mg as i64]), table)
-            }
-        }
-        _ => {
-            check(get_float(&conv_attrs, "alpha").unwrap_or(1.0) == 1.0, "alpha")?;
-            check(get_float(&conv_attrs, "beta").unwrap_or(1.0) == 1.0, "beta")?;
-            check(c.rank(c.matched) == Some(2), "not 2-D")?;
-            let trans_b = get_int(&conv_attrs, "transB").unwrap_or(0) == 1;
-            check(wt.dims.len() == 2, "weights not 2-D")?;
-            let (rows, cols) = (wt.dims[0] as usize, wt.dims[1] as usize);
-            check(if trans_b { rows == m } else { cols == m }, "channel count differs")?;
-            if trans_b {
-                (vec![m as i64, 1], f.clone())
-            } else {
-                (vec![m as i64], f.clone())
-            }
-        }
-    };
-    let new_w = scale_weights(&wt, &tensor(wt.dtype, fdims, &fvals)?)?;
-    let old_b = match cb {
-        Some(cb) => {
-            let v = c.values(cb).ok_or("bias not constant")?;
-            if v.len() == m {
-                v
-            } else if v.len() == 1 && op == "Gemm" {
-                vec![v[0]; m]
-            } else {
-                return Err("bias shape");
-            }
-        }
-        None => vec![0.0; m],
-    };
-    let new_b: Vec<f64> = (0..m).map(|i| (old_b[i] - mean[i]) * f[i] + beta[i]).collect();
-    let wid = c.add_const(new_w);
-    let bid = c.add_const(tensor(wt.dtype, vec![m as i64], &new_b)?);
-    Ok(c.add_like_matched(op, &[x, wid, bid], conv_attrs))
-}
-
-/// `w * factors` (factors broadcasting to `w`'s shape, already rounded to its element type: an f32
-/// framework folding them multiplies in float32 by the float32 factor). A large result is recorded,
-/// not computed (weights are megabytes: computing them here faulted them into anonymous memory);
-/// a small one is computed now.
-fn scale_weights(w: &TensorData, factors: &TensorData) -> Result<TensorData, Skip> {
-    let out = Derived::binary(w, BinOp::Mul, factors, false).ok_or("weight bytes do not match the shape")?;
-    if out.raw.len() < SMALL_DERIVED {
-        return Ok(TensorData { raw: out.raw.to_bytes().into(), ..out });
-    }
-    Ok(out)
-}
-
-/// Folded weights below this many bytes are computed at once.
-const SMALL_DERIVED: usize = 64 << 10;
-
-fn matmul_add_gemm(c: &mut Ctx, b: &Bind) -> Result<Id, Skip> {
-    let (a, w, k) = (b.get("a"), b.get("w"), b.get("c"));
-    check(is_float(c.dtype(a)), "not a float type")?;
-    check(c.rank(a) == Some(2) && c.rank(w) == Some(2), "MatMul operands are not 2-D")?;
-    let mm = c.lookup_op("MatMul", &[a, w, b.get("ma")]).ok_or("MatMul not found")?;
-    check(c.uses(mm) == 1, "the product has other readers")?;
-    let out = c.shape(c.matched).ok_or("unknown shape")?;
-    let ks = c.shape(k).ok_or("unknown bias shape")?;
-    check(c.shape(mm) == Some(out) && broadcast_keeps(out, ks), "bias broadcasts the product")?;
-    check(c.dtype(k) == c.dtype(a), "types differ")?;
-    Ok(c.add_like_matched("Gemm", &[a, w, k], vec![]))
-}
-
-/// The trailing axes `axes` normalize over, as the `axis` of a normalization op.
-fn trailing_axis(c: &Ctx, x: Id, axes: Id) -> Result<(usize, Vec<Dim>), Skip> {
-    let xs = c.shape(x).ok_or("unknown shape")?;
-    let axes = normalize_axes(&c.ints(axes).ok_or("axes not constant")?, xs.len()).ok_or("bad axes")?;
-    check(!axes.is_empty(), "no axes")?;
-    let first = axes[0];
-    check(
-        axes.iter().enumerate().all(|(i, &a)| a == first + i) && *axes.last().unwrap_or(&0) == xs.len() - 1,
-        "not trailing axes",
-    )?;
-    Ok((first, xs[first..].to_vec()))
-}
-
-fn keepdims(c: &Ctx, b: &Bind, label: &str) -> Result<(), Skip> {
-    let a = c.attrs(b.get(label));
-    check(
-        get_int(&a, "keepdims").unwrap_or(1) == 1 && get_int(&a, "noop_with_empty_axes").unwrap_or(0) == 0,
-        "keepdims",
-    )
-}
-
-fn layer_norm(c: &mut Ctx, b: &Bind) -> Result<Id, Skip> {
-    let x = b.get("x");
-    check(is_float(c.dtype(x)), "not a float type")?;
-    keepdims(c, b, "r1")?;
-    keepdims(c, b, "r2")?;
-    let (axis, norm) = trailing_axis(c, x, b.get("ax"))?;
-    check(trailing_axis(c, x, b.get("ax2"))?.0 == axis, "different axes")?;
-    check(c.scalar(b.get("two")) == Some(2.0), "not a square")?;
-    let eps = scalar_for(c, b.get("eps"), x)?;
-    let scale = b.get("scale");
-    check(
-        c.shape(scale) == Some(&norm[..]) && c.dtype(scale) == c.dtype(x),
-        "scale shape is not the normalized shape",
-    )?;
-    let mut inputs = vec![x, scale];
-    if let Some(bias) = b.try_get("bias") {
-        check(
-            c.shape(bias) == Some(&norm[..]) && c.dtype(bias) == c.dtype(x),
-            "bias shape is not the normalized shape",
-        )?;
-        inputs.push(bias);
-    }
-    let attrs =
-        vec![("axis".into(), AttrLit::Int(axis as i64)), ("epsilon".into(), AttrLit::Float((eps as f32).to_bits()))];
-    Ok(c.add_like_matched("LayerNormalization", &inputs, attrs))
-}
-
-fn gelu_consts(c: &Ctx, b: &Bind, wanted: &[(&str, f64)]) -> Result<Id, Skip> {
-    let x = b.get("x");
-    check(is_float(c.dtype(x)), "not a float type")?;
-    for &(n, v) in wanted {
-        check(near(scalar_for(c, b.get(n), x)?, v), "constants are not GELU's")?;
-    }
-    Ok(x)
-}
-
-fn gelu_erf(c: &mut Ctx, b: &Bind) -> Result<Id, Skip> {
-    let s = if b.try_get("dv").is_some() { std::f64::consts::SQRT_2 } else { std::f64::consts::FRAC_1_SQRT_2 };
-    let x = gelu_consts(c, b, &[("h", 0.5), ("one", 1.0), ("s", s)])?;
-    Ok(c.add_like_matched("Gelu", &[x], vec![]))
-}
-
-fn gelu_tanh(c: &mut Ctx, b: &Bind) -> Result<Id, Skip> {
-    let k = (2.0 / std::f64::consts::PI).sqrt();
-    let x = gelu_consts(c, b, &[("h", 0.5), ("one", 1.0), ("three", 3.0), ("k", 0.044715), ("c", k)])?;
-    Ok(c.add_like_matched("Gelu", &[x], vec![("approximate".into(), AttrLit::Str("tanh".into()))]))
-}
-
-fn rms_norm(c: &mut Ctx, b: &Bind) -> Result<Id, Skip> {
-    let (x, w) = (b.get("x"), b.get("w"));
-    check(is_float(c.dtype(x)), "not a float type")?;
-    keepdims(c, b, "r")?;
-    let (axis, norm) = trailing_axis(c, x, b.get("ax"))?;
-    check(c.scalar(b.get("two")) == Some(2.0), "not a square")?;
-    let eps = scalar_for(c, b.get("eps"), x)?;
-    check(c.shape(w) == Some(&norm[..]) && c.dtype(w) == c.dtype(x), "scale shape is not the normalized shape")?;
-    check(c.shape(c.matched) == c.shape(x), "scale broadcasts the input")?;
-    let attrs =
-        vec![("axis".into(), AttrLit::Int(axis as i64)), ("epsilon".into(), AttrLit::Float((eps as f32).to_bits()))];
-    Ok(c.add_like_matched("RMSNormalization", &[x, w], attrs))
-}
-
-fn attention(c: &mut Ctx, b: &Bind) -> Result<Id, Skip> {
-    let (q, k, v) = (b.get("q"), b.get("k"), b.get("v"));
-    check(is_float(c.dtype(q)) && c.dtype(k) == c.dtype(q) && c.dtype(v) == c.dtype(q), "not one float type")?;
-    check(c.rank(q) == Some(4) && c.rank(k) == Some(4) && c.rank(v) == Some(4), "not 4-D")?;
-    check(get_ints(&c.attrs(b.get("tp")), "perm") == Some(&[0, 1, 3, 2]), "key not transposed on its last axes")?;
-    let sm = get_int(&c.attrs(b.get("sm")), "axis").unwrap_or(-1);
-    check(sm == -1 || sm == 3, "softmax not on the last axis")?;
-    let scale = c.scalar(b.get("scale")).ok_or("scale not a constant")?;
-    check(c.rank(b.get("scale")).is_some_and(|r| r <= 4), "scale broadcasts")?;
-    let (qs, ks, vs) = (c.shape(q).ok_or("shape")?, c.shape(k).ok_or("shape")?, c.shape(v).ok_or("shape")?);
-    // Same batch and heads (no grouped-query broadcast), K and V over the same sequence.
-    check(qs[..2] == ks[..2] && ks[..3] == vs[..3] && qs[3] == ks[3], "shapes do not line up")?;
-    let mut inputs = vec![q, k, v];
-    if let Some(mask) = b.try_get("mask") {
-        check(c.dtype(mask) == Some(DType::Bool), "mask not boolean")?;
-        check(c.rank(mask).is_some_and(|r| r <= 4), "mask rank")?;
-        let ninf = c.scalar(b.get("ninf")).ok_or("fill not constant")?;
-        check(ninf == f64::NEG_INFINITY, "fill is not -inf")?;
-        check(c.rank(b.get("ninf")).is_some_and(|r| r <= 4), "fill broadcasts")?;
-        inputs.push(mask);
-    }
-    let attrs = vec![("scale".into(), AttrLit::Float((scale as f32).to_bits()))];
-    Ok(c.add_like_matched("Attention", &inputs, attrs))
 }

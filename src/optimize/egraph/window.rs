@@ -8,7 +8,7 @@
 
 use std::collections::BTreeSet;
 
-use super::rules::{variants, Pat};
+use super::rules::{variants, Pat, Precheck};
 use crate::hash::FxHashMap;
 use crate::onnx::ir::{AttrValue, Model, Node, Value};
 
@@ -26,9 +26,6 @@ pub struct Producers<'a> {
 }
 
 const NONE: u32 = u32::MAX;
-
-/// A rule's cheap test on a window root (`ruleset::may_fire`).
-type MayFire = fn(&Model, &Node, &Producers) -> bool;
 
 impl<'a> Producers<'a> {
     pub fn new(model: &'a Model) -> Self {
@@ -75,19 +72,19 @@ pub fn select(model: &Model, opset: i64, max_nodes: usize) -> Selection {
         }
     }
     let producer = Producers::new(model);
-    let may: Vec<Option<MayFire>> = rules.iter().map(|r| super::ruleset::may_fire(r.name)).collect();
-    // Windows whose picked variants all fail their `may_fire` test everywhere are dropped below;
-    // when no node could keep one (no candidate of a rule without the test, no node passing a
-    // test), there is nothing to build, and the bookkeeping of the windows is skipped.
+    // Windows whose picked variants all fail their rule's `Precheck::Window` everywhere are dropped
+    // below; when no node could keep one (no candidate of a rule without such a test, no node
+    // passing one), there is nothing to build, and the bookkeeping of the windows is skipped.
     let mut found = Vec::new();
     let anything = graph.nodes.iter().enumerate().any(|(i, n)| {
         let Some(pats) = by_root.get(n.op_type.as_str()) else { return false };
         eligible(n)
-            && pats.iter().any(|&(p, rule, _)| match may[rule] {
-                Some(test) => test(model, n, &producer),
-                None => {
+            && pats.iter().any(|&(p, rule, _)| match rules[rule].precheck {
+                Some(Precheck::Window(test)) => test(model, n, &producer),
+                Some(Precheck::Root(test)) if !test(model, n, &producer) => false,
+                _ => {
                     found.clear();
-                    rules[rule].pre.is_none_or(|pre| pre(model, n)) && structural(model, &producer, p, i, &mut found)
+                    structural(model, &producer, p, i, &mut found)
                 }
             })
     });
@@ -105,8 +102,10 @@ pub fn select(model: &Model, opset: i64, max_nodes: usize) -> Selection {
         }
         let mut seen: BTreeSet<Vec<usize>> = BTreeSet::new();
         for &(p, rule, vi) in pats {
-            if rules[rule].pre.is_some_and(|pre| !pre(model, n)) {
-                continue;
+            if let Some(Precheck::Root(test)) = rules[rule].precheck {
+                if !test(model, n, &producer) {
+                    continue;
+                }
             }
             found.clear();
             if !structural(model, &producer, p, i, &mut found) {
@@ -183,11 +182,15 @@ pub fn select(model: &Model, opset: i64, max_nodes: usize) -> Selection {
     }
     // A window where no picked variant can fire at any of its nodes would build an e-graph only to
     // reject every match (on large graphs: every biased MatMul is an add-zero and a Gemm candidate).
+    // Failing candidates still join windows: a node in a window hands its metadata to the node
+    // that replaces the value it computed.
     let all = variants();
     packed.retain(|(w, picked)| {
         picked.iter().any(|&vi| {
             let v = &all[vi];
-            let (Pat::Op { op, .. }, Some(test)) = (&v.pat, may[v.rule]) else { return true };
+            let (Pat::Op { op, .. }, Some(Precheck::Window(test))) = (&v.pat, rules[v.rule].precheck) else {
+                return true;
+            };
             w.iter().any(|&i| {
                 let n = &graph.nodes[i];
                 n.op_type == *op && test(model, n, &producer)
