@@ -434,7 +434,7 @@ fn generate(schemas_json: &str) -> String {
 //! `b.Gemm(a, w, None).transB(1).out()`.
 
 #![cfg_attr(rustfmt, rustfmt::skip)]
-#![allow(non_snake_case, non_camel_case_types, clippy::too_many_arguments, clippy::wrong_self_convention, clippy::must_use_candidate)]
+#![allow(non_snake_case, non_camel_case_types, clippy::upper_case_acronyms, clippy::too_many_arguments, clippy::wrong_self_convention, clippy::must_use_candidate)]
 
 use super::builder::{{Builder, Call}};
 use super::ir::{{AttrValue, Graph, TensorData, Value}};

@@ -11,18 +11,3 @@ pub mod ops;
 pub mod proto;
 pub mod save;
 pub mod text;
-
-/// The former paths of what the optimizer's tests use; remove once they call [`save`] directly.
-#[doc(hidden)]
-pub mod encode {
-    pub use super::save::{to_proto, DataPlacement};
-
-    /// [`super::save::save_model`] with weights copied from memory (no archive file).
-    pub fn save_model(
-        model: &super::ir::Model,
-        path: &std::path::Path,
-        placement: &DataPlacement,
-    ) -> Result<(), super::save::SaveError> {
-        super::save::save_model(model, path, placement, None)
-    }
-}

@@ -593,13 +593,13 @@ fn large_weight_transpose_and_scale_fold_lazily() {
     let t = fold::eval(&node("Transpose", Some(vec![1, 0])), &[Some(&w0)]).expect("transpose");
     let want = fold::eval(&node("Div", None), &[Some(&t), Some(&scale)]).expect("div");
     // Written by the encoder, chunk by chunk: the bytes in the model are the eager ones.
-    let bytes = |m: &Model| prost::Message::encode_to_vec(&crate::onnx::encode::to_proto(m));
+    let bytes = |m: &Model| prost::Message::encode_to_vec(&crate::onnx::save::to_proto(m));
     let mut eager = m.clone();
     let v = eager.graph.nodes[0].inputs[1].expect("weight");
     eager.values[v.index()].constant = Some(Box::new(want.clone()));
     let dir = tempfile::tempdir().expect("temp dir");
     let path = dir.path().join("m.onnx");
-    crate::onnx::encode::save_model(&m, &path, &crate::onnx::encode::DataPlacement::Inline).expect("save");
+    crate::onnx::save::save_model(&m, &path, &crate::onnx::save::DataPlacement::Inline, None).expect("save");
     assert!(folded.raw.existing().is_none(), "the save computed it whole");
     assert!(std::fs::read(&path).expect("read") == bytes(&eager));
     assert!(folded.raw == want.raw);
@@ -708,7 +708,7 @@ fn optimizing_is_deterministic_and_idempotent() {
     let (mut m1, mut m2) = (build(), build());
     optimize(&mut m1);
     optimize(&mut m2);
-    let bytes = |m: &Model| prost::Message::encode_to_vec(&crate::onnx::encode::to_proto(m));
+    let bytes = |m: &Model| prost::Message::encode_to_vec(&crate::onnx::save::to_proto(m));
     assert_eq!(bytes(&m1), bytes(&m2));
     let again = optimize(&mut m1);
     assert_eq!(again.nodes_before, again.nodes_after);

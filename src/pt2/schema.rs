@@ -5,8 +5,12 @@
 //! become [`Argument::Unknown`] so the one node that uses them can be reported.
 //!
 //! Strings borrow from the archive's memory map ([`Str`]): a program of a million FX nodes has
-//! several million names, and copying each into its own allocation was most of the parse time and
-//! a third of its memory. Node metadata values stay JSON text until asked for ([`MetaValue`]).
+//! several million names, and copying each into its own allocation would dominate the parse's time
+//! and memory. Node metadata values stay JSON text until asked for ([`MetaValue`]).
+
+// Variant names are the JSON union keys (`as_int`, `as_float`, `string_to_argument`), so they
+// share prefixes.
+#![allow(clippy::enum_variant_names)]
 
 use std::borrow::{Borrow, Cow};
 use std::fmt;

@@ -227,11 +227,3 @@ pub fn get_float(set: &AttrSet, name: &str) -> Option<f32> {
 pub fn get_ints<'a>(set: &'a AttrSet, name: &str) -> Option<&'a [i64]> {
     set.iter().find(|(n, _)| n == name).and_then(|(_, v)| if let AttrLit::Ints(i) = v { Some(&i[..]) } else { None })
 }
-
-pub fn get_str<'a>(set: &'a AttrSet, name: &str) -> Option<&'a str> {
-    set.iter().find(|(n, _)| n == name).and_then(|(_, v)| if let AttrLit::Str(s) = v { Some(&s[..]) } else { None })
-}
-
-pub fn has(set: &AttrSet, name: &str) -> bool {
-    set.iter().any(|(n, _)| n == name)
-}

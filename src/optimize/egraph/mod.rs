@@ -58,6 +58,8 @@ pub fn rewrite(model: &mut Model, opset: i64, stats: &mut OptimizeStats) {
     rewrite_rounds(model, opset, &Limits::default(), stats, true)
 }
 
+/// [`rewrite`] with other limits, keeping nodes the rewrite made dead (for the tests of limits).
+#[cfg(test)]
 pub fn rewrite_with(model: &mut Model, opset: i64, limits: &Limits, stats: &mut OptimizeStats) {
     rewrite_rounds(model, opset, limits, stats, false)
 }

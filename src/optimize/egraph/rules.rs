@@ -141,6 +141,7 @@ impl Pat {
     }
 
     /// The egg pattern text: attribute leaves appended as the last child of every operator.
+    #[cfg(test)]
     pub fn to_egg(&self) -> String {
         let mut n = 0;
         self.egg_at(&mut n)
@@ -172,6 +173,7 @@ impl Pat {
         })
     }
 
+    #[cfg(test)]
     fn egg_at(&self, n: &mut usize) -> String {
         match self {
             Pat::Var(v, _) => format!("?{v}"),
@@ -346,9 +348,6 @@ impl Ctx<'_> {
         self.shape(id).map(|s| s.len())
     }
     /// Fixed sizes, when every dimension is fixed.
-    pub fn fixed_shape(&self, id: Id) -> Option<Vec<i64>> {
-        self.shape(id)?.iter().map(|d| if let Dim::Fixed(n) = d { Some(*n) } else { None }).collect()
-    }
     pub fn konst(&self, id: Id) -> Option<&TensorData> {
         self.eg[id].data.konst.as_ref()
     }
@@ -376,9 +375,6 @@ impl Ctx<'_> {
     }
     pub fn is_absent(&self, id: Id) -> bool {
         self.eg[id].nodes.iter().any(|n| matches!(n, ONode::Absent))
-    }
-    pub fn opset(&self) -> i64 {
-        self.eg.analysis.opset
     }
     /// The attribute set bound to a label.
     pub fn attrs(&self, id: Id) -> AttrSet {
@@ -413,9 +409,6 @@ impl Ctx<'_> {
         let k = self.eg.analysis.consts.len() as u32;
         self.eg.analysis.consts.push(t);
         self.eg.add(ONode::Const(k))
-    }
-    pub fn absent(&mut self) -> Id {
-        self.eg.add(ONode::Absent)
     }
     /// The class of an existing single-output node, if the e-graph has it.
     pub fn lookup_op(&self, op: &str, children: &[Id]) -> Option<Id> {
