@@ -288,6 +288,15 @@ fn params(op: &Op, op_names: &[&str]) -> Vec<Param> {
     out
 }
 
+/// An operator without attributes and with one output has nothing to set: its method returns the
+/// output itself.
+fn returns_value(op: &Op) -> bool {
+    let outputs = list(op.schema, "outputs");
+    list(op.schema, "attributes").is_empty()
+        && outputs.len() == 1
+        && outputs.iter().all(|o| o.get("option").and_then(Json::as_str).is_none_or(|k| k == "Single"))
+}
+
 fn gen_method(out: &mut String, op: &Op, params: &[Param]) {
     let name = op.name;
     let since = op.since_version;
@@ -318,7 +327,11 @@ fn gen_method(out: &mut String, op: &Op, params: &[Param]) {
             format!(", {}: {ty}", p.ident)
         })
         .collect();
-    writeln!(out, "    pub fn {name}(&mut self{}) -> {name}<'_> {{", args.concat()).unwrap();
+    if returns_value(op) {
+        writeln!(out, "    pub fn {name}(&mut self{}) -> Value {{", args.concat()).unwrap();
+    } else {
+        writeln!(out, "    pub fn {name}(&mut self{}) -> {name}<'_> {{", args.concat()).unwrap();
+    }
     let fixed: Vec<String> = params
         .iter()
         .filter_map(|p| match p.arity {
@@ -335,11 +348,18 @@ fn gen_method(out: &mut String, op: &Op, params: &[Param]) {
             format!("[{}].into_iter().chain({}.iter().copied().map(Some)).collect()", fixed.join(", "), v.ident)
         }
     };
-    writeln!(out, "        {name}(self.call({name:?}, {valid_from}, {inputs}))").unwrap();
+    if returns_value(op) {
+        writeln!(out, "        self.call({name:?}, {valid_from}, {inputs}).out()").unwrap();
+    } else {
+        writeln!(out, "        {name}(self.call({name:?}, {valid_from}, {inputs}))").unwrap();
+    }
     writeln!(out, "    }}").unwrap();
 }
 
 fn gen_wrapper(out: &mut String, op: &Op) {
+    if returns_value(op) {
+        return;
+    }
     let name = op.name;
     let attrs = list(op.schema, "attributes");
     let untyped: Vec<String> = attrs
@@ -430,8 +450,9 @@ fn generate(schemas_json: &str) -> String {
 //!
 //! Required inputs are `Value`, optional ones `Option<Value>` (trailing `None`s are dropped), a
 //! variadic input is a `&[Value]`. Attribute setters are named exactly like the ONNX attribute.
-//! Call `.out()`, `.outs::<N>()` or `.outs_vec(n)` to finish the node:
-//! `b.Gemm(a, w, None).transB(1).out()`.
+//! An operator without attributes and with one output returns that output (`b.Add(x, y)`); the
+//! others return the node being built: set attributes, then finish it with `.out()`,
+//! `.outs::<N>()` or `.outs_vec(n)`: `b.Gemm(a, w, None).transB(1).out()`.
 
 #![cfg_attr(rustfmt, rustfmt::skip)]
 #![allow(non_snake_case, non_camel_case_types, clippy::upper_case_acronyms, clippy::too_many_arguments, clippy::wrong_self_convention, clippy::must_use_candidate)]

@@ -99,7 +99,7 @@ fn dispatch_by_dtype_and_custom_priority() {
         #[when(|node| node.rank("self") == Some(2))]
         fn relu_2d(op, self_: Tensor) -> Value {
             let zero = op.scalar(DType::Float, 0.0);
-            op.Max(&[self_, zero]).out()
+            op.Max(&[self_, zero])
         }
     }
     let opts = fxonnx::ExportOptions { custom_translation_table: Some(table()), ..Default::default() };

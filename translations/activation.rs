@@ -12,22 +12,22 @@ fn elu_v(op: &mut Builder, x: Value, t: DType, alpha: f64, scale: f64, input_sca
         x
     } else {
         let c = op.scalar(t, input_scale);
-        op.Mul(x, c).out()
+        op.Mul(x, c)
     };
     let e = expm1_f(op, xi, t);
     let neg = if alpha == 1.0 {
         e
     } else {
         let a = op.scalar(t, alpha);
-        op.Mul(e, a).out()
+        op.Mul(e, a)
     };
-    let pos = op.Greater(x, zero).out();
-    let r = op.Where(pos, x, neg).out();
+    let pos = op.Greater(x, zero);
+    let r = op.Where(pos, x, neg);
     if scale == 1.0 {
         r
     } else {
         let s = op.scalar(t, scale);
-        op.Mul(r, s).out()
+        op.Mul(r, s)
     }
 }
 
@@ -37,19 +37,19 @@ fn softplus_v(op: &mut Builder, x: Value, t: DType, beta: f64, threshold: f64) -
         x
     } else {
         let b = op.scalar(t, beta);
-        op.Mul(x, b).out()
+        op.Mul(x, b)
     };
-    let e = op.Exp(xb).out();
+    let e = op.Exp(xb);
     let l = log1p_f(op, e, t);
     let l = if beta == 1.0 {
         l
     } else {
         let b = op.scalar(t, beta);
-        op.Div(l, b).out()
+        op.Div(l, b)
     };
     let th = op.scalar(t, threshold);
-    let big = op.Greater(xb, th).out();
-    op.Where(big, x, l).out()
+    let big = op.Greater(xb, th);
+    op.Where(big, x, l)
 }
 
 translations! {
@@ -87,9 +87,9 @@ translations! {
         let x = cast(op, self_, t);
         let zero = op.scalar(t, 0.0);
         let s = scalar_value(op, negative_slope, t);
-        let xs = op.Mul(x, s).out();
-        let pos = op.Greater(x, zero).out();
-        op.Where(pos, x, xs).out()
+        let xs = op.Mul(x, s);
+        let pos = op.Greater(x, zero);
+        op.Where(pos, x, xs)
     }
 
     /// hardsigmoid(Tensor self) -> Tensor
@@ -105,9 +105,9 @@ translations! {
         let three = op.scalar(t, 3.0);
         let six = op.scalar(t, 6.0);
         let zero = op.scalar(t, 0.0);
-        let s = op.Add(x, three).out();
-        let c = op.Clip(s, Some(zero), Some(six)).out();
-        op.Div(c, six).out()
+        let s = op.Add(x, three);
+        let c = op.Clip(s, Some(zero), Some(six));
+        op.Div(c, six)
     }
 
     /// hardswish(Tensor self) -> Tensor
@@ -116,16 +116,16 @@ translations! {
         let (x, t) = float_input(op, self_);
         // float32: ONNX's HardSwish, as torch.onnx emits (other types: the formula, see hardsigmoid).
         if t == DType::Float {
-            return op.HardSwish(x).out();
+            return op.HardSwish(x);
         }
         // x · min(max(x + 3, 0), 6) / 6
         let three = op.scalar(t, 3.0);
         let six = op.scalar(t, 6.0);
         let zero = op.scalar(t, 0.0);
-        let s = op.Add(x, three).out();
-        let c = op.Clip(s, Some(zero), Some(six)).out();
-        let p = op.Mul(x, c).out();
-        op.Div(p, six).out()
+        let s = op.Add(x, three);
+        let c = op.Clip(s, Some(zero), Some(six));
+        let p = op.Mul(x, c);
+        op.Div(p, six)
     }
 
     /// hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor
@@ -154,10 +154,10 @@ translations! {
         let x = cast(op, self_, t);
         // -lambd <= x <= lambd ? 0 : x
         let (lo, hi, zero) = (op.scalar(t, -lambd), op.scalar(t, lambd), op.scalar(t, 0.0));
-        let a = op.GreaterOrEqual(x, lo).out();
-        let b = op.LessOrEqual(x, hi).out();
-        let inside = op.And(a, b).out();
-        op.Where(inside, zero, x).out()
+        let a = op.GreaterOrEqual(x, lo);
+        let b = op.LessOrEqual(x, hi);
+        let inside = op.And(a, b);
+        op.Where(inside, zero, x)
     }
 
     /// softshrink(Tensor self, Scalar lambd=0.5) -> Tensor
@@ -167,15 +167,15 @@ translations! {
         let x = cast(op, self_, t);
         // x > lambd ? x - lambd : (x < -lambd ? x + lambd : 0); NaN stays NaN.
         let (l, ml, zero) = (op.scalar(t, lambd), op.scalar(t, -lambd), op.scalar(t, 0.0));
-        let sub = op.Sub(x, l).out();
-        let add = op.Add(x, l).out();
-        let above = op.Greater(x, l).out();
-        let below = op.Less(x, ml).out();
-        let r = op.Where(below, add, zero).out();
-        let r = op.Where(above, sub, r).out();
+        let sub = op.Sub(x, l);
+        let add = op.Add(x, l);
+        let above = op.Greater(x, l);
+        let below = op.Less(x, ml);
+        let r = op.Where(below, add, zero);
+        let r = op.Where(above, sub, r);
         if t.is_float() {
-            let n = op.IsNaN(x).out();
-            op.Where(n, x, r).out()
+            let n = op.IsNaN(x);
+            op.Where(n, x, r)
         } else {
             r
         }
@@ -189,8 +189,8 @@ translations! {
         // x <= threshold ? value : x
         let th = scalar_value(op, threshold, t);
         let v = scalar_value(op, value, t);
-        let le = op.LessOrEqual(x, th).out();
-        op.Where(le, v, x).out()
+        let le = op.LessOrEqual(x, th);
+        op.Where(le, v, x)
     }
 
     /// softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor
@@ -205,10 +205,10 @@ translations! {
     fn mish(op, self_: Tensor) -> Value {
         let (x, t) = float_input(op, self_);
         // x · tanh(log1p(exp(x)))
-        let e = op.Exp(x).out();
+        let e = op.Exp(x);
         let sp = log1p_f(op, e, t);
-        let th = op.Tanh(sp).out();
-        op.Mul(x, th).out()
+        let th = op.Tanh(sp);
+        op.Mul(x, th)
     }
 
     /// log_sigmoid(Tensor self) -> Tensor
@@ -217,12 +217,12 @@ translations! {
         let (x, t) = float_input(op, self_);
         // min(x, 0) - log1p(exp(-|x|))
         let zero = op.scalar(t, 0.0);
-        let m = op.Min(&[x, zero]).out();
-        let a = op.Abs(x).out();
-        let na = op.Neg(a).out();
-        let e = op.Exp(na).out();
+        let m = op.Min(&[x, zero]);
+        let a = op.Abs(x);
+        let na = op.Neg(a);
+        let e = op.Exp(na);
         let l = log1p_f(op, e, t);
-        op.Sub(m, l).out()
+        op.Sub(m, l)
     }
 
     /// log_sigmoid_forward(Tensor self) -> (Tensor output, Tensor buffer)
@@ -230,21 +230,21 @@ translations! {
     fn log_sigmoid_forward(op, self_: Tensor) -> Vec<Option<Value>> {
         let (x, t) = float_input(op, self_);
         let zero = op.scalar(t, 0.0);
-        let m = op.Min(&[x, zero]).out();
-        let a = op.Abs(x).out();
-        let na = op.Neg(a).out();
-        let e = op.Exp(na).out();
+        let m = op.Min(&[x, zero]);
+        let a = op.Abs(x);
+        let na = op.Neg(a);
+        let e = op.Exp(na);
         let l = log1p_f(op, e, t);
         // The buffer is only read by the backward kernel.
-        vec![Some(op.Sub(m, l).out()), None]
+        vec![Some(op.Sub(m, l)), None]
     }
 
     /// silu(Tensor self) -> Tensor
     #[target("aten::silu")]
     fn silu(op, self_: Tensor) -> Value {
         let (x, _) = float_input(op, self_);
-        let s = op.Sigmoid(x).out();
-        op.Mul(x, s).out()
+        let s = op.Sigmoid(x);
+        op.Mul(x, s)
     }
 
     /// glu(Tensor self, int dim=-1) -> Tensor
@@ -262,8 +262,8 @@ translations! {
         }
         let (x, _) = float_input(op, self_);
         let [a, b] = op.Split(x, None).axis(axis).num_outputs(2).outs::<2>();
-        let s = op.Sigmoid(b).out();
-        Ok(op.Mul(a, s).out())
+        let s = op.Sigmoid(b);
+        Ok(op.Mul(a, s))
     }
 
     /// prelu(Tensor self, Tensor weight) -> Tensor
@@ -283,9 +283,9 @@ translations! {
             w
         };
         let zero = op.scalar(t, 0.0);
-        let xw = op.Mul(x, w).out();
-        let pos = op.Greater(x, zero).out();
-        Ok(op.Where(pos, x, xw).out())
+        let xw = op.Mul(x, w);
+        let pos = op.Greater(x, zero);
+        Ok(op.Where(pos, x, xw))
     }
 
     /// _prelu_kernel(Tensor self, Tensor weight) -> Tensor
@@ -295,16 +295,16 @@ translations! {
         let x = cast(op, self_, t);
         let w = cast(op, weight, t);
         let zero = op.scalar(t, 0.0);
-        let xw = op.Mul(x, w).out();
-        let pos = op.Greater(x, zero).out();
-        op.Where(pos, x, xw).out()
+        let xw = op.Mul(x, w);
+        let pos = op.Greater(x, zero);
+        op.Where(pos, x, xw)
     }
 
     /// relu(Tensor self) -> Tensor
     #[target("aten::relu")]
     #[when(|node| node.is_float("self"))]
     fn relu(op, self_: Tensor) -> Value {
-        op.Relu(self_).out()
+        op.Relu(self_)
     }
 
     /// relu(Tensor self) -> Tensor, on integer tensors: onnxruntime has Relu kernels for floats
@@ -320,7 +320,7 @@ translations! {
     #[target("aten::sigmoid")]
     fn sigmoid(op, self_: Tensor) -> Value {
         let (x, _) = float_input(op, self_);
-        op.Sigmoid(x).out()
+        op.Sigmoid(x)
     }
 
     /// gelu(Tensor self, *, str approximate='none') -> Tensor
@@ -339,20 +339,20 @@ translations! {
             // 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³)))
             let c = op.scalar(t, (2.0 / std::f64::consts::PI).sqrt());
             let k = op.scalar(t, 0.044715);
-            let x2 = op.Mul(self_, self_).out();
-            let x3 = op.Mul(x2, self_).out();
-            let kx3 = op.Mul(k, x3).out();
-            let s = op.Add(self_, kx3).out();
-            let cs = op.Mul(c, s).out();
-            op.Tanh(cs).out()
+            let x2 = op.Mul(self_, self_);
+            let x3 = op.Mul(x2, self_);
+            let kx3 = op.Mul(k, x3);
+            let s = op.Add(self_, kx3);
+            let cs = op.Mul(c, s);
+            op.Tanh(cs)
         } else {
             // 0.5·x·(1 + erf(x/√2))
             let r = op.scalar(t, std::f64::consts::FRAC_1_SQRT_2);
-            let xr = op.Mul(self_, r).out();
-            op.Erf(xr).out()
+            let xr = op.Mul(self_, r);
+            op.Erf(xr)
         };
-        let p = op.Add(one, inner).out();
-        let hx = op.Mul(half, self_).out();
-        Ok(op.Mul(hx, p).out())
+        let p = op.Add(one, inner);
+        let hx = op.Mul(half, self_);
+        Ok(op.Mul(hx, p))
     }
 }

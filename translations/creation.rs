@@ -10,7 +10,7 @@ fn filled(op: &mut Builder, shape: Value, value: Operand) -> OpResult<Value> {
     let v = match value {
         Operand::Tensor(v) | Operand::Scalar(Scalar::Dyn(v)) => {
             let v = cast(op, v, t);
-            return Ok(op.Expand(v, shape).out());
+            return Ok(op.Expand(v, shape));
         }
         Operand::Scalar(Scalar::Int(i)) => i as f64,
         Operand::Scalar(Scalar::Float(f)) => f,
@@ -94,7 +94,7 @@ translations! {
         // Range in the output type; float ranges are computed in float64 for torch's accuracy.
         let work = if t.is_float() { DType::Double } else { DType::Int64 };
         let (s, e, d) = (scalar_value(op, start, work), scalar_value(op, end, work), scalar_value(op, step, work));
-        let r = op.Range(s, e, d).out();
+        let r = op.Range(s, e, d);
         cast(op, r, t)
     }
 
@@ -105,7 +105,7 @@ translations! {
         let t = dtype_of(op, self_)?;
         let s = cast(op, src, t);
         let shape = op.Shape(self_).out();
-        Ok(op.Expand(s, shape).out())
+        Ok(op.Expand(s, shape))
     }
 
     /// zero(Tensor self) -> Tensor
@@ -142,11 +142,11 @@ translations! {
             Some(m) => sym_value(op, m),
             None => nv,
         };
-        let rows = op.Range(zero, nv, one).out();
-        let cols = op.Range(zero, mv, one).out();
+        let rows = op.Range(zero, nv, one);
+        let cols = op.Range(zero, mv, one);
         let col = op.const_i64s(&[-1, 1]);
         let rows = op.Reshape(rows, col).out();
-        let eq = op.Equal(rows, cols).out();
+        let eq = op.Equal(rows, cols);
         cast(op, eq, t)
     }
 
@@ -184,7 +184,7 @@ translations! {
         };
         let v = linspace_values(op, start, end, steps, work);
         let b = op.scalar(work, base);
-        let p = op.Pow(b, v).out();
+        let p = op.Pow(b, v);
         cast(op, p, t)
     }
 
@@ -215,13 +215,13 @@ translations! {
         } else {
             let m = op.ReduceMax(x, None).keepdims(0).out();
             let one = op.scalar_i64(1);
-            op.Add(m, one).out()
+            op.Add(m, one)
         };
         let (zero, one) = (op.scalar_i64(0), op.scalar_i64(1));
-        let classes = op.Range(zero, depth, one).out();
+        let classes = op.Range(zero, depth, one);
         let last = op.const_i64s(&[-1]);
-        let xu = op.Unsqueeze(x, last).out();
-        let eq = op.Equal(xu, classes).out();
+        let xu = op.Unsqueeze(x, last);
+        let eq = op.Equal(xu, classes);
         Ok(cast(op, eq, DType::Int64))
     }
 
@@ -280,7 +280,7 @@ translations! {
             let shape = op.const_i64s(&shape);
             let x = cast(op, x, t);
             let x = op.Reshape(x, shape).out();
-            let x = op.Expand(x, full).out();
+            let x = op.Expand(x, full);
             cols.push(op.Reshape(x, m1).out());
         }
         Ok(op.Concat(&cols).axis(1).out())
@@ -330,21 +330,21 @@ fn linspace_values(op: &mut Builder, start: Operand, end: Operand, steps: i64, w
     let (s, e) = (operand_value(op, start, work), operand_value(op, end, work));
     let (zero, one) = (op.scalar_i64(0), op.scalar_i64(1));
     let n = op.scalar_i64(steps);
-    let i = op.Range(zero, n, one).out();
+    let i = op.Range(zero, n, one);
     let fi = cast(op, i, work);
     let denom = op.scalar(work, (steps - 1).max(1) as f64);
-    let span = op.Sub(e, s).out();
-    let step = op.Div(span, denom).out();
+    let span = op.Sub(e, s);
+    let step = op.Div(span, denom);
     // i < steps/2: start + i·step; else end - (steps-1-i)·step.
-    let lo = op.Mul(fi, step).out();
-    let lo = op.Add(s, lo).out();
+    let lo = op.Mul(fi, step);
+    let lo = op.Add(s, lo);
     let last = op.scalar(work, (steps - 1) as f64);
-    let back = op.Sub(last, fi).out();
-    let hi = op.Mul(back, step).out();
-    let hi = op.Sub(e, hi).out();
+    let back = op.Sub(last, fi);
+    let hi = op.Mul(back, step);
+    let hi = op.Sub(e, hi);
     let half = op.scalar_i64(steps / 2);
-    let first = op.Less(i, half).out();
-    op.Where(first, lo, hi).out()
+    let first = op.Less(i, half);
+    op.Where(first, lo, hi)
 }
 
 /// Indices of the lower (`upper` = false) or upper triangle of a row × col matrix, as [2, N].

@@ -16,9 +16,9 @@ fn complex_parts(op: &mut Builder, x: Operand, dtype: DType) -> (Value, Value) {
         Operand::Tensor(v) | Operand::Scalar(Scalar::Dyn(v)) if op.info(v).complex => {
             let axis = op.const_i64s(&[-1]);
             let (zero, one, two) = (op.const_i64s(&[0]), op.const_i64s(&[1]), op.const_i64s(&[2]));
-            let re = op.Slice(v, zero, one, Some(axis), None).out();
-            let im = op.Slice(v, one, two, Some(axis), None).out();
-            (op.Squeeze(re, Some(axis)).out(), op.Squeeze(im, Some(axis)).out())
+            let re = op.Slice(v, zero, one, Some(axis), None);
+            let im = op.Slice(v, one, two, Some(axis), None);
+            (op.Squeeze(re, Some(axis)), op.Squeeze(im, Some(axis)))
         }
         other => (operand_value(op, other, dtype), op.scalar(dtype, 0.0)),
     }
@@ -27,8 +27,8 @@ fn complex_parts(op: &mut Builder, x: Operand, dtype: DType) -> (Value, Value) {
 /// `[re, im]` stacked back into a real view.
 fn complex_pack(op: &mut Builder, re: Value, im: Value) -> Value {
     let axis = op.const_i64s(&[-1]);
-    let re = op.Unsqueeze(re, axis).out();
-    let im = op.Unsqueeze(im, axis).out();
+    let re = op.Unsqueeze(re, axis);
+    let im = op.Unsqueeze(im, axis);
     let v = op.Concat(&[re, im]).axis(-1).out();
     op.info_mut(v).complex = true;
     v
@@ -44,12 +44,12 @@ translations! {
             b
         } else {
             let k = scalar_value(op, alpha, t);
-            op.Mul(b, k).out()
+            op.Mul(b, k)
         };
         if t == DType::Bool {
-            op.Or(a, b).out()
+            op.Or(a, b)
         } else {
-            op.Add(a, b).out()
+            op.Add(a, b)
         }
     }
 
@@ -62,9 +62,9 @@ translations! {
             b
         } else {
             let k = scalar_value(op, alpha, t);
-            op.Mul(b, k).out()
+            op.Mul(b, k)
         };
-        op.Sub(a, b).out()
+        op.Sub(a, b)
     }
 
     /// rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
@@ -76,9 +76,9 @@ translations! {
             a
         } else {
             let k = scalar_value(op, alpha, t);
-            op.Mul(a, k).out()
+            op.Mul(a, k)
         };
-        op.Sub(b, a).out()
+        op.Sub(b, a)
     }
 
     /// mul.Tensor(Tensor self, Tensor other) -> Tensor
@@ -89,17 +89,17 @@ translations! {
             // (a + bi)(c + di) = (ac - bd) + (ad + bc)i on the real views.
             let (a, b) = complex_parts(op, self_, t);
             let (c, d) = complex_parts(op, other, t);
-            let (ac, bd) = (op.Mul(a, c).out(), op.Mul(b, d).out());
-            let (ad, bc) = (op.Mul(a, d).out(), op.Mul(b, c).out());
-            let re = op.Sub(ac, bd).out();
-            let im = op.Add(ad, bc).out();
+            let (ac, bd) = (op.Mul(a, c), op.Mul(b, d));
+            let (ad, bc) = (op.Mul(a, d), op.Mul(b, c));
+            let re = op.Sub(ac, bd);
+            let im = op.Add(ad, bc);
             return complex_pack(op, re, im);
         }
         let (a, b) = operands(op, self_, other, t);
         if t == DType::Bool {
-            op.And(a, b).out()
+            op.And(a, b)
         } else {
-            op.Mul(a, b).out()
+            op.Mul(a, b)
         }
     }
 
@@ -108,7 +108,7 @@ translations! {
     fn div(op, self_: Operand, other: Operand) -> Value {
         let t = op.out_dtype(0).unwrap_or(DType::Float);
         let (a, b) = operands(op, self_, other, t);
-        op.Div(a, b).out()
+        op.Div(a, b)
     }
 
     /// div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor
@@ -119,7 +119,7 @@ translations! {
             // Integers divide exactly: ONNX Div truncates, floor adjusts inexact negative quotients.
             let (a, b) = operands(op, self_, other, t);
             return match rounding_mode {
-                Some("trunc") => Ok(op.Div(a, b).out()),
+                Some("trunc") => Ok(op.Div(a, b)),
                 Some("floor") => Ok(floor_div_int(op, a, b, t)),
                 Some(other) => bail!("unknown rounding_mode {other:?}"),
                 None => unreachable!(),
@@ -128,15 +128,15 @@ translations! {
         let work = if t.is_float() { t } else { DType::Float };
         let (a, b) = operands(op, self_, other, work);
         let q = match rounding_mode {
-            None => op.Div(a, b).out(),
+            None => op.Div(a, b),
             // torch's div_floor_floating (fmod-based, exact where floor(a / b) is not).
             Some("floor") => floor_div_float(op, a, b, work),
             Some("trunc") => {
-                let q = op.Div(a, b).out();
-                let (fl, ce) = (op.Floor(q).out(), op.Ceil(q).out());
+                let q = op.Div(a, b);
+                let (fl, ce) = (op.Floor(q), op.Ceil(q));
                 let zero = op.scalar(work, 0.0);
-                let neg = op.Less(q, zero).out();
-                op.Where(neg, ce, fl).out()
+                let neg = op.Less(q, zero);
+                op.Where(neg, ce, fl)
             }
             Some(other) => bail!("unknown rounding_mode {other:?}"),
         };
@@ -146,7 +146,7 @@ translations! {
     /// neg(Tensor self) -> Tensor
     #[target("aten::neg")]
     fn neg(op, self_: Tensor) -> Value {
-        op.Neg(self_).out()
+        op.Neg(self_)
     }
 
     /// abs(Tensor self) -> Tensor
@@ -154,15 +154,15 @@ translations! {
     fn abs(op, self_: Tensor) -> Value {
         if op.info(self_).complex {
             // |a + bi| = sqrt(a² + b²) over the real view's last axis.
-            let sq = op.Mul(self_, self_).out();
+            let sq = op.Mul(self_, self_);
             let axis = op.const_i64s(&[-1]);
             let s = op.ReduceSum(sq, Some(axis)).keepdims(0).out();
-            return op.Sqrt(s).out();
+            return op.Sqrt(s);
         }
         if op.dtype(self_) == Some(DType::Bool) {
             self_
         } else {
-            op.Abs(self_).out()
+            op.Abs(self_)
         }
     }
 
@@ -171,7 +171,7 @@ translations! {
     fn pow(op, self_: Operand, exponent: Operand) -> Value {
         let t = binary_type(op, self_, exponent);
         let (a, b) = operands(op, self_, exponent, t);
-        op.Pow(a, b).out()
+        op.Pow(a, b)
     }
 
     /// eq.Tensor(Tensor self, Tensor other) -> Tensor
@@ -179,7 +179,7 @@ translations! {
     fn eq(op, self_: Operand, other: Operand) -> Value {
         let t = binary_result_type(op, self_, other);
         let (a, b) = operands(op, self_, other, t);
-        op.Equal(a, b).out()
+        op.Equal(a, b)
     }
 
     /// ne.Tensor(Tensor self, Tensor other) -> Tensor
@@ -187,8 +187,8 @@ translations! {
     fn ne(op, self_: Operand, other: Operand) -> Value {
         let t = binary_result_type(op, self_, other);
         let (a, b) = operands(op, self_, other, t);
-        let e = op.Equal(a, b).out();
-        op.Not(e).out()
+        let e = op.Equal(a, b);
+        op.Not(e)
     }
 
     /// gt.Tensor(Tensor self, Tensor other) -> Tensor
@@ -196,7 +196,7 @@ translations! {
     fn gt(op, self_: Operand, other: Operand) -> Value {
         let t = binary_result_type(op, self_, other);
         let (a, b) = operands(op, self_, other, t);
-        op.Greater(a, b).out()
+        op.Greater(a, b)
     }
 
     /// ge.Tensor(Tensor self, Tensor other) -> Tensor
@@ -204,7 +204,7 @@ translations! {
     fn ge(op, self_: Operand, other: Operand) -> Value {
         let t = binary_result_type(op, self_, other);
         let (a, b) = operands(op, self_, other, t);
-        op.GreaterOrEqual(a, b).out()
+        op.GreaterOrEqual(a, b)
     }
 
     /// lt.Tensor(Tensor self, Tensor other) -> Tensor
@@ -212,7 +212,7 @@ translations! {
     fn lt(op, self_: Operand, other: Operand) -> Value {
         let t = binary_result_type(op, self_, other);
         let (a, b) = operands(op, self_, other, t);
-        op.Less(a, b).out()
+        op.Less(a, b)
     }
 
     /// le.Tensor(Tensor self, Tensor other) -> Tensor
@@ -220,28 +220,28 @@ translations! {
     fn le(op, self_: Operand, other: Operand) -> Value {
         let t = binary_result_type(op, self_, other);
         let (a, b) = operands(op, self_, other, t);
-        op.LessOrEqual(a, b).out()
+        op.LessOrEqual(a, b)
     }
 
     /// logical_and(Tensor self, Tensor other) -> Tensor
     #[target("aten::logical_and")]
     fn logical_and(op, self_: Tensor, other: Tensor) -> Value {
         let (a, b) = (cast(op, self_, DType::Bool), cast(op, other, DType::Bool));
-        op.And(a, b).out()
+        op.And(a, b)
     }
 
     /// logical_or(Tensor self, Tensor other) -> Tensor
     #[target("aten::logical_or")]
     fn logical_or(op, self_: Tensor, other: Tensor) -> Value {
         let (a, b) = (cast(op, self_, DType::Bool), cast(op, other, DType::Bool));
-        op.Or(a, b).out()
+        op.Or(a, b)
     }
 
     /// logical_not(Tensor self) -> Tensor
     #[target("aten::logical_not")]
     fn logical_not(op, self_: Tensor) -> Value {
         let a = cast(op, self_, DType::Bool);
-        op.Not(a).out()
+        op.Not(a)
     }
 
     /// where.self(Tensor condition, Tensor self, Tensor other) -> Tensor
@@ -279,7 +279,7 @@ translations! {
             let t = op.dtype(x).unwrap_or(DType::Float);
             let zero = op.scalar(t, 0.0);
             let shape = op.Shape(x).out();
-            let im = op.Expand(zero, shape).out();
+            let im = op.Expand(zero, shape);
             return complex_pack(op, x, im);
         }
         x

@@ -30,7 +30,7 @@ fn conj(op: &mut Builder, x: Value) -> OpResult<Value> {
     let t = dtype_of(op, x)?;
     let Some(data) = TensorData::from_f64_as(t, vec![2], &[1.0, -1.0]) else { bail!("FFT of {t:?} is not supported") };
     let s = op.constant_tensor(data);
-    let v = op.Mul(x, s).out();
+    let v = op.Mul(x, s);
     Ok(same_as(op, v, x))
 }
 
@@ -41,10 +41,10 @@ fn to_complex(op: &mut Builder, x: Value) -> OpResult<Value> {
     let t = if t.is_float() { t } else { DType::Float };
     let x = cast(op, x, t);
     let axis = op.const_i64s(&[-1]);
-    let re = op.Unsqueeze(x, axis).out();
+    let re = op.Unsqueeze(x, axis);
     let zero = op.scalar(t, 0.0);
     let dims = op.Shape(re).out();
-    let im = op.Expand(zero, dims).out();
+    let im = op.Expand(zero, dims);
     let v = op.Concat(&[re, im]).axis(-1).out();
     Ok(set_complex(op, v, &shape, Some(t)))
 }
@@ -74,7 +74,7 @@ fn normalize(op: &mut Builder, x: Value, normalization: i64, n: i64) -> OpResult
         m => bail!("unknown FFT normalization {m}"),
     };
     let s = op.scalar(t, f);
-    let v = op.Mul(x, s).out();
+    let v = op.Mul(x, s);
     Ok(same_as(op, v, x))
 }
 
@@ -109,7 +109,7 @@ fn resize_axis(op: &mut Builder, x: Value, axis: i64, n: i64) -> OpResult<Value>
         return Ok(x);
     } else if n < cur {
         let (s, e, a) = (op.const_i64s(&[0]), op.const_i64s(&[n]), op.const_i64s(&[axis]));
-        op.Slice(x, s, e, Some(a), None).out()
+        op.Slice(x, s, e, Some(a), None)
     } else {
         let pads = op.const_i64s(&[0, n - cur]);
         let a = op.const_i64s(&[axis]);
@@ -148,7 +148,7 @@ fn r2c(op: &mut Builder, x: Value, dims: &[i64], normalization: i64, onesided: b
     let t = if t.is_float() { t } else { DType::Float };
     let x = cast(op, x, t);
     let m1 = op.const_i64s(&[-1]);
-    let mut v = op.Unsqueeze(x, m1).out();
+    let mut v = op.Unsqueeze(x, m1);
     v = dft(op, v, last, onesided);
     for &a in rest {
         v = dft(op, v, a, false);
@@ -187,7 +187,7 @@ fn c2r(op: &mut Builder, x: Value, dims: &[i64], normalization: i64, last_n: i64
     let full = if tail_len > 0 {
         let (s, e, a, st) =
             (op.const_i64s(&[tail_len]), op.const_i64s(&[0]), op.const_i64s(&[last]), op.const_i64s(&[-1]));
-        let tail = op.Slice(z, s, e, Some(a), Some(st)).out();
+        let tail = op.Slice(z, s, e, Some(a), Some(st));
         let mut ts = shape.clone();
         ts[last as usize] = tail_len;
         let tail = set_complex(op, tail, &ts, op.dtype(x));
@@ -198,8 +198,8 @@ fn c2r(op: &mut Builder, x: Value, dims: &[i64], normalization: i64, last_n: i64
     };
     let y = dft(op, full, last, false);
     let (s, e, a) = (op.const_i64s(&[0]), op.const_i64s(&[1]), op.const_i64s(&[-1]));
-    let re = op.Slice(y, s, e, Some(a), None).out();
-    let re = op.Squeeze(re, Some(a)).out();
+    let re = op.Slice(y, s, e, Some(a), None);
+    let re = op.Squeeze(re, Some(a));
     op.info_mut(re).dtype = op.dtype(x);
     let n: i64 = rest.iter().map(|&a| shape[a as usize]).product::<i64>() * last_n;
     normalize(op, re, normalization, n)
@@ -325,8 +325,8 @@ fn shift(op: &mut Builder, x: Value, dim: Option<Vec<i64>>, inverse: bool) -> Op
             continue;
         }
         let (z, c, e, ax) = (op.const_i64s(&[0]), op.const_i64s(&[cut]), op.const_i64s(&[n]), op.const_i64s(&[a]));
-        let tail = op.Slice(v, c, e, Some(ax), None).out();
-        let head = op.Slice(v, z, c, Some(ax), None).out();
+        let tail = op.Slice(v, c, e, Some(ax), None);
+        let head = op.Slice(v, z, c, Some(ax), None);
         v = op.Concat(&[tail, head]).axis(a).out();
     }
     op.info_mut(v).complex = complex;
@@ -475,7 +475,7 @@ translations! {
                 } else {
                     w
                 };
-                op.Mul(fr, w).out()
+                op.Mul(fr, w)
             }
             None if win < n_fft => {
                 let left = (n_fft - win) / 2;
@@ -487,12 +487,12 @@ translations! {
                     bail!("stft of {t:?} is not supported")
                 };
                 let w = op.constant_tensor(w);
-                op.Mul(fr, w).out()
+                op.Mul(fr, w)
             }
             None => fr,
         };
         let m1 = op.const_i64s(&[-1]);
-        let fr = op.Unsqueeze(fr, m1).out();
+        let fr = op.Unsqueeze(fr, m1);
         let axis = r as i64; // the n_fft axis of [batch?, frames, n_fft, 1]
         let y = dft(op, fr, axis, onesided);
         let perm: Vec<i64> = if r == 1 { vec![1, 0, 2] } else { vec![0, 2, 1, 3] };
@@ -511,7 +511,7 @@ translations! {
         if !op.info(self_).complex {
             bail!("view_as_real needs a complex tensor");
         }
-        let v = op.Identity(self_).out();
+        let v = op.Identity(self_);
         let info = op.info(self_).clone();
         let out = op.info_mut(v);
         out.dtype = info.dtype;
@@ -526,7 +526,7 @@ translations! {
         if op.info(self_).complex {
             bail!("view_as_complex needs a real tensor");
         }
-        let v = op.Identity(self_).out();
+        let v = op.Identity(self_);
         let info = op.info(self_).clone();
         let out = op.info_mut(v);
         out.dtype = info.dtype;

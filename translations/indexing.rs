@@ -20,9 +20,9 @@ fn to_scalar(op: &mut Builder, x: Value) -> Value {
 /// Index values of an axis of size `size` with negative ones wrapped (`i < 0 → i + size`).
 fn wrap_index(op: &mut Builder, idx: Value, size: Value) -> Value {
     let zero = op.scalar_i64(0);
-    let neg = op.Less(idx, zero).out();
-    let shifted = op.Add(idx, size).out();
-    op.Where(neg, shifted, idx).out()
+    let neg = op.Less(idx, zero);
+    let shifted = op.Add(idx, size);
+    op.Where(neg, shifted, idx)
 }
 
 /// The index tensors of an advanced-indexing expression as (self axis, int64 index) pairs: boolean
@@ -39,12 +39,12 @@ fn int_indices(op: &mut Builder, indices: &[Option<Value>]) -> OpResult<Vec<(usi
                     bail!("indexing with a 0-d boolean mask is not supported");
                 }
                 let m = cast(op, *t, DType::Bool);
-                let nz = op.NonZero(m).out();
+                let nz = op.NonZero(m);
                 for j in 0..k {
                     let row = op.const_i64s(&[j as i64]);
                     let r = op.Gather(nz, row).axis(0).out();
                     let axes = op.const_i64s(&[0]);
-                    out.push((axis + j, op.Squeeze(r, Some(axes)).out()));
+                    out.push((axis + j, op.Squeeze(r, Some(axes))));
                 }
                 axis += k;
             }
@@ -92,18 +92,18 @@ fn adv_index(op: &mut Builder, x: Value, indices: &[Option<Value>]) -> OpResult<
     let nb = *ranks.iter().max().unwrap_or(&1);
     // Broadcast all indices to B by adding a zero tensor of shape B.
     let zero = op.scalar_i64(0);
-    let mut zeros_b = op.Mul(given[0].1, zero).out();
+    let mut zeros_b = op.Mul(given[0].1, zero);
     for (_, t) in &given[1..] {
-        let z = op.Mul(*t, zero).out();
-        zeros_b = op.Add(zeros_b, z).out();
+        let z = op.Mul(*t, zero);
+        zeros_b = op.Add(zeros_b, z);
     }
     let last = op.const_i64s(&[-1]);
     let mut parts = Vec::new();
     for (a, t) in &given {
         let size = dim_size(op, x, *a as i64);
         let t = wrap_index(op, *t, size);
-        let t = op.Add(t, zeros_b).out();
-        parts.push(op.Unsqueeze(t, last).out());
+        let t = op.Add(t, zeros_b);
+        parts.push(op.Unsqueeze(t, last));
     }
     let idx = if parts.len() == 1 { parts[0] } else { op.Concat(&parts).axis(-1).out() };
     let mut perm: Vec<i64> = positions.iter().map(|&p| p as i64).collect();
@@ -181,14 +181,14 @@ fn src_like_index(op: &mut Builder, src: Value, index: Value) -> Value {
     }
     let zeros = op.const_i64s(&vec![0; r]);
     let ends = op.Shape(index).out();
-    op.Slice(src, zeros, ends, None, None).out()
+    op.Slice(src, zeros, ends, None, None)
 }
 
 /// `a // b` rounding toward -inf for integer `a` and positive integer `b`.
 fn floor_div_pos(op: &mut Builder, a: Value, b: Value) -> Value {
     let m = op.Mod(a, b).fmod(0).out();
-    let d = op.Sub(a, m).out();
-    op.Div(d, b).out()
+    let d = op.Sub(a, m);
+    op.Div(d, b)
 }
 
 /// scatter_reduce with torch's reductions, `index` already the shape of `src`.
@@ -217,7 +217,7 @@ fn scatter_reduce_impl(
         x
     } else {
         let id = op.scalar(t, ident);
-        let fill = op.Expand(id, ishape).out();
+        let fill = op.Expand(id, ishape);
         scatter_elements(op, x, r, axis, index, fill, "none")?
     };
     let out = scatter_elements(op, base, r, axis, index, src, red)?;
@@ -226,14 +226,14 @@ fn scatter_reduce_impl(
     }
     let ct = if t.is_float() { t } else { DType::Int64 };
     let one = op.scalar(ct, 1.0);
-    let ones = op.Expand(one, ishape).out();
+    let ones = op.Expand(one, ishape);
     let xshape = op.Shape(x).out();
     let c0 = op.scalar(ct, if include_self { 1.0 } else { 0.0 });
-    let c0 = op.Expand(c0, xshape).out();
+    let c0 = op.Expand(c0, xshape);
     let count = scatter_elements(op, c0, r, axis, index, ones, "add")?;
-    let count = op.Max(&[count, one]).out();
+    let count = op.Max(&[count, one]);
     if t.is_float() {
-        Ok(op.Div(out, count).out())
+        Ok(op.Div(out, count))
     } else {
         let o = cast(op, out, DType::Int64);
         let q = floor_div_pos(op, o, count);
@@ -290,7 +290,7 @@ translations! {
             let post = op.Shape(self_).start((a.b_at + used) as i64).out();
             op.Concat(&[pre, bshape, post]).axis(0).out()
         };
-        let upd = op.Expand(values, tshape).out();
+        let upd = op.Expand(values, tshape);
         let out_rank = a.nb + r - used;
         let upd = if a.b_at == 0 {
             upd
@@ -355,7 +355,7 @@ translations! {
             (None, Some(v)) => {
                 let v = scalar_value(op, v, t);
                 let s = op.Shape(index).out();
-                op.Expand(v, s).out()
+                op.Expand(v, s)
             }
             _ => bail!("scatter needs src or value"),
         };
@@ -430,7 +430,7 @@ translations! {
         let mut s = cast(op, source, t);
         if alpha != Scalar::Int(1) {
             let a = scalar_value(op, alpha, t);
-            s = op.Mul(s, a).out();
+            s = op.Mul(s, a);
         }
         let idx = index_along(op, index, source, axis, r);
         scatter_elements(op, self_, r, axis, idx, s, "add")
@@ -465,11 +465,11 @@ translations! {
         let zero = op.scalar_i64(0);
         let one = op.scalar_i64(1);
         let n0 = to_scalar(op, n);
-        let ar = op.Range(zero, n0, one).out();
+        let ar = op.Range(zero, n0, one);
         let index = wrap_index(op, index, n);
         let col = op.const_i64s(&[-1, 1]);
         let ar2 = op.Reshape(ar, col).out();
-        let eq = op.Equal(ar2, index).out();
+        let eq = op.Equal(ar2, index);
         let eqi = cast(op, eq, DType::Int64);
         let axes = op.const_i64s(&[1]);
         let hit = op.ReduceMax(eqi, Some(axes)).keepdims(0).out();
@@ -479,16 +479,16 @@ translations! {
         let shape = op.const_i64s(&shape);
         let mask = op.Reshape(hit, shape).out();
         let v = operand_value(op, value, t);
-        Ok(op.Where(mask, v, self_).out())
+        Ok(op.Where(mask, v, self_))
     }
 
     /// masked_select(Tensor self, Tensor mask) -> Tensor
     #[target("aten::masked_select")]
     fn masked_select(op, self_: Tensor, mask: Tensor) -> Value {
         let (sx, sm) = (op.Shape(self_).out(), op.Shape(mask).out());
-        let xb = op.Expand(self_, sm).out();
+        let xb = op.Expand(self_, sm);
         let m = cast(op, mask, DType::Bool);
-        let mb = op.Expand(m, sx).out();
+        let mb = op.Expand(m, sx);
         let (fx, fm) = (flat(op, xb), flat(op, mb));
         op.Compress(fx, fm).axis(0).out()
     }
@@ -498,9 +498,9 @@ translations! {
     fn masked_scatter(op, self_: Tensor, mask: Tensor, source: Tensor) -> OpResult<Value> {
         let t = dtype_of(op, self_)?;
         let (sx, sm) = (op.Shape(self_).out(), op.Shape(mask).out());
-        let xb = op.Expand(self_, sm).out();
+        let xb = op.Expand(self_, sm);
         let m = cast(op, mask, DType::Bool);
-        let mb = op.Expand(m, sx).out();
+        let mb = op.Expand(m, sx);
         let shape = op.Shape(xb).out();
         let (fx, fm) = (flat(op, xb), flat(op, mb));
         // The k-th true position takes source's k-th element (row-major).
@@ -508,8 +508,8 @@ translations! {
         let zero = op.scalar_i64(0);
         let pos = op.CumSum(mi, zero).out();
         let one = op.scalar_i64(1);
-        let pos = op.Sub(pos, one).out();
-        let pos = op.Max(&[pos, zero]).out();
+        let pos = op.Sub(pos, one);
+        let pos = op.Max(&[pos, zero]);
         let s = cast(op, source, t);
         let s = flat(op, s);
         // One spare element so that an empty source with an all-false mask still gathers.
@@ -520,7 +520,7 @@ translations! {
             .out();
         let s = op.Concat(&[s, spare]).axis(0).out();
         let g = op.Gather(s, pos).axis(0).out();
-        let out = op.Where(fm, g, fx).out();
+        let out = op.Where(fm, g, fx);
         Ok(op.Reshape(out, shape).out())
     }
 
@@ -554,8 +554,8 @@ translations! {
         let si1 = op.ScatterElements(si, starts, one).axis(0).out();
         let sx = op.Shape(self_).out();
         let sx1 = op.ScatterElements(sx, starts, one).axis(0).out();
-        let x = op.Expand(self_, si1).out();
-        let i = op.Expand(i, sx1).out();
+        let x = op.Expand(self_, si1);
+        let i = op.Expand(i, sx1);
         Ok(op.GatherElements(x, i).axis(axis).out())
     }
 
@@ -582,8 +582,8 @@ translations! {
         } else {
             let t = dtype_of(op, self_)?;
             let z = op.scalar(t, 0.0);
-            let e = op.Equal(self_, z).out();
-            op.Not(e).out()
+            let e = op.Equal(self_, z);
+            op.Not(e)
         };
         let n = cast(op, nz, DType::Int64);
         if r == 0 {
@@ -607,13 +607,13 @@ translations! {
         if r == 0 {
             // [n, 0] with n = 1 if the scalar is non-zero.
             let x = flat(op, self_);
-            let nz = op.NonZero(x).out();
+            let nz = op.NonZero(x);
             let n = op.Shape(nz).start(1).end(2).out();
             let z = op.const_i64s(&[0]);
             let s = op.Concat(&[n, z]).axis(0).out();
             return Ok(op.ConstantOfShape(s).value(TensorData::from_i64s(vec![1], &[0])).out());
         }
-        let nz = op.NonZero(self_).out();
+        let nz = op.NonZero(self_);
         Ok(op.Transpose(nz).perm(&[1, 0]).out())
     }
 
@@ -623,13 +623,13 @@ translations! {
         let r = rank_of(op, self_)?;
         let SymInt::Const(size) = size else { bail!("nonzero_static with a symbolic size") };
         let x = if r == 0 { flat(op, self_) } else { self_ };
-        let nz = op.NonZero(x).out();
+        let nz = op.NonZero(x);
         let nz = op.Transpose(nz).perm(&[1, 0]).out();
         let nz = if r == 0 {
             let starts = op.const_i64s(&[0]);
             let ends = op.const_i64s(&[0]);
             let axes = op.const_i64s(&[1]);
-            op.Slice(nz, starts, ends, Some(axes), None).out()
+            op.Slice(nz, starts, ends, Some(axes), None)
         } else {
             nz
         };
@@ -641,7 +641,7 @@ translations! {
         let starts = op.const_i64s(&[0]);
         let ends = op.const_i64s(&[size]);
         let axes = op.const_i64s(&[0]);
-        Ok(op.Slice(both, starts, ends, Some(axes), None).out())
+        Ok(op.Slice(both, starts, ends, Some(axes), None))
     }
 
     /// nonzero(Tensor self) -> Tensor
@@ -650,12 +650,12 @@ translations! {
         if rank_of(op, self_)? == 0 {
             // A 0-d input gives [n, 0] (n = 1 when it is nonzero).
             let x = as_1d(op, self_);
-            let nz = op.NonZero(x).out();
+            let nz = op.NonZero(x);
             let t = op.Transpose(nz).perm(&[1, 0]).out();
             let (s, e, ax) = (op.const_i64s(&[0]), op.const_i64s(&[0]), op.const_i64s(&[1]));
-            return Ok(op.Slice(t, s, e, Some(ax), None).out());
+            return Ok(op.Slice(t, s, e, Some(ax), None));
         }
-        let nz = op.NonZero(self_).out();
+        let nz = op.NonZero(self_);
         Ok(op.Transpose(nz).perm(&[1, 0]).out())
     }
 
@@ -683,13 +683,13 @@ translations! {
             let n = shape[i];
             let ix = cast(op, *ix, DType::Int64);
             let (lo, hi) = (op.scalar_i64(-n), op.scalar_i64(n - 1));
-            let ix = op.Max(&[ix, lo]).out();
-            let ix = op.Min(&[ix, hi]).out();
+            let ix = op.Max(&[ix, lo]);
+            let ix = op.Min(&[ix, hi]);
             let z = op.scalar_i64(0);
-            let neg = op.Less(ix, z).out();
+            let neg = op.Less(ix, z);
             let nv = op.scalar_i64(n);
-            let wrapped = op.Add(ix, nv).out();
-            idx.push(op.Where(neg, wrapped, ix).out());
+            let wrapped = op.Add(ix, nv);
+            idx.push(op.Where(neg, wrapped, ix));
         }
         if idx.is_empty() {
             bail!("_unsafe_masked_index_put_accumulate needs indices");
@@ -697,28 +697,28 @@ translations! {
         let k = idx.len();
         // The broadcast index shape B, each index expanded to it and stacked on a new last axis.
         let z = op.scalar_i64(0);
-        let mut acc = op.Mul(idx[0], z).out();
+        let mut acc = op.Mul(idx[0], z);
         for &ix in &idx[1..] {
-            let zi = op.Mul(ix, z).out();
-            acc = op.Add(acc, zi).out();
+            let zi = op.Mul(ix, z);
+            acc = op.Add(acc, zi);
         }
         let bshape = op.Shape(acc).out();
         let m1 = op.const_i64s(&[-1]);
         let stacked: Vec<Value> = idx
             .iter()
             .map(|&ix| {
-                let e = op.Expand(ix, bshape).out();
-                op.Unsqueeze(e, m1).out()
+                let e = op.Expand(ix, bshape);
+                op.Unsqueeze(e, m1)
             })
             .collect();
         let nd = op.Concat(&stacked).axis(-1).out();
         let x = cast(op, self_, t);
         let v = cast(op, values, t);
         let fz = op.scalar(t, 0.0);
-        let v = op.Where(mask, v, fz).out();
+        let v = op.Where(mask, v, fz);
         let trail = op.const_i64s(&shape[k..]);
         let ushape = op.Concat(&[bshape, trail]).axis(0).out();
-        let v = op.Expand(v, ushape).out();
+        let v = op.Expand(v, ushape);
         Ok(op.ScatterND(x, nd, v).reduction("add").out())
     }
 }

@@ -13,23 +13,23 @@ fn scaled_sum(op: &mut Builder, input: Value, product: Value, beta: f64, alpha: 
         product
     } else {
         let a = op.scalar(t, alpha);
-        op.Mul(product, a).out()
+        op.Mul(product, a)
     };
     if beta == 0.0 {
         // torch never reads `input` then (NaN and inf in it do not propagate), but still broadcasts.
         let z = op.scalar(t, 0.0);
-        let zi = op.Mul(input, z).out();
+        let zi = op.Mul(input, z);
         let shape = op.Shape(zi).out();
-        let zeros = op.Expand(z, shape).out();
-        return op.Add(p, zeros).out();
+        let zeros = op.Expand(z, shape);
+        return op.Add(p, zeros);
     }
     let c = if beta == 1.0 {
         input
     } else {
         let b = op.scalar(t, beta);
-        op.Mul(input, b).out()
+        op.Mul(input, b)
     };
-    op.Add(c, p).out()
+    op.Add(c, p)
 }
 
 translations! {
@@ -44,7 +44,7 @@ translations! {
         alpha: f64 = 1.0,
     ) -> OpResult<Value> {
         let t = result_dtype(op, batch1)?;
-        let p = op.MatMul(batch1, batch2).out();
+        let p = op.MatMul(batch1, batch2);
         Ok(scaled_sum(op, self_, p, beta, alpha, t))
     }
 
@@ -59,7 +59,7 @@ translations! {
         alpha: f64 = 1.0,
     ) -> OpResult<Value> {
         let t = result_dtype(op, batch1)?;
-        let p = op.MatMul(batch1, batch2).out();
+        let p = op.MatMul(batch1, batch2);
         let axes = op.const_i64s(&[0]);
         let p = op.ReduceSum(p, Some(axes)).keepdims(0).out();
         Ok(scaled_sum(op, self_, p, beta, alpha, t))
@@ -76,7 +76,7 @@ translations! {
         alpha: f64 = 1.0,
     ) -> OpResult<Value> {
         let t = result_dtype(op, mat)?;
-        let p = op.MatMul(mat, vec).out();
+        let p = op.MatMul(mat, vec);
         Ok(scaled_sum(op, self_, p, beta, alpha, t))
     }
 
@@ -95,16 +95,16 @@ translations! {
             bail!("addr of bool tensors is not supported");
         }
         let (c, r) = (op.const_i64s(&[1]), op.const_i64s(&[0]));
-        let a = op.Unsqueeze(vec1, c).out();
-        let b = op.Unsqueeze(vec2, r).out();
-        let p = op.Mul(a, b).out();
+        let a = op.Unsqueeze(vec1, c);
+        let b = op.Unsqueeze(vec2, r);
+        let p = op.Mul(a, b);
         Ok(scaled_sum(op, self_, p, beta, alpha, t))
     }
 
     /// mv(Tensor self, Tensor vec) -> Tensor
     #[target("aten::mv")]
     fn mv(op, self_: Tensor, vec: Tensor) -> Value {
-        op.MatMul(self_, vec).out()
+        op.MatMul(self_, vec)
     }
 
     /// dot(Tensor self, Tensor tensor) -> Tensor
@@ -123,7 +123,7 @@ translations! {
             bail!("dot/vdot/inner are translated for 1-D tensors only");
         }
         let t = result_dtype(op, self_)?;
-        let p = op.Mul(self_, b).out();
+        let p = op.Mul(self_, b);
         let p = cast(op, p, t);
         Ok(op.ReduceSum(p, None).keepdims(0).out())
     }
@@ -140,7 +140,7 @@ translations! {
         let eye = op.EyeLike(x).dtype(DType::Int64 as i64).out();
         let eye = cast(op, eye, DType::Bool);
         let zero = op.scalar(t, 0.0);
-        let d = op.Where(eye, x, zero).out();
+        let d = op.Where(eye, x, zero);
         Ok(op.ReduceSum(d, None).keepdims(0).out())
     }
 
@@ -156,9 +156,9 @@ translations! {
         let bi: Vec<Value> = (0..3).map(|i| slice_along(op, b, axis, i, i + 1)).collect();
         let mut parts = Vec::new();
         for (i, j) in [(1, 2), (2, 0), (0, 1)] {
-            let p = op.Mul(ai[i], bi[j]).out();
-            let q = op.Mul(ai[j], bi[i]).out();
-            parts.push(op.Sub(p, q).out());
+            let p = op.Mul(ai[i], bi[j]);
+            let q = op.Mul(ai[j], bi[i]);
+            parts.push(op.Sub(p, q));
         }
         Ok(op.Concat(&parts).axis(axis).out())
     }
@@ -173,7 +173,7 @@ translations! {
         let t = result_dtype(op, x)?;
         let a = cast(op, x, t);
         let b = cast(op, y, t);
-        let p = op.Mul(a, b).out();
+        let p = op.Mul(a, b);
         let axes = op.const_i64s(&[normalize_axis(dim, r)]);
         Ok(op.ReduceSum(p, Some(axes)).keepdims(0).out())
     }
@@ -192,29 +192,29 @@ translations! {
             return Ok(op.Gemm(mat1, mat2, Some(self_)).alpha(alpha as f32).beta(beta as f32).out());
         }
         let t = dtype_of(op, mat1)?;
-        let mut p = op.MatMul(mat1, mat2).out();
+        let mut p = op.MatMul(mat1, mat2);
         if alpha != 1.0 {
             let a = op.scalar(t, alpha);
-            p = op.Mul(p, a).out();
+            p = op.Mul(p, a);
         }
         let mut c = self_;
         if beta != 1.0 {
             let b = op.scalar(t, beta);
-            c = op.Mul(c, b).out();
+            c = op.Mul(c, b);
         }
-        Ok(op.Add(p, c).out())
+        Ok(op.Add(p, c))
     }
 
     /// matmul(Tensor self, Tensor other) -> Tensor
     #[target("aten::matmul")]
     fn matmul(op, self_: Tensor, other: Tensor) -> Value {
-        op.MatMul(self_, other).out()
+        op.MatMul(self_, other)
     }
 
     /// mm(Tensor self, Tensor mat2) -> Tensor
     #[target("aten::mm", "aten::bmm")]
     fn mm(op, self_: Tensor, mat2: Tensor) -> Value {
-        op.MatMul(self_, mat2).out()
+        op.MatMul(self_, mat2)
     }
 
     /// cosine_similarity(Tensor x1, Tensor x2, int dim=1, float eps=1e-08) -> Tensor
@@ -233,19 +233,19 @@ translations! {
         let sa = op.Shape(a).out();
         let sb = op.Shape(b).out();
         let one = op.scalar(t, 1.0);
-        let ones_a = op.Expand(one, sa).out();
-        let ones = op.Expand(ones_a, sb).out();
-        let a = op.Mul(a, ones).out();
-        let b = op.Mul(b, ones).out();
+        let ones_a = op.Expand(one, sa);
+        let ones = op.Expand(ones_a, sb);
+        let a = op.Mul(a, ones);
+        let b = op.Mul(b, ones);
         let axis = normalize_axis(dim, r);
         let e = op.scalar(t, eps);
         let na = pnorm(op, a, 2.0, &[axis], true)?;
-        let na = op.Max(&[na, e]).out();
+        let na = op.Max(&[na, e]);
         let nb = pnorm(op, b, 2.0, &[axis], true)?;
-        let nb = op.Max(&[nb, e]).out();
-        let a = op.Div(a, na).out();
-        let b = op.Div(b, nb).out();
-        let p = op.Mul(a, b).out();
+        let nb = op.Max(&[nb, e]);
+        let a = op.Div(a, na);
+        let b = op.Div(b, nb);
+        let p = op.Mul(a, b);
         let axes = op.const_i64s(&[axis]);
         Ok(op.ReduceSum(p, Some(axes)).keepdims(0).out())
     }
@@ -291,7 +291,7 @@ translations! {
         let jv = op.constant_tensor(TensorData::from_i64s(vec![k], &js));
         let a = op.Gather(x, iv).axis(0).out();
         let b = op.Gather(x, jv).axis(0).out();
-        let d = op.Sub(a, b).out();
+        let d = op.Sub(a, b);
         pnorm(op, d, p, &[1], false)
     }
 
@@ -302,7 +302,7 @@ translations! {
         let (a, b) = (cast(op, self_, t), cast(op, vec2, t));
         let col = op.const_i64s(&[-1, 1]);
         let a = op.Reshape(a, col).out();
-        Ok(op.Mul(a, b).out())
+        Ok(op.Mul(a, b))
     }
 
     /// kron(Tensor self, Tensor other) -> Tensor
@@ -325,7 +325,7 @@ translations! {
         let (ia, ib) = (op.const_i64s(&ia), op.const_i64s(&ib));
         let a = op.Reshape(a, ia).out();
         let b = op.Reshape(b, ib).out();
-        let p = op.Mul(a, b).out();
+        let p = op.Mul(a, b);
         let out = op.const_i64s(&out);
         Ok(op.Reshape(p, out).out())
     }
@@ -372,7 +372,7 @@ translations! {
         let (s2a, s2b) = (op.const_i64s(&[m, k]), op.const_i64s(&[k, n]));
         let a = op.Reshape(a, s2a).out();
         let b = op.Reshape(b, s2b).out();
-        let p = op.MatMul(a, b).out();
+        let p = op.MatMul(a, b);
         let out: Vec<i64> = fa.iter().map(|&d| sa[d as usize]).chain(fb.iter().map(|&d| sb[d as usize])).collect();
         let out = op.const_i64s(&out);
         Ok(op.Reshape(p, out).out())

@@ -12,9 +12,9 @@ fn reduce_loss(op: &mut Builder, l: Value, reduction: i64) -> OpResult<Value> {
             // sum / count: an empty loss averages to NaN like torch.
             let t = dtype_of(op, l)?;
             let s = op.ReduceSum(l, None).keepdims(0).out();
-            let n = op.Size(l).out();
+            let n = op.Size(l);
             let n = cast(op, n, t);
-            Ok(op.Div(s, n).out())
+            Ok(op.Div(s, n))
         }
         2 => Ok(op.ReduceSum(l, None).keepdims(0).out()),
         r => bail!("unknown loss reduction {r}"),
@@ -35,8 +35,8 @@ fn operands(op: &mut Builder, a: Value, b: Value) -> OpResult<(DType, Value, Val
 
 /// `|a - b|`.
 fn abs_diff(op: &mut Builder, a: Value, b: Value) -> Value {
-    let d = op.Sub(a, b).out();
-    op.Abs(d).out()
+    let d = op.Sub(a, b);
+    op.Abs(d)
 }
 
 /// The float type a loss computes in, from the node's result type or `x`.
@@ -64,20 +64,20 @@ fn nll_terms(
     let r = rank_of(op, x)?;
     let zero_ax = op.const_i64s(&[0]);
     let (x, tg) = if r == 1 {
-        let tg = op.Unsqueeze(target, zero_ax).out();
-        (op.Unsqueeze(x, zero_ax).out(), tg)
+        let tg = op.Unsqueeze(target, zero_ax);
+        (op.Unsqueeze(x, zero_ax), tg)
     } else {
         (x, target)
     };
     let tg = cast(op, tg, DType::Int64);
     let ign = op.scalar_i64(ignore_index);
-    let ignored = op.Equal(tg, ign).out();
+    let ignored = op.Equal(tg, ign);
     let z = op.scalar_i64(0);
-    let safe = op.Where(ignored, z, tg).out();
+    let safe = op.Where(ignored, z, tg);
     let one_ax = op.const_i64s(&[1]);
-    let idx = op.Unsqueeze(safe, one_ax).out();
+    let idx = op.Unsqueeze(safe, one_ax);
     let g = op.GatherElements(x, idx).axis(1).out();
-    let g = op.Squeeze(g, Some(one_ax)).out();
+    let g = op.Squeeze(g, Some(one_ax));
     let w = match weight {
         Some(w) => {
             let w = cast(op, w, t);
@@ -86,16 +86,16 @@ fn nll_terms(
         None => {
             let one = op.scalar(t, 1.0);
             let s = op.Shape(g).out();
-            op.Expand(one, s).out()
+            op.Expand(one, s)
         }
     };
     let fz = op.scalar(t, 0.0);
-    let w = op.Where(ignored, fz, w).out();
-    let l = op.Mul(g, w).out();
-    let l = op.Neg(l).out();
-    let l = op.Where(ignored, fz, l).out();
+    let w = op.Where(ignored, fz, w);
+    let l = op.Mul(g, w);
+    let l = op.Neg(l);
+    let l = op.Where(ignored, fz, l);
     if r == 1 {
-        Ok((op.Squeeze(l, Some(zero_ax)).out(), op.Squeeze(w, Some(zero_ax)).out()))
+        Ok((op.Squeeze(l, Some(zero_ax)), op.Squeeze(w, Some(zero_ax))))
     } else {
         Ok((l, w))
     }
@@ -118,7 +118,7 @@ fn nll(
         1 => {
             let s = op.ReduceSum(l, None).keepdims(0).out();
             let ws = op.ReduceSum(w, None).keepdims(0).out();
-            Ok(op.Div(s, ws).out())
+            Ok(op.Div(s, ws))
         }
         2 => Ok(op.ReduceSum(l, None).keepdims(0).out()),
         r => bail!("unknown loss reduction {r}"),
@@ -128,7 +128,7 @@ fn nll(
 /// `max(x, 0)`.
 fn relu(op: &mut Builder, x: Value, t: DType) -> Value {
     let z = op.scalar(t, 0.0);
-    op.Max(&[x, z]).out()
+    op.Max(&[x, z])
 }
 
 translations! {
@@ -144,8 +144,8 @@ translations! {
     #[target("aten::mse_loss")]
     fn mse_loss(op, self_: Tensor, target: Tensor, reduction: i64 = 1) -> OpResult<Value> {
         let (_, a, b) = operands(op, self_, target)?;
-        let d = op.Sub(a, b).out();
-        let l = op.Mul(d, d).out();
+        let d = op.Sub(a, b);
+        let l = op.Mul(d, d);
         reduce_loss(op, l, reduction)
     }
 
@@ -165,14 +165,14 @@ translations! {
         }
         // d < beta: 0.5·d²/beta, else d - 0.5·beta.
         let bv = op.scalar(t, beta);
-        let lt = op.Less(d, bv).out();
-        let sq = op.Mul(d, d).out();
+        let lt = op.Less(d, bv);
+        let sq = op.Mul(d, d);
         let half = op.scalar(t, 0.5);
-        let sq = op.Mul(sq, half).out();
-        let quad = op.Div(sq, bv).out();
+        let sq = op.Mul(sq, half);
+        let quad = op.Div(sq, bv);
         let hb = op.scalar(t, 0.5 * beta);
-        let lin = op.Sub(d, hb).out();
-        let l = op.Where(lt, quad, lin).out();
+        let lin = op.Sub(d, hb);
+        let l = op.Where(lt, quad, lin);
         reduce_loss(op, l, reduction)
     }
 
@@ -189,14 +189,14 @@ translations! {
         let d = abs_diff(op, a, b);
         // d < delta: 0.5·d², else delta·(d - 0.5·delta).
         let dv = op.scalar(t, delta);
-        let lt = op.Less(d, dv).out();
-        let sq = op.Mul(d, d).out();
+        let lt = op.Less(d, dv);
+        let sq = op.Mul(d, d);
         let half = op.scalar(t, 0.5);
-        let quad = op.Mul(sq, half).out();
+        let quad = op.Mul(sq, half);
         let hd = op.scalar(t, 0.5 * delta);
-        let lin = op.Sub(d, hd).out();
-        let lin = op.Mul(lin, dv).out();
-        let l = op.Where(lt, quad, lin).out();
+        let lin = op.Sub(d, hd);
+        let lin = op.Mul(lin, dv);
+        let l = op.Where(lt, quad, lin);
         reduce_loss(op, l, reduction)
     }
 
@@ -213,19 +213,19 @@ translations! {
         let (t, x, y) = operands(op, self_, target)?;
         let floor = op.scalar(t, -100.0);
         let one = op.scalar(t, 1.0);
-        let lx = op.Log(x).out();
-        let lx = op.Max(&[lx, floor]).out();
-        let omx = op.Sub(one, x).out();
-        let l1x = op.Log(omx).out();
-        let l1x = op.Max(&[l1x, floor]).out();
-        let omy = op.Sub(one, y).out();
-        let a = op.Mul(y, lx).out();
-        let b = op.Mul(omy, l1x).out();
-        let s = op.Add(a, b).out();
-        let mut l = op.Neg(s).out();
+        let lx = op.Log(x);
+        let lx = op.Max(&[lx, floor]);
+        let omx = op.Sub(one, x);
+        let l1x = op.Log(omx);
+        let l1x = op.Max(&[l1x, floor]);
+        let omy = op.Sub(one, y);
+        let a = op.Mul(y, lx);
+        let b = op.Mul(omy, l1x);
+        let s = op.Add(a, b);
+        let mut l = op.Neg(s);
         if let Some(w) = weight {
             let w = cast(op, w, t);
-            l = op.Mul(l, w).out();
+            l = op.Mul(l, w);
         }
         reduce_loss(op, l, reduction)
     }
@@ -245,27 +245,27 @@ translations! {
         let (t, x, y) = operands(op, self_, target)?;
         let one = op.scalar(t, 1.0);
         let zero = op.scalar(t, 0.0);
-        let omy = op.Sub(one, y).out();
-        let first = op.Mul(omy, x).out();
-        let ax = op.Abs(x).out();
-        let nax = op.Neg(ax).out();
-        let e = op.Exp(nax).out();
-        let ope = op.Add(one, e).out();
-        let sp = op.Log(ope).out();
-        let nx = op.Neg(x).out();
-        let mv = op.Max(&[nx, zero]).out();
-        let mut tail = op.Add(sp, mv).out();
+        let omy = op.Sub(one, y);
+        let first = op.Mul(omy, x);
+        let ax = op.Abs(x);
+        let nax = op.Neg(ax);
+        let e = op.Exp(nax);
+        let ope = op.Add(one, e);
+        let sp = op.Log(ope);
+        let nx = op.Neg(x);
+        let mv = op.Max(&[nx, zero]);
+        let mut tail = op.Add(sp, mv);
         if let Some(pw) = pos_weight {
             let pw = cast(op, pw, t);
-            let pm1 = op.Sub(pw, one).out();
-            let py = op.Mul(pm1, y).out();
-            let lw = op.Add(py, one).out();
-            tail = op.Mul(lw, tail).out();
+            let pm1 = op.Sub(pw, one);
+            let py = op.Mul(pm1, y);
+            let lw = op.Add(py, one);
+            tail = op.Mul(lw, tail);
         }
-        let mut l = op.Add(first, tail).out();
+        let mut l = op.Add(first, tail);
         if let Some(w) = weight {
             let w = cast(op, w, t);
-            l = op.Mul(l, w).out();
+            l = op.Mul(l, w);
         }
         reduce_loss(op, l, reduction)
     }
@@ -282,18 +282,18 @@ translations! {
         let (t, x, y) = operands(op, self_, target)?;
         let l = if log_target {
             // exp(y)·(y - x)
-            let e = op.Exp(y).out();
-            let d = op.Sub(y, x).out();
-            op.Mul(e, d).out()
+            let e = op.Exp(y);
+            let d = op.Sub(y, x);
+            op.Mul(e, d)
         } else {
             // xlogy(y, y) - y·x, with 0·log 0 = 0.
             let zero = op.scalar(t, 0.0);
-            let ly = op.Log(y).out();
-            let yly = op.Mul(y, ly).out();
-            let is0 = op.Equal(y, zero).out();
-            let xl = op.Where(is0, zero, yly).out();
-            let yx = op.Mul(y, x).out();
-            op.Sub(xl, yx).out()
+            let ly = op.Log(y);
+            let yly = op.Mul(y, ly);
+            let is0 = op.Equal(y, zero);
+            let xl = op.Where(is0, zero, yly);
+            let yx = op.Mul(y, x);
+            op.Sub(xl, yx)
         };
         reduce_loss(op, l, reduction)
     }
@@ -313,13 +313,13 @@ translations! {
         let one = op.scalar(t, 1.0);
         let mone = op.scalar(t, -1.0);
         let m = op.scalar(t, margin);
-        let mx = op.Sub(m, x).out();
-        let mx = op.Max(&[mx, zero]).out();
-        let is1 = op.Equal(y, one).out();
-        let a = op.Where(is1, zero, mx).out();
-        let ism1 = op.Equal(y, mone).out();
-        let b = op.Where(ism1, zero, x).out();
-        let l = op.Add(a, b).out();
+        let mx = op.Sub(m, x);
+        let mx = op.Max(&[mx, zero]);
+        let is1 = op.Equal(y, one);
+        let a = op.Where(is1, zero, mx);
+        let ism1 = op.Equal(y, mone);
+        let b = op.Where(ism1, zero, x);
+        let l = op.Add(a, b);
         reduce_loss(op, l, reduction)
     }
 
@@ -336,13 +336,13 @@ translations! {
         // max(0, -y·(x1 - x2) + margin)
         let (t, a, b) = operands(op, input1, input2)?;
         let y = cast(op, target, t);
-        let d = op.Sub(a, b).out();
-        let yd = op.Mul(y, d).out();
-        let n = op.Neg(yd).out();
+        let d = op.Sub(a, b);
+        let yd = op.Mul(y, d);
+        let n = op.Neg(yd);
         let m = op.scalar(t, margin);
-        let s = op.Add(n, m).out();
+        let s = op.Add(n, m);
         let zero = op.scalar(t, 0.0);
-        let l = op.Max(&[s, zero]).out();
+        let l = op.Max(&[s, zero]);
         reduce_loss(op, l, reduction)
     }
 
@@ -351,12 +351,12 @@ translations! {
     fn soft_margin_loss(op, self_: Tensor, target: Tensor, reduction: i64 = 1) -> OpResult<Value> {
         // log(1 + exp(-y·x))
         let (t, x, y) = operands(op, self_, target)?;
-        let yx = op.Mul(y, x).out();
-        let n = op.Neg(yx).out();
-        let e = op.Exp(n).out();
+        let yx = op.Mul(y, x);
+        let n = op.Neg(yx);
+        let e = op.Exp(n);
         let one = op.scalar(t, 1.0);
-        let s = op.Add(one, e).out();
-        let l = op.Log(s).out();
+        let s = op.Add(one, e);
+        let l = op.Log(s);
         reduce_loss(op, l, reduction)
     }
 
@@ -374,33 +374,33 @@ translations! {
         let (t, x, y) = operands(op, input, target)?;
         let mut l = if log_input {
             // exp(x) - y·x
-            let e = op.Exp(x).out();
-            let yx = op.Mul(y, x).out();
-            op.Sub(e, yx).out()
+            let e = op.Exp(x);
+            let yx = op.Mul(y, x);
+            op.Sub(e, yx)
         } else {
             // x - y·log(x + eps)
             let ev = op.scalar(t, eps);
-            let xe = op.Add(x, ev).out();
-            let lx = op.Log(xe).out();
-            let ylx = op.Mul(y, lx).out();
-            op.Sub(x, ylx).out()
+            let xe = op.Add(x, ev);
+            let lx = op.Log(xe);
+            let ylx = op.Mul(y, lx);
+            op.Sub(x, ylx)
         };
         if full {
             // Stirling term y·log y - y + 0.5·log(2πy), where y > 1.
             let one = op.scalar(t, 1.0);
             let zero = op.scalar(t, 0.0);
-            let ly = op.Log(y).out();
-            let yly = op.Mul(y, ly).out();
-            let s = op.Sub(yly, y).out();
+            let ly = op.Log(y);
+            let yly = op.Mul(y, ly);
+            let s = op.Sub(yly, y);
             let tp = op.scalar(t, 2.0 * std::f64::consts::PI);
-            let tpy = op.Mul(tp, y).out();
-            let ltpy = op.Log(tpy).out();
+            let tpy = op.Mul(tp, y);
+            let ltpy = op.Log(tpy);
             let half = op.scalar(t, 0.5);
-            let h = op.Mul(half, ltpy).out();
-            let s = op.Add(s, h).out();
-            let gt = op.Greater(y, one).out();
-            let st = op.Where(gt, s, zero).out();
-            l = op.Add(l, st).out();
+            let h = op.Mul(half, ltpy);
+            let s = op.Add(s, h);
+            let gt = op.Greater(y, one);
+            let st = op.Where(gt, s, zero);
+            l = op.Add(l, st);
         }
         reduce_loss(op, l, reduction)
     }
@@ -448,21 +448,21 @@ translations! {
                 };
                 let a = op.scalar(t, 1.0 - label_smoothing);
                 let b = op.scalar(t, label_smoothing / c as f64);
-                y = op.Mul(y, a).out();
-                y = op.Add(y, b).out();
+                y = op.Mul(y, a);
+                y = op.Add(y, b);
             }
-            let mut p = op.Mul(logp, y).out();
+            let mut p = op.Mul(logp, y);
             if let Some(w) = weight {
                 let w = cast(op, w, t);
                 let mut shape = vec![1i64; r];
                 shape[class_axis as usize] = -1;
                 let s = op.const_i64s(&shape);
                 let w = op.Reshape(w, s).out();
-                p = op.Mul(p, w).out();
+                p = op.Mul(p, w);
             }
             let axes = op.const_i64s(&[class_axis]);
             let s = op.ReduceSum(p, Some(axes)).keepdims(0).out();
-            let l = op.Neg(s).out();
+            let l = op.Neg(s);
             return reduce_loss(op, l, reduction);
         }
         if label_smoothing != 0.0 {
@@ -486,31 +486,31 @@ translations! {
         let (t, a, b) = operands(op, input1, input2)?;
         let td = rank_of(op, target)? as i64;
         let axes = op.const_i64s(&[td]);
-        let ab = op.Mul(a, b).out();
+        let ab = op.Mul(a, b);
         let prod = op.ReduceSum(ab, Some(axes)).keepdims(0).out();
         let eps = op.scalar(t, 1e-12);
-        let aa = op.Mul(a, a).out();
+        let aa = op.Mul(a, a);
         let m1 = op.ReduceSum(aa, Some(axes)).keepdims(0).out();
-        let m1 = op.Add(m1, eps).out();
-        let bb = op.Mul(b, b).out();
+        let m1 = op.Add(m1, eps);
+        let bb = op.Mul(b, b);
         let m2 = op.ReduceSum(bb, Some(axes)).keepdims(0).out();
-        let m2 = op.Add(m2, eps).out();
-        let den = op.Mul(m1, m2).out();
-        let den = op.Sqrt(den).out();
-        let cos = op.Div(prod, den).out();
+        let m2 = op.Add(m2, eps);
+        let den = op.Mul(m1, m2);
+        let den = op.Sqrt(den);
+        let cos = op.Div(prod, den);
         let one = op.scalar(t, 1.0);
-        let pos = op.Sub(one, cos).out();
+        let pos = op.Sub(one, cos);
         let mg = op.scalar(t, margin);
-        let neg = op.Sub(cos, mg).out();
+        let neg = op.Sub(cos, mg);
         let neg = relu(op, neg, t);
         let y = cast(op, target, t);
         let zero = op.scalar(t, 0.0);
-        let is_pos = op.Equal(y, one).out();
+        let is_pos = op.Equal(y, one);
         let mone = op.scalar(t, -1.0);
-        let is_neg = op.Equal(y, mone).out();
-        let lp = op.Where(is_pos, pos, zero).out();
-        let ln = op.Where(is_neg, neg, zero).out();
-        let l = op.Add(lp, ln).out();
+        let is_neg = op.Equal(y, mone);
+        let lp = op.Where(is_pos, pos, zero);
+        let ln = op.Where(is_neg, neg, zero);
+        let l = op.Add(lp, ln);
         reduce_loss(op, l, reduction)
     }
 
@@ -534,11 +534,11 @@ translations! {
         let mut dn = pairwise(op, anchor, negative, p, eps, false, t)?;
         if swap {
             let ds = pairwise(op, positive, negative, p, eps, false, t)?;
-            dn = op.Min(&[dn, ds]).out();
+            dn = op.Min(&[dn, ds]);
         }
         let m = op.scalar(t, margin);
-        let l = op.Add(m, dp).out();
-        let l = op.Sub(l, dn).out();
+        let l = op.Add(m, dp);
+        let l = op.Sub(l, dn);
         let l = relu(op, l, t);
         reduce_loss(op, l, reduction)
     }
@@ -573,29 +573,29 @@ translations! {
         let tg = op.Reshape(tg, m1).out();
         let xy = op.GatherElements(x, tg).axis(1).out();
         let mg = op.scalar(t, margin);
-        let z = op.Sub(mg, xy).out();
-        let z = op.Add(z, x).out();
+        let z = op.Sub(mg, xy);
+        let z = op.Add(z, x);
         let mut h = relu(op, z, t);
         if p == 2 {
-            h = op.Mul(h, h).out();
+            h = op.Mul(h, h);
         }
         if let Some(w) = weight {
             let w = cast(op, w, t);
             let wy = op.Gather(w, tg).axis(0).out();
-            h = op.Mul(h, wy).out();
+            h = op.Mul(h, wy);
         }
         // Drop the target column.
         let c = op.Shape(x).start(1).end(2).out();
         let (zero, one) = (op.scalar_i64(0), op.scalar_i64(1));
-        let c0 = op.Squeeze(c, None).out();
-        let cols = op.Range(zero, c0, one).out();
-        let is_y = op.Equal(cols, tg).out();
+        let c0 = op.Squeeze(c, None);
+        let cols = op.Range(zero, c0, one);
+        let is_y = op.Equal(cols, tg);
         let fz = op.scalar(t, 0.0);
-        let h = op.Where(is_y, fz, h).out();
+        let h = op.Where(is_y, fz, h);
         let ax1 = op.const_i64s(&[1]);
         let s = op.ReduceSum(h, Some(ax1)).keepdims(0).out();
         let cf = cast(op, c, t);
-        let l = op.Div(s, cf).out();
+        let l = op.Div(s, cf);
         let l = if tr == 0 {
             let e = op.const_i64s(&[]);
             op.Reshape(l, e).out()
@@ -621,42 +621,42 @@ translations! {
             (op.Reshape(x, s).out(), op.Reshape(tg, s).out())
         };
         let zero = op.scalar_i64(0);
-        let neg = op.Less(tg, zero).out();
+        let neg = op.Less(tg, zero);
         let negi = cast(op, neg, DType::Int64);
         let one_ax = op.scalar_i64(1);
         let seen = op.CumSum(negi, one_ax).out();
-        let valid = op.Equal(seen, zero).out();
-        let safe = op.Where(valid, tg, zero).out();
+        let valid = op.Equal(seen, zero);
+        let safe = op.Where(valid, tg, zero);
         // is_target[n, k] = any_j valid[n, j] & tg[n, j] == k
         let c = op.Shape(x).start(1).end(2).out();
-        let c0 = op.Squeeze(c, None).out();
+        let c0 = op.Squeeze(c, None);
         let one = op.scalar_i64(1);
-        let cols = op.Range(zero, c0, one).out();
+        let cols = op.Range(zero, c0, one);
         let a2 = op.const_i64s(&[2]);
-        let t3 = op.Unsqueeze(safe, a2).out();
-        let v3 = op.Unsqueeze(valid, a2).out();
-        let hit = op.Equal(t3, cols).out();
-        let hit = op.And(hit, v3).out();
+        let t3 = op.Unsqueeze(safe, a2);
+        let v3 = op.Unsqueeze(valid, a2);
+        let hit = op.Equal(t3, cols);
+        let hit = op.And(hit, v3);
         let hit = cast(op, hit, DType::Int64);
         let ax1 = op.const_i64s(&[1]);
         let is_t = op.ReduceMax(hit, Some(ax1)).keepdims(1).out();
         let is_t = cast(op, is_t, DType::Bool);
         // terms[n, j, k] = max(1 - x[n, tg_j] + x[n, k], 0) for valid j and non-target k.
         let xj = op.GatherElements(x, safe).axis(1).out();
-        let xj = op.Unsqueeze(xj, a2).out();
-        let xk = op.Unsqueeze(x, ax1).out();
+        let xj = op.Unsqueeze(xj, a2);
+        let xk = op.Unsqueeze(x, ax1);
         let f1 = op.scalar(t, 1.0);
-        let z = op.Sub(f1, xj).out();
-        let z = op.Add(z, xk).out();
+        let z = op.Sub(f1, xj);
+        let z = op.Add(z, xk);
         let z = relu(op, z, t);
-        let not_t = op.Not(is_t).out();
-        let keep = op.And(v3, not_t).out();
+        let not_t = op.Not(is_t);
+        let keep = op.And(v3, not_t);
         let fz = op.scalar(t, 0.0);
-        let z = op.Where(keep, z, fz).out();
+        let z = op.Where(keep, z, fz);
         let axes = op.const_i64s(&[1, 2]);
         let s = op.ReduceSum(z, Some(axes)).keepdims(0).out();
         let cf = cast(op, c, t);
-        let l = op.Div(s, cf).out();
+        let l = op.Div(s, cf);
         let l = if r <= 1 {
             let e = op.const_i64s(&[]);
             op.Reshape(l, e).out()

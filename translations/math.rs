@@ -11,8 +11,8 @@ use crate::translations::shared::pointwise::*;
 
 /// A bool tensor of `x`'s shape, all false (integers are never NaN or infinite).
 fn all_false(op: &mut Builder, x: Value) -> Value {
-    let e = op.Equal(x, x).out();
-    op.Not(e).out()
+    let e = op.Equal(x, x);
+    op.Not(e)
 }
 
 /// Python-style remainder (sign of the divisor), as torch computes it.
@@ -22,14 +22,14 @@ fn remainder_v(op: &mut Builder, a: Value, b: Value, t: DType) -> Value {
     }
     let zero = op.scalar(t, 0.0);
     let md = op.Mod(a, b).fmod(1).out();
-    let md_nz = op.Equal(md, zero).out();
-    let md_nz = op.Not(md_nz).out();
-    let b_neg = op.Less(b, zero).out();
-    let m_neg = op.Less(md, zero).out();
-    let differ = op.Xor(b_neg, m_neg).out();
-    let adjust = op.And(md_nz, differ).out();
-    let sum = op.Add(md, b).out();
-    op.Where(adjust, sum, md).out()
+    let md_nz = op.Equal(md, zero);
+    let md_nz = op.Not(md_nz);
+    let b_neg = op.Less(b, zero);
+    let m_neg = op.Less(md, zero);
+    let differ = op.Xor(b_neg, m_neg);
+    let adjust = op.And(md_nz, differ);
+    let sum = op.Add(md, b);
+    op.Where(adjust, sum, md)
 }
 
 /// `ln(x) / ln(base)`-style unary: a float op applied after promotion.
@@ -50,14 +50,14 @@ fn shift_left(op: &mut Builder, a: Value, b: Value, t: DType) -> Value {
     let au = cast(op, a64, DType::Uint64);
     let zero = op.scalar_i64(0);
     let w = op.scalar_i64(bits(t));
-    let neg = op.Less(b64, zero).out();
-    let big = op.GreaterOrEqual(b64, w).out();
-    let out_of_range = op.Or(neg, big).out();
-    let safe = op.Where(out_of_range, zero, b64).out();
+    let neg = op.Less(b64, zero);
+    let big = op.GreaterOrEqual(b64, w);
+    let out_of_range = op.Or(neg, big);
+    let safe = op.Where(out_of_range, zero, b64);
     let su = cast(op, safe, DType::Uint64);
     let r = op.BitShift(au, su).direction("LEFT").out();
     let r = cast(op, r, DType::Int64);
-    let r = op.Where(out_of_range, zero, r).out();
+    let r = op.Where(out_of_range, zero, r);
     cast(op, r, t)
 }
 
@@ -68,20 +68,20 @@ fn shift_right(op: &mut Builder, a: Value, b: Value, t: DType) -> Value {
     let zero = op.scalar_i64(0);
     let w = op.scalar_i64(bits(t));
     let wm1 = op.scalar_i64(bits(t) - 1);
-    let neg = op.Less(b64, zero).out();
-    let big = op.GreaterOrEqual(b64, w).out();
-    let out_of_range = op.Or(neg, big).out();
-    let sh = op.Where(out_of_range, wm1, b64).out();
+    let neg = op.Less(b64, zero);
+    let big = op.GreaterOrEqual(b64, w);
+    let out_of_range = op.Or(neg, big);
+    let sh = op.Where(out_of_range, wm1, b64);
     // Negative values: ~((~a) >> b) shifts in ones.
-    let a_neg = op.Less(a64, zero).out();
-    let na = op.BitwiseNot(a64).out();
-    let pos = op.Where(a_neg, na, a64).out();
+    let a_neg = op.Less(a64, zero);
+    let na = op.BitwiseNot(a64);
+    let pos = op.Where(a_neg, na, a64);
     let pu = cast(op, pos, DType::Uint64);
     let su = cast(op, sh, DType::Uint64);
     let r = op.BitShift(pu, su).direction("RIGHT").out();
     let r = cast(op, r, DType::Int64);
-    let nr = op.BitwiseNot(r).out();
-    let r = op.Where(a_neg, nr, r).out();
+    let nr = op.BitwiseNot(r);
+    let r = op.Where(a_neg, nr, r);
     cast(op, r, t)
 }
 
@@ -96,15 +96,15 @@ fn gcd_v(op: &mut Builder, a: Value, b: Value, t: DType) -> Value {
     };
     let zero = op.scalar(t, 0.0);
     let one = op.scalar(t, 1.0);
-    let mut a = op.Abs(a).out();
-    let mut b = op.Abs(b).out();
+    let mut a = op.Abs(a);
+    let mut b = op.Abs(b);
     // while a != 0: (a, b) = (b % a, a)
     for _ in 0..steps {
-        let done = op.Equal(a, zero).out();
-        let safe = op.Where(done, one, a).out();
+        let done = op.Equal(a, zero);
+        let safe = op.Where(done, one, a);
         let r = op.Mod(b, safe).fmod(0).out();
-        let na = op.Where(done, a, r).out();
-        let nb = op.Where(done, b, a).out();
+        let na = op.Where(done, a, r);
+        let nb = op.Where(done, b, a);
         a = na;
         b = nb;
     }
@@ -114,13 +114,13 @@ fn gcd_v(op: &mut Builder, a: Value, b: Value, t: DType) -> Value {
 /// `x · log(y)` with torch's xlogy rules (`x == 0` gives 0 unless `y` is NaN).
 fn xlogy_v(op: &mut Builder, x: Value, y: Value, t: DType, log1p: bool) -> Value {
     let zero = op.scalar(t, 0.0);
-    let ly = if log1p { log1p_f(op, y, t) } else { op.Log(y).out() };
-    let p = op.Mul(x, ly).out();
-    let x0 = op.Equal(x, zero).out();
-    let r = op.Where(x0, zero, p).out();
-    let ny = op.IsNaN(y).out();
+    let ly = if log1p { log1p_f(op, y, t) } else { op.Log(y) };
+    let p = op.Mul(x, ly);
+    let x0 = op.Equal(x, zero);
+    let r = op.Where(x0, zero, p);
+    let ny = op.IsNaN(y);
     let nan = op.scalar(t, f64::NAN);
-    op.Where(ny, nan, r).out()
+    op.Where(ny, nan, r)
 }
 
 translations! {
@@ -156,7 +156,7 @@ translations! {
     /// log(Tensor self) -> Tensor
     #[target("aten::log")]
     fn log(op, self_: Tensor) -> Value {
-        unary_float(op, self_, |op, x, _| op.Log(x).out())
+        unary_float(op, self_, |op, x, _| op.Log(x))
     }
 
     /// log2(Tensor self) -> Tensor
@@ -165,9 +165,9 @@ translations! {
         unary_float(op, self_, |op, x, t| {
             // In float64, then rounded once: exact powers of two stay exact.
             let xd = cast(op, x, DType::Double);
-            let l = op.Log(xd).out();
+            let l = op.Log(xd);
             let c = op.scalar(DType::Double, std::f64::consts::LOG2_E);
-            let r = op.Mul(l, c).out();
+            let r = op.Mul(l, c);
             cast(op, r, t)
         })
     }
@@ -177,9 +177,9 @@ translations! {
     fn log10(op, self_: Tensor) -> Value {
         unary_float(op, self_, |op, x, t| {
             let xd = cast(op, x, DType::Double);
-            let l = op.Log(xd).out();
+            let l = op.Log(xd);
             let c = op.scalar(DType::Double, std::f64::consts::LOG10_E);
-            let r = op.Mul(l, c).out();
+            let r = op.Mul(l, c);
             cast(op, r, t)
         })
     }
@@ -201,68 +201,68 @@ translations! {
     fn exp2(op, self_: Tensor) -> Value {
         unary_float(op, self_, |op, x, t| {
             let two = op.scalar(t, 2.0);
-            op.Pow(two, x).out()
+            op.Pow(two, x)
         })
     }
 
     /// reciprocal(Tensor self) -> Tensor
     #[target("aten::reciprocal")]
     fn reciprocal(op, self_: Tensor) -> Value {
-        unary_float(op, self_, |op, x, _| op.Reciprocal(x).out())
+        unary_float(op, self_, |op, x, _| op.Reciprocal(x))
     }
 
     /// tan(Tensor self) -> Tensor
     #[target("aten::tan")]
     fn tan(op, self_: Tensor) -> Value {
-        unary_float(op, self_, |op, x, _| op.Tan(x).out())
+        unary_float(op, self_, |op, x, _| op.Tan(x))
     }
 
     /// asin(Tensor self) -> Tensor
     #[target("aten::asin")]
     fn asin(op, self_: Tensor) -> Value {
-        unary_float(op, self_, |op, x, _| op.Asin(x).out())
+        unary_float(op, self_, |op, x, _| op.Asin(x))
     }
 
     /// acos(Tensor self) -> Tensor
     #[target("aten::acos")]
     fn acos(op, self_: Tensor) -> Value {
-        unary_float(op, self_, |op, x, _| op.Acos(x).out())
+        unary_float(op, self_, |op, x, _| op.Acos(x))
     }
 
     /// atan(Tensor self) -> Tensor
     #[target("aten::atan")]
     fn atan(op, self_: Tensor) -> Value {
-        unary_float(op, self_, |op, x, _| op.Atan(x).out())
+        unary_float(op, self_, |op, x, _| op.Atan(x))
     }
 
     /// sinh(Tensor self) -> Tensor
     #[target("aten::sinh")]
     fn sinh(op, self_: Tensor) -> Value {
-        unary_float(op, self_, |op, x, _| op.Sinh(x).out())
+        unary_float(op, self_, |op, x, _| op.Sinh(x))
     }
 
     /// cosh(Tensor self) -> Tensor
     #[target("aten::cosh")]
     fn cosh(op, self_: Tensor) -> Value {
-        unary_float(op, self_, |op, x, _| op.Cosh(x).out())
+        unary_float(op, self_, |op, x, _| op.Cosh(x))
     }
 
     /// asinh(Tensor self) -> Tensor
     #[target("aten::asinh")]
     fn asinh(op, self_: Tensor) -> Value {
-        unary_float(op, self_, |op, x, _| op.Asinh(x).out())
+        unary_float(op, self_, |op, x, _| op.Asinh(x))
     }
 
     /// acosh(Tensor self) -> Tensor
     #[target("aten::acosh")]
     fn acosh(op, self_: Tensor) -> Value {
-        unary_float(op, self_, |op, x, _| op.Acosh(x).out())
+        unary_float(op, self_, |op, x, _| op.Acosh(x))
     }
 
     /// atanh(Tensor self) -> Tensor
     #[target("aten::atanh")]
     fn atanh(op, self_: Tensor) -> Value {
-        unary_float(op, self_, |op, x, _| op.Atanh(x).out())
+        unary_float(op, self_, |op, x, _| op.Atanh(x))
     }
 
     /// deg2rad(Tensor self) -> Tensor
@@ -270,7 +270,7 @@ translations! {
     fn deg2rad(op, self_: Tensor) -> Value {
         unary_float(op, self_, |op, x, t| {
             let c = op.scalar(t, std::f64::consts::PI / 180.0);
-            op.Mul(x, c).out()
+            op.Mul(x, c)
         })
     }
 
@@ -279,7 +279,7 @@ translations! {
     fn rad2deg(op, self_: Tensor) -> Value {
         unary_float(op, self_, |op, x, t| {
             let c = op.scalar(t, 180.0 / std::f64::consts::PI);
-            op.Mul(x, c).out()
+            op.Mul(x, c)
         })
     }
 
@@ -289,13 +289,13 @@ translations! {
         unary_float(op, self_, |op, x, t| {
             // x == 0 ? 1 : sin(πx) / (πx), in the input's precision like torch.
             let pi = op.scalar(t, std::f64::consts::PI);
-            let p = op.Mul(pi, x).out();
-            let s = op.Sin(p).out();
-            let q = op.Div(s, p).out();
+            let p = op.Mul(pi, x);
+            let s = op.Sin(p);
+            let q = op.Div(s, p);
             let zero = op.scalar(t, 0.0);
             let one = op.scalar(t, 1.0);
-            let z = op.Equal(x, zero).out();
-            op.Where(z, one, q).out()
+            let z = op.Equal(x, zero);
+            op.Where(z, one, q)
         })
     }
 
@@ -303,7 +303,7 @@ translations! {
     #[target("aten::isnan")]
     fn isnan(op, self_: Tensor) -> Value {
         if op.dtype(self_).is_some_and(|t| t.is_float()) {
-            op.IsNaN(self_).out()
+            op.IsNaN(self_)
         } else {
             all_false(op, self_)
         }
@@ -346,14 +346,14 @@ translations! {
             // The imaginary part (last element of the real view) is zero.
             let axis = op.const_i64s(&[-1]);
             let (one, two) = (op.const_i64s(&[1]), op.const_i64s(&[2]));
-            let im = op.Slice(self_, one, two, Some(axis), None).out();
-            let im = op.Squeeze(im, Some(axis)).out();
+            let im = op.Slice(self_, one, two, Some(axis), None);
+            let im = op.Squeeze(im, Some(axis));
             let t = op.dtype(im).unwrap_or(DType::Float);
             let zero = op.scalar(t, 0.0);
-            return op.Equal(im, zero).out();
+            return op.Equal(im, zero);
         }
         let f = all_false(op, self_);
-        op.Not(f).out()
+        op.Not(f)
     }
 
     /// isclose(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, bool equal_nan=False) -> Tensor
@@ -368,36 +368,36 @@ translations! {
     ) -> Value {
         let t = promote(op.dtype(self_).unwrap_or(DType::Float), op.dtype(other).unwrap_or(DType::Float));
         let (a, b) = (cast(op, self_, t), cast(op, other, t));
-        let eq = op.Equal(a, b).out();
+        let eq = op.Equal(a, b);
         if t == DType::Bool {
             return eq;
         }
         // |a - b| <= atol + rtol·|b|, for finite values (integers compare in float64).
         let w = if t.is_float() { t } else { DType::Double };
         let (a, b) = (cast(op, a, w), cast(op, b, w));
-        let d = op.Sub(a, b).out();
-        let d = op.Abs(d).out();
+        let d = op.Sub(a, b);
+        let d = op.Abs(d);
         let r = op.scalar(w, rtol);
-        let rb = op.Mul(r, b).out();
-        let rb = op.Abs(rb).out();
+        let rb = op.Mul(r, b);
+        let rb = op.Abs(rb);
         let at = op.scalar(w, atol);
-        let allowed = op.Add(at, rb).out();
-        let close = op.LessOrEqual(d, allowed).out();
-        let mut res = op.Or(eq, close).out();
+        let allowed = op.Add(at, rb);
+        let close = op.LessOrEqual(d, allowed);
+        let mut res = op.Or(eq, close);
         if t.is_float() {
             let fa = op.IsInf(a).out();
-            let na = op.IsNaN(a).out();
+            let na = op.IsNaN(a);
             let fb = op.IsInf(b).out();
-            let nb = op.IsNaN(b).out();
-            let bad_a = op.Or(fa, na).out();
-            let bad_b = op.Or(fb, nb).out();
-            let bad = op.Or(bad_a, bad_b).out();
-            let finite_close = op.Not(bad).out();
-            let finite_close = op.And(finite_close, close).out();
-            res = op.Or(eq, finite_close).out();
+            let nb = op.IsNaN(b);
+            let bad_a = op.Or(fa, na);
+            let bad_b = op.Or(fb, nb);
+            let bad = op.Or(bad_a, bad_b);
+            let finite_close = op.Not(bad);
+            let finite_close = op.And(finite_close, close);
+            res = op.Or(eq, finite_close);
             if equal_nan {
-                let both = op.And(na, nb).out();
-                res = op.Or(res, both).out();
+                let both = op.And(na, nb);
+                res = op.Or(res, both);
             }
         }
         res
@@ -426,12 +426,12 @@ translations! {
         let nv = op.scalar(t, nan.unwrap_or(0.0));
         let pv = op.scalar(t, posinf.unwrap_or(big));
         let mv = op.scalar(t, neginf.unwrap_or(-big));
-        let is_nan = op.IsNaN(self_).out();
+        let is_nan = op.IsNaN(self_);
         let is_pos = op.IsInf(self_).detect_negative(0).out();
         let is_neg = op.IsInf(self_).detect_positive(0).out();
-        let r = op.Where(is_nan, nv, self_).out();
-        let r = op.Where(is_pos, pv, r).out();
-        Ok(op.Where(is_neg, mv, r).out())
+        let r = op.Where(is_nan, nv, self_);
+        let r = op.Where(is_pos, pv, r);
+        Ok(op.Where(is_neg, mv, r))
     }
 
     /// remainder.Tensor(Tensor self, Tensor other) -> Tensor
@@ -488,10 +488,10 @@ translations! {
             return m;
         }
         // NaN only when both are NaN.
-        let na = op.IsNaN(a).out();
-        let nb = op.IsNaN(b).out();
-        let r = op.Where(na, b, m).out();
-        op.Where(nb, a, r).out()
+        let na = op.IsNaN(a);
+        let nb = op.IsNaN(b);
+        let r = op.Where(na, b, m);
+        op.Where(nb, a, r)
     }
 
     /// fmax(Tensor self, Tensor other) -> Tensor
@@ -503,10 +503,10 @@ translations! {
         if !t.is_float() {
             return m;
         }
-        let na = op.IsNaN(a).out();
-        let nb = op.IsNaN(b).out();
-        let r = op.Where(na, b, m).out();
-        op.Where(nb, a, r).out()
+        let na = op.IsNaN(a);
+        let nb = op.IsNaN(b);
+        let r = op.Where(na, b, m);
+        op.Where(nb, a, r)
     }
 
     /// bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor
@@ -521,8 +521,8 @@ translations! {
         let t = binary_type(op, self_, other);
         let (a, b) = operands(op, self_, other, t);
         Ok(match t {
-            DType::Bool => op.And(a, b).out(),
-            t if t.is_int() => op.BitwiseAnd(a, b).out(),
+            DType::Bool => op.And(a, b),
+            t if t.is_int() => op.BitwiseAnd(a, b),
             t => bail!("bitwise_and is not defined for {t:?}"),
         })
     }
@@ -539,8 +539,8 @@ translations! {
         let t = binary_type(op, self_, other);
         let (a, b) = operands(op, self_, other, t);
         Ok(match t {
-            DType::Bool => op.Or(a, b).out(),
-            t if t.is_int() => op.BitwiseOr(a, b).out(),
+            DType::Bool => op.Or(a, b),
+            t if t.is_int() => op.BitwiseOr(a, b),
             t => bail!("bitwise_or is not defined for {t:?}"),
         })
     }
@@ -557,8 +557,8 @@ translations! {
         let t = binary_type(op, self_, other);
         let (a, b) = operands(op, self_, other, t);
         Ok(match t {
-            DType::Bool => op.Xor(a, b).out(),
-            t if t.is_int() => op.BitwiseXor(a, b).out(),
+            DType::Bool => op.Xor(a, b),
+            t if t.is_int() => op.BitwiseXor(a, b),
             t => bail!("bitwise_xor is not defined for {t:?}"),
         })
     }
@@ -567,8 +567,8 @@ translations! {
     #[target("aten::bitwise_not")]
     fn bitwise_not(op, self_: Tensor) -> OpResult<Value> {
         Ok(match dtype_of(op, self_)? {
-            DType::Bool => op.Not(self_).out(),
-            t if t.is_int() => op.BitwiseNot(self_).out(),
+            DType::Bool => op.Not(self_),
+            t if t.is_int() => op.BitwiseNot(self_),
             t => bail!("bitwise_not is not defined for {t:?}"),
         })
     }
@@ -611,14 +611,14 @@ translations! {
     #[target("aten::logical_xor")]
     fn logical_xor(op, self_: Tensor, other: Tensor) -> Value {
         let (a, b) = (cast(op, self_, DType::Bool), cast(op, other, DType::Bool));
-        op.Xor(a, b).out()
+        op.Xor(a, b)
     }
 
     /// ceil(Tensor self) -> Tensor
     #[target("aten::ceil")]
     fn ceil(op, self_: Tensor) -> Value {
         if op.dtype(self_).is_some_and(|t| t.is_float()) {
-            op.Ceil(self_).out()
+            op.Ceil(self_)
         } else {
             self_
         }
@@ -628,7 +628,7 @@ translations! {
     #[target("aten::floor")]
     fn floor(op, self_: Tensor) -> Value {
         if op.dtype(self_).is_some_and(|t| t.is_float()) {
-            op.Floor(self_).out()
+            op.Floor(self_)
         } else {
             self_
         }
@@ -639,16 +639,16 @@ translations! {
     fn trunc(op, self_: Tensor) -> Value {
         let Some(t) = op.dtype(self_).filter(|t| t.is_float()) else { return self_ };
         let zero = op.scalar(t, 0.0);
-        let neg = op.Less(self_, zero).out();
-        let (c, f) = (op.Ceil(self_).out(), op.Floor(self_).out());
-        op.Where(neg, c, f).out()
+        let neg = op.Less(self_, zero);
+        let (c, f) = (op.Ceil(self_), op.Floor(self_));
+        op.Where(neg, c, f)
     }
 
     /// round(Tensor self) -> Tensor
     #[target("aten::round")]
     fn round(op, self_: Tensor) -> Value {
         if op.dtype(self_).is_some_and(|t| t.is_float()) {
-            op.Round(self_).out()
+            op.Round(self_)
         } else {
             self_
         }
@@ -664,13 +664,13 @@ translations! {
         // torch: nearbyint(x · 10^d) / 10^d, or nearbyint(x / 10^-d) · 10^-d for negative d.
         let p = op.scalar(t, 10f64.powi(decimals.unsigned_abs() as i32));
         Ok(if decimals >= 0 {
-            let s = op.Mul(self_, p).out();
-            let r = op.Round(s).out();
-            op.Div(r, p).out()
+            let s = op.Mul(self_, p);
+            let r = op.Round(s);
+            op.Div(r, p)
         } else {
-            let s = op.Div(self_, p).out();
-            let r = op.Round(s).out();
-            op.Mul(r, p).out()
+            let s = op.Div(self_, p);
+            let r = op.Round(s);
+            op.Mul(r, p)
         })
     }
 
@@ -684,14 +684,14 @@ translations! {
         if t == DType::Bool {
             return Ok(self_);
         }
-        let s = op.Sign(self_).out();
+        let s = op.Sign(self_);
         if !t.is_float() {
             return Ok(s);
         }
         // torch: (0 < x) - (x < 0), so NaN gives 0.
-        let n = op.IsNaN(self_).out();
+        let n = op.IsNaN(self_);
         let zero = op.scalar(t, 0.0);
-        Ok(op.Where(n, zero, s).out())
+        Ok(op.Where(n, zero, s))
     }
 
     /// signbit(Tensor self) -> Tensor
@@ -705,7 +705,7 @@ translations! {
             return Ok(all_false(op, self_));
         }
         let zero = op.scalar(t, 0.0);
-        Ok(op.Less(self_, zero).out())
+        Ok(op.Less(self_, zero))
     }
 
     /// logaddexp(Tensor self, Tensor other) -> Tensor
@@ -714,17 +714,17 @@ translations! {
         let t = float_t(op, self_);
         let (a, b) = (cast(op, self_, t), cast(op, other, t));
         // torch: isinf(a) && a == b ? a : max(a, b) + log1p(exp(-|a - b|))
-        let m = op.Max(&[a, b]).out();
-        let d = op.Sub(a, b).out();
-        let d = op.Abs(d).out();
-        let nd = op.Neg(d).out();
-        let e = op.Exp(nd).out();
+        let m = op.Max(&[a, b]);
+        let d = op.Sub(a, b);
+        let d = op.Abs(d);
+        let nd = op.Neg(d);
+        let e = op.Exp(nd);
         let l = log1p_f(op, e, t);
-        let r = op.Add(m, l).out();
+        let r = op.Add(m, l);
         let ia = op.IsInf(a).out();
-        let eq = op.Equal(a, b).out();
-        let same = op.And(ia, eq).out();
-        op.Where(same, a, r).out()
+        let eq = op.Equal(a, b);
+        let same = op.And(ia, eq);
+        op.Where(same, a, r)
     }
 
     /// logaddexp2(Tensor self, Tensor other) -> Tensor
@@ -733,20 +733,20 @@ translations! {
         let t = float_t(op, self_);
         let (a, b) = (cast(op, self_, t), cast(op, other, t));
         // torch: isinf(a) && a == b ? a : max(a, b) + log1p(exp2(-|a - b|)) / ln 2
-        let m = op.Max(&[a, b]).out();
-        let d = op.Sub(a, b).out();
-        let d = op.Abs(d).out();
-        let nd = op.Neg(d).out();
+        let m = op.Max(&[a, b]);
+        let d = op.Sub(a, b);
+        let d = op.Abs(d);
+        let nd = op.Neg(d);
         let two = op.scalar(t, 2.0);
-        let e = op.Pow(two, nd).out();
+        let e = op.Pow(two, nd);
         let l = log1p_f(op, e, t);
         let c = op.scalar(t, std::f64::consts::LOG2_E);
-        let l = op.Mul(l, c).out();
-        let r = op.Add(m, l).out();
+        let l = op.Mul(l, c);
+        let r = op.Add(m, l);
         let ia = op.IsInf(a).out();
-        let eq = op.Equal(a, b).out();
-        let same = op.And(ia, eq).out();
-        op.Where(same, a, r).out()
+        let eq = op.Equal(a, b);
+        let same = op.And(ia, eq);
+        op.Where(same, a, r)
     }
 
     /// masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor
@@ -770,37 +770,37 @@ translations! {
         let xneg = signbit_f(op, x, t);
         let yneg = signbit_f(op, y, t);
         // atan(y / x), moved to the left half-plane when x is negative.
-        let q = op.Div(y, x).out();
-        let base = op.Atan(q).out();
-        let shift = op.Where(yneg, kmpi, kpi).out();
-        let shifted = op.Add(base, shift).out();
-        let general = op.Where(xneg, shifted, base).out();
+        let q = op.Div(y, x);
+        let base = op.Atan(q);
+        let shift = op.Where(yneg, kmpi, kpi);
+        let shifted = op.Add(base, shift);
+        let general = op.Where(xneg, shifted, base);
         // x == ±0: ±π/2 for y ≠ 0; (signed) 0 or ±π for y == ±0.
         let (kh, kmh) = (op.scalar(t, pi / 2.0), op.scalar(t, -pi / 2.0));
-        let half = op.Where(yneg, kmh, kh).out();
+        let half = op.Where(yneg, kmh, kh);
         let neg_zero = op.scalar(t, -0.0);
-        let zero_y_pos = op.Where(xneg, kpi, zero).out();
-        let zero_y_neg = op.Where(xneg, kmpi, neg_zero).out();
-        let zero_y = op.Where(yneg, zero_y_neg, zero_y_pos).out();
-        let y0 = op.Equal(y, zero).out();
-        let at_x0 = op.Where(y0, zero_y, half).out();
-        let x0 = op.Equal(x, zero).out();
-        let r = op.Where(x0, at_x0, general).out();
+        let zero_y_pos = op.Where(xneg, kpi, zero);
+        let zero_y_neg = op.Where(xneg, kmpi, neg_zero);
+        let zero_y = op.Where(yneg, zero_y_neg, zero_y_pos);
+        let y0 = op.Equal(y, zero);
+        let at_x0 = op.Where(y0, zero_y, half);
+        let x0 = op.Equal(x, zero);
+        let r = op.Where(x0, at_x0, general);
         // Both infinite: ±π/4 or ±3π/4.
         let (q1, q3) = (op.scalar(t, pi / 4.0), op.scalar(t, 3.0 * pi / 4.0));
-        let mag = op.Where(xneg, q3, q1).out();
-        let nmag = op.Neg(mag).out();
-        let corner = op.Where(yneg, nmag, mag).out();
+        let mag = op.Where(xneg, q3, q1);
+        let nmag = op.Neg(mag);
+        let corner = op.Where(yneg, nmag, mag);
         let ix = op.IsInf(x).out();
         let iy = op.IsInf(y).out();
-        let both = op.And(ix, iy).out();
-        let r = op.Where(both, corner, r).out();
+        let both = op.And(ix, iy);
+        let r = op.Where(both, corner, r);
         // y == 0 with x NaN etc. stays NaN through `general`.
-        let nx = op.IsNaN(x).out();
-        let ny = op.IsNaN(y).out();
-        let any_nan = op.Or(nx, ny).out();
+        let nx = op.IsNaN(x);
+        let ny = op.IsNaN(y);
+        let any_nan = op.Or(nx, ny);
         let nan = op.scalar(t, f64::NAN);
-        op.Where(any_nan, nan, r).out()
+        op.Where(any_nan, nan, r)
     }
 
     /// hypot(Tensor self, Tensor other) -> Tensor
@@ -809,25 +809,25 @@ translations! {
         let t = float_t(op, self_);
         let d = DType::Double;
         let (a, b) = (cast(op, self_, d), cast(op, other, d));
-        let (a, b) = (op.Abs(a).out(), op.Abs(b).out());
+        let (a, b) = (op.Abs(a), op.Abs(b));
         // m · sqrt(1 + (n / m)²) with m = max, n = min: no overflow; inf wins over NaN.
-        let m = op.Max(&[a, b]).out();
-        let n = op.Min(&[a, b]).out();
+        let m = op.Max(&[a, b]);
+        let n = op.Min(&[a, b]);
         let zero = op.scalar(d, 0.0);
         let one = op.scalar(d, 1.0);
-        let m0 = op.Equal(m, zero).out();
-        let safe = op.Where(m0, one, m).out();
-        let r = op.Div(n, safe).out();
-        let r2 = op.Mul(r, r).out();
-        let s = op.Add(one, r2).out();
-        let s = op.Sqrt(s).out();
-        let h = op.Mul(m, s).out();
-        let h = op.Where(m0, zero, h).out();
+        let m0 = op.Equal(m, zero);
+        let safe = op.Where(m0, one, m);
+        let r = op.Div(n, safe);
+        let r2 = op.Mul(r, r);
+        let s = op.Add(one, r2);
+        let s = op.Sqrt(s);
+        let h = op.Mul(m, s);
+        let h = op.Where(m0, zero, h);
         let ia = op.IsInf(a).out();
         let ib = op.IsInf(b).out();
-        let inf_any = op.Or(ia, ib).out();
+        let inf_any = op.Or(ia, ib);
         let inf = op.scalar(d, f64::INFINITY);
-        let h = op.Where(inf_any, inf, h).out();
+        let h = op.Where(inf_any, inf, h);
         cast(op, h, t)
     }
 
@@ -838,10 +838,10 @@ translations! {
         let t = if t.is_float() { t } else { DType::Float };
         let a = cast(op, self_, t);
         let b = operand_value(op, other, t);
-        let m = op.Abs(a).out();
-        let nm = op.Neg(m).out();
+        let m = op.Abs(a);
+        let nm = op.Neg(m);
         let neg = signbit_f(op, b, t);
-        op.Where(neg, nm, m).out()
+        op.Where(neg, nm, m)
     }
 
     /// float_power.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor
@@ -851,7 +851,7 @@ translations! {
             bail!("float_power of complex values is not supported");
         }
         let (a, b) = operands(op, self_, exponent, DType::Double);
-        Ok(op.Pow(a, b).out())
+        Ok(op.Pow(a, b))
     }
 
     /// xlogy.Tensor(Tensor self, Tensor other) -> Tensor
@@ -879,15 +879,15 @@ translations! {
             // NaN stays; x > 0: -x·ln x; x == 0: 0; x < 0: -inf.
             let zero = op.scalar(t, 0.0);
             let minf = op.scalar(t, f64::NEG_INFINITY);
-            let l = op.Log(x).out();
-            let p = op.Mul(x, l).out();
-            let p = op.Neg(p).out();
-            let pos = op.Greater(x, zero).out();
-            let is0 = op.Equal(x, zero).out();
-            let r = op.Where(is0, zero, minf).out();
-            let r = op.Where(pos, p, r).out();
-            let n = op.IsNaN(x).out();
-            op.Where(n, x, r).out()
+            let l = op.Log(x);
+            let p = op.Mul(x, l);
+            let p = op.Neg(p);
+            let pos = op.Greater(x, zero);
+            let is0 = op.Equal(x, zero);
+            let r = op.Where(is0, zero, minf);
+            let r = op.Where(pos, p, r);
+            let n = op.IsNaN(x);
+            op.Where(n, x, r)
         })
     }
 
@@ -898,17 +898,17 @@ translations! {
         let (a, b) = (cast(op, self_, t), cast(op, end, t));
         let w = operand_value(op, weight, t);
         // torch: |w| < 0.5 ? a + w·(b - a) : b - (b - a)·(1 - w)
-        let d = op.Sub(b, a).out();
-        let wd = op.Mul(w, d).out();
-        let lo = op.Add(a, wd).out();
+        let d = op.Sub(b, a);
+        let wd = op.Mul(w, d);
+        let lo = op.Add(a, wd);
         let one = op.scalar(t, 1.0);
-        let omw = op.Sub(one, w).out();
-        let dm = op.Mul(d, omw).out();
-        let hi = op.Sub(b, dm).out();
-        let aw = op.Abs(w).out();
+        let omw = op.Sub(one, w);
+        let dm = op.Mul(d, omw);
+        let hi = op.Sub(b, dm);
+        let aw = op.Abs(w);
         let half = op.scalar(t, 0.5);
-        let small = op.Less(aw, half).out();
-        op.Where(small, lo, hi).out()
+        let small = op.Less(aw, half);
+        op.Where(small, lo, hi)
     }
 
     /// addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor
@@ -922,14 +922,14 @@ translations! {
     ) -> Value {
         let t = out_t(op, self_);
         let (s, a, b) = (cast(op, self_, t), cast(op, tensor1, t), cast(op, tensor2, t));
-        let p = op.Mul(a, b).out();
+        let p = op.Mul(a, b);
         let p = if value == Scalar::Int(1) {
             p
         } else {
             let v = scalar_value(op, value, t);
-            op.Mul(v, p).out()
+            op.Mul(v, p)
         };
-        op.Add(s, p).out()
+        op.Add(s, p)
     }
 
     /// addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor
@@ -946,14 +946,14 @@ translations! {
             bail!("addcdiv does not support integer division");
         }
         let (s, a, b) = (cast(op, self_, t), cast(op, tensor1, t), cast(op, tensor2, t));
-        let q = op.Div(a, b).out();
+        let q = op.Div(a, b);
         let q = if value == Scalar::Int(1) {
             q
         } else {
             let v = scalar_value(op, value, t);
-            op.Mul(v, q).out()
+            op.Mul(v, q)
         };
-        Ok(op.Add(s, q).out())
+        Ok(op.Add(s, q))
     }
 
     /// gcd(Tensor self, Tensor other) -> Tensor
@@ -979,12 +979,12 @@ translations! {
         // g == 0 ? 0 : |a / g · b|
         let zero = op.scalar(t, 0.0);
         let one = op.scalar(t, 1.0);
-        let g0 = op.Equal(g, zero).out();
-        let safe = op.Where(g0, one, g).out();
-        let q = op.Div(a, safe).out();
-        let p = op.Mul(q, b).out();
-        let p = op.Abs(p).out();
-        Ok(op.Where(g0, zero, p).out())
+        let g0 = op.Equal(g, zero);
+        let safe = op.Where(g0, one, g);
+        let q = op.Div(a, safe);
+        let p = op.Mul(q, b);
+        let p = op.Abs(p);
+        Ok(op.Where(g0, zero, p))
     }
 
     /// frexp.Tensor(Tensor self) -> (Tensor mantissa, Tensor exponent)
@@ -996,37 +996,37 @@ translations! {
         }
         let d = DType::Double;
         let x = cast(op, self_, d);
-        let ax = op.Abs(x).out();
+        let ax = op.Abs(x);
         // e = floor(log2|x|) + 1, corrected by one step either way so that 0.5 <= |x| / 2^e < 1.
-        let l = op.Log(ax).out();
+        let l = op.Log(ax);
         let c = op.scalar(d, std::f64::consts::LOG2_E);
-        let l = op.Mul(l, c).out();
-        let e = op.Floor(l).out();
+        let l = op.Mul(l, c);
+        let e = op.Floor(l);
         let one = op.scalar(d, 1.0);
         let two = op.scalar(d, 2.0);
         let half = op.scalar(d, 0.5);
-        let mut e = op.Add(e, one).out();
+        let mut e = op.Add(e, one);
         for _ in 0..2 {
-            let p = op.Pow(two, e).out();
-            let m = op.Div(ax, p).out();
-            let big = op.GreaterOrEqual(m, one).out();
-            let small = op.Less(m, half).out();
-            let ep = op.Add(e, one).out();
-            let em = op.Sub(e, one).out();
-            let e2 = op.Where(big, ep, e).out();
-            e = op.Where(small, em, e2).out();
+            let p = op.Pow(two, e);
+            let m = op.Div(ax, p);
+            let big = op.GreaterOrEqual(m, one);
+            let small = op.Less(m, half);
+            let ep = op.Add(e, one);
+            let em = op.Sub(e, one);
+            let e2 = op.Where(big, ep, e);
+            e = op.Where(small, em, e2);
         }
         // 0, inf and NaN: mantissa x, exponent 0.
         let zero = op.scalar(d, 0.0);
-        let z = op.Equal(x, zero).out();
+        let z = op.Equal(x, zero);
         let i = op.IsInf(x).out();
-        let n = op.IsNaN(x).out();
-        let special = op.Or(z, i).out();
-        let special = op.Or(special, n).out();
-        let e = op.Where(special, zero, e).out();
-        let p = op.Pow(two, e).out();
-        let m = op.Div(x, p).out();
-        let m = op.Where(special, x, m).out();
+        let n = op.IsNaN(x);
+        let special = op.Or(z, i);
+        let special = op.Or(special, n);
+        let e = op.Where(special, zero, e);
+        let p = op.Pow(two, e);
+        let m = op.Div(x, p);
+        let m = op.Where(special, x, m);
         let m = cast(op, m, t);
         let e = cast(op, e, DType::Int32);
         Ok((m, e))
@@ -1049,7 +1049,7 @@ translations! {
         let data = TensorData::from_f64_as(t, vec![2], &[1.0, -1.0]);
         let Some(data) = data else { return self_ };
         let s = op.constant_tensor(data);
-        let v = op.Mul(self_, s).out();
+        let v = op.Mul(self_, s);
         op.info_mut(v).complex = true;
         v
     }
@@ -1062,7 +1062,7 @@ translations! {
         if t == DType::Bool {
             x
         } else {
-            op.Mul(x, x).out()
+            op.Mul(x, x)
         }
     }
 
@@ -1070,43 +1070,43 @@ translations! {
     #[target("aten::tanh")]
     fn tanh(op, self_: Tensor) -> Value {
         let (x, _) = float_input(op, self_);
-        op.Tanh(x).out()
+        op.Tanh(x)
     }
 
     /// sin(Tensor self) -> Tensor
     #[target("aten::sin")]
     fn sin(op, self_: Tensor) -> Value {
         let (x, _) = float_input(op, self_);
-        op.Sin(x).out()
+        op.Sin(x)
     }
 
     /// cos(Tensor self) -> Tensor
     #[target("aten::cos")]
     fn cos(op, self_: Tensor) -> Value {
         let (x, _) = float_input(op, self_);
-        op.Cos(x).out()
+        op.Cos(x)
     }
 
     /// exp(Tensor self) -> Tensor
     #[target("aten::exp")]
     fn exp(op, self_: Tensor) -> Value {
         let (x, _) = float_input(op, self_);
-        op.Exp(x).out()
+        op.Exp(x)
     }
 
     /// sqrt(Tensor self) -> Tensor
     #[target("aten::sqrt")]
     fn sqrt(op, self_: Tensor) -> Value {
         let (x, _) = float_input(op, self_);
-        op.Sqrt(x).out()
+        op.Sqrt(x)
     }
 
     /// rsqrt(Tensor self) -> Tensor
     #[target("aten::rsqrt")]
     fn rsqrt(op, self_: Tensor) -> Value {
         let (x, _) = float_input(op, self_);
-        let s = op.Sqrt(x).out();
-        op.Reciprocal(s).out()
+        let s = op.Sqrt(x);
+        op.Reciprocal(s)
     }
 
     /// gradient.scalarint(Tensor self, *, Scalar? spacing=None, int? dim=None, int edge_order=1) -> Tensor[]
@@ -1141,36 +1141,36 @@ translations! {
             let axes = op.const_i64s(&[d]);
             let mut sl = |op: &mut Builder, a: i64, b: i64| {
                 let (s, e) = (op.const_i64s(&[a]), op.const_i64s(&[b]));
-                op.Slice(x, s, e, Some(axes), None).out()
+                op.Slice(x, s, e, Some(axes), None)
             };
             let hi = sl(op, 2, n);
             let lo = sl(op, 0, n - 2);
-            let c = op.Sub(hi, lo).out();
-            let c = op.Div(c, hv).out();
+            let c = op.Sub(hi, lo);
+            let c = op.Div(c, hv);
             let two = op.scalar(t, 2.0);
-            let c = op.Div(c, two).out();
+            let c = op.Div(c, two);
             let (pre, app) = if edge_order == 1 {
                 let (x1, x0) = (sl(op, 1, 2), sl(op, 0, 1));
-                let p = op.Sub(x1, x0).out();
+                let p = op.Sub(x1, x0);
                 let (xl, xm) = (sl(op, n - 1, n), sl(op, n - 2, n - 1));
-                let a = op.Sub(xl, xm).out();
-                (op.Div(p, hv).out(), op.Div(a, hv).out())
+                let a = op.Sub(xl, xm);
+                (op.Div(p, hv), op.Div(a, hv))
             } else {
                 let (c15, c2, c05) = (op.scalar(t, -1.5), op.scalar(t, 2.0), op.scalar(t, 0.5));
                 let (x0, x1, x2) = (sl(op, 0, 1), sl(op, 1, 2), sl(op, 2, 3));
-                let a0 = op.Mul(c15, x0).out();
-                let a1 = op.Mul(c2, x1).out();
-                let a2 = op.Mul(c05, x2).out();
-                let p = op.Add(a0, a1).out();
-                let p = op.Sub(p, a2).out();
+                let a0 = op.Mul(c15, x0);
+                let a1 = op.Mul(c2, x1);
+                let a2 = op.Mul(c05, x2);
+                let p = op.Add(a0, a1);
+                let p = op.Sub(p, a2);
                 let (y0, y1, y2) = (sl(op, n - 3, n - 2), sl(op, n - 2, n - 1), sl(op, n - 1, n));
                 let c15p = op.scalar(t, 1.5);
-                let b0 = op.Mul(c05, y0).out();
-                let b1 = op.Mul(c2, y1).out();
-                let b2 = op.Mul(c15p, y2).out();
-                let a = op.Sub(b0, b1).out();
-                let a = op.Add(a, b2).out();
-                (op.Div(p, hv).out(), op.Div(a, hv).out())
+                let b0 = op.Mul(c05, y0);
+                let b1 = op.Mul(c2, y1);
+                let b2 = op.Mul(c15p, y2);
+                let a = op.Sub(b0, b1);
+                let a = op.Add(a, b2);
+                (op.Div(p, hv), op.Div(a, hv))
             };
             outs.push(op.Concat(&[pre, c, app]).axis(d).out());
         }

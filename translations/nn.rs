@@ -25,18 +25,18 @@ fn attention_scores(
         None => {
             let e = op.Shape(query).start(-1).out();
             let e = cast(op, e, t);
-            let s = op.Sqrt(e).out();
+            let s = op.Sqrt(e);
             let one = op.scalar(t, 1.0);
-            let inv = op.Div(one, s).out();
+            let inv = op.Div(one, s);
             let axes = op.const_i64s(&[0]);
-            op.Squeeze(inv, Some(axes)).out()
+            op.Squeeze(inv, Some(axes))
         }
     };
     let mut perm: Vec<i64> = (0..r as i64).collect();
     perm.swap(r - 2, r - 1);
     let kt = op.Transpose(key).perm(&perm).out();
-    let qk = op.MatMul(query, kt).out();
-    let mut scores = op.Mul(qk, scale).out();
+    let qk = op.MatMul(query, kt);
+    let mut scores = op.Mul(qk, scale);
     if is_causal {
         // Keep j <= i (+ the key/query length offset, as torch's tril(diagonal=0) on L×S).
         let l = op.Shape(query).start(-2).end(-1).out();
@@ -47,14 +47,14 @@ fn attention_scores(
         let tri = op.Trilu(ones, None).upper(0).out();
         let keep = cast(op, tri, DType::Bool);
         let ninf = op.scalar(t, f64::NEG_INFINITY);
-        scores = op.Where(keep, scores, ninf).out();
+        scores = op.Where(keep, scores, ninf);
     }
     if let Some(mask) = attn_mask {
         scores = if op.dtype(mask) == Some(DType::Bool) {
             let ninf = op.scalar(t, f64::NEG_INFINITY);
-            op.Where(mask, scores, ninf).out()
+            op.Where(mask, scores, ninf)
         } else {
-            op.Add(scores, mask).out()
+            op.Add(scores, mask)
         };
     }
     Ok(scores)
@@ -65,13 +65,13 @@ fn attention_scores(
 fn repeat_heads(op: &mut Builder, kv: Value, query: Value) -> Value {
     let hq = op.Shape(query).start(-3).end(-2).out();
     let hkv = op.Shape(kv).start(-3).end(-2).out();
-    let groups = op.Div(hq, hkv).out();
+    let groups = op.Div(hq, hkv);
     let lead = op.Shape(kv).end(-3).out();
     let tail = op.Shape(kv).start(-2).out();
     let axes = op.const_i64s(&[-3]);
-    let x = op.Unsqueeze(kv, axes).out();
+    let x = op.Unsqueeze(kv, axes);
     let expanded = op.Concat(&[lead, hkv, groups, tail]).axis(0).out();
-    let x = op.Expand(x, expanded).out();
+    let x = op.Expand(x, expanded);
     let merged = op.Concat(&[lead, hq, tail]).axis(0).out();
     op.Reshape(x, merged).out()
 }
@@ -96,7 +96,7 @@ fn conv(
     // An unbatched input (rank k+1) gets a batch axis for the ONNX op.
     let unbatched = rank_of(op, input)? == k + 1;
     let zero = op.const_i64s(&[0]);
-    let x = if unbatched { op.Unsqueeze(input, zero).out() } else { input };
+    let x = if unbatched { op.Unsqueeze(input, zero) } else { input };
     let (st, opad) = (expand_param(stride, k, 1), expand_param(output_padding, k, 0));
     let y = if transposed && st.iter().zip(&opad).any(|(s, o)| o >= s) {
         // torch allows output_padding < max(stride, dilation), ONNX Runtime only < stride: take the
@@ -115,11 +115,11 @@ fn conv(
         let starts = op.const_i64s(&p);
         let delta: Vec<i64> = p.iter().zip(&opad).map(|(q, o)| o - q).collect();
         let delta = op.const_i64s(&delta);
-        let ends = op.Add(shape, delta).out();
-        let mut y = op.Slice(padded, starts, ends, Some(axes_v), None).out();
+        let ends = op.Add(shape, delta);
+        let mut y = op.Slice(padded, starts, ends, Some(axes_v), None);
         if let Some(b) = bias {
             let b = channel_view(op, b, k + 2);
-            y = op.Add(y, b).out();
+            y = op.Add(y, b);
         }
         y
     } else if transposed {
@@ -138,7 +138,7 @@ fn conv(
             .group(groups)
             .out()
     };
-    Ok(if unbatched { op.Squeeze(y, Some(zero)).out() } else { y })
+    Ok(if unbatched { op.Squeeze(y, Some(zero)) } else { y })
 }
 
 /// BatchNormalization in inference mode over axis 1 (inputs of rank 2 to 5).
@@ -198,22 +198,22 @@ fn batch_norm_training(
     let n = op.ReduceProd(sizes, None).keepdims(0).out();
     let n = cast(op, n, t);
     let s = op.ReduceSum(input, Some(axes)).keepdims(1).out();
-    let mean = op.Div(s, n).out();
-    let d = op.Sub(input, mean).out();
+    let mean = op.Div(s, n);
+    let d = op.Sub(input, mean);
     let ss = op.ReduceSumSquare(d, Some(axes)).keepdims(1).out();
-    let var = op.Div(ss, n).out();
+    let var = op.Div(ss, n);
     let e = op.scalar(t, eps);
-    let ve = op.Add(var, e).out();
-    let sd = op.Sqrt(ve).out();
-    let rstd = op.Reciprocal(sd).out();
-    let mut y = op.Mul(d, rstd).out();
+    let ve = op.Add(var, e);
+    let sd = op.Sqrt(ve);
+    let rstd = op.Reciprocal(sd);
+    let mut y = op.Mul(d, rstd);
     if let Some(w) = weight {
         let w = channel_view(op, w, r);
-        y = op.Mul(y, w).out();
+        y = op.Mul(y, w);
     }
     if let Some(b) = bias {
         let b = channel_view(op, b, r);
-        y = op.Add(y, b).out();
+        y = op.Add(y, b);
     }
     let flat = op.const_i64s(&[-1]);
     let mean = op.Reshape(mean, flat).out();
@@ -237,17 +237,17 @@ fn running_update(
     let var = cast(op, var, t);
     let n = cast(op, n, t);
     let one = op.scalar(t, 1.0);
-    let nm1 = op.Sub(n, one).out();
-    let unbiased = op.Mul(var, n).out();
-    let unbiased = op.Div(unbiased, nm1).out();
+    let nm1 = op.Sub(n, one);
+    let unbiased = op.Mul(var, n);
+    let unbiased = op.Div(unbiased, nm1);
     let m = op.scalar(t, momentum);
     let km = op.scalar(t, 1.0 - momentum);
-    let a = op.Mul(rm, km).out();
-    let b = op.Mul(mean, m).out();
-    let rm = op.Add(a, b).out();
-    let a = op.Mul(rv, km).out();
-    let b = op.Mul(unbiased, m).out();
-    let rv = op.Add(a, b).out();
+    let a = op.Mul(rm, km);
+    let b = op.Mul(mean, m);
+    let rm = op.Add(a, b);
+    let a = op.Mul(rv, km);
+    let b = op.Mul(unbiased, m);
+    let rv = op.Add(a, b);
     Ok((rm, rv))
 }
 
@@ -271,24 +271,24 @@ fn group_norm_of(
     let n = op.Shape(x).start(2).out();
     let n = cast(op, n, t);
     let s = op.ReduceSum(x, Some(last)).keepdims(1).out();
-    let mean = op.Div(s, n).out();
-    let d = op.Sub(x, mean).out();
+    let mean = op.Div(s, n);
+    let d = op.Sub(x, mean);
     let ss = op.ReduceSumSquare(d, Some(last)).keepdims(1).out();
-    let var = op.Div(ss, n).out();
+    let var = op.Div(ss, n);
     let e = op.scalar(t, eps);
-    let ve = op.Add(var, e).out();
-    let sd = op.Sqrt(ve).out();
-    let rstd = op.Reciprocal(sd).out();
-    let y = op.Mul(d, rstd).out();
+    let ve = op.Add(var, e);
+    let sd = op.Sqrt(ve);
+    let rstd = op.Reciprocal(sd);
+    let y = op.Mul(d, rstd);
     let shape = op.Shape(input).out();
     let mut y = op.Reshape(y, shape).out();
     if let Some(w) = weight {
         let w = channel_view(op, w, r);
-        y = op.Mul(y, w).out();
+        y = op.Mul(y, w);
     }
     if let Some(b) = bias {
         let b = channel_view(op, b, r);
-        y = op.Add(y, b).out();
+        y = op.Add(y, b);
     }
     let ng = op.const_i64s(&[0, groups]);
     let mean = op.Reshape(mean, ng).out();
@@ -370,9 +370,9 @@ translations! {
             return Ok(op.Reshape(y, shape).out());
         }
         let wt = op.Transpose(weight).perm(&[1, 0]).out();
-        let y = op.MatMul(input, wt).out();
+        let y = op.MatMul(input, wt);
         Ok(match bias {
-            Some(b) => op.Add(y, b).out(),
+            Some(b) => op.Add(y, b),
             None => y,
         })
     }
@@ -429,7 +429,7 @@ translations! {
         };
         let unbatched = rank_of(op, input)? == k + 1;
         let zero = op.const_i64s(&[0]);
-        let x = if unbatched { op.Unsqueeze(input, zero).out() } else { input };
+        let x = if unbatched { op.Unsqueeze(input, zero) } else { input };
         let pads: Vec<i64> = begin.iter().chain(end.iter()).copied().collect();
         let y = op
             .Conv(x, weight, bias)
@@ -438,7 +438,7 @@ translations! {
             .dilations(&dil)
             .group(groups)
             .out();
-        Ok(if unbatched { op.Squeeze(y, Some(zero)).out() } else { y })
+        Ok(if unbatched { op.Squeeze(y, Some(zero)) } else { y })
     }
 
     /// convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation,
@@ -553,8 +553,8 @@ translations! {
         }
         let t = dtype_of(op, input)?;
         let y = batch_norm_inference(op, input, weight, bias, running_mean, running_var, eps)?;
-        let rm = op.Identity(running_mean).out();
-        let rv = op.Identity(running_var).out();
+        let rm = op.Identity(running_mean);
+        let rv = op.Identity(running_var);
         Ok(vec![y, empty_of(op, t)?, empty_of(op, t)?, rm, rv])
     }
 
@@ -653,19 +653,19 @@ translations! {
         let k = normalized_shape.len() as i64;
         let axes: Vec<i64> = (-k..0).collect();
         let axes = op.const_i64s(&axes);
-        let sq = op.Mul(input, input).out();
+        let sq = op.Mul(input, input);
         let s = op.ReduceSum(sq, Some(axes)).keepdims(1).out();
         let n = op.Shape(input).start(-k).out();
         let n = op.ReduceProd(n, None).keepdims(0).out();
         let n = cast(op, n, t);
-        let ms = op.Div(s, n).out();
+        let ms = op.Div(s, n);
         let e = op.scalar(t, eps);
-        let ms = op.Add(ms, e).out();
-        let rs = op.Sqrt(ms).out();
-        let rs = op.Reciprocal(rs).out();
-        let y = op.Mul(input, rs).out();
+        let ms = op.Add(ms, e);
+        let rs = op.Sqrt(ms);
+        let rs = op.Reciprocal(rs);
+        let y = op.Mul(input, rs);
         Ok(match weight {
-            Some(w) => op.Mul(y, w).out(),
+            Some(w) => op.Mul(y, w),
             None => y,
         })
     }
@@ -846,7 +846,7 @@ translations! {
             if enable_gqa { (repeat_heads(op, key, query), repeat_heads(op, value, query)) } else { (key, value) };
         let scores = attention_scores(op, query, key, attn_mask, is_causal, scale)?;
         let w = op.Softmax(scores).axis(-1).out();
-        Ok(op.MatMul(w, value).out())
+        Ok(op.MatMul(w, value))
     }
 
     /// _scaled_dot_product_flash_attention_for_cpu(Tensor query, Tensor key, Tensor value, float dropout_p=0.,
@@ -865,7 +865,7 @@ translations! {
         no_attention_dropout(dropout_p)?;
         let scores = attention_scores(op, query, key, attn_mask, is_causal, scale)?;
         let w = op.Softmax(scores).axis(-1).out();
-        let output = op.MatMul(w, value).out();
+        let output = op.MatMul(w, value);
         // The log of the softmax denominator, per query position: [..., L].
         let axes = op.const_i64s(&[-1]);
         let logsumexp = op.ReduceLogSumExp(scores, Some(axes)).keepdims(0).out();
@@ -888,8 +888,8 @@ translations! {
         let g = cast(op, grad_output, t);
         let m = cast(op, mask, t);
         let s = op.scalar(t, scale);
-        let g = op.Mul(g, m).out();
-        Ok(op.Mul(g, s).out())
+        let g = op.Mul(g, m);
+        Ok(op.Mul(g, s))
     }
 
     /// bilinear(Tensor input1, Tensor input2, Tensor weight, Tensor? bias=None) -> Tensor
@@ -908,7 +908,7 @@ translations! {
         Ok(match bias {
             Some(bias) => {
                 let bias = cast(op, bias, t);
-                op.Add(y, bias).out()
+                op.Add(y, bias)
             }
             None => y,
         })
@@ -936,11 +936,11 @@ translations! {
                 x
             } else {
                 let a = op.const_i64s(e);
-                op.Unsqueeze(x, a).out()
+                op.Unsqueeze(x, a)
             });
         }
-        let p = op.Mul(ops[0], ops[1]).out();
-        let p = op.Mul(p, ops[2]).out();
+        let p = op.Mul(ops[0], ops[1]);
+        let p = op.Mul(p, ops[2]);
         if sumdim.is_empty() {
             return Ok(p);
         }

@@ -27,28 +27,28 @@ translations! {
     #[target("_operator.add")]
     fn sym_add(op, a: Scalar, b: Scalar) -> Value {
         let (a, b, _) = both(op, a, b);
-        op.Add(a, b).out()
+        op.Add(a, b)
     }
 
     /// operator.sub(a, b)
     #[target("_operator.sub")]
     fn sym_sub(op, a: Scalar, b: Scalar) -> Value {
         let (a, b, _) = both(op, a, b);
-        op.Sub(a, b).out()
+        op.Sub(a, b)
     }
 
     /// operator.mul(a, b)
     #[target("_operator.mul")]
     fn sym_mul(op, a: Scalar, b: Scalar) -> Value {
         let (a, b, _) = both(op, a, b);
-        op.Mul(a, b).out()
+        op.Mul(a, b)
     }
 
     /// operator.truediv(a, b): always a float.
     #[target("_operator.truediv")]
     fn sym_truediv(op, a: Scalar, b: Scalar) -> Value {
         let (a, b) = (scalar_value(op, a, DType::Float), scalar_value(op, b, DType::Float));
-        op.Div(a, b).out()
+        op.Div(a, b)
     }
 
     /// operator.floordiv(a, b): Python floor division.
@@ -56,8 +56,8 @@ translations! {
     fn sym_floordiv(op, a: Scalar, b: Scalar) -> Value {
         let t = num_dtype(op, a, b);
         let (x, y) = (scalar_value(op, a, DType::Double), scalar_value(op, b, DType::Double));
-        let q = op.Div(x, y).out();
-        let q = op.Floor(q).out();
+        let q = op.Div(x, y);
+        let q = op.Floor(q);
         cast(op, q, if t.is_float() { DType::Float } else { DType::Int64 })
     }
 
@@ -73,11 +73,11 @@ translations! {
     fn sym_pow(op, a: Scalar, b: Scalar) -> Value {
         let (a, b, t) = both(op, a, b);
         if t.is_float() {
-            op.Pow(a, b).out()
+            op.Pow(a, b)
         } else {
             // ONNX Pow on int64 is not universally implemented: compute in float64.
             let (x, y) = (cast(op, a, DType::Double), cast(op, b, DType::Double));
-            let p = op.Pow(x, y).out();
+            let p = op.Pow(x, y);
             cast(op, p, DType::Int64)
         }
     }
@@ -87,85 +87,85 @@ translations! {
     fn sym_neg(op, a: Scalar) -> Value {
         let t = scalar_dtype(op, a);
         let v = scalar_value(op, a, t);
-        op.Neg(v).out()
+        op.Neg(v)
     }
 
     /// operator.eq(a, b)
     #[target("_operator.eq")]
     fn sym_eq(op, a: Scalar, b: Scalar) -> Value {
         let (a, b, _) = both(op, a, b);
-        op.Equal(a, b).out()
+        op.Equal(a, b)
     }
 
     /// operator.ne(a, b)
     #[target("_operator.ne")]
     fn sym_ne(op, a: Scalar, b: Scalar) -> Value {
         let (a, b, _) = both(op, a, b);
-        let e = op.Equal(a, b).out();
-        op.Not(e).out()
+        let e = op.Equal(a, b);
+        op.Not(e)
     }
 
     /// operator.gt(a, b)
     #[target("_operator.gt")]
     fn sym_gt(op, a: Scalar, b: Scalar) -> Value {
         let (a, b, _) = both(op, a, b);
-        op.Greater(a, b).out()
+        op.Greater(a, b)
     }
 
     /// operator.ge(a, b)
     #[target("_operator.ge")]
     fn sym_ge(op, a: Scalar, b: Scalar) -> Value {
         let (a, b, _) = both(op, a, b);
-        op.GreaterOrEqual(a, b).out()
+        op.GreaterOrEqual(a, b)
     }
 
     /// operator.lt(a, b)
     #[target("_operator.lt")]
     fn sym_lt(op, a: Scalar, b: Scalar) -> Value {
         let (a, b, _) = both(op, a, b);
-        op.Less(a, b).out()
+        op.Less(a, b)
     }
 
     /// operator.le(a, b)
     #[target("_operator.le")]
     fn sym_le(op, a: Scalar, b: Scalar) -> Value {
         let (a, b, _) = both(op, a, b);
-        op.LessOrEqual(a, b).out()
+        op.LessOrEqual(a, b)
     }
 
     /// operator.and_(a, b)
     #[target("_operator.and_")]
     fn sym_and(op, a: Scalar, b: Scalar) -> Value {
         let (a, b) = (scalar_value(op, a, DType::Bool), scalar_value(op, b, DType::Bool));
-        op.And(a, b).out()
+        op.And(a, b)
     }
 
     /// operator.or_(a, b)
     #[target("_operator.or_")]
     fn sym_or(op, a: Scalar, b: Scalar) -> Value {
         let (a, b) = (scalar_value(op, a, DType::Bool), scalar_value(op, b, DType::Bool));
-        op.Or(a, b).out()
+        op.Or(a, b)
     }
 
     /// torch.sym_not(a)
     #[target("torch.sym_not")]
     fn sym_not(op, a: Scalar) -> Value {
         let a = scalar_value(op, a, DType::Bool);
-        op.Not(a).out()
+        op.Not(a)
     }
 
     /// torch.sym_max(a, b)
     #[target("torch.sym_max")]
     fn sym_max(op, a: Scalar, b: Scalar) -> Value {
         let (a, b, _) = both(op, a, b);
-        op.Max(&[a, b]).out()
+        op.Max(&[a, b])
     }
 
     /// torch.sym_min(a, b)
     #[target("torch.sym_min")]
     fn sym_min(op, a: Scalar, b: Scalar) -> Value {
         let (a, b, _) = both(op, a, b);
-        op.Min(&[a, b]).out()
+        op.Min(&[a, b])
     }
 
     /// torch.sym_float(a)
@@ -178,10 +178,10 @@ translations! {
     #[target("torch.sym_int", "math.trunc")]
     fn sym_int(op, a: Scalar) -> Value {
         let v = scalar_value(op, a, DType::Float);
-        let (fl, ce) = (op.Floor(v).out(), op.Ceil(v).out());
+        let (fl, ce) = (op.Floor(v), op.Ceil(v));
         let zero = op.scalar(DType::Float, 0.0);
-        let neg = op.Less(v, zero).out();
-        let t = op.Where(neg, ce, fl).out();
+        let neg = op.Less(v, zero);
+        let t = op.Where(neg, ce, fl);
         cast(op, t, DType::Int64)
     }
 
@@ -189,7 +189,7 @@ translations! {
     #[target("math.floor")]
     fn sym_floor(op, a: Scalar) -> Value {
         let v = scalar_value(op, a, DType::Float);
-        let f = op.Floor(v).out();
+        let f = op.Floor(v);
         cast(op, f, DType::Int64)
     }
 
@@ -197,7 +197,7 @@ translations! {
     #[target("math.ceil")]
     fn sym_ceil(op, a: Scalar) -> Value {
         let v = scalar_value(op, a, DType::Float);
-        let f = op.Ceil(v).out();
+        let f = op.Ceil(v);
         cast(op, f, DType::Int64)
     }
 
@@ -205,7 +205,7 @@ translations! {
     #[target("torch.sym_sqrt", "math.sqrt")]
     fn sym_sqrt(op, a: Scalar) -> Value {
         let v = scalar_value(op, a, DType::Float);
-        op.Sqrt(v).out()
+        op.Sqrt(v)
     }
 
     /// torch.sym_ite(b, t, f)
@@ -213,7 +213,7 @@ translations! {
     fn sym_ite(op, b: Scalar, t: Scalar, f: Scalar) -> Value {
         let (x, y, _) = both(op, t, f);
         let c = scalar_value(op, b, DType::Bool);
-        op.Where(c, x, y).out()
+        op.Where(c, x, y)
     }
 
     /// sym_size.int(Tensor self, int dim) -> SymInt
@@ -223,13 +223,13 @@ translations! {
         let d = normalize_axis(dim, r);
         let s = op.Shape(self_).start(d).end(d + 1).out();
         let axes = op.const_i64s(&[0]);
-        Ok(op.Squeeze(s, Some(axes)).out())
+        Ok(op.Squeeze(s, Some(axes)))
     }
 
     /// sym_numel(Tensor self) -> SymInt
     #[target("aten::sym_numel")]
     fn sym_numel(op, self_: Tensor) -> Value {
-        op.Size(self_).out()
+        op.Size(self_)
     }
 
     /// item(Tensor self) -> Scalar

@@ -67,17 +67,17 @@ fn adaptive_avg(op: &mut Builder, x: Value, output_size: &[Option<i64>]) -> OpRe
         let w = op.constant_tensor(constant_data(t, vec![n, o], &w)?);
         let axis = r - k + i;
         y = if axis == r - 1 {
-            op.MatMul(y, w).out()
+            op.MatMul(y, w)
         } else {
             let mut perm: Vec<i64> = (0..r as i64).collect();
             perm.swap(axis, r - 1);
             let yt = op.Transpose(y).perm(&perm).out();
-            let m = op.MatMul(yt, w).out();
+            let m = op.MatMul(yt, w);
             op.Transpose(m).perm(&perm).out()
         };
     }
     if y == x {
-        return Ok(op.Identity(x).out());
+        return Ok(op.Identity(x));
     }
     Ok(y)
 }
@@ -112,7 +112,7 @@ fn sum_pool_divided(
     let unbatched = r == k + 1;
     let zero = op.const_i64s(&[0]);
     let xv = cast(op, x, t);
-    let xv = if unbatched { op.Unsqueeze(xv, zero).out() } else { xv };
+    let xv = if unbatched { op.Unsqueeze(xv, zero) } else { xv };
     let c = shape[r - k - 1];
     let mut pads_begin = Vec::new();
     let mut pads_end = Vec::new();
@@ -138,8 +138,8 @@ fn sum_pool_divided(
     let pads: Vec<i64> = pads_begin.into_iter().chain(pads_end).collect();
     let y = op.Conv(xv, w, None).kernel_shape(kernel).strides(strides).pads(&pads).group(c).out();
     let d = op.scalar(t, divisor as f64);
-    let y = op.Div(y, d).out();
-    Ok(if unbatched { op.Squeeze(y, Some(zero)).out() } else { y })
+    let y = op.Div(y, d);
+    Ok(if unbatched { op.Squeeze(y, Some(zero)) } else { y })
 }
 
 translations! {
@@ -181,27 +181,27 @@ translations! {
                     let st = op.const_i64s(&[hs, ws]);
                     let en = op.const_i64s(&[he, we]);
                     let ax = op.const_i64s(&[-2, -1]);
-                    (op.Slice(self_, st, en, Some(ax), None).out(), we - ws)
+                    (op.Slice(self_, st, en, Some(ax), None), we - ws)
                 } else {
                     let st = op.const_i64s(&[ws]);
                     let en = op.const_i64s(&[we]);
                     let ax = op.const_i64s(&[-1]);
-                    (op.Slice(self_, st, en, Some(ax), None).out(), we - ws)
+                    (op.Slice(self_, st, en, Some(ax), None), we - ws)
                 };
                 let flat = flatten_tail(op, win, lead);
                 let last = op.const_i64s(&[-1]);
                 vs.push(op.ReduceMax(flat, Some(last)).keepdims(1).out());
                 let a = op.ArgMax(flat).axis(-1).keepdims(1).select_last_index(0).out();
                 let wwv = op.scalar_i64(ww);
-                let h = op.Div(a, wwv).out();
+                let h = op.Div(a, wwv);
                 let w = op.Mod(a, wwv).out();
                 let hoff = op.scalar_i64(hs);
-                let h = op.Add(h, hoff).out();
+                let h = op.Add(h, hoff);
                 let win_w = op.scalar_i64(w_in);
-                let h = op.Mul(h, win_w).out();
+                let h = op.Mul(h, win_w);
                 let woff = op.scalar_i64(ws);
-                let w = op.Add(w, woff).out();
-                is.push(op.Add(h, w).out());
+                let w = op.Add(w, woff);
+                is.push(op.Add(h, w));
             }
             rows_v.push(op.Concat(&vs).axis(-1).out());
             rows_i.push(op.Concat(&is).axis(-1).out());
@@ -210,8 +210,8 @@ translations! {
             return Ok((rows_v[0], rows_i[0]));
         }
         let ax = op.const_i64s(&[-2]);
-        let rows_v: Vec<Value> = rows_v.into_iter().map(|v| op.Unsqueeze(v, ax).out()).collect();
-        let rows_i: Vec<Value> = rows_i.into_iter().map(|v| op.Unsqueeze(v, ax).out()).collect();
+        let rows_v: Vec<Value> = rows_v.into_iter().map(|v| op.Unsqueeze(v, ax)).collect();
+        let rows_i: Vec<Value> = rows_i.into_iter().map(|v| op.Unsqueeze(v, ax)).collect();
         let v = op.Concat(&rows_v).axis(-2).out();
         let i = op.Concat(&rows_i).axis(-2).out();
         Ok((v, i))
@@ -239,7 +239,7 @@ translations! {
         }
         let unbatched = rank_of(op, self_)? == k + 1;
         let zero = op.const_i64s(&[0]);
-        let x = if unbatched { op.Unsqueeze(self_, zero).out() } else { self_ };
+        let x = if unbatched { op.Unsqueeze(self_, zero) } else { self_ };
         let y = op
             .AveragePool(x)
             .kernel_shape(&kernel)
@@ -248,7 +248,7 @@ translations! {
             .ceil_mode(ceil_mode as i64)
             .count_include_pad(count_include_pad as i64)
             .out();
-        Ok(if unbatched { op.Squeeze(y, Some(zero)).out() } else { y })
+        Ok(if unbatched { op.Squeeze(y, Some(zero)) } else { y })
     }
 
     /// max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1,
@@ -268,7 +268,7 @@ translations! {
         let strides = if stride.is_empty() { kernel.clone() } else { expand_param(&stride, k, 1) };
         let unbatched = rank_of(op, self_)? == k + 1;
         let zero = op.const_i64s(&[0]);
-        let x = if unbatched { op.Unsqueeze(self_, zero).out() } else { self_ };
+        let x = if unbatched { op.Unsqueeze(self_, zero) } else { self_ };
         // ONNX indices count over the whole tensor; torch's count within each (N, C) plane.
         let [y, idx] = op
             .MaxPool(x)
@@ -282,7 +282,7 @@ translations! {
         let plane = op.ReduceProd(spatial, None).keepdims(1).out();
         let idx = op.Mod(idx, plane).out();
         if unbatched {
-            return Ok((op.Squeeze(y, Some(zero)).out(), op.Squeeze(idx, Some(zero)).out()));
+            return Ok((op.Squeeze(y, Some(zero)), op.Squeeze(idx, Some(zero))));
         }
         Ok((y, idx))
     }
@@ -314,7 +314,7 @@ translations! {
         let plane = op.ReduceProd(out_sizes, None).keepdims(1).out();
         let flat_shape = op.Concat(&[lead_shape, plane]).axis(0).out();
         let zero = op.scalar(t, 0.0);
-        let zeros = op.Expand(zero, flat_shape).out();
+        let zeros = op.Expand(zero, flat_shape);
         let y = op.ScatterElements(zeros, idx, x).axis(lead as i64).out();
         let out_shape = op.Concat(&[lead_shape, out_sizes]).axis(0).out();
         Ok(op.Reshape(y, out_shape).out())
@@ -368,7 +368,7 @@ translations! {
         let m1 = op.const_i64s(&[-1]);
         let flat_m1 = op.Concat(&[lead, m1]).axis(0).out();
         let z = op.scalar(t, 0.0);
-        let zeros = op.Expand(z, flat).out();
+        let zeros = op.Expand(z, flat);
         let g = cast(op, grad_output, t);
         let g = op.Reshape(g, flat_m1).out();
         let idx = cast(op, indices, DType::Int64);

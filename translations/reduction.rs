@@ -69,7 +69,7 @@ fn reduce(op: &mut Builder, kind: Red, x: Value, dim: &Option<Vec<i64>>, keepdim
 /// The number of elements a reduction over `p` combines, as a 0-d value of type `t`.
 fn reduced_count(op: &mut Builder, p: &Prepared, t: DType) -> Value {
     let n = match &p.dims {
-        None => op.Size(p.x).out(),
+        None => op.Size(p.x),
         Some(d) => {
             let shape = op.Shape(p.x).out();
             let idx = op.const_i64s(d);
@@ -86,7 +86,7 @@ fn mean_of(op: &mut Builder, x: Value, dim: &Option<Vec<i64>>, keepdim: bool) ->
     let p = prepare(op, x, dim)?;
     let s = op.ReduceSum(p.x, p.axes).keepdims(p.keep(keepdim)).out();
     let n = reduced_count(op, &p, t);
-    Ok(op.Div(s, n).out())
+    Ok(op.Div(s, n))
 }
 
 fn no_complex(op: &Builder, x: Value, what: &str) -> OpResult<()> {
@@ -110,16 +110,16 @@ fn var_mean_of(
     let p = prepare(op, x, dim)?;
     let kd = p.keep(keepdim);
     let mean_kept = op.ReduceMean(p.x, p.axes).keepdims(1).out();
-    let d = op.Sub(p.x, mean_kept).out();
+    let d = op.Sub(p.x, mean_kept);
     let ss = op.ReduceSumSquare(d, p.axes).keepdims(kd).out();
     let n = reduced_count(op, &p, t);
     let c = op.scalar(t, correction);
-    let nc = op.Sub(n, c).out();
+    let nc = op.Sub(n, c);
     let zero = op.scalar(t, 0.0);
-    let denom = op.Max(&[nc, zero]).out();
-    let var = op.Div(ss, denom).out();
+    let denom = op.Max(&[nc, zero]);
+    let var = op.Div(ss, denom);
     let s = op.ReduceSum(p.x, p.axes).keepdims(kd).out();
-    let mean = op.Div(s, n).out();
+    let mean = op.Div(s, n);
     Ok((var, mean))
 }
 
@@ -141,28 +141,28 @@ fn vector_norm(
     let x = cast(op, x, t);
     let p = prepare(op, x, dim)?;
     let kd = p.keep(keepdim);
-    let a = op.Abs(p.x).out();
+    let a = op.Abs(p.x);
     Ok(if ord == 2.0 {
         let s = op.ReduceSumSquare(p.x, p.axes).keepdims(kd).out();
-        op.Sqrt(s).out()
+        op.Sqrt(s)
     } else if ord == f64::INFINITY {
         op.ReduceMax(a, p.axes).keepdims(kd).out()
     } else if ord == f64::NEG_INFINITY {
         op.ReduceMin(a, p.axes).keepdims(kd).out()
     } else if ord == 0.0 {
         let zero = op.scalar(t, 0.0);
-        let eq = op.Equal(p.x, zero).out();
-        let nz = op.Not(eq).out();
+        let eq = op.Equal(p.x, zero);
+        let nz = op.Not(eq);
         let nz = cast(op, nz, t);
         op.ReduceSum(nz, p.axes).keepdims(kd).out()
     } else if ord == 1.0 {
         op.ReduceSum(a, p.axes).keepdims(kd).out()
     } else {
         let e = op.scalar(t, ord);
-        let pw = op.Pow(a, e).out();
+        let pw = op.Pow(a, e);
         let s = op.ReduceSum(pw, p.axes).keepdims(kd).out();
         let inv = op.scalar(t, 1.0 / ord);
-        op.Pow(s, inv).out()
+        op.Pow(s, inv)
     })
 }
 
@@ -172,9 +172,9 @@ fn replace_nan(op: &mut Builder, x: Value, fill: f64) -> OpResult<Value> {
     if !t.is_float() {
         return Ok(x);
     }
-    let nan = op.IsNaN(x).out();
+    let nan = op.IsNaN(x);
     let f = op.scalar(t, fill);
-    let y = op.Where(nan, f, x).out();
+    let y = op.Where(nan, f, x);
     op.info_mut(y).shape = op.info(x).shape.clone();
     Ok(y)
 }
@@ -289,13 +289,13 @@ translations! {
             bail!("nanmean needs a floating-point input");
         }
         let x = cast(op, self_, t);
-        let nan = op.IsNaN(x).out();
-        let valid = op.Not(nan).out();
+        let nan = op.IsNaN(x);
+        let valid = op.Not(nan);
         let valid = cast(op, valid, t);
         let x = replace_nan(op, x, 0.0)?;
         let s = reduce(op, Red::Sum, x, &dim, keepdim)?;
         let n = reduce(op, Red::Sum, valid, &dim, keepdim)?;
-        Ok(op.Div(s, n).out())
+        Ok(op.Div(s, n))
     }
 
     /// any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor
@@ -322,11 +322,11 @@ translations! {
         keepdim: bool = false,
     ) -> OpResult<Value> {
         let b = cast(op, self_, DType::Bool);
-        let f = op.Not(b).out();
+        let f = op.Not(b);
         let x = cast(op, f, DType::Int64);
         let n = reduce(op, Red::Sum, x, &dim, keepdim)?;
         let zero = op.scalar_i64(0);
-        Ok(op.Equal(n, zero).out())
+        Ok(op.Equal(n, zero))
     }
 
     /// amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor
@@ -439,7 +439,7 @@ translations! {
         keepdim: bool = false,
     ) -> OpResult<Value> {
         let v = var_mean_of(op, self_, &dim, correction_of(correction, unbiased), keepdim)?.0;
-        Ok(op.Sqrt(v).out())
+        Ok(op.Sqrt(v))
     }
 
     /// var_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor,
@@ -468,7 +468,7 @@ translations! {
         keepdim: bool = false,
     ) -> OpResult<(Value, Value)> {
         let (v, m) = var_mean_of(op, self_, &dim, correction_of(correction, unbiased), keepdim)?;
-        Ok((op.Sqrt(v).out(), m))
+        Ok((op.Sqrt(v), m))
     }
 
     /// logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor
@@ -482,13 +482,13 @@ translations! {
         let m = op.ReduceMax(p.x, p.axes).keepdims(1).out();
         let inf = op.IsInf(m).out();
         let zero = op.scalar(t, 0.0);
-        let m = op.Where(inf, zero, m).out();
-        let d = op.Sub(p.x, m).out();
-        let e = op.Exp(d).out();
+        let m = op.Where(inf, zero, m);
+        let d = op.Sub(p.x, m);
+        let e = op.Exp(d);
         let s = op.ReduceSum(e, p.axes).keepdims(p.keep(keepdim)).out();
-        let l = op.Log(s).out();
+        let l = op.Log(s);
         let m = if p.keep(keepdim) == 1 { m } else { op.ReduceMax(m, p.axes).keepdims(0).out() };
-        Ok(op.Add(l, m).out())
+        Ok(op.Add(l, m))
     }
 
     /// linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *,
@@ -537,8 +537,8 @@ translations! {
         let t = dtype_of(op, y)?;
         let xt = dtype_of(op, self_)?;
         let ninf = op.scalar(xt, f64::NEG_INFINITY);
-        let is_ninf = op.Equal(self_, ninf).out();
-        let finite = op.Not(is_ninf).out();
+        let is_ninf = op.Equal(self_, ninf);
+        let finite = op.Not(is_ninf);
         let finite = cast(op, finite, DType::Int64);
         let r = rank_of(op, self_)?;
         let n = if r == 0 {
@@ -548,9 +548,9 @@ translations! {
             op.ReduceSum(finite, Some(axes)).keepdims(1).out()
         };
         let zero_i = op.scalar_i64(0);
-        let masked = op.Equal(n, zero_i).out();
+        let masked = op.Equal(n, zero_i);
         let zero = op.scalar(t, 0.0);
-        Ok(op.Where(masked, zero, y).out())
+        Ok(op.Where(masked, zero, y))
     }
 
     /// log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor
@@ -566,15 +566,15 @@ translations! {
         let t = float_result_dtype(op, grad_output)?;
         let r = rank_of(op, output)?;
         let (g, y) = (cast(op, grad_output, t), cast(op, output, t));
-        let gy = op.Mul(g, y).out();
+        let gy = op.Mul(g, y);
         let out = if r == 0 {
-            let d = op.Sub(g, gy).out();
-            op.Mul(y, d).out()
+            let d = op.Sub(g, gy);
+            op.Mul(y, d)
         } else {
             let axes = op.const_i64s(&[normalize_axis(dim, r)]);
             let s = op.ReduceSum(gy, Some(axes)).keepdims(1).out();
-            let d = op.Sub(g, s).out();
-            op.Mul(y, d).out()
+            let d = op.Sub(g, s);
+            op.Mul(y, d)
         };
         Ok(out)
     }
@@ -590,13 +590,13 @@ translations! {
         let axes: Vec<i64> = (0..r as i64).filter(|&a| a != d).collect();
         let norm = pnorm(op, x, p, &axes, true)?;
         let mx = op.scalar(t, maxnorm);
-        let gt = op.Greater(norm, mx).out();
+        let gt = op.Greater(norm, mx);
         let tiny = op.scalar(t, 1e-7);
-        let den = op.Add(norm, tiny).out();
-        let f = op.Div(mx, den).out();
+        let den = op.Add(norm, tiny);
+        let f = op.Div(mx, den);
         let one = op.scalar(t, 1.0);
-        let f = op.Where(gt, f, one).out();
-        Ok(op.Mul(x, f).out())
+        let f = op.Where(gt, f, one);
+        Ok(op.Mul(x, f))
     }
 
     /// sum_to_size(Tensor self, SymInt[] size) -> Tensor
@@ -624,7 +624,7 @@ translations! {
         }
         let l: Vec<i64> = (0..lead as i64).collect();
         let l = op.const_i64s(&l);
-        Ok(op.Squeeze(s, Some(l)).out())
+        Ok(op.Squeeze(s, Some(l)))
     }
 
     /// dist(Tensor self, Tensor other, Scalar p=2) -> Tensor
@@ -633,7 +633,7 @@ translations! {
         let t = result_dtype(op, self_)?;
         let a = cast(op, self_, t);
         let b = cast(op, other, t);
-        let d = op.Sub(a, b).out();
+        let d = op.Sub(a, b);
         // The difference has the operands' broadcast shape (needed by the norm for its rank).
         let shape = broadcast_shape(op, self_, other)?;
         op.info_mut(d).shape = Some(shape);

@@ -41,7 +41,7 @@ fn flip_axes(op: &mut Builder, x: Value, axes: &[i64]) -> Value {
     let ends = op.const_i64s(&vec![i64::MIN; axes.len()]);
     let steps = op.const_i64s(&vec![-1; axes.len()]);
     let axes = op.const_i64s(axes);
-    op.Slice(x, starts, ends, Some(axes), Some(steps)).out()
+    op.Slice(x, starts, ends, Some(axes), Some(steps))
 }
 
 /// `x` with axes `a` and `b` swapped (rank `r`).
@@ -88,33 +88,33 @@ fn pad_impl(op: &mut Builder, x: Value, pad: &[SymInt], mode: &str, value: Optio
         let len = op.Reshape(len, e).out();
         let (zero, one) = (op.scalar_i64(0), op.scalar_i64(1));
         let total = op.scalar_i64(pl + pr);
-        let out_len = op.Add(len, total).out();
-        let j = op.Range(zero, out_len, one).out();
-        let last = op.Sub(len, one).out();
+        let out_len = op.Add(len, total);
+        let j = op.Range(zero, out_len, one);
+        let last = op.Sub(len, one);
         let idx = match mode {
             "replicate" => {
                 let s = op.scalar_i64(pl);
-                let i = op.Sub(j, s).out();
-                let i = op.Max(&[i, zero]).out();
-                op.Min(&[i, last]).out()
+                let i = op.Sub(j, s);
+                let i = op.Max(&[i, zero]);
+                op.Min(&[i, last])
             }
             "reflect" => {
                 let s = op.scalar_i64(pl);
-                let i = op.Sub(j, s).out();
-                let i = op.Abs(i).out();
-                let d = op.Sub(last, i).out();
-                let d = op.Abs(d).out();
-                op.Sub(last, d).out()
+                let i = op.Sub(j, s);
+                let i = op.Abs(i);
+                let d = op.Sub(last, i);
+                let d = op.Abs(d);
+                op.Sub(last, d)
             }
             "circular" => {
                 let in0 = op.scalar_i64(0.max(-pl));
                 let crop = op.scalar_i64(0.max(-pl) + 0.max(-pr));
-                let m = op.Sub(len, crop).out();
-                let m = op.Max(&[m, one]).out();
+                let m = op.Sub(len, crop);
+                let m = op.Max(&[m, one]);
                 let s = op.scalar_i64(0.max(pl));
-                let i = op.Sub(j, s).out();
+                let i = op.Sub(j, s);
                 let i = op.Mod(i, m).fmod(0).out();
-                op.Add(i, in0).out()
+                op.Add(i, in0)
             }
             other => bail!("unknown pad mode '{other}'"),
         };
@@ -137,7 +137,7 @@ fn at_least(op: &mut Builder, x: Value, n: usize) -> OpResult<Value> {
         _ => bail!("atleast_{n}d: no rule for an input of rank {r}"),
     };
     let axes = op.const_i64s(&axes);
-    Ok(op.Unsqueeze(x, axes).out())
+    Ok(op.Unsqueeze(x, axes))
 }
 
 /// Concat after casting every part to the node's output type.
@@ -172,12 +172,12 @@ fn positions_like(
         op.Reshape(n, e).out()
     };
     let (zero, one) = (op.scalar_i64(0), op.scalar_i64(1));
-    let ar = op.Range(zero, n0, one).out();
+    let ar = op.Range(zero, n0, one);
     let starts = shape_vec(op, &[start]);
     let ends = shape_vec(op, &[end]);
     let steps = shape_vec(op, &[step]);
     let a0 = op.const_i64s(&[0]);
-    let idx = op.Slice(ar, starts, ends, Some(a0), Some(steps)).out();
+    let idx = op.Slice(ar, starts, ends, Some(a0), Some(steps));
     expand_along(op, idx, axis, r, like)
 }
 
@@ -187,20 +187,20 @@ fn diag_positions(op: &mut Builder, xt: Value, offset: i64) -> Value {
     let a = op.Shape(xt).start(-2).end(-1).out();
     let b = op.Shape(xt).start(-1).out();
     let (ro, co) = (op.scalar_i64(0.max(-offset)), op.scalar_i64(0.max(offset)));
-    let ra = op.Sub(a, ro).out();
-    let cb = op.Sub(b, co).out();
-    let l = op.Min(&[ra, cb]).out();
+    let ra = op.Sub(a, ro);
+    let cb = op.Sub(b, co);
+    let l = op.Min(&[ra, cb]);
     let zero1 = op.const_i64s(&[0]);
-    let l = op.Max(&[l, zero1]).out();
+    let l = op.Max(&[l, zero1]);
     let e = op.const_i64s(&[]);
     let l0 = op.Reshape(l, e).out();
     let (zero, one) = (op.scalar_i64(0), op.scalar_i64(1));
-    let k = op.Range(zero, l0, one).out();
-    let rows = op.Add(k, ro).out();
-    let cols = op.Add(k, co).out();
+    let k = op.Range(zero, l0, one);
+    let rows = op.Add(k, ro);
+    let cols = op.Add(k, co);
     let b0 = op.Reshape(b, e).out();
-    let flat = op.Mul(rows, b0).out();
-    op.Add(flat, cols).out()
+    let flat = op.Mul(rows, b0);
+    op.Add(flat, cols)
 }
 
 /// `x` with `d1`, `d2` moved to the end (in that order) and the permutation used.
@@ -232,20 +232,20 @@ fn strided_index(op: &mut Builder, size: &[SymInt], stride: &[SymInt], storage_o
     for (d, (&n, &s)) in size.iter().zip(stride).enumerate() {
         let n = sym_value(op, n);
         let s = sym_value(op, s);
-        let r = op.Range(zero, n, one).out();
-        let r = op.Mul(r, s).out();
+        let r = op.Range(zero, n, one);
+        let r = op.Mul(r, s);
         let mut shape = vec![1i64; k];
         shape[d] = -1;
         let shape = op.const_i64s(&shape);
         let r = op.Reshape(r, shape).out();
-        index = op.Add(index, r).out();
+        index = op.Add(index, r);
     }
     if k == 0 {
         return index;
     }
     // Give the index its full shape even where every stride is 0.
     let shape = shape_vec(op, size);
-    op.Expand(index, shape).out()
+    op.Expand(index, shape)
 }
 
 translations! {
@@ -325,7 +325,7 @@ translations! {
     fn unsqueeze(op, self_: Tensor, dim: i64) -> OpResult<Value> {
         let r = rank_of(op, self_)?;
         let axes = op.const_i64s(&[normalize_axis(dim, r + 1)]);
-        Ok(op.Unsqueeze(self_, axes).out())
+        Ok(op.Unsqueeze(self_, axes))
     }
 
     /// squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)
@@ -353,7 +353,7 @@ translations! {
             return Ok(self_);
         }
         let axes = op.const_i64s(&keep);
-        Ok(op.Squeeze(self_, Some(axes)).out())
+        Ok(op.Squeeze(self_, Some(axes)))
     }
 
     /// flatten.using_ints(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a)
@@ -389,14 +389,14 @@ translations! {
         let size: Vec<SymInt> =
             size.into_iter().map(|s| if s == SymInt::Const(-1) { SymInt::Const(1) } else { s }).collect();
         let shape = shape_vec(op, &size);
-        op.Expand(self_, shape).out()
+        op.Expand(self_, shape)
     }
 
     /// expand_as(Tensor(a) self, Tensor other) -> Tensor(a)
     #[target("aten::expand_as")]
     fn expand_as(op, self_: Tensor, other: Tensor) -> Value {
         let shape = op.Shape(other).out();
-        op.Expand(self_, shape).out()
+        op.Expand(self_, shape)
     }
 
     /// repeat(Tensor self, SymInt[] repeats) -> Tensor
@@ -407,12 +407,12 @@ translations! {
             // Leading new dims of size 1, then tile.
             let axes: Vec<i64> = (0..(repeats.len() - r) as i64).collect();
             let axes = op.const_i64s(&axes);
-            op.Unsqueeze(self_, axes).out()
+            op.Unsqueeze(self_, axes)
         } else {
             self_
         };
         let reps = shape_vec(op, &repeats);
-        Ok(op.Tile(x, reps).out())
+        Ok(op.Tile(x, reps))
     }
 
     /// split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]
@@ -484,7 +484,7 @@ translations! {
         let r = rank_of(op, first)?;
         let axis = normalize_axis(dim, r + 1);
         let axes = op.const_i64s(&[axis]);
-        let parts: Vec<Value> = tensors.iter().map(|&t| op.Unsqueeze(t, axes).out()).collect();
+        let parts: Vec<Value> = tensors.iter().map(|&t| op.Unsqueeze(t, axes)).collect();
         Ok(op.Concat(&parts).axis(axis).out())
     }
 
@@ -517,7 +517,7 @@ translations! {
         let ends = shape_vec(op, &[end]);
         let axes = op.const_i64s(&[axis]);
         let steps = shape_vec(op, &[step]);
-        Ok(op.Slice(self_, starts, ends, Some(axes), Some(steps)).out())
+        Ok(op.Slice(self_, starts, ends, Some(axes), Some(steps)))
     }
 
     /// narrow(Tensor(a) self, int dim, SymInt start, SymInt length) -> Tensor(a)
@@ -526,11 +526,11 @@ translations! {
         let r = rank_of(op, self_)?;
         let s = sym_value(op, start);
         let l = sym_value(op, length);
-        let e = op.Add(s, l).out();
+        let e = op.Add(s, l);
         let starts = as_1d(op, s);
         let ends = as_1d(op, e);
         let axes = op.const_i64s(&[normalize_axis(dim, r)]);
-        Ok(op.Slice(self_, starts, ends, Some(axes), None).out())
+        Ok(op.Slice(self_, starts, ends, Some(axes), None))
     }
 
     /// as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)
@@ -570,7 +570,7 @@ translations! {
         let r = rank_of(op, self_)?;
         let s = dim_size(op, self_, normalize_axis(dim, r));
         let axes = op.const_i64s(&[0]);
-        Ok(op.Squeeze(s, Some(axes)).out())
+        Ok(op.Squeeze(s, Some(axes)))
     }
 
     /// pad(Tensor self, SymInt[] pad, str mode="constant", float? value=None) -> Tensor
@@ -661,14 +661,14 @@ translations! {
             let s = sym_value(op, shift);
             let s = as_1d(op, s);
             let one = op.const_i64s(&[1]);
-            let n1 = op.Max(&[n, one]).out();
+            let n1 = op.Max(&[n, one]);
             let s = op.Mod(s, n1).fmod(0).out();
-            let cut = op.Sub(n, s).out();
+            let cut = op.Sub(n, s);
             let axes = op.const_i64s(&[axis]);
             let big = op.const_i64s(&[i64::MAX]);
             let zero = op.const_i64s(&[0]);
-            let tail = op.Slice(x, cut, big, Some(axes), None).out();
-            let head = op.Slice(x, zero, cut, Some(axes), None).out();
+            let tail = op.Slice(x, cut, big, Some(axes), None);
+            let head = op.Slice(x, zero, cut, Some(axes), None);
             x = op.Concat(&[tail, head]).axis(axis).out();
         }
         Ok(match reshape {
@@ -749,7 +749,7 @@ translations! {
         let flat = merge_last_two(op, xt, r);
         let src = cast(op, src, t);
         let ss = op.Shape(src).out();
-        let idx = op.Expand(pos, ss).out();
+        let idx = op.Expand(pos, ss);
         let out = op.ScatterElements(flat, idx, src).axis(-1).out();
         let out = op.Reshape(out, tshape).out();
         let identity = perm.iter().enumerate().all(|(i, &p)| i as i64 == p);
@@ -782,14 +782,14 @@ translations! {
         let e = op.const_i64s(&[]);
         let m0 = op.Reshape(m, e).out();
         let (zero, one) = (op.scalar_i64(0), op.scalar_i64(1));
-        let ar = op.Range(zero, m0, one).out();
+        let ar = op.Range(zero, m0, one);
         let col = op.const_i64s(&[-1, 1]);
         let i = op.Reshape(ar, col).out();
         let off = op.scalar_i64(offset);
-        let want = op.Add(i, off).out();
-        let mask = op.Equal(ar, want).out();
-        let xu = op.Unsqueeze(xp, last).out();
-        let grid = op.Where(mask, xu, zero_t).out();
+        let want = op.Add(i, off);
+        let mask = op.Equal(ar, want);
+        let xu = op.Unsqueeze(xp, last);
+        let grid = op.Where(mask, xu, zero_t);
         // grid is [batch..., rows, cols]; place rows at d1 and cols at d2.
         let mut perm = Vec::with_capacity(r + 1);
         let mut b = 0i64;
@@ -836,18 +836,18 @@ translations! {
         let axis = normalize_axis(dim, r);
         let src = cast(op, src, t);
         let a = op.const_i64s(&[axis]);
-        let src = op.Unsqueeze(src, a).out();
+        let src = op.Unsqueeze(src, a);
         let n = dim_size(op, self_, axis);
         let i = sym_value(op, index);
         let i = as_1d(op, i);
         let zero = op.const_i64s(&[0]);
-        let neg = op.Less(i, zero).out();
-        let wrapped = op.Add(i, n).out();
-        let i = op.Where(neg, wrapped, i).out();
+        let neg = op.Less(i, zero);
+        let wrapped = op.Add(i, n);
+        let i = op.Where(neg, wrapped, i);
         let shape = op.const_i64s(&vec![1; r]);
         let i = op.Reshape(i, shape).out();
         let ss = op.Shape(src).out();
-        let idx = op.Expand(i, ss).out();
+        let idx = op.Expand(i, ss);
         Ok(op.ScatterElements(self_, idx, src).axis(axis).out())
     }
 
@@ -882,11 +882,11 @@ translations! {
         let n = fixed_dim(op, self_, axis, "unbind")?;
         let axes = op.const_i64s(&[axis]);
         if n == 1 {
-            return Ok(vec![op.Squeeze(self_, Some(axes)).out()]);
+            return Ok(vec![op.Squeeze(self_, Some(axes))]);
         }
         let sizes = vec![SymInt::Const(1); n as usize];
         let parts = split_into(op, self_, &sizes, axis);
-        Ok(parts.into_iter().map(|p| op.Squeeze(p, Some(axes)).out()).collect())
+        Ok(parts.into_iter().map(|p| op.Squeeze(p, Some(axes))).collect())
     }
 
     /// chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]
@@ -958,16 +958,16 @@ translations! {
         let e = op.const_i64s(&[]);
         let n0 = op.Reshape(n, e).out();
         let sz = op.scalar_i64(size);
-        let lim = op.Sub(n0, sz).out();
+        let lim = op.Sub(n0, sz);
         let one = op.scalar_i64(1);
-        let lim = op.Add(lim, one).out();
+        let lim = op.Add(lim, one);
         let zero = op.scalar_i64(0);
         let st = op.scalar_i64(step);
-        let starts = op.Range(zero, lim, st).out();
+        let starts = op.Range(zero, lim, st);
         let col = op.const_i64s(&[-1, 1]);
         let starts = op.Reshape(starts, col).out();
-        let within = op.Range(zero, sz, one).out();
-        let idx = op.Add(starts, within).out();
+        let within = op.Range(zero, sz, one);
+        let idx = op.Add(starts, within);
         let g = op.Gather(self_, idx).axis(axis).out();
         // [pre, windows, size, post] → size last.
         let mut perm: Vec<i64> = (0..=axis).collect();
@@ -985,10 +985,10 @@ translations! {
         let mut acc = op.ConstantOfShape(s0).value(TensorData::from_i64s(vec![1], &[0])).out();
         for &t in &tensors[1..] {
             let s = op.Shape(t).out();
-            acc = op.Expand(acc, s).out();
+            acc = op.Expand(acc, s);
         }
         let shape = op.Shape(acc).out();
-        Ok(tensors.iter().map(|&t| op.Expand(t, shape).out()).collect())
+        Ok(tensors.iter().map(|&t| op.Expand(t, shape)).collect())
     }
 
     /// broadcast_to(Tensor(a) self, SymInt[] size) -> Tensor(a)
@@ -997,7 +997,7 @@ translations! {
         let size: Vec<SymInt> =
             size.into_iter().map(|s| if s == SymInt::Const(-1) { SymInt::Const(1) } else { s }).collect();
         let shape = shape_vec(op, &size);
-        op.Expand(self_, shape).out()
+        op.Expand(self_, shape)
     }
 
     /// atleast_1d(Tensor self) -> Tensor
@@ -1157,7 +1157,7 @@ translations! {
         let flat = op.Reshape(self_, m1).out();
         let flat = if want < have {
             let (s, e) = (op.const_i64s(&[0]), op.const_i64s(&[want]));
-            op.Slice(flat, s, e, None, None).out()
+            op.Slice(flat, s, e, None, None)
         } else {
             flat
         };
@@ -1179,7 +1179,7 @@ translations! {
         let flat = op.Reshape(self_, m1).out();
         let flat = if want < have {
             let (s, e) = (op.const_i64s(&[0]), op.const_i64s(&[want]));
-            op.Slice(flat, s, e, None, None).out()
+            op.Slice(flat, s, e, None, None)
         } else {
             flat
         };
@@ -1270,11 +1270,11 @@ translations! {
         };
         // [.., n, 1, ..] tiled to [.., n, repeats, ..], then the two axes merged.
         let a = op.const_i64s(&[axis + 1]);
-        let xu = op.Unsqueeze(x, a).out();
+        let xu = op.Unsqueeze(x, a);
         let mut reps = vec![SymInt::Const(1); r + 1];
         reps[axis as usize + 1] = repeats;
         let reps = shape_vec(op, &reps);
-        let tiled = op.Tile(xu, reps).out();
+        let tiled = op.Tile(xu, reps);
         let mut parts = Vec::new();
         if axis > 0 {
             parts.push(op.Shape(x).start(0).end(axis).out());
@@ -1343,7 +1343,7 @@ fn tensor_split(
             let SymInt::Const(c) = s else { unreachable!() };
             let a = op.const_i64s(&[st]);
             let b = op.const_i64s(&[st + c]);
-            op.Slice(x, a, b, Some(axes), None).out()
+            op.Slice(x, a, b, Some(axes), None)
         })
         .collect())
 }

@@ -14,9 +14,9 @@ fn sort_impl(op: &mut Builder, x: Value, axis: i64, descending: bool) -> OpResul
         return Ok((cast(op, v, t), i));
     }
     // torch orders NaN above +inf. Sort with NaN as +inf, then stably by "is NaN".
-    let nan = op.IsNaN(w).out();
+    let nan = op.IsNaN(w);
     let inf = op.scalar(t, f64::INFINITY);
-    let key = op.Where(nan, inf, w).out();
+    let key = op.Where(nan, inf, w);
     let [_, i1] = op.TopK(key, k).axis(axis).largest(descending as i64).sorted(1).outs::<2>();
     let nan_i = cast(op, nan, DType::Int32);
     let nan_s = op.GatherElements(nan_i, i1).axis(axis).out();
@@ -31,7 +31,7 @@ fn sort_impl(op: &mut Builder, x: Value, axis: i64, descending: bool) -> OpResul
 /// shaped to broadcast against it.
 fn scan_layout(op: &mut Builder, x: Value, axis: i64, r: usize) -> (Value, Value, Value) {
     let ax = op.const_i64s(&[axis]);
-    let xu = op.Unsqueeze(x, ax).out();
+    let xu = op.Unsqueeze(x, ax);
     let n = dim_size(op, x, axis);
     let n0 = {
         let s = op.const_i64s(&[]);
@@ -39,19 +39,19 @@ fn scan_layout(op: &mut Builder, x: Value, axis: i64, r: usize) -> (Value, Value
     };
     let zero = op.scalar_i64(0);
     let one = op.scalar_i64(1);
-    let ar = op.Range(zero, n0, one).out();
+    let ar = op.Range(zero, n0, one);
     let col = op.const_i64s(&[-1, 1]);
     let i = op.Reshape(ar, col).out();
     let row = op.const_i64s(&[1, -1]);
     let j = op.Reshape(ar, row).out();
-    let mask = op.LessOrEqual(j, i).out();
+    let mask = op.LessOrEqual(j, i);
     // [n, n] → rank r+1 with i at `axis` and j at `axis + 1`.
     let axes: Vec<i64> = (0..axis).chain(axis + 2..(r + 1) as i64).collect();
     let (mask, j) = if axes.is_empty() {
         (mask, j)
     } else {
         let a = op.const_i64s(&axes);
-        (op.Unsqueeze(mask, a).out(), op.Unsqueeze(j, a).out())
+        (op.Unsqueeze(mask, a), op.Unsqueeze(j, a))
     };
     (xu, mask, j)
 }
@@ -69,7 +69,7 @@ fn cum_extreme(op: &mut Builder, x: Value, dim: i64, is_max: bool) -> OpResult<(
     let wt = dtype_of(op, w).unwrap_or(t);
     let (xu, mask, j) = scan_layout(op, w, axis, r);
     let fill = op.scalar(wt, if is_max { f64::NEG_INFINITY } else { f64::INFINITY });
-    let masked = op.Where(mask, xu, fill).out();
+    let masked = op.Where(mask, xu, fill);
     let red_axis = op.const_i64s(&[axis + 1]);
     let mut values = if is_max {
         op.ReduceMax(masked, Some(red_axis)).keepdims(0).out()
@@ -79,26 +79,26 @@ fn cum_extreme(op: &mut Builder, x: Value, dim: i64, is_max: bool) -> OpResult<(
     let vu_axes = op.const_i64s(&[axis + 1]);
     let hit = if wt.is_float() {
         // NaN propagates: once seen, the value is NaN and the index the last NaN's.
-        let nan = op.IsNaN(xu).out();
-        let nan_m = op.And(nan, mask).out();
+        let nan = op.IsNaN(xu);
+        let nan_m = op.And(nan, mask);
         let nan_i = cast(op, nan_m, DType::Int64);
         let any = op.ReduceMax(nan_i, Some(red_axis)).keepdims(0).out();
         let any = cast(op, any, DType::Bool);
         let nanv = op.scalar(wt, f64::NAN);
-        values = op.Where(any, nanv, values).out();
-        let vu = op.Unsqueeze(values, vu_axes).out();
-        let eq = op.Equal(xu, vu).out();
-        let vnan = op.IsNaN(vu).out();
-        let both = op.And(nan, vnan).out();
-        let eq = op.Or(eq, both).out();
-        op.And(eq, mask).out()
+        values = op.Where(any, nanv, values);
+        let vu = op.Unsqueeze(values, vu_axes);
+        let eq = op.Equal(xu, vu);
+        let vnan = op.IsNaN(vu);
+        let both = op.And(nan, vnan);
+        let eq = op.Or(eq, both);
+        op.And(eq, mask)
     } else {
-        let vu = op.Unsqueeze(values, vu_axes).out();
-        let eq = op.Equal(xu, vu).out();
-        op.And(eq, mask).out()
+        let vu = op.Unsqueeze(values, vu_axes);
+        let eq = op.Equal(xu, vu);
+        op.And(eq, mask)
     };
     let minus = op.scalar_i64(-1);
-    let jj = op.Where(hit, j, minus).out();
+    let jj = op.Where(hit, j, minus);
     let idx = op.ReduceMax(jj, Some(red_axis)).keepdims(0).out();
     Ok((cast(op, values, t), idx))
 }
@@ -106,14 +106,14 @@ fn cum_extreme(op: &mut Builder, x: Value, dim: i64, is_max: bool) -> OpResult<(
 /// Number of elements of `seq` (last axis) below `v` (`right`: at most `v`), per value of `v`.
 fn count_below(op: &mut Builder, seq: Value, v: Value, right: bool, seq_rank: usize) -> Value {
     let last = op.const_i64s(&[-1]);
-    let vu = op.Unsqueeze(v, last).out();
+    let vu = op.Unsqueeze(v, last);
     let s = if seq_rank > 1 {
         let a = op.const_i64s(&[-2]);
-        op.Unsqueeze(seq, a).out()
+        op.Unsqueeze(seq, a)
     } else {
         seq
     };
-    let c = if right { op.LessOrEqual(s, vu).out() } else { op.Less(s, vu).out() };
+    let c = if right { op.LessOrEqual(s, vu) } else { op.Less(s, vu) };
     let c = cast(op, c, DType::Int64);
     op.ReduceSum(c, Some(last)).keepdims(0).out()
 }
@@ -197,7 +197,7 @@ translations! {
         let w = cast(op, self_, topk_type(t));
         let [v, i] = op.TopK(w, k1).axis(axis).largest(0).sorted(1).outs::<2>();
         let one = op.scalar_i64(1);
-        let last = op.Sub(k, one).out();
+        let last = op.Sub(k, one);
         let at = if keepdim { as_1d(op, last) } else { last };
         let v = op.Gather(v, at).axis(axis).out();
         let i = op.Gather(i, at).axis(axis).out();
@@ -293,7 +293,7 @@ translations! {
         // out[i] = Π_{j<=i} x[j]: mask the pairs j > i with 1 and reduce over j.
         let (xu, mask, _) = scan_layout(op, x, axis, r);
         let one = op.scalar(work, 1.0);
-        let m = op.Where(mask, xu, one).out();
+        let m = op.Where(mask, xu, one);
         let a = op.const_i64s(&[axis + 1]);
         let p = op.ReduceProd(m, Some(a)).keepdims(0).out();
         Ok(cast(op, p, t))
@@ -323,19 +323,19 @@ translations! {
         let axis = normalize_axis(dim, r);
         let (xu, mask, _) = scan_layout(op, x, axis, r);
         let ninf = op.scalar(t, f64::NEG_INFINITY);
-        let m = op.Where(mask, xu, ninf).out();
+        let m = op.Where(mask, xu, ninf);
         // log Σ exp, shifted by the running maximum for range.
         let a = op.const_i64s(&[axis + 1]);
         let mx = op.ReduceMax(m, Some(a)).keepdims(1).out();
         let finite = op.IsInf(mx).out();
         let zero = op.scalar(t, 0.0);
-        let shift = op.Where(finite, zero, mx).out();
-        let d = op.Sub(m, shift).out();
-        let e = op.Exp(d).out();
+        let shift = op.Where(finite, zero, mx);
+        let d = op.Sub(m, shift);
+        let e = op.Exp(d);
         let s = op.ReduceSum(e, Some(a)).keepdims(1).out();
-        let l = op.Log(s).out();
-        let out = op.Add(l, shift).out();
-        Ok(op.Squeeze(out, Some(a)).out())
+        let l = op.Log(s);
+        let out = op.Add(l, shift);
+        Ok(op.Squeeze(out, Some(a)))
     }
 
     /// cumulative_trapezoid.x(Tensor y, Tensor x, *, int dim=-1) -> Tensor
@@ -358,22 +358,22 @@ translations! {
         } else if rx < ry {
             let lead: Vec<i64> = (0..(ry - rx) as i64).collect();
             let a = op.const_i64s(&lead);
-            op.Unsqueeze(xv, a).out()
+            op.Unsqueeze(xv, a)
         } else {
             xv
         };
         let axes = op.const_i64s(&[d]);
         let (z, one, m1, big) =
             (op.const_i64s(&[0]), op.const_i64s(&[1]), op.const_i64s(&[-1]), op.const_i64s(&[i64::MAX]));
-        let xl = op.Slice(xv, z, m1, Some(axes), None).out();
-        let xr = op.Slice(xv, one, big, Some(axes), None).out();
-        let dx = op.Sub(xr, xl).out();
-        let yl = op.Slice(yv, z, m1, Some(axes), None).out();
-        let yr = op.Slice(yv, one, big, Some(axes), None).out();
-        let s = op.Add(yl, yr).out();
-        let p = op.Mul(dx, s).out();
+        let xl = op.Slice(xv, z, m1, Some(axes), None);
+        let xr = op.Slice(xv, one, big, Some(axes), None);
+        let dx = op.Sub(xr, xl);
+        let yl = op.Slice(yv, z, m1, Some(axes), None);
+        let yr = op.Slice(yv, one, big, Some(axes), None);
+        let s = op.Add(yl, yr);
+        let p = op.Mul(dx, s);
         let two = op.scalar(t, 2.0);
-        let p = op.Div(p, two).out();
+        let p = op.Div(p, two);
         let ax = op.scalar_i64(d);
         Ok(op.CumSum(p, ax).out())
     }
@@ -425,12 +425,12 @@ translations! {
         let tv = operand_value(op, test, ct);
         let m1 = op.const_i64s(&[-1]);
         let tv = op.Reshape(tv, m1).out();
-        let eu = op.Unsqueeze(ev, m1).out();
-        let eq = op.Equal(eu, tv).out();
+        let eu = op.Unsqueeze(ev, m1);
+        let eq = op.Equal(eu, tv);
         let c = cast(op, eq, DType::Int64);
         let n = op.ReduceSum(c, Some(m1)).keepdims(0).out();
         let zero = op.scalar_i64(0);
-        Ok(if invert { op.Equal(n, zero).out() } else { op.Greater(n, zero).out() })
+        Ok(if invert { op.Equal(n, zero) } else { op.Greater(n, zero) })
     }
 
     /// unique_consecutive(Tensor self, bool return_inverse=False, bool return_counts=False, int? dim=None) -> (Tensor,
@@ -453,12 +453,12 @@ translations! {
         // A new run starts at 0 and wherever x[i] != x[i-1].
         let (s0, s1, e1, big) =
             (op.const_i64s(&[0]), op.const_i64s(&[1]), op.const_i64s(&[-1]), op.const_i64s(&[i64::MAX]));
-        let prev = op.Slice(x, s0, e1, None, None).out();
-        let cur = op.Slice(x, s1, big, None, None).out();
-        let same = op.Equal(cur, prev).out();
-        let diff = op.Not(same).out();
+        let prev = op.Slice(x, s0, e1, None, None);
+        let cur = op.Slice(x, s1, big, None, None);
+        let same = op.Equal(cur, prev);
+        let diff = op.Not(same);
         let n = op.Shape(x).out();
-        let first = op.Min(&[n, s1]).out();
+        let first = op.Min(&[n, s1]);
         let head =
             op.ConstantOfShape(first).value(constant_data(DType::Bool, vec![1], &[1.0])?).out();
         let starts = op.Concat(&[head, diff]).axis(0).out();
@@ -467,14 +467,14 @@ translations! {
         let zero = op.scalar_i64(0);
         let run = op.CumSum(si, zero).out();
         let one = op.scalar_i64(1);
-        let inv = op.Sub(run, one).out();
+        let inv = op.Sub(run, one);
         let shape = op.Shape(self_).out();
         let inverse = op.Reshape(inv, shape).out();
-        let pos = op.NonZero(starts).out();
+        let pos = op.NonZero(starts);
         let pos = op.Reshape(pos, m1).out();
         let ends = op.Concat(&[pos, n]).axis(0).out();
-        let hi = op.Slice(ends, s1, big, None, None).out();
-        let counts = op.Sub(hi, pos).out();
+        let hi = op.Slice(ends, s1, big, None, None);
+        let counts = op.Sub(hi, pos);
         Ok(vec![values, inverse, counts])
     }
 

@@ -14,9 +14,9 @@ fn sort_key(op: &mut Builder, x: Value, t: DType) -> (Value, Option<Value>) {
     if !t.is_float() {
         return (w, None);
     }
-    let nan = op.IsNaN(w).out();
+    let nan = op.IsNaN(w);
     let inf = op.scalar(t, f64::INFINITY);
-    (op.Where(nan, inf, w).out(), Some(nan))
+    (op.Where(nan, inf, w), Some(nan))
 }
 
 /// Median of `x` along `axis` (kept as size 1): values and int64 indices.
@@ -31,19 +31,19 @@ fn median_impl(op: &mut Builder, x: Value, axis: i64, ignore_nan: bool) -> OpRes
     let sel = match (ignore_nan, nan) {
         (true, Some(nan)) => {
             // k = max(count - 1, 0) / 2 over the non-NaN elements (all-NaN slices pick position 0).
-            let ok = op.Not(nan).out();
+            let ok = op.Not(nan);
             let ok = cast(op, ok, DType::Int64);
             let axes = op.const_i64s(&[axis]);
             let cnt = op.ReduceSum(ok, Some(axes)).keepdims(1).out();
-            let c1 = op.Sub(cnt, one).out();
-            let c1 = op.Max(&[c1, zero]).out();
-            let pos = op.Div(c1, two).out();
+            let c1 = op.Sub(cnt, one);
+            let c1 = op.Max(&[c1, zero]);
+            let pos = op.Div(c1, two);
             op.GatherElements(order, pos).axis(axis).out()
         }
         _ => {
-            let c1 = op.Sub(n, one).out();
-            let c1 = op.Max(&[c1, zero]).out();
-            let pos = op.Div(c1, two).out();
+            let c1 = op.Sub(n, one);
+            let c1 = op.Max(&[c1, zero]);
+            let pos = op.Div(c1, two);
             op.Gather(order, pos).axis(axis).out()
         }
     };
@@ -55,7 +55,7 @@ fn median_impl(op: &mut Builder, x: Value, axis: i64, ignore_nan: bool) -> OpRes
             let any = op.ReduceMax(ni, Some(axes)).keepdims(1).out();
             let any = cast(op, any, DType::Bool);
             let first = op.ArgMax(ni).axis(axis).keepdims(1).select_last_index(0).out();
-            op.Where(any, first, sel).out()
+            op.Where(any, first, sel)
         }
         _ => sel,
     };
@@ -92,8 +92,8 @@ fn median_dim(op: &mut Builder, x: Value, dim: i64, keepdim: bool, ignore_nan: b
         return Ok((v, i));
     }
     let axes = op.const_i64s(&[axis]);
-    let v = op.Squeeze(v, Some(axes)).out();
-    let i = op.Squeeze(i, Some(axes)).out();
+    let v = op.Squeeze(v, Some(axes));
+    let i = op.Squeeze(i, Some(axes));
     Ok((v, i))
 }
 
@@ -106,21 +106,21 @@ fn median_all(op: &mut Builder, x: Value, ignore_nan: bool) -> OpResult<Value> {
     let flat = as_1d(op, x);
     let (v, _) = median_impl(op, flat, 0, ignore_nan)?;
     let axes = op.const_i64s(&[0]);
-    Ok(op.Squeeze(v, Some(axes)).out())
+    Ok(op.Squeeze(v, Some(axes)))
 }
 
 /// torch's `lerp(a, b, w)`: `a + w·(b - a)` for w < 0.5, else `b - (b - a)·(1 - w)`.
 fn lerp(op: &mut Builder, a: Value, b: Value, w: Value, t: DType) -> Value {
-    let d = op.Sub(b, a).out();
-    let lo = op.Mul(w, d).out();
-    let lo = op.Add(a, lo).out();
+    let d = op.Sub(b, a);
+    let lo = op.Mul(w, d);
+    let lo = op.Add(a, lo);
     let one = op.scalar(t, 1.0);
-    let omw = op.Sub(one, w).out();
-    let hi = op.Mul(d, omw).out();
-    let hi = op.Sub(b, hi).out();
+    let omw = op.Sub(one, w);
+    let hi = op.Mul(d, omw);
+    let hi = op.Sub(b, hi);
     let half = op.scalar(t, 0.5);
-    let small = op.Less(w, half).out();
-    op.Where(small, lo, hi).out()
+    let small = op.Less(w, half);
+    op.Where(small, lo, hi)
 }
 
 /// `quantile` / `nanquantile` for a scalar q (ATen's `quantile_compute`).
@@ -151,9 +151,9 @@ fn quantile_impl(
         Some(d) => (xv, normalize_axis(d, r)),
     };
     let axes = op.const_i64s(&[axis]);
-    let isnan = op.IsNaN(xv).out();
+    let isnan = op.IsNaN(xv);
     let inf = op.scalar(t, f64::INFINITY);
-    let xs = op.Where(isnan, inf, xv).out();
+    let xs = op.Where(isnan, inf, xv);
     let n = op.Shape(xv).start(axis).end(axis + 1).out();
     let sorted = op.TopK(xs, n).axis(axis).largest(0).sorted(1).outs::<2>()[0];
     let nanf = cast(op, isnan, t);
@@ -162,41 +162,41 @@ fn quantile_impl(
     let zero = op.scalar(t, 0.0);
     // ranks (keepdims shape) and the condition under which the result is NaN.
     let (ranks, nan_result) = if ignore_nan {
-        let valid = op.Not(isnan).out();
+        let valid = op.Not(isnan);
         let vf = cast(op, valid, t);
         let cnt = op.ReduceSum(vf, Some(axes)).keepdims(1).out();
-        let km1 = op.Sub(cnt, one).out();
-        let rk = op.Mul(qv, km1).out();
-        let rk = op.Max(&[rk, zero]).out();
-        (rk, op.Equal(cnt, zero).out())
+        let km1 = op.Sub(cnt, one);
+        let rk = op.Mul(qv, km1);
+        let rk = op.Max(&[rk, zero]);
+        (rk, op.Equal(cnt, zero))
     } else {
         let any = op.ReduceMax(nanf, Some(axes)).keepdims(1).out();
         let nf = cast(op, n, t);
-        let last = op.Sub(nf, one).out();
-        let rk = op.Mul(qv, last).out();
-        let z = op.Mul(any, zero).out();
-        let rk = op.Add(z, rk).out();
-        (rk, op.Greater(any, zero).out())
+        let last = op.Sub(nf, one);
+        let rk = op.Mul(qv, last);
+        let z = op.Mul(any, zero);
+        let rk = op.Add(z, rk);
+        (rk, op.Greater(any, zero))
     };
     let ranks = match interpolation {
-        "lower" => op.Floor(ranks).out(),
-        "higher" => op.Ceil(ranks).out(),
-        "nearest" => op.Round(ranks).out(),
+        "lower" => op.Floor(ranks),
+        "higher" => op.Ceil(ranks),
+        "nearest" => op.Round(ranks),
         "linear" | "midpoint" => ranks,
         i => bail!("quantile: unknown interpolation {i:?}"),
     };
-    let below_f = op.Floor(ranks).out();
+    let below_f = op.Floor(ranks);
     let below = op.Cast(below_f).to(DType::Int64 as i64).out();
     let vb = op.GatherElements(sorted, below).axis(axis).out();
     let v = if interpolation == "linear" || interpolation == "midpoint" {
         let w = if interpolation == "midpoint" {
             let half = op.scalar(t, 0.5);
-            let z = op.Mul(ranks, zero).out();
-            op.Add(z, half).out()
+            let z = op.Mul(ranks, zero);
+            op.Add(z, half)
         } else {
-            op.Sub(ranks, below_f).out()
+            op.Sub(ranks, below_f)
         };
-        let above = op.Ceil(ranks).out();
+        let above = op.Ceil(ranks);
         let above = op.Cast(above).to(DType::Int64 as i64).out();
         let va = op.GatherElements(sorted, above).axis(axis).out();
         lerp(op, vb, va, w, t)
@@ -204,7 +204,7 @@ fn quantile_impl(
         vb
     };
     let nan = op.scalar(t, f64::NAN);
-    let v = op.Where(nan_result, nan, v).out();
+    let v = op.Where(nan_result, nan, v);
     Ok(if dim.is_none() || r == 0 {
         let shape = if keepdim { vec![1i64; r] } else { vec![] };
         let s = op.const_i64s(&shape);
@@ -212,7 +212,7 @@ fn quantile_impl(
     } else if keepdim {
         v
     } else {
-        op.Squeeze(v, Some(axes)).out()
+        op.Squeeze(v, Some(axes))
     })
 }
 
@@ -260,25 +260,25 @@ translations! {
         let sorted = op.GatherElements(x, order).axis(axis).out();
         let a1 = op.const_i64s(&[axis + 1]);
         let a0 = op.const_i64s(&[axis]);
-        let xa = op.Unsqueeze(sorted, a1).out();
-        let xb = op.Unsqueeze(sorted, a0).out();
-        let eq = op.Equal(xa, xb).out();
+        let xa = op.Unsqueeze(sorted, a1);
+        let xb = op.Unsqueeze(sorted, a0);
+        let eq = op.Equal(xa, xb);
         let eq = cast(op, eq, DType::Int64);
         let cnt = op.ReduceSum(eq, Some(a1)).keepdims(0).out();
         let maxc = op.ReduceMax(cnt, Some(a0)).keepdims(1).out();
-        let best = op.Equal(cnt, maxc).out();
+        let best = op.Equal(cnt, maxc);
         let best = cast(op, best, DType::Int32);
         let first = op.ArgMax(best).axis(axis).keepdims(1).select_last_index(0).out();
         let one = op.scalar_i64(1);
-        let run = op.Sub(maxc, one).out();
-        let last = op.Add(first, run).out();
+        let run = op.Sub(maxc, one);
+        let last = op.Add(first, run);
         let v = op.GatherElements(sorted, first).axis(axis).out();
         let i = op.GatherElements(order, last).axis(axis).out();
         if keepdim {
             return Ok((v, i));
         }
-        let v = op.Squeeze(v, Some(a0)).out();
-        let i = op.Squeeze(i, Some(a0)).out();
+        let v = op.Squeeze(v, Some(a0));
+        let i = op.Squeeze(i, Some(a0));
         Ok((v, i))
     }
 
@@ -313,7 +313,7 @@ translations! {
                 let l = cast(op, l, DType::Int64);
                 let z = op.scalar_i64(0);
                 let s = op.CumSum(l, z).exclusive(1).out();
-                let e = op.Add(s, l).out();
+                let e = op.Add(s, l);
                 (s, e)
             }
             (None, Some(o)) => {
@@ -325,8 +325,8 @@ translations! {
                 let one = op.const_i64s(&[1]);
                 let m1 = op.const_i64s(&[-1]);
                 let big = op.const_i64s(&[i64::MAX]);
-                let s = op.Slice(o, zero, m1, None, None).out();
-                let e = op.Slice(o, one, big, None, None).out();
+                let s = op.Slice(o, zero, m1, None, None);
+                let e = op.Slice(o, one, big, None, None);
                 (s, e)
             }
             _ => bail!("segment_reduce needs lengths or offsets"),
@@ -339,41 +339,41 @@ translations! {
         }
         // mask[s, j] = starts[s] <= j < ends[s], shaped [S, N, 1, ...] against data [1, N, ...].
         let n = dim_size(op, data, 0);
-        let n0 = op.Squeeze(n, None).out();
+        let n0 = op.Squeeze(n, None);
         let z = op.scalar_i64(0);
         let one = op.scalar_i64(1);
-        let j = op.Range(z, n0, one).out();
+        let j = op.Range(z, n0, one);
         let a1 = op.const_i64s(&[1]);
-        let s2 = op.Unsqueeze(starts, a1).out();
-        let e2 = op.Unsqueeze(ends, a1).out();
-        let ge = op.GreaterOrEqual(j, s2).out();
-        let lt = op.Less(j, e2).out();
-        let mut mask = op.And(ge, lt).out();
+        let s2 = op.Unsqueeze(starts, a1);
+        let e2 = op.Unsqueeze(ends, a1);
+        let ge = op.GreaterOrEqual(j, s2);
+        let lt = op.Less(j, e2);
+        let mut mask = op.And(ge, lt);
         if r > 1 {
             let tail: Vec<i64> = (2..(r as i64 + 1)).collect();
             let ax = op.const_i64s(&tail);
-            mask = op.Unsqueeze(mask, ax).out();
+            mask = op.Unsqueeze(mask, ax);
         }
         let a0 = op.const_i64s(&[0]);
-        let d = op.Unsqueeze(data, a0).out();
-        let len = op.Sub(ends, starts).out();
+        let d = op.Unsqueeze(data, a0);
+        let len = op.Sub(ends, starts);
         let len = cast(op, len, t);
         let mut len_b = len;
         if r > 1 {
             let tail: Vec<i64> = (1..(r as i64)).collect();
             let ax = op.const_i64s(&tail);
-            len_b = op.Unsqueeze(len, ax).out();
+            len_b = op.Unsqueeze(len, ax);
         }
         let init = initial.map(|s| scalar_value(op, s, t));
         // NaN in a segment propagates for every reduction.
-        let nan = op.IsNaN(d).out();
-        let nan_m = op.And(nan, mask).out();
+        let nan = op.IsNaN(d);
+        let nan_m = op.And(nan, mask);
         let nan_i = cast(op, nan_m, DType::Int32);
         let any_nan = op.ReduceMax(nan_i, Some(a1)).keepdims(0).out();
         let any_nan = cast(op, any_nan, DType::Bool);
         let fill = |op: &mut Builder, v: f64| {
             let c = op.scalar(t, v);
-            op.Where(mask, d, c).out()
+            op.Where(mask, d, c)
         };
         let out = match reduce {
             "max" | "min" => {
@@ -385,8 +385,8 @@ translations! {
                     op.ReduceMin(w, Some(a1)).keepdims(0).out()
                 };
                 match init {
-                    Some(i) if is_max => op.Max(&[m, i]).out(),
-                    Some(i) => op.Min(&[m, i]).out(),
+                    Some(i) if is_max => op.Max(&[m, i]),
+                    Some(i) => op.Min(&[m, i]),
                     None => m,
                 }
             }
@@ -394,35 +394,35 @@ translations! {
                 let w = fill(op, 0.0);
                 let mut s = op.ReduceSum(w, Some(a1)).keepdims(0).out();
                 if let Some(i) = init {
-                    s = op.Add(s, i).out();
+                    s = op.Add(s, i);
                 }
                 if reduce == "sum" {
                     s
                 } else {
                     // An empty segment keeps `initial` (0 / 0 = NaN without one, as torch).
-                    let q = op.Div(s, len_b).out();
+                    let q = op.Div(s, len_b);
                     let Some(i) = init else {
                         return Ok(q);
                     };
                     let zero = op.scalar(t, 0.0);
-                    let empty = op.Equal(len_b, zero).out();
+                    let empty = op.Equal(len_b, zero);
                     let qs = op.Shape(q).out();
-                    let ib = op.Expand(i, qs).out();
-                    op.Where(empty, ib, q).out()
+                    let ib = op.Expand(i, qs);
+                    op.Where(empty, ib, q)
                 }
             }
             "prod" => {
                 let w = fill(op, 1.0);
                 let p = op.ReduceProd(w, Some(a1)).keepdims(0).out();
                 match init {
-                    Some(i) => op.Mul(p, i).out(),
+                    Some(i) => op.Mul(p, i),
                     None => p,
                 }
             }
             other => bail!("segment_reduce: unknown reduction {other:?}"),
         };
         let nanv = op.scalar(t, f64::NAN);
-        Ok(op.Where(any_nan, nanv, out).out())
+        Ok(op.Where(any_nan, nanv, out))
     }
 
     /// histc(Tensor self, int bins=100, Scalar min=0, Scalar max=0) -> Tensor
@@ -453,31 +453,31 @@ translations! {
         let (lo, hi) = if lo_c == hi_c {
             let lo = op.ReduceMin(x, None).keepdims(0).out();
             let hi = op.ReduceMax(x, None).keepdims(0).out();
-            let eq = op.Equal(lo, hi).out();
+            let eq = op.Equal(lo, hi);
             let one = op.scalar(t, 1.0);
-            let lo1 = op.Sub(lo, one).out();
-            let hi1 = op.Add(hi, one).out();
-            (op.Where(eq, lo1, lo).out(), op.Where(eq, hi1, hi).out())
+            let lo1 = op.Sub(lo, one);
+            let hi1 = op.Add(hi, one);
+            (op.Where(eq, lo1, lo), op.Where(eq, hi1, hi))
         } else {
             if lo_c > hi_c {
                 bail!("histc: max must be larger than min");
             }
             (op.scalar(t, lo_c), op.scalar(t, hi_c))
         };
-        let ge = op.GreaterOrEqual(x, lo).out();
-        let le = op.LessOrEqual(x, hi).out();
-        let valid = op.And(ge, le).out();
+        let ge = op.GreaterOrEqual(x, lo);
+        let le = op.LessOrEqual(x, hi);
+        let valid = op.And(ge, le);
         let nb = op.scalar(t, bins as f64);
-        let d = op.Sub(x, lo).out();
-        let d = op.Mul(d, nb).out();
-        let range = op.Sub(hi, lo).out();
-        let q = op.Div(d, range).out();
+        let d = op.Sub(x, lo);
+        let d = op.Mul(d, nb);
+        let range = op.Sub(hi, lo);
+        let q = op.Div(d, range);
         let zero = op.scalar(t, 0.0);
-        let q = op.Where(valid, q, zero).out();
-        let q = op.Floor(q).out();
+        let q = op.Where(valid, q, zero);
+        let q = op.Floor(q);
         let idx = op.Cast(q).to(DType::Int64 as i64).out();
         let last = op.scalar_i64(bins - 1);
-        let idx = op.Min(&[idx, last]).out();
+        let idx = op.Min(&[idx, last]);
         let depth = op.scalar_i64(bins);
         let Some(vals) = TensorData::from_f64_as(t, vec![2], &[0.0, 1.0]) else {
             bail!("histc of {t:?} is not supported")
@@ -486,8 +486,8 @@ translations! {
         let oh = op.OneHot(idx, depth, vals).axis(-1).out();
         let vf = cast(op, valid, t);
         let one_axis = op.const_i64s(&[1]);
-        let vf = op.Unsqueeze(vf, one_axis).out();
-        let oh = op.Mul(oh, vf).out();
+        let vf = op.Unsqueeze(vf, one_axis);
+        let oh = op.Mul(oh, vf);
         let axes = op.const_i64s(&[0]);
         Ok(op.ReduceSum(oh, Some(axes)).keepdims(0).out())
     }

@@ -1,6 +1,6 @@
 //! The graph builder translations write to.
 //!
-//! `op.Add(a, b).out()` appends an `Add` node to the graph under construction and returns its output.
+//! `op.Add(a, b)` appends an `Add` node to the graph under construction and returns its output.
 //! One typed method per ONNX operator lives in the generated `ops.rs`; they all funnel into
 //! [`Builder::call`]. Attributes are set on the returned [`Call`] (`op.Gemm(a, b, None).transB(1).out()`).
 
@@ -137,7 +137,7 @@ impl Builder {
             let v = if produced.remove(&v) {
                 v
             } else {
-                let id = self.Identity(v).out();
+                let id = self.Identity(v);
                 let info = self.info(v).clone();
                 let new = self.info_mut(id);
                 new.dtype = info.dtype;

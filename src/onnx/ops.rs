@@ -7,8 +7,9 @@
 //!
 //! Required inputs are `Value`, optional ones `Option<Value>` (trailing `None`s are dropped), a
 //! variadic input is a `&[Value]`. Attribute setters are named exactly like the ONNX attribute.
-//! Call `.out()`, `.outs::<N>()` or `.outs_vec(n)` to finish the node:
-//! `b.Gemm(a, w, None).transB(1).out()`.
+//! An operator without attributes and with one output returns that output (`b.Add(x, y)`); the
+//! others return the node being built: set attributes, then finish it with `.out()`,
+//! `.outs::<N>()` or `.outs_vec(n)`: `b.Gemm(a, w, None).transB(1).out()`.
 
 #![cfg_attr(rustfmt, rustfmt::skip)]
 #![allow(non_snake_case, non_camel_case_types, clippy::upper_case_acronyms, clippy::too_many_arguments, clippy::wrong_self_convention, clippy::must_use_candidate)]
@@ -21,32 +22,32 @@ impl Builder {
     ///
     /// Inputs: `X`. Outputs: `Y`.
     #[allow(non_snake_case)]
-    pub fn Abs(&mut self, X: Value) -> Abs<'_> {
-        Abs(self.call("Abs", 1, vec![Some(X)]))
+    pub fn Abs(&mut self, X: Value) -> Value {
+        self.call("Abs", 1, vec![Some(X)]).out()
     }
 
     /// `Acos` (version 22), valid from opset 7.
     ///
     /// Inputs: `input`. Outputs: `output`.
     #[allow(non_snake_case)]
-    pub fn Acos(&mut self, input: Value) -> Acos<'_> {
-        Acos(self.call("Acos", 7, vec![Some(input)]))
+    pub fn Acos(&mut self, input: Value) -> Value {
+        self.call("Acos", 7, vec![Some(input)]).out()
     }
 
     /// `Acosh` (version 22), valid from opset 9.
     ///
     /// Inputs: `input`. Outputs: `output`.
     #[allow(non_snake_case)]
-    pub fn Acosh(&mut self, input: Value) -> Acosh<'_> {
-        Acosh(self.call("Acosh", 9, vec![Some(input)]))
+    pub fn Acosh(&mut self, input: Value) -> Value {
+        self.call("Acosh", 9, vec![Some(input)]).out()
     }
 
     /// `Add` (version 14), valid from opset 1.
     ///
     /// Inputs: `A`, `B`. Outputs: `C`.
     #[allow(non_snake_case)]
-    pub fn Add(&mut self, A: Value, B: Value) -> Add<'_> {
-        Add(self.call("Add", 1, vec![Some(A), Some(B)]))
+    pub fn Add(&mut self, A: Value, B: Value) -> Value {
+        self.call("Add", 1, vec![Some(A), Some(B)]).out()
     }
 
     /// `AffineGrid` (version 20), valid from opset 20.
@@ -61,8 +62,8 @@ impl Builder {
     ///
     /// Inputs: `A`, `B`. Outputs: `C`.
     #[allow(non_snake_case)]
-    pub fn And(&mut self, A: Value, B: Value) -> And<'_> {
-        And(self.call("And", 1, vec![Some(A), Some(B)]))
+    pub fn And(&mut self, A: Value, B: Value) -> Value {
+        self.call("And", 1, vec![Some(A), Some(B)]).out()
     }
 
     /// `ArgMax` (version 13), valid from opset 1.
@@ -85,32 +86,32 @@ impl Builder {
     ///
     /// Inputs: `input`. Outputs: `output`.
     #[allow(non_snake_case)]
-    pub fn Asin(&mut self, input: Value) -> Asin<'_> {
-        Asin(self.call("Asin", 7, vec![Some(input)]))
+    pub fn Asin(&mut self, input: Value) -> Value {
+        self.call("Asin", 7, vec![Some(input)]).out()
     }
 
     /// `Asinh` (version 22), valid from opset 9.
     ///
     /// Inputs: `input`. Outputs: `output`.
     #[allow(non_snake_case)]
-    pub fn Asinh(&mut self, input: Value) -> Asinh<'_> {
-        Asinh(self.call("Asinh", 9, vec![Some(input)]))
+    pub fn Asinh(&mut self, input: Value) -> Value {
+        self.call("Asinh", 9, vec![Some(input)]).out()
     }
 
     /// `Atan` (version 22), valid from opset 7.
     ///
     /// Inputs: `input`. Outputs: `output`.
     #[allow(non_snake_case)]
-    pub fn Atan(&mut self, input: Value) -> Atan<'_> {
-        Atan(self.call("Atan", 7, vec![Some(input)]))
+    pub fn Atan(&mut self, input: Value) -> Value {
+        self.call("Atan", 7, vec![Some(input)]).out()
     }
 
     /// `Atanh` (version 22), valid from opset 9.
     ///
     /// Inputs: `input`. Outputs: `output`.
     #[allow(non_snake_case)]
-    pub fn Atanh(&mut self, input: Value) -> Atanh<'_> {
-        Atanh(self.call("Atanh", 9, vec![Some(input)]))
+    pub fn Atanh(&mut self, input: Value) -> Value {
+        self.call("Atanh", 9, vec![Some(input)]).out()
     }
 
     /// `Attention` (version 23), valid from opset 23.
@@ -157,32 +158,32 @@ impl Builder {
     ///
     /// Inputs: `A`, `B`. Outputs: `C`.
     #[allow(non_snake_case)]
-    pub fn BitwiseAnd(&mut self, A: Value, B: Value) -> BitwiseAnd<'_> {
-        BitwiseAnd(self.call("BitwiseAnd", 18, vec![Some(A), Some(B)]))
+    pub fn BitwiseAnd(&mut self, A: Value, B: Value) -> Value {
+        self.call("BitwiseAnd", 18, vec![Some(A), Some(B)]).out()
     }
 
     /// `BitwiseNot` (version 18), valid from opset 18.
     ///
     /// Inputs: `X`. Outputs: `Y`.
     #[allow(non_snake_case)]
-    pub fn BitwiseNot(&mut self, X: Value) -> BitwiseNot<'_> {
-        BitwiseNot(self.call("BitwiseNot", 18, vec![Some(X)]))
+    pub fn BitwiseNot(&mut self, X: Value) -> Value {
+        self.call("BitwiseNot", 18, vec![Some(X)]).out()
     }
 
     /// `BitwiseOr` (version 18), valid from opset 18.
     ///
     /// Inputs: `A`, `B`. Outputs: `C`.
     #[allow(non_snake_case)]
-    pub fn BitwiseOr(&mut self, A: Value, B: Value) -> BitwiseOr<'_> {
-        BitwiseOr(self.call("BitwiseOr", 18, vec![Some(A), Some(B)]))
+    pub fn BitwiseOr(&mut self, A: Value, B: Value) -> Value {
+        self.call("BitwiseOr", 18, vec![Some(A), Some(B)]).out()
     }
 
     /// `BitwiseXor` (version 18), valid from opset 18.
     ///
     /// Inputs: `A`, `B`. Outputs: `C`.
     #[allow(non_snake_case)]
-    pub fn BitwiseXor(&mut self, A: Value, B: Value) -> BitwiseXor<'_> {
-        BitwiseXor(self.call("BitwiseXor", 18, vec![Some(A), Some(B)]))
+    pub fn BitwiseXor(&mut self, A: Value, B: Value) -> Value {
+        self.call("BitwiseXor", 18, vec![Some(A), Some(B)]).out()
     }
 
     /// `BlackmanWindow` (version 17), valid from opset 17.
@@ -213,8 +214,8 @@ impl Builder {
     ///
     /// Inputs: `X`. Outputs: `Y`.
     #[allow(non_snake_case)]
-    pub fn Ceil(&mut self, X: Value) -> Ceil<'_> {
-        Ceil(self.call("Ceil", 1, vec![Some(X)]))
+    pub fn Ceil(&mut self, X: Value) -> Value {
+        self.call("Ceil", 1, vec![Some(X)]).out()
     }
 
     /// `Celu` (version 12), valid from opset 12.
@@ -237,8 +238,8 @@ impl Builder {
     ///
     /// Inputs: `input`, `min` (optional), `max` (optional). Outputs: `output`.
     #[allow(non_snake_case)]
-    pub fn Clip(&mut self, input: Value, min: Option<Value>, max: Option<Value>) -> Clip<'_> {
-        Clip(self.call("Clip", 11, vec![Some(input), min, max]))
+    pub fn Clip(&mut self, input: Value, min: Option<Value>, max: Option<Value>) -> Value {
+        self.call("Clip", 11, vec![Some(input), min, max]).out()
     }
 
     /// `Col2Im` (version 18), valid from opset 18.
@@ -317,16 +318,16 @@ impl Builder {
     ///
     /// Inputs: `input`. Outputs: `output`.
     #[allow(non_snake_case)]
-    pub fn Cos(&mut self, input: Value) -> Cos<'_> {
-        Cos(self.call("Cos", 7, vec![Some(input)]))
+    pub fn Cos(&mut self, input: Value) -> Value {
+        self.call("Cos", 7, vec![Some(input)]).out()
     }
 
     /// `Cosh` (version 22), valid from opset 9.
     ///
     /// Inputs: `input`. Outputs: `output`.
     #[allow(non_snake_case)]
-    pub fn Cosh(&mut self, input: Value) -> Cosh<'_> {
-        Cosh(self.call("Cosh", 9, vec![Some(input)]))
+    pub fn Cosh(&mut self, input: Value) -> Value {
+        self.call("Cosh", 9, vec![Some(input)]).out()
     }
 
     /// `CumSum` (version 14), valid from opset 11.
@@ -373,16 +374,16 @@ impl Builder {
     ///
     /// Inputs: `X`. Outputs: `Y`.
     #[allow(non_snake_case)]
-    pub fn Det(&mut self, X: Value) -> Det<'_> {
-        Det(self.call("Det", 11, vec![Some(X)]))
+    pub fn Det(&mut self, X: Value) -> Value {
+        self.call("Det", 11, vec![Some(X)]).out()
     }
 
     /// `Div` (version 14), valid from opset 1.
     ///
     /// Inputs: `A`, `B`. Outputs: `C`.
     #[allow(non_snake_case)]
-    pub fn Div(&mut self, A: Value, B: Value) -> Div<'_> {
-        Div(self.call("Div", 1, vec![Some(A), Some(B)]))
+    pub fn Div(&mut self, A: Value, B: Value) -> Value {
+        self.call("Div", 1, vec![Some(A), Some(B)]).out()
     }
 
     /// `Dropout` (version 22), valid from opset 12.
@@ -421,32 +422,32 @@ impl Builder {
     ///
     /// Inputs: `A`, `B`. Outputs: `C`.
     #[allow(non_snake_case)]
-    pub fn Equal(&mut self, A: Value, B: Value) -> Equal<'_> {
-        Equal(self.call("Equal", 1, vec![Some(A), Some(B)]))
+    pub fn Equal(&mut self, A: Value, B: Value) -> Value {
+        self.call("Equal", 1, vec![Some(A), Some(B)]).out()
     }
 
     /// `Erf` (version 13), valid from opset 9.
     ///
     /// Inputs: `input`. Outputs: `output`.
     #[allow(non_snake_case)]
-    pub fn Erf(&mut self, input: Value) -> Erf<'_> {
-        Erf(self.call("Erf", 9, vec![Some(input)]))
+    pub fn Erf(&mut self, input: Value) -> Value {
+        self.call("Erf", 9, vec![Some(input)]).out()
     }
 
     /// `Exp` (version 13), valid from opset 1.
     ///
     /// Inputs: `input`. Outputs: `output`.
     #[allow(non_snake_case)]
-    pub fn Exp(&mut self, input: Value) -> Exp<'_> {
-        Exp(self.call("Exp", 1, vec![Some(input)]))
+    pub fn Exp(&mut self, input: Value) -> Value {
+        self.call("Exp", 1, vec![Some(input)]).out()
     }
 
     /// `Expand` (version 13), valid from opset 8.
     ///
     /// Inputs: `input`, `shape`. Outputs: `output`.
     #[allow(non_snake_case)]
-    pub fn Expand(&mut self, input: Value, shape: Value) -> Expand<'_> {
-        Expand(self.call("Expand", 8, vec![Some(input), Some(shape)]))
+    pub fn Expand(&mut self, input: Value, shape: Value) -> Value {
+        self.call("Expand", 8, vec![Some(input), Some(shape)]).out()
     }
 
     /// `EyeLike` (version 22), valid from opset 9.
@@ -469,8 +470,8 @@ impl Builder {
     ///
     /// Inputs: `X`. Outputs: `Y`.
     #[allow(non_snake_case)]
-    pub fn Floor(&mut self, X: Value) -> Floor<'_> {
-        Floor(self.call("Floor", 1, vec![Some(X)]))
+    pub fn Floor(&mut self, X: Value) -> Value {
+        self.call("Floor", 1, vec![Some(X)]).out()
     }
 
     /// `GRU` (version 22), valid from opset 3.
@@ -525,8 +526,8 @@ impl Builder {
     ///
     /// Inputs: `X`. Outputs: `Y`.
     #[allow(non_snake_case)]
-    pub fn GlobalAveragePool(&mut self, X: Value) -> GlobalAveragePool<'_> {
-        GlobalAveragePool(self.call("GlobalAveragePool", 1, vec![Some(X)]))
+    pub fn GlobalAveragePool(&mut self, X: Value) -> Value {
+        self.call("GlobalAveragePool", 1, vec![Some(X)]).out()
     }
 
     /// `GlobalLpPool` (version 22), valid from opset 1.
@@ -541,24 +542,24 @@ impl Builder {
     ///
     /// Inputs: `X`. Outputs: `Y`.
     #[allow(non_snake_case)]
-    pub fn GlobalMaxPool(&mut self, X: Value) -> GlobalMaxPool<'_> {
-        GlobalMaxPool(self.call("GlobalMaxPool", 1, vec![Some(X)]))
+    pub fn GlobalMaxPool(&mut self, X: Value) -> Value {
+        self.call("GlobalMaxPool", 1, vec![Some(X)]).out()
     }
 
     /// `Greater` (version 13), valid from opset 1.
     ///
     /// Inputs: `A`, `B`. Outputs: `C`.
     #[allow(non_snake_case)]
-    pub fn Greater(&mut self, A: Value, B: Value) -> Greater<'_> {
-        Greater(self.call("Greater", 1, vec![Some(A), Some(B)]))
+    pub fn Greater(&mut self, A: Value, B: Value) -> Value {
+        self.call("Greater", 1, vec![Some(A), Some(B)]).out()
     }
 
     /// `GreaterOrEqual` (version 16), valid from opset 12.
     ///
     /// Inputs: `A`, `B`. Outputs: `C`.
     #[allow(non_snake_case)]
-    pub fn GreaterOrEqual(&mut self, A: Value, B: Value) -> GreaterOrEqual<'_> {
-        GreaterOrEqual(self.call("GreaterOrEqual", 12, vec![Some(A), Some(B)]))
+    pub fn GreaterOrEqual(&mut self, A: Value, B: Value) -> Value {
+        self.call("GreaterOrEqual", 12, vec![Some(A), Some(B)]).out()
     }
 
     /// `GridSample` (version 22), valid from opset 16.
@@ -605,8 +606,8 @@ impl Builder {
     ///
     /// Inputs: `X`. Outputs: `Y`.
     #[allow(non_snake_case)]
-    pub fn HardSwish(&mut self, X: Value) -> HardSwish<'_> {
-        HardSwish(self.call("HardSwish", 14, vec![Some(X)]))
+    pub fn HardSwish(&mut self, X: Value) -> Value {
+        self.call("HardSwish", 14, vec![Some(X)]).out()
     }
 
     /// `Hardmax` (version 13), valid from opset 1.
@@ -621,8 +622,8 @@ impl Builder {
     ///
     /// Inputs: `input`. Outputs: `output`.
     #[allow(non_snake_case)]
-    pub fn Identity(&mut self, input: Value) -> Identity<'_> {
-        Identity(self.call("Identity", 1, vec![Some(input)]))
+    pub fn Identity(&mut self, input: Value) -> Value {
+        self.call("Identity", 1, vec![Some(input)]).out()
     }
 
     /// `If` (version 23), valid from opset 1.
@@ -661,8 +662,8 @@ impl Builder {
     ///
     /// Inputs: `X`. Outputs: `Y`.
     #[allow(non_snake_case)]
-    pub fn IsNaN(&mut self, X: Value) -> IsNaN<'_> {
-        IsNaN(self.call("IsNaN", 9, vec![Some(X)]))
+    pub fn IsNaN(&mut self, X: Value) -> Value {
+        self.call("IsNaN", 9, vec![Some(X)]).out()
     }
 
     /// `LRN` (version 13), valid from opset 1.
@@ -701,24 +702,24 @@ impl Builder {
     ///
     /// Inputs: `A`, `B`. Outputs: `C`.
     #[allow(non_snake_case)]
-    pub fn Less(&mut self, A: Value, B: Value) -> Less<'_> {
-        Less(self.call("Less", 1, vec![Some(A), Some(B)]))
+    pub fn Less(&mut self, A: Value, B: Value) -> Value {
+        self.call("Less", 1, vec![Some(A), Some(B)]).out()
     }
 
     /// `LessOrEqual` (version 16), valid from opset 12.
     ///
     /// Inputs: `A`, `B`. Outputs: `C`.
     #[allow(non_snake_case)]
-    pub fn LessOrEqual(&mut self, A: Value, B: Value) -> LessOrEqual<'_> {
-        LessOrEqual(self.call("LessOrEqual", 12, vec![Some(A), Some(B)]))
+    pub fn LessOrEqual(&mut self, A: Value, B: Value) -> Value {
+        self.call("LessOrEqual", 12, vec![Some(A), Some(B)]).out()
     }
 
     /// `Log` (version 13), valid from opset 1.
     ///
     /// Inputs: `input`. Outputs: `output`.
     #[allow(non_snake_case)]
-    pub fn Log(&mut self, input: Value) -> Log<'_> {
-        Log(self.call("Log", 1, vec![Some(input)]))
+    pub fn Log(&mut self, input: Value) -> Value {
+        self.call("Log", 1, vec![Some(input)]).out()
     }
 
     /// `LogSoftmax` (version 13), valid from opset 1.
@@ -757,24 +758,24 @@ impl Builder {
     ///
     /// Inputs: `A`, `B`. Outputs: `Y`.
     #[allow(non_snake_case)]
-    pub fn MatMul(&mut self, A: Value, B: Value) -> MatMul<'_> {
-        MatMul(self.call("MatMul", 1, vec![Some(A), Some(B)]))
+    pub fn MatMul(&mut self, A: Value, B: Value) -> Value {
+        self.call("MatMul", 1, vec![Some(A), Some(B)]).out()
     }
 
     /// `MatMulInteger` (version 10), valid from opset 10.
     ///
     /// Inputs: `A`, `B`, `a_zero_point` (optional), `b_zero_point` (optional). Outputs: `Y`.
     #[allow(non_snake_case)]
-    pub fn MatMulInteger(&mut self, A: Value, B: Value, a_zero_point: Option<Value>, b_zero_point: Option<Value>) -> MatMulInteger<'_> {
-        MatMulInteger(self.call("MatMulInteger", 10, vec![Some(A), Some(B), a_zero_point, b_zero_point]))
+    pub fn MatMulInteger(&mut self, A: Value, B: Value, a_zero_point: Option<Value>, b_zero_point: Option<Value>) -> Value {
+        self.call("MatMulInteger", 10, vec![Some(A), Some(B), a_zero_point, b_zero_point]).out()
     }
 
     /// `Max` (version 13), valid from opset 1.
     ///
     /// Inputs: `data_0` (variadic). Outputs: `max`.
     #[allow(non_snake_case)]
-    pub fn Max(&mut self, data_0: &[Value]) -> Max<'_> {
-        Max(self.call("Max", 1, data_0.iter().copied().map(Some).collect()))
+    pub fn Max(&mut self, data_0: &[Value]) -> Value {
+        self.call("Max", 1, data_0.iter().copied().map(Some).collect()).out()
     }
 
     /// `MaxPool` (version 22), valid from opset 8.
@@ -805,8 +806,8 @@ impl Builder {
     ///
     /// Inputs: `data_0` (variadic). Outputs: `mean`.
     #[allow(non_snake_case)]
-    pub fn Mean(&mut self, data_0: &[Value]) -> Mean<'_> {
-        Mean(self.call("Mean", 1, data_0.iter().copied().map(Some).collect()))
+    pub fn Mean(&mut self, data_0: &[Value]) -> Value {
+        self.call("Mean", 1, data_0.iter().copied().map(Some).collect()).out()
     }
 
     /// `MeanVarianceNormalization` (version 13), valid from opset 9.
@@ -829,16 +830,16 @@ impl Builder {
     ///
     /// Inputs: `data_0` (variadic). Outputs: `min`.
     #[allow(non_snake_case)]
-    pub fn Min(&mut self, data_0: &[Value]) -> Min<'_> {
-        Min(self.call("Min", 1, data_0.iter().copied().map(Some).collect()))
+    pub fn Min(&mut self, data_0: &[Value]) -> Value {
+        self.call("Min", 1, data_0.iter().copied().map(Some).collect()).out()
     }
 
     /// `Mish` (version 22), valid from opset 18.
     ///
     /// Inputs: `X`. Outputs: `Y`.
     #[allow(non_snake_case)]
-    pub fn Mish(&mut self, X: Value) -> Mish<'_> {
-        Mish(self.call("Mish", 18, vec![Some(X)]))
+    pub fn Mish(&mut self, X: Value) -> Value {
+        self.call("Mish", 18, vec![Some(X)]).out()
     }
 
     /// `Mod` (version 13), valid from opset 10.
@@ -853,8 +854,8 @@ impl Builder {
     ///
     /// Inputs: `A`, `B`. Outputs: `C`.
     #[allow(non_snake_case)]
-    pub fn Mul(&mut self, A: Value, B: Value) -> Mul<'_> {
-        Mul(self.call("Mul", 1, vec![Some(A), Some(B)]))
+    pub fn Mul(&mut self, A: Value, B: Value) -> Value {
+        self.call("Mul", 1, vec![Some(A), Some(B)]).out()
     }
 
     /// `Multinomial` (version 22), valid from opset 7.
@@ -869,8 +870,8 @@ impl Builder {
     ///
     /// Inputs: `X`. Outputs: `Y`.
     #[allow(non_snake_case)]
-    pub fn Neg(&mut self, X: Value) -> Neg<'_> {
-        Neg(self.call("Neg", 1, vec![Some(X)]))
+    pub fn Neg(&mut self, X: Value) -> Value {
+        self.call("Neg", 1, vec![Some(X)]).out()
     }
 
     /// `NegativeLogLikelihoodLoss` (version 22), valid from opset 12.
@@ -893,16 +894,16 @@ impl Builder {
     ///
     /// Inputs: `X`. Outputs: `Y`.
     #[allow(non_snake_case)]
-    pub fn NonZero(&mut self, X: Value) -> NonZero<'_> {
-        NonZero(self.call("NonZero", 9, vec![Some(X)]))
+    pub fn NonZero(&mut self, X: Value) -> Value {
+        self.call("NonZero", 9, vec![Some(X)]).out()
     }
 
     /// `Not` (version 1), valid from opset 1.
     ///
     /// Inputs: `X`. Outputs: `Y`.
     #[allow(non_snake_case)]
-    pub fn Not(&mut self, X: Value) -> Not<'_> {
-        Not(self.call("Not", 1, vec![Some(X)]))
+    pub fn Not(&mut self, X: Value) -> Value {
+        self.call("Not", 1, vec![Some(X)]).out()
     }
 
     /// `OneHot` (version 11), valid from opset 9.
@@ -925,32 +926,32 @@ impl Builder {
     ///
     /// Inputs: `input`. Outputs: `output`.
     #[allow(non_snake_case)]
-    pub fn OptionalGetElement(&mut self, input: Value) -> OptionalGetElement<'_> {
-        OptionalGetElement(self.call("OptionalGetElement", 15, vec![Some(input)]))
+    pub fn OptionalGetElement(&mut self, input: Value) -> Value {
+        self.call("OptionalGetElement", 15, vec![Some(input)]).out()
     }
 
     /// `OptionalHasElement` (version 18), valid from opset 18.
     ///
     /// Inputs: `input` (optional). Outputs: `output`.
     #[allow(non_snake_case)]
-    pub fn OptionalHasElement(&mut self, input: Option<Value>) -> OptionalHasElement<'_> {
-        OptionalHasElement(self.call("OptionalHasElement", 18, vec![input]))
+    pub fn OptionalHasElement(&mut self, input: Option<Value>) -> Value {
+        self.call("OptionalHasElement", 18, vec![input]).out()
     }
 
     /// `Or` (version 7), valid from opset 1.
     ///
     /// Inputs: `A`, `B`. Outputs: `C`.
     #[allow(non_snake_case)]
-    pub fn Or(&mut self, A: Value, B: Value) -> Or<'_> {
-        Or(self.call("Or", 1, vec![Some(A), Some(B)]))
+    pub fn Or(&mut self, A: Value, B: Value) -> Value {
+        self.call("Or", 1, vec![Some(A), Some(B)]).out()
     }
 
     /// `PRelu` (version 16), valid from opset 1.
     ///
     /// Inputs: `X`, `slope`. Outputs: `Y`.
     #[allow(non_snake_case)]
-    pub fn PRelu(&mut self, X: Value, slope: Value) -> PRelu<'_> {
-        PRelu(self.call("PRelu", 1, vec![Some(X), Some(slope)]))
+    pub fn PRelu(&mut self, X: Value, slope: Value) -> Value {
+        self.call("PRelu", 1, vec![Some(X), Some(slope)]).out()
     }
 
     /// `Pad` (version 23), valid from opset 18.
@@ -965,8 +966,8 @@ impl Builder {
     ///
     /// Inputs: `X`, `Y`. Outputs: `Z`.
     #[allow(non_snake_case)]
-    pub fn Pow(&mut self, X: Value, Y: Value) -> Pow<'_> {
-        Pow(self.call("Pow", 1, vec![Some(X), Some(Y)]))
+    pub fn Pow(&mut self, X: Value, Y: Value) -> Value {
+        self.call("Pow", 1, vec![Some(X), Some(Y)]).out()
     }
 
     /// `QLinearConv` (version 10), valid from opset 10.
@@ -981,8 +982,8 @@ impl Builder {
     ///
     /// Inputs: `a`, `a_scale`, `a_zero_point`, `b`, `b_scale`, `b_zero_point`, `y_scale`, `y_zero_point`. Outputs: `y`.
     #[allow(non_snake_case)]
-    pub fn QLinearMatMul(&mut self, a: Value, a_scale: Value, a_zero_point: Value, b: Value, b_scale: Value, b_zero_point: Value, y_scale: Value, y_zero_point: Value) -> QLinearMatMul<'_> {
-        QLinearMatMul(self.call("QLinearMatMul", 10, vec![Some(a), Some(a_scale), Some(a_zero_point), Some(b), Some(b_scale), Some(b_zero_point), Some(y_scale), Some(y_zero_point)]))
+    pub fn QLinearMatMul(&mut self, a: Value, a_scale: Value, a_zero_point: Value, b: Value, b_scale: Value, b_zero_point: Value, y_scale: Value, y_zero_point: Value) -> Value {
+        self.call("QLinearMatMul", 10, vec![Some(a), Some(a_scale), Some(a_zero_point), Some(b), Some(b_scale), Some(b_zero_point), Some(y_scale), Some(y_zero_point)]).out()
     }
 
     /// `QuantizeLinear` (version 23), valid from opset 10.
@@ -1045,16 +1046,16 @@ impl Builder {
     ///
     /// Inputs: `start`, `limit`, `delta`. Outputs: `output`.
     #[allow(non_snake_case)]
-    pub fn Range(&mut self, start: Value, limit: Value, delta: Value) -> Range<'_> {
-        Range(self.call("Range", 11, vec![Some(start), Some(limit), Some(delta)]))
+    pub fn Range(&mut self, start: Value, limit: Value, delta: Value) -> Value {
+        self.call("Range", 11, vec![Some(start), Some(limit), Some(delta)]).out()
     }
 
     /// `Reciprocal` (version 13), valid from opset 1.
     ///
     /// Inputs: `X`. Outputs: `Y`.
     #[allow(non_snake_case)]
-    pub fn Reciprocal(&mut self, X: Value) -> Reciprocal<'_> {
-        Reciprocal(self.call("Reciprocal", 1, vec![Some(X)]))
+    pub fn Reciprocal(&mut self, X: Value) -> Value {
+        self.call("Reciprocal", 1, vec![Some(X)]).out()
     }
 
     /// `ReduceL1` (version 18), valid from opset 18.
@@ -1149,8 +1150,8 @@ impl Builder {
     ///
     /// Inputs: `X`. Outputs: `Y`.
     #[allow(non_snake_case)]
-    pub fn Relu(&mut self, X: Value) -> Relu<'_> {
-        Relu(self.call("Relu", 1, vec![Some(X)]))
+    pub fn Relu(&mut self, X: Value) -> Value {
+        self.call("Relu", 1, vec![Some(X)]).out()
     }
 
     /// `Reshape` (version 23), valid from opset 5.
@@ -1197,8 +1198,8 @@ impl Builder {
     ///
     /// Inputs: `X`. Outputs: `Y`.
     #[allow(non_snake_case)]
-    pub fn Round(&mut self, X: Value) -> Round<'_> {
-        Round(self.call("Round", 11, vec![Some(X)]))
+    pub fn Round(&mut self, X: Value) -> Value {
+        self.call("Round", 11, vec![Some(X)]).out()
     }
 
     /// `STFT` (version 17), valid from opset 17.
@@ -1245,16 +1246,16 @@ impl Builder {
     ///
     /// Inputs: `input_sequence`, `position`. Outputs: `tensor`.
     #[allow(non_snake_case)]
-    pub fn SequenceAt(&mut self, input_sequence: Value, position: Value) -> SequenceAt<'_> {
-        SequenceAt(self.call("SequenceAt", 11, vec![Some(input_sequence), Some(position)]))
+    pub fn SequenceAt(&mut self, input_sequence: Value, position: Value) -> Value {
+        self.call("SequenceAt", 11, vec![Some(input_sequence), Some(position)]).out()
     }
 
     /// `SequenceConstruct` (version 11), valid from opset 11.
     ///
     /// Inputs: `inputs` (variadic). Outputs: `output_sequence`.
     #[allow(non_snake_case)]
-    pub fn SequenceConstruct(&mut self, inputs: &[Value]) -> SequenceConstruct<'_> {
-        SequenceConstruct(self.call("SequenceConstruct", 11, inputs.iter().copied().map(Some).collect()))
+    pub fn SequenceConstruct(&mut self, inputs: &[Value]) -> Value {
+        self.call("SequenceConstruct", 11, inputs.iter().copied().map(Some).collect()).out()
     }
 
     /// `SequenceEmpty` (version 11), valid from opset 11.
@@ -1269,24 +1270,24 @@ impl Builder {
     ///
     /// Inputs: `input_sequence`, `position` (optional). Outputs: `output_sequence`.
     #[allow(non_snake_case)]
-    pub fn SequenceErase(&mut self, input_sequence: Value, position: Option<Value>) -> SequenceErase<'_> {
-        SequenceErase(self.call("SequenceErase", 11, vec![Some(input_sequence), position]))
+    pub fn SequenceErase(&mut self, input_sequence: Value, position: Option<Value>) -> Value {
+        self.call("SequenceErase", 11, vec![Some(input_sequence), position]).out()
     }
 
     /// `SequenceInsert` (version 11), valid from opset 11.
     ///
     /// Inputs: `input_sequence`, `tensor`, `position` (optional). Outputs: `output_sequence`.
     #[allow(non_snake_case)]
-    pub fn SequenceInsert(&mut self, input_sequence: Value, tensor: Value, position: Option<Value>) -> SequenceInsert<'_> {
-        SequenceInsert(self.call("SequenceInsert", 11, vec![Some(input_sequence), Some(tensor), position]))
+    pub fn SequenceInsert(&mut self, input_sequence: Value, tensor: Value, position: Option<Value>) -> Value {
+        self.call("SequenceInsert", 11, vec![Some(input_sequence), Some(tensor), position]).out()
     }
 
     /// `SequenceLength` (version 11), valid from opset 11.
     ///
     /// Inputs: `input_sequence`. Outputs: `length`.
     #[allow(non_snake_case)]
-    pub fn SequenceLength(&mut self, input_sequence: Value) -> SequenceLength<'_> {
-        SequenceLength(self.call("SequenceLength", 11, vec![Some(input_sequence)]))
+    pub fn SequenceLength(&mut self, input_sequence: Value) -> Value {
+        self.call("SequenceLength", 11, vec![Some(input_sequence)]).out()
     }
 
     /// `SequenceMap` (version 17), valid from opset 17.
@@ -1317,48 +1318,48 @@ impl Builder {
     ///
     /// Inputs: `X`. Outputs: `Y`.
     #[allow(non_snake_case)]
-    pub fn Sigmoid(&mut self, X: Value) -> Sigmoid<'_> {
-        Sigmoid(self.call("Sigmoid", 1, vec![Some(X)]))
+    pub fn Sigmoid(&mut self, X: Value) -> Value {
+        self.call("Sigmoid", 1, vec![Some(X)]).out()
     }
 
     /// `Sign` (version 13), valid from opset 9.
     ///
     /// Inputs: `input`. Outputs: `output`.
     #[allow(non_snake_case)]
-    pub fn Sign(&mut self, input: Value) -> Sign<'_> {
-        Sign(self.call("Sign", 9, vec![Some(input)]))
+    pub fn Sign(&mut self, input: Value) -> Value {
+        self.call("Sign", 9, vec![Some(input)]).out()
     }
 
     /// `Sin` (version 22), valid from opset 7.
     ///
     /// Inputs: `input`. Outputs: `output`.
     #[allow(non_snake_case)]
-    pub fn Sin(&mut self, input: Value) -> Sin<'_> {
-        Sin(self.call("Sin", 7, vec![Some(input)]))
+    pub fn Sin(&mut self, input: Value) -> Value {
+        self.call("Sin", 7, vec![Some(input)]).out()
     }
 
     /// `Sinh` (version 22), valid from opset 9.
     ///
     /// Inputs: `input`. Outputs: `output`.
     #[allow(non_snake_case)]
-    pub fn Sinh(&mut self, input: Value) -> Sinh<'_> {
-        Sinh(self.call("Sinh", 9, vec![Some(input)]))
+    pub fn Sinh(&mut self, input: Value) -> Value {
+        self.call("Sinh", 9, vec![Some(input)]).out()
     }
 
     /// `Size` (version 23), valid from opset 1.
     ///
     /// Inputs: `data`. Outputs: `size`.
     #[allow(non_snake_case)]
-    pub fn Size(&mut self, data: Value) -> Size<'_> {
-        Size(self.call("Size", 1, vec![Some(data)]))
+    pub fn Size(&mut self, data: Value) -> Value {
+        self.call("Size", 1, vec![Some(data)]).out()
     }
 
     /// `Slice` (version 13), valid from opset 10.
     ///
     /// Inputs: `data`, `starts`, `ends`, `axes` (optional), `steps` (optional). Outputs: `output`.
     #[allow(non_snake_case)]
-    pub fn Slice(&mut self, data: Value, starts: Value, ends: Value, axes: Option<Value>, steps: Option<Value>) -> Slice<'_> {
-        Slice(self.call("Slice", 10, vec![Some(data), Some(starts), Some(ends), axes, steps]))
+    pub fn Slice(&mut self, data: Value, starts: Value, ends: Value, axes: Option<Value>, steps: Option<Value>) -> Value {
+        self.call("Slice", 10, vec![Some(data), Some(starts), Some(ends), axes, steps]).out()
     }
 
     /// `Softmax` (version 13), valid from opset 1.
@@ -1381,16 +1382,16 @@ impl Builder {
     ///
     /// Inputs: `X`. Outputs: `Y`.
     #[allow(non_snake_case)]
-    pub fn Softplus(&mut self, X: Value) -> Softplus<'_> {
-        Softplus(self.call("Softplus", 1, vec![Some(X)]))
+    pub fn Softplus(&mut self, X: Value) -> Value {
+        self.call("Softplus", 1, vec![Some(X)]).out()
     }
 
     /// `Softsign` (version 22), valid from opset 1.
     ///
     /// Inputs: `input`. Outputs: `output`.
     #[allow(non_snake_case)]
-    pub fn Softsign(&mut self, input: Value) -> Softsign<'_> {
-        Softsign(self.call("Softsign", 1, vec![Some(input)]))
+    pub fn Softsign(&mut self, input: Value) -> Value {
+        self.call("Softsign", 1, vec![Some(input)]).out()
     }
 
     /// `SpaceToDepth` (version 13), valid from opset 1.
@@ -1421,24 +1422,24 @@ impl Builder {
     ///
     /// Inputs: `X`. Outputs: `Y`.
     #[allow(non_snake_case)]
-    pub fn Sqrt(&mut self, X: Value) -> Sqrt<'_> {
-        Sqrt(self.call("Sqrt", 1, vec![Some(X)]))
+    pub fn Sqrt(&mut self, X: Value) -> Value {
+        self.call("Sqrt", 1, vec![Some(X)]).out()
     }
 
     /// `Squeeze` (version 23), valid from opset 13.
     ///
     /// Inputs: `data`, `axes` (optional). Outputs: `squeezed`.
     #[allow(non_snake_case)]
-    pub fn Squeeze(&mut self, data: Value, axes: Option<Value>) -> Squeeze<'_> {
-        Squeeze(self.call("Squeeze", 13, vec![Some(data), axes]))
+    pub fn Squeeze(&mut self, data: Value, axes: Option<Value>) -> Value {
+        self.call("Squeeze", 13, vec![Some(data), axes]).out()
     }
 
     /// `StringConcat` (version 20), valid from opset 20.
     ///
     /// Inputs: `X`, `Y`. Outputs: `Z`.
     #[allow(non_snake_case)]
-    pub fn StringConcat(&mut self, X: Value, Y: Value) -> StringConcat<'_> {
-        StringConcat(self.call("StringConcat", 20, vec![Some(X), Some(Y)]))
+    pub fn StringConcat(&mut self, X: Value, Y: Value) -> Value {
+        self.call("StringConcat", 20, vec![Some(X), Some(Y)]).out()
     }
 
     /// `StringNormalizer` (version 10), valid from opset 10.
@@ -1461,32 +1462,32 @@ impl Builder {
     ///
     /// Inputs: `A`, `B`. Outputs: `C`.
     #[allow(non_snake_case)]
-    pub fn Sub(&mut self, A: Value, B: Value) -> Sub<'_> {
-        Sub(self.call("Sub", 1, vec![Some(A), Some(B)]))
+    pub fn Sub(&mut self, A: Value, B: Value) -> Value {
+        self.call("Sub", 1, vec![Some(A), Some(B)]).out()
     }
 
     /// `Sum` (version 13), valid from opset 1.
     ///
     /// Inputs: `data_0` (variadic). Outputs: `sum`.
     #[allow(non_snake_case)]
-    pub fn Sum(&mut self, data_0: &[Value]) -> Sum<'_> {
-        Sum(self.call("Sum", 1, data_0.iter().copied().map(Some).collect()))
+    pub fn Sum(&mut self, data_0: &[Value]) -> Value {
+        self.call("Sum", 1, data_0.iter().copied().map(Some).collect()).out()
     }
 
     /// `Tan` (version 22), valid from opset 7.
     ///
     /// Inputs: `input`. Outputs: `output`.
     #[allow(non_snake_case)]
-    pub fn Tan(&mut self, input: Value) -> Tan<'_> {
-        Tan(self.call("Tan", 7, vec![Some(input)]))
+    pub fn Tan(&mut self, input: Value) -> Value {
+        self.call("Tan", 7, vec![Some(input)]).out()
     }
 
     /// `Tanh` (version 13), valid from opset 1.
     ///
     /// Inputs: `input`. Outputs: `output`.
     #[allow(non_snake_case)]
-    pub fn Tanh(&mut self, input: Value) -> Tanh<'_> {
-        Tanh(self.call("Tanh", 1, vec![Some(input)]))
+    pub fn Tanh(&mut self, input: Value) -> Value {
+        self.call("Tanh", 1, vec![Some(input)]).out()
     }
 
     /// `TfIdfVectorizer` (version 9), valid from opset 9.
@@ -1509,8 +1510,8 @@ impl Builder {
     ///
     /// Inputs: `input`, `repeats`. Outputs: `output`.
     #[allow(non_snake_case)]
-    pub fn Tile(&mut self, input: Value, repeats: Value) -> Tile<'_> {
-        Tile(self.call("Tile", 6, vec![Some(input), Some(repeats)]))
+    pub fn Tile(&mut self, input: Value, repeats: Value) -> Value {
+        self.call("Tile", 6, vec![Some(input), Some(repeats)]).out()
     }
 
     /// `TopK` (version 11), valid from opset 10.
@@ -1549,122 +1550,30 @@ impl Builder {
     ///
     /// Inputs: `data`, `axes`. Outputs: `expanded`.
     #[allow(non_snake_case)]
-    pub fn Unsqueeze(&mut self, data: Value, axes: Value) -> Unsqueeze<'_> {
-        Unsqueeze(self.call("Unsqueeze", 13, vec![Some(data), Some(axes)]))
+    pub fn Unsqueeze(&mut self, data: Value, axes: Value) -> Value {
+        self.call("Unsqueeze", 13, vec![Some(data), Some(axes)]).out()
     }
 
     /// `Where` (version 16), valid from opset 9.
     ///
     /// Inputs: `condition`, `X`, `Y`. Outputs: `output`.
     #[allow(non_snake_case)]
-    pub fn Where(&mut self, condition: Value, X: Value, Y: Value) -> Where<'_> {
-        Where(self.call("Where", 9, vec![Some(condition), Some(X), Some(Y)]))
+    pub fn Where(&mut self, condition: Value, X: Value, Y: Value) -> Value {
+        self.call("Where", 9, vec![Some(condition), Some(X), Some(Y)]).out()
     }
 
     /// `Xor` (version 7), valid from opset 1.
     ///
     /// Inputs: `A`, `B`. Outputs: `C`.
     #[allow(non_snake_case)]
-    pub fn Xor(&mut self, A: Value, B: Value) -> Xor<'_> {
-        Xor(self.call("Xor", 1, vec![Some(A), Some(B)]))
+    pub fn Xor(&mut self, A: Value, B: Value) -> Value {
+        self.call("Xor", 1, vec![Some(A), Some(B)]).out()
     }
 }
 
-/// A `Abs` node being built (from [`Builder::Abs`]): set attributes, then take its outputs.
-#[must_use = "take the node's outputs with .out() or .outs()"]
-pub struct Abs<'b>(Call<'b>);
 
-#[allow(non_snake_case)]
-impl Abs<'_> {
-    /// Set any attribute by name (including kinds without a typed setter).
-    pub fn attr(self, name: &str, v: AttrValue) -> Self {
-        Self(self.0.attr(name, v))
-    }
-    /// The node's only (or first) output.
-    pub fn out(self) -> Value {
-        self.0.out()
-    }
-    /// The node's first `N` outputs.
-    pub fn outs<const N: usize>(self) -> [Value; N] {
-        self.0.outs::<N>()
-    }
-    /// The node's first `n` outputs.
-    pub fn outs_vec(self, n: usize) -> Vec<Value> {
-        self.0.outs_vec(n)
-    }
-}
 
-/// A `Acos` node being built (from [`Builder::Acos`]): set attributes, then take its outputs.
-#[must_use = "take the node's outputs with .out() or .outs()"]
-pub struct Acos<'b>(Call<'b>);
 
-#[allow(non_snake_case)]
-impl Acos<'_> {
-    /// Set any attribute by name (including kinds without a typed setter).
-    pub fn attr(self, name: &str, v: AttrValue) -> Self {
-        Self(self.0.attr(name, v))
-    }
-    /// The node's only (or first) output.
-    pub fn out(self) -> Value {
-        self.0.out()
-    }
-    /// The node's first `N` outputs.
-    pub fn outs<const N: usize>(self) -> [Value; N] {
-        self.0.outs::<N>()
-    }
-    /// The node's first `n` outputs.
-    pub fn outs_vec(self, n: usize) -> Vec<Value> {
-        self.0.outs_vec(n)
-    }
-}
-
-/// A `Acosh` node being built (from [`Builder::Acosh`]): set attributes, then take its outputs.
-#[must_use = "take the node's outputs with .out() or .outs()"]
-pub struct Acosh<'b>(Call<'b>);
-
-#[allow(non_snake_case)]
-impl Acosh<'_> {
-    /// Set any attribute by name (including kinds without a typed setter).
-    pub fn attr(self, name: &str, v: AttrValue) -> Self {
-        Self(self.0.attr(name, v))
-    }
-    /// The node's only (or first) output.
-    pub fn out(self) -> Value {
-        self.0.out()
-    }
-    /// The node's first `N` outputs.
-    pub fn outs<const N: usize>(self) -> [Value; N] {
-        self.0.outs::<N>()
-    }
-    /// The node's first `n` outputs.
-    pub fn outs_vec(self, n: usize) -> Vec<Value> {
-        self.0.outs_vec(n)
-    }
-}
-
-/// A `Add` node being built (from [`Builder::Add`]): set attributes, then take its outputs.
-#[must_use = "take the node's outputs with .out() or .outs()"]
-pub struct Add<'b>(Call<'b>);
-
-#[allow(non_snake_case)]
-impl Add<'_> {
-    /// Set any attribute by name (including kinds without a typed setter).
-    pub fn attr(self, name: &str, v: AttrValue) -> Self {
-        Self(self.0.attr(name, v))
-    }
-    /// The node's only (or first) output.
-    pub fn out(self) -> Value {
-        self.0.out()
-    }
-    /// The node's first `N` outputs.
-    pub fn outs<const N: usize>(self) -> [Value; N] {
-        self.0.outs::<N>()
-    }
-    /// The node's first `n` outputs.
-    pub fn outs_vec(self, n: usize) -> Vec<Value> {
-        self.0.outs_vec(n)
-    }
-}
 
 /// A `AffineGrid` node being built (from [`Builder::AffineGrid`]): set attributes, then take its outputs.
 #[must_use = "take the node's outputs with .out() or .outs()"]
@@ -1694,29 +1603,6 @@ impl AffineGrid<'_> {
     }
 }
 
-/// A `And` node being built (from [`Builder::And`]): set attributes, then take its outputs.
-#[must_use = "take the node's outputs with .out() or .outs()"]
-pub struct And<'b>(Call<'b>);
-
-#[allow(non_snake_case)]
-impl And<'_> {
-    /// Set any attribute by name (including kinds without a typed setter).
-    pub fn attr(self, name: &str, v: AttrValue) -> Self {
-        Self(self.0.attr(name, v))
-    }
-    /// The node's only (or first) output.
-    pub fn out(self) -> Value {
-        self.0.out()
-    }
-    /// The node's first `N` outputs.
-    pub fn outs<const N: usize>(self) -> [Value; N] {
-        self.0.outs::<N>()
-    }
-    /// The node's first `n` outputs.
-    pub fn outs_vec(self, n: usize) -> Vec<Value> {
-        self.0.outs_vec(n)
-    }
-}
 
 /// A `ArgMax` node being built (from [`Builder::ArgMax`]): set attributes, then take its outputs.
 #[must_use = "take the node's outputs with .out() or .outs()"]
@@ -1790,101 +1676,9 @@ impl ArgMin<'_> {
     }
 }
 
-/// A `Asin` node being built (from [`Builder::Asin`]): set attributes, then take its outputs.
-#[must_use = "take the node's outputs with .out() or .outs()"]
-pub struct Asin<'b>(Call<'b>);
 
-#[allow(non_snake_case)]
-impl Asin<'_> {
-    /// Set any attribute by name (including kinds without a typed setter).
-    pub fn attr(self, name: &str, v: AttrValue) -> Self {
-        Self(self.0.attr(name, v))
-    }
-    /// The node's only (or first) output.
-    pub fn out(self) -> Value {
-        self.0.out()
-    }
-    /// The node's first `N` outputs.
-    pub fn outs<const N: usize>(self) -> [Value; N] {
-        self.0.outs::<N>()
-    }
-    /// The node's first `n` outputs.
-    pub fn outs_vec(self, n: usize) -> Vec<Value> {
-        self.0.outs_vec(n)
-    }
-}
 
-/// A `Asinh` node being built (from [`Builder::Asinh`]): set attributes, then take its outputs.
-#[must_use = "take the node's outputs with .out() or .outs()"]
-pub struct Asinh<'b>(Call<'b>);
 
-#[allow(non_snake_case)]
-impl Asinh<'_> {
-    /// Set any attribute by name (including kinds without a typed setter).
-    pub fn attr(self, name: &str, v: AttrValue) -> Self {
-        Self(self.0.attr(name, v))
-    }
-    /// The node's only (or first) output.
-    pub fn out(self) -> Value {
-        self.0.out()
-    }
-    /// The node's first `N` outputs.
-    pub fn outs<const N: usize>(self) -> [Value; N] {
-        self.0.outs::<N>()
-    }
-    /// The node's first `n` outputs.
-    pub fn outs_vec(self, n: usize) -> Vec<Value> {
-        self.0.outs_vec(n)
-    }
-}
-
-/// A `Atan` node being built (from [`Builder::Atan`]): set attributes, then take its outputs.
-#[must_use = "take the node's outputs with .out() or .outs()"]
-pub struct Atan<'b>(Call<'b>);
-
-#[allow(non_snake_case)]
-impl Atan<'_> {
-    /// Set any attribute by name (including kinds without a typed setter).
-    pub fn attr(self, name: &str, v: AttrValue) -> Self {
-        Self(self.0.attr(name, v))
-    }
-    /// The node's only (or first) output.
-    pub fn out(self) -> Value {
-        self.0.out()
-    }
-    /// The node's first `N` outputs.
-    pub fn outs<const N: usize>(self) -> [Value; N] {
-        self.0.outs::<N>()
-    }
-    /// The node's first `n` outputs.
-    pub fn outs_vec(self, n: usize) -> Vec<Value> {
-        self.0.outs_vec(n)
-    }
-}
-
-/// A `Atanh` node being built (from [`Builder::Atanh`]): set attributes, then take its outputs.
-#[must_use = "take the node's outputs with .out() or .outs()"]
-pub struct Atanh<'b>(Call<'b>);
-
-#[allow(non_snake_case)]
-impl Atanh<'_> {
-    /// Set any attribute by name (including kinds without a typed setter).
-    pub fn attr(self, name: &str, v: AttrValue) -> Self {
-        Self(self.0.attr(name, v))
-    }
-    /// The node's only (or first) output.
-    pub fn out(self) -> Value {
-        self.0.out()
-    }
-    /// The node's first `N` outputs.
-    pub fn outs<const N: usize>(self) -> [Value; N] {
-        self.0.outs::<N>()
-    }
-    /// The node's first `n` outputs.
-    pub fn outs_vec(self, n: usize) -> Vec<Value> {
-        self.0.outs_vec(n)
-    }
-}
 
 /// A `Attention` node being built (from [`Builder::Attention`]): set attributes, then take its outputs.
 #[must_use = "take the node's outputs with .out() or .outs()"]
@@ -2086,101 +1880,9 @@ impl BitShift<'_> {
     }
 }
 
-/// A `BitwiseAnd` node being built (from [`Builder::BitwiseAnd`]): set attributes, then take its outputs.
-#[must_use = "take the node's outputs with .out() or .outs()"]
-pub struct BitwiseAnd<'b>(Call<'b>);
 
-#[allow(non_snake_case)]
-impl BitwiseAnd<'_> {
-    /// Set any attribute by name (including kinds without a typed setter).
-    pub fn attr(self, name: &str, v: AttrValue) -> Self {
-        Self(self.0.attr(name, v))
-    }
-    /// The node's only (or first) output.
-    pub fn out(self) -> Value {
-        self.0.out()
-    }
-    /// The node's first `N` outputs.
-    pub fn outs<const N: usize>(self) -> [Value; N] {
-        self.0.outs::<N>()
-    }
-    /// The node's first `n` outputs.
-    pub fn outs_vec(self, n: usize) -> Vec<Value> {
-        self.0.outs_vec(n)
-    }
-}
 
-/// A `BitwiseNot` node being built (from [`Builder::BitwiseNot`]): set attributes, then take its outputs.
-#[must_use = "take the node's outputs with .out() or .outs()"]
-pub struct BitwiseNot<'b>(Call<'b>);
 
-#[allow(non_snake_case)]
-impl BitwiseNot<'_> {
-    /// Set any attribute by name (including kinds without a typed setter).
-    pub fn attr(self, name: &str, v: AttrValue) -> Self {
-        Self(self.0.attr(name, v))
-    }
-    /// The node's only (or first) output.
-    pub fn out(self) -> Value {
-        self.0.out()
-    }
-    /// The node's first `N` outputs.
-    pub fn outs<const N: usize>(self) -> [Value; N] {
-        self.0.outs::<N>()
-    }
-    /// The node's first `n` outputs.
-    pub fn outs_vec(self, n: usize) -> Vec<Value> {
-        self.0.outs_vec(n)
-    }
-}
-
-/// A `BitwiseOr` node being built (from [`Builder::BitwiseOr`]): set attributes, then take its outputs.
-#[must_use = "take the node's outputs with .out() or .outs()"]
-pub struct BitwiseOr<'b>(Call<'b>);
-
-#[allow(non_snake_case)]
-impl BitwiseOr<'_> {
-    /// Set any attribute by name (including kinds without a typed setter).
-    pub fn attr(self, name: &str, v: AttrValue) -> Self {
-        Self(self.0.attr(name, v))
-    }
-    /// The node's only (or first) output.
-    pub fn out(self) -> Value {
-        self.0.out()
-    }
-    /// The node's first `N` outputs.
-    pub fn outs<const N: usize>(self) -> [Value; N] {
-        self.0.outs::<N>()
-    }
-    /// The node's first `n` outputs.
-    pub fn outs_vec(self, n: usize) -> Vec<Value> {
-        self.0.outs_vec(n)
-    }
-}
-
-/// A `BitwiseXor` node being built (from [`Builder::BitwiseXor`]): set attributes, then take its outputs.
-#[must_use = "take the node's outputs with .out() or .outs()"]
-pub struct BitwiseXor<'b>(Call<'b>);
-
-#[allow(non_snake_case)]
-impl BitwiseXor<'_> {
-    /// Set any attribute by name (including kinds without a typed setter).
-    pub fn attr(self, name: &str, v: AttrValue) -> Self {
-        Self(self.0.attr(name, v))
-    }
-    /// The node's only (or first) output.
-    pub fn out(self) -> Value {
-        self.0.out()
-    }
-    /// The node's first `N` outputs.
-    pub fn outs<const N: usize>(self) -> [Value; N] {
-        self.0.outs::<N>()
-    }
-    /// The node's first `n` outputs.
-    pub fn outs_vec(self, n: usize) -> Vec<Value> {
-        self.0.outs_vec(n)
-    }
-}
 
 /// A `BlackmanWindow` node being built (from [`Builder::BlackmanWindow`]): set attributes, then take its outputs.
 #[must_use = "take the node's outputs with .out() or .outs()"]
@@ -2274,29 +1976,6 @@ impl CastLike<'_> {
     }
 }
 
-/// A `Ceil` node being built (from [`Builder::Ceil`]): set attributes, then take its outputs.
-#[must_use = "take the node's outputs with .out() or .outs()"]
-pub struct Ceil<'b>(Call<'b>);
-
-#[allow(non_snake_case)]
-impl Ceil<'_> {
-    /// Set any attribute by name (including kinds without a typed setter).
-    pub fn attr(self, name: &str, v: AttrValue) -> Self {
-        Self(self.0.attr(name, v))
-    }
-    /// The node's only (or first) output.
-    pub fn out(self) -> Value {
-        self.0.out()
-    }
-    /// The node's first `N` outputs.
-    pub fn outs<const N: usize>(self) -> [Value; N] {
-        self.0.outs::<N>()
-    }
-    /// The node's first `n` outputs.
-    pub fn outs_vec(self, n: usize) -> Vec<Value> {
-        self.0.outs_vec(n)
-    }
-}
 
 /// A `Celu` node being built (from [`Builder::Celu`]): set attributes, then take its outputs.
 #[must_use = "take the node's outputs with .out() or .outs()"]
@@ -2354,29 +2033,6 @@ impl CenterCropPad<'_> {
     }
 }
 
-/// A `Clip` node being built (from [`Builder::Clip`]): set attributes, then take its outputs.
-#[must_use = "take the node's outputs with .out() or .outs()"]
-pub struct Clip<'b>(Call<'b>);
-
-#[allow(non_snake_case)]
-impl Clip<'_> {
-    /// Set any attribute by name (including kinds without a typed setter).
-    pub fn attr(self, name: &str, v: AttrValue) -> Self {
-        Self(self.0.attr(name, v))
-    }
-    /// The node's only (or first) output.
-    pub fn out(self) -> Value {
-        self.0.out()
-    }
-    /// The node's first `N` outputs.
-    pub fn outs<const N: usize>(self) -> [Value; N] {
-        self.0.outs::<N>()
-    }
-    /// The node's first `n` outputs.
-    pub fn outs_vec(self, n: usize) -> Vec<Value> {
-        self.0.outs_vec(n)
-    }
-}
 
 /// A `Col2Im` node being built (from [`Builder::Col2Im`]): set attributes, then take its outputs.
 #[must_use = "take the node's outputs with .out() or .outs()"]
@@ -2736,53 +2392,7 @@ impl ConvTranspose<'_> {
     }
 }
 
-/// A `Cos` node being built (from [`Builder::Cos`]): set attributes, then take its outputs.
-#[must_use = "take the node's outputs with .out() or .outs()"]
-pub struct Cos<'b>(Call<'b>);
 
-#[allow(non_snake_case)]
-impl Cos<'_> {
-    /// Set any attribute by name (including kinds without a typed setter).
-    pub fn attr(self, name: &str, v: AttrValue) -> Self {
-        Self(self.0.attr(name, v))
-    }
-    /// The node's only (or first) output.
-    pub fn out(self) -> Value {
-        self.0.out()
-    }
-    /// The node's first `N` outputs.
-    pub fn outs<const N: usize>(self) -> [Value; N] {
-        self.0.outs::<N>()
-    }
-    /// The node's first `n` outputs.
-    pub fn outs_vec(self, n: usize) -> Vec<Value> {
-        self.0.outs_vec(n)
-    }
-}
-
-/// A `Cosh` node being built (from [`Builder::Cosh`]): set attributes, then take its outputs.
-#[must_use = "take the node's outputs with .out() or .outs()"]
-pub struct Cosh<'b>(Call<'b>);
-
-#[allow(non_snake_case)]
-impl Cosh<'_> {
-    /// Set any attribute by name (including kinds without a typed setter).
-    pub fn attr(self, name: &str, v: AttrValue) -> Self {
-        Self(self.0.attr(name, v))
-    }
-    /// The node's only (or first) output.
-    pub fn out(self) -> Value {
-        self.0.out()
-    }
-    /// The node's first `N` outputs.
-    pub fn outs<const N: usize>(self) -> [Value; N] {
-        self.0.outs::<N>()
-    }
-    /// The node's first `n` outputs.
-    pub fn outs_vec(self, n: usize) -> Vec<Value> {
-        self.0.outs_vec(n)
-    }
-}
 
 /// A `CumSum` node being built (from [`Builder::CumSum`]): set attributes, then take its outputs.
 #[must_use = "take the node's outputs with .out() or .outs()"]
@@ -2964,53 +2574,7 @@ impl DequantizeLinear<'_> {
     }
 }
 
-/// A `Det` node being built (from [`Builder::Det`]): set attributes, then take its outputs.
-#[must_use = "take the node's outputs with .out() or .outs()"]
-pub struct Det<'b>(Call<'b>);
 
-#[allow(non_snake_case)]
-impl Det<'_> {
-    /// Set any attribute by name (including kinds without a typed setter).
-    pub fn attr(self, name: &str, v: AttrValue) -> Self {
-        Self(self.0.attr(name, v))
-    }
-    /// The node's only (or first) output.
-    pub fn out(self) -> Value {
-        self.0.out()
-    }
-    /// The node's first `N` outputs.
-    pub fn outs<const N: usize>(self) -> [Value; N] {
-        self.0.outs::<N>()
-    }
-    /// The node's first `n` outputs.
-    pub fn outs_vec(self, n: usize) -> Vec<Value> {
-        self.0.outs_vec(n)
-    }
-}
-
-/// A `Div` node being built (from [`Builder::Div`]): set attributes, then take its outputs.
-#[must_use = "take the node's outputs with .out() or .outs()"]
-pub struct Div<'b>(Call<'b>);
-
-#[allow(non_snake_case)]
-impl Div<'_> {
-    /// Set any attribute by name (including kinds without a typed setter).
-    pub fn attr(self, name: &str, v: AttrValue) -> Self {
-        Self(self.0.attr(name, v))
-    }
-    /// The node's only (or first) output.
-    pub fn out(self) -> Value {
-        self.0.out()
-    }
-    /// The node's first `N` outputs.
-    pub fn outs<const N: usize>(self) -> [Value; N] {
-        self.0.outs::<N>()
-    }
-    /// The node's first `n` outputs.
-    pub fn outs_vec(self, n: usize) -> Vec<Value> {
-        self.0.outs_vec(n)
-    }
-}
 
 /// A `Dropout` node being built (from [`Builder::Dropout`]): set attributes, then take its outputs.
 #[must_use = "take the node's outputs with .out() or .outs()"]
@@ -3120,101 +2684,9 @@ impl Elu<'_> {
     }
 }
 
-/// A `Equal` node being built (from [`Builder::Equal`]): set attributes, then take its outputs.
-#[must_use = "take the node's outputs with .out() or .outs()"]
-pub struct Equal<'b>(Call<'b>);
 
-#[allow(non_snake_case)]
-impl Equal<'_> {
-    /// Set any attribute by name (including kinds without a typed setter).
-    pub fn attr(self, name: &str, v: AttrValue) -> Self {
-        Self(self.0.attr(name, v))
-    }
-    /// The node's only (or first) output.
-    pub fn out(self) -> Value {
-        self.0.out()
-    }
-    /// The node's first `N` outputs.
-    pub fn outs<const N: usize>(self) -> [Value; N] {
-        self.0.outs::<N>()
-    }
-    /// The node's first `n` outputs.
-    pub fn outs_vec(self, n: usize) -> Vec<Value> {
-        self.0.outs_vec(n)
-    }
-}
 
-/// A `Erf` node being built (from [`Builder::Erf`]): set attributes, then take its outputs.
-#[must_use = "take the node's outputs with .out() or .outs()"]
-pub struct Erf<'b>(Call<'b>);
 
-#[allow(non_snake_case)]
-impl Erf<'_> {
-    /// Set any attribute by name (including kinds without a typed setter).
-    pub fn attr(self, name: &str, v: AttrValue) -> Self {
-        Self(self.0.attr(name, v))
-    }
-    /// The node's only (or first) output.
-    pub fn out(self) -> Value {
-        self.0.out()
-    }
-    /// The node's first `N` outputs.
-    pub fn outs<const N: usize>(self) -> [Value; N] {
-        self.0.outs::<N>()
-    }
-    /// The node's first `n` outputs.
-    pub fn outs_vec(self, n: usize) -> Vec<Value> {
-        self.0.outs_vec(n)
-    }
-}
-
-/// A `Exp` node being built (from [`Builder::Exp`]): set attributes, then take its outputs.
-#[must_use = "take the node's outputs with .out() or .outs()"]
-pub struct Exp<'b>(Call<'b>);
-
-#[allow(non_snake_case)]
-impl Exp<'_> {
-    /// Set any attribute by name (including kinds without a typed setter).
-    pub fn attr(self, name: &str, v: AttrValue) -> Self {
-        Self(self.0.attr(name, v))
-    }
-    /// The node's only (or first) output.
-    pub fn out(self) -> Value {
-        self.0.out()
-    }
-    /// The node's first `N` outputs.
-    pub fn outs<const N: usize>(self) -> [Value; N] {
-        self.0.outs::<N>()
-    }
-    /// The node's first `n` outputs.
-    pub fn outs_vec(self, n: usize) -> Vec<Value> {
-        self.0.outs_vec(n)
-    }
-}
-
-/// A `Expand` node being built (from [`Builder::Expand`]): set attributes, then take its outputs.
-#[must_use = "take the node's outputs with .out() or .outs()"]
-pub struct Expand<'b>(Call<'b>);
-
-#[allow(non_snake_case)]
-impl Expand<'_> {
-    /// Set any attribute by name (including kinds without a typed setter).
-    pub fn attr(self, name: &str, v: AttrValue) -> Self {
-        Self(self.0.attr(name, v))
-    }
-    /// The node's only (or first) output.
-    pub fn out(self) -> Value {
-        self.0.out()
-    }
-    /// The node's first `N` outputs.
-    pub fn outs<const N: usize>(self) -> [Value; N] {
-        self.0.outs::<N>()
-    }
-    /// The node's first `n` outputs.
-    pub fn outs_vec(self, n: usize) -> Vec<Value> {
-        self.0.outs_vec(n)
-    }
-}
 
 /// A `EyeLike` node being built (from [`Builder::EyeLike`]): set attributes, then take its outputs.
 #[must_use = "take the node's outputs with .out() or .outs()"]
@@ -3276,29 +2748,6 @@ impl Flatten<'_> {
     }
 }
 
-/// A `Floor` node being built (from [`Builder::Floor`]): set attributes, then take its outputs.
-#[must_use = "take the node's outputs with .out() or .outs()"]
-pub struct Floor<'b>(Call<'b>);
-
-#[allow(non_snake_case)]
-impl Floor<'_> {
-    /// Set any attribute by name (including kinds without a typed setter).
-    pub fn attr(self, name: &str, v: AttrValue) -> Self {
-        Self(self.0.attr(name, v))
-    }
-    /// The node's only (or first) output.
-    pub fn out(self) -> Value {
-        self.0.out()
-    }
-    /// The node's first `N` outputs.
-    pub fn outs<const N: usize>(self) -> [Value; N] {
-        self.0.outs::<N>()
-    }
-    /// The node's first `n` outputs.
-    pub fn outs_vec(self, n: usize) -> Vec<Value> {
-        self.0.outs_vec(n)
-    }
-}
 
 /// A `GRU` node being built (from [`Builder::GRU`]): set attributes, then take its outputs.
 #[must_use = "take the node's outputs with .out() or .outs()"]
@@ -3508,29 +2957,6 @@ impl Gemm<'_> {
     }
 }
 
-/// A `GlobalAveragePool` node being built (from [`Builder::GlobalAveragePool`]): set attributes, then take its outputs.
-#[must_use = "take the node's outputs with .out() or .outs()"]
-pub struct GlobalAveragePool<'b>(Call<'b>);
-
-#[allow(non_snake_case)]
-impl GlobalAveragePool<'_> {
-    /// Set any attribute by name (including kinds without a typed setter).
-    pub fn attr(self, name: &str, v: AttrValue) -> Self {
-        Self(self.0.attr(name, v))
-    }
-    /// The node's only (or first) output.
-    pub fn out(self) -> Value {
-        self.0.out()
-    }
-    /// The node's first `N` outputs.
-    pub fn outs<const N: usize>(self) -> [Value; N] {
-        self.0.outs::<N>()
-    }
-    /// The node's first `n` outputs.
-    pub fn outs_vec(self, n: usize) -> Vec<Value> {
-        self.0.outs_vec(n)
-    }
-}
 
 /// A `GlobalLpPool` node being built (from [`Builder::GlobalLpPool`]): set attributes, then take its outputs.
 #[must_use = "take the node's outputs with .out() or .outs()"]
@@ -3560,77 +2986,8 @@ impl GlobalLpPool<'_> {
     }
 }
 
-/// A `GlobalMaxPool` node being built (from [`Builder::GlobalMaxPool`]): set attributes, then take its outputs.
-#[must_use = "take the node's outputs with .out() or .outs()"]
-pub struct GlobalMaxPool<'b>(Call<'b>);
 
-#[allow(non_snake_case)]
-impl GlobalMaxPool<'_> {
-    /// Set any attribute by name (including kinds without a typed setter).
-    pub fn attr(self, name: &str, v: AttrValue) -> Self {
-        Self(self.0.attr(name, v))
-    }
-    /// The node's only (or first) output.
-    pub fn out(self) -> Value {
-        self.0.out()
-    }
-    /// The node's first `N` outputs.
-    pub fn outs<const N: usize>(self) -> [Value; N] {
-        self.0.outs::<N>()
-    }
-    /// The node's first `n` outputs.
-    pub fn outs_vec(self, n: usize) -> Vec<Value> {
-        self.0.outs_vec(n)
-    }
-}
 
-/// A `Greater` node being built (from [`Builder::Greater`]): set attributes, then take its outputs.
-#[must_use = "take the node's outputs with .out() or .outs()"]
-pub struct Greater<'b>(Call<'b>);
-
-#[allow(non_snake_case)]
-impl Greater<'_> {
-    /// Set any attribute by name (including kinds without a typed setter).
-    pub fn attr(self, name: &str, v: AttrValue) -> Self {
-        Self(self.0.attr(name, v))
-    }
-    /// The node's only (or first) output.
-    pub fn out(self) -> Value {
-        self.0.out()
-    }
-    /// The node's first `N` outputs.
-    pub fn outs<const N: usize>(self) -> [Value; N] {
-        self.0.outs::<N>()
-    }
-    /// The node's first `n` outputs.
-    pub fn outs_vec(self, n: usize) -> Vec<Value> {
-        self.0.outs_vec(n)
-    }
-}
-
-/// A `GreaterOrEqual` node being built (from [`Builder::GreaterOrEqual`]): set attributes, then take its outputs.
-#[must_use = "take the node's outputs with .out() or .outs()"]
-pub struct GreaterOrEqual<'b>(Call<'b>);
-
-#[allow(non_snake_case)]
-impl GreaterOrEqual<'_> {
-    /// Set any attribute by name (including kinds without a typed setter).
-    pub fn attr(self, name: &str, v: AttrValue) -> Self {
-        Self(self.0.attr(name, v))
-    }
-    /// The node's only (or first) output.
-    pub fn out(self) -> Value {
-        self.0.out()
-    }
-    /// The node's first `N` outputs.
-    pub fn outs<const N: usize>(self) -> [Value; N] {
-        self.0.outs::<N>()
-    }
-    /// The node's first `n` outputs.
-    pub fn outs_vec(self, n: usize) -> Vec<Value> {
-        self.0.outs_vec(n)
-    }
-}
 
 /// A `GridSample` node being built (from [`Builder::GridSample`]): set attributes, then take its outputs.
 #[must_use = "take the node's outputs with .out() or .outs()"]
@@ -3800,29 +3157,6 @@ impl HardSigmoid<'_> {
     }
 }
 
-/// A `HardSwish` node being built (from [`Builder::HardSwish`]): set attributes, then take its outputs.
-#[must_use = "take the node's outputs with .out() or .outs()"]
-pub struct HardSwish<'b>(Call<'b>);
-
-#[allow(non_snake_case)]
-impl HardSwish<'_> {
-    /// Set any attribute by name (including kinds without a typed setter).
-    pub fn attr(self, name: &str, v: AttrValue) -> Self {
-        Self(self.0.attr(name, v))
-    }
-    /// The node's only (or first) output.
-    pub fn out(self) -> Value {
-        self.0.out()
-    }
-    /// The node's first `N` outputs.
-    pub fn outs<const N: usize>(self) -> [Value; N] {
-        self.0.outs::<N>()
-    }
-    /// The node's first `n` outputs.
-    pub fn outs_vec(self, n: usize) -> Vec<Value> {
-        self.0.outs_vec(n)
-    }
-}
 
 /// A `Hardmax` node being built (from [`Builder::Hardmax`]): set attributes, then take its outputs.
 #[must_use = "take the node's outputs with .out() or .outs()"]
@@ -3852,29 +3186,6 @@ impl Hardmax<'_> {
     }
 }
 
-/// A `Identity` node being built (from [`Builder::Identity`]): set attributes, then take its outputs.
-#[must_use = "take the node's outputs with .out() or .outs()"]
-pub struct Identity<'b>(Call<'b>);
-
-#[allow(non_snake_case)]
-impl Identity<'_> {
-    /// Set any attribute by name (including kinds without a typed setter).
-    pub fn attr(self, name: &str, v: AttrValue) -> Self {
-        Self(self.0.attr(name, v))
-    }
-    /// The node's only (or first) output.
-    pub fn out(self) -> Value {
-        self.0.out()
-    }
-    /// The node's first `N` outputs.
-    pub fn outs<const N: usize>(self) -> [Value; N] {
-        self.0.outs::<N>()
-    }
-    /// The node's first `n` outputs.
-    pub fn outs_vec(self, n: usize) -> Vec<Value> {
-        self.0.outs_vec(n)
-    }
-}
 
 /// A `If` node being built (from [`Builder::If`]): set attributes, then take its outputs.
 #[must_use = "take the node's outputs with .out() or .outs()"]
@@ -3996,29 +3307,6 @@ impl IsInf<'_> {
     }
 }
 
-/// A `IsNaN` node being built (from [`Builder::IsNaN`]): set attributes, then take its outputs.
-#[must_use = "take the node's outputs with .out() or .outs()"]
-pub struct IsNaN<'b>(Call<'b>);
-
-#[allow(non_snake_case)]
-impl IsNaN<'_> {
-    /// Set any attribute by name (including kinds without a typed setter).
-    pub fn attr(self, name: &str, v: AttrValue) -> Self {
-        Self(self.0.attr(name, v))
-    }
-    /// The node's only (or first) output.
-    pub fn out(self) -> Value {
-        self.0.out()
-    }
-    /// The node's first `N` outputs.
-    pub fn outs<const N: usize>(self) -> [Value; N] {
-        self.0.outs::<N>()
-    }
-    /// The node's first `n` outputs.
-    pub fn outs_vec(self, n: usize) -> Vec<Value> {
-        self.0.outs_vec(n)
-    }
-}
 
 /// A `LRN` node being built (from [`Builder::LRN`]): set attributes, then take its outputs.
 #[must_use = "take the node's outputs with .out() or .outs()"]
@@ -4180,77 +3468,8 @@ impl LeakyRelu<'_> {
     }
 }
 
-/// A `Less` node being built (from [`Builder::Less`]): set attributes, then take its outputs.
-#[must_use = "take the node's outputs with .out() or .outs()"]
-pub struct Less<'b>(Call<'b>);
 
-#[allow(non_snake_case)]
-impl Less<'_> {
-    /// Set any attribute by name (including kinds without a typed setter).
-    pub fn attr(self, name: &str, v: AttrValue) -> Self {
-        Self(self.0.attr(name, v))
-    }
-    /// The node's only (or first) output.
-    pub fn out(self) -> Value {
-        self.0.out()
-    }
-    /// The node's first `N` outputs.
-    pub fn outs<const N: usize>(self) -> [Value; N] {
-        self.0.outs::<N>()
-    }
-    /// The node's first `n` outputs.
-    pub fn outs_vec(self, n: usize) -> Vec<Value> {
-        self.0.outs_vec(n)
-    }
-}
 
-/// A `LessOrEqual` node being built (from [`Builder::LessOrEqual`]): set attributes, then take its outputs.
-#[must_use = "take the node's outputs with .out() or .outs()"]
-pub struct LessOrEqual<'b>(Call<'b>);
-
-#[allow(non_snake_case)]
-impl LessOrEqual<'_> {
-    /// Set any attribute by name (including kinds without a typed setter).
-    pub fn attr(self, name: &str, v: AttrValue) -> Self {
-        Self(self.0.attr(name, v))
-    }
-    /// The node's only (or first) output.
-    pub fn out(self) -> Value {
-        self.0.out()
-    }
-    /// The node's first `N` outputs.
-    pub fn outs<const N: usize>(self) -> [Value; N] {
-        self.0.outs::<N>()
-    }
-    /// The node's first `n` outputs.
-    pub fn outs_vec(self, n: usize) -> Vec<Value> {
-        self.0.outs_vec(n)
-    }
-}
-
-/// A `Log` node being built (from [`Builder::Log`]): set attributes, then take its outputs.
-#[must_use = "take the node's outputs with .out() or .outs()"]
-pub struct Log<'b>(Call<'b>);
-
-#[allow(non_snake_case)]
-impl Log<'_> {
-    /// Set any attribute by name (including kinds without a typed setter).
-    pub fn attr(self, name: &str, v: AttrValue) -> Self {
-        Self(self.0.attr(name, v))
-    }
-    /// The node's only (or first) output.
-    pub fn out(self) -> Value {
-        self.0.out()
-    }
-    /// The node's first `N` outputs.
-    pub fn outs<const N: usize>(self) -> [Value; N] {
-        self.0.outs::<N>()
-    }
-    /// The node's first `n` outputs.
-    pub fn outs_vec(self, n: usize) -> Vec<Value> {
-        self.0.outs_vec(n)
-    }
-}
 
 /// A `LogSoftmax` node being built (from [`Builder::LogSoftmax`]): set attributes, then take its outputs.
 #[must_use = "take the node's outputs with .out() or .outs()"]
@@ -4392,77 +3611,8 @@ impl LpPool<'_> {
     }
 }
 
-/// A `MatMul` node being built (from [`Builder::MatMul`]): set attributes, then take its outputs.
-#[must_use = "take the node's outputs with .out() or .outs()"]
-pub struct MatMul<'b>(Call<'b>);
 
-#[allow(non_snake_case)]
-impl MatMul<'_> {
-    /// Set any attribute by name (including kinds without a typed setter).
-    pub fn attr(self, name: &str, v: AttrValue) -> Self {
-        Self(self.0.attr(name, v))
-    }
-    /// The node's only (or first) output.
-    pub fn out(self) -> Value {
-        self.0.out()
-    }
-    /// The node's first `N` outputs.
-    pub fn outs<const N: usize>(self) -> [Value; N] {
-        self.0.outs::<N>()
-    }
-    /// The node's first `n` outputs.
-    pub fn outs_vec(self, n: usize) -> Vec<Value> {
-        self.0.outs_vec(n)
-    }
-}
 
-/// A `MatMulInteger` node being built (from [`Builder::MatMulInteger`]): set attributes, then take its outputs.
-#[must_use = "take the node's outputs with .out() or .outs()"]
-pub struct MatMulInteger<'b>(Call<'b>);
-
-#[allow(non_snake_case)]
-impl MatMulInteger<'_> {
-    /// Set any attribute by name (including kinds without a typed setter).
-    pub fn attr(self, name: &str, v: AttrValue) -> Self {
-        Self(self.0.attr(name, v))
-    }
-    /// The node's only (or first) output.
-    pub fn out(self) -> Value {
-        self.0.out()
-    }
-    /// The node's first `N` outputs.
-    pub fn outs<const N: usize>(self) -> [Value; N] {
-        self.0.outs::<N>()
-    }
-    /// The node's first `n` outputs.
-    pub fn outs_vec(self, n: usize) -> Vec<Value> {
-        self.0.outs_vec(n)
-    }
-}
-
-/// A `Max` node being built (from [`Builder::Max`]): set attributes, then take its outputs.
-#[must_use = "take the node's outputs with .out() or .outs()"]
-pub struct Max<'b>(Call<'b>);
-
-#[allow(non_snake_case)]
-impl Max<'_> {
-    /// Set any attribute by name (including kinds without a typed setter).
-    pub fn attr(self, name: &str, v: AttrValue) -> Self {
-        Self(self.0.attr(name, v))
-    }
-    /// The node's only (or first) output.
-    pub fn out(self) -> Value {
-        self.0.out()
-    }
-    /// The node's first `N` outputs.
-    pub fn outs<const N: usize>(self) -> [Value; N] {
-        self.0.outs::<N>()
-    }
-    /// The node's first `n` outputs.
-    pub fn outs_vec(self, n: usize) -> Vec<Value> {
-        self.0.outs_vec(n)
-    }
-}
 
 /// A `MaxPool` node being built (from [`Builder::MaxPool`]): set attributes, then take its outputs.
 #[must_use = "take the node's outputs with .out() or .outs()"]
@@ -4584,29 +3734,6 @@ impl MaxUnpool<'_> {
     }
 }
 
-/// A `Mean` node being built (from [`Builder::Mean`]): set attributes, then take its outputs.
-#[must_use = "take the node's outputs with .out() or .outs()"]
-pub struct Mean<'b>(Call<'b>);
-
-#[allow(non_snake_case)]
-impl Mean<'_> {
-    /// Set any attribute by name (including kinds without a typed setter).
-    pub fn attr(self, name: &str, v: AttrValue) -> Self {
-        Self(self.0.attr(name, v))
-    }
-    /// The node's only (or first) output.
-    pub fn out(self) -> Value {
-        self.0.out()
-    }
-    /// The node's first `N` outputs.
-    pub fn outs<const N: usize>(self) -> [Value; N] {
-        self.0.outs::<N>()
-    }
-    /// The node's first `n` outputs.
-    pub fn outs_vec(self, n: usize) -> Vec<Value> {
-        self.0.outs_vec(n)
-    }
-}
 
 /// A `MeanVarianceNormalization` node being built (from [`Builder::MeanVarianceNormalization`]): set attributes, then take its outputs.
 #[must_use = "take the node's outputs with .out() or .outs()"]
@@ -4664,53 +3791,7 @@ impl MelWeightMatrix<'_> {
     }
 }
 
-/// A `Min` node being built (from [`Builder::Min`]): set attributes, then take its outputs.
-#[must_use = "take the node's outputs with .out() or .outs()"]
-pub struct Min<'b>(Call<'b>);
 
-#[allow(non_snake_case)]
-impl Min<'_> {
-    /// Set any attribute by name (including kinds without a typed setter).
-    pub fn attr(self, name: &str, v: AttrValue) -> Self {
-        Self(self.0.attr(name, v))
-    }
-    /// The node's only (or first) output.
-    pub fn out(self) -> Value {
-        self.0.out()
-    }
-    /// The node's first `N` outputs.
-    pub fn outs<const N: usize>(self) -> [Value; N] {
-        self.0.outs::<N>()
-    }
-    /// The node's first `n` outputs.
-    pub fn outs_vec(self, n: usize) -> Vec<Value> {
-        self.0.outs_vec(n)
-    }
-}
-
-/// A `Mish` node being built (from [`Builder::Mish`]): set attributes, then take its outputs.
-#[must_use = "take the node's outputs with .out() or .outs()"]
-pub struct Mish<'b>(Call<'b>);
-
-#[allow(non_snake_case)]
-impl Mish<'_> {
-    /// Set any attribute by name (including kinds without a typed setter).
-    pub fn attr(self, name: &str, v: AttrValue) -> Self {
-        Self(self.0.attr(name, v))
-    }
-    /// The node's only (or first) output.
-    pub fn out(self) -> Value {
-        self.0.out()
-    }
-    /// The node's first `N` outputs.
-    pub fn outs<const N: usize>(self) -> [Value; N] {
-        self.0.outs::<N>()
-    }
-    /// The node's first `n` outputs.
-    pub fn outs_vec(self, n: usize) -> Vec<Value> {
-        self.0.outs_vec(n)
-    }
-}
 
 /// A `Mod` node being built (from [`Builder::Mod`]): set attributes, then take its outputs.
 #[must_use = "take the node's outputs with .out() or .outs()"]
@@ -4740,29 +3821,6 @@ impl Mod<'_> {
     }
 }
 
-/// A `Mul` node being built (from [`Builder::Mul`]): set attributes, then take its outputs.
-#[must_use = "take the node's outputs with .out() or .outs()"]
-pub struct Mul<'b>(Call<'b>);
-
-#[allow(non_snake_case)]
-impl Mul<'_> {
-    /// Set any attribute by name (including kinds without a typed setter).
-    pub fn attr(self, name: &str, v: AttrValue) -> Self {
-        Self(self.0.attr(name, v))
-    }
-    /// The node's only (or first) output.
-    pub fn out(self) -> Value {
-        self.0.out()
-    }
-    /// The node's first `N` outputs.
-    pub fn outs<const N: usize>(self) -> [Value; N] {
-        self.0.outs::<N>()
-    }
-    /// The node's first `n` outputs.
-    pub fn outs_vec(self, n: usize) -> Vec<Value> {
-        self.0.outs_vec(n)
-    }
-}
 
 /// A `Multinomial` node being built (from [`Builder::Multinomial`]): set attributes, then take its outputs.
 #[must_use = "take the node's outputs with .out() or .outs()"]
@@ -4800,29 +3858,6 @@ impl Multinomial<'_> {
     }
 }
 
-/// A `Neg` node being built (from [`Builder::Neg`]): set attributes, then take its outputs.
-#[must_use = "take the node's outputs with .out() or .outs()"]
-pub struct Neg<'b>(Call<'b>);
-
-#[allow(non_snake_case)]
-impl Neg<'_> {
-    /// Set any attribute by name (including kinds without a typed setter).
-    pub fn attr(self, name: &str, v: AttrValue) -> Self {
-        Self(self.0.attr(name, v))
-    }
-    /// The node's only (or first) output.
-    pub fn out(self) -> Value {
-        self.0.out()
-    }
-    /// The node's first `N` outputs.
-    pub fn outs<const N: usize>(self) -> [Value; N] {
-        self.0.outs::<N>()
-    }
-    /// The node's first `n` outputs.
-    pub fn outs_vec(self, n: usize) -> Vec<Value> {
-        self.0.outs_vec(n)
-    }
-}
 
 /// A `NegativeLogLikelihoodLoss` node being built (from [`Builder::NegativeLogLikelihoodLoss`]): set attributes, then take its outputs.
 #[must_use = "take the node's outputs with .out() or .outs()"]
@@ -4884,53 +3919,7 @@ impl NonMaxSuppression<'_> {
     }
 }
 
-/// A `NonZero` node being built (from [`Builder::NonZero`]): set attributes, then take its outputs.
-#[must_use = "take the node's outputs with .out() or .outs()"]
-pub struct NonZero<'b>(Call<'b>);
 
-#[allow(non_snake_case)]
-impl NonZero<'_> {
-    /// Set any attribute by name (including kinds without a typed setter).
-    pub fn attr(self, name: &str, v: AttrValue) -> Self {
-        Self(self.0.attr(name, v))
-    }
-    /// The node's only (or first) output.
-    pub fn out(self) -> Value {
-        self.0.out()
-    }
-    /// The node's first `N` outputs.
-    pub fn outs<const N: usize>(self) -> [Value; N] {
-        self.0.outs::<N>()
-    }
-    /// The node's first `n` outputs.
-    pub fn outs_vec(self, n: usize) -> Vec<Value> {
-        self.0.outs_vec(n)
-    }
-}
-
-/// A `Not` node being built (from [`Builder::Not`]): set attributes, then take its outputs.
-#[must_use = "take the node's outputs with .out() or .outs()"]
-pub struct Not<'b>(Call<'b>);
-
-#[allow(non_snake_case)]
-impl Not<'_> {
-    /// Set any attribute by name (including kinds without a typed setter).
-    pub fn attr(self, name: &str, v: AttrValue) -> Self {
-        Self(self.0.attr(name, v))
-    }
-    /// The node's only (or first) output.
-    pub fn out(self) -> Value {
-        self.0.out()
-    }
-    /// The node's first `N` outputs.
-    pub fn outs<const N: usize>(self) -> [Value; N] {
-        self.0.outs::<N>()
-    }
-    /// The node's first `n` outputs.
-    pub fn outs_vec(self, n: usize) -> Vec<Value> {
-        self.0.outs_vec(n)
-    }
-}
 
 /// A `OneHot` node being built (from [`Builder::OneHot`]): set attributes, then take its outputs.
 #[must_use = "take the node's outputs with .out() or .outs()"]
@@ -4986,101 +3975,9 @@ impl Optional<'_> {
     }
 }
 
-/// A `OptionalGetElement` node being built (from [`Builder::OptionalGetElement`]): set attributes, then take its outputs.
-#[must_use = "take the node's outputs with .out() or .outs()"]
-pub struct OptionalGetElement<'b>(Call<'b>);
 
-#[allow(non_snake_case)]
-impl OptionalGetElement<'_> {
-    /// Set any attribute by name (including kinds without a typed setter).
-    pub fn attr(self, name: &str, v: AttrValue) -> Self {
-        Self(self.0.attr(name, v))
-    }
-    /// The node's only (or first) output.
-    pub fn out(self) -> Value {
-        self.0.out()
-    }
-    /// The node's first `N` outputs.
-    pub fn outs<const N: usize>(self) -> [Value; N] {
-        self.0.outs::<N>()
-    }
-    /// The node's first `n` outputs.
-    pub fn outs_vec(self, n: usize) -> Vec<Value> {
-        self.0.outs_vec(n)
-    }
-}
 
-/// A `OptionalHasElement` node being built (from [`Builder::OptionalHasElement`]): set attributes, then take its outputs.
-#[must_use = "take the node's outputs with .out() or .outs()"]
-pub struct OptionalHasElement<'b>(Call<'b>);
 
-#[allow(non_snake_case)]
-impl OptionalHasElement<'_> {
-    /// Set any attribute by name (including kinds without a typed setter).
-    pub fn attr(self, name: &str, v: AttrValue) -> Self {
-        Self(self.0.attr(name, v))
-    }
-    /// The node's only (or first) output.
-    pub fn out(self) -> Value {
-        self.0.out()
-    }
-    /// The node's first `N` outputs.
-    pub fn outs<const N: usize>(self) -> [Value; N] {
-        self.0.outs::<N>()
-    }
-    /// The node's first `n` outputs.
-    pub fn outs_vec(self, n: usize) -> Vec<Value> {
-        self.0.outs_vec(n)
-    }
-}
-
-/// A `Or` node being built (from [`Builder::Or`]): set attributes, then take its outputs.
-#[must_use = "take the node's outputs with .out() or .outs()"]
-pub struct Or<'b>(Call<'b>);
-
-#[allow(non_snake_case)]
-impl Or<'_> {
-    /// Set any attribute by name (including kinds without a typed setter).
-    pub fn attr(self, name: &str, v: AttrValue) -> Self {
-        Self(self.0.attr(name, v))
-    }
-    /// The node's only (or first) output.
-    pub fn out(self) -> Value {
-        self.0.out()
-    }
-    /// The node's first `N` outputs.
-    pub fn outs<const N: usize>(self) -> [Value; N] {
-        self.0.outs::<N>()
-    }
-    /// The node's first `n` outputs.
-    pub fn outs_vec(self, n: usize) -> Vec<Value> {
-        self.0.outs_vec(n)
-    }
-}
-
-/// A `PRelu` node being built (from [`Builder::PRelu`]): set attributes, then take its outputs.
-#[must_use = "take the node's outputs with .out() or .outs()"]
-pub struct PRelu<'b>(Call<'b>);
-
-#[allow(non_snake_case)]
-impl PRelu<'_> {
-    /// Set any attribute by name (including kinds without a typed setter).
-    pub fn attr(self, name: &str, v: AttrValue) -> Self {
-        Self(self.0.attr(name, v))
-    }
-    /// The node's only (or first) output.
-    pub fn out(self) -> Value {
-        self.0.out()
-    }
-    /// The node's first `N` outputs.
-    pub fn outs<const N: usize>(self) -> [Value; N] {
-        self.0.outs::<N>()
-    }
-    /// The node's first `n` outputs.
-    pub fn outs_vec(self, n: usize) -> Vec<Value> {
-        self.0.outs_vec(n)
-    }
-}
 
 /// A `Pad` node being built (from [`Builder::Pad`]): set attributes, then take its outputs.
 #[must_use = "take the node's outputs with .out() or .outs()"]
@@ -5110,29 +4007,6 @@ impl Pad<'_> {
     }
 }
 
-/// A `Pow` node being built (from [`Builder::Pow`]): set attributes, then take its outputs.
-#[must_use = "take the node's outputs with .out() or .outs()"]
-pub struct Pow<'b>(Call<'b>);
-
-#[allow(non_snake_case)]
-impl Pow<'_> {
-    /// Set any attribute by name (including kinds without a typed setter).
-    pub fn attr(self, name: &str, v: AttrValue) -> Self {
-        Self(self.0.attr(name, v))
-    }
-    /// The node's only (or first) output.
-    pub fn out(self) -> Value {
-        self.0.out()
-    }
-    /// The node's first `N` outputs.
-    pub fn outs<const N: usize>(self) -> [Value; N] {
-        self.0.outs::<N>()
-    }
-    /// The node's first `n` outputs.
-    pub fn outs_vec(self, n: usize) -> Vec<Value> {
-        self.0.outs_vec(n)
-    }
-}
 
 /// A `QLinearConv` node being built (from [`Builder::QLinearConv`]): set attributes, then take its outputs.
 #[must_use = "take the node's outputs with .out() or .outs()"]
@@ -5182,29 +4056,6 @@ impl QLinearConv<'_> {
     }
 }
 
-/// A `QLinearMatMul` node being built (from [`Builder::QLinearMatMul`]): set attributes, then take its outputs.
-#[must_use = "take the node's outputs with .out() or .outs()"]
-pub struct QLinearMatMul<'b>(Call<'b>);
-
-#[allow(non_snake_case)]
-impl QLinearMatMul<'_> {
-    /// Set any attribute by name (including kinds without a typed setter).
-    pub fn attr(self, name: &str, v: AttrValue) -> Self {
-        Self(self.0.attr(name, v))
-    }
-    /// The node's only (or first) output.
-    pub fn out(self) -> Value {
-        self.0.out()
-    }
-    /// The node's first `N` outputs.
-    pub fn outs<const N: usize>(self) -> [Value; N] {
-        self.0.outs::<N>()
-    }
-    /// The node's first `n` outputs.
-    pub fn outs_vec(self, n: usize) -> Vec<Value> {
-        self.0.outs_vec(n)
-    }
-}
 
 /// A `QuantizeLinear` node being built (from [`Builder::QuantizeLinear`]): set attributes, then take its outputs.
 #[must_use = "take the node's outputs with .out() or .outs()"]
@@ -5506,53 +4357,7 @@ impl RandomUniformLike<'_> {
     }
 }
 
-/// A `Range` node being built (from [`Builder::Range`]): set attributes, then take its outputs.
-#[must_use = "take the node's outputs with .out() or .outs()"]
-pub struct Range<'b>(Call<'b>);
 
-#[allow(non_snake_case)]
-impl Range<'_> {
-    /// Set any attribute by name (including kinds without a typed setter).
-    pub fn attr(self, name: &str, v: AttrValue) -> Self {
-        Self(self.0.attr(name, v))
-    }
-    /// The node's only (or first) output.
-    pub fn out(self) -> Value {
-        self.0.out()
-    }
-    /// The node's first `N` outputs.
-    pub fn outs<const N: usize>(self) -> [Value; N] {
-        self.0.outs::<N>()
-    }
-    /// The node's first `n` outputs.
-    pub fn outs_vec(self, n: usize) -> Vec<Value> {
-        self.0.outs_vec(n)
-    }
-}
-
-/// A `Reciprocal` node being built (from [`Builder::Reciprocal`]): set attributes, then take its outputs.
-#[must_use = "take the node's outputs with .out() or .outs()"]
-pub struct Reciprocal<'b>(Call<'b>);
-
-#[allow(non_snake_case)]
-impl Reciprocal<'_> {
-    /// Set any attribute by name (including kinds without a typed setter).
-    pub fn attr(self, name: &str, v: AttrValue) -> Self {
-        Self(self.0.attr(name, v))
-    }
-    /// The node's only (or first) output.
-    pub fn out(self) -> Value {
-        self.0.out()
-    }
-    /// The node's first `N` outputs.
-    pub fn outs<const N: usize>(self) -> [Value; N] {
-        self.0.outs::<N>()
-    }
-    /// The node's first `n` outputs.
-    pub fn outs_vec(self, n: usize) -> Vec<Value> {
-        self.0.outs_vec(n)
-    }
-}
 
 /// A `ReduceL1` node being built (from [`Builder::ReduceL1`]): set attributes, then take its outputs.
 #[must_use = "take the node's outputs with .out() or .outs()"]
@@ -5902,29 +4707,6 @@ impl RegexFullMatch<'_> {
     }
 }
 
-/// A `Relu` node being built (from [`Builder::Relu`]): set attributes, then take its outputs.
-#[must_use = "take the node's outputs with .out() or .outs()"]
-pub struct Relu<'b>(Call<'b>);
-
-#[allow(non_snake_case)]
-impl Relu<'_> {
-    /// Set any attribute by name (including kinds without a typed setter).
-    pub fn attr(self, name: &str, v: AttrValue) -> Self {
-        Self(self.0.attr(name, v))
-    }
-    /// The node's only (or first) output.
-    pub fn out(self) -> Value {
-        self.0.out()
-    }
-    /// The node's first `N` outputs.
-    pub fn outs<const N: usize>(self) -> [Value; N] {
-        self.0.outs::<N>()
-    }
-    /// The node's first `n` outputs.
-    pub fn outs_vec(self, n: usize) -> Vec<Value> {
-        self.0.outs_vec(n)
-    }
-}
 
 /// A `Reshape` node being built (from [`Builder::Reshape`]): set attributes, then take its outputs.
 #[must_use = "take the node's outputs with .out() or .outs()"]
@@ -6130,29 +4912,6 @@ impl RotaryEmbedding<'_> {
     }
 }
 
-/// A `Round` node being built (from [`Builder::Round`]): set attributes, then take its outputs.
-#[must_use = "take the node's outputs with .out() or .outs()"]
-pub struct Round<'b>(Call<'b>);
-
-#[allow(non_snake_case)]
-impl Round<'_> {
-    /// Set any attribute by name (including kinds without a typed setter).
-    pub fn attr(self, name: &str, v: AttrValue) -> Self {
-        Self(self.0.attr(name, v))
-    }
-    /// The node's only (or first) output.
-    pub fn out(self) -> Value {
-        self.0.out()
-    }
-    /// The node's first `N` outputs.
-    pub fn outs<const N: usize>(self) -> [Value; N] {
-        self.0.outs::<N>()
-    }
-    /// The node's first `n` outputs.
-    pub fn outs_vec(self, n: usize) -> Vec<Value> {
-        self.0.outs_vec(n)
-    }
-}
 
 /// A `STFT` node being built (from [`Builder::STFT`]): set attributes, then take its outputs.
 #[must_use = "take the node's outputs with .out() or .outs()"]
@@ -6322,53 +5081,7 @@ impl Selu<'_> {
     }
 }
 
-/// A `SequenceAt` node being built (from [`Builder::SequenceAt`]): set attributes, then take its outputs.
-#[must_use = "take the node's outputs with .out() or .outs()"]
-pub struct SequenceAt<'b>(Call<'b>);
 
-#[allow(non_snake_case)]
-impl SequenceAt<'_> {
-    /// Set any attribute by name (including kinds without a typed setter).
-    pub fn attr(self, name: &str, v: AttrValue) -> Self {
-        Self(self.0.attr(name, v))
-    }
-    /// The node's only (or first) output.
-    pub fn out(self) -> Value {
-        self.0.out()
-    }
-    /// The node's first `N` outputs.
-    pub fn outs<const N: usize>(self) -> [Value; N] {
-        self.0.outs::<N>()
-    }
-    /// The node's first `n` outputs.
-    pub fn outs_vec(self, n: usize) -> Vec<Value> {
-        self.0.outs_vec(n)
-    }
-}
-
-/// A `SequenceConstruct` node being built (from [`Builder::SequenceConstruct`]): set attributes, then take its outputs.
-#[must_use = "take the node's outputs with .out() or .outs()"]
-pub struct SequenceConstruct<'b>(Call<'b>);
-
-#[allow(non_snake_case)]
-impl SequenceConstruct<'_> {
-    /// Set any attribute by name (including kinds without a typed setter).
-    pub fn attr(self, name: &str, v: AttrValue) -> Self {
-        Self(self.0.attr(name, v))
-    }
-    /// The node's only (or first) output.
-    pub fn out(self) -> Value {
-        self.0.out()
-    }
-    /// The node's first `N` outputs.
-    pub fn outs<const N: usize>(self) -> [Value; N] {
-        self.0.outs::<N>()
-    }
-    /// The node's first `n` outputs.
-    pub fn outs_vec(self, n: usize) -> Vec<Value> {
-        self.0.outs_vec(n)
-    }
-}
 
 /// A `SequenceEmpty` node being built (from [`Builder::SequenceEmpty`]): set attributes, then take its outputs.
 #[must_use = "take the node's outputs with .out() or .outs()"]
@@ -6398,77 +5111,8 @@ impl SequenceEmpty<'_> {
     }
 }
 
-/// A `SequenceErase` node being built (from [`Builder::SequenceErase`]): set attributes, then take its outputs.
-#[must_use = "take the node's outputs with .out() or .outs()"]
-pub struct SequenceErase<'b>(Call<'b>);
 
-#[allow(non_snake_case)]
-impl SequenceErase<'_> {
-    /// Set any attribute by name (including kinds without a typed setter).
-    pub fn attr(self, name: &str, v: AttrValue) -> Self {
-        Self(self.0.attr(name, v))
-    }
-    /// The node's only (or first) output.
-    pub fn out(self) -> Value {
-        self.0.out()
-    }
-    /// The node's first `N` outputs.
-    pub fn outs<const N: usize>(self) -> [Value; N] {
-        self.0.outs::<N>()
-    }
-    /// The node's first `n` outputs.
-    pub fn outs_vec(self, n: usize) -> Vec<Value> {
-        self.0.outs_vec(n)
-    }
-}
 
-/// A `SequenceInsert` node being built (from [`Builder::SequenceInsert`]): set attributes, then take its outputs.
-#[must_use = "take the node's outputs with .out() or .outs()"]
-pub struct SequenceInsert<'b>(Call<'b>);
-
-#[allow(non_snake_case)]
-impl SequenceInsert<'_> {
-    /// Set any attribute by name (including kinds without a typed setter).
-    pub fn attr(self, name: &str, v: AttrValue) -> Self {
-        Self(self.0.attr(name, v))
-    }
-    /// The node's only (or first) output.
-    pub fn out(self) -> Value {
-        self.0.out()
-    }
-    /// The node's first `N` outputs.
-    pub fn outs<const N: usize>(self) -> [Value; N] {
-        self.0.outs::<N>()
-    }
-    /// The node's first `n` outputs.
-    pub fn outs_vec(self, n: usize) -> Vec<Value> {
-        self.0.outs_vec(n)
-    }
-}
-
-/// A `SequenceLength` node being built (from [`Builder::SequenceLength`]): set attributes, then take its outputs.
-#[must_use = "take the node's outputs with .out() or .outs()"]
-pub struct SequenceLength<'b>(Call<'b>);
-
-#[allow(non_snake_case)]
-impl SequenceLength<'_> {
-    /// Set any attribute by name (including kinds without a typed setter).
-    pub fn attr(self, name: &str, v: AttrValue) -> Self {
-        Self(self.0.attr(name, v))
-    }
-    /// The node's only (or first) output.
-    pub fn out(self) -> Value {
-        self.0.out()
-    }
-    /// The node's first `N` outputs.
-    pub fn outs<const N: usize>(self) -> [Value; N] {
-        self.0.outs::<N>()
-    }
-    /// The node's first `n` outputs.
-    pub fn outs_vec(self, n: usize) -> Vec<Value> {
-        self.0.outs_vec(n)
-    }
-}
 
 /// A `SequenceMap` node being built (from [`Builder::SequenceMap`]): set attributes, then take its outputs.
 #[must_use = "take the node's outputs with .out() or .outs()"]
@@ -6562,149 +5206,11 @@ impl Shrink<'_> {
     }
 }
 
-/// A `Sigmoid` node being built (from [`Builder::Sigmoid`]): set attributes, then take its outputs.
-#[must_use = "take the node's outputs with .out() or .outs()"]
-pub struct Sigmoid<'b>(Call<'b>);
 
-#[allow(non_snake_case)]
-impl Sigmoid<'_> {
-    /// Set any attribute by name (including kinds without a typed setter).
-    pub fn attr(self, name: &str, v: AttrValue) -> Self {
-        Self(self.0.attr(name, v))
-    }
-    /// The node's only (or first) output.
-    pub fn out(self) -> Value {
-        self.0.out()
-    }
-    /// The node's first `N` outputs.
-    pub fn outs<const N: usize>(self) -> [Value; N] {
-        self.0.outs::<N>()
-    }
-    /// The node's first `n` outputs.
-    pub fn outs_vec(self, n: usize) -> Vec<Value> {
-        self.0.outs_vec(n)
-    }
-}
 
-/// A `Sign` node being built (from [`Builder::Sign`]): set attributes, then take its outputs.
-#[must_use = "take the node's outputs with .out() or .outs()"]
-pub struct Sign<'b>(Call<'b>);
 
-#[allow(non_snake_case)]
-impl Sign<'_> {
-    /// Set any attribute by name (including kinds without a typed setter).
-    pub fn attr(self, name: &str, v: AttrValue) -> Self {
-        Self(self.0.attr(name, v))
-    }
-    /// The node's only (or first) output.
-    pub fn out(self) -> Value {
-        self.0.out()
-    }
-    /// The node's first `N` outputs.
-    pub fn outs<const N: usize>(self) -> [Value; N] {
-        self.0.outs::<N>()
-    }
-    /// The node's first `n` outputs.
-    pub fn outs_vec(self, n: usize) -> Vec<Value> {
-        self.0.outs_vec(n)
-    }
-}
 
-/// A `Sin` node being built (from [`Builder::Sin`]): set attributes, then take its outputs.
-#[must_use = "take the node's outputs with .out() or .outs()"]
-pub struct Sin<'b>(Call<'b>);
 
-#[allow(non_snake_case)]
-impl Sin<'_> {
-    /// Set any attribute by name (including kinds without a typed setter).
-    pub fn attr(self, name: &str, v: AttrValue) -> Self {
-        Self(self.0.attr(name, v))
-    }
-    /// The node's only (or first) output.
-    pub fn out(self) -> Value {
-        self.0.out()
-    }
-    /// The node's first `N` outputs.
-    pub fn outs<const N: usize>(self) -> [Value; N] {
-        self.0.outs::<N>()
-    }
-    /// The node's first `n` outputs.
-    pub fn outs_vec(self, n: usize) -> Vec<Value> {
-        self.0.outs_vec(n)
-    }
-}
-
-/// A `Sinh` node being built (from [`Builder::Sinh`]): set attributes, then take its outputs.
-#[must_use = "take the node's outputs with .out() or .outs()"]
-pub struct Sinh<'b>(Call<'b>);
-
-#[allow(non_snake_case)]
-impl Sinh<'_> {
-    /// Set any attribute by name (including kinds without a typed setter).
-    pub fn attr(self, name: &str, v: AttrValue) -> Self {
-        Self(self.0.attr(name, v))
-    }
-    /// The node's only (or first) output.
-    pub fn out(self) -> Value {
-        self.0.out()
-    }
-    /// The node's first `N` outputs.
-    pub fn outs<const N: usize>(self) -> [Value; N] {
-        self.0.outs::<N>()
-    }
-    /// The node's first `n` outputs.
-    pub fn outs_vec(self, n: usize) -> Vec<Value> {
-        self.0.outs_vec(n)
-    }
-}
-
-/// A `Size` node being built (from [`Builder::Size`]): set attributes, then take its outputs.
-#[must_use = "take the node's outputs with .out() or .outs()"]
-pub struct Size<'b>(Call<'b>);
-
-#[allow(non_snake_case)]
-impl Size<'_> {
-    /// Set any attribute by name (including kinds without a typed setter).
-    pub fn attr(self, name: &str, v: AttrValue) -> Self {
-        Self(self.0.attr(name, v))
-    }
-    /// The node's only (or first) output.
-    pub fn out(self) -> Value {
-        self.0.out()
-    }
-    /// The node's first `N` outputs.
-    pub fn outs<const N: usize>(self) -> [Value; N] {
-        self.0.outs::<N>()
-    }
-    /// The node's first `n` outputs.
-    pub fn outs_vec(self, n: usize) -> Vec<Value> {
-        self.0.outs_vec(n)
-    }
-}
-
-/// A `Slice` node being built (from [`Builder::Slice`]): set attributes, then take its outputs.
-#[must_use = "take the node's outputs with .out() or .outs()"]
-pub struct Slice<'b>(Call<'b>);
-
-#[allow(non_snake_case)]
-impl Slice<'_> {
-    /// Set any attribute by name (including kinds without a typed setter).
-    pub fn attr(self, name: &str, v: AttrValue) -> Self {
-        Self(self.0.attr(name, v))
-    }
-    /// The node's only (or first) output.
-    pub fn out(self) -> Value {
-        self.0.out()
-    }
-    /// The node's first `N` outputs.
-    pub fn outs<const N: usize>(self) -> [Value; N] {
-        self.0.outs::<N>()
-    }
-    /// The node's first `n` outputs.
-    pub fn outs_vec(self, n: usize) -> Vec<Value> {
-        self.0.outs_vec(n)
-    }
-}
 
 /// A `Softmax` node being built (from [`Builder::Softmax`]): set attributes, then take its outputs.
 #[must_use = "take the node's outputs with .out() or .outs()"]
@@ -6766,53 +5272,7 @@ impl SoftmaxCrossEntropyLoss<'_> {
     }
 }
 
-/// A `Softplus` node being built (from [`Builder::Softplus`]): set attributes, then take its outputs.
-#[must_use = "take the node's outputs with .out() or .outs()"]
-pub struct Softplus<'b>(Call<'b>);
 
-#[allow(non_snake_case)]
-impl Softplus<'_> {
-    /// Set any attribute by name (including kinds without a typed setter).
-    pub fn attr(self, name: &str, v: AttrValue) -> Self {
-        Self(self.0.attr(name, v))
-    }
-    /// The node's only (or first) output.
-    pub fn out(self) -> Value {
-        self.0.out()
-    }
-    /// The node's first `N` outputs.
-    pub fn outs<const N: usize>(self) -> [Value; N] {
-        self.0.outs::<N>()
-    }
-    /// The node's first `n` outputs.
-    pub fn outs_vec(self, n: usize) -> Vec<Value> {
-        self.0.outs_vec(n)
-    }
-}
-
-/// A `Softsign` node being built (from [`Builder::Softsign`]): set attributes, then take its outputs.
-#[must_use = "take the node's outputs with .out() or .outs()"]
-pub struct Softsign<'b>(Call<'b>);
-
-#[allow(non_snake_case)]
-impl Softsign<'_> {
-    /// Set any attribute by name (including kinds without a typed setter).
-    pub fn attr(self, name: &str, v: AttrValue) -> Self {
-        Self(self.0.attr(name, v))
-    }
-    /// The node's only (or first) output.
-    pub fn out(self) -> Value {
-        self.0.out()
-    }
-    /// The node's first `N` outputs.
-    pub fn outs<const N: usize>(self) -> [Value; N] {
-        self.0.outs::<N>()
-    }
-    /// The node's first `n` outputs.
-    pub fn outs_vec(self, n: usize) -> Vec<Value> {
-        self.0.outs_vec(n)
-    }
-}
 
 /// A `SpaceToDepth` node being built (from [`Builder::SpaceToDepth`]): set attributes, then take its outputs.
 #[must_use = "take the node's outputs with .out() or .outs()"]
@@ -6906,77 +5366,8 @@ impl SplitToSequence<'_> {
     }
 }
 
-/// A `Sqrt` node being built (from [`Builder::Sqrt`]): set attributes, then take its outputs.
-#[must_use = "take the node's outputs with .out() or .outs()"]
-pub struct Sqrt<'b>(Call<'b>);
 
-#[allow(non_snake_case)]
-impl Sqrt<'_> {
-    /// Set any attribute by name (including kinds without a typed setter).
-    pub fn attr(self, name: &str, v: AttrValue) -> Self {
-        Self(self.0.attr(name, v))
-    }
-    /// The node's only (or first) output.
-    pub fn out(self) -> Value {
-        self.0.out()
-    }
-    /// The node's first `N` outputs.
-    pub fn outs<const N: usize>(self) -> [Value; N] {
-        self.0.outs::<N>()
-    }
-    /// The node's first `n` outputs.
-    pub fn outs_vec(self, n: usize) -> Vec<Value> {
-        self.0.outs_vec(n)
-    }
-}
 
-/// A `Squeeze` node being built (from [`Builder::Squeeze`]): set attributes, then take its outputs.
-#[must_use = "take the node's outputs with .out() or .outs()"]
-pub struct Squeeze<'b>(Call<'b>);
-
-#[allow(non_snake_case)]
-impl Squeeze<'_> {
-    /// Set any attribute by name (including kinds without a typed setter).
-    pub fn attr(self, name: &str, v: AttrValue) -> Self {
-        Self(self.0.attr(name, v))
-    }
-    /// The node's only (or first) output.
-    pub fn out(self) -> Value {
-        self.0.out()
-    }
-    /// The node's first `N` outputs.
-    pub fn outs<const N: usize>(self) -> [Value; N] {
-        self.0.outs::<N>()
-    }
-    /// The node's first `n` outputs.
-    pub fn outs_vec(self, n: usize) -> Vec<Value> {
-        self.0.outs_vec(n)
-    }
-}
-
-/// A `StringConcat` node being built (from [`Builder::StringConcat`]): set attributes, then take its outputs.
-#[must_use = "take the node's outputs with .out() or .outs()"]
-pub struct StringConcat<'b>(Call<'b>);
-
-#[allow(non_snake_case)]
-impl StringConcat<'_> {
-    /// Set any attribute by name (including kinds without a typed setter).
-    pub fn attr(self, name: &str, v: AttrValue) -> Self {
-        Self(self.0.attr(name, v))
-    }
-    /// The node's only (or first) output.
-    pub fn out(self) -> Value {
-        self.0.out()
-    }
-    /// The node's first `N` outputs.
-    pub fn outs<const N: usize>(self) -> [Value; N] {
-        self.0.outs::<N>()
-    }
-    /// The node's first `n` outputs.
-    pub fn outs_vec(self, n: usize) -> Vec<Value> {
-        self.0.outs_vec(n)
-    }
-}
 
 /// A `StringNormalizer` node being built (from [`Builder::StringNormalizer`]): set attributes, then take its outputs.
 #[must_use = "take the node's outputs with .out() or .outs()"]
@@ -7050,101 +5441,9 @@ impl StringSplit<'_> {
     }
 }
 
-/// A `Sub` node being built (from [`Builder::Sub`]): set attributes, then take its outputs.
-#[must_use = "take the node's outputs with .out() or .outs()"]
-pub struct Sub<'b>(Call<'b>);
 
-#[allow(non_snake_case)]
-impl Sub<'_> {
-    /// Set any attribute by name (including kinds without a typed setter).
-    pub fn attr(self, name: &str, v: AttrValue) -> Self {
-        Self(self.0.attr(name, v))
-    }
-    /// The node's only (or first) output.
-    pub fn out(self) -> Value {
-        self.0.out()
-    }
-    /// The node's first `N` outputs.
-    pub fn outs<const N: usize>(self) -> [Value; N] {
-        self.0.outs::<N>()
-    }
-    /// The node's first `n` outputs.
-    pub fn outs_vec(self, n: usize) -> Vec<Value> {
-        self.0.outs_vec(n)
-    }
-}
 
-/// A `Sum` node being built (from [`Builder::Sum`]): set attributes, then take its outputs.
-#[must_use = "take the node's outputs with .out() or .outs()"]
-pub struct Sum<'b>(Call<'b>);
 
-#[allow(non_snake_case)]
-impl Sum<'_> {
-    /// Set any attribute by name (including kinds without a typed setter).
-    pub fn attr(self, name: &str, v: AttrValue) -> Self {
-        Self(self.0.attr(name, v))
-    }
-    /// The node's only (or first) output.
-    pub fn out(self) -> Value {
-        self.0.out()
-    }
-    /// The node's first `N` outputs.
-    pub fn outs<const N: usize>(self) -> [Value; N] {
-        self.0.outs::<N>()
-    }
-    /// The node's first `n` outputs.
-    pub fn outs_vec(self, n: usize) -> Vec<Value> {
-        self.0.outs_vec(n)
-    }
-}
-
-/// A `Tan` node being built (from [`Builder::Tan`]): set attributes, then take its outputs.
-#[must_use = "take the node's outputs with .out() or .outs()"]
-pub struct Tan<'b>(Call<'b>);
-
-#[allow(non_snake_case)]
-impl Tan<'_> {
-    /// Set any attribute by name (including kinds without a typed setter).
-    pub fn attr(self, name: &str, v: AttrValue) -> Self {
-        Self(self.0.attr(name, v))
-    }
-    /// The node's only (or first) output.
-    pub fn out(self) -> Value {
-        self.0.out()
-    }
-    /// The node's first `N` outputs.
-    pub fn outs<const N: usize>(self) -> [Value; N] {
-        self.0.outs::<N>()
-    }
-    /// The node's first `n` outputs.
-    pub fn outs_vec(self, n: usize) -> Vec<Value> {
-        self.0.outs_vec(n)
-    }
-}
-
-/// A `Tanh` node being built (from [`Builder::Tanh`]): set attributes, then take its outputs.
-#[must_use = "take the node's outputs with .out() or .outs()"]
-pub struct Tanh<'b>(Call<'b>);
-
-#[allow(non_snake_case)]
-impl Tanh<'_> {
-    /// Set any attribute by name (including kinds without a typed setter).
-    pub fn attr(self, name: &str, v: AttrValue) -> Self {
-        Self(self.0.attr(name, v))
-    }
-    /// The node's only (or first) output.
-    pub fn out(self) -> Value {
-        self.0.out()
-    }
-    /// The node's first `N` outputs.
-    pub fn outs<const N: usize>(self) -> [Value; N] {
-        self.0.outs::<N>()
-    }
-    /// The node's first `n` outputs.
-    pub fn outs_vec(self, n: usize) -> Vec<Value> {
-        self.0.outs_vec(n)
-    }
-}
 
 /// A `TfIdfVectorizer` node being built (from [`Builder::TfIdfVectorizer`]): set attributes, then take its outputs.
 #[must_use = "take the node's outputs with .out() or .outs()"]
@@ -7234,29 +5533,6 @@ impl ThresholdedRelu<'_> {
     }
 }
 
-/// A `Tile` node being built (from [`Builder::Tile`]): set attributes, then take its outputs.
-#[must_use = "take the node's outputs with .out() or .outs()"]
-pub struct Tile<'b>(Call<'b>);
-
-#[allow(non_snake_case)]
-impl Tile<'_> {
-    /// Set any attribute by name (including kinds without a typed setter).
-    pub fn attr(self, name: &str, v: AttrValue) -> Self {
-        Self(self.0.attr(name, v))
-    }
-    /// The node's only (or first) output.
-    pub fn out(self) -> Value {
-        self.0.out()
-    }
-    /// The node's first `N` outputs.
-    pub fn outs<const N: usize>(self) -> [Value; N] {
-        self.0.outs::<N>()
-    }
-    /// The node's first `n` outputs.
-    pub fn outs_vec(self, n: usize) -> Vec<Value> {
-        self.0.outs_vec(n)
-    }
-}
 
 /// A `TopK` node being built (from [`Builder::TopK`]): set attributes, then take its outputs.
 #[must_use = "take the node's outputs with .out() or .outs()"]
@@ -7382,74 +5658,5 @@ impl Unique<'_> {
     }
 }
 
-/// A `Unsqueeze` node being built (from [`Builder::Unsqueeze`]): set attributes, then take its outputs.
-#[must_use = "take the node's outputs with .out() or .outs()"]
-pub struct Unsqueeze<'b>(Call<'b>);
 
-#[allow(non_snake_case)]
-impl Unsqueeze<'_> {
-    /// Set any attribute by name (including kinds without a typed setter).
-    pub fn attr(self, name: &str, v: AttrValue) -> Self {
-        Self(self.0.attr(name, v))
-    }
-    /// The node's only (or first) output.
-    pub fn out(self) -> Value {
-        self.0.out()
-    }
-    /// The node's first `N` outputs.
-    pub fn outs<const N: usize>(self) -> [Value; N] {
-        self.0.outs::<N>()
-    }
-    /// The node's first `n` outputs.
-    pub fn outs_vec(self, n: usize) -> Vec<Value> {
-        self.0.outs_vec(n)
-    }
-}
 
-/// A `Where` node being built (from [`Builder::Where`]): set attributes, then take its outputs.
-#[must_use = "take the node's outputs with .out() or .outs()"]
-pub struct Where<'b>(Call<'b>);
-
-#[allow(non_snake_case)]
-impl Where<'_> {
-    /// Set any attribute by name (including kinds without a typed setter).
-    pub fn attr(self, name: &str, v: AttrValue) -> Self {
-        Self(self.0.attr(name, v))
-    }
-    /// The node's only (or first) output.
-    pub fn out(self) -> Value {
-        self.0.out()
-    }
-    /// The node's first `N` outputs.
-    pub fn outs<const N: usize>(self) -> [Value; N] {
-        self.0.outs::<N>()
-    }
-    /// The node's first `n` outputs.
-    pub fn outs_vec(self, n: usize) -> Vec<Value> {
-        self.0.outs_vec(n)
-    }
-}
-
-/// A `Xor` node being built (from [`Builder::Xor`]): set attributes, then take its outputs.
-#[must_use = "take the node's outputs with .out() or .outs()"]
-pub struct Xor<'b>(Call<'b>);
-
-#[allow(non_snake_case)]
-impl Xor<'_> {
-    /// Set any attribute by name (including kinds without a typed setter).
-    pub fn attr(self, name: &str, v: AttrValue) -> Self {
-        Self(self.0.attr(name, v))
-    }
-    /// The node's only (or first) output.
-    pub fn out(self) -> Value {
-        self.0.out()
-    }
-    /// The node's first `N` outputs.
-    pub fn outs<const N: usize>(self) -> [Value; N] {
-        self.0.outs::<N>()
-    }
-    /// The node's first `n` outputs.
-    pub fn outs_vec(self, n: usize) -> Vec<Value> {
-        self.0.outs_vec(n)
-    }
-}

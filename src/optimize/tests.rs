@@ -551,8 +551,8 @@ fn shared_large_transpose_does_not_fold() {
     let x = input(&mut b, "x", DType::Float, vec![f(100), f(100)]);
     let w = b.add_initializer(f32_tensor(vec![100, 100], &vec![0.5; 10_000]));
     let wt = b.Transpose(w).perm(&[1, 0]).out();
-    let y = b.MatMul(x, wt).out();
-    let z = b.Add(y, w).out();
+    let y = b.MatMul(x, wt);
+    let z = b.Add(y, w);
     let mut m = finish(b, &[(z, "z")]);
     optimize(&mut m);
     assert_eq!(ops(&m), ["Transpose", "MatMul", "Add"]);
@@ -573,8 +573,8 @@ fn large_weight_transpose_and_scale_fold_lazily() {
     let w = b.add_initializer(w0.clone());
     let s = b.add_initializer(scale.clone());
     let wt = b.Transpose(w).perm(&[1, 0]).out();
-    let ws = b.Div(wt, s).out();
-    let y = b.MatMul(x, ws).out();
+    let ws = b.Div(wt, s);
+    let y = b.MatMul(x, ws);
     let mut m = finish(b, &[(y, "y")]);
     optimize(&mut m);
     assert_eq!(ops(&m), ["MatMul"]);
@@ -671,14 +671,14 @@ fn subgraph_reads_follow_replacements() {
     let mut b = Builder::new(20);
     let x = input(&mut b, "x", DType::Float, vec![f(4)]);
     let c = input(&mut b, "c", DType::Bool, vec![]);
-    let a = b.Relu(x).out();
-    let dup = b.Relu(x).out();
-    let id = b.Identity(dup).out();
+    let a = b.Relu(x);
+    let dup = b.Relu(x);
+    let id = b.Identity(dup);
     b.begin_subgraph("then_branch");
-    let t = b.Neg(id).out();
+    let t = b.Neg(id);
     let then_g = b.end_subgraph(vec![t]);
     b.begin_subgraph("else_branch");
-    let e = b.Abs(a).out();
+    let e = b.Abs(a);
     let else_g: Graph = b.end_subgraph(vec![e]);
     let y = b
         .If(c)
@@ -700,9 +700,9 @@ fn optimizing_is_deterministic_and_idempotent() {
         let s = b.Shape(x).out();
         let r1 = b.Reshape(x, s).out();
         set_shape(&mut b, r1, vec![p("s0"), f(4)]);
-        let a = b.Relu(r1).out();
-        let c = b.Relu(x).out();
-        let y = b.Add(a, c).out();
+        let a = b.Relu(r1);
+        let c = b.Relu(x);
+        let y = b.Add(a, c);
         finish(b, &[(y, "y")])
     };
     let (mut m1, mut m2) = (build(), build());

@@ -10,7 +10,7 @@
 //!     /// relu(Tensor self) -> Tensor
 //!     #[target("aten::relu", "aten::relu_")]
 //!     fn relu(op, self_: Tensor) -> Value {
-//!         op.Relu(self_).out()
+//!         op.Relu(self_)
 //!     }
 //!
 //!     /// leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor

@@ -43,7 +43,7 @@ pub fn shape_vec(op: &mut Builder, dims: &[SymInt]) -> Value {
             SymInt::Const(c) => op.const_i64s(&[c]),
             SymInt::Dyn(v) => {
                 let v = cast(op, v, DType::Int64);
-                op.Unsqueeze(v, zero).out()
+                op.Unsqueeze(v, zero)
             }
         })
         .collect();
@@ -267,7 +267,7 @@ pub fn slice_along(op: &mut Builder, x: Value, axis: i64, start: i64, end: i64) 
     let s = op.const_i64s(&[start]);
     let e = op.const_i64s(&[end]);
     let a = op.const_i64s(&[axis]);
-    op.Slice(x, s, e, Some(a), None).out()
+    op.Slice(x, s, e, Some(a), None)
 }
 
 /// The node's result type (else `x`'s), which must be floating-point.
@@ -290,7 +290,7 @@ pub fn expand_along(op: &mut Builder, v: Value, axis: i64, r: usize, like: Value
     let shape = op.const_i64s(&shape);
     let v = op.Reshape(v, shape).out();
     let s = op.Shape(like).out();
-    op.Expand(v, s).out()
+    op.Expand(v, s)
 }
 
 /// `values` as constant tensor data of `dtype` and shape `dims`, or an error naming the element

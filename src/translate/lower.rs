@@ -309,7 +309,7 @@ pub fn lower(program: &Program<'_>, opts: &LowerOptions<'_>) -> Result<(Model, V
         // A graph output must be produced by a node, under its own name, once.
         let is_io = op.graph_mut().inputs.contains(&v) || op.info(v).constant.is_some();
         let v = if is_io || seen.contains(&v) || (op.info(v).name != wanted && !op.info(v).name.is_empty()) {
-            let id = op.Identity(v).out();
+            let id = op.Identity(v);
             let info = op.info(v).clone();
             let new = op.info_mut(id);
             new.dtype = info.dtype;
@@ -728,7 +728,7 @@ impl Lowerer<'_> {
         let shape = op.Shape(base_value).out();
         let numel = op.ReduceProd(shape, None).keepdims(0).out();
         let (zero, one) = (op.scalar_i64(0), op.scalar_i64(1));
-        let flat_positions = op.Range(zero, numel, one).out();
+        let flat_positions = op.Range(zero, numel, one);
         let mut positions = op.Reshape(flat_positions, shape).out();
         let base_shape = op.info(base_value).shape.clone();
         let info = op.info_mut(positions);
@@ -767,7 +767,7 @@ impl Lowerer<'_> {
         };
         let minus_one = op.const_i64s(&[-1]);
         let view_shape = op.Shape(positions).out();
-        let updates = op.Expand(new, view_shape).out();
+        let updates = op.Expand(new, view_shape);
         let updates = op.Reshape(updates, minus_one).out();
         let indices = op.Reshape(positions, minus_one).out();
         let flat = op.Reshape(base_value, minus_one).out();

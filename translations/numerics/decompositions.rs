@@ -59,7 +59,7 @@ fn transpose_last_two(op: &mut Builder, x: Value, rank: usize) -> Value {
 /// `x` broadcast to the static shape `dims`.
 fn expand_to(op: &mut Builder, x: Value, dims: &[i64]) -> Value {
     let s = op.const_i64s(dims);
-    op.Expand(x, s).out()
+    op.Expand(x, s)
 }
 
 /// The shape `batch` followed by `tail`.
@@ -75,10 +75,10 @@ fn swap_rows(op: &mut Builder, w: Value, k: i64, p: Value, batch: &[i64], m: i64
     let ar_data = TensorData::from_i64s(vec![m, 1], &(0..m).collect::<Vec<_>>());
     let ar = op.constant_tensor(ar_data);
     let kk = op.scalar_i64(k);
-    let is_k = op.Equal(ar, kk).out();
-    let is_p = op.Equal(ar, p).out();
-    let inner = op.Where(is_p, kk, ar).out();
-    let idx = op.Where(is_k, p, inner).out();
+    let is_k = op.Equal(ar, kk);
+    let is_p = op.Equal(ar, p);
+    let inner = op.Where(is_p, kk, ar);
+    let idx = op.Where(is_k, p, inner);
     let idx = expand_to(op, idx, &batched(batch, &[m, c]));
     op.GatherElements(w, idx).axis(-2).out()
 }
@@ -112,10 +112,10 @@ fn lu_eliminate(op: &mut Builder, w: Value, t: DType, batch: &[i64], m: i64, c: 
         // The pivot: the first row of largest magnitude in column k, rows k.. (LAPACK's i?amax).
         let col = slice_along(op, w, -1, k, k + 1);
         let sub = slice_along(op, col, -2, k, m);
-        let a = op.Abs(sub).out();
+        let a = op.Abs(sub);
         let am = op.ArgMax(a).axis(-2).keepdims(1).select_last_index(0).out();
         let kk = op.scalar_i64(k);
-        let p = op.Add(am, kk).out();
+        let p = op.Add(am, kk);
         pivots.push(p);
         w = swap_rows(op, w, k, p, batch, m, c);
         order = swap_rows(op, order, k, p, batch, m, 1);
@@ -127,15 +127,15 @@ fn lu_eliminate(op: &mut Builder, w: Value, t: DType, batch: &[i64], m: i64, c: 
         let piv = slice_along(op, piv, -1, k, k + 1);
         let col = slice_along(op, w, -1, k, k + 1);
         // A zero pivot means the whole column is zero: LAPACK leaves it unscaled.
-        let is_zero = op.Equal(piv, zero).out();
-        let q = op.Div(col, piv).out();
-        let f = op.Where(is_zero, col, q).out();
-        let fr = op.Mul(f, row).out();
-        let upd = op.Sub(w, fr).out();
+        let is_zero = op.Equal(piv, zero);
+        let q = op.Div(col, piv);
+        let f = op.Where(is_zero, col, q);
+        let fr = op.Mul(f, row);
+        let upd = op.Sub(w, fr);
         let trail = mask(op, m, c, |i, j| i > k && j > k);
         let below = mask(op, m, c, |i, j| i > k && j == k);
-        let inner = op.Where(below, f, w).out();
-        w = op.Where(trail, upd, inner).out();
+        let inner = op.Where(below, f, w);
+        w = op.Where(trail, upd, inner);
     }
     Lu { w, pivots, order }
 }
@@ -151,12 +151,12 @@ fn pivots_out(op: &mut Builder, pivots: &[Value], batch: &[i64]) -> Value {
             .iter()
             .map(|&p| {
                 let ax = op.const_i64s(&[-1]);
-                op.Squeeze(p, Some(ax)).out()
+                op.Squeeze(p, Some(ax))
             })
             .collect();
         let cat = op.Concat(&parts).axis(-1).out();
         let one = op.scalar_i64(1);
-        op.Add(cat, one).out()
+        op.Add(cat, one)
     };
     op.Cast(v).to(DType::Int32 as i64).out()
 }
@@ -178,11 +178,11 @@ fn lu_info(op: &mut Builder, w: Value, t: DType, batch: &[i64], steps: i64) -> V
     for k in (0..steps).rev() {
         let r = slice_along(op, w, -2, k, k + 1);
         let d = slice_along(op, r, -1, k, k + 1);
-        let z = op.Equal(d, zero).out();
+        let z = op.Equal(d, zero);
         let ax = op.const_i64s(&[-2, -1]);
-        let z = op.Squeeze(z, Some(ax)).out();
+        let z = op.Squeeze(z, Some(ax));
         let v = op.scalar(DType::Int32, (k + 1) as f64);
-        info = op.Where(z, v, info).out();
+        info = op.Where(z, v, info);
     }
     info
 }
@@ -192,7 +192,7 @@ fn lu_info(op: &mut Builder, w: Value, t: DType, batch: &[i64], steps: i64) -> V
 fn lu_det(op: &mut Builder, lu: &Lu, t: DType, batch: &[i64], n: i64) -> Value {
     let eye = mask(op, n, n, |i, j| i == j);
     let one = op.scalar(t, 1.0);
-    let d = op.Where(eye, lu.w, one).out();
+    let d = op.Where(eye, lu.w, one);
     let mut det = if n == 0 {
         let one = op.scalar(t, 1.0);
         expand_to(op, one, batch)
@@ -202,11 +202,11 @@ fn lu_det(op: &mut Builder, lu: &Lu, t: DType, batch: &[i64], n: i64) -> Value {
     };
     for (k, &p) in lu.pivots.iter().enumerate() {
         let kk = op.scalar_i64(k as i64);
-        let swapped = op.Equal(p, kk).out();
+        let swapped = op.Equal(p, kk);
         let ax = op.const_i64s(&[-2, -1]);
-        let swapped = op.Squeeze(swapped, Some(ax)).out();
-        let neg = op.Neg(det).out();
-        det = op.Where(swapped, det, neg).out();
+        let swapped = op.Squeeze(swapped, Some(ax));
+        let neg = op.Neg(det);
+        det = op.Where(swapped, det, neg);
     }
     det
 }
@@ -220,18 +220,18 @@ fn solve_square(op: &mut Builder, a: Value, b: Value, t: DType, batch: &[i64], n
     // U alone: the multipliers stored below the diagonal must not enter the back substitution.
     let lower = mask(op, n, c, |i, j| j < i && j < n);
     let zero = op.scalar(t, 0.0);
-    let mut w = op.Where(lower, zero, lu.w).out();
+    let mut w = op.Where(lower, zero, lu.w);
     for j in (0..n).rev() {
         let row = slice_along(op, w, -2, j, j + 1);
         let piv = slice_along(op, row, -1, j, j + 1);
-        let row = op.Div(row, piv).out();
+        let row = op.Div(row, piv);
         let col = slice_along(op, w, -1, j, j + 1);
-        let fr = op.Mul(col, row).out();
-        let upd = op.Sub(w, fr).out();
+        let fr = op.Mul(col, row);
+        let upd = op.Sub(w, fr);
         let above = mask(op, n, 1, |i, _| i < j);
         let at = mask(op, n, 1, |i, _| i == j);
-        let inner = op.Where(at, row, w).out();
-        w = op.Where(above, upd, inner).out();
+        let inner = op.Where(at, row, w);
+        w = op.Where(above, upd, inner);
     }
     let x = slice_along(op, w, -1, n, c);
     let lu_part = slice_along(op, lu.w, -1, 0, n);
@@ -258,7 +258,7 @@ fn linalg_solve_impl(op: &mut Builder, a: Value, b: Value, left: bool, what: &st
     let vector = bshape.len() == 1 || (bshape.len() + 1 == a_rank && bshape[..] == batched(&abatch, &[n])[..]);
     let (b, bbatch, k) = if vector {
         let ax = op.const_i64s(&[-1]);
-        let b2 = op.Unsqueeze(b, ax).out();
+        let b2 = op.Unsqueeze(b, ax);
         (b2, bshape[..bshape.len() - 1].to_vec(), 1)
     } else {
         if bshape.len() < 2 {
@@ -294,7 +294,7 @@ fn linalg_solve_impl(op: &mut Builder, a: Value, b: Value, left: bool, what: &st
     let (x, lu) = solve_square(op, a, b, t, &batch, n, k);
     let x = if vector {
         let ax = op.const_i64s(&[-1]);
-        op.Squeeze(x, Some(ax)).out()
+        op.Squeeze(x, Some(ax))
     } else if left {
         x
     } else {
@@ -314,22 +314,22 @@ fn cholesky_lower(op: &mut Builder, a: Value, t: DType, batch: &[i64], n: i64) -
     for j in 0..n {
         let row = slice_along(op, w, -2, j, j + 1);
         let ajj = slice_along(op, row, -1, j, j + 1);
-        let pos = op.Greater(ajj, zero).out();
-        bads.push(op.Not(pos).out());
-        let d = op.Sqrt(ajj).out();
+        let pos = op.Greater(ajj, zero);
+        bads.push(op.Not(pos));
+        let d = op.Sqrt(ajj);
         let col = slice_along(op, w, -1, j, j + 1);
-        let q = op.Div(col, d).out();
+        let q = op.Div(col, d);
         let below = mask(op, n, 1, |i, _| i > j);
         let at = mask(op, n, 1, |i, _| i == j);
-        let inner = op.Where(at, d, zero).out();
-        let l = op.Where(below, q, inner).out();
+        let inner = op.Where(at, d, zero);
+        let l = op.Where(below, q, inner);
         cols.push(l);
         if j + 1 < n {
             let lt = transpose_last_two(op, l, rank);
-            let outer = op.Mul(l, lt).out();
-            let upd = op.Sub(w, outer).out();
+            let outer = op.Mul(l, lt);
+            let upd = op.Sub(w, outer);
             let trail = mask(op, n, n, |r, c| r > j && c > j);
-            w = op.Where(trail, upd, w).out();
+            w = op.Where(trail, upd, w);
         }
     }
     let l = if cols.is_empty() {
@@ -341,9 +341,9 @@ fn cholesky_lower(op: &mut Builder, a: Value, t: DType, batch: &[i64], n: i64) -
     let mut info = zero_info(op, batch);
     for (j, bad) in bads.iter().enumerate().rev() {
         let ax = op.const_i64s(&[-2, -1]);
-        let bad = op.Squeeze(*bad, Some(ax)).out();
+        let bad = op.Squeeze(*bad, Some(ax));
         let v = op.scalar(DType::Int32, (j + 1) as f64);
-        info = op.Where(bad, v, info).out();
+        info = op.Where(bad, v, info);
     }
     (l, info)
 }
@@ -360,15 +360,15 @@ fn tri_solve(op: &mut Builder, a: Value, b: Value, upper: bool, unit: bool, n: i
         } else {
             let arow = slice_along(op, a, -2, j, j + 1);
             let ajj = slice_along(op, arow, -1, j, j + 1);
-            op.Div(row, ajj).out()
+            op.Div(row, ajj)
         };
         let col = slice_along(op, a, -1, j, j + 1);
-        let fr = op.Mul(col, xj).out();
-        let upd = op.Sub(w, fr).out();
+        let fr = op.Mul(col, xj);
+        let upd = op.Sub(w, fr);
         let rest = mask(op, n, 1, |i, _| if upper { i < j } else { i > j });
         let at = mask(op, n, 1, |i, _| i == j);
-        let inner = op.Where(at, xj, w).out();
-        w = op.Where(rest, upd, inner).out();
+        let inner = op.Where(at, xj, w);
+        w = op.Where(rest, upd, inner);
     }
     w
 }
@@ -399,7 +399,7 @@ fn perm_matrix(op: &mut Builder, order: Value, t: DType, batch: &[i64], m: i64) 
     let ot = transpose_last_two(op, order, batch.len() + 2);
     let ar_data = TensorData::from_i64s(vec![m, 1], &(0..m).collect::<Vec<_>>());
     let ar = op.constant_tensor(ar_data);
-    let eq = op.Equal(ar, ot).out();
+    let eq = op.Equal(ar, ot);
     cast(op, eq, t)
 }
 
@@ -409,25 +409,25 @@ fn perm_matrix(op: &mut Builder, order: Value, t: DType, batch: &[i64], m: i64) 
 /// 0, 1, 2 and -1.
 fn jacobi_rotation(op: &mut Builder, app: Value, aqq: Value, apq: Value, k: [Value; 4]) -> (Value, Value) {
     let [zero, one, two, minus_one] = k;
-    let g0 = op.Equal(apq, zero).out();
-    let gs = op.Where(g0, one, apq).out();
-    let diff = op.Sub(aqq, app).out();
-    let den = op.Mul(two, gs).out();
-    let theta = op.Div(diff, den).out();
-    let nonneg = op.GreaterOrEqual(theta, zero).out();
-    let sgn = op.Where(nonneg, one, minus_one).out();
-    let at = op.Abs(theta).out();
-    let t2 = op.Mul(theta, theta).out();
-    let t2 = op.Add(t2, one).out();
-    let r = op.Sqrt(t2).out();
-    let den = op.Add(at, r).out();
-    let tt = op.Div(sgn, den).out();
-    let tt = op.Where(g0, zero, tt).out();
-    let tt2 = op.Mul(tt, tt).out();
-    let tt2 = op.Add(tt2, one).out();
-    let r = op.Sqrt(tt2).out();
-    let c = op.Div(one, r).out();
-    let s = op.Mul(c, tt).out();
+    let g0 = op.Equal(apq, zero);
+    let gs = op.Where(g0, one, apq);
+    let diff = op.Sub(aqq, app);
+    let den = op.Mul(two, gs);
+    let theta = op.Div(diff, den);
+    let nonneg = op.GreaterOrEqual(theta, zero);
+    let sgn = op.Where(nonneg, one, minus_one);
+    let at = op.Abs(theta);
+    let t2 = op.Mul(theta, theta);
+    let t2 = op.Add(t2, one);
+    let r = op.Sqrt(t2);
+    let den = op.Add(at, r);
+    let tt = op.Div(sgn, den);
+    let tt = op.Where(g0, zero, tt);
+    let tt2 = op.Mul(tt, tt);
+    let tt2 = op.Add(tt2, one);
+    let r = op.Sqrt(tt2);
+    let c = op.Div(one, r);
+    let s = op.Mul(c, tt);
     (c, s)
 }
 
@@ -452,7 +452,7 @@ fn jacobi_columns(op: &mut Builder, a: Value, batch: &[i64], m: i64, n: i64, wan
     let (zero, one, two) = (op.scalar(d, 0.0), op.scalar(d, 1.0), op.scalar(d, 2.0));
     let minus_one = op.scalar(d, -1.0);
     let dot = |op: &mut Builder, x: Value, y: Value| {
-        let p = op.Mul(x, y).out();
+        let p = op.Mul(x, y);
         let ax = op.const_i64s(&[-2]);
         op.ReduceSum(p, Some(ax)).keepdims(1).out()
     };
@@ -464,11 +464,11 @@ fn jacobi_columns(op: &mut Builder, a: Value, batch: &[i64], m: i64, n: i64, wan
                 let gamma = dot(op, cols[p], cols[q]);
                 let (c, s) = jacobi_rotation(op, alpha, beta, gamma, [zero, one, two, minus_one]);
                 let rotate = |op: &mut Builder, x: Value, y: Value| {
-                    let cx = op.Mul(c, x).out();
-                    let sy = op.Mul(s, y).out();
-                    let sx = op.Mul(s, x).out();
-                    let cy = op.Mul(c, y).out();
-                    (op.Sub(cx, sy).out(), op.Add(sx, cy).out())
+                    let cx = op.Mul(c, x);
+                    let sy = op.Mul(s, y);
+                    let sx = op.Mul(s, x);
+                    let cy = op.Mul(c, y);
+                    (op.Sub(cx, sy), op.Add(sx, cy))
                 };
                 let (x, y) = rotate(op, cols[p], cols[q]);
                 cols[p] = x;
@@ -503,7 +503,7 @@ fn singular_values(op: &mut Builder, a: Value, t: DType, batch: &[i64], m: i64, 
         .collect();
     let s = op.Concat(&norms).axis(-1).out();
     let ax = op.const_i64s(&[-2]);
-    let s = op.Squeeze(s, Some(ax)).out();
+    let s = op.Squeeze(s, Some(ax));
     let kk = op.const_i64s(&[k]);
     let [sorted, _] = op.TopK(s, kk).axis(-1).largest(1).sorted(1).outs::<2>();
     cast(op, sorted, t)
@@ -515,7 +515,7 @@ fn symmetrize_lower(op: &mut Builder, a: Value, rank: usize) -> Value {
     let lower = op.Trilu(a, None).upper(0).out();
     let k = op.scalar_i64(1);
     let strict_upper = op.Trilu(at, Some(k)).upper(1).out();
-    op.Add(lower, strict_upper).out()
+    op.Add(lower, strict_upper)
 }
 
 /// torch's pinv / matrix_rank tolerance: `max(atol, rtol·σ_max)`, with rtol defaulting to
@@ -546,8 +546,8 @@ fn sv_tolerance(
         None => op.scalar(d, 0.0),
     };
     let smax = cast(op, smax, d);
-    let r = op.Mul(rtol, smax).out();
-    op.Max(&[atol, r]).out()
+    let r = op.Mul(rtol, smax);
+    op.Max(&[atol, r])
 }
 
 /// The pseudo-inverse of `a` (`[..., m, n]`, type t) from the Jacobi SVD, dropping singular values
@@ -583,20 +583,20 @@ fn pinv_impl(
         })
         .collect();
     let s2 = op.Concat(&sq).axis(-1).out();
-    let sig = op.Sqrt(s2).out();
+    let sig = op.Sqrt(s2);
     let ax = op.const_i64s(&[-1]);
     let smax = op.ReduceMax(sig, Some(ax)).keepdims(1).out();
     let tol = sv_tolerance(op, smax, atol, rtol, t, m, n);
-    let keep = op.Greater(sig, tol).out();
+    let keep = op.Greater(sig, tol);
     let one = op.scalar(d, 1.0);
     let zero = op.scalar(d, 0.0);
-    let inv = op.Div(one, s2).out();
-    let w = op.Where(keep, inv, zero).out();
+    let inv = op.Div(one, s2);
+    let w = op.Where(keep, inv, zero);
     let v = op.Concat(&vs).axis(-1).out();
     let u = op.Concat(&cols).axis(-1).out();
-    let vw = op.Mul(v, w).out();
+    let vw = op.Mul(v, w);
     let ut = transpose_last_two(op, u, rank);
-    let p = op.MatMul(vw, ut).out();
+    let p = op.MatMul(vw, ut);
     let p = if flip { transpose_last_two(op, p, rank) } else { p };
     Ok(cast(op, p, t))
 }
@@ -624,7 +624,7 @@ fn matrix_rank_impl(
     let s = singular_values(op, a, DType::Double, &batch, m, n);
     let first = slice_along(op, s, -1, 0, 1);
     let tol = sv_tolerance(op, first, atol, rtol, t, m, n);
-    let gt = op.Greater(s, tol).out();
+    let gt = op.Greater(s, tol);
     let gt = cast(op, gt, DType::Int64);
     let ax = op.const_i64s(&[-1]);
     Ok(op.ReduceSum(gt, Some(ax)).keepdims(0).out())
@@ -663,9 +663,9 @@ fn lu_solve_impl(op: &mut Builder, lu: Value, pivots: Value, b: Value, left: boo
     let piv = cast(op, pivots, DType::Int64);
     let piv = expand_to(op, piv, &batched(&batch, &[n]));
     let one = op.scalar_i64(1);
-    let piv = op.Sub(piv, one).out();
+    let piv = op.Sub(piv, one);
     let ax = op.const_i64s(&[-1]);
-    let piv = op.Unsqueeze(piv, ax).out();
+    let piv = op.Unsqueeze(piv, ax);
     let pk: Vec<Value> = (0..n).map(|j| slice_along(op, piv, -2, j, j + 1)).collect();
     let x = if !adjoint {
         let mut w = b;
@@ -744,21 +744,21 @@ fn symmetric_jacobi(
                         0.0
                     }
                 });
-                let cm1 = op.Sub(c, one).out();
-                let x = op.Mul(cm1, dpq).out();
-                let y = op.Mul(s, opq).out();
-                let j = op.Add(x, y).out();
-                let j = op.Add(j, eye).out();
+                let cm1 = op.Sub(c, one);
+                let x = op.Mul(cm1, dpq);
+                let y = op.Mul(s, opq);
+                let j = op.Add(x, y);
+                let j = op.Add(j, eye);
                 let jt = transpose_last_two(op, j, rank);
-                let aj = op.MatMul(w, j).out();
-                w = op.MatMul(jt, aj).out();
-                v = v.map(|v| op.MatMul(v, j).out());
+                let aj = op.MatMul(w, j);
+                w = op.MatMul(jt, aj);
+                v = v.map(|v| op.MatMul(v, j));
             }
         }
     }
     let mask = mask(op, n, n, |i, j| i == j);
     let z = op.scalar(d, 0.0);
-    let diag = op.Where(mask, w, z).out();
+    let diag = op.Where(mask, w, z);
     let ax = op.const_i64s(&[-1]);
     let ev = op.ReduceSum(diag, Some(ax)).keepdims(0).out();
     (ev, v)
@@ -817,18 +817,18 @@ fn matrix_norm_impl(op: &mut Builder, x: Value, kind: NormKind, dim: &[i64], kee
                 NormKind::Spectral(true) => {
                     let v = slice_along(op, s, -1, 0, 1);
                     let ax = op.const_i64s(&[-1]);
-                    op.Squeeze(v, Some(ax)).out()
+                    op.Squeeze(v, Some(ax))
                 }
                 _ => {
                     let v = slice_along(op, s, -1, k - 1, k);
                     let ax = op.const_i64s(&[-1]);
-                    op.Squeeze(v, Some(ax)).out()
+                    op.Squeeze(v, Some(ax))
                 }
             }
         }
         NormKind::Col(max) | NormKind::Row(max) => {
             let (sum_axis, red_axis) = if matches!(kind, NormKind::Col(_)) { (-2, -1) } else { (-1, -2) };
-            let a = op.Abs(x).out();
+            let a = op.Abs(x);
             let ax = op.const_i64s(&[sum_axis]);
             let s = op.ReduceSum(a, Some(ax)).keepdims(1).out();
             let ax = op.const_i64s(&[red_axis, sum_axis]);
@@ -843,7 +843,7 @@ fn matrix_norm_impl(op: &mut Builder, x: Value, kind: NormKind, dim: &[i64], kee
         let mut axes = vec![d0 as i64, d1 as i64];
         axes.sort();
         let ax = op.const_i64s(&axes);
-        op.Unsqueeze(res, ax).out()
+        op.Unsqueeze(res, ax)
     } else {
         res
     })
@@ -868,44 +868,44 @@ fn householder_qr(op: &mut Builder, a: Value, batch: &[i64], m: i64, n: i64) -> 
         let col = slice_along(op, r, -1, k, k + 1);
         let alpha = slice_along(op, col, -2, k, k + 1);
         let below = mask(op, m, 1, |i, _| i > k);
-        let x = op.Where(below, col, zero).out();
+        let x = op.Where(below, col, zero);
         let ax = op.const_i64s(&[-2]);
         let xnorm = op.ReduceL2(x, Some(ax)).keepdims(1).out();
-        let x0 = op.Equal(xnorm, zero).out();
-        let a2 = op.Mul(alpha, alpha).out();
-        let x2 = op.Mul(xnorm, xnorm).out();
-        let h = op.Add(a2, x2).out();
-        let h = op.Sqrt(h).out();
-        let nonneg = op.GreaterOrEqual(alpha, zero).out();
-        let sgn = op.Where(nonneg, minus_one, one).out();
-        let beta = op.Mul(sgn, h).out();
-        let beta_safe = op.Where(x0, one, beta).out();
-        let diff = op.Sub(beta, alpha).out();
-        let tau = op.Div(diff, beta_safe).out();
-        let tau = op.Where(x0, zero, tau).out();
-        let den = op.Sub(alpha, beta).out();
-        let den = op.Where(x0, one, den).out();
-        let vx = op.Div(x, den).out();
+        let x0 = op.Equal(xnorm, zero);
+        let a2 = op.Mul(alpha, alpha);
+        let x2 = op.Mul(xnorm, xnorm);
+        let h = op.Add(a2, x2);
+        let h = op.Sqrt(h);
+        let nonneg = op.GreaterOrEqual(alpha, zero);
+        let sgn = op.Where(nonneg, minus_one, one);
+        let beta = op.Mul(sgn, h);
+        let beta_safe = op.Where(x0, one, beta);
+        let diff = op.Sub(beta, alpha);
+        let tau = op.Div(diff, beta_safe);
+        let tau = op.Where(x0, zero, tau);
+        let den = op.Sub(alpha, beta);
+        let den = op.Where(x0, one, den);
+        let vx = op.Div(x, den);
         let at = mask(op, m, 1, |i, _| i == k);
-        let v = op.Where(at, one, vx).out();
+        let v = op.Where(at, one, vx);
         // R <- H R on the trailing columns; column k becomes (…, β, 0, …).
         let vt = transpose_last_two(op, v, rank);
-        let vtr = op.MatMul(vt, r).out();
-        let p = op.MatMul(v, vtr).out();
-        let p = op.Mul(tau, p).out();
-        let upd = op.Sub(r, p).out();
+        let vtr = op.MatMul(vt, r);
+        let p = op.MatMul(v, vtr);
+        let p = op.Mul(tau, p);
+        let upd = op.Sub(r, p);
         let trail = mask(op, m, n, |i, j| i >= k && j > k);
         let colk_below = mask(op, m, n, |i, j| i > k && j == k);
         let colk_at = mask(op, m, n, |i, j| i == k && j == k);
-        let newk = op.Where(x0, alpha, beta).out();
-        let r1 = op.Where(colk_at, newk, r).out();
-        let r2 = op.Where(colk_below, zero, r1).out();
-        r = op.Where(trail, upd, r2).out();
+        let newk = op.Where(x0, alpha, beta);
+        let r1 = op.Where(colk_at, newk, r);
+        let r2 = op.Where(colk_below, zero, r1);
+        r = op.Where(trail, upd, r2);
         // Q <- Q H.
-        let qv = op.MatMul(q, v).out();
-        let qvv = op.MatMul(qv, vt).out();
-        let qvv = op.Mul(tau, qvv).out();
-        q = op.Sub(q, qvv).out();
+        let qv = op.MatMul(q, v);
+        let qvv = op.MatMul(qv, vt);
+        let qvv = op.Mul(tau, qvv);
+        q = op.Sub(q, qvv);
     }
     (q, r)
 }
@@ -938,7 +938,7 @@ translations! {
         let lu = lu_eliminate(op, x, t, &batch, n, n, n);
         let det = lu_det(op, &lu, t, &batch, n);
         // log of a negative determinant is NaN, of zero -inf, as torch.
-        Ok(op.Log(det).out())
+        Ok(op.Log(det))
     }
 
     /// _linalg_slogdet(Tensor A) -> (Tensor sign, Tensor logabsdet, Tensor LU, Tensor pivots)
@@ -950,9 +950,9 @@ translations! {
         // sign·exp(logabsdet): the log of |U|'s diagonal summed (no overflow of the product).
         let eye = mask(op, n, n, |i, j| i == j);
         let one = op.scalar(t, 1.0);
-        let d = op.Where(eye, lu.w, one).out();
-        let ad = op.Abs(d).out();
-        let ld = op.Log(ad).out();
+        let d = op.Where(eye, lu.w, one);
+        let ad = op.Abs(d);
+        let ld = op.Log(ad);
         let logabs = if n == 0 {
             let z = op.scalar(t, 0.0);
             expand_to(op, z, &batch)
@@ -961,7 +961,7 @@ translations! {
             op.ReduceSum(ld, Some(axes)).keepdims(0).out()
         };
         let det = lu_det(op, &lu, t, &batch, n);
-        let sign = op.Sign(det).out();
+        let sign = op.Sign(det);
         let piv = pivots_out(op, &lu.pivots, &batch);
         Ok(vec![Some(sign), Some(logabs), Some(lu.w), Some(piv)])
     }
@@ -1003,11 +1003,11 @@ translations! {
         let mut n = n.unsigned_abs();
         // ATen's order of products: n = 1, 2, 3 directly, else a binary decomposition.
         match n {
-            1 => return Ok(op.Identity(a).out()),
-            2 => return Ok(op.MatMul(a, a).out()),
+            1 => return Ok(op.Identity(a)),
+            2 => return Ok(op.MatMul(a, a)),
             3 => {
-                let aa = op.MatMul(a, a).out();
-                return Ok(op.MatMul(aa, a).out());
+                let aa = op.MatMul(a, a);
+                return Ok(op.MatMul(aa, a));
             }
             _ => {}
         }
@@ -1016,13 +1016,13 @@ translations! {
             let bit = n % 2;
             n /= 2;
             let zz = match z {
-                Some(z) => op.MatMul(z, z).out(),
+                Some(z) => op.MatMul(z, z),
                 None => a,
             };
             z = Some(zz);
             if bit == 1 {
                 result = Some(match result {
-                    Some(r) => op.MatMul(r, zz).out(),
+                    Some(r) => op.MatMul(r, zz),
                     None => zz,
                 });
             }
@@ -1131,7 +1131,7 @@ translations! {
         let eye = expand_to(op, eye, &batched(&batch, &[n, n]));
         let linv = tri_solve(op, x, eye, upper, false, n);
         let lt = transpose_last_two(op, linv, rank);
-        Ok(if upper { op.MatMul(linv, lt).out() } else { op.MatMul(lt, linv).out() })
+        Ok(if upper { op.MatMul(linv, lt) } else { op.MatMul(lt, linv) })
     }
 
     /// linalg_solve_triangular(Tensor self, Tensor B, *, bool upper, bool left=True,
@@ -1234,11 +1234,11 @@ translations! {
         let lw = slice_along(op, lu.w, -1, 0, k);
         let strict = mask(op, m, k, |i, j| i > j);
         let diag = mask(op, m, k, |i, j| i == j);
-        let inner = op.Where(diag, one, zero).out();
-        let l = op.Where(strict, lw, inner).out();
+        let inner = op.Where(diag, one, zero);
+        let l = op.Where(strict, lw, inner);
         let uw = slice_along(op, lu.w, -2, 0, k);
         let upper = mask(op, k, n, |i, j| i <= j);
-        let u = op.Where(upper, uw, zero).out();
+        let u = op.Where(upper, uw, zero);
         Ok(vec![Some(p), Some(l), Some(u)])
     }
 
@@ -1367,9 +1367,9 @@ translations! {
         let k = m.min(n);
         let hi = slice_along(op, s, -1, 0, 1);
         let lo = slice_along(op, s, -1, k - 1, k);
-        let r = if p == 2.0 { op.Div(hi, lo).out() } else { op.Div(lo, hi).out() };
+        let r = if p == 2.0 { op.Div(hi, lo) } else { op.Div(lo, hi) };
         let ax = op.const_i64s(&[-1]);
-        Ok(op.Squeeze(r, Some(ax)).out())
+        Ok(op.Squeeze(r, Some(ax)))
     }
 
     /// linalg_lu_solve(Tensor LU, Tensor pivots, Tensor B, *, bool left=True, bool adjoint=False) -> Tensor
@@ -1441,18 +1441,18 @@ translations! {
         }
         let x = cast(op, x, t);
         let ax = op.const_i64s(&[-1]);
-        let x = op.Unsqueeze(x, ax).out();
+        let x = op.Unsqueeze(x, ax);
         // torch: ones, then the running product x·x·… (cumprod).
         let one = op.scalar(t, 1.0);
         let mut cols = vec![];
         // The ones column does not inherit NaN/inf from x: built from the shape.
         let shape = op.Shape(x).out();
-        let ones_clean = op.Expand(one, shape).out();
+        let ones_clean = op.Expand(one, shape);
         cols.push(ones_clean);
         let mut acc = x;
         for i in 1..n {
             if i > 1 {
-                acc = op.Mul(acc, x).out();
+                acc = op.Mul(acc, x);
             }
             cols.push(acc);
         }
@@ -1593,16 +1593,16 @@ translations! {
         }
         let t = float_type(op, self_, "matrix_sqrth")?;
         if n == 0 || batch.contains(&0) {
-            return Ok(op.Identity(self_).out());
+            return Ok(op.Identity(self_));
         }
         let (ev, v) = symmetric_jacobi(op, self_, &batch, n, true, true);
         let v = v.expect("eigenvectors requested");
-        let r = op.Sqrt(ev).out();
+        let r = op.Sqrt(ev);
         let ax = op.const_i64s(&[-2]);
-        let r = op.Unsqueeze(r, ax).out();
-        let vr = op.Mul(v, r).out();
+        let r = op.Unsqueeze(r, ax);
+        let vr = op.Mul(v, r);
         let vt = transpose_last_two(op, v, batch.len() + 2);
-        let x = op.MatMul(vr, vt).out();
+        let x = op.MatMul(vr, vt);
         Ok(cast(op, x, t))
     }
 
@@ -1618,7 +1618,7 @@ translations! {
         }
         let t = float_type(op, self_, "matrix_exp")?;
         if n == 0 || batch.contains(&0) {
-            return Ok(op.Identity(self_).out());
+            return Ok(op.Identity(self_));
         }
         let max_squarings = match t {
             DType::Double => 1100,
@@ -1626,36 +1626,36 @@ translations! {
         };
         let d = DType::Double;
         let a = cast(op, self_, d);
-        let abs = op.Abs(a).out();
+        let abs = op.Abs(a);
         let ax = op.const_i64s(&[-2]);
         let colsum = op.ReduceSum(abs, Some(ax)).keepdims(1).out();
         let ax = op.const_i64s(&[-1]);
         let norm = op.ReduceMax(colsum, Some(ax)).keepdims(1).out();
         let two = op.scalar(d, 2.0);
         let zero = op.scalar(d, 0.0);
-        let n2 = op.Mul(norm, two).out();
-        let l = op.Log(n2).out();
+        let n2 = op.Mul(norm, two);
+        let l = op.Log(n2);
         let ln2 = op.scalar(d, std::f64::consts::LN_2);
-        let l = op.Div(l, ln2).out();
-        let l = op.Ceil(l).out();
-        let s = op.Max(&[l, zero]).out();
-        let neg = op.Neg(s).out();
-        let scale = op.Pow(two, neg).out();
-        let x = op.Mul(a, scale).out();
+        let l = op.Div(l, ln2);
+        let l = op.Ceil(l);
+        let s = op.Max(&[l, zero]);
+        let neg = op.Neg(s);
+        let scale = op.Pow(two, neg);
+        let x = op.Mul(a, scale);
         let eye = const_mat(op, d, n, n, |i, j| (i == j) as i64 as f64);
         // Horner: I + X(I + X/2(I + X/3(…))).
         let mut e = eye;
         for k in (1..=18).rev() {
             let c = op.scalar(d, 1.0 / k as f64);
-            let xe = op.MatMul(x, e).out();
-            let xe = op.Mul(xe, c).out();
-            e = op.Add(eye, xe).out();
+            let xe = op.MatMul(x, e);
+            let xe = op.Mul(xe, c);
+            e = op.Add(eye, xe);
         }
         for i in 0..max_squarings {
-            let sq = op.MatMul(e, e).out();
+            let sq = op.MatMul(e, e);
             let ii = op.scalar(d, i as f64);
-            let more = op.Less(ii, s).out();
-            e = op.Where(more, sq, e).out();
+            let more = op.Less(ii, s);
+            e = op.Where(more, sq, e);
         }
         Ok(cast(op, e, t))
     }

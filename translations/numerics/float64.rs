@@ -11,9 +11,9 @@ pub(super) const D: DType = DType::Double;
 pub(super) fn polevl(op: &mut Builder, x: Value, c: &[f64]) -> Value {
     let mut acc = op.scalar(D, c[0]);
     for &ci in &c[1..] {
-        let m = op.Mul(acc, x).out();
+        let m = op.Mul(acc, x);
         let kc = op.scalar(D, ci);
-        acc = op.Add(m, kc).out();
+        acc = op.Add(m, kc);
     }
     acc
 }

@@ -24,10 +24,10 @@ fn p1evl(op: &mut Builder, x: Value, c: &[f64]) -> Value {
 
 fn is_neg_or_zero_int(op: &mut Builder, x: Value) -> Value {
     let zero = op.scalar(D, 0.0);
-    let le = op.LessOrEqual(x, zero).out();
-    let f = op.Floor(x).out();
-    let int = op.Equal(x, f).out();
-    op.And(le, int).out()
+    let le = op.LessOrEqual(x, zero);
+    let f = op.Floor(x);
+    let int = op.Equal(x, f);
+    op.And(le, int)
 }
 
 /// ln Γ(x) for float64 `x` (Lanczos, g = 7, with reflection below 1/2).
@@ -45,47 +45,47 @@ fn lgamma_d(op: &mut Builder, x: Value) -> Value {
     ];
     let half = op.scalar(D, 0.5);
     let one = op.scalar(D, 1.0);
-    let small = op.Less(x, half).out();
+    let small = op.Less(x, half);
     // y >= 1/2 is the argument the series sees: x, or 1 - x for the reflection.
-    let omx = op.Sub(one, x).out();
-    let y = op.Where(small, omx, x).out();
-    let z = op.Sub(y, one).out();
+    let omx = op.Sub(one, x);
+    let y = op.Where(small, omx, x);
+    let z = op.Sub(y, one);
     let mut a = op.scalar(D, G[0]);
     for (i, &g) in G.iter().enumerate().skip(1) {
         let ki = op.scalar(D, i as f64);
-        let den = op.Add(z, ki).out();
+        let den = op.Add(z, ki);
         let kg = op.scalar(D, g);
-        let term = op.Div(kg, den).out();
-        a = op.Add(a, term).out();
+        let term = op.Div(kg, den);
+        a = op.Add(a, term);
     }
     let g75 = op.scalar(D, 7.5);
-    let t = op.Add(z, g75).out();
-    let lt = op.Log(t).out();
-    let zh = op.Add(z, half).out();
-    let p = op.Mul(zh, lt).out();
-    let p = op.Sub(p, t).out();
-    let la = op.Log(a).out();
-    let p = op.Add(p, la).out();
+    let t = op.Add(z, g75);
+    let lt = op.Log(t);
+    let zh = op.Add(z, half);
+    let p = op.Mul(zh, lt);
+    let p = op.Sub(p, t);
+    let la = op.Log(a);
+    let p = op.Add(p, la);
     let c = op.scalar(D, 0.5 * (2.0 * PI).ln());
-    let lg = op.Add(p, c).out();
+    let lg = op.Add(p, c);
     // Reflection: ln Γ(x) = ln π - ln|sin(πx)| - ln Γ(1 - x), with sin of the reduced argument.
-    let r = op.Round(x).out();
-    let frac = op.Sub(x, r).out();
+    let r = op.Round(x);
+    let frac = op.Sub(x, r);
     let kpi = op.scalar(D, PI);
-    let arg = op.Mul(kpi, frac).out();
-    let s = op.Sin(arg).out();
-    let s = op.Abs(s).out();
-    let ls = op.Log(s).out();
+    let arg = op.Mul(kpi, frac);
+    let s = op.Sin(arg);
+    let s = op.Abs(s);
+    let ls = op.Log(s);
     let lpi = op.scalar(D, PI.ln());
-    let refl = op.Sub(lpi, ls).out();
-    let refl = op.Sub(refl, lg).out();
-    let res = op.Where(small, refl, lg).out();
+    let refl = op.Sub(lpi, ls);
+    let refl = op.Sub(refl, lg);
+    let res = op.Where(small, refl, lg);
     // Poles and infinities: +inf.
     let inf = op.scalar(D, f64::INFINITY);
     let pole = is_neg_or_zero_int(op, x);
-    let res = op.Where(pole, inf, res).out();
+    let res = op.Where(pole, inf, res);
     let is_inf = op.IsInf(x).out();
-    op.Where(is_inf, inf, res).out()
+    op.Where(is_inf, inf, res)
 }
 
 /// ψ(x) for float64 `x`, as torch's `calc_digamma` computes it.
@@ -102,103 +102,103 @@ fn digamma_d(op: &mut Builder, x: Value) -> Value {
     let zero = op.scalar(D, 0.0);
     let one = op.scalar(D, 1.0);
     let ten = op.scalar(D, 10.0);
-    let neg = op.Less(x, zero).out();
-    let omx = op.Sub(one, x).out();
-    let mut y = op.Where(neg, omx, x).out();
+    let neg = op.Less(x, zero);
+    let omx = op.Sub(one, x);
+    let mut y = op.Where(neg, omx, x);
     // Push y to >= 10: at most ten steps for y > 0.
     let mut acc = op.scalar(D, 0.0);
     for _ in 0..10 {
-        let lt = op.Less(y, ten).out();
-        let inv = op.Reciprocal(y).out();
-        let sub = op.Sub(acc, inv).out();
-        acc = op.Where(lt, sub, acc).out();
-        let y1 = op.Add(y, one).out();
-        y = op.Where(lt, y1, y).out();
+        let lt = op.Less(y, ten);
+        let inv = op.Reciprocal(y);
+        let sub = op.Sub(acc, inv);
+        acc = op.Where(lt, sub, acc);
+        let y1 = op.Add(y, one);
+        y = op.Where(lt, y1, y);
     }
-    let y2 = op.Mul(y, y).out();
-    let z = op.Reciprocal(y2).out();
+    let y2 = op.Mul(y, y);
+    let z = op.Reciprocal(y2);
     let pz = polevl(op, z, &A);
-    let series = op.Mul(z, pz).out();
+    let series = op.Mul(z, pz);
     let big = op.scalar(D, 1.0e17);
-    let huge = op.GreaterOrEqual(y, big).out();
-    let series = op.Where(huge, zero, series).out();
-    let ly = op.Log(y).out();
-    let halfinv = op.Reciprocal(y).out();
+    let huge = op.GreaterOrEqual(y, big);
+    let series = op.Where(huge, zero, series);
+    let ly = op.Log(y);
+    let halfinv = op.Reciprocal(y);
     let h = op.scalar(D, 0.5);
-    let halfinv = op.Mul(halfinv, h).out();
-    let r = op.Add(acc, ly).out();
-    let r = op.Sub(r, halfinv).out();
-    let r = op.Sub(r, series).out();
+    let halfinv = op.Mul(halfinv, h);
+    let r = op.Add(acc, ly);
+    let r = op.Sub(r, halfinv);
+    let r = op.Sub(r, series);
     let psi10 = op.scalar(D, 2.251_752_589_066_721_107_64);
-    let at10 = op.Add(acc, psi10).out();
-    let is10 = op.Equal(y, ten).out();
-    let r = op.Where(is10, at10, r).out();
+    let at10 = op.Add(acc, psi10);
+    let is10 = op.Equal(y, ten);
+    let r = op.Where(is10, at10, r);
     // Reflection for x < 0: ψ(1 - x) - π / tan(π · frac(x)).
-    let tr = op.Floor(x).out();
-    let cl = op.Ceil(x).out();
-    let ipart = op.Where(neg, cl, tr).out();
-    let frac = op.Sub(x, ipart).out();
+    let tr = op.Floor(x);
+    let cl = op.Ceil(x);
+    let ipart = op.Where(neg, cl, tr);
+    let frac = op.Sub(x, ipart);
     let kpi = op.scalar(D, PI);
-    let arg = op.Mul(kpi, frac).out();
-    let (s, c) = (op.Sin(arg).out(), op.Cos(arg).out());
-    let tan = op.Div(s, c).out();
-    let corr = op.Div(kpi, tan).out();
-    let refl = op.Sub(r, corr).out();
-    let r = op.Where(neg, refl, r).out();
+    let arg = op.Mul(kpi, frac);
+    let (s, c) = (op.Sin(arg), op.Cos(arg));
+    let tan = op.Div(s, c);
+    let corr = op.Div(kpi, tan);
+    let refl = op.Sub(r, corr);
+    let r = op.Where(neg, refl, r);
     // Negative integers: NaN; ±0: ∓inf.
     let nan = op.scalar(D, f64::NAN);
-    let is_int = op.Equal(x, ipart).out();
-    let neg_int = op.And(neg, is_int).out();
-    let r = op.Where(neg_int, nan, r).out();
-    let is0 = op.Equal(x, zero).out();
-    let inv = op.Reciprocal(x).out();
-    let neg0 = op.Less(inv, zero).out();
+    let is_int = op.Equal(x, ipart);
+    let neg_int = op.And(neg, is_int);
+    let r = op.Where(neg_int, nan, r);
+    let is0 = op.Equal(x, zero);
+    let inv = op.Reciprocal(x);
+    let neg0 = op.Less(inv, zero);
     let (pinf, minf) = (op.scalar(D, f64::INFINITY), op.scalar(D, f64::NEG_INFINITY));
-    let zval = op.Where(neg0, pinf, minf).out();
-    op.Where(is0, zval, r).out()
+    let zval = op.Where(neg0, pinf, minf);
+    op.Where(is0, zval, r)
 }
 
 /// ψ'(x) for float64 `x`, as torch's `calc_trigamma` computes it.
 fn trigamma_d(op: &mut Builder, x: Value) -> Value {
     let half = op.scalar(D, 0.5);
     let one = op.scalar(D, 1.0);
-    let small = op.Less(x, half).out();
+    let small = op.Less(x, half);
     let kpi = op.scalar(D, PI);
-    let arg = op.Mul(kpi, x).out();
-    let s = op.Sin(arg).out();
-    let s2 = op.Mul(s, s).out();
+    let arg = op.Mul(kpi, x);
+    let s = op.Sin(arg);
+    let s2 = op.Mul(s, s);
     let pi2 = op.scalar(D, PI * PI);
-    let refl = op.Div(pi2, s2).out();
-    let omx = op.Sub(one, x).out();
-    let mut y = op.Where(small, omx, x).out();
+    let refl = op.Div(pi2, s2);
+    let omx = op.Sub(one, x);
+    let mut y = op.Where(small, omx, x);
     let mut acc = op.scalar(D, 0.0);
     for _ in 0..6 {
-        let y2 = op.Mul(y, y).out();
-        let inv = op.Reciprocal(y2).out();
-        acc = op.Add(acc, inv).out();
-        y = op.Add(y, one).out();
+        let y2 = op.Mul(y, y);
+        let inv = op.Reciprocal(y2);
+        acc = op.Add(acc, inv);
+        y = op.Add(y, one);
     }
     // (1 + 1/(2y) + ixx·(1/6 - ixx·(1/30 - ixx/42))) / y
-    let y2 = op.Mul(y, y).out();
-    let ixx = op.Reciprocal(y2).out();
+    let y2 = op.Mul(y, y);
+    let ixx = op.Reciprocal(y2);
     let c42 = op.scalar(D, 1.0 / 42.0);
-    let t = op.Mul(ixx, c42).out();
+    let t = op.Mul(ixx, c42);
     let c30 = op.scalar(D, 1.0 / 30.0);
-    let t = op.Sub(c30, t).out();
-    let t = op.Mul(ixx, t).out();
+    let t = op.Sub(c30, t);
+    let t = op.Mul(ixx, t);
     let c6 = op.scalar(D, 1.0 / 6.0);
-    let t = op.Sub(c6, t).out();
-    let t = op.Mul(ixx, t).out();
+    let t = op.Sub(c6, t);
+    let t = op.Mul(ixx, t);
     let two = op.scalar(D, 2.0);
-    let y2x = op.Mul(two, y).out();
-    let inv2 = op.Reciprocal(y2x).out();
-    let t = op.Add(t, inv2).out();
-    let t = op.Add(t, one).out();
-    let t = op.Div(t, y).out();
-    let total = op.Add(acc, t).out();
+    let y2x = op.Mul(two, y);
+    let inv2 = op.Reciprocal(y2x);
+    let t = op.Add(t, inv2);
+    let t = op.Add(t, one);
+    let t = op.Div(t, y);
+    let total = op.Add(acc, t);
     // x < 1/2: -( -π²/sin² + ψ'(1 - x) ) = π²/sin² - ψ'(1 - x)
-    let reflected = op.Sub(refl, total).out();
-    op.Where(small, reflected, total).out()
+    let reflected = op.Sub(refl, total);
+    op.Where(small, reflected, total)
 }
 
 /// Hurwitz ζ(s, q) for float64 `s > 1` (a constant or a tensor broadcasting with `q`) and float64
@@ -223,65 +223,65 @@ fn zeta_d(op: &mut Builder, s: Value, q: Value) -> OpResult<Value> {
     let nine = op.scalar(D, 9.0);
     let one = op.scalar(D, 1.0);
     let fin_inf = op.IsInf(q).out();
-    let fin_nan = op.IsNaN(q).out();
-    let bad = op.Or(fin_inf, fin_nan).out();
-    let qf = op.Where(bad, nine, q).out();
-    let nmq = op.Sub(nine, qf).out();
-    let fl = op.Floor(nmq).out();
-    let fl = op.Add(fl, one).out();
-    let count = op.Max(&[fl, nine]).out();
+    let fin_nan = op.IsNaN(q);
+    let bad = op.Or(fin_inf, fin_nan);
+    let qf = op.Where(bad, nine, q);
+    let nmq = op.Sub(nine, qf);
+    let fl = op.Floor(nmq);
+    let fl = op.Add(fl, one);
+    let count = op.Max(&[fl, nine]);
     // The longest sum over all elements decides the width of the broadcast.
     let flat = as_1d(op, count);
     let nine_1 = as_1d(op, nine);
     let flat = op.Concat(&[flat, nine_1]).axis(0).out();
     let top = op.ReduceMax(flat, None).keepdims(0).out();
     let zero = op.scalar(D, 0.0);
-    let top1 = op.Add(top, one).out();
-    let js = op.Range(zero, top1, one).out();
+    let top1 = op.Add(top, one);
+    let js = op.Range(zero, top1, one);
     let axis = op.const_i64s(&[-1]);
-    let qu = op.Unsqueeze(q, axis).out();
-    let cu = op.Unsqueeze(count, axis).out();
-    let base = op.Add(qu, js).out();
-    let ms = op.Neg(s).out();
-    let su = op.Unsqueeze(ms, axis).out();
-    let terms = op.Pow(base, su).out();
-    let keep = op.LessOrEqual(js, cu).out();
-    let terms = op.Where(keep, terms, zero).out();
+    let qu = op.Unsqueeze(q, axis);
+    let cu = op.Unsqueeze(count, axis);
+    let base = op.Add(qu, js);
+    let ms = op.Neg(s);
+    let su = op.Unsqueeze(ms, axis);
+    let terms = op.Pow(base, su);
+    let keep = op.LessOrEqual(js, cu);
+    let terms = op.Where(keep, terms, zero);
     let sum = op.ReduceSum(terms, Some(axis)).keepdims(0).out();
     // Tail at w = q + I: b·w/(s-1) - b/2 + Σ a_i·b / (A_i · w^(2i+1)).
-    let w = op.Add(q, count).out();
-    let b = op.Pow(w, ms).out();
-    let bw = op.Mul(b, w).out();
-    let sm1 = op.Sub(s, one).out();
-    let t1 = op.Div(bw, sm1).out();
-    let sum = op.Add(sum, t1).out();
+    let w = op.Add(q, count);
+    let b = op.Pow(w, ms);
+    let bw = op.Mul(b, w);
+    let sm1 = op.Sub(s, one);
+    let t1 = op.Div(bw, sm1);
+    let sum = op.Add(sum, t1);
     let half = op.scalar(D, 0.5);
-    let hb = op.Mul(half, b).out();
-    let mut sum = op.Sub(sum, hb).out();
-    let winv = op.Reciprocal(w).out();
-    let winv2 = op.Mul(winv, winv).out();
+    let hb = op.Mul(half, b);
+    let mut sum = op.Sub(sum, hb);
+    let winv = op.Reciprocal(w);
+    let winv2 = op.Mul(winv, winv);
     let mut a = op.scalar(D, 1.0);
     let mut kk = 0.0;
-    let mut bpow = op.Mul(b, winv).out();
+    let mut bpow = op.Mul(b, winv);
     for ai in A {
         let kc = op.scalar(D, kk);
-        let sk = op.Add(s, kc).out();
-        a = op.Mul(a, sk).out();
+        let sk = op.Add(s, kc);
+        a = op.Mul(a, sk);
         let aik = op.scalar(D, ai);
-        let c = op.Div(a, aik).out();
-        let term = op.Mul(c, bpow).out();
-        sum = op.Add(sum, term).out();
+        let c = op.Div(a, aik);
+        let term = op.Mul(c, bpow);
+        sum = op.Add(sum, term);
         kk += 1.0;
         let kc = op.scalar(D, kk);
-        let sk = op.Add(s, kc).out();
-        a = op.Mul(a, sk).out();
+        let sk = op.Add(s, kc);
+        a = op.Mul(a, sk);
         kk += 1.0;
-        bpow = op.Mul(bpow, winv2).out();
+        bpow = op.Mul(bpow, winv2);
     }
     // q a non-positive integer: a pole.
     let inf = op.scalar(D, f64::INFINITY);
     let pole = is_neg_or_zero_int(op, q);
-    Ok(op.Where(pole, inf, sum).out())
+    Ok(op.Where(pole, inf, sum))
 }
 
 /// erf(x) for |x| <= 1 (Cephes: x·T(x²)/U(x²)).
@@ -300,11 +300,11 @@ fn erf_small(op: &mut Builder, x: Value) -> Value {
         2.262_900_006_138_909_342_46E4,
         4.926_739_426_086_359_210_86E4,
     ];
-    let z = op.Mul(x, x).out();
+    let z = op.Mul(x, x);
     let p = polevl(op, z, &T);
     let q = p1evl(op, z, &U);
-    let r = op.Div(p, q).out();
-    op.Mul(x, r).out()
+    let r = op.Div(p, q);
+    op.Mul(x, r)
 }
 
 /// exp(x²)·erfc(x) for x >= 1 (Cephes' rational approximations, and the asymptote 1/(x√π)).
@@ -348,63 +348,63 @@ fn erfcx_large(op: &mut Builder, x: Value) -> Value {
     ];
     let p = polevl(op, x, &P);
     let q = p1evl(op, x, &Q);
-    let mid = op.Div(p, q).out();
+    let mid = op.Div(p, q);
     let r = polevl(op, x, &R);
     let s = p1evl(op, x, &S);
-    let far = op.Div(r, s).out();
+    let far = op.Div(r, s);
     let eight = op.scalar(D, 8.0);
-    let lt8 = op.Less(x, eight).out();
-    let v = op.Where(lt8, mid, far).out();
+    let lt8 = op.Less(x, eight);
+    let v = op.Where(lt8, mid, far);
     // Beyond 1e7 the polynomials overflow; 1/(x√π) is exact to 1/(2x²) there.
     let c = op.scalar(D, 1.0 / PI.sqrt());
-    let asym = op.Div(c, x).out();
+    let asym = op.Div(c, x);
     let lim = op.scalar(D, 1e7);
-    let huge = op.Greater(x, lim).out();
-    op.Where(huge, asym, v).out()
+    let huge = op.Greater(x, lim);
+    op.Where(huge, asym, v)
 }
 
 /// erfc(x) in float64.
 fn erfc_d(op: &mut Builder, x: Value) -> Value {
     let one = op.scalar(D, 1.0);
     let two = op.scalar(D, 2.0);
-    let ax = op.Abs(x).out();
-    let lt1 = op.Less(ax, one).out();
+    let ax = op.Abs(x);
+    let lt1 = op.Less(ax, one);
     let es = erf_small(op, x);
-    let near = op.Sub(one, es).out();
+    let near = op.Sub(one, es);
     // |x| >= 1: exp(-x²)·erfcx(|x|), reflected for x < 0. (|x| < 1 lanes take `near`.)
-    let safe = op.Where(lt1, one, ax).out();
+    let safe = op.Where(lt1, one, ax);
     let cx = erfcx_large(op, safe);
-    let x2 = op.Mul(ax, ax).out();
-    let nx2 = op.Neg(x2).out();
-    let e = op.Exp(nx2).out();
-    let tail = op.Mul(e, cx).out();
+    let x2 = op.Mul(ax, ax);
+    let nx2 = op.Neg(x2);
+    let e = op.Exp(nx2);
+    let tail = op.Mul(e, cx);
     let zero = op.scalar(D, 0.0);
-    let neg = op.Less(x, zero).out();
-    let refl = op.Sub(two, tail).out();
-    let far = op.Where(neg, refl, tail).out();
-    let r = op.Where(lt1, near, far).out();
+    let neg = op.Less(x, zero);
+    let refl = op.Sub(two, tail);
+    let far = op.Where(neg, refl, tail);
+    let r = op.Where(lt1, near, far);
     // ±inf: 0 and 2 (the products above give NaN).
     let pinf = op.IsInf(x).detect_negative(0).out();
     let minf = op.IsInf(x).detect_positive(0).out();
-    let r = op.Where(pinf, zero, r).out();
-    op.Where(minf, two, r).out()
+    let r = op.Where(pinf, zero, r);
+    op.Where(minf, two, r)
 }
 
 /// erfcx(x) = exp(x²)·erfc(x) in float64.
 fn erfcx_d(op: &mut Builder, x: Value) -> Value {
     let one = op.scalar(D, 1.0);
-    let lt1 = op.Less(x, one).out();
-    let safe = op.Where(lt1, one, x).out();
+    let lt1 = op.Less(x, one);
+    let safe = op.Where(lt1, one, x);
     let big = erfcx_large(op, safe);
-    let x2 = op.Mul(x, x).out();
-    let e = op.Exp(x2).out();
+    let x2 = op.Mul(x, x);
+    let e = op.Exp(x2);
     let c = erfc_d(op, x);
-    let small = op.Mul(e, c).out();
-    let r = op.Where(lt1, small, big).out();
+    let small = op.Mul(e, c);
+    let r = op.Where(lt1, small, big);
     // +inf: 0; -inf: inf.
     let zero = op.scalar(D, 0.0);
     let pinf = op.IsInf(x).detect_negative(0).out();
-    op.Where(pinf, zero, r).out()
+    op.Where(pinf, zero, r)
 }
 
 /// Φ⁻¹(y) for float64 `y` (Cephes `ndtri`, which torch uses).
@@ -472,92 +472,92 @@ fn ndtri_d(op: &mut Builder, y0: Value) -> Value {
     let zero = op.scalar(D, 0.0);
     let e2 = op.scalar(D, 0.135_335_283_236_612_691_89);
     let hi_cut = op.scalar(D, 1.0 - 0.135_335_283_236_612_691_89);
-    let upper = op.Greater(y0, hi_cut).out();
-    let omy = op.Sub(one, y0).out();
-    let y = op.Where(upper, omy, y0).out();
+    let upper = op.Greater(y0, hi_cut);
+    let omy = op.Sub(one, y0);
+    let y = op.Where(upper, omy, y0);
     // Central region: y - 1/2 rational in (y - 1/2)².
     let half = op.scalar(D, 0.5);
-    let yc = op.Sub(y0, half).out();
-    let y2 = op.Mul(yc, yc).out();
+    let yc = op.Sub(y0, half);
+    let y2 = op.Mul(yc, yc);
     let p = polevl(op, y2, &P0);
     let q = p1evl(op, y2, &Q0);
-    let r = op.Div(p, q).out();
-    let r = op.Mul(y2, r).out();
-    let r = op.Mul(yc, r).out();
-    let xc = op.Add(yc, r).out();
+    let r = op.Div(p, q);
+    let r = op.Mul(y2, r);
+    let r = op.Mul(yc, r);
+    let xc = op.Add(yc, r);
     let s2pi = op.scalar(D, (2.0 * PI).sqrt());
-    let central = op.Mul(xc, s2pi).out();
+    let central = op.Mul(xc, s2pi);
     // Tails: x = sqrt(-2 ln y), x0 - z·P(z)/Q(z) with z = 1/x.
-    let pos = op.Greater(y, zero).out();
-    let safe = op.Where(pos, y, half).out();
-    let ly = op.Log(safe).out();
+    let pos = op.Greater(y, zero);
+    let safe = op.Where(pos, y, half);
+    let ly = op.Log(safe);
     let m2 = op.scalar(D, -2.0);
-    let x = op.Mul(m2, ly).out();
-    let x = op.Sqrt(x).out();
-    let lx = op.Log(x).out();
-    let lxx = op.Div(lx, x).out();
-    let x0 = op.Sub(x, lxx).out();
-    let z = op.Reciprocal(x).out();
+    let x = op.Mul(m2, ly);
+    let x = op.Sqrt(x);
+    let lx = op.Log(x);
+    let lxx = op.Div(lx, x);
+    let x0 = op.Sub(x, lxx);
+    let z = op.Reciprocal(x);
     let p1 = polevl(op, z, &P1);
     let q1 = p1evl(op, z, &Q1);
-    let r1 = op.Div(p1, q1).out();
+    let r1 = op.Div(p1, q1);
     let p2 = polevl(op, z, &P2);
     let q2 = p1evl(op, z, &Q2);
-    let r2 = op.Div(p2, q2).out();
+    let r2 = op.Div(p2, q2);
     let eight = op.scalar(D, 8.0);
-    let lt8 = op.Less(x, eight).out();
-    let rr = op.Where(lt8, r1, r2).out();
-    let x1 = op.Mul(z, rr).out();
-    let tail = op.Sub(x0, x1).out();
-    let ntail = op.Neg(tail).out();
-    let tail = op.Where(upper, tail, ntail).out();
-    let in_center = op.Greater(y, e2).out();
-    let r = op.Where(in_center, central, tail).out();
+    let lt8 = op.Less(x, eight);
+    let rr = op.Where(lt8, r1, r2);
+    let x1 = op.Mul(z, rr);
+    let tail = op.Sub(x0, x1);
+    let ntail = op.Neg(tail);
+    let tail = op.Where(upper, tail, ntail);
+    let in_center = op.Greater(y, e2);
+    let r = op.Where(in_center, central, tail);
     // Ends and outside (0, 1).
     let (pinf, minf, nan) = (op.scalar(D, f64::INFINITY), op.scalar(D, f64::NEG_INFINITY), op.scalar(D, f64::NAN));
-    let is0 = op.Equal(y0, zero).out();
-    let is1 = op.Equal(y0, one).out();
-    let below = op.Less(y0, zero).out();
-    let above = op.Greater(y0, one).out();
-    let out = op.Or(below, above).out();
-    let r = op.Where(is0, minf, r).out();
-    let r = op.Where(is1, pinf, r).out();
-    op.Where(out, nan, r).out()
+    let is0 = op.Equal(y0, zero);
+    let is1 = op.Equal(y0, one);
+    let below = op.Less(y0, zero);
+    let above = op.Greater(y0, one);
+    let out = op.Or(below, above);
+    let r = op.Where(is0, minf, r);
+    let r = op.Where(is1, pinf, r);
+    op.Where(out, nan, r)
 }
 
 /// erf(x) in float64 over the whole line.
 fn erf_d(op: &mut Builder, x: Value) -> Value {
     let one = op.scalar(D, 1.0);
-    let ax = op.Abs(x).out();
-    let lt1 = op.Less(ax, one).out();
+    let ax = op.Abs(x);
+    let lt1 = op.Less(ax, one);
     let s = erf_small(op, x);
     let c = erfc_d(op, x);
-    let big = op.Sub(one, c).out();
-    op.Where(lt1, s, big).out()
+    let big = op.Sub(one, c);
+    op.Where(lt1, s, big)
 }
 
 /// erf⁻¹(y) in float64: Φ⁻¹((y + 1)/2)/√2, polished by two Newton steps on erf.
 fn erfinv_d(op: &mut Builder, y: Value) -> Value {
     let one = op.scalar(D, 1.0);
     let half = op.scalar(D, 0.5);
-    let p = op.Add(y, one).out();
-    let p = op.Mul(p, half).out();
+    let p = op.Add(y, one);
+    let p = op.Mul(p, half);
     let n = ndtri_d(op, p);
     let r2 = op.scalar(D, std::f64::consts::FRAC_1_SQRT_2);
-    let mut x = op.Mul(n, r2).out();
+    let mut x = op.Mul(n, r2);
     let c = op.scalar(D, 2.0 / PI.sqrt());
     for _ in 0..2 {
         let e = erf_d(op, x);
-        let diff = op.Sub(e, y).out();
-        let x2 = op.Mul(x, x).out();
-        let nx2 = op.Neg(x2).out();
-        let g = op.Exp(nx2).out();
-        let g = op.Mul(c, g).out();
-        let step = op.Div(diff, g).out();
-        let nx = op.Sub(x, step).out();
+        let diff = op.Sub(e, y);
+        let x2 = op.Mul(x, x);
+        let nx2 = op.Neg(x2);
+        let g = op.Exp(nx2);
+        let g = op.Mul(c, g);
+        let step = op.Div(diff, g);
+        let nx = op.Sub(x, step);
         // Keep ±inf (and the exact zero) from the initial value.
         let fin = op.IsInf(x).out();
-        x = op.Where(fin, x, nx).out();
+        x = op.Where(fin, x, nx);
     }
     x
 }
@@ -567,16 +567,16 @@ fn degree(op: &mut Builder, n: Value, t: DType) -> Value {
     let nt = cast(op, n, t);
     let nd = cast(op, nt, D);
     let zero = op.scalar(D, 0.0);
-    let neg = op.Less(nd, zero).out();
-    let c = op.Ceil(nd).out();
-    let f = op.Floor(nd).out();
-    let tr = op.Where(neg, c, f).out();
+    let neg = op.Less(nd, zero);
+    let c = op.Ceil(nd);
+    let f = op.Floor(nd);
+    let tr = op.Where(neg, c, f);
     // NaN, ±inf and values beyond int64 convert to INT64_MIN (x86 cvttsd2si), a negative degree.
-    let a = op.Abs(nd).out();
+    let a = op.Abs(nd);
     let lim = op.scalar(D, 9.223_372_036_854_775_808e18);
-    let ok = op.Less(a, lim).out();
+    let ok = op.Less(a, lim);
     let m1 = op.scalar(D, -1.0);
-    op.Where(ok, tr, m1).out()
+    op.Where(ok, tr, m1)
 }
 
 /// An orthogonal polynomial of degree `n` (float64, integer-valued, any shape broadcasting with
@@ -591,18 +591,18 @@ fn poly_rec(
     p1: Value,
     step: impl Fn(&mut Builder, Value, Value, Value) -> Value,
 ) -> Value {
-    let sum = op.Add(x, n).out();
+    let sum = op.Add(x, n);
     let shp = op.Shape(sum).out();
     let one = op.scalar(D, 1.0);
     let p0v = op.scalar(D, p0);
-    let p = op.Expand(p0v, shp).out();
-    let q = op.Expand(p1, shp).out();
+    let p = op.Expand(p0v, shp);
+    let q = op.Expand(p1, shp);
     // Trip count: max(n) - 1 (iterations j = 2..=max n), at least 0.
     let nf = as_1d(op, n);
     let one1 = as_1d(op, one);
     let all = op.Concat(&[nf, one1]).axis(0).out();
     let mx = op.ReduceMax(all, None).keepdims(0).out();
-    let m = op.Sub(mx, one).out();
+    let m = op.Sub(mx, one);
     let m = cast(op, m, DType::Int64);
     let tru = op.scalar(DType::Bool, 1.0);
     op.begin_subgraph("poly_recurrence");
@@ -612,19 +612,19 @@ fn poly_rec(
     let qq = op.add_input(Some(D), None);
     let itd = cast(op, it, D);
     let two = op.scalar(D, 2.0);
-    let j = op.Add(itd, two).out();
+    let j = op.Add(itd, two);
     let r = step(op, j, pp, qq);
-    let active = op.LessOrEqual(j, n).out();
-    let p2 = op.Where(active, qq, pp).out();
-    let q2 = op.Where(active, r, qq).out();
-    let c = op.Identity(tru).out();
+    let active = op.LessOrEqual(j, n);
+    let p2 = op.Where(active, qq, pp);
+    let q2 = op.Where(active, r, qq);
+    let c = op.Identity(tru);
     let body = op.end_subgraph(vec![c, p2, q2]);
     let outs = op.Loop(Some(m), Some(tru), &[p, q]).body(body).outs_vec(2);
     let zero = op.scalar(D, 0.0);
-    let is0 = op.Equal(n, zero).out();
-    let r = op.Where(is0, p, outs[1]).out();
-    let neg = op.Less(n, zero).out();
-    op.Where(neg, zero, r).out()
+    let is0 = op.Equal(n, zero);
+    let r = op.Where(is0, p, outs[1]);
+    let neg = op.Less(n, zero);
+    op.Where(neg, zero, r)
 }
 
 /// Which polynomial family `poly` evaluates.
@@ -653,59 +653,59 @@ fn poly(op: &mut Builder, x: Operand, n: Operand, kind: Poly, shifted: bool) -> 
     let n = degree(op, nv, t);
     if shifted {
         let one = op.scalar(D, 1.0);
-        let xx = op.Add(x, x).out();
-        x = op.Sub(xx, one).out();
+        let xx = op.Add(x, x);
+        x = op.Sub(xx, one);
     }
     let one = op.scalar(D, 1.0);
-    let two_x = op.Add(x, x).out();
+    let two_x = op.Add(x, x);
     let p1 = match kind {
         Poly::ChebT | Poly::HermiteHe | Poly::Legendre => x,
         Poly::ChebU | Poly::HermiteH => two_x,
-        Poly::ChebV => op.Sub(two_x, one).out(),
-        Poly::ChebW => op.Add(two_x, one).out(),
-        Poly::Laguerre => op.Sub(one, x).out(),
+        Poly::ChebV => op.Sub(two_x, one),
+        Poly::ChebW => op.Add(two_x, one),
+        Poly::Laguerre => op.Sub(one, x),
     };
     let r = poly_rec(op, x, n, 1.0, p1, move |op, j, p, q| {
         let one = op.scalar(D, 1.0);
-        let jm1 = op.Sub(j, one).out();
+        let jm1 = op.Sub(j, one);
         match kind {
             // 2x·q - p
             Poly::ChebT | Poly::ChebU | Poly::ChebV | Poly::ChebW => {
-                let xx = op.Add(x, x).out();
-                let a = op.Mul(xx, q).out();
-                op.Sub(a, p).out()
+                let xx = op.Add(x, x);
+                let a = op.Mul(xx, q);
+                op.Sub(a, p)
             }
             // 2x·q - 2(j-1)·p
             Poly::HermiteH => {
-                let xx = op.Add(x, x).out();
-                let a = op.Mul(xx, q).out();
-                let c = op.Add(jm1, jm1).out();
-                let b = op.Mul(c, p).out();
-                op.Sub(a, b).out()
+                let xx = op.Add(x, x);
+                let a = op.Mul(xx, q);
+                let c = op.Add(jm1, jm1);
+                let b = op.Mul(c, p);
+                op.Sub(a, b)
             }
             // x·q - (j-1)·p
             Poly::HermiteHe => {
-                let a = op.Mul(x, q).out();
-                let b = op.Mul(jm1, p).out();
-                op.Sub(a, b).out()
+                let a = op.Mul(x, q);
+                let b = op.Mul(jm1, p);
+                op.Sub(a, b)
             }
             // ((2j - 1)·x·q - (j-1)·p) / j
             Poly::Legendre => {
-                let jj = op.Add(jm1, j).out();
-                let a = op.Mul(jj, x).out();
-                let a = op.Mul(a, q).out();
-                let b = op.Mul(jm1, p).out();
-                let d = op.Sub(a, b).out();
-                op.Div(d, j).out()
+                let jj = op.Add(jm1, j);
+                let a = op.Mul(jj, x);
+                let a = op.Mul(a, q);
+                let b = op.Mul(jm1, p);
+                let d = op.Sub(a, b);
+                op.Div(d, j)
             }
             // ((2j - 1 - x)·q - (j-1)·p) / j
             Poly::Laguerre => {
-                let jj = op.Add(jm1, j).out();
-                let c = op.Sub(jj, x).out();
-                let a = op.Mul(c, q).out();
-                let b = op.Mul(jm1, p).out();
-                let d = op.Sub(a, b).out();
-                op.Div(d, j).out()
+                let jj = op.Add(jm1, j);
+                let c = op.Sub(jj, x);
+                let a = op.Mul(c, q);
+                let b = op.Mul(jm1, p);
+                let d = op.Sub(a, b);
+                op.Div(d, j)
             }
         }
     });
@@ -721,9 +721,9 @@ fn poly(op: &mut Builder, x: Operand, n: Operand, kind: Poly, shifted: bool) -> 
                 1024.0
             };
             let lim = op.scalar(D, limit);
-            let over = op.Greater(n, lim).out();
+            let over = op.Greater(n, lim);
             let nan = op.scalar(D, f64::NAN);
-            op.Where(over, nan, r).out()
+            op.Where(over, nan, r)
         }
         _ => r,
     };
@@ -738,42 +738,42 @@ fn igamma_d(op: &mut Builder, a: Value, x: Value, upper: bool) -> Value {
     let zero = op.scalar(D, 0.0);
     let one = op.scalar(D, 1.0);
     // Broadcast, and replace the special cases by a harmless (1, 1) so the loop always ends.
-    let s0 = op.Add(a, x).out();
+    let s0 = op.Add(a, x);
     let shp = op.Shape(s0).out();
-    let a = op.Expand(a, shp).out();
-    let x = op.Expand(x, shp).out();
-    let a_ok = op.Greater(a, zero).out();
-    let x_ok = op.Greater(x, zero).out();
+    let a = op.Expand(a, shp);
+    let x = op.Expand(x, shp);
+    let a_ok = op.Greater(a, zero);
+    let x_ok = op.Greater(x, zero);
     let a_inf = op.IsInf(a).out();
     let x_inf = op.IsInf(x).out();
-    let a_fin = op.Not(a_inf).out();
-    let x_fin = op.Not(x_inf).out();
-    let ok = op.And(a_ok, x_ok).out();
-    let ok = op.And(ok, a_fin).out();
-    let ok = op.And(ok, x_fin).out();
-    let aa = op.Where(ok, a, one).out();
-    let xx = op.Where(ok, x, one).out();
-    let ap1 = op.Add(aa, one).out();
-    let use_series = op.Less(xx, ap1).out();
-    let use_cf = op.Not(use_series).out();
+    let a_fin = op.Not(a_inf);
+    let x_fin = op.Not(x_inf);
+    let ok = op.And(a_ok, x_ok);
+    let ok = op.And(ok, a_fin);
+    let ok = op.And(ok, x_fin);
+    let aa = op.Where(ok, a, one);
+    let xx = op.Where(ok, x, one);
+    let ap1 = op.Add(aa, one);
+    let use_series = op.Less(xx, ap1);
+    let use_cf = op.Not(use_series);
     // Series state: ap, del, sum. Continued-fraction state: b, c, d, h.
-    let del0 = op.Reciprocal(aa).out();
+    let del0 = op.Reciprocal(aa);
     // b = (x + 1) - a.
-    let xp1 = op.Add(xx, one).out();
-    let b0 = op.Sub(xp1, aa).out();
+    let xp1 = op.Add(xx, one);
+    let b0 = op.Sub(xp1, aa);
     let fpmin = 1e-300;
     let c0 = op.scalar(D, 1.0 / fpmin);
-    let c0 = op.Expand(c0, shp).out();
+    let c0 = op.Expand(c0, shp);
     let fpk = op.scalar(D, fpmin);
-    let absb = op.Abs(b0).out();
-    let tiny = op.Less(absb, fpk).out();
-    let bsafe = op.Where(tiny, fpk, b0).out();
-    let d0 = op.Reciprocal(bsafe).out();
+    let absb = op.Abs(b0);
+    let tiny = op.Less(absb, fpk);
+    let bsafe = op.Where(tiny, fpk, b0);
+    let d0 = op.Reciprocal(bsafe);
     let h0 = d0;
     let eps = op.scalar(D, f64::EPSILON);
     let tru = op.scalar(DType::Bool, 1.0);
     let maxit = op.const_i64s(&[1_000_000]);
-    let maxit = op.Squeeze(maxit, None).out();
+    let maxit = op.Squeeze(maxit, None);
 
     op.begin_subgraph("igamma_iteration");
     let it = op.add_input(Some(DType::Int64), Some(vec![]));
@@ -786,52 +786,52 @@ fn igamma_d(op: &mut Builder, a: Value, x: Value, upper: bool) -> Value {
     let d = op.add_input(Some(D), None);
     let h = op.add_input(Some(D), None);
     // Series: ap += 1; del *= x / ap; sum += del.
-    let ap2 = op.Add(ap, one).out();
-    let r = op.Div(xx, ap2).out();
-    let del2 = op.Mul(del, r).out();
-    let sum2 = op.Add(sum, del2).out();
-    let adel = op.Abs(del2).out();
-    let asum = op.Abs(sum2).out();
-    let lim = op.Mul(asum, eps).out();
-    let s_done = op.Less(adel, lim).out();
+    let ap2 = op.Add(ap, one);
+    let r = op.Div(xx, ap2);
+    let del2 = op.Mul(del, r);
+    let sum2 = op.Add(sum, del2);
+    let adel = op.Abs(del2);
+    let asum = op.Abs(sum2);
+    let lim = op.Mul(asum, eps);
+    let s_done = op.Less(adel, lim);
     // Continued fraction (i = it + 1): an = -i (i - a); b += 2; d = 1/(an d + b); c = b + an/c.
     let itd = cast(op, it, D);
-    let i = op.Add(itd, one).out();
-    let ima = op.Sub(i, aa).out();
-    let an = op.Mul(i, ima).out();
-    let an = op.Neg(an).out();
+    let i = op.Add(itd, one);
+    let ima = op.Sub(i, aa);
+    let an = op.Mul(i, ima);
+    let an = op.Neg(an);
     let two = op.scalar(D, 2.0);
-    let b2 = op.Add(b, two).out();
-    let ad = op.Mul(an, d).out();
-    let dn = op.Add(ad, b2).out();
-    let adn = op.Abs(dn).out();
-    let t = op.Less(adn, fpk).out();
-    let dn = op.Where(t, fpk, dn).out();
-    let ac = op.Div(an, c).out();
-    let cn = op.Add(b2, ac).out();
-    let acn = op.Abs(cn).out();
-    let t = op.Less(acn, fpk).out();
-    let cn = op.Where(t, fpk, cn).out();
-    let dn = op.Reciprocal(dn).out();
-    let dl = op.Mul(dn, cn).out();
-    let h2 = op.Mul(h, dl).out();
-    let dm1 = op.Sub(dl, one).out();
-    let adm1 = op.Abs(dm1).out();
+    let b2 = op.Add(b, two);
+    let ad = op.Mul(an, d);
+    let dn = op.Add(ad, b2);
+    let adn = op.Abs(dn);
+    let t = op.Less(adn, fpk);
+    let dn = op.Where(t, fpk, dn);
+    let ac = op.Div(an, c);
+    let cn = op.Add(b2, ac);
+    let acn = op.Abs(cn);
+    let t = op.Less(acn, fpk);
+    let cn = op.Where(t, fpk, cn);
+    let dn = op.Reciprocal(dn);
+    let dl = op.Mul(dn, cn);
+    let h2 = op.Mul(h, dl);
+    let dm1 = op.Sub(dl, one);
+    let adm1 = op.Abs(dm1);
     let eps4 = op.scalar(D, 4.0 * f64::EPSILON);
-    let c_done = op.Less(adm1, eps4).out();
+    let c_done = op.Less(adm1, eps4);
     // Each element stops advancing once its own method has converged.
-    let s_go = op.Not(s_done).out();
-    let s_go = op.And(use_series, s_go).out();
-    let c_go = op.Not(c_done).out();
-    let c_go = op.And(use_cf, c_go).out();
-    let ap_o = op.Where(use_series, ap2, ap).out();
-    let del_o = op.Where(use_series, del2, del).out();
-    let sum_o = op.Where(use_series, sum2, sum).out();
-    let b_o = op.Where(use_cf, b2, b).out();
-    let c_o = op.Where(use_cf, cn, c).out();
-    let d_o = op.Where(use_cf, dn, d).out();
-    let h_o = op.Where(use_cf, h2, h).out();
-    let go = op.Or(s_go, c_go).out();
+    let s_go = op.Not(s_done);
+    let s_go = op.And(use_series, s_go);
+    let c_go = op.Not(c_done);
+    let c_go = op.And(use_cf, c_go);
+    let ap_o = op.Where(use_series, ap2, ap);
+    let del_o = op.Where(use_series, del2, del);
+    let sum_o = op.Where(use_series, sum2, sum);
+    let b_o = op.Where(use_cf, b2, b);
+    let c_o = op.Where(use_cf, cn, c);
+    let d_o = op.Where(use_cf, dn, d);
+    let h_o = op.Where(use_cf, h2, h);
+    let go = op.Or(s_go, c_go);
     let go = cast(op, go, DType::Int32);
     let go = as_1d(op, go);
     let z1 = op.const_i64s(&[0]);
@@ -844,44 +844,44 @@ fn igamma_d(op: &mut Builder, a: Value, x: Value, upper: bool) -> Value {
     let outs = op.Loop(Some(maxit), Some(tru), &[aa, del0, del0, b0, c0, d0, h0]).body(body).outs_vec(7);
     let (sum, h) = (outs[2], outs[6]);
     // Prefactor x^a e^{-x} / Γ(a).
-    let lx = op.Log(xx).out();
-    let alx = op.Mul(aa, lx).out();
-    let e = op.Sub(alx, xx).out();
+    let lx = op.Log(xx);
+    let alx = op.Mul(aa, lx);
+    let e = op.Sub(alx, xx);
     let lg = lgamma_d(op, aa);
-    let e = op.Sub(e, lg).out();
-    let pref = op.Exp(e).out();
-    let p_ser = op.Mul(sum, pref).out();
-    let q_cf = op.Mul(h, pref).out();
+    let e = op.Sub(e, lg);
+    let pref = op.Exp(e);
+    let p_ser = op.Mul(sum, pref);
+    let q_cf = op.Mul(h, pref);
     let r = if upper {
-        let q_ser = op.Sub(one, p_ser).out();
-        op.Where(use_series, q_ser, q_cf).out()
+        let q_ser = op.Sub(one, p_ser);
+        op.Where(use_series, q_ser, q_cf)
     } else {
-        let p_cf = op.Sub(one, q_cf).out();
-        op.Where(use_series, p_ser, p_cf).out()
+        let p_cf = op.Sub(one, q_cf);
+        op.Where(use_series, p_ser, p_cf)
     };
     // Special cases, innermost first (torch checks them in the opposite order).
     let (on_x_inf, on_a_inf, on_x0, on_a0) = if upper { (0.0, 1.0, 1.0, 0.0) } else { (1.0, 0.0, 0.0, 1.0) };
     let nan = op.scalar(D, f64::NAN);
     let v = op.scalar(D, on_x_inf);
-    let r = op.Where(x_inf, v, r).out();
+    let r = op.Where(x_inf, v, r);
     let v = op.scalar(D, on_a_inf);
-    let r_ai = op.Where(x_inf, nan, v).out();
-    let r = op.Where(a_inf, r_ai, r).out();
-    let x0 = op.Equal(x, zero).out();
+    let r_ai = op.Where(x_inf, nan, v);
+    let r = op.Where(a_inf, r_ai, r);
+    let x0 = op.Equal(x, zero);
     let v = op.scalar(D, on_x0);
-    let r = op.Where(x0, v, r).out();
-    let a0 = op.Equal(a, zero).out();
+    let r = op.Where(x0, v, r);
+    let a0 = op.Equal(a, zero);
     let v = op.scalar(D, on_a0);
-    let r_a0 = op.Where(x_ok, v, nan).out();
-    let r = op.Where(a0, r_a0, r).out();
-    let xneg = op.Less(x, zero).out();
-    let aneg = op.Less(a, zero).out();
-    let neg = op.Or(xneg, aneg).out();
-    let r = op.Where(neg, nan, r).out();
-    let xn = op.IsNaN(x).out();
-    let an = op.IsNaN(a).out();
-    let nn = op.Or(xn, an).out();
-    op.Where(nn, nan, r).out()
+    let r_a0 = op.Where(x_ok, v, nan);
+    let r = op.Where(a0, r_a0, r);
+    let xneg = op.Less(x, zero);
+    let aneg = op.Less(a, zero);
+    let neg = op.Or(xneg, aneg);
+    let r = op.Where(neg, nan, r);
+    let xn = op.IsNaN(x);
+    let an = op.IsNaN(a);
+    let nn = op.Or(xn, an);
+    op.Where(nn, nan, r)
 }
 
 /// igamma / igammac: promoted to the result type, evaluated in float64, rounded once.
@@ -926,7 +926,7 @@ translations! {
                 let z = zeta_d(op, sv, x)?;
                 let fact: f64 = (1..=n).map(|i| i as f64).product();
                 let c = op.scalar(D, if n % 2 == 1 { fact } else { -fact });
-                op.Mul(c, z).out()
+                op.Mul(c, z)
             }
         };
         Ok(cast(op, r, t))
@@ -944,9 +944,9 @@ translations! {
         let mut acc = op.scalar(D, (p * (p - 1)) as f64 / 4.0 * PI.ln());
         for j in 0..p {
             let c = op.scalar(D, j as f64 / 2.0);
-            let a = op.Sub(x, c).out();
+            let a = op.Sub(x, c);
             let l = lgamma_d(op, a);
-            acc = op.Add(acc, l).out();
+            acc = op.Add(acc, l);
         }
         Ok(cast(op, acc, t))
     }
@@ -975,21 +975,21 @@ translations! {
         in_float64(op, self_, |op, x| {
             // torch: x < -1 ? log(erfcx(-x/√2)/2) - x²/2 : log1p(-erfc(x/√2)/2)
             let r2 = op.scalar(D, std::f64::consts::FRAC_1_SQRT_2);
-            let tt = op.Mul(x, r2).out();
-            let nt = op.Neg(tt).out();
+            let tt = op.Mul(x, r2);
+            let nt = op.Neg(tt);
             let cx = erfcx_d(op, nt);
             let half = op.scalar(D, 0.5);
-            let h = op.Mul(cx, half).out();
-            let l = op.Log(h).out();
-            let t2 = op.Mul(tt, tt).out();
-            let lo = op.Sub(l, t2).out();
+            let h = op.Mul(cx, half);
+            let l = op.Log(h);
+            let t2 = op.Mul(tt, tt);
+            let lo = op.Sub(l, t2);
             let c = erfc_d(op, tt);
             let mh = op.scalar(D, -0.5);
-            let arg = op.Mul(c, mh).out();
+            let arg = op.Mul(c, mh);
             let hi = log1p_f(op, arg, D);
             let m1 = op.scalar(D, -1.0);
-            let below = op.Less(x, m1).out();
-            op.Where(below, lo, hi).out()
+            let below = op.Less(x, m1);
+            op.Where(below, lo, hi)
         })
     }
 
@@ -1155,22 +1155,22 @@ translations! {
         let zero = op.scalar(D, 0.0);
         let inf = op.scalar(D, f64::INFINITY);
         let nan = op.scalar(D, f64::NAN);
-        let qle = op.LessOrEqual(q, zero).out();
-        let qf = op.Floor(q).out();
-        let qint = op.Equal(q, qf).out();
-        let xf = op.Floor(x).out();
-        let xint = op.Equal(x, xf).out();
-        let xnon = op.Not(xint).out();
-        let qnon = op.Not(qint).out();
-        let bad = op.And(qle, qnon).out();
-        let bad = op.And(bad, xnon).out();
-        let r = op.Where(bad, nan, z).out();
-        let pole = op.And(qle, qint).out();
-        let r = op.Where(pole, inf, r).out();
-        let lt1 = op.Less(x, one).out();
-        let r = op.Where(lt1, nan, r).out();
-        let eq1 = op.Equal(x, one).out();
-        let r = op.Where(eq1, inf, r).out();
+        let qle = op.LessOrEqual(q, zero);
+        let qf = op.Floor(q);
+        let qint = op.Equal(q, qf);
+        let xf = op.Floor(x);
+        let xint = op.Equal(x, xf);
+        let xnon = op.Not(xint);
+        let qnon = op.Not(qint);
+        let bad = op.And(qle, qnon);
+        let bad = op.And(bad, xnon);
+        let r = op.Where(bad, nan, z);
+        let pole = op.And(qle, qint);
+        let r = op.Where(pole, inf, r);
+        let lt1 = op.Less(x, one);
+        let r = op.Where(lt1, nan, r);
+        let eq1 = op.Equal(x, one);
+        let r = op.Where(eq1, inf, r);
         Ok(cast(op, r, t))
     }
 }

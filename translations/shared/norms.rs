@@ -7,7 +7,7 @@ pub fn pnorm(op: &mut Builder, x: Value, p: f64, axes: &[i64], keepdim: bool) ->
     let t = dtype_of(op, x)?;
     let a = op.const_i64s(axes);
     let k = keepdim as i64;
-    let ax = op.Abs(x).out();
+    let ax = op.Abs(x);
     Ok(if p == 2.0 {
         op.ReduceL2(x, Some(a)).keepdims(k).out()
     } else if p == 1.0 {
@@ -18,16 +18,16 @@ pub fn pnorm(op: &mut Builder, x: Value, p: f64, axes: &[i64], keepdim: bool) ->
         op.ReduceMin(ax, Some(a)).keepdims(k).out()
     } else if p == 0.0 {
         let z = op.scalar(t, 0.0);
-        let nz = op.Equal(x, z).out();
-        let nz = op.Not(nz).out();
+        let nz = op.Equal(x, z);
+        let nz = op.Not(nz);
         let nz = cast(op, nz, t);
         op.ReduceSum(nz, Some(a)).keepdims(k).out()
     } else {
         let pv = op.scalar(t, p);
-        let pw = op.Pow(ax, pv).out();
+        let pw = op.Pow(ax, pv);
         let s = op.ReduceSum(pw, Some(a)).keepdims(k).out();
         let inv = op.scalar(t, 1.0 / p);
-        op.Pow(s, inv).out()
+        op.Pow(s, inv)
     })
 }
 
@@ -35,9 +35,9 @@ pub fn pnorm(op: &mut Builder, x: Value, p: f64, axes: &[i64], keepdim: bool) ->
 pub fn pairwise(op: &mut Builder, x1: Value, x2: Value, p: f64, eps: f64, keepdim: bool, t: DType) -> OpResult<Value> {
     let r = rank_of(op, x1)?.max(rank_of(op, x2)?);
     let (a, b) = (cast(op, x1, t), cast(op, x2, t));
-    let d = op.Sub(a, b).out();
+    let d = op.Sub(a, b);
     let e = op.scalar(t, eps);
-    let d = op.Add(d, e).out();
+    let d = op.Add(d, e);
     if r == 0 {
         // A 0-d difference: the norm of one element.
         let d1 = as_1d(op, d);

@@ -27,10 +27,10 @@ pub fn float_input(op: &mut Builder, x: Value) -> (Value, DType) {
 /// `Where` for any element type (ORT has no bool kernel: bools go through uint8).
 pub fn where_t(op: &mut Builder, c: Value, a: Value, b: Value, t: DType) -> Value {
     if t != DType::Bool {
-        return op.Where(c, a, b).out();
+        return op.Where(c, a, b);
     }
     let (a, b) = (cast(op, a, DType::Uint8), cast(op, b, DType::Uint8));
-    let r = op.Where(c, a, b).out();
+    let r = op.Where(c, a, b);
     cast(op, r, DType::Bool)
 }
 
@@ -38,61 +38,61 @@ pub fn where_t(op: &mut Builder, c: Value, a: Value, b: Value, t: DType) -> Valu
 pub fn signbit_f(op: &mut Builder, x: Value, t: DType) -> Value {
     let zero = op.scalar(t, 0.0);
     let one = op.scalar(t, 1.0);
-    let neg = op.Less(x, zero).out();
-    let is_zero = op.Equal(x, zero).out();
-    let inv = op.Div(one, x).out();
-    let neg_zero = op.Less(inv, zero).out();
-    let nz = op.And(is_zero, neg_zero).out();
-    op.Or(neg, nz).out()
+    let neg = op.Less(x, zero);
+    let is_zero = op.Equal(x, zero);
+    let inv = op.Div(one, x);
+    let neg_zero = op.Less(inv, zero);
+    let nz = op.And(is_zero, neg_zero);
+    op.Or(neg, nz)
 }
 
 /// `log(1 + x)` accurate for small `x`: `log(u) · x / (u - 1)` with `u = 1 + x` (Goldberg).
 pub fn log1p_f(op: &mut Builder, x: Value, t: DType) -> Value {
     let one = op.scalar(t, 1.0);
-    let u = op.Add(x, one).out();
-    let lu = op.Log(u).out();
-    let um1 = op.Sub(u, one).out();
-    let ratio = op.Div(x, um1).out();
-    let prod = op.Mul(lu, ratio).out();
-    let u_is_one = op.Equal(u, one).out();
-    let r = op.Where(u_is_one, x, prod).out();
+    let u = op.Add(x, one);
+    let lu = op.Log(u);
+    let um1 = op.Sub(u, one);
+    let ratio = op.Div(x, um1);
+    let prod = op.Mul(lu, ratio);
+    let u_is_one = op.Equal(u, one);
+    let r = op.Where(u_is_one, x, prod);
     // u = +inf: log(u) = inf and x / (u - 1) = inf / inf.
     let inf = op.IsInf(u).detect_negative(0).out();
-    op.Where(inf, u, r).out()
+    op.Where(inf, u, r)
 }
 
 /// `exp(x) - 1` accurate for small `x`: `(u - 1) · x / log(u)` with `u = exp(x)` (Kahan).
 pub fn expm1_f(op: &mut Builder, x: Value, t: DType) -> Value {
     let one = op.scalar(t, 1.0);
     let minus_one = op.scalar(t, -1.0);
-    let u = op.Exp(x).out();
-    let um1 = op.Sub(u, one).out();
-    let lu = op.Log(u).out();
-    let ratio = op.Div(x, lu).out();
-    let prod = op.Mul(um1, ratio).out();
-    let u_is_one = op.Equal(u, one).out();
-    let r = op.Where(u_is_one, x, prod).out();
-    let is_m1 = op.Equal(um1, minus_one).out();
-    let r = op.Where(is_m1, minus_one, r).out();
+    let u = op.Exp(x);
+    let um1 = op.Sub(u, one);
+    let lu = op.Log(u);
+    let ratio = op.Div(x, lu);
+    let prod = op.Mul(um1, ratio);
+    let u_is_one = op.Equal(u, one);
+    let r = op.Where(u_is_one, x, prod);
+    let is_m1 = op.Equal(um1, minus_one);
+    let r = op.Where(is_m1, minus_one, r);
     let inf = op.IsInf(u).detect_negative(0).out();
-    op.Where(inf, u, r).out()
+    op.Where(inf, u, r)
 }
 
 /// Elementwise maximum (NaN-propagating, like torch.maximum; bools: or).
 pub fn maximum_v(op: &mut Builder, a: Value, b: Value, t: DType) -> Value {
     if t == DType::Bool {
-        op.Or(a, b).out()
+        op.Or(a, b)
     } else {
-        op.Max(&[a, b]).out()
+        op.Max(&[a, b])
     }
 }
 
 /// Elementwise minimum (NaN-propagating, like torch.minimum; bools: and).
 pub fn minimum_v(op: &mut Builder, a: Value, b: Value, t: DType) -> Value {
     if t == DType::Bool {
-        op.And(a, b).out()
+        op.And(a, b)
     } else {
-        op.Min(&[a, b]).out()
+        op.Min(&[a, b])
     }
 }
 
@@ -111,7 +111,7 @@ pub fn clamp_v(op: &mut Builder, x: Value, lo: Option<Operand>, hi: Option<Opera
         DType::Float | DType::Double | DType::Float16 | DType::Int32 | DType::Int64 | DType::Int8 | DType::Uint8
     );
     if clip_ok && is_0d(op, &lo) && is_0d(op, &hi) {
-        return op.Clip(x, lo_v, hi_v).out();
+        return op.Clip(x, lo_v, hi_v);
     }
     let mut y = x;
     if let Some(l) = lo_v {
@@ -130,31 +130,31 @@ pub fn floor_div_float(op: &mut Builder, a: Value, b: Value, t: DType) -> Value 
     let one = op.scalar(t, 1.0);
     let half = op.scalar(t, 0.5);
     let md = op.Mod(a, b).fmod(1).out();
-    let am = op.Sub(a, md).out();
-    let div = op.Div(am, b).out();
-    let md_nz = op.Equal(md, zero).out();
-    let md_nz = op.Not(md_nz).out();
-    let b_neg = op.Less(b, zero).out();
-    let m_neg = op.Less(md, zero).out();
-    let differ = op.Xor(b_neg, m_neg).out();
-    let adjust = op.And(md_nz, differ).out();
-    let div_m1 = op.Sub(div, one).out();
-    let div = op.Where(adjust, div_m1, div).out();
-    let fl = op.Floor(div).out();
-    let frac = op.Sub(div, fl).out();
-    let up = op.Greater(frac, half).out();
-    let fl_p1 = op.Add(fl, one).out();
-    let fl = op.Where(up, fl_p1, fl).out();
+    let am = op.Sub(a, md);
+    let div = op.Div(am, b);
+    let md_nz = op.Equal(md, zero);
+    let md_nz = op.Not(md_nz);
+    let b_neg = op.Less(b, zero);
+    let m_neg = op.Less(md, zero);
+    let differ = op.Xor(b_neg, m_neg);
+    let adjust = op.And(md_nz, differ);
+    let div_m1 = op.Sub(div, one);
+    let div = op.Where(adjust, div_m1, div);
+    let fl = op.Floor(div);
+    let frac = op.Sub(div, fl);
+    let up = op.Greater(frac, half);
+    let fl_p1 = op.Add(fl, one);
+    let fl = op.Where(up, fl_p1, fl);
     // div == 0: a zero with the sign of a / b.
-    let q = op.Div(a, b).out();
+    let q = op.Div(a, b);
     let q_neg = signbit_f(op, q, t);
     let neg_zero = op.scalar(t, -0.0);
-    let signed_zero = op.Where(q_neg, neg_zero, zero).out();
-    let div_zero = op.Equal(div, zero).out();
-    let r = op.Where(div_zero, signed_zero, fl).out();
+    let signed_zero = op.Where(q_neg, neg_zero, zero);
+    let div_zero = op.Equal(div, zero);
+    let r = op.Where(div_zero, signed_zero, fl);
     // b == 0: a / b (inf or nan).
-    let b_zero = op.Equal(b, zero).out();
-    op.Where(b_zero, q, r).out()
+    let b_zero = op.Equal(b, zero);
+    op.Where(b_zero, q, r)
 }
 
 /// Integer floor division, exact: truncating quotient, minus one when the signs differ and the
@@ -162,14 +162,14 @@ pub fn floor_div_float(op: &mut Builder, a: Value, b: Value, t: DType) -> Value 
 pub fn floor_div_int(op: &mut Builder, a: Value, b: Value, t: DType) -> Value {
     let zero = op.scalar(t, 0.0);
     let one = op.scalar(t, 1.0);
-    let q = op.Div(a, b).out();
+    let q = op.Div(a, b);
     let r = op.Mod(a, b).fmod(1).out();
-    let r_nz = op.Equal(r, zero).out();
-    let r_nz = op.Not(r_nz).out();
-    let a_neg = op.Less(r, zero).out();
-    let b_neg = op.Less(b, zero).out();
-    let differ = op.Xor(a_neg, b_neg).out();
-    let adjust = op.And(r_nz, differ).out();
-    let qm1 = op.Sub(q, one).out();
-    op.Where(adjust, qm1, q).out()
+    let r_nz = op.Equal(r, zero);
+    let r_nz = op.Not(r_nz);
+    let a_neg = op.Less(r, zero);
+    let b_neg = op.Less(b, zero);
+    let differ = op.Xor(a_neg, b_neg);
+    let adjust = op.And(r_nz, differ);
+    let qm1 = op.Sub(q, one);
+    op.Where(adjust, qm1, q)
 }

@@ -25,27 +25,27 @@ fn gelu_elementary(op: &mut Builder, x: Value, approximate: &str) -> OpResult<Va
     let inner = match approximate {
         "none" => {
             let r = op.scalar(t, std::f64::consts::FRAC_1_SQRT_2);
-            let xr = op.Mul(x, r).out();
-            op.Erf(xr).out()
+            let xr = op.Mul(x, r);
+            op.Erf(xr)
         }
         "tanh" => {
             let c = op.scalar(t, (2.0 / std::f64::consts::PI).sqrt());
             let k = op.scalar(t, 0.044715);
             let x3 = {
-                let x2 = op.Mul(x, x).out();
-                op.Mul(x2, x).out()
+                let x2 = op.Mul(x, x);
+                op.Mul(x2, x)
             };
-            let kx3 = op.Mul(k, x3).out();
-            let s = op.Add(x, kx3).out();
-            let cs = op.Mul(c, s).out();
-            op.Tanh(cs).out()
+            let kx3 = op.Mul(k, x3);
+            let s = op.Add(x, kx3);
+            let cs = op.Mul(c, s);
+            op.Tanh(cs)
         }
         other => bail!("unknown approximate mode {other:?}"),
     };
     let (half, one) = (op.scalar(t, 0.5), op.scalar(t, 1.0));
-    let p = op.Add(one, inner).out();
-    let hx = op.Mul(half, x).out();
-    Ok(op.Mul(hx, p).out())
+    let p = op.Add(one, inner);
+    let hx = op.Mul(half, x);
+    Ok(op.Mul(hx, p))
 }
 
 fxonnx::translations! {
@@ -87,12 +87,12 @@ pub mod reference {
                 }
                 let t = dtype_of(op, x)?;
                 let k = op.scalar(t, w);
-                let term = op.Mul(x, k).out();
-                acc = Some(match acc { Some(a) => op.Add(a, term).out(), None => term });
+                let term = op.Mul(x, k);
+                acc = Some(match acc { Some(a) => op.Add(a, term), None => term });
             }
             let Some(mut acc) = acc else { bail!("mix with no used input") };
             if let Some(b) = bias {
-                acc = op.Add(acc, b).out();
+                acc = op.Add(acc, b);
             }
             if !dims.is_empty() {
                 let axes = op.const_i64s(&dims);

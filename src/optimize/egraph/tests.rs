@@ -53,15 +53,15 @@ fn values_read_by_subgraphs_are_kept() {
     let mut b = Builder::new(20);
     let x = b.add_input(Some(DType::Float), Some(vec![Dim::Fixed(2)]));
     let one = b.add_initializer(TensorData::from_f64_as(DType::Float, vec![1], &[1.0]).expect("float"));
-    let y = b.Mul(x, one).out();
+    let y = b.Mul(x, one);
     b.info_mut(y).shape = Some(vec![Dim::Fixed(2)]);
     let cond = b.add_input(Some(DType::Bool), Some(vec![]));
     // An If whose branches read `y` from the outer scope.
     b.begin_subgraph("then");
-    let th = b.Relu(y).out();
+    let th = b.Relu(y);
     let then_g = b.end_subgraph(vec![th]);
     b.begin_subgraph("else");
-    let el = b.Neg(y).out();
+    let el = b.Neg(y);
     let else_g = b.end_subgraph(vec![el]);
     let out = b.If(cond).then_branch(then_g).else_branch(else_g).out();
     b.graphs[0].outputs = vec![out];
@@ -114,9 +114,9 @@ fn large_graph_time_is_linear() {
             shape(&mut b, t1, [8, 4]);
             let t2 = b.Transpose(t1).perm(&[1, 0]).out();
             shape(&mut b, t2, [4, 8]);
-            let c = b.Mul(t2, one).out();
+            let c = b.Mul(t2, one);
             shape(&mut b, c, [4, 8]);
-            h = b.Neg(c).out();
+            h = b.Neg(c);
             shape(&mut b, h, [4, 8]);
         }
         b.graphs[0].outputs = vec![h];
