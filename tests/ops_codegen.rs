@@ -38,6 +38,7 @@ const NON_RAW: &[&str] = &["self", "Self", "super", "crate", "_"];
 const RESERVED_NAMES: &[&str] = &[
     "Builder",
     "Call",
+    "Input",
     "Value",
     "TensorData",
     "Graph",
@@ -67,6 +68,9 @@ enum Arity {
 struct Param {
     ident: String,
     arity: Arity,
+    /// A single input whose type variable another single input shares (`Add`'s `A` and `B`): it
+    /// takes an `Input`, so a number can stand for a constant of the other's type.
+    shared: bool,
 }
 
 struct Op<'a> {
@@ -283,7 +287,10 @@ fn params(op: &Op, op_names: &[&str]) -> Vec<Param> {
         {
             id.push('_');
         }
-        out.push(Param { ident: id, arity: a });
+        let ty = str_field(f, "type");
+        let shared = a == Arity::Single
+            && inputs.iter().filter(|g| arity(g) == Arity::Single && str_field(g, "type") == ty).count() >= 2;
+        out.push(Param { ident: id, arity: a, shared });
     }
     out
 }
@@ -320,6 +327,7 @@ fn gen_method(out: &mut String, op: &Op, params: &[Param]) {
         .iter()
         .map(|p| {
             let ty = match p.arity {
+                Arity::Single if p.shared => "impl Into<Input>",
                 Arity::Single => "Value",
                 Arity::Optional => "Option<Value>",
                 Arity::Variadic => "&[Value]",
@@ -348,6 +356,12 @@ fn gen_method(out: &mut String, op: &Op, params: &[Param]) {
             format!("[{}].into_iter().chain({}.iter().copied().map(Some)).collect()", fixed.join(", "), v.ident)
         }
     };
+    let shared: Vec<&str> = params.iter().filter(|p| p.shared).map(|p| p.ident.as_str()).collect();
+    if !shared.is_empty() {
+        let into: Vec<String> = shared.iter().map(|p| format!("{p}.into()")).collect();
+        writeln!(out, "        let [{}] = self.same_type({name:?}, [{}]);", shared.join(", "), into.join(", "))
+            .unwrap();
+    }
     if returns_value(op) {
         writeln!(out, "        self.call({name:?}, {valid_from}, {inputs}).out()").unwrap();
     } else {
@@ -457,7 +471,7 @@ fn generate(schemas_json: &str) -> String {
 #![cfg_attr(rustfmt, rustfmt::skip)]
 #![allow(non_snake_case, non_camel_case_types, clippy::upper_case_acronyms, clippy::too_many_arguments, clippy::wrong_self_convention, clippy::must_use_candidate)]
 
-use super::builder::{{Builder, Call}};
+use super::builder::{{Builder, Call, Input}};
 use super::ir::{{AttrValue, Graph, TensorData, Value}};
 "
     )

@@ -332,27 +332,23 @@ translations! {
         if op.opset() >= 20 {
             return Ok(op.Gelu(self_).approximate(approximate).out());
         }
-        let t = dtype_of(op, self_)?;
-        let half = op.scalar(t, 0.5);
-        let one = op.scalar(t, 1.0);
+        // Numbers below are constants of the input's type, which must be known.
+        dtype_of(op, self_)?;
         let inner = if approximate == "tanh" {
             // 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³)))
-            let c = op.scalar(t, (2.0 / std::f64::consts::PI).sqrt());
-            let k = op.scalar(t, 0.044715);
             let x2 = op.Mul(self_, self_);
             let x3 = op.Mul(x2, self_);
-            let kx3 = op.Mul(k, x3);
+            let kx3 = op.Mul(0.044715, x3);
             let s = op.Add(self_, kx3);
-            let cs = op.Mul(c, s);
+            let cs = op.Mul((2.0 / std::f64::consts::PI).sqrt(), s);
             op.Tanh(cs)
         } else {
             // 0.5·x·(1 + erf(x/√2))
-            let r = op.scalar(t, std::f64::consts::FRAC_1_SQRT_2);
-            let xr = op.Mul(self_, r);
+            let xr = op.Mul(self_, std::f64::consts::FRAC_1_SQRT_2);
             op.Erf(xr)
         };
-        let p = op.Add(one, inner);
-        let hx = op.Mul(half, self_);
+        let p = op.Add(1.0, inner);
+        let hx = op.Mul(0.5, self_);
         Ok(op.Mul(hx, p))
     }
 }

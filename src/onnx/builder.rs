@@ -11,7 +11,15 @@ use super::ir::*;
 /// Why a node could not be built (reported by the lowering with the FX node that asked for it).
 #[derive(Clone, Debug, PartialEq)]
 pub enum BuildError {
-    OpsetTooOld { op_type: &'static str, since_version: i64, opset: i64 },
+    OpsetTooOld {
+        op_type: &'static str,
+        since_version: i64,
+        opset: i64,
+    },
+    /// Every input of an operator that takes one element type was a number: nothing says which type.
+    UntypedLiterals {
+        op_type: &'static str,
+    },
 }
 
 impl std::fmt::Display for BuildError {
@@ -21,7 +29,37 @@ impl std::fmt::Display for BuildError {
                 f,
                 "ONNX operator {op_type} needs opset {since_version} or newer, but the export targets opset {opset}"
             ),
+            BuildError::UntypedLiterals { op_type } => {
+                write!(f, "no input of {op_type} is a value of known type, so its numbers have no type to take")
+            }
         }
+    }
+}
+
+/// An input of an operator whose inputs share one element type (`Add`, `Where`'s branches): a value,
+/// or a number that becomes a constant of the other inputs' type, so `op.Sub(x, 1.0)` reads like
+/// torchlib's `op.Sub(x, 1)`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Input {
+    Value(Value),
+    Number(f64),
+}
+
+impl From<Value> for Input {
+    fn from(v: Value) -> Self {
+        Input::Value(v)
+    }
+}
+
+impl From<f64> for Input {
+    fn from(x: f64) -> Self {
+        Input::Number(x)
+    }
+}
+
+impl From<i64> for Input {
+    fn from(x: i64) -> Self {
+        Input::Number(x as f64)
     }
 }
 
@@ -220,6 +258,26 @@ impl Builder {
         }
     }
 
+    /// The values of inputs that share one element type: numbers become constants of the first
+    /// value's type (used by the generated op methods).
+    pub(crate) fn same_type<const N: usize>(&mut self, op_type: &'static str, inputs: [Input; N]) -> [Value; N] {
+        if let Some(values) = all_values(&inputs) {
+            return values;
+        }
+        let typed = inputs.iter().find_map(|i| match i {
+            Input::Value(v) => Some(*v),
+            Input::Number(_) => None,
+        });
+        let dtype = typed.and_then(|v| self.dtype(v));
+        if dtype.is_none() && inputs.iter().any(|i| matches!(i, Input::Number(_))) {
+            self.errors.push(BuildError::UntypedLiterals { op_type });
+        }
+        inputs.map(|i| match i {
+            Input::Value(v) => v,
+            Input::Number(x) => self.scalar(dtype.unwrap_or(DType::Float), x),
+        })
+    }
+
     /// Append a node of the default domain to the innermost graph. Used by the generated op methods;
     /// `since_version` is the operator version the method was generated from.
     pub(crate) fn call(&mut self, op_type: &'static str, since_version: i64, inputs: Vec<Option<Value>>) -> Call<'_> {
@@ -347,5 +405,37 @@ impl Builder {
             producer_version: env!("CARGO_PKG_VERSION").to_string(),
             metadata: Vec::new(),
         }
+    }
+}
+
+/// The values, when no input is a number.
+fn all_values<const N: usize>(inputs: &[Input; N]) -> Option<[Value; N]> {
+    let mut values = [Value(0); N];
+    for (slot, input) in values.iter_mut().zip(inputs) {
+        match input {
+            Input::Value(v) => *slot = *v,
+            Input::Number(_) => return None,
+        }
+    }
+    Some(values)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_take_the_type_of_the_other_input() {
+        let mut b = Builder::new(20);
+        let x = b.add_input(Some(DType::Int64), Some(vec![Dim::Fixed(2)]));
+        b.Sub(x, 3.0);
+        let node = b.graphs[0].nodes.last().expect("a Sub node");
+        let three = node.inputs[1].expect("second input");
+        assert_eq!(b.dtype(three), Some(DType::Int64));
+        assert_eq!(b.constant(three).and_then(TensorData::to_i64s), Some(vec![3]));
+        assert!(b.take_errors().is_empty());
+
+        b.Add(1.0, 2.0);
+        assert_eq!(b.take_errors(), vec![BuildError::UntypedLiterals { op_type: "Add" }]);
     }
 }

@@ -14,7 +14,7 @@
 #![cfg_attr(rustfmt, rustfmt::skip)]
 #![allow(non_snake_case, non_camel_case_types, clippy::upper_case_acronyms, clippy::too_many_arguments, clippy::wrong_self_convention, clippy::must_use_candidate)]
 
-use super::builder::{Builder, Call};
+use super::builder::{Builder, Call, Input};
 use super::ir::{AttrValue, Graph, TensorData, Value};
 
 impl Builder {
@@ -46,7 +46,8 @@ impl Builder {
     ///
     /// Inputs: `A`, `B`. Outputs: `C`.
     #[allow(non_snake_case)]
-    pub fn Add(&mut self, A: Value, B: Value) -> Value {
+    pub fn Add(&mut self, A: impl Into<Input>, B: impl Into<Input>) -> Value {
+        let [A, B] = self.same_type("Add", [A.into(), B.into()]);
         self.call("Add", 1, vec![Some(A), Some(B)]).out()
     }
 
@@ -62,7 +63,8 @@ impl Builder {
     ///
     /// Inputs: `A`, `B`. Outputs: `C`.
     #[allow(non_snake_case)]
-    pub fn And(&mut self, A: Value, B: Value) -> Value {
+    pub fn And(&mut self, A: impl Into<Input>, B: impl Into<Input>) -> Value {
+        let [A, B] = self.same_type("And", [A.into(), B.into()]);
         self.call("And", 1, vec![Some(A), Some(B)]).out()
     }
 
@@ -118,7 +120,8 @@ impl Builder {
     ///
     /// Inputs: `Q`, `K`, `V`, `attn_mask` (optional), `past_key` (optional), `past_value` (optional). Outputs: `Y`, `present_key` (optional), `present_value` (optional), `qk_matmul_output` (optional).
     #[allow(non_snake_case)]
-    pub fn Attention(&mut self, Q: Value, K: Value, V: Value, attn_mask: Option<Value>, past_key: Option<Value>, past_value: Option<Value>) -> Attention<'_> {
+    pub fn Attention(&mut self, Q: impl Into<Input>, K: impl Into<Input>, V: Value, attn_mask: Option<Value>, past_key: Option<Value>, past_value: Option<Value>) -> Attention<'_> {
+        let [Q, K] = self.same_type("Attention", [Q.into(), K.into()]);
         Attention(self.call("Attention", 23, vec![Some(Q), Some(K), Some(V), attn_mask, past_key, past_value]))
     }
 
@@ -134,7 +137,8 @@ impl Builder {
     ///
     /// Inputs: `X`, `scale`, `B`, `input_mean`, `input_var`. Outputs: `Y`, `running_mean` (optional), `running_var` (optional).
     #[allow(non_snake_case)]
-    pub fn BatchNormalization(&mut self, X: Value, scale: Value, B: Value, input_mean: Value, input_var: Value) -> BatchNormalization<'_> {
+    pub fn BatchNormalization(&mut self, X: Value, scale: impl Into<Input>, B: impl Into<Input>, input_mean: impl Into<Input>, input_var: impl Into<Input>) -> BatchNormalization<'_> {
+        let [scale, B, input_mean, input_var] = self.same_type("BatchNormalization", [scale.into(), B.into(), input_mean.into(), input_var.into()]);
         BatchNormalization(self.call("BatchNormalization", 14, vec![Some(X), Some(scale), Some(B), Some(input_mean), Some(input_var)]))
     }
 
@@ -150,7 +154,8 @@ impl Builder {
     ///
     /// Inputs: `X`, `Y`. Outputs: `Z`.
     #[allow(non_snake_case)]
-    pub fn BitShift(&mut self, X: Value, Y: Value) -> BitShift<'_> {
+    pub fn BitShift(&mut self, X: impl Into<Input>, Y: impl Into<Input>) -> BitShift<'_> {
+        let [X, Y] = self.same_type("BitShift", [X.into(), Y.into()]);
         BitShift(self.call("BitShift", 11, vec![Some(X), Some(Y)]))
     }
 
@@ -158,7 +163,8 @@ impl Builder {
     ///
     /// Inputs: `A`, `B`. Outputs: `C`.
     #[allow(non_snake_case)]
-    pub fn BitwiseAnd(&mut self, A: Value, B: Value) -> Value {
+    pub fn BitwiseAnd(&mut self, A: impl Into<Input>, B: impl Into<Input>) -> Value {
+        let [A, B] = self.same_type("BitwiseAnd", [A.into(), B.into()]);
         self.call("BitwiseAnd", 18, vec![Some(A), Some(B)]).out()
     }
 
@@ -174,7 +180,8 @@ impl Builder {
     ///
     /// Inputs: `A`, `B`. Outputs: `C`.
     #[allow(non_snake_case)]
-    pub fn BitwiseOr(&mut self, A: Value, B: Value) -> Value {
+    pub fn BitwiseOr(&mut self, A: impl Into<Input>, B: impl Into<Input>) -> Value {
+        let [A, B] = self.same_type("BitwiseOr", [A.into(), B.into()]);
         self.call("BitwiseOr", 18, vec![Some(A), Some(B)]).out()
     }
 
@@ -182,7 +189,8 @@ impl Builder {
     ///
     /// Inputs: `A`, `B`. Outputs: `C`.
     #[allow(non_snake_case)]
-    pub fn BitwiseXor(&mut self, A: Value, B: Value) -> Value {
+    pub fn BitwiseXor(&mut self, A: impl Into<Input>, B: impl Into<Input>) -> Value {
+        let [A, B] = self.same_type("BitwiseXor", [A.into(), B.into()]);
         self.call("BitwiseXor", 18, vec![Some(A), Some(B)]).out()
     }
 
@@ -246,7 +254,8 @@ impl Builder {
     ///
     /// Inputs: `input`, `image_shape`, `block_shape`. Outputs: `output`.
     #[allow(non_snake_case)]
-    pub fn Col2Im(&mut self, input: Value, image_shape: Value, block_shape: Value) -> Col2Im<'_> {
+    pub fn Col2Im(&mut self, input: Value, image_shape: impl Into<Input>, block_shape: impl Into<Input>) -> Col2Im<'_> {
+        let [image_shape, block_shape] = self.same_type("Col2Im", [image_shape.into(), block_shape.into()]);
         Col2Im(self.call("Col2Im", 18, vec![Some(input), Some(image_shape), Some(block_shape)]))
     }
 
@@ -294,7 +303,8 @@ impl Builder {
     ///
     /// Inputs: `X`, `W`, `B` (optional). Outputs: `Y`.
     #[allow(non_snake_case)]
-    pub fn Conv(&mut self, X: Value, W: Value, B: Option<Value>) -> Conv<'_> {
+    pub fn Conv(&mut self, X: impl Into<Input>, W: impl Into<Input>, B: Option<Value>) -> Conv<'_> {
+        let [X, W] = self.same_type("Conv", [X.into(), W.into()]);
         Conv(self.call("Conv", 1, vec![Some(X), Some(W), B]))
     }
 
@@ -310,7 +320,8 @@ impl Builder {
     ///
     /// Inputs: `X`, `W`, `B` (optional). Outputs: `Y`.
     #[allow(non_snake_case)]
-    pub fn ConvTranspose(&mut self, X: Value, W: Value, B: Option<Value>) -> ConvTranspose<'_> {
+    pub fn ConvTranspose(&mut self, X: impl Into<Input>, W: impl Into<Input>, B: Option<Value>) -> ConvTranspose<'_> {
+        let [X, W] = self.same_type("ConvTranspose", [X.into(), W.into()]);
         ConvTranspose(self.call("ConvTranspose", 1, vec![Some(X), Some(W), B]))
     }
 
@@ -350,7 +361,8 @@ impl Builder {
     ///
     /// Inputs: `X`, `W`, `offset`, `B` (optional), `mask` (optional). Outputs: `Y`.
     #[allow(non_snake_case)]
-    pub fn DeformConv(&mut self, X: Value, W: Value, offset: Value, B: Option<Value>, mask: Option<Value>) -> DeformConv<'_> {
+    pub fn DeformConv(&mut self, X: impl Into<Input>, W: impl Into<Input>, offset: impl Into<Input>, B: Option<Value>, mask: Option<Value>) -> DeformConv<'_> {
+        let [X, W, offset] = self.same_type("DeformConv", [X.into(), W.into(), offset.into()]);
         DeformConv(self.call("DeformConv", 19, vec![Some(X), Some(W), Some(offset), B, mask]))
     }
 
@@ -382,7 +394,8 @@ impl Builder {
     ///
     /// Inputs: `A`, `B`. Outputs: `C`.
     #[allow(non_snake_case)]
-    pub fn Div(&mut self, A: Value, B: Value) -> Value {
+    pub fn Div(&mut self, A: impl Into<Input>, B: impl Into<Input>) -> Value {
+        let [A, B] = self.same_type("Div", [A.into(), B.into()]);
         self.call("Div", 1, vec![Some(A), Some(B)]).out()
     }
 
@@ -422,7 +435,8 @@ impl Builder {
     ///
     /// Inputs: `A`, `B`. Outputs: `C`.
     #[allow(non_snake_case)]
-    pub fn Equal(&mut self, A: Value, B: Value) -> Value {
+    pub fn Equal(&mut self, A: impl Into<Input>, B: impl Into<Input>) -> Value {
+        let [A, B] = self.same_type("Equal", [A.into(), B.into()]);
         self.call("Equal", 1, vec![Some(A), Some(B)]).out()
     }
 
@@ -478,7 +492,8 @@ impl Builder {
     ///
     /// Inputs: `X`, `W`, `R`, `B` (optional), `sequence_lens` (optional), `initial_h` (optional). Outputs: `Y` (optional), `Y_h` (optional).
     #[allow(non_snake_case)]
-    pub fn GRU(&mut self, X: Value, W: Value, R: Value, B: Option<Value>, sequence_lens: Option<Value>, initial_h: Option<Value>) -> GRU<'_> {
+    pub fn GRU(&mut self, X: impl Into<Input>, W: impl Into<Input>, R: impl Into<Input>, B: Option<Value>, sequence_lens: Option<Value>, initial_h: Option<Value>) -> GRU<'_> {
+        let [X, W, R] = self.same_type("GRU", [X.into(), W.into(), R.into()]);
         GRU(self.call("GRU", 3, vec![Some(X), Some(W), Some(R), B, sequence_lens, initial_h]))
     }
 
@@ -518,7 +533,8 @@ impl Builder {
     ///
     /// Inputs: `A`, `B`, `C` (optional). Outputs: `Y`.
     #[allow(non_snake_case)]
-    pub fn Gemm(&mut self, A: Value, B: Value, C: Option<Value>) -> Gemm<'_> {
+    pub fn Gemm(&mut self, A: impl Into<Input>, B: impl Into<Input>, C: Option<Value>) -> Gemm<'_> {
+        let [A, B] = self.same_type("Gemm", [A.into(), B.into()]);
         Gemm(self.call("Gemm", 11, vec![Some(A), Some(B), C]))
     }
 
@@ -550,7 +566,8 @@ impl Builder {
     ///
     /// Inputs: `A`, `B`. Outputs: `C`.
     #[allow(non_snake_case)]
-    pub fn Greater(&mut self, A: Value, B: Value) -> Value {
+    pub fn Greater(&mut self, A: impl Into<Input>, B: impl Into<Input>) -> Value {
+        let [A, B] = self.same_type("Greater", [A.into(), B.into()]);
         self.call("Greater", 1, vec![Some(A), Some(B)]).out()
     }
 
@@ -558,7 +575,8 @@ impl Builder {
     ///
     /// Inputs: `A`, `B`. Outputs: `C`.
     #[allow(non_snake_case)]
-    pub fn GreaterOrEqual(&mut self, A: Value, B: Value) -> Value {
+    pub fn GreaterOrEqual(&mut self, A: impl Into<Input>, B: impl Into<Input>) -> Value {
+        let [A, B] = self.same_type("GreaterOrEqual", [A.into(), B.into()]);
         self.call("GreaterOrEqual", 12, vec![Some(A), Some(B)]).out()
     }
 
@@ -574,7 +592,8 @@ impl Builder {
     ///
     /// Inputs: `X`, `scale`, `bias`. Outputs: `Y`.
     #[allow(non_snake_case)]
-    pub fn GroupNormalization(&mut self, X: Value, scale: Value, bias: Value) -> GroupNormalization<'_> {
+    pub fn GroupNormalization(&mut self, X: impl Into<Input>, scale: impl Into<Input>, bias: impl Into<Input>) -> GroupNormalization<'_> {
+        let [X, scale, bias] = self.same_type("GroupNormalization", [X.into(), scale.into(), bias.into()]);
         GroupNormalization(self.call("GroupNormalization", 18, vec![Some(X), Some(scale), Some(bias)]))
     }
 
@@ -646,7 +665,8 @@ impl Builder {
     ///
     /// Inputs: `input`, `scale`, `B`. Outputs: `output`.
     #[allow(non_snake_case)]
-    pub fn InstanceNormalization(&mut self, input: Value, scale: Value, B: Value) -> InstanceNormalization<'_> {
+    pub fn InstanceNormalization(&mut self, input: impl Into<Input>, scale: impl Into<Input>, B: impl Into<Input>) -> InstanceNormalization<'_> {
+        let [input, scale, B] = self.same_type("InstanceNormalization", [input.into(), scale.into(), B.into()]);
         InstanceNormalization(self.call("InstanceNormalization", 1, vec![Some(input), Some(scale), Some(B)]))
     }
 
@@ -678,7 +698,8 @@ impl Builder {
     ///
     /// Inputs: `X`, `W`, `R`, `B` (optional), `sequence_lens` (optional), `initial_h` (optional), `initial_c` (optional), `P` (optional). Outputs: `Y` (optional), `Y_h` (optional), `Y_c` (optional).
     #[allow(non_snake_case)]
-    pub fn LSTM(&mut self, X: Value, W: Value, R: Value, B: Option<Value>, sequence_lens: Option<Value>, initial_h: Option<Value>, initial_c: Option<Value>, P: Option<Value>) -> LSTM<'_> {
+    pub fn LSTM(&mut self, X: impl Into<Input>, W: impl Into<Input>, R: impl Into<Input>, B: Option<Value>, sequence_lens: Option<Value>, initial_h: Option<Value>, initial_c: Option<Value>, P: Option<Value>) -> LSTM<'_> {
+        let [X, W, R] = self.same_type("LSTM", [X.into(), W.into(), R.into()]);
         LSTM(self.call("LSTM", 1, vec![Some(X), Some(W), Some(R), B, sequence_lens, initial_h, initial_c, P]))
     }
 
@@ -686,7 +707,8 @@ impl Builder {
     ///
     /// Inputs: `X`, `Scale`, `B` (optional). Outputs: `Y`, `Mean` (optional), `InvStdDev` (optional).
     #[allow(non_snake_case)]
-    pub fn LayerNormalization(&mut self, X: Value, Scale: Value, B: Option<Value>) -> LayerNormalization<'_> {
+    pub fn LayerNormalization(&mut self, X: impl Into<Input>, Scale: impl Into<Input>, B: Option<Value>) -> LayerNormalization<'_> {
+        let [X, Scale] = self.same_type("LayerNormalization", [X.into(), Scale.into()]);
         LayerNormalization(self.call("LayerNormalization", 17, vec![Some(X), Some(Scale), B]))
     }
 
@@ -702,7 +724,8 @@ impl Builder {
     ///
     /// Inputs: `A`, `B`. Outputs: `C`.
     #[allow(non_snake_case)]
-    pub fn Less(&mut self, A: Value, B: Value) -> Value {
+    pub fn Less(&mut self, A: impl Into<Input>, B: impl Into<Input>) -> Value {
+        let [A, B] = self.same_type("Less", [A.into(), B.into()]);
         self.call("Less", 1, vec![Some(A), Some(B)]).out()
     }
 
@@ -710,7 +733,8 @@ impl Builder {
     ///
     /// Inputs: `A`, `B`. Outputs: `C`.
     #[allow(non_snake_case)]
-    pub fn LessOrEqual(&mut self, A: Value, B: Value) -> Value {
+    pub fn LessOrEqual(&mut self, A: impl Into<Input>, B: impl Into<Input>) -> Value {
+        let [A, B] = self.same_type("LessOrEqual", [A.into(), B.into()]);
         self.call("LessOrEqual", 12, vec![Some(A), Some(B)]).out()
     }
 
@@ -758,7 +782,8 @@ impl Builder {
     ///
     /// Inputs: `A`, `B`. Outputs: `Y`.
     #[allow(non_snake_case)]
-    pub fn MatMul(&mut self, A: Value, B: Value) -> Value {
+    pub fn MatMul(&mut self, A: impl Into<Input>, B: impl Into<Input>) -> Value {
+        let [A, B] = self.same_type("MatMul", [A.into(), B.into()]);
         self.call("MatMul", 1, vec![Some(A), Some(B)]).out()
     }
 
@@ -790,7 +815,8 @@ impl Builder {
     ///
     /// Inputs: `X`, `rois`. Outputs: `Y`.
     #[allow(non_snake_case)]
-    pub fn MaxRoiPool(&mut self, X: Value, rois: Value) -> MaxRoiPool<'_> {
+    pub fn MaxRoiPool(&mut self, X: impl Into<Input>, rois: impl Into<Input>) -> MaxRoiPool<'_> {
+        let [X, rois] = self.same_type("MaxRoiPool", [X.into(), rois.into()]);
         MaxRoiPool(self.call("MaxRoiPool", 1, vec![Some(X), Some(rois)]))
     }
 
@@ -822,7 +848,8 @@ impl Builder {
     ///
     /// Inputs: `num_mel_bins`, `dft_length`, `sample_rate`, `lower_edge_hertz`, `upper_edge_hertz`. Outputs: `output`.
     #[allow(non_snake_case)]
-    pub fn MelWeightMatrix(&mut self, num_mel_bins: Value, dft_length: Value, sample_rate: Value, lower_edge_hertz: Value, upper_edge_hertz: Value) -> MelWeightMatrix<'_> {
+    pub fn MelWeightMatrix(&mut self, num_mel_bins: impl Into<Input>, dft_length: impl Into<Input>, sample_rate: impl Into<Input>, lower_edge_hertz: impl Into<Input>, upper_edge_hertz: impl Into<Input>) -> MelWeightMatrix<'_> {
+        let [num_mel_bins, dft_length, sample_rate, lower_edge_hertz, upper_edge_hertz] = self.same_type("MelWeightMatrix", [num_mel_bins.into(), dft_length.into(), sample_rate.into(), lower_edge_hertz.into(), upper_edge_hertz.into()]);
         MelWeightMatrix(self.call("MelWeightMatrix", 17, vec![Some(num_mel_bins), Some(dft_length), Some(sample_rate), Some(lower_edge_hertz), Some(upper_edge_hertz)]))
     }
 
@@ -846,7 +873,8 @@ impl Builder {
     ///
     /// Inputs: `A`, `B`. Outputs: `C`.
     #[allow(non_snake_case)]
-    pub fn Mod(&mut self, A: Value, B: Value) -> Mod<'_> {
+    pub fn Mod(&mut self, A: impl Into<Input>, B: impl Into<Input>) -> Mod<'_> {
+        let [A, B] = self.same_type("Mod", [A.into(), B.into()]);
         Mod(self.call("Mod", 10, vec![Some(A), Some(B)]))
     }
 
@@ -854,7 +882,8 @@ impl Builder {
     ///
     /// Inputs: `A`, `B`. Outputs: `C`.
     #[allow(non_snake_case)]
-    pub fn Mul(&mut self, A: Value, B: Value) -> Value {
+    pub fn Mul(&mut self, A: impl Into<Input>, B: impl Into<Input>) -> Value {
+        let [A, B] = self.same_type("Mul", [A.into(), B.into()]);
         self.call("Mul", 1, vec![Some(A), Some(B)]).out()
     }
 
@@ -886,7 +915,8 @@ impl Builder {
     ///
     /// Inputs: `boxes`, `scores`, `max_output_boxes_per_class` (optional), `iou_threshold` (optional), `score_threshold` (optional). Outputs: `selected_indices`.
     #[allow(non_snake_case)]
-    pub fn NonMaxSuppression(&mut self, boxes: Value, scores: Value, max_output_boxes_per_class: Option<Value>, iou_threshold: Option<Value>, score_threshold: Option<Value>) -> NonMaxSuppression<'_> {
+    pub fn NonMaxSuppression(&mut self, boxes: impl Into<Input>, scores: impl Into<Input>, max_output_boxes_per_class: Option<Value>, iou_threshold: Option<Value>, score_threshold: Option<Value>) -> NonMaxSuppression<'_> {
+        let [boxes, scores] = self.same_type("NonMaxSuppression", [boxes.into(), scores.into()]);
         NonMaxSuppression(self.call("NonMaxSuppression", 10, vec![Some(boxes), Some(scores), max_output_boxes_per_class, iou_threshold, score_threshold]))
     }
 
@@ -942,7 +972,8 @@ impl Builder {
     ///
     /// Inputs: `A`, `B`. Outputs: `C`.
     #[allow(non_snake_case)]
-    pub fn Or(&mut self, A: Value, B: Value) -> Value {
+    pub fn Or(&mut self, A: impl Into<Input>, B: impl Into<Input>) -> Value {
+        let [A, B] = self.same_type("Or", [A.into(), B.into()]);
         self.call("Or", 1, vec![Some(A), Some(B)]).out()
     }
 
@@ -950,7 +981,8 @@ impl Builder {
     ///
     /// Inputs: `X`, `slope`. Outputs: `Y`.
     #[allow(non_snake_case)]
-    pub fn PRelu(&mut self, X: Value, slope: Value) -> Value {
+    pub fn PRelu(&mut self, X: impl Into<Input>, slope: impl Into<Input>) -> Value {
+        let [X, slope] = self.same_type("PRelu", [X.into(), slope.into()]);
         self.call("PRelu", 1, vec![Some(X), Some(slope)]).out()
     }
 
@@ -974,7 +1006,8 @@ impl Builder {
     ///
     /// Inputs: `x`, `x_scale`, `x_zero_point`, `w`, `w_scale`, `w_zero_point`, `y_scale`, `y_zero_point`, `B` (optional). Outputs: `y`.
     #[allow(non_snake_case)]
-    pub fn QLinearConv(&mut self, x: Value, x_scale: Value, x_zero_point: Value, w: Value, w_scale: Value, w_zero_point: Value, y_scale: Value, y_zero_point: Value, B: Option<Value>) -> QLinearConv<'_> {
+    pub fn QLinearConv(&mut self, x: impl Into<Input>, x_scale: impl Into<Input>, x_zero_point: impl Into<Input>, w: impl Into<Input>, w_scale: impl Into<Input>, w_zero_point: impl Into<Input>, y_scale: impl Into<Input>, y_zero_point: Value, B: Option<Value>) -> QLinearConv<'_> {
+        let [x, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale] = self.same_type("QLinearConv", [x.into(), x_scale.into(), x_zero_point.into(), w.into(), w_scale.into(), w_zero_point.into(), y_scale.into()]);
         QLinearConv(self.call("QLinearConv", 10, vec![Some(x), Some(x_scale), Some(x_zero_point), Some(w), Some(w_scale), Some(w_zero_point), Some(y_scale), Some(y_zero_point), B]))
     }
 
@@ -982,7 +1015,8 @@ impl Builder {
     ///
     /// Inputs: `a`, `a_scale`, `a_zero_point`, `b`, `b_scale`, `b_zero_point`, `y_scale`, `y_zero_point`. Outputs: `y`.
     #[allow(non_snake_case)]
-    pub fn QLinearMatMul(&mut self, a: Value, a_scale: Value, a_zero_point: Value, b: Value, b_scale: Value, b_zero_point: Value, y_scale: Value, y_zero_point: Value) -> Value {
+    pub fn QLinearMatMul(&mut self, a: impl Into<Input>, a_scale: impl Into<Input>, a_zero_point: impl Into<Input>, b: impl Into<Input>, b_scale: impl Into<Input>, b_zero_point: impl Into<Input>, y_scale: impl Into<Input>, y_zero_point: Value) -> Value {
+        let [a, a_scale, a_zero_point, b, b_scale, b_zero_point, y_scale] = self.same_type("QLinearMatMul", [a.into(), a_scale.into(), a_zero_point.into(), b.into(), b_scale.into(), b_zero_point.into(), y_scale.into()]);
         self.call("QLinearMatMul", 10, vec![Some(a), Some(a_scale), Some(a_zero_point), Some(b), Some(b_scale), Some(b_zero_point), Some(y_scale), Some(y_zero_point)]).out()
     }
 
@@ -1006,7 +1040,8 @@ impl Builder {
     ///
     /// Inputs: `X`, `W`, `R`, `B` (optional), `sequence_lens` (optional), `initial_h` (optional). Outputs: `Y` (optional), `Y_h` (optional).
     #[allow(non_snake_case)]
-    pub fn RNN(&mut self, X: Value, W: Value, R: Value, B: Option<Value>, sequence_lens: Option<Value>, initial_h: Option<Value>) -> RNN<'_> {
+    pub fn RNN(&mut self, X: impl Into<Input>, W: impl Into<Input>, R: impl Into<Input>, B: Option<Value>, sequence_lens: Option<Value>, initial_h: Option<Value>) -> RNN<'_> {
+        let [X, W, R] = self.same_type("RNN", [X.into(), W.into(), R.into()]);
         RNN(self.call("RNN", 1, vec![Some(X), Some(W), Some(R), B, sequence_lens, initial_h]))
     }
 
@@ -1046,7 +1081,8 @@ impl Builder {
     ///
     /// Inputs: `start`, `limit`, `delta`. Outputs: `output`.
     #[allow(non_snake_case)]
-    pub fn Range(&mut self, start: Value, limit: Value, delta: Value) -> Value {
+    pub fn Range(&mut self, start: impl Into<Input>, limit: impl Into<Input>, delta: impl Into<Input>) -> Value {
+        let [start, limit, delta] = self.same_type("Range", [start.into(), limit.into(), delta.into()]);
         self.call("Range", 11, vec![Some(start), Some(limit), Some(delta)]).out()
     }
 
@@ -1182,7 +1218,8 @@ impl Builder {
     ///
     /// Inputs: `X`, `rois`, `batch_indices`. Outputs: `Y`.
     #[allow(non_snake_case)]
-    pub fn RoiAlign(&mut self, X: Value, rois: Value, batch_indices: Value) -> RoiAlign<'_> {
+    pub fn RoiAlign(&mut self, X: impl Into<Input>, rois: impl Into<Input>, batch_indices: Value) -> RoiAlign<'_> {
+        let [X, rois] = self.same_type("RoiAlign", [X.into(), rois.into()]);
         RoiAlign(self.call("RoiAlign", 10, vec![Some(X), Some(rois), Some(batch_indices)]))
     }
 
@@ -1190,7 +1227,8 @@ impl Builder {
     ///
     /// Inputs: `X`, `cos_cache`, `sin_cache`, `position_ids` (optional). Outputs: `Y`.
     #[allow(non_snake_case)]
-    pub fn RotaryEmbedding(&mut self, X: Value, cos_cache: Value, sin_cache: Value, position_ids: Option<Value>) -> RotaryEmbedding<'_> {
+    pub fn RotaryEmbedding(&mut self, X: impl Into<Input>, cos_cache: impl Into<Input>, sin_cache: impl Into<Input>, position_ids: Option<Value>) -> RotaryEmbedding<'_> {
+        let [X, cos_cache, sin_cache] = self.same_type("RotaryEmbedding", [X.into(), cos_cache.into(), sin_cache.into()]);
         RotaryEmbedding(self.call("RotaryEmbedding", 23, vec![Some(X), Some(cos_cache), Some(sin_cache), position_ids]))
     }
 
@@ -1222,7 +1260,8 @@ impl Builder {
     ///
     /// Inputs: `data`, `indices`, `updates`. Outputs: `output`.
     #[allow(non_snake_case)]
-    pub fn ScatterElements(&mut self, data: Value, indices: Value, updates: Value) -> ScatterElements<'_> {
+    pub fn ScatterElements(&mut self, data: impl Into<Input>, indices: Value, updates: impl Into<Input>) -> ScatterElements<'_> {
+        let [data, updates] = self.same_type("ScatterElements", [data.into(), updates.into()]);
         ScatterElements(self.call("ScatterElements", 11, vec![Some(data), Some(indices), Some(updates)]))
     }
 
@@ -1230,7 +1269,8 @@ impl Builder {
     ///
     /// Inputs: `data`, `indices`, `updates`. Outputs: `output`.
     #[allow(non_snake_case)]
-    pub fn ScatterND(&mut self, data: Value, indices: Value, updates: Value) -> ScatterND<'_> {
+    pub fn ScatterND(&mut self, data: impl Into<Input>, indices: Value, updates: impl Into<Input>) -> ScatterND<'_> {
+        let [data, updates] = self.same_type("ScatterND", [data.into(), updates.into()]);
         ScatterND(self.call("ScatterND", 11, vec![Some(data), Some(indices), Some(updates)]))
     }
 
@@ -1358,7 +1398,8 @@ impl Builder {
     ///
     /// Inputs: `data`, `starts`, `ends`, `axes` (optional), `steps` (optional). Outputs: `output`.
     #[allow(non_snake_case)]
-    pub fn Slice(&mut self, data: Value, starts: Value, ends: Value, axes: Option<Value>, steps: Option<Value>) -> Value {
+    pub fn Slice(&mut self, data: Value, starts: impl Into<Input>, ends: impl Into<Input>, axes: Option<Value>, steps: Option<Value>) -> Value {
+        let [starts, ends] = self.same_type("Slice", [starts.into(), ends.into()]);
         self.call("Slice", 10, vec![Some(data), Some(starts), Some(ends), axes, steps]).out()
     }
 
@@ -1438,7 +1479,8 @@ impl Builder {
     ///
     /// Inputs: `X`, `Y`. Outputs: `Z`.
     #[allow(non_snake_case)]
-    pub fn StringConcat(&mut self, X: Value, Y: Value) -> Value {
+    pub fn StringConcat(&mut self, X: impl Into<Input>, Y: impl Into<Input>) -> Value {
+        let [X, Y] = self.same_type("StringConcat", [X.into(), Y.into()]);
         self.call("StringConcat", 20, vec![Some(X), Some(Y)]).out()
     }
 
@@ -1462,7 +1504,8 @@ impl Builder {
     ///
     /// Inputs: `A`, `B`. Outputs: `C`.
     #[allow(non_snake_case)]
-    pub fn Sub(&mut self, A: Value, B: Value) -> Value {
+    pub fn Sub(&mut self, A: impl Into<Input>, B: impl Into<Input>) -> Value {
+        let [A, B] = self.same_type("Sub", [A.into(), B.into()]);
         self.call("Sub", 1, vec![Some(A), Some(B)]).out()
     }
 
@@ -1558,7 +1601,8 @@ impl Builder {
     ///
     /// Inputs: `condition`, `X`, `Y`. Outputs: `output`.
     #[allow(non_snake_case)]
-    pub fn Where(&mut self, condition: Value, X: Value, Y: Value) -> Value {
+    pub fn Where(&mut self, condition: Value, X: impl Into<Input>, Y: impl Into<Input>) -> Value {
+        let [X, Y] = self.same_type("Where", [X.into(), Y.into()]);
         self.call("Where", 9, vec![Some(condition), Some(X), Some(Y)]).out()
     }
 
@@ -1566,7 +1610,8 @@ impl Builder {
     ///
     /// Inputs: `A`, `B`. Outputs: `C`.
     #[allow(non_snake_case)]
-    pub fn Xor(&mut self, A: Value, B: Value) -> Value {
+    pub fn Xor(&mut self, A: impl Into<Input>, B: impl Into<Input>) -> Value {
+        let [A, B] = self.same_type("Xor", [A.into(), B.into()]);
         self.call("Xor", 1, vec![Some(A), Some(B)]).out()
     }
 }
