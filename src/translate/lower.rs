@@ -654,10 +654,22 @@ impl Lowerer<'_> {
             Some(super::aliasing::Link::View { node, input, kind }) => Some((node, input, kind)),
             _ => None,
         };
+        // Only aliases read afterwards, and those they are made from, are computed again.
+        let mut needed: FxHashSet<&'g str> = FxHashSet::default();
+        for &m in members.iter().rev() {
+            if read_later(m) || needed.contains(m) {
+                needed.insert(m);
+                match env.aliases.link(m) {
+                    Some(super::aliasing::Link::View { input, .. }) => needed.insert(input),
+                    Some(super::aliasing::Link::Same(t)) => needed.insert(t),
+                    None => false,
+                };
+            }
+        }
         let mut stale: FxHashSet<&'g str> = FxHashSet::default();
         let mut rerun: FxHashSet<usize> = FxHashSet::default();
         for &m in &members {
-            if m == target || (!write_back && !under_target(m)) {
+            if m == target || !needed.contains(m) || (!write_back && !under_target(m)) {
                 continue;
             }
             match env.aliases.link(m) {
