@@ -405,7 +405,10 @@ pub fn resolve<'t>(
             return Some((e, is_inplace(key), Some(default)));
         }
     }
-    None
+    // An alias (`divide`, `clip`, `swapaxes`) is served by the op it names.
+    let canonical = super::aliases::canonical(key)?;
+    let (e, inplace, used) = resolve(table, &canonical, node)?;
+    Some((e, inplace, Some(used.unwrap_or(canonical))))
 }
 
 /// Whether two overloads take the same arguments (names and types, alias annotations aside).

@@ -2,6 +2,7 @@
 //! the [`prelude`] a translation file imports. Inside the crate: the helpers translations share,
 //! and the driver that walks the FX graph and calls them (`lower`).
 
+pub(crate) mod aliases;
 pub(crate) mod aliasing;
 pub mod dsl;
 mod helpers;

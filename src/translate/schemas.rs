@@ -31,6 +31,19 @@ pub fn schema(key: &str) -> Option<&'static str> {
     index().get(key).copied()
 }
 
+/// The keys of every overload of `op` (`aten::div` → `aten::div.Tensor`, `aten::div.Scalar`, ...),
+/// sorted.
+pub fn overloads(op: &str) -> impl Iterator<Item = &'static str> {
+    let prefix = format!("{op}.");
+    let mut keys: Vec<&'static str> = index()
+        .keys()
+        .filter(|k| k.starts_with(&prefix) && !k[prefix.len()..].contains('.'))
+        .map(String::as_str)
+        .collect();
+    keys.sort_unstable();
+    keys.into_iter()
+}
+
 /// The argument names of a schema line, in order (`self`, `other`, `alpha`).
 pub fn arg_names(schema: &str) -> Vec<&str> {
     let Some(open) = schema.find('(') else { return vec![] };

@@ -11,6 +11,7 @@ pub fn fixtures() -> PathBuf {
 /// Fixtures that must export and compute what PyTorch computes, with the program to export
 /// (`multi_model` packs two).
 pub const EXPORTABLE: &[(&str, &str)] = &[
+    ("aliases", "model"),
     ("buffer_mutation", "model"),
     ("buffer_mutation_decomposed", "model"),
     ("buffers_views", "model"),
