@@ -319,6 +319,65 @@ translations! {
         }
     }
 
+    /// isfinite(Tensor self) -> Tensor
+    #[target("aten::isfinite")]
+    fn isfinite(op, self_: Tensor) -> Value {
+        let bad = if op.dtype(self_).is_some_and(|t| t.is_float()) {
+            let inf = op.IsInf(self_).out();
+            let nan = op.IsNaN(self_);
+            op.Or(inf, nan)
+        } else {
+            all_false(op, self_)
+        };
+        op.Not(bad)
+    }
+
+    /// frac(Tensor self) -> Tensor
+    #[target("aten::frac")]
+    fn frac(op, self_: Tensor) -> OpResult<Value> {
+        let t = dtype_of(op, self_)?;
+        if !t.is_float() {
+            bail!("frac is defined for floating-point tensors, not {}", t.name());
+        }
+        // x - trunc(x)
+        let neg = op.Less(self_, 0.0);
+        let (c, f) = (op.Ceil(self_), op.Floor(self_));
+        let whole = op.Where(neg, c, f);
+        Ok(op.Sub(self_, whole))
+    }
+
+    /// heaviside(Tensor self, Tensor values) -> Tensor
+    #[target("aten::heaviside")]
+    fn heaviside(op, self_: Tensor, values: Tensor) -> Value {
+        let t = out_t(op, self_);
+        let (x, v) = (cast(op, self_, t), cast(op, values, t));
+        let at_zero = op.Equal(x, 0.0);
+        let positive = op.Greater(x, 0.0);
+        let step = cast(op, positive, t);
+        op.Where(at_zero, v, step)
+    }
+
+    /// logit(Tensor self, float? eps=None) -> Tensor
+    #[target("aten::logit")]
+    fn logit(op, self_: Tensor, eps: Option<f64> = None) -> OpResult<Value> {
+        let t = out_t(op, self_);
+        if !t.is_float() {
+            bail!("logit gives a floating-point result, not {}", t.name());
+        }
+        let x = cast(op, self_, t);
+        // log(x / (1 - x)), x clamped to [eps, 1 - eps] when eps is given.
+        let x = match eps {
+            Some(e) => {
+                let (lo, hi) = (op.scalar(t, e), op.scalar(t, 1.0 - e));
+                op.Clip(x, Some(lo), Some(hi))
+            }
+            None => x,
+        };
+        let rest = op.Sub(1.0, x);
+        let odds = op.Div(x, rest);
+        Ok(op.Log(odds))
+    }
+
     /// isposinf(Tensor self) -> Tensor
     #[target("aten::isposinf")]
     fn isposinf(op, self_: Tensor) -> Value {

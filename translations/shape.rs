@@ -248,6 +248,21 @@ fn strided_index(op: &mut Builder, size: &[SymInt], stride: &[SymInt], storage_o
     op.Expand(index, shape)
 }
 
+/// `x` repeated `repeats[i]` times along each axis; more repeats than axes add leading axes of size
+/// one first (torch's `repeat`).
+fn repeat_by(op: &mut Builder, x: Value, repeats: &[SymInt]) -> OpResult<Value> {
+    let r = rank_of(op, x)?;
+    let x = if repeats.len() > r {
+        let axes: Vec<i64> = (0..(repeats.len() - r) as i64).collect();
+        let axes = op.const_i64s(&axes);
+        op.Unsqueeze(x, axes)
+    } else {
+        x
+    };
+    let reps = shape_vec(op, repeats);
+    Ok(op.Tile(x, reps))
+}
+
 translations! {
     /// view(Tensor(a) self, SymInt[] size) -> Tensor(a)
     #[target("aten::view", "aten::_unsafe_view", "aten::view_copy")]
@@ -399,20 +414,27 @@ translations! {
         op.Expand(self_, shape)
     }
 
+    /// view_as(Tensor(a) self, Tensor other) -> Tensor(a)
+    #[target("aten::view_as", "aten::reshape_as")]
+    fn view_as(op, self_: Tensor, other: Tensor) -> Value {
+        let shape = op.Shape(other).out();
+        op.Reshape(self_, shape).out()
+    }
+
     /// repeat(Tensor self, SymInt[] repeats) -> Tensor
     #[target("aten::repeat")]
     fn repeat(op, self_: Tensor, repeats: Vec<SymInt>) -> OpResult<Value> {
+        repeat_by(op, self_, &repeats)
+    }
+
+    /// tile(Tensor self, SymInt[] dims) -> Tensor
+    #[target("aten::tile")]
+    fn tile(op, self_: Tensor, dims: Vec<SymInt>) -> OpResult<Value> {
+        // torch pads `dims` with leading ones to the input's rank, then repeats.
         let r = rank_of(op, self_)?;
-        let x = if repeats.len() > r {
-            // Leading new dims of size 1, then tile.
-            let axes: Vec<i64> = (0..(repeats.len() - r) as i64).collect();
-            let axes = op.const_i64s(&axes);
-            op.Unsqueeze(self_, axes)
-        } else {
-            self_
-        };
-        let reps = shape_vec(op, &repeats);
-        Ok(op.Tile(x, reps))
+        let mut repeats = vec![SymInt::Const(1); r.saturating_sub(dims.len())];
+        repeats.extend(dims);
+        repeat_by(op, self_, &repeats)
     }
 
     /// split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]

@@ -27,6 +27,7 @@ pub const EXPORTABLE: &[(&str, &str)] = &[
     ("lifted_constant", "model"),
     ("mlp_bn", "model"),
     ("mlp_strict", "model"),
+    ("more_ops", "model"),
     ("multi_model", "model"),
     ("multi_model", "second"),
     ("multi_outputs", "model"),
