@@ -31,7 +31,17 @@ fn adaptive_bins(n: i64, o: i64) -> Vec<(i64, i64)> {
 fn adaptive_avg(op: &mut Builder, x: Value, output_size: &[Option<i64>]) -> OpResult<Value> {
     let r = rank_of(op, x)?;
     let k = output_size.len();
-    let sizes = spatial_sizes(op, x, k, "adaptive_avg_pool")?;
+    let sizes = match spatial_sizes(op, x, k, "adaptive_avg_pool") {
+        Ok(sizes) => sizes,
+        // Global pooling needs no input size: a segmentation model's `AdaptiveAvgPool2d(1)` on
+        // dynamic height and width is one ReduceMean over the pooled axes.
+        Err(_) if k <= r && output_size.iter().all(|&o| o == Some(1)) && dtype_of(op, x)?.is_float() => {
+            let axes: Vec<i64> = (r - k..r).map(|a| a as i64).collect();
+            let axes = op.const_i64s(&axes);
+            return Ok(op.ReduceMean(x, Some(axes)).keepdims(1).out());
+        }
+        Err(e) => return Err(e),
+    };
     let t = dtype_of(op, x)?;
     if !t.is_float() {
         bail!("adaptive_avg_pool needs a floating-point input");
