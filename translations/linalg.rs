@@ -33,6 +33,23 @@ fn scaled_sum(op: &mut Builder, input: Value, product: Value, beta: f64, alpha: 
 }
 
 translations! {
+    /// einsum(str equation, Tensor[] tensors, *, int[]? path=None) -> Tensor
+    #[target("aten::einsum")]
+    fn einsum(
+        op,
+        equation: &str,
+        tensors: Vec<Tensor>,
+        // A contraction order: how torch computes it, not what.
+        _path: Ignored,
+    ) -> OpResult<Value> {
+        // ONNX's Einsum follows numpy's rules, as torch does (explicit and implicit output,
+        // ellipses, repeated subscripts); it takes one element type, torch's result type.
+        let t = op.out_dtype(0).ok_or_else(|| OpError::new("einsum: the result's element type is unknown"))?;
+        let inputs: Vec<Value> = tensors.iter().map(|&x| cast(op, x, t)).collect();
+        let equation: String = equation.chars().filter(|c| !c.is_whitespace()).collect();
+        Ok(op.Einsum(&inputs).equation(&equation).out())
+    }
+
     /// baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
     #[target("aten::baddbmm")]
     fn baddbmm(

@@ -22,6 +22,7 @@ pub const EXPORTABLE: &[(&str, &str)] = &[
     ("dtypes_misc", "model"),
     ("dyn_bounds_derived", "model"),
     ("effects_tokens", "model"),
+    ("einsum", "model"),
     ("global_pool_dynamic", "model"),
     ("half_dtypes", "model"),
     ("hops_loops", "model"),
