@@ -215,6 +215,44 @@ fn gather_bytes(t: &TensorData, idx: &[usize], dims: Vec<i64>) -> Option<TensorD
     Some(TensorData { dtype: t.dtype, dims, raw: raw.into() })
 }
 
+/// `ScatterElements(data, indices, updates)`: `data` with each element of `updates` written at its own
+/// position, the coordinate along `axis` replaced by the matching index.
+fn scatter_elements(node: &Node, data: &TensorData, indices: &TensorData, updates: &TensorData) -> Option<TensorData> {
+    let idx = ints(Some(indices))?;
+    let rank = data.dims.len();
+    if updates.dtype != data.dtype || updates.dims != indices.dims || indices.dims.len() != rank {
+        return None;
+    }
+    let axis = norm_axis(attr_int(node, "axis", 0), rank)?;
+    let es = data.dtype.size()?;
+    let mut raw = data.raw.get(0..numel(&data.dims)? * es)?.to_vec();
+    let mut written = vec![false; numel(&data.dims)?];
+    let mut coord = vec![0i64; rank];
+    for (j, &i) in idx.iter().enumerate() {
+        // The coordinates of update `j` (row-major), with the index along `axis`.
+        let mut rest = j as i64;
+        for d in (0..rank).rev() {
+            coord[d] = rest % updates.dims[d];
+            rest /= updates.dims[d];
+        }
+        let n = data.dims[axis];
+        coord[axis] = if i < 0 { i + n } else { i };
+        let mut at = 0i64;
+        for (&c, &n) in coord.iter().zip(&data.dims) {
+            if !(0..n).contains(&c) {
+                return None;
+            }
+            at = at * n + c;
+        }
+        let at = at as usize;
+        if std::mem::replace(written.get_mut(at)?, true) {
+            return None;
+        }
+        raw.get_mut(at * es..at * es + es)?.copy_from_slice(updates.raw.get(j * es..j * es + es)?);
+    }
+    Some(TensorData { dtype: data.dtype, dims: data.dims.clone(), raw: raw.into() })
+}
+
 fn ints(t: Option<&TensorData>) -> Option<Vec<i64>> {
     let t = t?;
     matches!(t.dtype, DType::Int64 | DType::Int32).then(|| t.to_i64s())?
@@ -308,6 +346,9 @@ pub(crate) fn eval(node: &Node, inputs: &[Option<&TensorData>]) -> Option<Tensor
             gather_bytes(x, &map, dims)
         }
         "Slice" => slice(x?, arg(1), arg(2), arg(3), arg(4)),
+        // Without a reduction only: every position written once (repeated indices are undefined in
+        // ONNX, so they are left to the runtime).
+        "ScatterElements" if node.attr("reduction").is_none() => scatter_elements(node, x?, arg(1)?, arg(2)?),
         "Concat" => {
             let parts: Vec<&TensorData> = inputs.iter().copied().collect::<Option<_>>()?;
             let first = *parts.first()?;

@@ -741,11 +741,24 @@ impl Lowerer<'_> {
             )));
         }
         let shape = op.Shape(base_value).out();
-        let numel = op.ReduceProd(shape, None).keepdims(0).out();
-        let (zero, one) = (op.scalar_i64(0), op.scalar_i64(1));
-        let flat_positions = op.Range(zero, numel, one);
-        let mut positions = op.Reshape(flat_positions, shape).out();
         let base_shape = op.info(base_value).shape.clone();
+        let fixed: Option<Vec<i64>> = base_shape
+            .as_ref()
+            .and_then(|s| s.iter().map(|d| if let Dim::Fixed(n) = d { Some(*n) } else { None }).collect());
+        let mut positions = match fixed {
+            // A small base of static shape: the positions are a constant, so the optimizer can fold
+            // the whole write-back (a mask built by fill_ on slices becomes one constant).
+            Some(dims) if dims.iter().product::<i64>() <= crate::optimize::fold::INPUT_LIMIT => {
+                let n = dims.iter().product::<i64>();
+                op.constant_tensor(TensorData::from_i64s(dims, &(0..n).collect::<Vec<i64>>()))
+            }
+            _ => {
+                let numel = op.ReduceProd(shape, None).keepdims(0).out();
+                let (zero, one) = (op.scalar_i64(0), op.scalar_i64(1));
+                let flat_positions = op.Range(zero, numel, one);
+                op.Reshape(flat_positions, shape).out()
+            }
+        };
         let info = op.info_mut(positions);
         info.dtype = Some(DType::Int64);
         info.shape = base_shape;
