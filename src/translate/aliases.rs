@@ -76,12 +76,8 @@ pub(crate) fn canonical(key: &str) -> Option<String> {
 /// A schema's argument types with their defaults, and its return types, without argument names
 /// or alias annotations: `(Tensor, int=0) -> Tensor`.
 fn signature(schema: &str) -> String {
-    let (args, returns) = schema.split_once(") -> ").unwrap_or((schema, ""));
-    let args = args.split_once('(').map_or("", |(_, a)| a);
-    let types: Vec<String> = split_args(args)
+    let types: Vec<String> = schemas::arguments(schema)
         .into_iter()
-        .map(|a| a.trim())
-        .filter(|a| !a.is_empty() && *a != "*")
         .map(|a| {
             let (decl, default) = a.split_once('=').map_or((a, None), |(d, v)| (d, Some(v)));
             let ty = decl.trim().rsplit_once(' ').map_or(decl, |(ty, _)| ty);
@@ -92,25 +88,7 @@ fn signature(schema: &str) -> String {
         })
         .collect();
     let strip = |s: &str| s.replace("(a!)", "").replace("(a)", "").replace("(a -> *)", "");
-    format!("({}) -> {}", strip(&types.join(", ")), strip(returns))
-}
-
-/// Top-level comma-separated parts (brackets and parentheses nest).
-fn split_args(args: &str) -> Vec<&str> {
-    let (mut parts, mut depth, mut start) = (Vec::new(), 0usize, 0);
-    for (i, c) in args.char_indices() {
-        match c {
-            '(' | '[' => depth += 1,
-            ')' | ']' => depth = depth.saturating_sub(1),
-            ',' if depth == 0 => {
-                parts.push(&args[start..i]);
-                start = i + 1;
-            }
-            _ => {}
-        }
-    }
-    parts.push(&args[start..]);
-    parts
+    format!("({}) -> {}", strip(&types.join(", ")), strip(schemas::returns(schema)))
 }
 
 #[cfg(test)]

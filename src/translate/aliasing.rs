@@ -80,12 +80,12 @@ const REPEATING: &[&str] = &["as_strided", "broadcast_to", "expand", "expand_as"
 /// How the op of table key `key` (`aten::slice.Tensor`) treats its first argument.
 pub(crate) fn first_arg(key: &str) -> FirstArg {
     let Some(schema) = schemas::schema(key) else { return FirstArg::Other };
-    let Some((args, returns)) = schema.split_once(") -> ") else { return FirstArg::Other };
-    let Some(first) = args.split_once('(').map(|(_, a)| a) else { return FirstArg::Other };
+    let Some(&first) = schemas::arguments(schema).first() else { return FirstArg::Other };
     if first.starts_with("Tensor(a!)") {
         return FirstArg::Mutated;
     }
-    if !((first.starts_with("Tensor(a)") || first.starts_with("Tensor(a -> *)")) && returns.contains("Tensor(a)")) {
+    let viewed = first.starts_with("Tensor(a)") || first.starts_with("Tensor(a -> *)");
+    if !(viewed && schemas::returns(schema).contains("Tensor(a)")) {
         return FirstArg::Other;
     }
     let op = key.split_once("::").map_or(key, |(_, rest)| rest.split('.').next().unwrap_or(rest));

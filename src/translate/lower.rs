@@ -414,10 +414,8 @@ pub fn resolve<'t>(
 /// Whether two overloads take the same arguments (names and types, alias annotations aside).
 fn same_arguments(a: &str, b: &str) -> bool {
     let args = |k: &str| {
-        super::schemas::schema(k).map(|s| {
-            let inner = &s[s.find('(').unwrap_or(0)..s.rfind(") ->").unwrap_or(s.len())];
-            inner.replace("(a!)", "").replace("(a)", "")
-        })
+        super::schemas::schema(k)
+            .map(|s| super::schemas::arguments(s).join(", ").replace("(a!)", "").replace("(a)", ""))
     };
     matches!((args(a), args(b)), (Some(x), Some(y)) if x == y)
 }
@@ -699,6 +697,8 @@ impl Lowerer<'_> {
                 }
             }
         }
+        // A view node with several outputs (split) translated again rebinds its outputs, the
+        // mutated one included: it keeps the value the in-place op gave it.
         env.insert(target, new);
         Ok(())
     }

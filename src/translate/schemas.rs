@@ -44,49 +44,62 @@ pub fn overloads(op: &str) -> impl Iterator<Item = &'static str> {
     keys.into_iter()
 }
 
-/// The argument names of a schema line, in order (`self`, `other`, `alpha`).
-pub fn arg_names(schema: &str) -> Vec<&str> {
+/// The argument declarations of a schema line, in order, without the `*` marker
+/// (`Tensor self`, `Scalar alpha=1`): the top-level parts of the list that the first parenthesis
+/// opens and its match closes.
+pub fn arguments(schema: &str) -> Vec<&str> {
     let Some(open) = schema.find('(') else { return vec![] };
-    // The argument list ends at the parenthesis that closes the first one.
-    let mut depth = 0usize;
-    let mut end = schema.len();
-    for (i, c) in schema[open..].char_indices() {
-        match c {
-            '(' | '[' => depth += 1,
-            ')' | ']' => {
-                depth -= 1;
-                if depth == 0 {
-                    end = open + i;
-                    break;
-                }
-            }
-            _ => {}
-        }
-    }
+    let end = open + closing(&schema[open..]).unwrap_or(schema.len() - open);
     let args = &schema[open + 1..end];
-    let mut names = Vec::new();
-    let mut depth = 0usize;
-    let mut start = 0;
-    let bytes: Vec<(usize, char)> = args.char_indices().collect();
-    for (i, c) in bytes.iter().copied().chain(std::iter::once((args.len(), ','))) {
+    let (mut parts, mut depth, mut start) = (Vec::new(), 0usize, 0);
+    for (i, c) in args.char_indices().chain(std::iter::once((args.len(), ','))) {
         match c {
             '(' | '[' => depth += 1,
             ')' | ']' => depth = depth.saturating_sub(1),
             ',' if depth == 0 => {
                 let part = args[start..i].trim();
                 start = i + 1;
-                if part == "*" || part.is_empty() {
-                    continue;
-                }
-                let decl = part.split('=').next().unwrap_or(part).trim();
-                if let Some(name) = decl.rsplit(' ').next() {
-                    names.push(name);
+                if part != "*" && !part.is_empty() {
+                    parts.push(part);
                 }
             }
             _ => {}
         }
     }
-    names
+    parts
+}
+
+/// What a schema line returns (`Tensor(a)`, `(Tensor, Tensor)`): the text after the argument list.
+pub fn returns(schema: &str) -> &str {
+    let Some(open) = schema.find('(') else { return "" };
+    let end = open + closing(&schema[open..]).unwrap_or(schema.len() - open);
+    schema[end..].trim_start_matches(')').trim_start().trim_start_matches("->").trim()
+}
+
+/// The position of the bracket that closes the one `s` starts with.
+fn closing(s: &str) -> Option<usize> {
+    let mut depth = 0usize;
+    for (i, c) in s.char_indices() {
+        match c {
+            '(' | '[' => depth += 1,
+            ')' | ']' => {
+                depth = depth.saturating_sub(1);
+                if depth == 0 {
+                    return Some(i);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// The argument names of a schema line, in order (`self`, `other`, `alpha`).
+pub fn arg_names(schema: &str) -> Vec<&str> {
+    arguments(schema)
+        .into_iter()
+        .filter_map(|part| part.split('=').next().unwrap_or(part).trim().rsplit(' ').next())
+        .collect()
 }
 
 #[cfg(test)]
