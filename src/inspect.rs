@@ -16,6 +16,7 @@ use crate::pt2::Archive;
 use crate::TranslationTable;
 
 pub use crate::translate::lower::UnsupportedOp;
+pub use crate::translate::universe::{Source, Status, Target};
 
 /// The program `model` of the archive at `path` as text, close to `print(exported_program)`:
 /// the FX graph with shapes, the signature and the range constraints.
@@ -35,6 +36,22 @@ pub fn untranslated_ops(
     let archive = Archive::open(path.as_ref())?;
     let loaded = archive.load(model)?;
     Ok(crate::translate::lower::find_unsupported(&loaded.program.graph_module.graph, table))
+}
+
+/// The operator universe (torch.onnx's registry, the Core ATen IR, every overload of ATen's
+/// aliases) with what `table` does with each target: translated, refused with a reason, missing.
+///
+/// ```
+/// use fxonnx::inspect::{universe, Status};
+/// let table = fxonnx::TranslationTable::builtin();
+/// for t in universe(&table) {
+///     if let Status::Refused(why) = t.status {
+///         println!("{} ({}): {why}", t.key, t.source.label());
+///     }
+/// }
+/// ```
+pub fn universe(table: &TranslationTable) -> Vec<Target> {
+    crate::translate::universe::universe(table)
 }
 
 /// Why bytes are not an ONNX model.

@@ -2,6 +2,7 @@
 //! `fxonnx inspect model.onnx [--metadata]`.
 
 use std::collections::HashMap;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
@@ -64,8 +65,15 @@ enum Command {
     /// that have no translation.
     Ops {
         /// Only list the targets of this archive that fxonnx cannot translate.
-        #[arg(long, value_name = "MODEL.pt2")]
+        #[arg(long, value_name = "MODEL.pt2", conflicts_with = "missing")]
         check: Option<PathBuf>,
+        /// List what the operator universe (torch.onnx's registry, Core ATen, ATen's aliases) has
+        /// that the table neither translates nor refuses with a reason; with --refused, the refusals too.
+        #[arg(long)]
+        missing: bool,
+        /// With --missing: also list the targets refused on purpose, with the reason.
+        #[arg(long, requires = "missing")]
+        refused: bool,
         #[arg(long, default_value = "model")]
         model: String,
     },
@@ -160,20 +168,26 @@ fn run(cli: Cli) -> Result<(), String> {
             );
             Ok(())
         }
+        Command::Ops { check: None, missing: true, refused, .. } => universe(refused),
         Command::Ops { check: None, .. } => {
             let table = fxonnx::TranslationTable::builtin();
             let (min, max) = (fxonnx::SUPPORTED_OPSETS.start(), fxonnx::SUPPORTED_OPSETS.end());
-            println!(
+            // Written, not printed: a closed pipe (`fxonnx ops | head`) ends the listing quietly.
+            let mut out = std::io::stdout().lock();
+            let _ = writeln!(
+                out,
                 "# {} targets; exports target opsets {min} to {max} (an op that needs a newer opset says so when used)",
                 table.len()
             );
             for key in table.keys() {
                 let doc = table.get(key).map(|e| e.schema()).unwrap_or_default();
-                println!("{key}\t{doc}");
+                if writeln!(out, "{key}\t{doc}").is_err() {
+                    break;
+                }
             }
             Ok(())
         }
-        Command::Ops { check: Some(path), model } => {
+        Command::Ops { check: Some(path), model, .. } => {
             let table = fxonnx::TranslationTable::builtin();
             let missing = fxonnx::inspect::untranslated_ops(&path, &model, &table).map_err(|e| e.to_string())?;
             if missing.is_empty() {
@@ -187,6 +201,35 @@ fn run(cli: Cli) -> Result<(), String> {
         }
         Command::Inspect { input, model, metadata } => inspect(&input, &model, metadata),
     }
+}
+
+/// `fxonnx ops --missing`: per source of the operator universe, the counts, then every missing
+/// target (and with `refused`, every refused one with its reason). Fails when any is missing.
+fn universe(refused: bool) -> Result<(), String> {
+    use fxonnx::inspect::{Source, Status};
+    let all = fxonnx::inspect::universe(&fxonnx::TranslationTable::builtin());
+    let mut out = std::io::stdout().lock();
+    let mut missing = 0;
+    for source in Source::ALL {
+        let of: Vec<_> = all.iter().filter(|t| t.source == source).collect();
+        let count = |f: &dyn Fn(&Status) -> bool| of.iter().filter(|t| f(&t.status)).count();
+        let (tr, rf) = (count(&|s| matches!(s, Status::Translated(_))), count(&|s| matches!(s, Status::Refused(_))));
+        let miss = of.len() - tr - rf;
+        missing += miss;
+        let _ =
+            writeln!(out, "# {}: {} targets, {tr} translated, {rf} refused, {miss} missing", source.label(), of.len());
+        for t in &of {
+            match &t.status {
+                Status::Missing => _ = writeln!(out, "missing\t{}", t.key),
+                Status::Refused(why) if refused => _ = writeln!(out, "refused\t{}\t{why}", t.key),
+                _ => {}
+            }
+        }
+    }
+    if missing > 0 {
+        return Err(format!("{missing} target(s) of the operator universe have no translation and no stated reason"));
+    }
+    Ok(())
 }
 
 /// `fxonnx inspect`: a zip file (starting with `PK`) is a .pt2 archive, anything else must decode as

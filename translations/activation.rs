@@ -351,4 +351,19 @@ translations! {
         let hx = op.Mul(0.5, self_);
         Ok(op.Mul(hx, p))
     }
+
+    /// hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val) -> Tensor
+    #[target("aten::hardtanh_backward")]
+    fn hardtanh_backward(op, grad_output: Tensor, self_: Tensor, min_val: Scalar, max_val: Scalar) -> Value {
+        // The gradient passes where min_val < x < max_val (strictly, as torch's kernel), else 0.
+        let t = out_t(op, grad_output);
+        let x_t = out_t(op, self_);
+        let (lo, hi) = (scalar_value(op, min_val, x_t), scalar_value(op, max_val, x_t));
+        let above = op.Greater(self_, lo);
+        let below = op.Less(self_, hi);
+        let inside = op.And(above, below);
+        let zero = op.scalar(t, 0.0);
+        let g = cast(op, grad_output, t);
+        op.Where(inside, g, zero)
+    }
 }

@@ -134,10 +134,15 @@ translations! {
     }
 
     /// wrap_with_set_grad_enabled(bool enable_grad, GraphModule body, *args) -> Tensor[]
-    #[target("higher_order::wrap_with_set_grad_enabled", "higher_order::wrap_with_autocast")]
+    #[target(
+        "higher_order::wrap_with_set_grad_enabled",
+        "higher_order::wrap_with_autocast",
+        "higher_order::invoke_subgraph"
+    )]
     fn wrap_with_set_grad_enabled[ctx](op) -> OpResult<Vec<Value>> {
-        // Grad mode does not change what inference computes: inline the body. Its operands follow
-        // the subgraph argument positionally.
+        // Grad mode does not change what inference computes, and a subgraph torch.compile marked for
+        // reuse (`invoke_subgraph`) computes what its body does: inline the body. Its operands
+        // follow the subgraph argument positionally; `invoke_subgraph`'s identifier string is not one.
         let args = &ctx.node.inputs;
         let Some(at) = args.iter().position(|a| matches!(a.arg, crate::pt2::schema::Argument::Graph(_))) else {
             bail!("wrap_with_set_grad_enabled has no subgraph argument to inline");
@@ -147,6 +152,7 @@ translations! {
         };
         let operands: Vec<Value> = args[at + 1..]
             .iter()
+            .filter(|a| !matches!(a.arg, crate::pt2::schema::Argument::String(_)))
             .map(|a| match &a.arg {
                 crate::pt2::schema::Argument::Tensor(t) => ctx.value(&t.name),
                 other => Err(OpError::new(format!("operand of kind {} is not supported", other.kind()))),

@@ -3,6 +3,7 @@
 
 use crate::translate::prelude::*;
 use crate::translations;
+use std::f64::consts::PI;
 
 /// A tensor of `shape` filled with `value`, in the node's output type.
 fn filled(op: &mut Builder, shape: Value, value: Operand) -> OpResult<Value> {
@@ -323,9 +324,73 @@ translations! {
         let idx = op.constant_tensor(TensorData::from_i64s(vec![c, r], &tuples));
         Ok(op.Gather(self_, idx).axis(0).out())
     }
+
+    /// hann_window.periodic(int window_length, bool periodic, *, ScalarType? dtype=None, Layout? layout=None,
+    ///     Device? device=None, bool? pin_memory=None) -> Tensor
+    #[target("aten::hann_window", "aten::hann_window.periodic")]
+    fn hann_window(op, window_length: i64, periodic: bool = true) -> OpResult<Value> {
+        window(op, window_length, periodic, |x| 0.5 - 0.5 * (2.0 * PI * x).cos())
+    }
+
+    /// hamming_window.periodic_alpha_beta(int window_length, bool periodic, float alpha, float beta, *,
+    ///     ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
+    #[target(
+        "aten::hamming_window",
+        "aten::hamming_window.periodic",
+        "aten::hamming_window.periodic_alpha",
+        "aten::hamming_window.periodic_alpha_beta"
+    )]
+    fn hamming_window(
+        op,
+        window_length: i64,
+        periodic: bool = true,
+        alpha: f64 = 0.54,
+        beta: f64 = 0.46,
+    ) -> OpResult<Value> {
+        // Not ONNX HammingWindow: its coefficients are 25/46 and 21/46, torch's 0.54 and 0.46.
+        window(op, window_length, periodic, |x| alpha - beta * (2.0 * PI * x).cos())
+    }
+
+    /// blackman_window.periodic(int window_length, bool periodic, *, ScalarType? dtype=None,
+    ///     Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
+    #[target("aten::blackman_window", "aten::blackman_window.periodic")]
+    fn blackman_window(op, window_length: i64, periodic: bool = true) -> OpResult<Value> {
+        window(op, window_length, periodic, |x| 0.42 - 0.5 * (2.0 * PI * x).cos() + 0.08 * (4.0 * PI * x).cos())
+    }
+
+    /// bartlett_window.periodic(int window_length, bool periodic, *, ScalarType? dtype=None,
+    ///     Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
+    #[target("aten::bartlett_window", "aten::bartlett_window.periodic")]
+    fn bartlett_window(op, window_length: i64, periodic: bool = true) -> OpResult<Value> {
+        window(op, window_length, periodic, |x| 1.0 - (2.0 * x - 1.0).abs())
+    }
+
+    /// tensor.float(float t, *, ScalarType? dtype=None, Device? device=None, bool requires_grad=False) -> Tensor
+    #[target("aten::tensor.float", "aten::tensor.int", "aten::tensor.bool")]
+    fn tensor(op, t: Scalar) -> OpResult<Value> {
+        let dtype = op.out_dtype(0).unwrap_or_else(|| scalar_dtype(op, t));
+        Ok(scalar_value(op, t, dtype))
+    }
 }
 
 /// A 1-D linspace of `steps` points in `work` (torch's two-sided formula), before the final cast.
+/// A window of `length` samples `f(n / (N - 1))`, where N is `length + 1` when `periodic` (torch
+/// computes one sample more and drops it) and `length` otherwise; torch's `[1]` for length 1.
+/// The samples are constants: `window_length` is an int, never symbolic.
+fn window(op: &mut Builder, length: i64, periodic: bool, f: impl Fn(f64) -> f64) -> OpResult<Value> {
+    let t = op.out_dtype(0).unwrap_or(DType::Float);
+    if length < 0 {
+        bail!("window_length must be non-negative, got {length}");
+    }
+    let n = if periodic { length + 1 } else { length };
+    let values: Vec<f64> = match length {
+        0 => vec![],
+        1 => vec![1.0],
+        _ => (0..length).map(|i| f(i as f64 / (n - 1) as f64)).collect(),
+    };
+    Ok(op.constant_tensor(constant_data(t, vec![length], &values)?))
+}
+
 fn linspace_values(op: &mut Builder, start: Operand, end: Operand, steps: i64, work: DType) -> Value {
     let (s, e) = (operand_value(op, start, work), operand_value(op, end, work));
     let (zero, one) = (op.scalar_i64(0), op.scalar_i64(1));

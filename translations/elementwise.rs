@@ -104,7 +104,7 @@ translations! {
     }
 
     /// div.Tensor(Tensor self, Tensor other) -> Tensor
-    #[target("aten::div.Tensor", "aten::div.Scalar", "aten::true_divide.Tensor")]
+    #[target("aten::div.Tensor", "aten::div.Scalar")]
     fn div(op, self_: Operand, other: Operand) -> Value {
         let t = op.out_dtype(0).unwrap_or(DType::Float);
         let (a, b) = operands(op, self_, other, t);
@@ -297,5 +297,35 @@ translations! {
     )]
     fn assert_(op) -> () {
         // Checks torch ran at export time; the ONNX graph has no runtime assertions.
+    }
+
+    /// prims::convert_element_type(Tensor a, ScalarType dtype) -> Tensor
+    #[target("prims::convert_element_type")]
+    fn prims_convert_element_type(op, a: Tensor, dtype: ScalarType) -> Value {
+        cast(op, a, onnx_dtype(dtype))
+    }
+
+    /// prims::div(Tensor self, Tensor other) -> Tensor: true division of floats, and of integers
+    /// division rounded toward zero (C's), unlike `aten::div`.
+    #[target("prims::div")]
+    fn prims_div(op, self_: Tensor, other: Tensor) -> OpResult<Value> {
+        let t = dtype_of(op, self_)?;
+        if t.is_float() {
+            return Ok(op.Div(self_, other));
+        }
+        // Through float64 (exact below 2^53): ONNX does not say how integer Div rounds.
+        let (a, b) = (cast(op, self_, DType::Double), cast(op, other, DType::Double));
+        let q = op.Div(a, b);
+        let (fl, ce) = (op.Floor(q), op.Ceil(q));
+        let neg = op.Less(q, 0.0);
+        let q = op.Where(neg, ce, fl);
+        Ok(cast(op, q, t))
+    }
+
+    /// prims::device_put(Tensor a, Device device, bool non_blocking=False) -> Tensor
+    #[target("prims::device_put")]
+    fn prims_device_put(op, a: Tensor, _device: Ignored, _non_blocking: Ignored) -> Value {
+        // An ONNX graph has one device: moving a tensor is the identity.
+        op.Identity(a)
     }
 }

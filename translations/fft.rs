@@ -505,7 +505,7 @@ translations! {
     }
 
     /// view_as_real(Tensor(a) self) -> Tensor(a)
-    #[target("aten::view_as_real")]
+    #[target("aten::view_as_real", "aten::view_as_real_copy")]
     fn view_as_real(op, self_: Tensor) -> OpResult<Value> {
         // The real view already is the data; only the complex mark goes.
         if !op.info(self_).complex {
@@ -521,7 +521,7 @@ translations! {
     }
 
     /// view_as_complex(Tensor(a) self) -> Tensor(a)
-    #[target("aten::view_as_complex")]
+    #[target("aten::view_as_complex", "aten::view_as_complex_copy")]
     fn view_as_complex(op, self_: Tensor) -> OpResult<Value> {
         if op.info(self_).complex {
             bail!("view_as_complex needs a real tensor");

@@ -32,6 +32,24 @@ fn scaled_sum(op: &mut Builder, input: Value, product: Value, beta: f64, alpha: 
     op.Add(c, p)
 }
 
+/// The cross product of 3-vectors along `dim` (torch's `linalg_cross`, broadcasting).
+fn cross_along(op: &mut Builder, self_: Value, other: Value, dim: i64) -> OpResult<Value> {
+    let r = rank_of(op, self_)?.max(rank_of(op, other)?);
+    let axis = normalize_axis(dim, r);
+    let t = result_dtype(op, self_)?;
+    let a = cast(op, self_, t);
+    let b = cast(op, other, t);
+    let ai: Vec<Value> = (0..3).map(|i| slice_along(op, a, axis, i, i + 1)).collect();
+    let bi: Vec<Value> = (0..3).map(|i| slice_along(op, b, axis, i, i + 1)).collect();
+    let mut parts = Vec::new();
+    for (i, j) in [(1, 2), (2, 0), (0, 1)] {
+        let p = op.Mul(ai[i], bi[j]);
+        let q = op.Mul(ai[j], bi[i]);
+        parts.push(op.Sub(p, q));
+    }
+    Ok(op.Concat(&parts).axis(axis).out())
+}
+
 translations! {
     /// einsum(str equation, Tensor[] tensors, *, int[]? path=None) -> Tensor
     #[target("aten::einsum")]
@@ -164,20 +182,7 @@ translations! {
     /// linalg_cross(Tensor self, Tensor other, *, int dim=-1) -> Tensor
     #[target("aten::linalg_cross")]
     fn linalg_cross(op, self_: Tensor, other: Tensor, dim: i64 = -1) -> OpResult<Value> {
-        let r = rank_of(op, self_)?.max(rank_of(op, other)?);
-        let axis = normalize_axis(dim, r);
-        let t = result_dtype(op, self_)?;
-        let a = cast(op, self_, t);
-        let b = cast(op, other, t);
-        let ai: Vec<Value> = (0..3).map(|i| slice_along(op, a, axis, i, i + 1)).collect();
-        let bi: Vec<Value> = (0..3).map(|i| slice_along(op, b, axis, i, i + 1)).collect();
-        let mut parts = Vec::new();
-        for (i, j) in [(1, 2), (2, 0), (0, 1)] {
-            let p = op.Mul(ai[i], bi[j]);
-            let q = op.Mul(ai[j], bi[i]);
-            parts.push(op.Sub(p, q));
-        }
-        Ok(op.Concat(&parts).axis(axis).out())
+        cross_along(op, self_, other, dim)
     }
 
     /// linalg_vecdot(Tensor x, Tensor y, *, int dim=-1) -> Tensor
@@ -393,5 +398,25 @@ translations! {
         let out: Vec<i64> = fa.iter().map(|&d| sa[d as usize]).chain(fb.iter().map(|&d| sb[d as usize])).collect();
         let out = op.const_i64s(&out);
         Ok(op.Reshape(p, out).out())
+    }
+
+    /// cross(Tensor self, Tensor other, int? dim=None) -> Tensor
+    #[target("aten::cross")]
+    fn cross(op, self_: Tensor, other: Tensor, dim: Option<i64> = None) -> OpResult<Value> {
+        // Without `dim`, torch takes the first dim of size 3. A symbolic dim is not it: had it been
+        // 3, torch's trace would have made it static.
+        let dim = match dim {
+            Some(d) => d,
+            None => {
+                let Some(shape) = op.shape(self_) else {
+                    bail!("cross without dim needs the input's shape")
+                };
+                match shape.iter().position(|s| *s == Dim::Fixed(3)) {
+                    Some(d) => d as i64,
+                    None => bail!("cross without dim needs a dim of size 3, the shape is {shape:?}"),
+                }
+            }
+        };
+        cross_along(op, self_, other, dim)
     }
 }

@@ -123,6 +123,79 @@ fn xlogy_v(op: &mut Builder, x: Value, y: Value, t: DType, log1p: bool) -> Value
     op.Where(ny, nan, r)
 }
 
+/// A complex value (its real view, last dim 2) from its real and imaginary parts.
+fn complex_from_parts(op: &mut Builder, re: Value, im: Value) -> OpResult<Value> {
+    let axes = op.const_i64s(&[-1]);
+    let (re, im) = (op.Unsqueeze(re, axes), op.Unsqueeze(im, axes));
+    let v = op.Concat(&[re, im]).axis(-1).out();
+    op.info_mut(v).complex = true;
+    Ok(v)
+}
+
+/// Whether every element of a bool tensor is true, as a 0-d bool (true when empty).
+fn all_of(op: &mut Builder, x: Value) -> Value {
+    let n = op.Not(x);
+    let n = cast(op, n, DType::Int64);
+    let any_false = op.ReduceMax(n, None).keepdims(0).out();
+    // ReduceMax of an empty tensor is the lowest int64, which is not 1 either.
+    let one = op.scalar_i64(1);
+    let hit = op.Equal(any_false, one);
+    op.Not(hit)
+}
+
+/// torch's fake quantization: (clamp(round(x / scale) + zero_point, qmin, qmax) - zero_point) * scale,
+/// rounding half to even as ONNX Round does; x / scale as x * (1 / scale), torch's order.
+fn fake_quantize(op: &mut Builder, x: Value, scale: Value, zero_point: Value, qmin: i64, qmax: i64, t: DType) -> Value {
+    let one = op.scalar(t, 1.0);
+    let inv = op.Div(one, scale);
+    let scaled = op.Mul(x, inv);
+    let rounded = op.Round(scaled);
+    let shifted = op.Add(rounded, zero_point);
+    let (lo, hi) = (op.scalar(t, qmin as f64), op.scalar(t, qmax as f64));
+    let clamped = op.Clip(shifted, Some(lo), Some(hi));
+    let centered = op.Sub(clamped, zero_point);
+    op.Mul(centered, scale)
+}
+
+/// torch's isclose: |a - b| <= atol + rtol * |b|, or equal; infinities only equal to themselves.
+fn isclose_v(op: &mut Builder, self_: Value, other: Value, rtol: f64, atol: f64, equal_nan: bool) -> Value {
+    let t = promote(op.dtype(self_).unwrap_or(DType::Float), op.dtype(other).unwrap_or(DType::Float));
+    let (a, b) = (cast(op, self_, t), cast(op, other, t));
+    let eq = op.Equal(a, b);
+    if t == DType::Bool {
+        return eq;
+    }
+    // |a - b| <= atol + rtol·|b|, for finite values (integers compare in float64).
+    let w = if t.is_float() { t } else { DType::Double };
+    let (a, b) = (cast(op, a, w), cast(op, b, w));
+    let d = op.Sub(a, b);
+    let d = op.Abs(d);
+    let r = op.scalar(w, rtol);
+    let rb = op.Mul(r, b);
+    let rb = op.Abs(rb);
+    let at = op.scalar(w, atol);
+    let allowed = op.Add(at, rb);
+    let close = op.LessOrEqual(d, allowed);
+    let mut res = op.Or(eq, close);
+    if t.is_float() {
+        let fa = op.IsInf(a).out();
+        let na = op.IsNaN(a);
+        let fb = op.IsInf(b).out();
+        let nb = op.IsNaN(b);
+        let bad_a = op.Or(fa, na);
+        let bad_b = op.Or(fb, nb);
+        let bad = op.Or(bad_a, bad_b);
+        let finite_close = op.Not(bad);
+        let finite_close = op.And(finite_close, close);
+        res = op.Or(eq, finite_close);
+        if equal_nan {
+            let both = op.And(na, nb);
+            res = op.Or(res, both);
+        }
+    }
+    res
+}
+
 translations! {
     /// clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor
     #[target("aten::clamp", "aten::clamp.Tensor")]
@@ -425,41 +498,7 @@ translations! {
         atol: f64 = 1e-8,
         equal_nan: bool = false,
     ) -> Value {
-        let t = promote(op.dtype(self_).unwrap_or(DType::Float), op.dtype(other).unwrap_or(DType::Float));
-        let (a, b) = (cast(op, self_, t), cast(op, other, t));
-        let eq = op.Equal(a, b);
-        if t == DType::Bool {
-            return eq;
-        }
-        // |a - b| <= atol + rtol·|b|, for finite values (integers compare in float64).
-        let w = if t.is_float() { t } else { DType::Double };
-        let (a, b) = (cast(op, a, w), cast(op, b, w));
-        let d = op.Sub(a, b);
-        let d = op.Abs(d);
-        let r = op.scalar(w, rtol);
-        let rb = op.Mul(r, b);
-        let rb = op.Abs(rb);
-        let at = op.scalar(w, atol);
-        let allowed = op.Add(at, rb);
-        let close = op.LessOrEqual(d, allowed);
-        let mut res = op.Or(eq, close);
-        if t.is_float() {
-            let fa = op.IsInf(a).out();
-            let na = op.IsNaN(a);
-            let fb = op.IsInf(b).out();
-            let nb = op.IsNaN(b);
-            let bad_a = op.Or(fa, na);
-            let bad_b = op.Or(fb, nb);
-            let bad = op.Or(bad_a, bad_b);
-            let finite_close = op.Not(bad);
-            let finite_close = op.And(finite_close, close);
-            res = op.Or(eq, finite_close);
-            if equal_nan {
-                let both = op.And(na, nb);
-                res = op.Or(res, both);
-            }
-        }
-        res
+        isclose_v(op, self_, other, rtol, atol, equal_nan)
     }
 
     /// nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor
@@ -694,7 +733,7 @@ translations! {
     }
 
     /// trunc(Tensor self) -> Tensor
-    #[target("aten::trunc", "aten::fix")]
+    #[target("aten::trunc")]
     fn trunc(op, self_: Tensor) -> Value {
         let Some(t) = op.dtype(self_).filter(|t| t.is_float()) else { return self_ };
         let zero = op.scalar(t, 0.0);
@@ -1234,5 +1273,126 @@ translations! {
             outs.push(op.Concat(&[pre, c, app]).axis(d).out());
         }
         Ok(outs)
+    }
+
+    /// angle(Tensor self) -> Tensor
+    #[target("aten::angle")]
+    fn angle(op, self_: Tensor) -> OpResult<Value> {
+        let t = op.out_dtype(0).unwrap_or(DType::Float);
+        if op.info(self_).complex {
+            bail!("angle of a complex tensor is not supported yet");
+        }
+        // Of a real number: pi if negative, else 0, and NaN stays NaN.
+        let x = cast(op, self_, t);
+        let zero = op.scalar(t, 0.0);
+        let pi = op.scalar(t, std::f64::consts::PI);
+        let neg = op.Less(x, zero);
+        let a = op.Where(neg, pi, zero);
+        let nan = op.IsNaN(x);
+        Ok(op.Where(nan, x, a))
+    }
+
+    /// complex(Tensor real, Tensor imag) -> Tensor
+    #[target("aten::complex")]
+    fn complex(op, real: Tensor, imag: Tensor) -> OpResult<Value> {
+        // A complex tensor travels as its real view: real and imaginary parts in a last dim of 2.
+        let t = dtype_of(op, real)?;
+        let (re, im) = (cast(op, real, t), cast(op, imag, t));
+        complex_from_parts(op, re, im)
+    }
+
+    /// polar(Tensor abs, Tensor angle) -> Tensor
+    #[target("aten::polar")]
+    fn polar(op, abs: Tensor, angle: Tensor) -> OpResult<Value> {
+        let t = dtype_of(op, abs)?;
+        let a = cast(op, angle, t);
+        let (c, s) = (op.Cos(a), op.Sin(a));
+        let (re, im) = (op.Mul(abs, c), op.Mul(abs, s));
+        complex_from_parts(op, re, im)
+    }
+
+    /// allclose(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, bool equal_nan=False) -> bool
+    #[target("aten::allclose")]
+    fn allclose(
+        op,
+        self_: Tensor,
+        other: Tensor,
+        rtol: f64 = 1e-5,
+        atol: f64 = 1e-8,
+        equal_nan: bool = false,
+    ) -> Value {
+        let close = isclose_v(op, self_, other, rtol, atol, equal_nan);
+        all_of(op, close)
+    }
+
+    /// equal(Tensor self, Tensor other) -> bool
+    #[target("aten::equal")]
+    fn equal(op, self_: Tensor, other: Tensor) -> OpResult<Value> {
+        // Same shape and same values; different shapes are unequal, not broadcast.
+        let t = promote(dtype_of(op, self_)?, dtype_of(op, other)?);
+        let (a, b) = (cast(op, self_, t), cast(op, other, t));
+        let (sa, sb) = (op.Shape(a).out(), op.Shape(b).out());
+        let (ra, rb) = (rank_of(op, a)?, rank_of(op, b)?);
+        if ra != rb {
+            return Ok(op.scalar(DType::Bool, 0.0));
+        }
+        let same_dims = op.Equal(sa, sb);
+        let same_shape = all_of(op, same_dims);
+        // Compare on the first tensor's shape only when the shapes agree (Expand would fail otherwise).
+        let b_like_a = {
+            let b_shape = op.Where(same_shape, sa, sb);
+            op.Reshape(b, b_shape).out()
+        };
+        let eq = op.Equal(a, b_like_a);
+        let same_values = all_of(op, eq);
+        Ok(op.And(same_shape, same_values))
+    }
+
+    /// is_nonzero(Tensor self) -> bool
+    #[target("aten::is_nonzero")]
+    fn is_nonzero(op, self_: Tensor) -> OpResult<Value> {
+        let t = dtype_of(op, self_)?;
+        let zero = op.scalar(t, 0.0);
+        let m1 = op.const_i64s(&[]);
+        let x = op.Reshape(self_, m1).out();
+        let eq = op.Equal(x, zero);
+        Ok(op.Not(eq))
+    }
+
+    /// fake_quantize_per_tensor_affine(Tensor self, float scale, int zero_point, int quant_min, int quant_max) ->
+    ///     Tensor
+    #[target("aten::fake_quantize_per_tensor_affine", "aten::fake_quantize_per_tensor_affine.tensor_qparams")]
+    fn fake_quantize_per_tensor_affine(
+        op,
+        self_: Tensor,
+        scale: Operand,
+        zero_point: Operand,
+        quant_min: i64,
+        quant_max: i64,
+    ) -> OpResult<Value> {
+        let t = dtype_of(op, self_)?;
+        let (s, z) = (operand_value(op, scale, t), operand_value(op, zero_point, t));
+        Ok(fake_quantize(op, self_, s, z, quant_min, quant_max, t))
+    }
+
+    /// fake_quantize_per_channel_affine(Tensor self, Tensor scale, Tensor zero_point, int axis, int quant_min,
+    ///     int quant_max) -> Tensor
+    #[target("aten::fake_quantize_per_channel_affine")]
+    fn fake_quantize_per_channel_affine(
+        op,
+        self_: Tensor,
+        scale: Tensor,
+        zero_point: Tensor,
+        axis: i64,
+        quant_min: i64,
+        quant_max: i64,
+    ) -> OpResult<Value> {
+        let t = dtype_of(op, self_)?;
+        let r = rank_of(op, self_)?;
+        let axis = normalize_axis(axis, r);
+        // The per-channel parameters broadcast along `axis`.
+        let (s, z) = (cast(op, scale, t), cast(op, zero_point, t));
+        let (s, z) = (expand_along(op, s, axis, r, self_), expand_along(op, z, axis, r, self_));
+        Ok(fake_quantize(op, self_, s, z, quant_min, quant_max, t))
     }
 }

@@ -23,7 +23,9 @@ pub mod nn;
 pub mod numerics;
 pub mod operator;
 pub mod pooling;
+pub mod random;
 pub mod reduction;
+pub mod refused;
 pub mod shape;
 pub(crate) mod shared;
 pub mod sorting;
@@ -48,6 +50,7 @@ pub const FAMILIES: &[(&str, Register)] = &[
     ("nn", nn::register),
     ("operator", operator::register),
     ("pooling", pooling::register),
+    ("random", random::register),
     ("reduction", reduction::register),
     ("shape", shape::register),
     ("sorting", sorting::register),

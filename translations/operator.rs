@@ -22,6 +22,25 @@ fn both(op: &mut Builder, a: Scalar, b: Scalar) -> (Value, Value, DType) {
     (scalar_value(op, a, t), scalar_value(op, b, t), t)
 }
 
+/// `a << b` or `a >> b` on Python ints. ONNX BitShift is unsigned, so the right shift of a
+/// negative number divides by 2^b and floors instead.
+fn shift(op: &mut Builder, a: Scalar, b: Scalar, left: bool) -> Value {
+    let (a, b) = (scalar_value(op, a, DType::Int64), scalar_value(op, b, DType::Int64));
+    let two = op.scalar(DType::Double, 2.0);
+    let factor = {
+        let b = cast(op, b, DType::Double);
+        op.Pow(two, b)
+    };
+    let x = cast(op, a, DType::Double);
+    let y = if left {
+        op.Mul(x, factor)
+    } else {
+        let q = op.Div(x, factor);
+        op.Floor(q)
+    };
+    cast(op, y, DType::Int64)
+}
+
 translations! {
     /// operator.add(a, b)
     #[target("_operator.add")]
@@ -38,7 +57,7 @@ translations! {
     }
 
     /// operator.mul(a, b)
-    #[target("_operator.mul")]
+    #[target("_operator.mul", "aten::mul")]
     fn sym_mul(op, a: Scalar, b: Scalar) -> Value {
         let (a, b, _) = both(op, a, b);
         op.Mul(a, b)
@@ -91,14 +110,14 @@ translations! {
     }
 
     /// operator.eq(a, b)
-    #[target("_operator.eq")]
+    #[target("_operator.eq", "aten::eq")]
     fn sym_eq(op, a: Scalar, b: Scalar) -> Value {
         let (a, b, _) = both(op, a, b);
         op.Equal(a, b)
     }
 
     /// operator.ne(a, b)
-    #[target("_operator.ne")]
+    #[target("_operator.ne", "aten::ne")]
     fn sym_ne(op, a: Scalar, b: Scalar) -> Value {
         let (a, b, _) = both(op, a, b);
         let e = op.Equal(a, b);
@@ -145,6 +164,36 @@ translations! {
     fn sym_or(op, a: Scalar, b: Scalar) -> Value {
         let (a, b) = (scalar_value(op, a, DType::Bool), scalar_value(op, b, DType::Bool));
         op.Or(a, b)
+    }
+
+    /// operator.lshift(a, b): ints only.
+    #[target("_operator.lshift")]
+    fn sym_lshift(op, a: Scalar, b: Scalar) -> Value {
+        shift(op, a, b, true)
+    }
+
+    /// operator.rshift(a, b): ints only (arithmetic shift: Python ints are signed).
+    #[target("_operator.rshift")]
+    fn sym_rshift(op, a: Scalar, b: Scalar) -> Value {
+        shift(op, a, b, false)
+    }
+
+    /// abs(a)
+    #[target("builtins.abs")]
+    fn sym_abs(op, a: Scalar) -> Value {
+        let t = scalar_dtype(op, a);
+        let v = scalar_value(op, a, t);
+        op.Abs(v)
+    }
+
+    /// torch.sym_sum(args): the sum of a list of SymInts.
+    #[target("torch.sym_sum")]
+    fn sym_sum(op, args: Vec<SymInt>) -> Value {
+        let values: Vec<Value> = args.into_iter().map(|s| sym_value(op, s)).collect();
+        match values.len() {
+            0 => op.scalar_i64(0),
+            _ => op.Sum(&values),
+        }
     }
 
     /// torch.sym_not(a)

@@ -640,15 +640,24 @@ translations! {
         vector_norm(op, d, p, &None, false, t)
     }
 
-    /// special_softmax(Tensor self, int dim, ScalarType? dtype=None) -> Tensor
-    #[target("aten::special_softmax")]
-    fn special_softmax(op, self_: Tensor, dim: i64) -> OpResult<Value> {
-        softmax_like(op, self_, dim, false)
+    /// prims::sum(Tensor inp, int[]? dims, *, ScalarType? output_dtype=None) -> Tensor
+    #[target("prims::sum")]
+    fn prims_sum(op, inp: Tensor, dims: Option<Vec<i64>>, _output_dtype: Ignored) -> OpResult<Value> {
+        // The output type is the node's, which the lowering enforces.
+        let t = result_dtype(op, inp)?;
+        let x = cast(op, inp, t);
+        reduce(op, Red::Sum, x, &dims, false)
     }
 
-    /// special_log_softmax(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor
-    #[target("aten::special_log_softmax")]
-    fn special_log_softmax(op, self_: Tensor, dim: i64) -> OpResult<Value> {
-        softmax_like(op, self_, dim, true)
+    /// prims::var(Tensor inp, int[]? dims, float? correction=1, *, ScalarType? output_dtype=None) -> Tensor
+    #[target("prims::var")]
+    fn prims_var(
+        op,
+        inp: Tensor,
+        dims: Option<Vec<i64>>,
+        correction: Option<f64> = Some(1.0),
+        _output_dtype: Ignored,
+    ) -> OpResult<Value> {
+        Ok(var_mean_of(op, inp, &dims, correction.unwrap_or(1.0), false)?.0)
     }
 }

@@ -3,6 +3,7 @@
 
 use crate::translate::prelude::*;
 use crate::translations;
+use crate::translations::shared::norms::pnorm;
 
 /// `Split` of `x` along `axis` into pieces of the given sizes (SymInts allowed).
 fn split_into(op: &mut Builder, x: Value, sizes: &[SymInt], axis: i64) -> Vec<Value> {
@@ -463,7 +464,7 @@ translations! {
     }
 
     /// split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]
-    #[target("aten::split_with_sizes", "aten::split_with_sizes_copy")]
+    #[target("aten::split_with_sizes", "aten::split_with_sizes_copy", "aten::split.default")]
     fn split_with_sizes(
         op,
         self_: Tensor,
@@ -479,7 +480,7 @@ translations! {
     }
 
     /// cat(Tensor[] tensors, int dim=0) -> Tensor
-    #[target("aten::cat", "aten::concat", "aten::concatenate")]
+    #[target("aten::cat")]
     fn cat(op, tensors: Vec<Tensor>, dim: i64 = 0) -> OpResult<Value> {
         let out = op.out_dtype(0);
         // torch skips 1-D empty tensors in cat (legacy behaviour).
@@ -1307,6 +1308,116 @@ translations! {
         }
         let shape = if parts.len() == 1 { parts[0] } else { op.Concat(&parts).axis(0).out() };
         Ok(op.Reshape(tiled, shape).out())
+    }
+
+    /// prims::broadcast_in_dim(Tensor(a) a, SymInt[] shape, int[] broadcast_dimensions) -> Tensor(a)
+    #[target("prims::broadcast_in_dim")]
+    fn prims_broadcast_in_dim(op, a: Tensor, shape: Vec<SymInt>, broadcast_dimensions: Vec<i64>) -> Value {
+        // Input dim i becomes output dim broadcast_dimensions[i]; the others are new, of size 1 first.
+        let new_axes: Vec<i64> = (0..shape.len() as i64).filter(|d| !broadcast_dimensions.contains(d)).collect();
+        let x = if new_axes.is_empty() {
+            a
+        } else {
+            let axes = op.const_i64s(&new_axes);
+            op.Unsqueeze(a, axes)
+        };
+        let shape = shape_vec(op, &shape);
+        op.Expand(x, shape)
+    }
+
+    /// movedim.intlist(Tensor(a) self, int[] source, int[] destination) -> Tensor(a)
+    #[target("aten::movedim.intlist", "aten::movedim.int")]
+    fn movedim(op, self_: Tensor, source: Vec<i64>, destination: Vec<i64>) -> OpResult<Value> {
+        let r = rank_of(op, self_)?;
+        let src: Vec<i64> = source.iter().map(|&d| normalize_axis(d, r)).collect();
+        let dst: Vec<i64> = destination.iter().map(|&d| normalize_axis(d, r)).collect();
+        if src.len() != dst.len() {
+            bail!("movedim: {} source dims but {} destination dims", src.len(), dst.len());
+        }
+        // The moved dims take their destinations; the rest keep their order in the places left.
+        let mut rest = (0..r as i64).filter(|d| !src.contains(d));
+        let mut perm = Vec::with_capacity(r);
+        for out_dim in 0..r as i64 {
+            match dst.iter().position(|&d| d == out_dim) {
+                Some(i) => perm.push(src[i]),
+                None => perm.extend(rest.next()),
+            }
+        }
+        Ok(op.Transpose(self_).perm(&perm).out())
+    }
+
+    /// atleast_1d.Sequence(Tensor[] tensors) -> Tensor[]
+    #[target("aten::atleast_1d.Sequence")]
+    fn atleast_1d_sequence(op, tensors: Vec<Tensor>) -> OpResult<Vec<Value>> {
+        tensors.into_iter().map(|x| at_least(op, x, 1)).collect()
+    }
+
+    /// atleast_2d.Sequence(Tensor[] tensors) -> Tensor[]
+    #[target("aten::atleast_2d.Sequence")]
+    fn atleast_2d_sequence(op, tensors: Vec<Tensor>) -> OpResult<Vec<Value>> {
+        tensors.into_iter().map(|x| at_least(op, x, 2)).collect()
+    }
+
+    /// atleast_3d.Sequence(Tensor[] tensors) -> Tensor[]
+    #[target("aten::atleast_3d.Sequence")]
+    fn atleast_3d_sequence(op, tensors: Vec<Tensor>) -> OpResult<Vec<Value>> {
+        tensors.into_iter().map(|x| at_least(op, x, 3)).collect()
+    }
+
+    /// embedding_renorm(Tensor self, Tensor indices, float max_norm, float norm_type) -> Tensor
+    #[target("aten::embedding_renorm")]
+    fn embedding_renorm(op, self_: Tensor, indices: Tensor, max_norm: f64, norm_type: f64) -> OpResult<Value> {
+        // Rows that `indices` names and whose norm exceeds max_norm are scaled to max_norm / (norm + 1e-7)
+        // (torch's constant); the other rows are unchanged.
+        let t = dtype_of(op, self_)?;
+        let norms = pnorm(op, self_, norm_type, &[1], true)?;
+        let rows = dim_size(op, self_, 0);
+        let zero = op.scalar_i64(0);
+        let one = op.scalar_i64(1);
+        let ids = op.Range(zero, rows, one);
+        let col = op.const_i64s(&[-1, 1]);
+        let ids = op.Reshape(ids, col).out();
+        let flat = op.const_i64s(&[1, -1]);
+        let named = op.Reshape(indices, flat).out();
+        let named = cast(op, named, DType::Int64);
+        let hits = op.Equal(ids, named);
+        let hits = cast(op, hits, DType::Int64);
+        let axes = op.const_i64s(&[1]);
+        let hit_count = op.ReduceMax(hits, Some(axes)).keepdims(1).out();
+        let used = cast(op, hit_count, DType::Bool);
+        let limit = op.scalar(t, max_norm);
+        let too_long = op.Greater(norms, limit);
+        let rescale = op.And(used, too_long);
+        let eps = op.scalar(t, 1e-7);
+        let denom = op.Add(norms, eps);
+        let scale = op.Div(limit, denom);
+        let one_t = op.scalar(t, 1.0);
+        let factor = op.Where(rescale, scale, one_t);
+        Ok(op.Mul(self_, factor))
+    }
+
+    /// repeat_interleave.Tensor(Tensor repeats, *, SymInt? output_size=None) -> Tensor
+    #[target("aten::repeat_interleave.Tensor")]
+    fn repeat_interleave_counts(
+        op,
+        repeats: Tensor,
+        // A hint saving torch a sync; the size follows from `repeats`.
+        _output_size: Ignored,
+    ) -> Value {
+        // Position j of the result holds i when the running total of repeats[..=i-1] <= j <
+        // total of repeats[..=i]: the count of inclusive running totals <= j.
+        let r = cast(op, repeats, DType::Int64);
+        let zero = op.scalar_i64(0);
+        let totals = op.CumSum(r, zero).out();
+        let total = op.ReduceSum(r, None).keepdims(0).out();
+        let one = op.scalar_i64(1);
+        let positions = op.Range(zero, total, one);
+        let col = op.const_i64s(&[-1, 1]);
+        let positions = op.Reshape(positions, col).out();
+        let passed = op.LessOrEqual(totals, positions);
+        let passed = cast(op, passed, DType::Int64);
+        let axes = op.const_i64s(&[1]);
+        op.ReduceSum(passed, Some(axes)).keepdims(0).out()
     }
 }
 

@@ -128,6 +128,15 @@ fn accumulation_type(t: DType) -> DType {
     }
 }
 
+/// `v` when the caller asked for it, else the empty int64 tensor torch returns in its place.
+fn asked_for(op: &mut Builder, v: Value, asked: bool) -> Value {
+    if asked {
+        v
+    } else {
+        op.constant_tensor(TensorData::from_i64s(vec![0], &[]))
+    }
+}
+
 translations! {
     /// sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)
     #[target("aten::sort", "aten::sort.stable")]
@@ -497,5 +506,40 @@ translations! {
         let shape = op.Shape(self_).out();
         let inverse = op.Reshape(inv, shape).out();
         Ok(vec![y, inverse, counts])
+    }
+
+    /// _unique(Tensor self, bool sorted=True, bool return_inverse=False) -> (Tensor, Tensor)
+    #[target("aten::_unique")]
+    fn unique(
+        op,
+        self_: Tensor,
+        // As in _unique2: torch's CPU kernel sorts either way.
+        _sorted: Ignored,
+        return_inverse: bool = false,
+    ) -> (Value, Value) {
+        let m1 = op.const_i64s(&[-1]);
+        let x = op.Reshape(self_, m1).out();
+        let [y, _, inv, _] = op.Unique(x).sorted(1).outs::<4>();
+        let shape = op.Shape(self_).out();
+        let inverse = op.Reshape(inv, shape).out();
+        (y, asked_for(op, inverse, return_inverse))
+    }
+
+    /// unique_dim(Tensor self, int dim, bool sorted=True, bool return_inverse=False, bool return_counts=False) ->
+    ///     (Tensor, Tensor, Tensor)
+    #[target("aten::unique_dim")]
+    fn unique_dim(
+        op,
+        self_: Tensor,
+        dim: i64,
+        // torch sorts the slices lexicographically whatever `sorted` says, as ONNX Unique does.
+        _sorted: Ignored,
+        return_inverse: bool = false,
+        return_counts: bool = false,
+    ) -> OpResult<Vec<Value>> {
+        let r = rank_of(op, self_)?;
+        let axis = normalize_axis(dim, r);
+        let [y, _, inv, counts] = op.Unique(self_).axis(axis).sorted(1).outs::<4>();
+        Ok(vec![y, asked_for(op, inv, return_inverse), asked_for(op, counts, return_counts)])
     }
 }

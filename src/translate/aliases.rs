@@ -5,6 +5,11 @@
 //! defaults in the same order (names may differ: `swapaxes(self, axis0, axis1)` is
 //! `transpose.int(self, dim0, dim1)`; the driver renames the arguments as for in-place ops). An
 //! alias overload without such a twin is not served: an omitted argument must mean the same.
+//!
+//! The prims that mean what an ATen op means on the arguments prims accept (`prims::sin` is
+//! `aten::sin`; `prims::add(self, other)` is `aten::add.Tensor` with its `alpha` left at 1) are a
+//! second table, served the same way; a twin may have trailing arguments the prim lacks when they
+//! all have defaults.
 
 use super::schemas;
 
@@ -19,18 +24,24 @@ pub(crate) const ALIASES: &[(&str, &str)] = &[
     ("arctan2", "atan2"),
     ("arctanh", "atanh"),
     ("clip", "clamp"),
+    ("concat", "cat"),
+    ("concatenate", "cat"),
     ("det", "linalg_det"),
     ("divide", "div"),
+    ("fix", "trunc"),
     ("ger", "outer"),
     ("greater", "gt"),
     ("greater_equal", "ge"),
     ("inverse", "linalg_inv"),
     ("less", "lt"),
     ("less_equal", "le"),
+    ("linalg_matmul", "matmul"),
     ("matrix_power", "linalg_matrix_power"),
+    ("moveaxis", "movedim"),
     ("multiply", "mul"),
     ("negative", "neg"),
     ("not_equal", "ne"),
+    ("orgqr", "linalg_householder_product"),
     ("row_stack", "vstack"),
     ("special_digamma", "digamma"),
     ("special_erf", "erf"),
@@ -39,18 +50,66 @@ pub(crate) const ALIASES: &[(&str, &str)] = &[
     ("special_exp2", "exp2"),
     ("special_expit", "sigmoid"),
     ("special_expm1", "expm1"),
+    ("special_gammainc", "igamma"),
+    ("special_gammaincc", "igammac"),
     ("special_gammaln", "lgamma"),
     ("special_i0", "i0"),
     ("special_log1p", "log1p"),
+    ("special_log_softmax", "log_softmax"),
+    ("special_logit", "logit"),
     ("special_logsumexp", "logsumexp"),
     ("special_multigammaln", "mvlgamma"),
     ("special_polygamma", "polygamma"),
     ("special_psi", "digamma"),
     ("special_sinc", "sinc"),
+    ("special_softmax", "softmax"),
     ("special_xlogy", "xlogy"),
     ("subtract", "sub"),
     ("swapaxes", "transpose"),
     ("swapdims", "transpose"),
+    ("true_divide", "div"),
+];
+
+/// `(prim, the ATen op it means)`: elementwise prims take operands of one dtype (torch's refs
+/// promote before calling them), where the ATen op's own promotion changes nothing. Prims that mean
+/// something else (`prims::div` truncates integers) have their own translations.
+pub(crate) const PRIMS: &[(&str, &str)] = &[
+    ("abs", "abs"),
+    ("acos", "acos"),
+    ("acosh", "acosh"),
+    ("add", "add"),
+    ("asin", "asin"),
+    ("asinh", "asinh"),
+    ("atan", "atan"),
+    ("atanh", "atanh"),
+    ("ceil", "ceil"),
+    ("cos", "cos"),
+    ("cosh", "cosh"),
+    ("eq", "eq"),
+    ("erf", "erf"),
+    ("exp", "exp"),
+    ("floor", "floor"),
+    ("ge", "ge"),
+    ("gt", "gt"),
+    ("le", "le"),
+    ("log", "log"),
+    ("lt", "lt"),
+    ("mul", "mul"),
+    ("ne", "ne"),
+    ("neg", "neg"),
+    ("pow", "pow"),
+    ("remainder", "remainder"),
+    ("reshape", "reshape"),
+    ("round", "round"),
+    ("sin", "sin"),
+    ("sinh", "sinh"),
+    ("sqrt", "sqrt"),
+    ("squeeze", "squeeze"),
+    ("sub", "sub"),
+    ("tan", "tan"),
+    ("tanh", "tanh"),
+    ("transpose", "permute"),
+    ("where", "where"),
 ];
 
 /// The canonical key of an alias overload (`aten::divide.Tensor_mode` → `aten::div.Tensor_mode`,
@@ -58,37 +117,55 @@ pub(crate) const ALIASES: &[(&str, &str)] = &[
 /// op (`aten::multiply_.Tensor` → `aten::mul_.Tensor`).
 pub(crate) fn canonical(key: &str) -> Option<String> {
     let (ns, rest) = key.split_once("::")?;
-    if ns != "aten" {
-        return None;
-    }
     let (name, _) = rest.split_once('.').unwrap_or((rest, "default"));
     let (base, inplace) = match name.strip_suffix('_') {
         Some(b) => (b, "_"),
         None => (name, ""),
     };
-    let &(_, target) = ALIASES.iter().find(|(alias, _)| *alias == base)?;
+    let table = match ns {
+        "aten" => ALIASES,
+        "prims" => PRIMS,
+        _ => return None,
+    };
+    let &(_, target) = table.iter().find(|(alias, _)| *alias == base)?;
     let want = signature(schemas::schema(key)?);
-    schemas::overloads(&format!("aten::{target}{inplace}"))
-        .find(|k| schemas::schema(k).map(signature).as_ref() == Some(&want))
-        .map(str::to_string)
+    let twins: Vec<&str> = schemas::overloads(&format!("aten::{target}{inplace}")).collect();
+    let exact = twins.iter().find(|k| schemas::schema(k).map(signature).as_ref() == Some(&want));
+    let defaulted_tail =
+        || twins.iter().find(|k| schemas::schema(k).map(signature).is_some_and(|s| extends_with_defaults(&s, &want)));
+    exact.or_else(defaulted_tail).map(|k| k.to_string())
+}
+
+/// Whether signature `longer` is `shorter` with trailing arguments that all have defaults.
+fn extends_with_defaults(longer: &Signature, shorter: &Signature) -> bool {
+    longer.returns == shorter.returns
+        && longer.args.len() > shorter.args.len()
+        && longer.args[..shorter.args.len()] == shorter.args[..]
+        && longer.args[shorter.args.len()..].iter().all(|a| a.contains('='))
 }
 
 /// A schema's argument types with their defaults, and its return types, without argument names
 /// or alias annotations: `(Tensor, int=0) -> Tensor`.
-fn signature(schema: &str) -> String {
-    let types: Vec<String> = schemas::arguments(schema)
+#[derive(PartialEq)]
+struct Signature {
+    args: Vec<String>,
+    returns: String,
+}
+
+fn signature(schema: &str) -> Signature {
+    let strip = |s: &str| s.replace("(a!)", "").replace("(a)", "").replace("(a -> *)", "");
+    let args = schemas::arguments(schema)
         .into_iter()
         .map(|a| {
             let (decl, default) = a.split_once('=').map_or((a, None), |(d, v)| (d, Some(v)));
-            let ty = decl.trim().rsplit_once(' ').map_or(decl, |(ty, _)| ty);
+            let ty = strip(decl.trim().rsplit_once(' ').map_or(decl, |(ty, _)| ty));
             match default {
                 Some(v) => format!("{ty}={v}"),
-                None => ty.to_string(),
+                None => ty,
             }
         })
         .collect();
-    let strip = |s: &str| s.replace("(a!)", "").replace("(a)", "").replace("(a -> *)", "");
-    format!("({}) -> {}", strip(&types.join(", ")), strip(schemas::returns(schema)))
+    Signature { args, returns: strip(schemas::returns(schema)) }
 }
 
 #[cfg(test)]
@@ -105,6 +182,9 @@ mod tests {
         assert_eq!(canonical("aten::clip.default").as_deref(), Some("aten::clamp.default"));
         assert_eq!(canonical("aten::greater_equal.Scalar").as_deref(), Some("aten::ge.Scalar"));
         assert_eq!(canonical("aten::div.Tensor"), None);
+        assert_eq!(canonical("prims::sin.default").as_deref(), Some("aten::sin.default"));
+        assert_eq!(canonical("prims::add.default").as_deref(), Some("aten::add.Tensor"));
+        assert_eq!(canonical("prims::transpose.default").as_deref(), Some("aten::permute.default"));
         // `special_round(self, *, decimals=0)` has no twin: `round.decimals` has no default.
         assert_eq!(canonical("aten::special_round.default"), None);
     }

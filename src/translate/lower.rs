@@ -32,6 +32,9 @@ pub struct UnsupportedOp {
     /// The table key looked up (`fxonnx_samples::mix.default`).
     pub key: String,
     pub nodes: Vec<String>,
+    /// Why the built-in table declines the target, when it does on purpose
+    /// (`translations/refused.rs`); `None` for a target it does not know.
+    pub reason: Option<&'static str>,
 }
 
 /// Errors of the lowering layer.
@@ -51,6 +54,9 @@ fn unsupported_message(ops: &[UnsupportedOp]) -> String {
     let mut s = format!("{} operator(s) have no ONNX translation:", ops.len());
     for op in ops {
         s.push_str(&format!("\n  {} (nodes: {})", op.target, op.nodes.join(", ")));
+        if let Some(reason) = op.reason {
+            s.push_str(&format!("\n    not translated on purpose: {reason}"));
+        }
     }
     s.push_str(
         "\nhint: add translations with fxonnx::translations! and pass them as ExportOptions::custom_translation_table; \
@@ -360,7 +366,10 @@ pub fn find_unsupported(graph: &schema::Graph, table: &TranslationTable) -> Vec<
             let name = node.name.as_deref().unwrap_or_default().to_string();
             match found.iter_mut().find(|u| u.key == key) {
                 Some(u) => u.nodes.push(name),
-                None => found.push(UnsupportedOp { target: node.target.to_string(), key, nodes: vec![name] }),
+                None => {
+                    let reason = crate::translations::refused::reason(&key);
+                    found.push(UnsupportedOp { target: node.target.to_string(), key, nodes: vec![name], reason })
+                }
             }
         }
     });
@@ -388,26 +397,39 @@ pub fn resolve<'t>(
     key: &str,
     node: &super::dsl::NodeView<'_>,
 ) -> Option<(&'t super::dsl::Entry, bool, Option<String>)> {
-    if let Some(e) = table.select(key, node) {
+    resolve_by(key, &|k| table.select(k, node))
+}
+
+/// The key whose translation serves `key` for some node (`key` itself, its functional form, its
+/// default overload or the op an alias names), judged without a node: `when` conditions aside.
+pub fn serving_key(table: &TranslationTable, key: &str) -> Option<String> {
+    resolve_by(key, &|k| table.get(k)).map(|(_, _, used)| used.unwrap_or_else(|| key.to_string()))
+}
+
+fn resolve_by<'t>(
+    key: &str,
+    find: &dyn Fn(&str) -> Option<&'t super::dsl::Entry>,
+) -> Option<(&'t super::dsl::Entry, bool, Option<String>)> {
+    if let Some(e) = find(key) {
         return Some((e, is_inplace(key), None));
     }
     let (ns, rest) = key.split_once("::")?;
     let (name, overload) = rest.split_once('.').unwrap_or((rest, "default"));
     if let Some(functional) = name.strip_suffix('_').filter(|n| !n.ends_with('_') && !n.is_empty()) {
         let fkey = format!("{ns}::{functional}.{overload}");
-        if let Some(e) = table.select(&fkey, node) {
+        if let Some(e) = find(&fkey) {
             return Some((e, true, Some(fkey)));
         }
     }
     let default = format!("{ns}::{name}.default");
     if overload != "default" && same_arguments(key, &default) {
-        if let Some(e) = table.select(&default, node) {
+        if let Some(e) = find(&default) {
             return Some((e, is_inplace(key), Some(default)));
         }
     }
     // An alias (`divide`, `clip`, `swapaxes`) is served by the op it names.
     let canonical = super::aliases::canonical(key)?;
-    let (e, inplace, used) = resolve(table, &canonical, node)?;
+    let (e, inplace, used) = resolve_by(&canonical, find)?;
     Some((e, inplace, Some(used.unwrap_or(canonical))))
 }
 
@@ -572,6 +594,7 @@ impl Lowerer<'_> {
                 target: node.target.to_string(),
                 key: key.to_string(),
                 nodes: vec![node_name],
+                reason: crate::translations::refused::reason(key),
             }])
         })?;
         let saved = std::mem::replace(&mut op.out_types, out_types);

@@ -9,6 +9,7 @@ mod helpers;
 pub(crate) mod lower;
 pub(crate) mod metadata;
 pub(crate) mod schemas;
+pub(crate) mod universe;
 
 /// Everything a translation file needs: `use fxonnx::translate::prelude::*;`.
 pub mod prelude {

@@ -1126,13 +1126,13 @@ translations! {
     }
 
     /// igamma(Tensor self, Tensor other) -> Tensor
-    #[target("aten::igamma", "aten::special_gammainc")]
+    #[target("aten::igamma")]
     fn igamma(op, self_: Tensor, other: Tensor) -> Value {
         igamma_op(op, self_, other, false)
     }
 
     /// igammac(Tensor self, Tensor other) -> Tensor
-    #[target("aten::igammac", "aten::special_gammaincc")]
+    #[target("aten::igammac")]
     fn igammac(op, self_: Tensor, other: Tensor) -> Value {
         igamma_op(op, self_, other, true)
     }
