@@ -39,6 +39,10 @@ struct Args {
     /// Keep the exported models, the checker's manifest and its results in this folder.
     #[arg(long)]
     keep: Option<PathBuf>,
+    /// Start the report with the operator universe's tables (torch.onnx's registry, Core ATen,
+    /// ATen's aliases: translated, refused with a reason, missing).
+    #[arg(long)]
+    universe: bool,
     /// After the run, copy up to N passing cases per translation family into DEST (replacing its cases).
     #[arg(long, num_args = 2, value_names = ["N", "DEST"])]
     copy_subset: Option<Vec<String>>,
@@ -78,7 +82,11 @@ fn run(args: Args) -> Result<(), String> {
     };
 
     let report = conformance::run(&dir, &options)?;
-    write(&args.out, &conformance::render_markdown(&report))?;
+    let mut markdown = conformance::render_markdown(&report);
+    if args.universe {
+        markdown = insert_after_first_paragraph(&markdown, &universe_markdown());
+    }
+    write(&args.out, &markdown)?;
     write(&args.out.with_extension("json"), &conformance::render_json(&report))?;
 
     let passed = report.cases.iter().filter(|c| c.passed()).count();
@@ -102,6 +110,52 @@ fn run(args: Args) -> Result<(), String> {
         eprintln!("conformance: copied {} cases into {}: {}", copied.len(), dest.display(), copied.join(" "));
     }
     Ok(())
+}
+
+/// The operator universe as Markdown: counts per source, then every refused target with its
+/// reason and every missing one.
+fn universe_markdown() -> String {
+    use fxonnx::inspect::{Source, Status};
+    let all = fxonnx::inspect::universe(&fxonnx::TranslationTable::builtin());
+    let mut md = String::from(
+        "## The operator universe\n\nEvery target of torch.onnx's registry (torch 2.15 + onnxscript 0.7.2), of the Core ATen \
+         IR and every overload of ATen's aliases, and what the built-in table does with it (`fxonnx ops --missing \
+         --refused` prints the same).\n\n| source | targets | translated | refused with a reason | missing |\n\
+         |---|---:|---:|---:|---:|\n",
+    );
+    for source in Source::ALL {
+        let of: Vec<_> = all.iter().filter(|t| t.source == source).collect();
+        let tr = of.iter().filter(|t| matches!(t.status, Status::Translated(_))).count();
+        let rf = of.iter().filter(|t| matches!(t.status, Status::Refused(_))).count();
+        md.push_str(&format!("| {} | {} | {tr} | {rf} | {} |\n", source.label(), of.len(), of.len() - tr - rf));
+    }
+    let mut refused: Vec<(&str, &str)> = all
+        .iter()
+        .filter_map(|t| match t.status {
+            Status::Refused(why) => Some((t.key.as_str(), why)),
+            _ => None,
+        })
+        .collect();
+    refused.sort();
+    refused.dedup();
+    md.push_str("\nRefused on purpose (`translations/refused.rs`):\n\n| target | reason |\n|---|---|\n");
+    for (key, why) in refused {
+        md.push_str(&format!("| `{key}` | {why} |\n"));
+    }
+    let missing: Vec<&str> = all.iter().filter(|t| t.status == Status::Missing).map(|t| t.key.as_str()).collect();
+    md.push_str(&format!(
+        "\nMissing ({}): {}\n\n",
+        missing.len(),
+        missing.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ")
+    ));
+    md
+}
+
+/// `text` with `insert` after its first paragraph (the title and the corpus line stay on top).
+fn insert_after_first_paragraph(text: &str, insert: &str) -> String {
+    let at = text.find("\n\n").map(|i| i + 2).unwrap_or(text.len());
+    let second = text[at..].find("\n\n").map(|i| at + i + 2).unwrap_or(text.len());
+    format!("{}{insert}{}", &text[..second], &text[second..])
 }
 
 fn write(path: &Path, text: &str) -> Result<(), String> {

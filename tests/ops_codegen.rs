@@ -488,7 +488,90 @@ use super::ir::{{AttrValue, Graph, TensorData, Value}};
         out.push('\n');
         gen_wrapper(&mut out, op);
     }
+    gen_type_constraints(&mut out, &ops);
     out
+}
+
+/// The ONNX element type codes (`TensorProto.DataType`) of `tensor(...)` names.
+fn type_code(name: &str) -> Option<u32> {
+    Some(match name.strip_prefix("tensor(")?.strip_suffix(')')? {
+        "float" => 1,
+        "uint8" => 2,
+        "int8" => 3,
+        "uint16" => 4,
+        "int16" => 5,
+        "int32" => 6,
+        "int64" => 7,
+        "string" => 8,
+        "bool" => 9,
+        "float16" => 10,
+        "double" => 11,
+        "uint32" => 12,
+        "uint64" => 13,
+        "complex64" => 14,
+        "complex128" => 15,
+        "bfloat16" => 16,
+        "float8e4m3fn" => 17,
+        "float8e4m3fnuz" => 18,
+        "float8e5m2" => 19,
+        "float8e5m2fnuz" => 20,
+        "uint4" => 21,
+        "int4" => 22,
+        "float4e2m1" => 23,
+        "float8e8m0" => 24,
+        _ => return None,
+    })
+}
+
+/// `type_constraints(op_type)`: per type variable that inputs use, the input and output positions
+/// bound to it and the element types allowed, so the builder can cast around a type the operator
+/// does not accept.
+fn gen_type_constraints(out: &mut String, ops: &[Op]) {
+    out.push_str(
+        "
+/// A type variable of an operator: the inputs and outputs it binds (a variadic last input binds
+/// every position from `variadic_from`) and the element types allowed, as a bitset of
+/// `TensorProto.DataType` codes.
+pub(crate) struct TypeConstraint {
+    pub inputs: &'static [usize],
+    pub variadic_from: Option<usize>,
+    pub outputs: &'static [usize],
+    pub allowed: u32,
+}
+
+/// The type constraints of a default-domain operator (those that bind an input).
+pub(crate) fn type_constraints(op_type: &str) -> &'static [TypeConstraint] {
+    match op_type {
+",
+    );
+    for op in ops {
+        let inputs = list(op.schema, "inputs");
+        let outputs = list(op.schema, "outputs");
+        let mut entries = Vec::new();
+        for c in list(op.schema, "type_constraints") {
+            let param = str_field(c, "param");
+            let ins: Vec<usize> = (0..inputs.len()).filter(|&i| str_field(&inputs[i], "type") == param).collect();
+            if ins.is_empty() {
+                continue;
+            }
+            let variadic = ins.iter().copied().find(|&i| arity(&inputs[i]) == Arity::Variadic);
+            let outs: Vec<usize> = (0..outputs.len()).filter(|&i| str_field(&outputs[i], "type") == param).collect();
+            let allowed = list(c, "allowed")
+                .iter()
+                .filter_map(|a| a.as_str().and_then(type_code))
+                .fold(0u32, |m, code| m | 1 << code);
+            let fmt = |v: &[usize]| v.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(", ");
+            entries.push(format!(
+                "TypeConstraint {{ inputs: &[{}], variadic_from: {variadic:?}, outputs: &[{}], allowed: {allowed:#x} }}",
+                fmt(&ins),
+                fmt(&outs)
+            ));
+        }
+        if !entries.is_empty() {
+            writeln!(out, "        \"{}\" => &[{}],", op.name, entries.join(", ")).unwrap();
+        }
+    }
+    out.push_str("        _ => &[],\n    }\n}\n");
 }
 
 fn manifest_path(rel: &str) -> std::path::PathBuf {

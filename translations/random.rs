@@ -11,16 +11,25 @@ use crate::translations;
 /// Uniform samples in [0, 1) of `shape` (a 1-D int64 value), as float64 when `t` is float64,
 /// else float32 (then cast by the caller).
 fn uniform(op: &mut Builder, shape: Value, t: DType) -> Value {
-    let work = if t == DType::Double { DType::Double } else { DType::Float };
+    let work = work_type(t);
     let template = op.ConstantOfShape(shape).out();
     op.RandomUniformLike(template).dtype(work as i64).out()
 }
 
 /// Standard normal samples of `shape`, in float32 or float64 as [`uniform`].
 fn standard_normal(op: &mut Builder, shape: Value, t: DType) -> Value {
-    let work = if t == DType::Double { DType::Double } else { DType::Float };
+    let work = work_type(t);
     let template = op.ConstantOfShape(shape).out();
     op.RandomNormalLike(template).dtype(work as i64).out()
+}
+
+/// The type samples for a result of type `t` are drawn in: float64 for float64, else float32.
+fn work_type(t: DType) -> DType {
+    if t == DType::Double {
+        DType::Double
+    } else {
+        DType::Float
+    }
 }
 
 /// Integers uniform in [low, high) of `shape`, as `t`: floor(low + u * (high - low)) in float64,
@@ -107,7 +116,7 @@ translations! {
         let t = out_type(op);
         let shape = op.Shape(self_).out();
         let u = uniform(op, shape, t);
-        let work = op.dtype(u).unwrap_or(DType::Float);
+        let work = work_type(t);
         let scale = op.scalar(work, to - r#from);
         let low = op.scalar(work, r#from);
         let s = op.Mul(u, scale);
@@ -219,7 +228,7 @@ translations! {
 /// Normal samples with `mean` and `std` of `shape`, as `t`.
 fn sample_normal(op: &mut Builder, shape: Value, mean: f64, std: f64, t: DType) -> Value {
     let n = standard_normal(op, shape, t);
-    let work = op.dtype(n).unwrap_or(DType::Float);
+    let work = work_type(t);
     let (s, m) = (op.scalar(work, std), op.scalar(work, mean));
     let scaled = op.Mul(n, s);
     let v = op.Add(scaled, m);

@@ -368,11 +368,7 @@ impl<'b> Call<'b> {
 
     /// The node's only (or first) output.
     pub fn out(self) -> Value {
-        let Call { b, node } = self;
-        let v = b.new_value();
-        b.graph_mut().nodes[node].outputs = vec![v];
-        super::infer::infer_node(b, node);
-        v
+        self.outs_vec(1)[0]
     }
 
     /// The node's first `N` outputs.
@@ -384,10 +380,16 @@ impl<'b> Call<'b> {
     /// The node's first `n` outputs (variadic outputs such as `Split`'s).
     pub fn outs_vec(self, n: usize) -> Vec<Value> {
         let Call { b, node } = self;
-        let outs: Vec<Value> = (0..n).map(|_| b.new_value()).collect();
+        let (node, cast_back) = b.legalize_types(node);
+        let mut outs: Vec<Value> = (0..n).map(|_| b.new_value()).collect();
         let node_ref = &mut b.graph_mut().nodes[node];
         node_ref.outputs = outs.clone();
         super::infer::infer_node(b, node);
+        for (o, t) in cast_back {
+            if let Some(v) = outs.get_mut(o) {
+                *v = b.Cast(*v).to(t as i64).out();
+            }
+        }
         outs
     }
 }

@@ -237,10 +237,18 @@ pub(crate) fn infer_node(b: &mut Builder, node: usize) {
         },
         "Range" => (first, None),
         "TopK" | "MaxPool" => (first, Some(DType::Int64)),
+        // Mean and InvStdDev are of `stash_type`, float32 unless set.
+        "LayerNormalization" => (
+            first,
+            match n.attr("stash_type") {
+                Some(AttrValue::Int(t)) => dtype_from_onnx(*t as i32),
+                _ => Some(DType::Float),
+            },
+        ),
         "If" | "Loop" | "Scan" => (None, None),
         _ if class.bool_out => (Some(DType::Bool), Some(DType::Bool)),
         _ if class.int64_out => (Some(DType::Int64), Some(DType::Int64)),
-        // Optional extra outputs (BatchNorm stats, LayerNorm mean) share the type; Dropout's mask
+        // Optional extra outputs (BatchNorm stats) share the type; Dropout's mask
         // is bool.
         "Dropout" if class.same_as_first => (first, Some(DType::Bool)),
         _ if class.same_as_first => (first, first),

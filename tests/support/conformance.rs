@@ -441,6 +441,38 @@ impl ManifestEntry {
     }
 }
 
+/// The manifest name of a case's check on its second input set (`inputs_alt.npz`).
+const ALT_SUFFIX: &str = "@alt";
+
+impl ManifestEntry {
+    /// The check on the case's second input set, with other dynamic sizes, when it has one.
+    pub fn for_alternative_sizes(case: &Case, onnx: PathBuf) -> Option<Self> {
+        let (inputs, expected) = (case.dir.join("inputs_alt.npz"), case.dir.join("expected_alt.npz"));
+        (inputs.is_file() && expected.is_file()).then(|| ManifestEntry {
+            case: format!("{}{ALT_SUFFIX}", case.name),
+            onnx,
+            inputs,
+            expected,
+            tolerances: case.tolerances.clone(),
+        })
+    }
+}
+
+impl CheckResult {
+    /// Fold in the result on the second input set: both must pass; its errors are marked as such.
+    fn join_alternative(&mut self, alt: CheckResult) {
+        self.checker_ok &= alt.checker_ok;
+        self.ort_ok &= alt.ort_ok;
+        self.numerics_ok &= alt.numerics_ok;
+        self.passed &= alt.passed;
+        if let Some(e) = alt.error {
+            let marked: Vec<String> = e.lines().map(|l| format!("{l} (alternative sizes)")).collect();
+            let joined = [self.error.take(), Some(marked.join("\n"))].into_iter().flatten().collect::<Vec<_>>();
+            self.error = Some(joined.join("\n"));
+        }
+    }
+}
+
 /// Run `tests/check_cases.py` once over `entries` (files in `work`); one result per entry, in order.
 pub fn check(
     python: &str,
@@ -528,15 +560,25 @@ pub fn run(dir: &Path, options: &Options) -> Result<Run, String> {
     let start = Instant::now();
     let mut checks: HashMap<String, CheckResult> = HashMap::new();
     if let Some(python) = &options.python {
-        let entries: Vec<ManifestEntry> = cases
-            .iter()
-            .zip(&exports)
-            .filter(|(_, e)| e.is_ok())
-            .map(|(c, _)| ManifestEntry::for_case(c, onnx_path(&work, c)))
-            .collect();
+        let mut entries: Vec<ManifestEntry> = Vec::new();
+        for (c, _) in cases.iter().zip(&exports).filter(|(_, e)| e.is_ok()) {
+            entries.push(ManifestEntry::for_case(c, onnx_path(&work, c)));
+            entries.extend(ManifestEntry::for_alternative_sizes(c, onnx_path(&work, c)));
+        }
         if !entries.is_empty() {
+            let mut alternatives = Vec::new();
             for r in check(python, &entries, &work, options.threads, options.progress)? {
-                checks.insert(r.case.clone(), r);
+                match r.case.strip_suffix(ALT_SUFFIX) {
+                    Some(_) => alternatives.push(r),
+                    None => _ = checks.insert(r.case.clone(), r),
+                }
+            }
+            // A case with a second input set (other dynamic sizes) passes only if both pass.
+            for alt in alternatives {
+                let name = alt.case.trim_end_matches(ALT_SUFFIX).to_string();
+                if let Some(first) = checks.get_mut(&name) {
+                    first.join_alternative(alt);
+                }
             }
         }
     }

@@ -1,0 +1,121 @@
+//! Element types an operator does not accept: `Greater` of bools, `MatMul` of uint8, `Neg` of
+//! uint8 are legal in torch and not in ONNX's type constraints (`ops::type_constraints`). The
+//! builder casts such inputs to the nearest type the operator accepts that holds every value, and
+//! the outputs of the same type variable back, which computes what torch computes (integer
+//! results wrap on the way back as torch's do).
+
+use super::builder::Builder;
+use super::ir::{DType, Value};
+use super::ops::type_constraints;
+
+/// Types that hold every value of `t`, nearest first. Nothing narrows and no float becomes an
+/// integer; float64 has no wider type, so an operator without float64 stays illegal (the checker
+/// then says so) rather than losing precision.
+fn carriers(t: DType) -> &'static [DType] {
+    use DType::*;
+    match t {
+        Bool => &[Uint8, Int32, Int64, Float],
+        Uint8 => &[Int32, Int16, Uint32, Int64, Float],
+        Int8 => &[Int32, Int16, Int64, Float],
+        Int16 | Uint16 => &[Int32, Int64, Float],
+        Int32 => &[Int64, Double],
+        Uint32 => &[Int64, Uint64, Double],
+        Float16 | BFloat16 => &[Float, Double],
+        Float => &[Double],
+        _ => &[],
+    }
+}
+
+fn allows(mask: u32, t: DType) -> bool {
+    mask & (1 << t as u32) != 0
+}
+
+impl Builder {
+    /// Cast the inputs of node `node` (of the current graph) whose type its operator does not
+    /// accept. Returns the node's new position (casts go in front of it) and, per output, the type
+    /// it must be cast back to.
+    pub(super) fn legalize_types(&mut self, node: usize) -> (usize, Vec<(usize, DType)>) {
+        let constraints = {
+            let n = &self.graph_mut().nodes[node];
+            if !n.domain.is_empty() {
+                return (node, Vec::new());
+            }
+            type_constraints(&n.op_type)
+        };
+        let mut node = node;
+        let mut back = Vec::new();
+        for c in constraints {
+            let inputs = self.graph_mut().nodes[node].inputs.clone();
+            let bound: Vec<usize> = (0..inputs.len())
+                .filter(|i| c.inputs.contains(i) || c.variadic_from.is_some_and(|from| *i >= from))
+                .filter(|&i| inputs[i].is_some())
+                .collect();
+            let types: Vec<Option<DType>> = bound.iter().map(|&i| inputs[i].and_then(|v| self.dtype(v))).collect();
+            let Some(Some(t)) = types.first().copied() else { continue };
+            if allows(c.allowed, t) || types.iter().any(|&x| x != Some(t)) {
+                continue;
+            }
+            let Some(&carrier) = carriers(t).iter().find(|&&k| allows(c.allowed, k)) else { continue };
+            for &i in &bound {
+                let Some(v) = inputs[i] else { continue };
+                let cast = self.cast_before(v, carrier, node);
+                node += 1;
+                self.graph_mut().nodes[node].inputs[i] = Some(cast);
+            }
+            back.extend(c.outputs.iter().map(|&o| (o, t)));
+        }
+        (node, back)
+    }
+
+    /// A `Cast` of `v` to `to`, placed at position `at` of the current graph (before the node
+    /// there).
+    fn cast_before(&mut self, v: Value, to: DType, at: usize) -> Value {
+        let out = self.Cast(v).to(to as i64).out();
+        let nodes = &mut self.graph_mut().nodes;
+        if let Some(cast) = nodes.pop() {
+            nodes.insert(at, cast);
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn op_types(b: &mut Builder) -> Vec<String> {
+        b.graph_mut().nodes.iter().map(|n| n.op_type.clone()).collect()
+    }
+
+    #[test]
+    fn comparisons_of_bools_compare_bytes() {
+        let mut b = Builder::new(20);
+        let (x, y) = (b.add_input(Some(DType::Bool), None), b.add_input(Some(DType::Bool), None));
+        let gt = b.Greater(x, y);
+        assert_eq!(op_types(&mut b), ["Cast", "Cast", "Greater"]);
+        // Greater's output has its own type variable: nothing to cast back.
+        assert_eq!(b.dtype(gt), Some(DType::Bool));
+    }
+
+    #[test]
+    fn uint8_matmul_runs_in_int32_and_wraps_back() {
+        let mut b = Builder::new(20);
+        let (x, y) = (b.add_input(Some(DType::Uint8), None), b.add_input(Some(DType::Uint8), None));
+        let m = b.MatMul(x, y);
+        assert_eq!(op_types(&mut b), ["Cast", "Cast", "MatMul", "Cast"]);
+        assert_eq!(b.dtype(m), Some(DType::Uint8));
+    }
+
+    #[test]
+    fn accepted_and_unwidenable_types_are_left_alone() {
+        let mut b = Builder::new(20);
+        let (x, y) = (b.add_input(Some(DType::Float), None), b.add_input(Some(DType::Float), None));
+        let _ = b.MatMul(x, y);
+        assert_eq!(op_types(&mut b), ["MatMul"]);
+        // Conv has no int64 and float64 holds int64 only in part: no cast, the checker decides.
+        let mut b = Builder::new(20);
+        let (x, w) = (b.add_input(Some(DType::Int64), None), b.add_input(Some(DType::Int64), None));
+        let _ = b.Conv(x, w, None).out();
+        assert_eq!(op_types(&mut b), ["Conv"]);
+    }
+}
