@@ -92,6 +92,79 @@ fn adaptive_avg(op: &mut Builder, x: Value, output_size: &[Option<i64>]) -> OpRe
     Ok(y)
 }
 
+/// Adaptive average pooling where input or output sizes are symbolic: per pooled axis, the
+/// `[n, o]` averaging matrix is built in the graph (`1 / (end - start)` where `start <= row <
+/// end`, torch's bins) and multiplied in, as the static form multiplies a constant one.
+fn adaptive_avg_dynamic(op: &mut Builder, x: Value, output_size: &[SymInt]) -> OpResult<Value> {
+    let r = rank_of(op, x)?;
+    let k = output_size.len();
+    let t = dtype_of(op, x)?;
+    if !t.is_float() {
+        bail!("adaptive_avg_pool needs a floating-point input");
+    }
+    if r < k {
+        bail!("adaptive_avg_pool: input of rank {r} has fewer than {k} spatial axes");
+    }
+    let mut y = x;
+    for (i, o) in output_size.iter().enumerate() {
+        let axis = r - k + i;
+        let n = dim_size(op, x, axis as i64);
+        let o = {
+            let o = sym_value(op, o.clone());
+            let shape = op.const_i64s(&[1]);
+            op.Reshape(o, shape).out()
+        };
+        let (zero, one) = (op.scalar_i64(0), op.scalar_i64(1));
+        let (n0, o0) = {
+            let empty = op.const_i64s(&[]);
+            (op.Reshape(n, empty).out(), op.Reshape(o, empty).out())
+        };
+        // Bin b covers rows [floor(b·n/o), ceil((b+1)·n/o)).
+        let bins = op.Range(zero, o0, one);
+        let start = {
+            let bn = op.Mul(bins, n);
+            op.Div(bn, o)
+        };
+        let end = {
+            let next = op.Add(bins, one);
+            let nn = op.Mul(next, n);
+            let up = op.Add(nn, o);
+            let up = op.Sub(up, one);
+            op.Div(up, o)
+        };
+        let rows = {
+            let rows = op.Range(zero, n0, one);
+            let col = op.const_i64s(&[-1, 1]);
+            op.Reshape(rows, col).out()
+        };
+        let inside = {
+            let after = op.GreaterOrEqual(rows, start);
+            let before = op.Less(rows, end);
+            op.And(after, before)
+        };
+        let width = {
+            let w = op.Sub(end, start);
+            cast(op, w, t)
+        };
+        let weight = {
+            let one_t = op.scalar(t, 1.0);
+            let share = op.Div(one_t, width);
+            let zero_t = op.scalar(t, 0.0);
+            op.Where(inside, share, zero_t)
+        };
+        y = if axis == r - 1 {
+            op.MatMul(y, weight)
+        } else {
+            let mut perm: Vec<i64> = (0..r as i64).collect();
+            perm.swap(axis, r - 1);
+            let yt = op.Transpose(y).perm(&perm).out();
+            let m = op.MatMul(yt, weight);
+            op.Transpose(m).perm(&perm).out()
+        };
+    }
+    Ok(y)
+}
+
 /// `x` with the last `k` axes flattened into one (leading axes kept).
 fn flatten_tail(op: &mut Builder, x: Value, lead: usize) -> Value {
     let mut s = vec![0i64; lead];
@@ -161,9 +234,20 @@ translations! {
         "aten::adaptive_avg_pool3d",
         "aten::_adaptive_avg_pool3d"
     )]
-    fn adaptive_avg_pool2d(op, self_: Tensor, output_size: Vec<i64>) -> OpResult<Value> {
-        let sizes: Vec<Option<i64>> = output_size.iter().map(|&s| Some(s)).collect();
-        adaptive_avg(op, self_, &sizes)
+    fn adaptive_avg_pool2d(op, self_: Tensor, output_size: Vec<SymInt>) -> OpResult<Value> {
+        let k = output_size.len();
+        let fixed: Option<Vec<Option<i64>>> = output_size
+            .iter()
+            .map(|s| match s {
+                SymInt::Const(c) => Some(Some(*c)),
+                SymInt::Dyn(_) => None,
+            })
+            .collect();
+        let static_input = spatial_sizes(op, self_, k, "adaptive_avg_pool").is_ok();
+        match fixed {
+            Some(sizes) if static_input || sizes.iter().all(|&o| o == Some(1)) => adaptive_avg(op, self_, &sizes),
+            _ => adaptive_avg_dynamic(op, self_, &output_size),
+        }
     }
 
     /// adaptive_max_pool2d(Tensor self, int[2] output_size) -> (Tensor, Tensor)
