@@ -23,6 +23,7 @@ pub mod nn;
 pub mod numerics;
 pub mod operator;
 pub mod pooling;
+pub mod recurrent;
 pub mod reduction;
 pub mod shape;
 pub(crate) mod shared;
@@ -48,6 +49,7 @@ pub const FAMILIES: &[(&str, Register)] = &[
     ("nn", nn::register),
     ("operator", operator::register),
     ("pooling", pooling::register),
+    ("recurrent", recurrent::register),
     ("reduction", reduction::register),
     ("shape", shape::register),
     ("sorting", sorting::register),

@@ -12,6 +12,8 @@ pub fn fixtures() -> PathBuf {
 /// (`multi_model` packs two).
 pub const EXPORTABLE: &[(&str, &str)] = &[
     ("aliases", "model"),
+    ("attention_internals", "model"),
+    ("bincount", "model"),
     ("buffer_mutation", "model"),
     ("buffer_mutation_decomposed", "model"),
     ("buffers_views", "model"),
@@ -33,6 +35,9 @@ pub const EXPORTABLE: &[(&str, &str)] = &[
     ("multi_model", "model"),
     ("multi_model", "second"),
     ("multi_outputs", "model"),
+    ("nn_ops", "model"),
+    ("nn_ops_decomposed", "model"),
+    ("rnn_ops", "model"),
     ("scalar_inputs", "model"),
     ("tied_weights", "model"),
     ("tiny_transformer", "model"),
