@@ -119,14 +119,22 @@ impl Rnn {
         c0: Option<Value>,
         params: &[Value],
     ) -> OpResult<Vec<Value>> {
-        let t = dtype_of(op, input)?;
-        if !matches!(t, DType::Float | DType::Double | DType::Float16) {
-            bail!("recurrent layers of {t:?} are not supported (ONNX LSTM/GRU/RNN take float16, float and double)");
-        }
         if rank_of(op, input)? != 3 {
             bail!("recurrent layers take a 3-D input");
         }
-        let weights = self.weights(op, params)?;
+        // ONNX Runtime's recurrent kernels are float32 (GRU and RNN have no others): other float
+        // types compute in float32 and are cast back, which rounds differently from torch's 16-bit
+        // steps and is less precise than its float64 ones.
+        let orig = dtype_of(op, input)?;
+        if !orig.is_float() {
+            bail!("recurrent layers of {orig:?} are not supported (floating-point inputs only)");
+        }
+        let t = DType::Float;
+        let input = cast(op, input, t);
+        let h0 = cast(op, h0, t);
+        let c0 = c0.map(|c| cast(op, c, t));
+        let params: Vec<Value> = params.iter().map(|&p| cast(op, p, t)).collect();
+        let weights = self.weights(op, &params)?;
         // ONNX runs time-major: [T, B, features].
         let mut x = if self.batch_first { op.Transpose(input).perm(&[1, 0, 2]).out() } else { input };
         let d = self.dirs() as usize;
@@ -148,6 +156,9 @@ impl Rnn {
         let mut outs = vec![y, op.Concat(&hs).axis(0).out()];
         if self.cell == Cell::Lstm {
             outs.push(op.Concat(&cs).axis(0).out());
+        }
+        if orig != t {
+            outs = outs.into_iter().map(|v| op.Cast(v).to(orig as i64).out()).collect();
         }
         Ok(outs)
     }

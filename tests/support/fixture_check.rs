@@ -37,6 +37,7 @@ pub const EXPORTABLE: &[(&str, &str)] = &[
     ("multi_outputs", "model"),
     ("nn_ops", "model"),
     ("nn_ops_decomposed", "model"),
+    ("rnn_half", "model"),
     ("rnn_ops", "model"),
     ("scalar_inputs", "model"),
     ("tied_weights", "model"),
