@@ -25,6 +25,7 @@ pub const EXPORTABLE: &[(&str, &str)] = &[
     ("dyn_bounds_derived", "model"),
     ("effects_tokens", "model"),
     ("einsum", "model"),
+    ("embedding_bags", "model"),
     ("global_pool_dynamic", "model"),
     ("half_dtypes", "model"),
     ("hops_loops", "model"),
