@@ -72,8 +72,11 @@ impl Rnn {
 
     /// `params` split per layer and direction: w_ih, w_hh, [b_ih, b_hh], [w_hr].
     fn weights(&self, op: &Builder, params: &[Value]) -> OpResult<Vec<Weights>> {
+        if self.num_layers < 1 {
+            bail!("num_layers must be positive, got {}", self.num_layers);
+        }
         let n = (self.num_layers * self.dirs()) as usize;
-        if n == 0 || !params.len().is_multiple_of(n) {
+        if !params.len().is_multiple_of(n) || params.len() < 2 * n {
             bail!("{} weights do not split into {n} layer directions", params.len());
         }
         let per = params.len() / n;
