@@ -721,9 +721,16 @@ translations! {
         if rank_of(op, input)? < 3 {
             bail!("instance_norm needs an input with a spatial dimension (rank 3 or more)");
         }
+        let t = dtype_of(op, input)?;
+        // ONNX Runtime has InstanceNormalization for float32 only; the others normalise as a group
+        // norm with one channel per group (the same statistics).
+        if t != DType::Float {
+            if let Some(&Dim::Fixed(c)) = op.shape(input).and_then(|s| s.get(1)) {
+                return Ok(group_norm_of(op, input, weight, bias, c, eps)?.0);
+            }
+        }
         // ONNX InstanceNormalization: per sample and channel over the spatial axes (biased variance),
         // as torch; it needs a scale and a bias.
-        let t = dtype_of(op, input)?;
         let c = op.Shape(input).start(1).end(2).out();
         let weight = match weight {
             Some(w) => w,

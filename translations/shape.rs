@@ -1449,6 +1449,9 @@ translations! {
         let p = two(&padding);
         let zero = op.const_i64s(&[0]);
         let x = if unbatched { op.Unsqueeze(self_, zero) } else { self_ };
+        // ONNX Runtime's Col2Im is float32 only: other types sum in float32 (the driver casts back).
+        let t = dtype_of(op, x)?;
+        let x = cast(op, x, DType::Float);
         let image = shape_vec(op, &output_size);
         let block = op.const_i64s(&two(&kernel_size));
         let y = op
@@ -1457,6 +1460,7 @@ translations! {
             .pads(&[p[0], p[1], p[0], p[1]])
             .strides(&two(&stride))
             .out();
+        let y = cast(op, y, t);
         Ok(if unbatched { op.Squeeze(y, Some(zero)) } else { y })
     }
 
