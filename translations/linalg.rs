@@ -1,6 +1,6 @@
 //! Linear algebra: matrix, batched and vector products (mm, matmul, addmm, baddbmm, outer, kron,
 //! tensordot), trace, cross and dot products, distances between vectors (pairwise_distance, pdist,
-//! cosine_similarity). Decompositions and solvers are in `numerics/decompositions.rs`.
+//! cdist, cosine_similarity). Decompositions and solvers are in `numerics/decompositions.rs`.
 
 use crate::translate::prelude::*;
 use crate::translations;
@@ -285,6 +285,33 @@ translations! {
     ) -> OpResult<Value> {
         let t = float_result_dtype(op, x1)?;
         pairwise(op, x1, x2, p, eps, keepdim, t)
+    }
+
+    /// _cdist_forward(Tensor x1, Tensor x2, float p, int? compute_mode) -> Tensor
+    #[target("aten::_cdist_forward", "aten::cdist")]
+    fn _cdist_forward(
+        op,
+        x1: Tensor,
+        x2: Tensor,
+        p: f64 = 2.0,
+        // Whether torch computes p = 2 through a matrix product (‖a‖² + ‖b‖² - 2a·b): the same
+        // distances, less accurately; the differences are taken directly here.
+        _compute_mode: Ignored,
+    ) -> OpResult<Value> {
+        // [..., P, M] and [..., R, M] → ‖x1_i - x2_j‖_p as [..., P, R], batch dims broadcast.
+        let t = float_result_dtype(op, x1)?;
+        if p < 0.0 {
+            bail!("cdist needs p >= 0, got {p}");
+        }
+        if rank_of(op, x1)? < 2 || rank_of(op, x2)? < 2 {
+            bail!("cdist needs inputs of rank 2 or more");
+        }
+        let (a, b) = (cast(op, x1, t), cast(op, x2, t));
+        let (ax, bx) = (op.const_i64s(&[-2]), op.const_i64s(&[-3]));
+        let a = op.Unsqueeze(a, ax);
+        let b = op.Unsqueeze(b, bx);
+        let d = op.Sub(a, b);
+        pnorm(op, d, p, &[-1], false)
     }
 
     /// pdist(Tensor self, float p=2.) -> Tensor

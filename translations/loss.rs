@@ -421,6 +421,35 @@ translations! {
         nll(op, self_, target, weight, reduction, ignore_index, t)
     }
 
+    /// nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor
+    ///     output, Tensor total_weight)
+    #[target("aten::nll_loss_forward")]
+    fn nll_loss_forward(
+        op,
+        self_: Tensor,
+        target: Tensor,
+        weight: Option<Tensor>,
+        reduction: i64,
+        ignore_index: SymInt,
+    ) -> OpResult<Vec<Value>> {
+        let SymInt::Const(ignore_index) = ignore_index else { bail!("nll_loss needs a constant ignore_index") };
+        let t = loss_type(op, self_)?;
+        let r = rank_of(op, self_)?;
+        if r > 2 {
+            bail!("nll_loss_forward takes a 1-D or 2-D input (nll_loss2d_forward the others)");
+        }
+        let output = nll(op, self_, target, weight, reduction, ignore_index, t)?;
+        // The summed weights of the counted targets; torch leaves it 0 for an unreduced batch.
+        let total_weight = if reduction == 0 && r == 2 {
+            op.scalar(t, 0.0)
+        } else {
+            let x = cast(op, self_, t);
+            let (_, w) = nll_terms(op, x, target, weight, ignore_index, t)?;
+            op.ReduceSum(w, None).keepdims(0).out()
+        };
+        Ok(vec![output, total_weight])
+    }
+
     /// cross_entropy_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=1, SymInt ignore_index=-100,
     ///     float label_smoothing=0.) -> Tensor
     #[target("aten::cross_entropy_loss")]

@@ -24,6 +24,7 @@ pub mod numerics;
 pub mod operator;
 pub mod pooling;
 pub mod random;
+pub mod recurrent;
 pub mod reduction;
 pub mod refused;
 pub mod shape;
@@ -51,6 +52,7 @@ pub const FAMILIES: &[(&str, Register)] = &[
     ("operator", operator::register),
     ("pooling", pooling::register),
     ("random", random::register),
+    ("recurrent", recurrent::register),
     ("reduction", reduction::register),
     ("shape", shape::register),
     ("sorting", sorting::register),

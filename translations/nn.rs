@@ -325,6 +325,75 @@ fn resize(
     Ok(extra(call).out())
 }
 
+/// Resize for the overloads with an output size and optional per-axis scales: where the scales are
+/// given, torch maps coordinates with them (`1 / scale`), else with `in / out`; align_corners
+/// ignores them. ONNX Resize maps with its `scales` input, whose output size is `floor(in · scale)`,
+/// as torch's is when the scales come from `scale_factor`.
+#[allow(clippy::too_many_arguments)]
+fn resize_to(
+    op: &mut Builder,
+    input: Value,
+    output_size: Vec<SymInt>,
+    scales: &[Option<f64>],
+    align_corners: bool,
+    mode: &str,
+    coord: &str,
+    extra: impl FnOnce(crate::onnx::ops::Resize<'_>) -> crate::onnx::ops::Resize<'_>,
+) -> OpResult<Value> {
+    if align_corners || scales.iter().all(Option::is_none) {
+        return resize(op, input, Some(output_size), None, mode, coord, extra);
+    }
+    let Some(given) = scales.iter().copied().collect::<Option<Vec<f64>>>() else {
+        bail!("upsample with scales for some axes only: torch maps the others by size, ONNX Resize cannot mix them")
+    };
+    if given.iter().any(|&s| s <= 0.0) {
+        bail!("upsample scales must be positive, got {given:?}");
+    }
+    // Where the sizes are known, ONNX's floor(in · scale) must give torch's output size.
+    if let Some(shape) = op.shape(input) {
+        let lead = shape.len().saturating_sub(output_size.len());
+        for ((d, s), o) in shape[lead..].iter().zip(&given).zip(&output_size) {
+            if let (Dim::Fixed(n), SymInt::Const(o)) = (d, o) {
+                if ((*n as f32) * (*s as f32)).floor() as i64 != *o {
+                    bail!("upsample of size {n} by {s} to {o}: ONNX Resize's output size would be floor({n} · {s})");
+                }
+            }
+        }
+    }
+    resize(op, input, None, Some(given), mode, coord, extra)
+}
+
+/// torch's nearest: `src = floor(dst · scale)`.
+fn floor_nearest(c: crate::onnx::ops::Resize<'_>) -> crate::onnx::ops::Resize<'_> {
+    c.nearest_mode("floor")
+}
+
+/// torch's bicubic coefficient (-0.75).
+fn cubic_a(c: crate::onnx::ops::Resize<'_>) -> crate::onnx::ops::Resize<'_> {
+    c.cubic_coeff_a(-0.75)
+}
+
+/// Antialiased bilinear / bicubic (torch's PIL-style filters): ONNX Resize with antialias=1 and
+/// exclude_outside=1 (torch normalises the weights over the taps inside the image; bicubic's
+/// coefficient is PIL's -0.5), checked against torch. torch's align_corners=True centres the taps at
+/// `(i + 0.5) · (in - 1) / (out - 1)`, which no ONNX coordinate mode gives: refused.
+fn antialias_mode(align_corners: bool, cubic: bool) -> OpResult<&'static str> {
+    if align_corners {
+        bail!("antialiased upsampling with align_corners=True has no ONNX Resize equivalent");
+    }
+    Ok(if cubic { "cubic" } else { "linear" })
+}
+
+/// The Resize attributes of [`antialias_mode`].
+fn antialias(c: crate::onnx::ops::Resize<'_>, cubic: bool) -> crate::onnx::ops::Resize<'_> {
+    let c = c.antialias(1).exclude_outside(1);
+    if cubic {
+        c.cubic_coeff_a(-0.5)
+    } else {
+        c
+    }
+}
+
 /// The output shape of `linear` on an input of rank > 2 as a constant `Reshape` target, when one
 /// exists: the input's leading dims (none 0, at most one symbolic: written -1), then the weight's
 /// rows. The linear is then Flatten · Gemm(transB=1) · Reshape: the weight is used as
@@ -596,6 +665,84 @@ translations! {
         Ok(vec![y, mean, rstd, empty_of(op, DType::Uint8)?, rm, rv])
     }
 
+    /// native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var,
+    ///     bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)
+    #[target("aten::native_batch_norm")]
+    fn native_batch_norm(
+        op,
+        input: Tensor,
+        weight: Option<Tensor>,
+        bias: Option<Tensor>,
+        running_mean: Option<Tensor>,
+        running_var: Option<Tensor>,
+        training: bool,
+        // It weights the in-place update of the running statistics in training, which an ONNX graph
+        // has no state for.
+        _momentum: Ignored,
+        eps: f64,
+    ) -> OpResult<Vec<Value>> {
+        if training {
+            let (y, mean, rstd, _, _) = batch_norm_training(op, input, weight, bias, eps)?;
+            return Ok(vec![y, mean, rstd]);
+        }
+        let (Some(rm), Some(rv)) = (running_mean, running_var) else {
+            bail!("native_batch_norm in evaluation mode needs running statistics");
+        };
+        // In evaluation torch returns empty saved statistics.
+        let t = dtype_of(op, input)?;
+        let y = batch_norm_inference(op, input, weight, bias, rm, rv, eps)?;
+        Ok(vec![y, empty_of(op, t)?, empty_of(op, t)?])
+    }
+
+    /// instance_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var,
+    ///     bool use_input_stats, float momentum, float eps, bool cudnn_enabled) -> Tensor
+    #[target("aten::instance_norm")]
+    fn instance_norm(
+        op,
+        input: Tensor,
+        weight: Option<Tensor>,
+        bias: Option<Tensor>,
+        running_mean: Option<Tensor>,
+        running_var: Option<Tensor>,
+        use_input_stats: bool,
+        // It weights the in-place update of the running statistics, which does not change the result
+        // and which an ONNX graph has no state for.
+        _momentum: Ignored,
+        eps: f64,
+        // A backend choice.
+        _cudnn_enabled: Ignored,
+    ) -> OpResult<Value> {
+        if !use_input_stats {
+            let (Some(rm), Some(rv)) = (running_mean, running_var) else {
+                bail!("instance_norm with use_input_stats=False needs running statistics");
+            };
+            return batch_norm_inference(op, input, weight, bias, rm, rv, eps);
+        }
+        if rank_of(op, input)? < 3 {
+            bail!("instance_norm needs an input with a spatial dimension (rank 3 or more)");
+        }
+        let t = dtype_of(op, input)?;
+        // ONNX Runtime has InstanceNormalization for float32 only; the others normalise as a group
+        // norm with one channel per group (the same statistics).
+        if t != DType::Float {
+            if let Some(&Dim::Fixed(c)) = op.shape(input).and_then(|s| s.get(1)) {
+                return Ok(group_norm_of(op, input, weight, bias, c, eps)?.0);
+            }
+        }
+        // ONNX InstanceNormalization: per sample and channel over the spatial axes (biased variance),
+        // as torch; it needs a scale and a bias.
+        let c = op.Shape(input).start(1).end(2).out();
+        let weight = match weight {
+            Some(w) => w,
+            None => op.ConstantOfShape(c).value(constant_data(t, vec![1], &[1.0])?).out(),
+        };
+        let bias = match bias {
+            Some(b) => b,
+            None => op.ConstantOfShape(c).value(constant_data(t, vec![1], &[0.0])?).out(),
+        };
+        Ok(op.InstanceNormalization(input, weight, bias).epsilon(eps as f32).out())
+    }
+
     /// group_norm(Tensor input, int num_groups, Tensor? weight=None, Tensor? bias=None,
     ///     float eps=1.0000000000000001e-05, bool cudnn_enabled=True) -> Tensor
     #[target("aten::group_norm")]
@@ -795,6 +942,157 @@ translations! {
         resize(op, input, output_size, scale_factors, "cubic", coord, |c| c.cubic_coeff_a(-0.75))
     }
 
+    /// upsample_nearest2d(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None) -> Tensor
+    #[target("aten::upsample_nearest2d")]
+    fn upsample_nearest2d(
+        op,
+        self_: Tensor,
+        output_size: Vec<SymInt>,
+        scales_h: Option<f64> = None,
+        scales_w: Option<f64> = None,
+    ) -> OpResult<Value> {
+        resize_to(op, self_, output_size, &[scales_h, scales_w], false, "nearest", "asymmetric", floor_nearest)
+    }
+
+    /// upsample_nearest1d(Tensor self, SymInt[1] output_size, float? scales=None) -> Tensor
+    #[target("aten::upsample_nearest1d")]
+    fn upsample_nearest1d(op, self_: Tensor, output_size: Vec<SymInt>, scales: Option<f64> = None) -> OpResult<Value> {
+        resize_to(op, self_, output_size, &[scales], false, "nearest", "asymmetric", floor_nearest)
+    }
+
+    /// upsample_nearest3d(Tensor self, SymInt[3] output_size, float? scales_d=None, float? scales_h=None,
+    ///     float? scales_w=None) -> Tensor
+    #[target("aten::upsample_nearest3d")]
+    fn upsample_nearest3d(
+        op,
+        self_: Tensor,
+        output_size: Vec<SymInt>,
+        scales_d: Option<f64> = None,
+        scales_h: Option<f64> = None,
+        scales_w: Option<f64> = None,
+    ) -> OpResult<Value> {
+        let scales = [scales_d, scales_h, scales_w];
+        resize_to(op, self_, output_size, &scales, false, "nearest", "asymmetric", floor_nearest)
+    }
+
+    /// upsample_linear1d(Tensor self, SymInt[1] output_size, bool align_corners, float? scales=None) -> Tensor
+    #[target("aten::upsample_linear1d")]
+    fn upsample_linear1d(
+        op,
+        self_: Tensor,
+        output_size: Vec<SymInt>,
+        align_corners: bool,
+        scales: Option<f64> = None,
+    ) -> OpResult<Value> {
+        let coord = if align_corners { "align_corners" } else { "half_pixel" };
+        resize_to(op, self_, output_size, &[scales], align_corners, "linear", coord, |c| c)
+    }
+
+    /// upsample_bilinear2d(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None,
+    ///     float? scales_w=None) -> Tensor
+    #[target("aten::upsample_bilinear2d")]
+    fn upsample_bilinear2d(
+        op,
+        self_: Tensor,
+        output_size: Vec<SymInt>,
+        align_corners: bool,
+        scales_h: Option<f64> = None,
+        scales_w: Option<f64> = None,
+    ) -> OpResult<Value> {
+        let coord = if align_corners { "align_corners" } else { "half_pixel" };
+        resize_to(op, self_, output_size, &[scales_h, scales_w], align_corners, "linear", coord, |c| c)
+    }
+
+    /// upsample_trilinear3d(Tensor self, SymInt[3] output_size, bool align_corners, float? scales_d=None,
+    ///     float? scales_h=None, float? scales_w=None) -> Tensor
+    #[target("aten::upsample_trilinear3d")]
+    fn upsample_trilinear3d(
+        op,
+        self_: Tensor,
+        output_size: Vec<SymInt>,
+        align_corners: bool,
+        scales_d: Option<f64> = None,
+        scales_h: Option<f64> = None,
+        scales_w: Option<f64> = None,
+    ) -> OpResult<Value> {
+        let coord = if align_corners { "align_corners" } else { "half_pixel" };
+        let scales = [scales_d, scales_h, scales_w];
+        resize_to(op, self_, output_size, &scales, align_corners, "linear", coord, |c| c)
+    }
+
+    /// upsample_bicubic2d(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None,
+    ///     float? scales_w=None) -> Tensor
+    #[target("aten::upsample_bicubic2d")]
+    fn upsample_bicubic2d(
+        op,
+        self_: Tensor,
+        output_size: Vec<SymInt>,
+        align_corners: bool,
+        scales_h: Option<f64> = None,
+        scales_w: Option<f64> = None,
+    ) -> OpResult<Value> {
+        let coord = if align_corners { "align_corners" } else { "half_pixel" };
+        resize_to(op, self_, output_size, &[scales_h, scales_w], align_corners, "cubic", coord, cubic_a)
+    }
+
+    /// _upsample_bilinear2d_aa(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None,
+    ///     float? scales_w=None) -> Tensor
+    #[target("aten::_upsample_bilinear2d_aa")]
+    fn _upsample_bilinear2d_aa(
+        op,
+        self_: Tensor,
+        output_size: Vec<SymInt>,
+        align_corners: bool,
+        scales_h: Option<f64> = None,
+        scales_w: Option<f64> = None,
+    ) -> OpResult<Value> {
+        let mode = antialias_mode(align_corners, false)?;
+        resize_to(op, self_, output_size, &[scales_h, scales_w], false, mode, "half_pixel", |c| antialias(c, false))
+    }
+
+    /// _upsample_bicubic2d_aa(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None,
+    ///     float? scales_w=None) -> Tensor
+    #[target("aten::_upsample_bicubic2d_aa")]
+    fn _upsample_bicubic2d_aa(
+        op,
+        self_: Tensor,
+        output_size: Vec<SymInt>,
+        align_corners: bool,
+        scales_h: Option<f64> = None,
+        scales_w: Option<f64> = None,
+    ) -> OpResult<Value> {
+        let mode = antialias_mode(align_corners, true)?;
+        resize_to(op, self_, output_size, &[scales_h, scales_w], false, mode, "half_pixel", |c| antialias(c, true))
+    }
+
+    /// _upsample_bilinear2d_aa.vec(Tensor input, SymInt[]? output_size, bool align_corners,
+    ///     float[]? scale_factors) -> Tensor
+    #[target("aten::_upsample_bilinear2d_aa.vec")]
+    fn _upsample_bilinear2d_aa_vec(
+        op,
+        input: Tensor,
+        output_size: Option<Vec<SymInt>>,
+        align_corners: bool,
+        scale_factors: Option<Vec<f64>>,
+    ) -> OpResult<Value> {
+        let mode = antialias_mode(align_corners, false)?;
+        resize(op, input, output_size, scale_factors, mode, "half_pixel", |c| antialias(c, false))
+    }
+
+    /// _upsample_bicubic2d_aa.vec(Tensor input, SymInt[]? output_size, bool align_corners,
+    ///     float[]? scale_factors) -> Tensor
+    #[target("aten::_upsample_bicubic2d_aa.vec")]
+    fn _upsample_bicubic2d_aa_vec(
+        op,
+        input: Tensor,
+        output_size: Option<Vec<SymInt>>,
+        align_corners: bool,
+        scale_factors: Option<Vec<f64>>,
+    ) -> OpResult<Value> {
+        let mode = antialias_mode(align_corners, true)?;
+        resize(op, input, output_size, scale_factors, mode, "half_pixel", |c| antialias(c, true))
+    }
+
     /// grid_sampler_2d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode,
     ///     bool align_corners) -> Tensor
     #[target("aten::grid_sampler_2d", "aten::grid_sampler")]
@@ -870,6 +1168,73 @@ translations! {
         let axes = op.const_i64s(&[-1]);
         let logsumexp = op.ReduceLogSumExp(scores, Some(axes)).keepdims(0).out();
         Ok(vec![output, logsumexp])
+    }
+
+    /// _scaled_dot_product_flash_attention(Tensor query, Tensor key, Tensor value, float dropout_p=0.,
+    ///     bool is_causal=False, bool return_debug_mask=False, *, float? scale=None) -> (Tensor output,
+    ///     Tensor logsumexp, Tensor cum_seq_q, Tensor cum_seq_k, SymInt max_q, SymInt max_k, Tensor rng_state,
+    ///     Tensor unused, Tensor debug_attn_mask)
+    #[target("aten::_scaled_dot_product_flash_attention")]
+    fn _scaled_dot_product_flash_attention(
+        op,
+        query: Tensor,
+        key: Tensor,
+        value: Tensor,
+        dropout_p: f64 = 0.0,
+        is_causal: bool = false,
+        return_debug_mask: bool = false,
+        scale: Option<f64> = None,
+    ) -> OpResult<Vec<Option<Value>>> {
+        no_attention_dropout(dropout_p)?;
+        if return_debug_mask {
+            bail!("return_debug_mask=True: the debug attention mask is a CUDA kernel's internal state");
+        }
+        let scores = attention_scores(op, query, key, None, is_causal, scale)?;
+        let w = op.Softmax(scores).axis(-1).out();
+        let output = op.MatMul(w, value);
+        let axes = op.const_i64s(&[-1]);
+        let logsumexp = op.ReduceLogSumExp(scores, Some(axes)).keepdims(0).out();
+        // The sequence offsets, maximum lengths and RNG state describe the CUDA kernel's launch (its
+        // varlen batching and dropout seed): not computed, so a program that reads them fails.
+        let mut outs = vec![Some(output), Some(logsumexp)];
+        outs.extend(std::iter::repeat_n(None, 7));
+        Ok(outs)
+    }
+
+    /// _scaled_dot_product_efficient_attention(Tensor query, Tensor key, Tensor value, Tensor? attn_bias,
+    ///     bool compute_log_sumexp, float dropout_p=0., bool is_causal=False, *, float? scale=None) -> (Tensor output,
+    ///     Tensor log_sumexp, Tensor philox_seed, Tensor philox_offset)
+    #[target("aten::_scaled_dot_product_efficient_attention")]
+    fn _scaled_dot_product_efficient_attention(
+        op,
+        query: Tensor,
+        key: Tensor,
+        value: Tensor,
+        attn_bias: Option<Tensor>,
+        // The kernel pads its log-sum-exp to a multiple of 32 query positions (undefined values
+        // past L): not computed, so a program that reads it fails.
+        _compute_log_sumexp: Ignored,
+        dropout_p: f64 = 0.0,
+        is_causal: bool = false,
+        scale: Option<f64> = None,
+    ) -> OpResult<Vec<Option<Value>>> {
+        no_attention_dropout(dropout_p)?;
+        let scores = attention_scores(op, query, key, attn_bias, is_causal, scale)?;
+        let w = op.Softmax(scores).axis(-1).out();
+        // The philox seed and offset are the dropout RNG's state.
+        Ok(vec![Some(op.MatMul(w, value)), None, None, None])
+    }
+
+    /// native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)
+    #[target("aten::native_dropout")]
+    fn native_dropout(op, input: Tensor, p: f64, train: Option<bool>) -> OpResult<Vec<Value>> {
+        // torch draws the mask unless train is False; with p = 0 it keeps every element.
+        if train != Some(false) && p != 0.0 {
+            bail!("native_dropout in training mode (p={p}) is random; hint: call model.eval() before torch.export");
+        }
+        let shape = op.Shape(input).out();
+        let keep = op.ConstantOfShape(shape).value(constant_data(DType::Bool, vec![1], &[1.0])?).out();
+        Ok(vec![op.Identity(input), keep])
     }
 
     /// dropout(Tensor input, float p, bool train) -> Tensor

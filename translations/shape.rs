@@ -1,5 +1,6 @@
 //! Views and shape changes: view/reshape, permute, transpose, (un)squeeze, flatten, expand,
-//! repeat, repeat_interleave, split, cat, select, slice, as_strided, embedding, resize, im2col.
+//! repeat, repeat_interleave, split, cat, select, slice, as_strided, embedding, embedding_bag, resize,
+//! im2col, col2im.
 
 use crate::translate::prelude::*;
 use crate::translations;
@@ -262,6 +263,97 @@ fn repeat_by(op: &mut Builder, x: Value, repeats: &[SymInt]) -> OpResult<Value> 
     };
     let reps = shape_vec(op, repeats);
     Ok(op.Tile(x, reps))
+}
+
+/// torch's embedding_bag: bag `b` reduces the rows of `indices[offsets[b]..offsets[b + 1]]` (the last
+/// bag runs to the end, or `include_last_offset` makes the last offset its end) by sum (rows scaled by
+/// `per_sample_weights`), mean or max; entries equal to `padding_idx` (when not negative) do not
+/// count, and an empty bag gives zeros. The bags are a [bags, n] mask over the index positions: a
+/// MatMul sums them, a masked ReduceMax takes their maximum. Only the output is computed: offset2bag,
+/// bag_size and max_indices are the kernel's bookkeeping for the gradient, and a program that reads
+/// them fails.
+#[allow(clippy::too_many_arguments)]
+fn embedding_bag_of(
+    op: &mut Builder,
+    weight: Value,
+    indices: Value,
+    offsets: Value,
+    mode: i64,
+    per_sample_weights: Option<Value>,
+    include_last_offset: bool,
+    padding_idx: Option<i64>,
+) -> OpResult<Vec<Option<Value>>> {
+    if rank_of(op, indices)? != 1 || rank_of(op, offsets)? != 1 {
+        bail!("embedding_bag takes 1-D indices and offsets (2-D inputs are flattened by F.embedding_bag)");
+    }
+    if per_sample_weights.is_some() && mode != 0 {
+        bail!("embedding_bag: per_sample_weights need mode='sum'");
+    }
+    let t = dtype_of(op, weight)?;
+    let idx = cast(op, indices, DType::Int64);
+    let off = cast(op, offsets, DType::Int64);
+    let n = op.Shape(idx).out();
+    let zero = op.const_i64s(&[0]);
+    let n0 = op.Squeeze(n, Some(zero));
+    let (z, one) = (op.scalar_i64(0), op.scalar_i64(1));
+    let pos = op.Range(z, n0, one);
+    let (starts, ends) = if include_last_offset {
+        let starts = slice_along(op, off, 0, 0, -1);
+        (starts, slice_along(op, off, 0, 1, i64::MAX))
+    } else {
+        let next = slice_along(op, off, 0, 1, i64::MAX);
+        (off, op.Concat(&[next, n]).axis(0).out())
+    };
+    let last = op.const_i64s(&[1]);
+    let (starts, ends) = (op.Unsqueeze(starts, last), op.Unsqueeze(ends, last));
+    let before = op.Less(pos, starts);
+    let inside = op.Not(before);
+    let below = op.Less(pos, ends);
+    let mut mask = op.And(inside, below);
+    if let Some(p) = padding_idx.filter(|p| *p >= 0) {
+        let p = op.scalar_i64(p);
+        let pad = op.Equal(idx, p);
+        let keep = op.Not(pad);
+        mask = op.And(mask, keep);
+    }
+    let rows = op.Gather(weight, idx).axis(0).out();
+    let maskf = cast(op, mask, t);
+    let y = match mode {
+        0 | 1 => {
+            let rows = match per_sample_weights {
+                Some(w) => {
+                    let w = cast(op, w, t);
+                    let w = op.Unsqueeze(w, last);
+                    op.Mul(rows, w)
+                }
+                None => rows,
+            };
+            let sum = op.MatMul(maskf, rows);
+            if mode == 0 {
+                sum
+            } else {
+                let count = op.ReduceSum(maskf, Some(last)).keepdims(1).out();
+                let one = op.scalar(t, 1.0);
+                let count = op.Max(&[count, one]);
+                op.Div(sum, count)
+            }
+        }
+        2 => {
+            // [bags, n, 1] against [1, n, D].
+            let two = op.const_i64s(&[2]);
+            let m = op.Unsqueeze(mask, two);
+            let r = op.Unsqueeze(rows, zero);
+            let ninf = op.scalar(t, f64::NEG_INFINITY);
+            let masked = op.Where(m, r, ninf);
+            let mx = op.ReduceMax(masked, Some(last)).keepdims(0).out();
+            let any = op.ReduceMax(maskf, Some(last)).keepdims(1).out();
+            let fz = op.scalar(t, 0.0);
+            let empty = op.Equal(any, fz);
+            op.Where(empty, fz, mx)
+        }
+        m => bail!("unknown embedding_bag mode {m}"),
+    };
+    Ok(vec![Some(y), None, None, None])
 }
 
 translations! {
@@ -585,6 +677,75 @@ translations! {
         _sparse: Ignored,
     ) -> Value {
         op.Gather(weight, indices).axis(0).out()
+    }
+
+    /// embedding_bag(Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq=False, int mode=0,
+    ///     bool sparse=False, Tensor? per_sample_weights=None, bool include_last_offset=False) -> (Tensor, Tensor,
+    ///     Tensor, Tensor)
+    #[target("aten::embedding_bag")]
+    fn embedding_bag(
+        op,
+        weight: Tensor,
+        indices: Tensor,
+        offsets: Tensor,
+        // These two shape the gradient only.
+        _scale_grad_by_freq: Ignored,
+        mode: i64 = 0,
+        _sparse: Ignored,
+        per_sample_weights: Option<Tensor> = None,
+        include_last_offset: bool = false,
+    ) -> OpResult<Vec<Option<Value>>> {
+        embedding_bag_of(op, weight, indices, offsets, mode, per_sample_weights, include_last_offset, None)
+    }
+
+    /// embedding_bag.padding_idx(Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq, int mode,
+    ///     bool sparse, Tensor? per_sample_weights, bool include_last_offset, int? padding_idx) -> (Tensor, Tensor,
+    ///     Tensor, Tensor)
+    #[target("aten::embedding_bag.padding_idx")]
+    fn embedding_bag_padding_idx(
+        op,
+        weight: Tensor,
+        indices: Tensor,
+        offsets: Tensor,
+        // These two shape the gradient only.
+        _scale_grad_by_freq: Ignored,
+        mode: i64,
+        _sparse: Ignored,
+        per_sample_weights: Option<Tensor>,
+        include_last_offset: bool,
+        padding_idx: Option<i64>,
+    ) -> OpResult<Vec<Option<Value>>> {
+        // This overload wraps a negative padding_idx (-1 is the last row); None means none.
+        let padding_idx = match padding_idx {
+            Some(p) if p < 0 => {
+                let rows = static_shape(op, weight, "embedding_bag with a negative padding_idx")?[0];
+                Some(p + rows)
+            }
+            p => p,
+        };
+        embedding_bag_of(op, weight, indices, offsets, mode, per_sample_weights, include_last_offset, padding_idx)
+    }
+
+    /// _embedding_bag(Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq=False, int mode=0,
+    ///     bool sparse=False, Tensor? per_sample_weights=None, bool include_last_offset=False, int padding_idx=-1)
+    ///     -> (Tensor, Tensor, Tensor, Tensor)
+    #[target("aten::_embedding_bag", "aten::_embedding_bag_forward_only")]
+    fn _embedding_bag(
+        op,
+        weight: Tensor,
+        indices: Tensor,
+        offsets: Tensor,
+        // These two shape the gradient only.
+        _scale_grad_by_freq: Ignored,
+        mode: i64 = 0,
+        _sparse: Ignored,
+        per_sample_weights: Option<Tensor> = None,
+        include_last_offset: bool = false,
+        padding_idx: i64 = -1,
+    ) -> OpResult<Vec<Option<Value>>> {
+        // Here a negative padding_idx means none (the public overload has wrapped it).
+        let padding_idx = Some(padding_idx);
+        embedding_bag_of(op, weight, indices, offsets, mode, per_sample_weights, include_last_offset, padding_idx)
     }
 
     /// size.int(Tensor self, int dim) -> int
@@ -1264,6 +1425,44 @@ translations! {
         out.push(oh * ow);
         let os = op.const_i64s(&out);
         Ok(op.Reshape(g, os).out())
+    }
+
+    /// col2im(Tensor self, SymInt[2] output_size, int[2] kernel_size, int[2] dilation, int[2] padding,
+    ///     int[2] stride) -> Tensor
+    #[target("aten::col2im")]
+    fn col2im(
+        op,
+        self_: Tensor,
+        output_size: Vec<SymInt>,
+        kernel_size: Vec<i64>,
+        dilation: Vec<i64>,
+        padding: Vec<i64>,
+        stride: Vec<i64>,
+    ) -> OpResult<Value> {
+        // ONNX Col2Im is torch's fold: [N, C·kh·kw, L] summed into [N, C, H, W]; unbatched inputs
+        // ([C·kh·kw, L]) get a batch axis.
+        let unbatched = match rank_of(op, self_)? {
+            2 => true,
+            3 => false,
+            r => bail!("col2im needs a 2-D or 3-D input, got rank {r}"),
+        };
+        let two = |v: &[i64]| if v.len() == 1 { vec![v[0], v[0]] } else { v.to_vec() };
+        let p = two(&padding);
+        let zero = op.const_i64s(&[0]);
+        let x = if unbatched { op.Unsqueeze(self_, zero) } else { self_ };
+        // ONNX Runtime's Col2Im is float32 only: other types sum in float32 (the driver casts back).
+        let t = dtype_of(op, x)?;
+        let x = cast(op, x, DType::Float);
+        let image = shape_vec(op, &output_size);
+        let block = op.const_i64s(&two(&kernel_size));
+        let y = op
+            .Col2Im(x, image, block)
+            .dilations(&two(&dilation))
+            .pads(&[p[0], p[1], p[0], p[1]])
+            .strides(&two(&stride))
+            .out();
+        let y = cast(op, y, t);
+        Ok(if unbatched { op.Squeeze(y, Some(zero)) } else { y })
     }
 
     /// repeat_interleave.self_int(Tensor self, SymInt repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor

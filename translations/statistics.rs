@@ -1,5 +1,5 @@
 //! Order statistics: median / nanmedian (whole tensor and along a dim), mode, quantile / nanquantile,
-//! histc, segment_reduce.
+//! histc, bincount, segment_reduce.
 //!
 //! Medians sort with TopK (NaN keyed as +inf, ties broken by the lower index) and pick torch's
 //! lower median `sorted[(count - 1) / 2]`; `median` returns the first NaN of a slice that has one,
@@ -423,6 +423,43 @@ translations! {
         };
         let nanv = op.scalar(t, f64::NAN);
         Ok(op.Where(any_nan, nanv, out))
+    }
+
+    /// bincount(Tensor self, Tensor? weights=None, SymInt minlength=0) -> Tensor
+    #[target("aten::bincount")]
+    fn bincount(
+        op,
+        self_: Tensor,
+        weights: Option<Tensor> = None,
+        minlength: SymInt = SymInt::Const(0),
+    ) -> OpResult<Value> {
+        // Bin k counts (or sums the weights of) the elements equal to k; there are max(self) + 1 bins,
+        // at least minlength (torch's data-dependent size: a computed shape here).
+        if rank_of(op, self_)? != 1 {
+            bail!("bincount takes a 1-D input");
+        }
+        let x = cast(op, self_, DType::Int64);
+        let one = op.scalar_i64(1);
+        let x1 = op.Add(x, one);
+        let m = sym_value(op, minlength);
+        let m = as_1d(op, m);
+        // minlength joins the candidates, so an empty input gives minlength bins.
+        let all = op.Concat(&[x1, m]).axis(0).out();
+        let size = op.ReduceMax(all, None).keepdims(1).out();
+        let t = match weights {
+            Some(w) => result_dtype(op, w)?,
+            None => DType::Int64,
+        };
+        let zeros = op.ConstantOfShape(size).value(constant_data(t, vec![1], &[0.0])?).out();
+        let updates = match weights {
+            Some(w) => cast(op, w, t),
+            None => {
+                let one = op.scalar(t, 1.0);
+                let s = op.Shape(x).out();
+                op.Expand(one, s)
+            }
+        };
+        Ok(op.ScatterElements(zeros, x, updates).axis(0).reduction("add").out())
     }
 
     /// histc(Tensor self, int bins=100, Scalar min=0, Scalar max=0) -> Tensor

@@ -862,7 +862,8 @@ impl Lowerer<'_> {
             let Some((name, fx_type)) = slot else { continue };
             let v = match produced.get(i).copied().flatten() {
                 Some(v) => v,
-                None if name.contains("_unused_") => continue,
+                // An output nothing reads (torch names some `_unused_`) need not be computed.
+                None if name.contains("_unused_") || env.users.get(name).is_none_or(|&n| n == 0) => continue,
                 None => {
                     return Err(err(format!(
                         "the translation `{}` did not compute output {i} (`{name}`), which later nodes use",

@@ -12,6 +12,8 @@ pub fn fixtures() -> PathBuf {
 /// (`multi_model` packs two).
 pub const EXPORTABLE: &[(&str, &str)] = &[
     ("aliases", "model"),
+    ("attention_internals", "model"),
+    ("bincount", "model"),
     ("buffer_mutation", "model"),
     ("buffer_mutation_decomposed", "model"),
     ("buffers_views", "model"),
@@ -23,6 +25,7 @@ pub const EXPORTABLE: &[(&str, &str)] = &[
     ("dyn_bounds_derived", "model"),
     ("effects_tokens", "model"),
     ("einsum", "model"),
+    ("embedding_bags", "model"),
     ("global_pool_dynamic", "model"),
     ("half_dtypes", "model"),
     ("hops_loops", "model"),
@@ -33,6 +36,10 @@ pub const EXPORTABLE: &[(&str, &str)] = &[
     ("multi_model", "model"),
     ("multi_model", "second"),
     ("multi_outputs", "model"),
+    ("nn_ops", "model"),
+    ("nn_ops_decomposed", "model"),
+    ("rnn_half", "model"),
+    ("rnn_ops", "model"),
     ("scalar_inputs", "model"),
     ("tied_weights", "model"),
     ("tiny_transformer", "model"),
