@@ -50,6 +50,42 @@ fn cross_along(op: &mut Builder, self_: Value, other: Value, dim: i64) -> OpResu
     Ok(op.Concat(&parts).axis(axis).out())
 }
 
+/// For positions `0..n` of a jagged dim whose groups end at `offs`: each position's group (the
+/// count of ends at or before it, clamped to the last group) and whether it lies before
+/// `offs[-1]`.
+fn group_of_positions(op: &mut Builder, offs: Value, n: Value) -> (Value, Value) {
+    let ends = cast(op, offs, DType::Int64);
+    let (zero, one) = (op.scalar_i64(0), op.scalar_i64(1));
+    let empty = op.const_i64s(&[]);
+    let n = op.Reshape(n, empty).out();
+    let positions = op.Range(zero, n, one);
+    let col = op.const_i64s(&[-1, 1]);
+    let positions = op.Reshape(positions, col).out();
+    let passed = op.LessOrEqual(ends, positions);
+    let passed = cast(op, passed, DType::Int64);
+    let axis = op.const_i64s(&[1]);
+    let group = op.ReduceSum(passed, Some(axis)).keepdims(0).out();
+    let count = dim_size(op, ends, 0);
+    let last = op.Sub(count, one);
+    let valid = op.Less(group, count);
+    let group = op.Min(&[group, last]);
+    (group, valid)
+}
+
+/// `all[group[p], ...]` at every position p of a `[G, ...]` stack of products, where `group` is
+/// laid out for broadcasting as `layout` says (`[1, -1, 1]`: one group per row).
+fn pick_group(op: &mut Builder, all: Value, group: Value, layout: &[i64]) -> Value {
+    let layout = op.const_i64s(layout);
+    let g = op.Reshape(group, layout).out();
+    let tail = op.Shape(all).start(1).out();
+    let one = op.const_i64s(&[1]);
+    let target = op.Concat(&[one, tail]).axis(0).out();
+    let index = op.Expand(g, target);
+    let picked = op.GatherElements(all, index).axis(0).out();
+    let axis = op.const_i64s(&[0]);
+    op.Squeeze(picked, Some(axis))
+}
+
 translations! {
     /// einsum(str equation, Tensor[] tensors, *, int[]? path=None) -> Tensor
     #[target("aten::einsum")]
@@ -231,6 +267,79 @@ translations! {
     #[target("aten::matmul")]
     fn matmul(op, self_: Tensor, other: Tensor) -> Value {
         op.MatMul(self_, other)
+    }
+
+    /// _grouped_mm(Tensor self, Tensor mat2, Tensor? offs=None, Tensor? bias=None, ScalarType? out_dtype=None) ->
+    ///     Tensor
+    #[target("aten::_grouped_mm")]
+    fn grouped_mm(
+        op,
+        self_: Tensor,
+        mat2: Tensor,
+        offs: Option<Tensor> = None,
+        bias: Option<Tensor> = None,
+        // The result type is the node's, which the lowering enforces.
+        _out_dtype: Ignored,
+    ) -> OpResult<Value> {
+        // Mixture-of-experts matmuls: `offs[g]` ends group g of the jagged dim of a 2-D operand;
+        // torch leaves positions past `offs[-1]` undefined, here they are zeros. Every group's product is
+        // computed and each position keeps its own group's: G times the work of the jagged one,
+        // in exchange for plain MatMuls.
+        if bias.is_some() {
+            bail!("_grouped_mm with a bias is not supported yet");
+        }
+        let t = op.out_dtype(0).unwrap_or(dtype_of(op, self_)?);
+        let (a, b) = (cast(op, self_, t), cast(op, mat2, t));
+        match (rank_of(op, a)?, rank_of(op, b)?, offs) {
+            (3, 3, None) => Ok(op.MatMul(a, b)),
+            // [M, K] x [G, K, N] -> [M, N]: rows grouped.
+            (2, 3, Some(offs)) => {
+                let all = op.MatMul(a, b);
+                let rows = dim_size(op, a, 0);
+                let (group, valid) = group_of_positions(op, offs, rows);
+                // all[group[m], m, :] for every row m.
+                let picked = pick_group(op, all, group, &[1, -1, 1]);
+                let col = op.const_i64s(&[-1, 1]);
+                let valid = op.Reshape(valid, col).out();
+                let zero = op.scalar(t, 0.0);
+                Ok(op.Where(valid, picked, zero))
+            }
+            // [G, M, K] x [K, N] -> [M, N]: columns grouped.
+            (3, 2, Some(offs)) => {
+                let all = op.MatMul(a, b);
+                let cols = dim_size(op, b, 1);
+                let (group, valid) = group_of_positions(op, offs, cols);
+                let picked = pick_group(op, all, group, &[1, 1, -1]);
+                let zero = op.scalar(t, 0.0);
+                Ok(op.Where(valid, picked, zero))
+            }
+            // [M, K] x [K, N] -> [G, M, N]: the shared K grouped.
+            (2, 2, Some(offs)) => {
+                let k = dim_size(op, a, 1);
+                let (group, valid) = group_of_positions(op, offs, k);
+                let groups = {
+                    let n = dim_size(op, offs, 0);
+                    let empty = op.const_i64s(&[]);
+                    let n = op.Reshape(n, empty).out();
+                    let (zero, one) = (op.scalar_i64(0), op.scalar_i64(1));
+                    let ids = op.Range(zero, n, one);
+                    let col = op.const_i64s(&[-1, 1]);
+                    op.Reshape(ids, col).out()
+                };
+                // mask[g, k]: k belongs to group g; A masked per group is [G, M, K].
+                let in_group = op.Equal(groups, group);
+                let mask = op.And(in_group, valid);
+                let mask = cast(op, mask, t);
+                let axis = op.const_i64s(&[1]);
+                let mask = op.Unsqueeze(mask, axis);
+                let masked = op.Mul(a, mask);
+                Ok(op.MatMul(masked, b))
+            }
+            (ra, rb, offs) => bail!(
+                "_grouped_mm of a {ra}-D and a {rb}-D operand {} offsets is not a form torch defines",
+                if offs.is_some() { "with" } else { "without" }
+            ),
+        }
     }
 
     /// mm(Tensor self, Tensor mat2) -> Tensor
