@@ -279,6 +279,10 @@ translations! {
             shape.extend(std::iter::repeat_n(1, r - 2));
             let s = op.const_i64s(&shape);
             op.Reshape(w, s).out()
+        } else if r == 0 {
+            // A 0-d input keeps its rank: the one-element weight becomes 0-d too.
+            let s = op.const_i64s(&[]);
+            op.Reshape(w, s).out()
         } else {
             w
         };

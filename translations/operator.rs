@@ -41,6 +41,16 @@ fn shift(op: &mut Builder, a: Scalar, b: Scalar, left: bool) -> Value {
     cast(op, y, DType::Int64)
 }
 
+/// A Python number truncated toward zero, as an int.
+fn truncate(op: &mut Builder, a: Scalar) -> Value {
+    let v = scalar_value(op, a, DType::Float);
+    let (fl, ce) = (op.Floor(v), op.Ceil(v));
+    let zero = op.scalar(DType::Float, 0.0);
+    let neg = op.Less(v, zero);
+    let t = op.Where(neg, ce, fl);
+    cast(op, t, DType::Int64)
+}
+
 translations! {
     /// operator.add(a, b)
     #[target("_operator.add")]
@@ -224,36 +234,44 @@ translations! {
     }
 
     /// torch.sym_int(a): truncates toward zero.
-    #[target("torch.sym_int", "math.trunc")]
+    #[target("torch.sym_int")]
     fn sym_int(op, a: Scalar) -> Value {
-        let v = scalar_value(op, a, DType::Float);
-        let (fl, ce) = (op.Floor(v), op.Ceil(v));
-        let zero = op.scalar(DType::Float, 0.0);
-        let neg = op.Less(v, zero);
-        let t = op.Where(neg, ce, fl);
-        cast(op, t, DType::Int64)
+        truncate(op, a)
     }
 
-    /// math.floor(a)
+    /// math.trunc(x)
+    #[target("math.trunc")]
+    fn math_trunc(op, x: Scalar) -> Value {
+        truncate(op, x)
+    }
+
+    /// math.floor(x)
     #[target("math.floor")]
-    fn sym_floor(op, a: Scalar) -> Value {
-        let v = scalar_value(op, a, DType::Float);
+    fn math_floor(op, x: Scalar) -> Value {
+        let v = scalar_value(op, x, DType::Float);
         let f = op.Floor(v);
         cast(op, f, DType::Int64)
     }
 
-    /// math.ceil(a)
+    /// math.ceil(x)
     #[target("math.ceil")]
-    fn sym_ceil(op, a: Scalar) -> Value {
-        let v = scalar_value(op, a, DType::Float);
+    fn math_ceil(op, x: Scalar) -> Value {
+        let v = scalar_value(op, x, DType::Float);
         let f = op.Ceil(v);
         cast(op, f, DType::Int64)
     }
 
     /// torch.sym_sqrt(a)
-    #[target("torch.sym_sqrt", "math.sqrt")]
+    #[target("torch.sym_sqrt")]
     fn sym_sqrt(op, a: Scalar) -> Value {
         let v = scalar_value(op, a, DType::Float);
+        op.Sqrt(v)
+    }
+
+    /// math.sqrt(x)
+    #[target("math.sqrt")]
+    fn math_sqrt(op, x: Scalar) -> Value {
+        let v = scalar_value(op, x, DType::Float);
         op.Sqrt(v)
     }
 

@@ -332,8 +332,11 @@ translations! {
             return sum_pool_divided(op, self_, &kernel, &strides, &padding, ceil_mode, d);
         }
         let unbatched = rank_of(op, self_)? == k + 1;
-        let zero = op.const_i64s(&[0]);
-        let x = if unbatched { op.Unsqueeze(self_, zero) } else { self_ };
+        let zero = if unbatched { Some(op.const_i64s(&[0])) } else { None };
+        let x = match zero {
+            Some(axis) => op.Unsqueeze(self_, axis),
+            None => self_,
+        };
         let y = op
             .AveragePool(x)
             .kernel_shape(&kernel)
@@ -342,7 +345,10 @@ translations! {
             .ceil_mode(ceil_mode as i64)
             .count_include_pad(count_include_pad as i64)
             .out();
-        Ok(if unbatched { op.Squeeze(y, Some(zero)) } else { y })
+        Ok(match zero {
+            Some(axis) => op.Squeeze(y, Some(axis)),
+            None => y,
+        })
     }
 
     /// max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1,
@@ -428,14 +434,19 @@ translations! {
     ) -> OpResult<Value> {
         let k = kernel_size.len();
         let strides = if stride.is_empty() { kernel_size.clone() } else { expand_param(&stride, k, 1) };
-        Ok(op
-            .MaxPool(self_)
+        // An unbatched input ([C, *spatial]) gets ONNX's batch axis for the pooling.
+        let unbatched = rank_of(op, self_)? == k + 1;
+        let zero = op.const_i64s(&[0]);
+        let x = if unbatched { op.Unsqueeze(self_, zero) } else { self_ };
+        let y = op
+            .MaxPool(x)
             .kernel_shape(&kernel_size)
             .strides(&strides)
             .pads(&pads_of(&padding, k))
             .dilations(&expand_param(&dilation, k, 1))
             .ceil_mode(ceil_mode as i64)
-            .out())
+            .out();
+        Ok(if unbatched { op.Squeeze(y, Some(zero)) } else { y })
     }
 
     /// max_pool2d_with_indices_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride,

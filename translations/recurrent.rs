@@ -1,5 +1,7 @@
 //! Recurrent layers: torch's multi-layer LSTM, GRU and Elman RNN, one ONNX LSTM / GRU / RNN node per
-//! layer (both directions in one node); an LSTM with a projection (`proj_size`) as a Loop over time.
+//! layer (both directions in one node); an LSTM with a projection (`proj_size`) as a Loop over time;
+//! the single-step cells (`lstm_cell`, `gru_cell`, `rnn_tanh_cell`, `rnn_relu_cell`) as their
+//! equations.
 
 use crate::translate::prelude::*;
 use crate::translations;
@@ -276,6 +278,31 @@ impl Rnn {
 }
 
 /// `x` reversed along axis 0.
+/// `x · wᵀ + b`.
+fn linear(op: &mut Builder, x: Value, w: Value, b: Option<Value>) -> Value {
+    let wt = op.Transpose(w).perm(&[1, 0]).out();
+    let y = op.MatMul(x, wt);
+    match b {
+        Some(b) => op.Add(y, b),
+        None => y,
+    }
+}
+
+/// A cell's gate pre-activations: `x · w_ihᵀ + b_ih + h · w_hhᵀ + b_hh`.
+fn gate_inputs(
+    op: &mut Builder,
+    x: Value,
+    h: Value,
+    w_ih: Value,
+    w_hh: Value,
+    b_ih: Option<Value>,
+    b_hh: Option<Value>,
+) -> Value {
+    let xs = linear(op, x, w_ih, b_ih);
+    let hs = linear(op, h, w_hh, b_hh);
+    op.Add(xs, hs)
+}
+
 fn reverse_time(op: &mut Builder, x: Value) -> Value {
     let s = op.const_i64s(&[-1]);
     let e = op.const_i64s(&[i64::MIN]);
@@ -428,5 +455,92 @@ translations! {
             "packed sequences (PackedSequence, the .data overloads) are not translated; pass a padded tensor \
              (pad_packed_sequence) to the recurrent layer instead"
         )
+    }
+
+    /// rnn_tanh_cell(Tensor input, Tensor hx, Tensor w_ih, Tensor w_hh, Tensor? b_ih=None, Tensor? b_hh=None) ->
+    ///     Tensor
+    #[target("aten::rnn_tanh_cell")]
+    fn rnn_tanh_cell(
+        op,
+        input: Tensor,
+        hx: Tensor,
+        w_ih: Tensor,
+        w_hh: Tensor,
+        b_ih: Option<Tensor> = None,
+        b_hh: Option<Tensor> = None,
+    ) -> Value {
+        let pre = gate_inputs(op, input, hx, w_ih, w_hh, b_ih, b_hh);
+        op.Tanh(pre)
+    }
+
+    /// rnn_relu_cell(Tensor input, Tensor hx, Tensor w_ih, Tensor w_hh, Tensor? b_ih=None, Tensor? b_hh=None) ->
+    ///     Tensor
+    #[target("aten::rnn_relu_cell")]
+    fn rnn_relu_cell(
+        op,
+        input: Tensor,
+        hx: Tensor,
+        w_ih: Tensor,
+        w_hh: Tensor,
+        b_ih: Option<Tensor> = None,
+        b_hh: Option<Tensor> = None,
+    ) -> Value {
+        let pre = gate_inputs(op, input, hx, w_ih, w_hh, b_ih, b_hh);
+        op.Relu(pre)
+    }
+
+    /// lstm_cell(Tensor input, Tensor[] hx, Tensor w_ih, Tensor w_hh, Tensor? b_ih=None, Tensor? b_hh=None) ->
+    ///     (Tensor, Tensor)
+    #[target("aten::lstm_cell")]
+    fn lstm_cell(
+        op,
+        input: Tensor,
+        hx: Vec<Tensor>,
+        w_ih: Tensor,
+        w_hh: Tensor,
+        b_ih: Option<Tensor> = None,
+        b_hh: Option<Tensor> = None,
+    ) -> OpResult<(Value, Value)> {
+        let [h, c] = hx[..] else {
+            bail!("lstm_cell takes hx as [h, c], got {} tensors", hx.len())
+        };
+        // Gates i, f, g, o in torch's order.
+        let gates = gate_inputs(op, input, h, w_ih, w_hh, b_ih, b_hh);
+        let [i, f, g, o] = op.Split(gates, None).axis(-1).num_outputs(4).outs::<4>();
+        let (i, f, g, o) = (op.Sigmoid(i), op.Sigmoid(f), op.Tanh(g), op.Sigmoid(o));
+        let kept = op.Mul(f, c);
+        let added = op.Mul(i, g);
+        let c_next = op.Add(kept, added);
+        let squashed = op.Tanh(c_next);
+        Ok((op.Mul(o, squashed), c_next))
+    }
+
+    /// gru_cell(Tensor input, Tensor hx, Tensor w_ih, Tensor w_hh, Tensor? b_ih=None, Tensor? b_hh=None) -> Tensor
+    #[target("aten::gru_cell")]
+    fn gru_cell(
+        op,
+        input: Tensor,
+        hx: Tensor,
+        w_ih: Tensor,
+        w_hh: Tensor,
+        b_ih: Option<Tensor> = None,
+        b_hh: Option<Tensor> = None,
+    ) -> Value {
+        // r and z from both halves summed; n = tanh(x_n + r * h_n), the reset applied after the
+        // hidden matmul as torch does; h' = (1 - z) * n + z * h = n + z * (h - n).
+        let x_part = linear(op, input, w_ih, b_ih);
+        let h_part = linear(op, hx, w_hh, b_hh);
+        let [xr, xz, xn] = op.Split(x_part, None).axis(-1).num_outputs(3).outs::<3>();
+        let [hr, hz, hn] = op.Split(h_part, None).axis(-1).num_outputs(3).outs::<3>();
+        let r = op.Add(xr, hr);
+        let r = op.Sigmoid(r);
+        let z = op.Add(xz, hz);
+        let z = op.Sigmoid(z);
+        let reset = op.Mul(r, hn);
+        let n = op.Add(xn, reset);
+        let n = op.Tanh(n);
+        let d = op.Sub(hx, n);
+        let zd = op.Mul(z, d);
+        op.Add(n, zd)
     }
 }

@@ -26,7 +26,6 @@ const REFUSED: &[(&str, &str)] = &[
     ("aten::avg_pool2d_backward.default", BACKWARD),
     ("aten::convolution_backward.default", BACKWARD),
     ("aten::embedding_dense_backward.default", BACKWARD),
-    ("aten::max_pool2d_with_indices_backward.default", BACKWARD),
     ("aten::native_group_norm_backward.default", BACKWARD),
     ("aten::native_layer_norm_backward.default", BACKWARD),
     ("aten::sym_stride.int", STRIDES),
