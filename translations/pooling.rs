@@ -225,6 +225,121 @@ fn sum_pool_divided(
     Ok(if unbatched { op.Squeeze(y, Some(zero)) } else { y })
 }
 
+/// Fractional max pooling (torch's FractionalMaxPool2d/3d with its samples given: deterministic).
+/// Along spatial dim d, window i starts at `int((i + u)·α) - int(u·α)` with `α = (in - pool) / (out
+/// - 1)`, the last at `in - pool`; `u` is the plane's sample for that dim (2-D: [W, H], 3-D: [T,
+/// H, W]). The windows' elements are gathered from the flattened plane and reduced; the indices
+/// are into the flattened spatial plane, the first maximum's.
+fn fractional_max_pool(
+    op: &mut Builder,
+    x: Value,
+    kernel: &[i64],
+    output: &[i64],
+    samples: Value,
+) -> OpResult<(Value, Value)> {
+    let k = kernel.len();
+    if output.len() != k || !(k == 2 || k == 3) {
+        bail!("fractional_max_pool: {} kernel sizes and {} output sizes", k, output.len());
+    }
+    if output.iter().any(|&o| o < 1) {
+        bail!("fractional_max_pool: output sizes must be positive, got {output:?}");
+    }
+    let t = dtype_of(op, x)?;
+    if !t.is_float() {
+        bail!("fractional_max_pool needs a floating-point input");
+    }
+    let r = rank_of(op, x)?;
+    let unbatched = r == k + 1;
+    let zero_axis = op.const_i64s(&[0]);
+    let x = if unbatched { op.Unsqueeze(x, zero_axis) } else { x };
+    let u = cast(op, samples, t);
+    // An unbatched input is one plane set: torch reads the samples of batch 0.
+    let u = if unbatched {
+        let (s0, s1) = (op.const_i64s(&[0]), op.const_i64s(&[1]));
+        op.Slice(u, s0, s1, Some(zero_axis), None)
+    } else {
+        u
+    };
+    // Per spatial dim: window starts [N, C, out] plus the offsets inside a window, [N, C, out, pool].
+    let mut positions = Vec::new();
+    for d in 0..k {
+        let (o, p) = (output[d], kernel[d]);
+        let size = dim_size(op, x, (2 + d) as i64);
+        let pool = op.const_i64s(&[p]);
+        let last = op.Sub(size, pool);
+        let col = if k == 2 { 1 - d } else { d } as i64;
+        let ud = {
+            let c0 = op.const_i64s(&[col]);
+            let c1 = op.const_i64s(&[col + 1]);
+            let axis = op.const_i64s(&[2]);
+            op.Slice(u, c0, c1, Some(axis), None)
+        };
+        let lasts = {
+            let shape = op.Shape(ud).out();
+            op.Expand(last, shape)
+        };
+        let starts = if o > 1 {
+            let span = cast(op, last, t);
+            let steps = op.scalar(t, (o - 1) as f64);
+            let alpha = op.Div(span, steps);
+            let i: Vec<f64> = (0..o - 1).map(|i| i as f64).collect();
+            let i = op.constant_tensor(constant_data(t, vec![1, 1, o - 1], &i)?);
+            let shifted = op.Add(i, ud);
+            let scaled = op.Mul(shifted, alpha);
+            let from = cast(op, scaled, DType::Int64);
+            let base = op.Mul(ud, alpha);
+            let base = cast(op, base, DType::Int64);
+            let firsts = op.Sub(from, base);
+            op.Concat(&[firsts, lasts]).axis(2).out()
+        } else {
+            lasts
+        };
+        let offsets: Vec<i64> = (0..p).collect();
+        let offsets = op.constant_tensor(TensorData::from_i64s(vec![1, 1, 1, p], &offsets));
+        let axis = op.const_i64s(&[3]);
+        let starts = op.Unsqueeze(starts, axis);
+        positions.push(op.Add(starts, offsets));
+    }
+    // The flat index of window element (outs..., pools...) of each plane: Σ position_d · stride_d,
+    // each dim's [N, C, o_d, p_d] placed on its own output and pool axes.
+    let mut index: Option<Value> = None;
+    for (d, pos) in positions.into_iter().enumerate() {
+        // Unsqueeze wants its axes in the output's numbering: pos sits at (2 + d) and (2 + k + d).
+        let out_axes: Vec<i64> =
+            (2..(2 + 2 * k) as i64).filter(|&a| a != (2 + d) as i64 && a != (2 + k + d) as i64).collect();
+        let out_axes = op.const_i64s(&out_axes);
+        let placed = op.Unsqueeze(pos, out_axes);
+        let stride = {
+            let inner = op.Shape(x).start((3 + d) as i64).out();
+            let one = op.const_i64s(&[1]);
+            let all = op.Concat(&[one, inner]).axis(0).out();
+            op.ReduceProd(all, None).keepdims(0).out()
+        };
+        let term = op.Mul(placed, stride);
+        index = Some(match index {
+            Some(acc) => op.Add(acc, term),
+            None => term,
+        });
+    }
+    let Some(index) = index else { bail!("fractional_max_pool: no spatial dims") };
+    let flat_shape = op.const_i64s(&[0, 0, -1]);
+    let plane = op.Reshape(x, flat_shape).out();
+    let flat_index = op.Reshape(index, flat_shape).out();
+    let values = op.GatherElements(plane, flat_index).axis(2).out();
+    let mut window_shape = vec![0, 0];
+    window_shape.extend_from_slice(output);
+    window_shape.push(-1);
+    let window_shape = op.const_i64s(&window_shape);
+    let values = op.Reshape(values, window_shape).out();
+    let index = op.Reshape(flat_index, window_shape).out();
+    let last = op.const_i64s(&[-1]);
+    let y = op.ReduceMax(values, Some(last)).keepdims(0).out();
+    let arg = op.ArgMax(values).axis(-1).keepdims(1).select_last_index(0).out();
+    let idx = op.GatherElements(index, arg).axis(-1).out();
+    let idx = op.Squeeze(idx, Some(last));
+    Ok(if unbatched { (op.Squeeze(y, Some(zero_axis)), op.Squeeze(idx, Some(zero_axis))) } else { (y, idx) })
+}
+
 translations! {
     /// adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor
     #[target(
@@ -480,5 +595,18 @@ translations! {
         let idx = op.Reshape(idx, flat_m1).out();
         let out = op.ScatterElements(zeros, idx, g).axis(r as i64 - 2).reduction("add").out();
         Ok(op.Reshape(out, s).out())
+    }
+
+    /// fractional_max_pool2d(Tensor self, int[2] kernel_size, int[2] output_size, Tensor random_samples) ->
+    ///     (Tensor, Tensor)
+    #[target("aten::fractional_max_pool2d", "aten::fractional_max_pool3d")]
+    fn fractional_max_pool2d(
+        op,
+        self_: Tensor,
+        kernel_size: Vec<i64>,
+        output_size: Vec<i64>,
+        random_samples: Tensor,
+    ) -> OpResult<(Value, Value)> {
+        fractional_max_pool(op, self_, &kernel_size, &output_size, random_samples)
     }
 }

@@ -294,8 +294,17 @@ pub fn read_torch_onnx(dir: &Path) -> Result<HashMap<String, TorchOnnx>, String>
     }
     let text = std::fs::read_to_string(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     let mut results = HashMap::new();
-    for (i, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
-        let r: Json = serde_json::from_str(line).map_err(|e| format!("{}:{}: {e}", path.display(), i + 1))?;
+    let complete = text.ends_with('\n');
+    let lines: Vec<&str> = text.lines().collect();
+    for (i, line) in lines.iter().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+        // Python's json writes the non-JSON tokens NaN and Infinity (in `max_abs_err`).
+        let line = line.replace("-Infinity", "null").replace("Infinity", "null").replace("NaN", "null");
+        let r: Json = match serde_json::from_str(&line) {
+            Ok(r) => r,
+            // A results file still being appended to ends in a partial line.
+            Err(_) if !complete && i + 1 == lines.len() => break,
+            Err(e) => return Err(format!("{}:{}: {e}", path.display(), i + 1)),
+        };
         let case = r["case"].as_str().ok_or_else(|| format!("{}:{}: no `case`", path.display(), i + 1))?;
         let passed = r["passed"].as_bool().ok_or_else(|| format!("{}:{}: no `passed`", path.display(), i + 1))?;
         results.insert(case.to_string(), TorchOnnx { passed, reason: (!passed).then(|| torch_onnx_reason(&r)) });
