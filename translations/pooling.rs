@@ -110,7 +110,7 @@ fn adaptive_avg_dynamic(op: &mut Builder, x: Value, output_size: &[SymInt]) -> O
         let axis = r - k + i;
         let n = dim_size(op, x, axis as i64);
         let o = {
-            let o = sym_value(op, o.clone());
+            let o = sym_value(op, *o);
             let shape = op.const_i64s(&[1]);
             op.Reshape(o, shape).out()
         };
@@ -226,10 +226,11 @@ fn sum_pool_divided(
 }
 
 /// Fractional max pooling (torch's FractionalMaxPool2d/3d with its samples given: deterministic).
-/// Along spatial dim d, window i starts at `int((i + u)·α) - int(u·α)` with `α = (in - pool) / (out
-/// - 1)`, the last at `in - pool`; `u` is the plane's sample for that dim (2-D: [W, H], 3-D: [T,
-/// H, W]). The windows' elements are gathered from the flattened plane and reduced; the indices
-/// are into the flattened spatial plane, the first maximum's.
+/// Along spatial dim d, window i starts at `int((i + u)·α) - int(u·α)` with
+/// `α = (in - pool) / (out - 1)`, the last one at `in - pool`; `u` is the plane's sample for that
+/// dim (2-D samples are `[W, H]`, 3-D ones `[T, H, W]`). The windows' elements are gathered from
+/// the flattened plane and reduced; the indices are into the flattened spatial plane, the first
+/// maximum's.
 fn fractional_max_pool(
     op: &mut Builder,
     x: Value,
