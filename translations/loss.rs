@@ -494,10 +494,68 @@ translations! {
             let l = op.Neg(s);
             return reduce_loss(op, l, reduction);
         }
-        if label_smoothing != 0.0 {
-            bail!("cross_entropy with class indices and label_smoothing is not supported");
+        let nll_loss = nll(op, logp, target, weight, reduction, ignore_index, t)?;
+        if label_smoothing == 0.0 {
+            return Ok(nll_loss);
         }
-        nll(op, logp, target, weight, reduction, ignore_index, t)
+        // torch's cross_entropy_loss_label_smoothing: (1 - ε)·nll + ε/C · smooth, where smooth is
+        // -Σ_c w_c·log p_c per element, zero where the target is ignored, reduced like the nll
+        // (the mean divides by the summed weights of the kept targets).
+        let class_axes = op.const_i64s(&[class_axis]);
+        let weighted = match weight {
+            Some(w) => {
+                let w = cast(op, w, t);
+                let mut shape = vec![1i64; r];
+                shape[class_axis as usize] = -1;
+                let s = op.const_i64s(&shape);
+                let w = op.Reshape(w, s).out();
+                op.Mul(logp, w)
+            }
+            None => logp,
+        };
+        let summed = op.ReduceSum(weighted, Some(class_axes)).keepdims(0).out();
+        let smooth = op.Neg(summed);
+        let target = cast(op, target, DType::Int64);
+        let ignored = {
+            let ii = op.scalar_i64(ignore_index);
+            op.Equal(target, ii)
+        };
+        let zero = op.scalar(t, 0.0);
+        let smooth = op.Where(ignored, zero, smooth);
+        let smooth = match reduction {
+            0 => smooth,
+            2 => op.ReduceSum(smooth, None).keepdims(0).out(),
+            _ => {
+                let total = op.ReduceSum(smooth, None).keepdims(0).out();
+                let kept = op.Not(ignored);
+                let kept_t = cast(op, kept, t);
+                let norm = match weight {
+                    Some(w) => {
+                        // weight[target] of the kept targets (ignored ones read class 0, then count 0).
+                        let w = cast(op, w, t);
+                        let zero_i = op.scalar_i64(0);
+                        let safe = op.Where(ignored, zero_i, target);
+                        let tw = op.Gather(w, safe).axis(0).out();
+                        let tw = op.Mul(tw, kept_t);
+                        op.ReduceSum(tw, None).keepdims(0).out()
+                    }
+                    None => op.ReduceSum(kept_t, None).keepdims(0).out(),
+                };
+                op.Div(total, norm)
+            }
+        };
+        let classes = {
+            let c = dim_size(op, x, class_axis);
+            let c = cast(op, c, t);
+            let empty = op.const_i64s(&[]);
+            op.Reshape(c, empty).out()
+        };
+        let eps = op.scalar(t, label_smoothing);
+        let share = op.Div(eps, classes);
+        let smooth_part = op.Mul(smooth, share);
+        let keep = op.scalar(t, 1.0 - label_smoothing);
+        let nll_part = op.Mul(nll_loss, keep);
+        Ok(op.Add(nll_part, smooth_part))
     }
 
     /// cosine_embedding_loss(Tensor input1, Tensor input2, Tensor target, float margin=0., int reduction=1) -> Tensor
