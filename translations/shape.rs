@@ -1681,21 +1681,47 @@ fn tensor_split(
 }
 
 /// pixel_shuffle (`up`) / pixel_unshuffle with torch's channel order, any number of batch axes.
+/// `pixel_impl` with symbolic sizes: the same reshapes, their shapes computed from `Shape(x)`.
+fn pixel_impl_dynamic(op: &mut Builder, x: Value, r: usize, f: i64, up: bool) -> Value {
+    let r = r as i64;
+    let batch = op.Shape(x).end(r - 3).out();
+    let c = op.Shape(x).start(r - 3).end(r - 2).out();
+    let h = op.Shape(x).start(r - 2).end(r - 1).out();
+    let w = op.Shape(x).start(r - 1).out();
+    let (ff, fv, m1) = (op.const_i64s(&[f * f]), op.const_i64s(&[f]), op.const_i64s(&[-1]));
+    let (mid, perm, fin) = if up {
+        let oc = op.Div(c, ff);
+        let (hf, wf) = (op.Mul(h, fv), op.Mul(w, fv));
+        (vec![m1, oc, fv, fv, h, w], [0, 1, 4, 2, 5, 3], vec![batch, oc, hf, wf])
+    } else {
+        let (oh, ow) = (op.Div(h, fv), op.Div(w, fv));
+        let cf = op.Mul(c, ff);
+        (vec![m1, c, oh, fv, ow, fv], [0, 1, 3, 5, 2, 4], vec![batch, cf, oh, ow])
+    };
+    let mid = op.Concat(&mid).axis(0).out();
+    let y = op.Reshape(x, mid).out();
+    let y = op.Transpose(y).perm(&perm).out();
+    let fin = op.Concat(&fin).axis(0).out();
+    op.Reshape(y, fin).out()
+}
+
 fn pixel_impl(op: &mut Builder, x: Value, f: i64, up: bool) -> OpResult<Value> {
     let r = rank_of(op, x)?;
     if r < 3 {
         bail!("pixel_(un)shuffle needs at least 3 dims");
     }
-    let shape: Vec<i64> = match op.shape(x) {
+    let shape: Option<Vec<i64>> = match op.shape(x) {
         Some(s) => s
             .iter()
             .map(|d| match d {
                 Dim::Fixed(n) => Some(*n),
                 _ => None,
             })
-            .collect::<Option<Vec<i64>>>()
-            .ok_or("pixel_(un)shuffle needs static shapes")?,
-        None => bail!("pixel_(un)shuffle needs static shapes"),
+            .collect::<Option<Vec<i64>>>(),
+        None => None,
+    };
+    let Some(shape) = shape else {
+        return Ok(pixel_impl_dynamic(op, x, r, f, up));
     };
     let batch = &shape[..r - 3];
     let (c, h, w) = (shape[r - 3], shape[r - 2], shape[r - 1]);
