@@ -16,7 +16,8 @@ Parameters and buffers are the archive's weights. Lazy modules are materialised 
 Dynamic sizes, in this order, the first that exports and whose other-size inputs run:
   1. "all": Dim.AUTO on every dim of every input (conv, pool, pad, norm, upsample, fold, RNN, Transformer,
      attention modules: batch, sequence and spatial dims) — export keeps what can vary symbolic;
-  2. "batch": Dim.AUTO on dim 0 of every input with ndim >= 2;
+  2. "batch": Dim.AUTO on dim 0 of every input with ndim >= 2, and of 1-d inputs that are clearly batched
+     (every input of a loss module; a 1-d input as long as the batch of a >= 2-d input);
   3. static.
 A dynamic case gets inputs_alt.npz / expected_alt.npz: every symbolic size +1 (else +2, else -1, within the
 program's range constraints), made by repeating the sample's values cyclically along the changed dims (so
@@ -79,10 +80,14 @@ def run_eager(model, inputs):
     return [o.detach().clone() for o in flat]
 
 
-def dyn_spec(inputs, mode):
+def dyn_spec(inputs, mode, loss=False):
+    """Dim.AUTO on every dim ("all"), or on the batch dim ("batch"): dim 0 of inputs with ndim >= 2, and of
+    1-d inputs that are clearly batched (a loss's targets, or as long as the batch of a >= 2-d input)."""
     if mode == "all":
         return (tuple({ax: Dim.AUTO for ax in range(t.ndim)} or None for t in inputs),)
-    return (tuple({0: Dim.AUTO} if t.ndim >= 2 else None for t in inputs),)
+    batches = {t.shape[0] for t in inputs if t.ndim >= 2}
+    return (tuple({0: Dim.AUTO} if t.ndim >= 2 or (t.ndim == 1 and (loss or t.shape[0] in batches)) else None
+                  for t in inputs),)
 
 
 def symbolic_dims(ep):
@@ -180,9 +185,13 @@ def make_case(root, mi, name, k, minput, case, shared, modes, batched=False):
     if problem:
         raise Skip("inputs", problem)
     inputs = [t.detach().clone().contiguous() for t in tensors]
+    ctor_kwargs = dict(ci.kwargs)
+    if isinstance(ctor_kwargs.get("_random_samples"), torch.Tensor):
+        # module_db makes FractionalMaxPool's samples in float64 (torch's module tests run in double)
+        ctor_kwargs["_random_samples"] = ctor_kwargs["_random_samples"].to(torch.float32)
     torch.manual_seed(0)
     try:
-        m = mi.module_cls(*ci.args, **ci.kwargs)
+        m = mi.module_cls(*ci.args, **ctor_kwargs)
     except Exception as e:  # noqa: BLE001
         raise Skip("constructor", C.first_line(e))
     m.eval()
@@ -205,7 +214,8 @@ def make_case(root, mi, name, k, minput, case, shared, modes, batched=False):
         try:
             torch.manual_seed(0)
             ep = torch.export.export(model, tuple(inputs), dynamic_shapes=None if mode == "static"
-                                     else dyn_spec(inputs, mode), strict=False)
+                                     else dyn_spec(inputs, mode, name.endswith("Loss")),
+                                     strict=False)
         except C.CaseTimeout:
             raise
         except Exception as e:  # noqa: BLE001
