@@ -13,7 +13,8 @@ default optimizer, saved to a temporary file; onnx.checker.check_model(path, ful
 (CPU, one thread) on inputs.npz (graph inputs matched to input_i by the program's user-input names, else in
 order) against expected.npz with the case's tolerances: same shape and dtype, np.isclose(rtol, atol,
 equal_nan=True) for floats, exact for ints and bool (tests/check_onnx.py's compare, so fxonnx's runner and
-this script apply one rule). Cases with inputs_alt.npz (dynamic module cases) are also run on those, and pass
+this script apply one rule). export_cause: the first line of the innermost cause of an export error (torch.onnx's
+ConversionError alone says only "Failed to convert ..."). Cases with inputs_alt.npz (dynamic module cases) are also run on those, and pass
 only when both sets pass. A checker failure is recorded in ort_error as "checker: ..." (and checker_ok).
 Appends one line per case to CORPUS_DIR/torch_onnx_results.jsonl; resumable (cases already there are skipped).
 """
@@ -33,6 +34,11 @@ import common as C  # noqa: E402
 import numpy as np  # noqa: E402
 
 FIRST = re.compile(r"^\d+(-core)?$")
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def strip_ansi(text):
+    return ANSI.sub("", text)
 
 
 def select(root, which):
@@ -75,7 +81,12 @@ def run_case(root, case, timeout, tmpdir):
         res["exported"] = True
     except Exception as e:  # noqa: BLE001
         res["export_error_class"] = type(e).__name__
-        res["export_error"] = C.first_line(e).split(": ", 1)[-1]
+        res["export_error"] = strip_ansi(C.first_line(e).split(": ", 1)[-1])
+        cause = e
+        while cause.__cause__ is not None and cause.__cause__ is not cause:
+            cause = cause.__cause__
+        if cause is not e:  # torch.onnx's ConversionError says only "Failed to convert ...": the real reason
+            res["export_cause"] = strip_ansi(C.first_line(cause))
         res["export_s"] = round(time.time() - t0, 2)
         return res
     res["export_s"] = round(time.time() - t0, 2)
