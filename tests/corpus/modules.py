@@ -27,10 +27,14 @@ eager result. meta.json adds module, constructor, desc, dynamic, dynamic_mode, d
 module_db's RNN/LSTM/GRU samples are all unbatched (and torch.export specialises the sequence length of
 aten.lstm/gru/rnn), so these also get `nn.<RNN>/batched-<k>` cases: the same module and call with a batch of
 3 inserted (random inputs and states), exported with a dynamic batch.
+module_db (114 ModuleInfos) has no Upsample, PixelShuffle, Fold/Unfold, EmbeddingBag, Dropout, Flatten, ...:
+extra_modules() adds them (every Upsample mode, with sizes and with scales; EmbeddingBag modes, offsets,
+per-sample weights; ...), cases `nn.<Module>/x<k>`, meta "source": "extra" (--no-extras leaves them out).
 Resumable like opinfo.py (skipped.jsonl).
 """
 import argparse
 import os
+import types
 import sys
 import time
 
@@ -42,7 +46,7 @@ import torch.utils._pytree as pytree  # noqa: E402
 from torch.export import Dim  # noqa: E402
 
 SEQ_SPATIAL = ("Conv", "Pool", "Pad", "Norm", "Upsample", "Fold", "Unfold", "RNN", "LSTM", "GRU", "Transformer",
-               "MultiheadAttention", "Softmax2d", "PixelShuffle", "PixelUnshuffle", "Embedding")
+               "MultiheadAttention", "Softmax2d", "Pixel", "Embedding", "Upsampling", "ChannelShuffle")
 
 
 class Skip(Exception):
@@ -174,7 +178,7 @@ def batch_rnn_inputs(m, inputs, n=3):
     return out
 
 
-def make_case(root, mi, name, k, minput, case, shared, modes, batched=False):
+def make_case(root, mi, name, k, minput, case, shared, modes, batched=False, source="module_db"):
     ci, fi = minput.constructor_input, minput.forward_input
     if fi is None:
         raise Skip("inputs", "no forward input")
@@ -294,7 +298,7 @@ def make_case(root, mi, name, k, minput, case, shared, modes, batched=False):
             meta["training_variant"] = case
         meta.update({
             "module": cls, "constructor": ctor, "desc": minput.desc or "", "training": False,
-            "batched_from_sample": k if batched else None,
+            "batched_from_sample": k if batched else None, "source": source,
             "params": sum(p.numel() for p in m.parameters()),
             "dynamic": dynamic, "dynamic_mode": mode, "dynamic_dims": dyn_dims,
             "range_constraints": {str(a): str(b) for a, b in prog.range_constraints.items()},
@@ -322,12 +326,73 @@ def make_case(root, mi, name, k, minput, case, shared, modes, batched=False):
     return written
 
 
+def extra_modules():
+    """torch.nn layers module_db does not describe (issue 16 lists them): [(module class, [ModuleInput])].
+
+    Cases `nn.<Module>/x<k>`, meta "source": "extra"; every sample is batched (batch 2)."""
+    from torch.testing._internal.common_modules import FunctionInput as F, ModuleInput as MI
+    nn = torch.nn
+    g = torch.Generator().manual_seed(0)
+
+    def r(*shape):
+        return torch.randn(*shape, generator=g)
+
+    def idx(high, *shape):
+        return torch.randint(0, high, shape, generator=g)
+
+    up = []
+    for mode, x in (("nearest", r(2, 3, 4, 5)), ("bilinear", r(2, 3, 4, 5)), ("bicubic", r(2, 3, 4, 5)),
+                    ("linear", r(2, 3, 6)), ("trilinear", r(2, 2, 3, 4, 5)), ("nearest-exact", r(2, 3, 4, 5))):
+        spatial = x.ndim - 2
+        ac = {} if mode.startswith("nearest") else {"align_corners": False}
+        up.append(MI(F(scale_factor=2.0, mode=mode, **ac), F(x), desc=f"{mode}_scale2"))
+        up.append(MI(F(size=tuple(range(7, 7 + spatial)), mode=mode, **ac), F(x), desc=f"{mode}_size"))
+        if mode not in ("nearest", "nearest-exact"):
+            up.append(MI(F(scale_factor=1.5, mode=mode, align_corners=True), F(x), desc=f"{mode}_scale1.5_ac"))
+        else:
+            up.append(MI(F(scale_factor=1.5, mode=mode), F(x), desc=f"{mode}_scale1.5"))
+    return [
+        (nn.Upsample, up),
+        (nn.UpsamplingNearest2d, [MI(F(scale_factor=2), F(r(2, 3, 4, 5))), MI(F(size=(6, 7)), F(r(2, 3, 4, 5)))]),
+        (nn.UpsamplingBilinear2d, [MI(F(scale_factor=2), F(r(2, 3, 4, 5))), MI(F(size=(6, 7)), F(r(2, 3, 4, 5)))]),
+        (nn.PixelShuffle, [MI(F(2), F(r(2, 8, 3, 4))), MI(F(3), F(r(2, 9, 2, 3)))]),
+        (nn.PixelUnshuffle, [MI(F(2), F(r(2, 2, 4, 6))), MI(F(3), F(r(2, 1, 6, 3)))]),
+        (nn.Fold, [MI(F(output_size=(4, 5), kernel_size=2), F(r(2, 12, 12))),
+                   MI(F(output_size=(5, 5), kernel_size=(2, 3), padding=1, stride=2, dilation=1), F(r(2, 18, 9)))]),
+        (nn.Unfold, [MI(F(kernel_size=2), F(r(2, 3, 4, 5))),
+                     MI(F(kernel_size=(2, 3), padding=1, stride=2, dilation=(1, 2)), F(r(2, 3, 6, 7)))]),
+        (nn.EmbeddingBag, [MI(F(10, 3, mode="sum"), F(idx(10, 2, 4)), desc="sum_2d"),
+                           MI(F(10, 3, mode="mean"), F(idx(10, 2, 4)), desc="mean_2d"),
+                           MI(F(10, 3, mode="max"), F(idx(10, 2, 4)), desc="max_2d"),
+                           MI(F(10, 3, mode="sum"), F(idx(10, 7), torch.tensor([0, 3])), desc="sum_offsets"),
+                           MI(F(10, 3, mode="mean", padding_idx=0), F(idx(10, 2, 4)), desc="mean_padding_idx"),
+                           MI(F(10, 3, mode="sum"), F(idx(10, 2, 4), per_sample_weights=r(2, 4)),
+                              desc="per_sample_weights")]),
+        (nn.ChannelShuffle, [MI(F(2), F(r(2, 4, 3, 3)))]),
+        (nn.Flatten, [MI(F(), F(r(2, 3, 4, 5))), MI(F(2, 3), F(r(2, 3, 4, 5)))]),
+        (nn.Unflatten, [MI(F(1, (2, 3)), F(r(2, 6, 4)))]),
+        (nn.Dropout, [MI(F(0.5), F(r(2, 3, 4)), desc="eval: identity")]),
+        (nn.Dropout2d, [MI(F(0.5), F(r(2, 3, 4, 5)), desc="eval: identity")]),
+        (nn.AlphaDropout, [MI(F(0.5), F(r(2, 3, 4)), desc="eval: identity")]),
+        (nn.Identity, [MI(F(), F(r(2, 3, 4)))]),
+        (nn.Hardsigmoid, [MI(F(), F(r(2, 3, 4)))]),
+        (nn.CosineSimilarity, [MI(F(dim=1), F(r(2, 5, 3), r(2, 5, 3)))]),
+        (nn.PairwiseDistance, [MI(F(p=2.0), F(r(2, 5), r(2, 5))), MI(F(p=1.0, keepdim=True), F(r(2, 5), r(2, 5)))]),
+        (nn.TripletMarginLoss, [MI(F(margin=1.0), F(r(2, 5), r(2, 5), r(2, 5)))]),
+        (nn.CosineEmbeddingLoss, [MI(F(), F(r(2, 5), r(2, 5), torch.tensor([1.0, -1.0])))]),
+        (nn.AdaptiveAvgPool2d, [MI(F(1), F(r(2, 3, 7, 9)), desc="global, batched 4-d"),
+                                MI(F((2, 3)), F(r(2, 3, 7, 9)), desc="non-divisible, batched 4-d")]),
+        (nn.AdaptiveMaxPool2d, [MI(F(1), F(r(2, 3, 7, 9)), desc="global, batched 4-d")]),
+    ]
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default="/work/corpus/modules")
     ap.add_argument("--only", help="comma-separated module class names")
     ap.add_argument("--samples", type=int, default=4)
     ap.add_argument("--timeout", type=int, default=90)
+    ap.add_argument("--no-extras", action="store_true", help="only module_db (no extra_modules())")
     args = ap.parse_args()
 
     from torch.testing._internal.common_modules import module_db
@@ -343,21 +408,25 @@ def main():
     t_start = time.time()
     n_written = n_skipped = 0
     seen_names = set()
-    for mi in module_db:
+    extras = [] if args.no_extras else extra_modules()
+    work = [(mi, None) for mi in module_db] + [(types.SimpleNamespace(module_cls=c), ins) for c, ins in extras]
+    for mi, extra_inputs in work:
         cls = mi.module_cls.__name__
         if only and cls not in only:
             continue
         name = f"nn.{cls}"
-        if name in seen_names:  # two ModuleInfos of one class: number the second
-            name = f"{name}.{len([n for n in seen_names if n.startswith(name)])}"
-        seen_names.add(name)
+        if extra_inputs is None:
+            if name in seen_names:  # two ModuleInfos of one class: number the second
+                name = f"{name}.{len([n for n in seen_names if n.startswith(name)])}"
+            seen_names.add(name)
         spatial = any(s in cls for s in SEQ_SPATIAL)
         modes = ["all", "batch", "static"] if spatial else ["batch", "static"]
         t_op = time.time()
         try:
             torch.manual_seed(0)
-            minputs = C.with_timeout(args.timeout, lambda: list(mi.module_inputs_func(
-                mi, device="cpu", dtype=torch.float32, requires_grad=False, training=False)))
+            minputs = extra_inputs if extra_inputs is not None else C.with_timeout(
+                args.timeout, lambda: list(mi.module_inputs_func(
+                    mi, device="cpu", dtype=torch.float32, requires_grad=False, training=False)))
         except Exception as e:  # noqa: BLE001
             key = f"{name}/gen"
             if key not in skipped:
@@ -366,16 +435,20 @@ def main():
                 skipped.add(key)
             n_skipped += 1
             continue
-        chosen = pick(len(minputs), args.samples)
-        jobs = [(k, f"{name}/{k}", False) for k in chosen]
-        if cls in ("RNN", "LSTM", "GRU"):  # dynamic batch needs a batch: batched copies of the samples
+        if extra_inputs is not None:
+            chosen = list(range(len(minputs)))
+            jobs = [(k, f"{name}/x{k}", False) for k in chosen]
+        else:
+            chosen = pick(len(minputs), args.samples)
+            jobs = [(k, f"{name}/{k}", False) for k in chosen]
+        if cls in ("RNN", "LSTM", "GRU") and extra_inputs is None:  # dynamic batch needs a batch: batched copies of the samples
             jobs += [(k, f"{name}/batched-{k}", True) for k in chosen]
         for k, case, batched in jobs:
             if os.path.exists(os.path.join(root, case, "meta.json")) or case in skipped:
                 continue
             try:
                 written = C.with_timeout(args.timeout, make_case, root, mi, name, k, minputs[k], case, shared,
-                                         modes, batched)
+                                         modes, batched, "extra" if extra_inputs is not None else "module_db")
                 for meta in written:
                     if meta["case"] not in indexed:
                         line = C.index_line(meta)
