@@ -37,6 +37,11 @@ def main():
         print("\n| dtype | training cases | core cases |\n|---|---|---|")
         for dt in sorted({d for d, _ in per}):
             print(f"| {dt} | {per[(dt, 'training')]} | {per[(dt, 'core')]} |")
+        extra = [r for r in training if r["case"].rsplit("/", 1)[-1].startswith("x")]
+        if extra:
+            print(f"\n- of which extra_modules() samples (`nn.<Module>/x<k>`, not in module_db): {len(extra)} "
+                  f"({len({r['op'] for r in extra})} modules); RNN batched copies: "
+                  f"{sum('/batched-' in r['case'] for r in training)}")
         dyn = [r for r in training if "dynamic" in r]
         if dyn:
             print(f"\n- dynamic (symbolic sizes, with inputs_alt): {sum(r['dynamic'] for r in dyn)} of {len(dyn)} "
@@ -74,6 +79,15 @@ def main():
                     else:
                         fails["numerics"] += 1
             print(f"\n- torch.onnx failures by kind: {dict(fails.most_common())}")
+            nload = sum("deserializing the saved file" in (r.get("export_error") or "") for r in results)
+            if nload:
+                print(f"- cases whose model.pt2 torch.export.load cannot read back: {nload}")
+            causes = collections.Counter((r.get("export_cause") or r.get("export_error") or "")[:120]
+                                         for r in results if not r["exported"])
+            if causes:
+                print("\n| torch.onnx export failures | cause (first line) |\n|---|---|")
+                for c, k in causes.most_common(12):
+                    print(f"| {k} | {c.replace('|', '/')} |")
         print()
 
 
