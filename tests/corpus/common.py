@@ -253,10 +253,14 @@ def write_case(root, case, files, meta):
     tmp = final + ".tmp"
     shutil.rmtree(tmp, ignore_errors=True)
     os.makedirs(tmp)
-    for name, writer in files.items():
-        writer(os.path.join(tmp, name))
-    with open(os.path.join(tmp, "meta.json"), "w") as f:
-        json.dump(meta, f, indent=1)
+    try:
+        for name, writer in files.items():
+            writer(os.path.join(tmp, name))
+        with open(os.path.join(tmp, "meta.json"), "w") as f:
+            json.dump(meta, f, indent=1)
+    except BaseException:  # a failed write (or the case alarm) leaves no half-written folder behind
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
     shutil.rmtree(final, ignore_errors=True)
     os.rename(tmp, final)
 
