@@ -33,6 +33,8 @@ pub const CHECKER: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/check_case
 
 /// Files of a case folder.
 pub const CASE_FILES: [&str; 4] = ["model.pt2", "inputs.npz", "expected.npz", "meta.json"];
+/// A second input set with other dynamic sizes, where the case has one.
+pub const ALT_FILES: [&str; 2] = ["inputs_alt.npz", "expected_alt.npz"];
 
 /// Targets that say nothing about which op failed (tuple indexing of multi-output ops).
 const NEUTRAL_TARGETS: &[&str] = &["_operator.getitem"];
@@ -297,19 +299,24 @@ pub fn read_torch_onnx(dir: &Path) -> Result<HashMap<String, TorchOnnx>, String>
     let complete = text.ends_with('\n');
     let lines: Vec<&str> = text.lines().collect();
     for (i, line) in lines.iter().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
-        // Python's json writes the non-JSON tokens NaN and Infinity (in `max_abs_err`).
-        let line = line.replace("-Infinity", "null").replace("Infinity", "null").replace("NaN", "null");
-        let r: Json = match serde_json::from_str(&line) {
-            Ok(r) => r,
+        let r: Json = match parse_result_line(line) {
+            Some(r) => r,
             // A results file still being appended to ends in a partial line.
-            Err(_) if !complete && i + 1 == lines.len() => break,
-            Err(e) => return Err(format!("{}:{}: {e}", path.display(), i + 1)),
+            None if !complete && i + 1 == lines.len() => break,
+            None => return Err(format!("{}:{}: not a JSON object", path.display(), i + 1)),
         };
         let case = r["case"].as_str().ok_or_else(|| format!("{}:{}: no `case`", path.display(), i + 1))?;
         let passed = r["passed"].as_bool().ok_or_else(|| format!("{}:{}: no `passed`", path.display(), i + 1))?;
         results.insert(case.to_string(), TorchOnnx { passed, reason: (!passed).then(|| torch_onnx_reason(&r)) });
     }
     Ok(results)
+}
+
+/// A line of a results file; Python's json writes the non-JSON tokens NaN and Infinity (in
+/// `max_abs_err`), read here as null.
+fn parse_result_line(line: &str) -> Option<Json> {
+    let line = line.replace("-Infinity", "null").replace("Infinity", "null").replace("NaN", "null");
+    serde_json::from_str(&line).ok()
 }
 
 fn torch_onnx_reason(r: &Json) -> String {
@@ -928,6 +935,8 @@ pub fn copy_subset(run: &Run, source: &Path, per_family: usize, dest: &Path) -> 
             let path = c.case.dir.join(f);
             size += std::fs::metadata(&path).map_err(|e| format!("{}: {e}", path.display()))?.len();
         }
+        size +=
+            ALT_FILES.iter().filter_map(|f| std::fs::metadata(c.case.dir.join(f)).ok()).map(|m| m.len()).sum::<u64>();
         if size <= MAX_CASE_BYTES {
             let fams = c.case.aten_targets.iter().flat_map(|t| family_of(t)).collect();
             candidates.push((size, &c.case, fams));
@@ -969,7 +978,8 @@ pub fn copy_subset(run: &Run, source: &Path, per_family: usize, dest: &Path) -> 
     for case in &picked {
         let to = dest.join(&case.name);
         std::fs::create_dir_all(&to).map_err(|e| format!("cannot create {}: {e}", to.display()))?;
-        for f in CASE_FILES {
+        let alt = ALT_FILES.iter().filter(|f| case.dir.join(f).is_file());
+        for f in CASE_FILES.iter().chain(alt) {
             // read + write rather than fs::copy: the corpus files are read-only, the copies should not be.
             let bytes = std::fs::read(case.dir.join(f)).map_err(|e| format!("{}: {e}", case.dir.join(f).display()))?;
             std::fs::write(to.join(f), bytes).map_err(|e| format!("{}: {e}", to.join(f).display()))?;
@@ -983,8 +993,8 @@ pub fn copy_subset(run: &Run, source: &Path, per_family: usize, dest: &Path) -> 
         }
         let text = std::fs::read_to_string(&from).map_err(|e| format!("cannot read {}: {e}", from.display()))?;
         let mut kept = String::new();
-        for line in text.lines() {
-            let v: Json = serde_json::from_str(line).map_err(|e| format!("{}: {e}", from.display()))?;
+        for line in text.lines().filter(|l| !l.trim().is_empty()) {
+            let Some(v) = parse_result_line(line) else { continue };
             if v["case"].as_str().is_some_and(|c| names.contains(c)) {
                 kept.push_str(line);
                 kept.push('\n');
