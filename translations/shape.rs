@@ -1007,6 +1007,56 @@ translations! {
         tensor_split(op, self_, axis, sections, indices)
     }
 
+    /// tensor_split.tensor_indices_or_sections(Tensor(a -> *) self, Tensor tensor_indices_or_sections, int dim=0)
+    ///     -> Tensor(a)[]
+    #[target("aten::tensor_split.tensor_indices_or_sections")]
+    fn tensor_split_by_tensor(
+        op,
+        self_: Tensor,
+        tensor_indices_or_sections: Tensor,
+        dim: i64 = 0,
+    ) -> OpResult<Vec<Value>> {
+        let r = rank_of(op, self_)?;
+        let axis = normalize_axis(dim, r);
+        let axes = op.const_i64s(&[axis]);
+        match op.shape(tensor_indices_or_sections).map(|s| s.to_vec()) {
+            // A count of sections: the archive's outputs are that many, sized n/k, the first n%k one larger.
+            Some(s) if s.is_empty() => {
+                let k = (0..).take_while(|&i| op.out_dtype(i).is_some()).count() as i64;
+                let n = fixed_dim(op, self_, axis, "tensor_split")?;
+                if k == 0 {
+                    bail!("tensor_split into no sections");
+                }
+                let mut start = 0;
+                Ok((0..k)
+                    .map(|i| {
+                        let len = n / k + (i < n % k) as i64;
+                        let (a, b) = (op.const_i64s(&[start]), op.const_i64s(&[start + len]));
+                        start += len;
+                        op.Slice(self_, a, b, Some(axes), None)
+                    })
+                    .collect())
+            }
+            // Split points: piece i is x[idx[i-1] : idx[i]] along dim (torch's slice rules).
+            Some(s) if s.len() == 1 => {
+                let Dim::Fixed(m) = s[0] else { bail!("tensor_split needs a static number of indices") };
+                let idx = cast(op, tensor_indices_or_sections, DType::Int64);
+                let at = |op: &mut Builder, i: i64| {
+                    let (a, b) = (op.const_i64s(&[i]), op.const_i64s(&[i + 1]));
+                    op.Slice(idx, a, b, None, None)
+                };
+                Ok((0..=m)
+                    .map(|i| {
+                        let a = if i == 0 { op.const_i64s(&[0]) } else { at(op, i - 1) };
+                        let b = if i == m { op.const_i64s(&[i64::MAX]) } else { at(op, i) };
+                        op.Slice(self_, a, b, Some(axes), None)
+                    })
+                    .collect())
+            }
+            _ => bail!("tensor_split needs a 0-d or 1-D tensor_indices_or_sections of known shape"),
+        }
+    }
+
     /// vsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]
     #[target("aten::vsplit.int", "aten::vsplit.array")]
     fn vsplit(
@@ -1643,8 +1693,11 @@ fn pixel_impl(op: &mut Builder, x: Value, f: i64, up: bool) -> OpResult<Value> {
     };
     let mut out_shape = batch.to_vec();
     out_shape.extend(fin);
-    if shape.contains(&0) {
-        // An empty input: the result is empty too, and Reshape would read its zeros as "keep".
+    // Reshape reads a 0 as "keep the input's size": right only where that size is 0 too.
+    let keeps = |to: &[i64], from: &[i64]| to.iter().enumerate().all(|(i, &d)| d != 0 || from.get(i) == Some(&0));
+    let moved: Vec<i64> = perm.iter().map(|&p| mid[p as usize]).collect();
+    if !keeps(&mid, &shape) || !keeps(&out_shape, &moved) {
+        // An empty input: the result is empty too.
         let zero = constant_data(dtype_of(op, x)?, vec![1], &[0.0])?;
         let s = op.const_i64s(&out_shape);
         return Ok(op.ConstantOfShape(s).value(zero).out());
