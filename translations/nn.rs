@@ -831,7 +831,8 @@ translations! {
         Ok(op.GridSample(input, grid).mode(mode).padding_mode(padding).align_corners(align_corners as i64).out())
     }
 
-    /// grid_sampler_3d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor
+    /// grid_sampler_3d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode,
+    ///     bool align_corners) -> Tensor
     #[target("aten::grid_sampler_3d")]
     fn grid_sampler_3d(
         op,

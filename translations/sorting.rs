@@ -148,7 +148,10 @@ fn trapezoid_areas(op: &mut Builder, y: Value, x: Value, dim: i64) -> OpResult<(
     if d < 0 || d as usize >= ry {
         bail!("cumulative_trapezoid: dim {dim} out of range");
     }
-    let (yv, xv) = (cast(op, y, t), cast(op, x, t));
+    // torch adds y and subtracts x in their own types (integers wrap), multiplies in the promoted one.
+    let own = |v: DType| if v.is_float() || v == DType::Bool { t } else { v };
+    let (ky, kx) = (own(dtype_of(op, y)?), own(dtype_of(op, x)?));
+    let (yv, xv) = (cast(op, y, ky), cast(op, x, kx));
     let xv = if rx == 1 && ry > 1 {
         let mut shape = vec![1i64; ry];
         shape[d as usize] = -1;
@@ -170,7 +173,10 @@ fn trapezoid_areas(op: &mut Builder, y: Value, x: Value, dim: i64) -> OpResult<(
     let yl = op.Slice(yv, z, m1, Some(axes), None);
     let yr = op.Slice(yv, one, big, Some(axes), None);
     let s = op.Add(yl, yr);
+    let k = promote(kx, ky);
+    let (dx, s) = (cast(op, dx, k), cast(op, s, k));
     let p = op.Mul(dx, s);
+    let p = cast(op, p, t);
     let two = op.scalar(t, 2.0);
     let p = op.Div(p, two);
     Ok((p, d))
