@@ -407,7 +407,8 @@ fn linspace_values(op: &mut Builder, start: Operand, end: Operand, steps: i64, w
     let back = op.Sub(last, fi);
     let hi = op.Mul(back, step);
     let hi = op.Sub(e, hi);
-    let half = op.scalar_i64(steps / 2);
+    // torch fills a single step with `start`.
+    let half = op.scalar_i64(if steps == 1 { 1 } else { steps / 2 });
     let first = op.Less(i, half);
     op.Where(first, lo, hi)
 }

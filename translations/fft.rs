@@ -407,6 +407,47 @@ translations! {
         hfftn(op, self_, s, Some(dim), norm)
     }
 
+    /// fft_hfft(Tensor self, SymInt? n=None, int dim=-1, str? norm=None) -> Tensor
+    #[target("aten::fft_hfft")]
+    fn fft_hfft(
+        op,
+        self_: Tensor,
+        n: Option<SymInt> = None,
+        dim: i64 = -1,
+        norm: Option<&str> = None,
+    ) -> OpResult<Value> {
+        hfftn(op, self_, n.map(|n| vec![n]), Some(vec![dim]), norm)
+    }
+
+    /// fft_irfft2(Tensor self, SymInt[1]? s=None, int[1] dim=[-2, -1], str? norm=None) -> Tensor
+    #[target("aten::fft_irfft2")]
+    fn fft_irfft2(
+        op,
+        self_: Tensor,
+        s: Option<Vec<SymInt>> = None,
+        dim: Vec<i64> = vec![-2, -1],
+        norm: Option<&str> = None,
+    ) -> OpResult<Value> {
+        let mode = norm_mode(norm, false)?;
+        let (v, dims, last_n) = c2r_args(op, self_, s, Some(dim))?;
+        c2r(op, v, &dims, mode, last_n)
+    }
+
+    /// real(Tensor(a) self) -> Tensor(a)
+    #[target("aten::real")]
+    fn real(op, self_: Tensor) -> Value {
+        // A real tensor is its own real part; a complex one's is entry 0 of its trailing [re, im] axis.
+        if !op.info(self_).complex {
+            return self_;
+        }
+        let t = op.dtype(self_);
+        let (s, e, a) = (op.const_i64s(&[0]), op.const_i64s(&[1]), op.const_i64s(&[-1]));
+        let re = op.Slice(self_, s, e, Some(a), None);
+        let re = op.Squeeze(re, Some(a));
+        op.info_mut(re).dtype = t;
+        re
+    }
+
     /// fft_fftshift(Tensor self, int[1]? dim=None) -> Tensor
     #[target("aten::fft_fftshift")]
     fn fft_fftshift(op, self_: Tensor, dim: Option<Vec<i64>> = None) -> OpResult<Value> {

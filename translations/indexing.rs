@@ -659,6 +659,67 @@ translations! {
         Ok(op.Transpose(nz).perm(&[1, 0]).out())
     }
 
+    /// nonzero_numpy(Tensor self) -> Tensor[]
+    #[target("aten::nonzero_numpy")]
+    fn nonzero_numpy(op, self_: Tensor) -> OpResult<Vec<Value>> {
+        // One index vector per axis (a 0-d input counts as 1-D): the rows of NonZero.
+        let r = rank_of(op, self_)?;
+        let x = if r == 0 { as_1d(op, self_) } else { self_ };
+        let nz = op.NonZero(x);
+        let axes = op.const_i64s(&[0]);
+        Ok((0..r.max(1) as i64)
+            .map(|j| {
+                let row = op.const_i64s(&[j]);
+                let v = op.Gather(nz, row).axis(0).out();
+                op.Squeeze(v, Some(axes))
+            })
+            .collect())
+    }
+
+    /// _unsafe_masked_index(Tensor self, Tensor mask, Tensor?[] indices, Scalar fill) -> Tensor
+    #[target("aten::_unsafe_masked_index")]
+    fn _unsafe_masked_index(
+        op,
+        self_: Tensor,
+        mask: Tensor,
+        indices: Vec<Option<Tensor>>,
+        fill: Scalar,
+    ) -> OpResult<Value> {
+        // torch: _unsafe_index(self, indices clamped to [0, size - 1]).masked_fill(~mask, fill).
+        let t = match op.out_dtype(0) {
+            Some(t) => t,
+            None => dtype_of(op, self_)?,
+        };
+        let r = rank_of(op, self_)?;
+        if indices.len() > r {
+            bail!("{} indices for a tensor of rank {r}", indices.len());
+        }
+        if op.shape(self_).is_some_and(|s| s.contains(&Dim::Fixed(0))) {
+            bail!("_unsafe_masked_index of an empty tensor is not supported");
+        }
+        let mut clamped = Vec::with_capacity(indices.len());
+        for (i, ix) in indices.iter().enumerate() {
+            clamped.push(match ix {
+                None => None,
+                Some(ix) => {
+                    let ix = cast(op, *ix, DType::Int64);
+                    let n = dim_size(op, self_, i as i64);
+                    let one = op.const_i64s(&[1]);
+                    let hi = op.Sub(n, one);
+                    let hi = to_scalar(op, hi);
+                    let lo = op.scalar_i64(0);
+                    let ix = op.Max(&[ix, lo]);
+                    Some(op.Min(&[ix, hi]))
+                }
+            });
+        }
+        let g = index_tensor(op, self_, &clamped)?;
+        let g = cast(op, g, t);
+        let f = scalar_value(op, fill, t);
+        let m = cast(op, mask, DType::Bool);
+        Ok(op.Where(m, g, f))
+    }
+
     /// _unsafe_masked_index_put_accumulate(Tensor self, Tensor mask, Tensor?[] indices, Tensor values) -> Tensor
     #[target("aten::_unsafe_masked_index_put_accumulate")]
     fn _unsafe_masked_index_put_accumulate(

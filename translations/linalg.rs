@@ -368,6 +368,8 @@ translations! {
         let ones = op.Expand(ones_a, sb);
         let a = op.Mul(a, ones);
         let b = op.Mul(b, ones);
+        // Of 0-d operands torch takes the norms over dim 0 of their 1-element views.
+        let (a, b, r) = if r == 0 { (as_1d(op, a), as_1d(op, b), 1) } else { (a, b, r) };
         let axis = normalize_axis(dim, r);
         let e = op.scalar(t, eps);
         let na = pnorm(op, a, 2.0, &[axis], true)?;

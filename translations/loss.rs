@@ -131,6 +131,40 @@ fn relu(op: &mut Builder, x: Value, t: DType) -> Value {
     op.Max(&[x, z])
 }
 
+/// cross_entropy of the logits `input @ linear_weight.T + linear_bias` ([N, C]) against class
+/// indices, computed in `acc` (a floating type; else the input's): `options` is (reduction,
+/// ignore_index, label_smoothing).
+fn linear_cross_entropy(
+    op: &mut Builder,
+    (input, linear_weight, linear_bias): (Value, Value, Option<Value>),
+    target: Value,
+    weight: Option<Value>,
+    (reduction, ignore_index, label_smoothing): (i64, i64, f64),
+    acc: DType,
+) -> OpResult<Value> {
+    if label_smoothing != 0.0 {
+        bail!("linear_cross_entropy with label_smoothing is not supported");
+    }
+    if rank_of(op, input)? != 2 || rank_of(op, linear_weight)? != 2 {
+        bail!("linear_cross_entropy (chunked) needs a 2-D input and a 2-D linear_weight");
+    }
+    let t = if acc.is_float() { acc } else { dtype_of(op, input)? };
+    let x = cast(op, input, t);
+    let w = cast(op, linear_weight, t);
+    let wt = op.Transpose(w).perm(&[1, 0]).out();
+    let mut logits = op.MatMul(x, wt);
+    if let Some(b) = linear_bias {
+        let b = cast(op, b, t);
+        logits = op.Add(logits, b);
+    }
+    // [N, C]: the loss below reads the class axis.
+    if let (Some(n), Some(c)) = (op.shape(input).map(|s| s[0].clone()), op.shape(linear_weight).map(|s| s[0].clone())) {
+        op.info_mut(logits).shape = Some(vec![n, c]);
+    }
+    let logp = op.LogSoftmax(logits).axis(1).out();
+    nll(op, logp, target, weight, reduction, ignore_index, t)
+}
+
 translations! {
     /// l1_loss(Tensor self, Tensor target, int reduction=1) -> Tensor
     #[target("aten::l1_loss")]
@@ -556,6 +590,91 @@ translations! {
         let keep = op.scalar(t, 1.0 - label_smoothing);
         let nll_part = op.Mul(nll_loss, keep);
         Ok(op.Add(nll_part, smooth_part))
+    }
+
+    /// torch_nn::_linear_cross_entropy_batch_chunked(Tensor input, Tensor linear_weight, Tensor target,
+    ///     Tensor? linear_bias, Tensor? weight, str reduction, int ignore_index, float label_smoothing,
+    ///     int batch_chunk_size, str acc_policy, ScalarType acc_dtype, bool allow_retain_graph,
+    ///     bool compute_input_grad, bool compute_linear_weight_grad, bool compute_linear_bias_grad)
+    ///     -> (Tensor, Tensor, Tensor, Tensor)
+    #[target("torch_nn::_linear_cross_entropy_batch_chunked")]
+    fn linear_cross_entropy_chunked(
+        op,
+        input: Tensor,
+        linear_weight: Tensor,
+        target: Tensor,
+        linear_bias: Option<Tensor> = None,
+        weight: Option<Tensor> = None,
+        reduction: &str,
+        ignore_index: i64,
+        label_smoothing: f64,
+        // How torch splits the batch to save memory: the loss does not depend on it.
+        _batch_chunk_size: Ignored,
+        _acc_policy: Ignored,
+        acc_dtype: ScalarType,
+        // Whether backward may run twice: only the backward reads it.
+        _allow_retain_graph: Ignored,
+        compute_input_grad: bool,
+        compute_linear_weight_grad: bool,
+        compute_linear_bias_grad: bool,
+    ) -> OpResult<Vec<Value>> {
+        // cross_entropy(input @ linear_weight.T + linear_bias, target), and the gradients torch
+        // precomputes for training, which are empty when not asked for.
+        if compute_input_grad || compute_linear_weight_grad || compute_linear_bias_grad {
+            bail!("linear_cross_entropy with precomputed gradients is a training op; export the model in eval mode");
+        }
+        let reduction = match reduction {
+            "mean" => 1,
+            "sum" => 2,
+            r => bail!("linear_cross_entropy (chunked) does not support reduction {r:?}"),
+        };
+        let t = loss_type(op, input)?;
+        let loss = linear_cross_entropy(
+            op,
+            (input, linear_weight, linear_bias),
+            target,
+            weight,
+            (reduction, ignore_index, label_smoothing),
+            onnx_dtype(acc_dtype),
+        )?;
+        let loss = cast(op, loss, t);
+        let zero = constant_data(t, vec![1], &[0.0])?;
+        let mut outs = vec![loss];
+        for shape in [&[0i64, 0][..], &[0, 0], &[0]] {
+            let s = op.const_i64s(shape);
+            outs.push(op.ConstantOfShape(s).value(zero.clone()).out());
+        }
+        Ok(outs)
+    }
+
+    /// torch_nn::_linear_cross_entropy_batch_chunked_no_reduction(Tensor input, Tensor linear_weight,
+    ///     Tensor target, Tensor? linear_bias, Tensor? weight, int ignore_index, int batch_chunk_size,
+    ///     str acc_policy, ScalarType acc_dtype) -> Tensor
+    #[target("torch_nn::_linear_cross_entropy_batch_chunked_no_reduction")]
+    fn linear_cross_entropy_chunked_no_reduction(
+        op,
+        input: Tensor,
+        linear_weight: Tensor,
+        target: Tensor,
+        linear_bias: Option<Tensor> = None,
+        weight: Option<Tensor> = None,
+        ignore_index: i64,
+        // How torch splits the batch to save memory: the loss does not depend on it.
+        _batch_chunk_size: Ignored,
+        _acc_policy: Ignored,
+        acc_dtype: ScalarType,
+    ) -> OpResult<Value> {
+        // The per-sample cross_entropy(input @ linear_weight.T + linear_bias, target).
+        let t = loss_type(op, input)?;
+        let loss = linear_cross_entropy(
+            op,
+            (input, linear_weight, linear_bias),
+            target,
+            weight,
+            (0, ignore_index, 0.0),
+            onnx_dtype(acc_dtype),
+        )?;
+        Ok(cast(op, loss, t))
     }
 
     /// cosine_embedding_loss(Tensor input1, Tensor input2, Tensor target, float margin=0., int reduction=1) -> Tensor

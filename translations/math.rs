@@ -196,6 +196,77 @@ fn isclose_v(op: &mut Builder, self_: Value, other: Value, rtol: f64, atol: f64,
     res
 }
 
+/// torch.gradient along `dims` (every dim when None) with uniform spacing: `spacing` holds one value
+/// per dim, or one for all.
+fn gradient_of(
+    op: &mut Builder,
+    self_: Value,
+    spacing: &[f64],
+    dim: Option<Vec<i64>>,
+    edge_order: i64,
+) -> OpResult<Vec<Value>> {
+    // Central differences (x[i+1] - x[i-1]) / h / 2 inside; one-sided first or second order at the ends.
+    let t = float_result_dtype(op, self_)?;
+    let shape = static_shape(op, self_, "gradient")?;
+    let r = shape.len();
+    if edge_order != 1 && edge_order != 2 {
+        bail!("gradient: edge_order must be 1 or 2");
+    }
+    let dims: Vec<i64> = match dim {
+        Some(d) => d.iter().map(|&d| normalize_axis(d, r)).collect(),
+        None => (0..r as i64).collect(),
+    };
+    if spacing.len() != 1 && spacing.len() != dims.len() {
+        bail!("gradient: {} spacings for {} dims", spacing.len(), dims.len());
+    }
+    let x = cast(op, self_, t);
+    let hs: Vec<Value> = spacing.iter().map(|&h| op.scalar(t, h)).collect();
+    let mut outs = Vec::new();
+    for (k, d) in dims.into_iter().enumerate() {
+        let hv = hs[if hs.len() == 1 { 0 } else { k }];
+        let n = shape[d as usize];
+        if n < edge_order + 1 {
+            bail!("gradient needs at least edge_order + 1 elements along each dim");
+        }
+        let axes = op.const_i64s(&[d]);
+        let sl = |op: &mut Builder, a: i64, b: i64| {
+            let (s, e) = (op.const_i64s(&[a]), op.const_i64s(&[b]));
+            op.Slice(x, s, e, Some(axes), None)
+        };
+        let hi = sl(op, 2, n);
+        let lo = sl(op, 0, n - 2);
+        let c = op.Sub(hi, lo);
+        let c = op.Div(c, hv);
+        let two = op.scalar(t, 2.0);
+        let c = op.Div(c, two);
+        let (pre, app) = if edge_order == 1 {
+            let (x1, x0) = (sl(op, 1, 2), sl(op, 0, 1));
+            let p = op.Sub(x1, x0);
+            let (xl, xm) = (sl(op, n - 1, n), sl(op, n - 2, n - 1));
+            let a = op.Sub(xl, xm);
+            (op.Div(p, hv), op.Div(a, hv))
+        } else {
+            let (c15, c2, c05) = (op.scalar(t, -1.5), op.scalar(t, 2.0), op.scalar(t, 0.5));
+            let (x0, x1, x2) = (sl(op, 0, 1), sl(op, 1, 2), sl(op, 2, 3));
+            let a0 = op.Mul(c15, x0);
+            let a1 = op.Mul(c2, x1);
+            let a2 = op.Mul(c05, x2);
+            let p = op.Add(a0, a1);
+            let p = op.Sub(p, a2);
+            let (y0, y1, y2) = (sl(op, n - 3, n - 2), sl(op, n - 2, n - 1), sl(op, n - 1, n));
+            let c15p = op.scalar(t, 1.5);
+            let b0 = op.Mul(c05, y0);
+            let b1 = op.Mul(c2, y1);
+            let b2 = op.Mul(c15p, y2);
+            let a = op.Sub(b0, b1);
+            let a = op.Add(a, b2);
+            (op.Div(p, hv), op.Div(a, hv))
+        };
+        outs.push(op.Concat(&[pre, c, app]).axis(d).out());
+    }
+    Ok(outs)
+}
+
 translations! {
     /// clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor
     #[target("aten::clamp", "aten::clamp.Tensor")]
@@ -1216,63 +1287,157 @@ translations! {
         dim: Option<i64> = None,
         edge_order: i64 = 1,
     ) -> OpResult<Vec<Value>> {
-        // Central differences (x[i+1] - x[i-1]) / h / 2 inside; one-sided first or second order at the ends.
-        let t = float_result_dtype(op, self_)?;
-        let shape = static_shape(op, self_, "gradient")?;
-        let r = shape.len();
-        if edge_order != 1 && edge_order != 2 {
-            bail!("gradient: edge_order must be 1 or 2");
+        let dims = dim.map(|d| vec![d]);
+        gradient_of(op, self_, &[spacing.unwrap_or(1.0)], dims, edge_order)
+    }
+
+    /// gradient.scalararray(Tensor self, *, Scalar spacing, int[] dim, int edge_order=1) -> Tensor[]
+    #[target("aten::gradient.scalararray")]
+    fn gradient_dims(op, self_: Tensor, spacing: f64, dim: Vec<i64>, edge_order: i64 = 1) -> OpResult<Vec<Value>> {
+        gradient_of(op, self_, &[spacing], Some(dim), edge_order)
+    }
+
+    /// gradient.array(Tensor self, *, int[] dim, int edge_order=1) -> Tensor[]
+    #[target("aten::gradient.array")]
+    fn gradient_unit(op, self_: Tensor, dim: Vec<i64>, edge_order: i64 = 1) -> OpResult<Vec<Value>> {
+        gradient_of(op, self_, &[1.0], Some(dim), edge_order)
+    }
+
+    /// gradient.scalarrayint(Tensor self, *, Scalar[] spacing, int? dim=None, int edge_order=1) -> Tensor[]
+    #[target("aten::gradient.scalarrayint", "aten::gradient.scalarrayarray")]
+    fn gradient_spacings(
+        op,
+        self_: Tensor,
+        spacing: Vec<f64>,
+        dim: Option<Vec<i64>> = None,
+        edge_order: i64 = 1,
+    ) -> OpResult<Vec<Value>> {
+        // One spacing per differentiated dim.
+        gradient_of(op, self_, &spacing, dim, edge_order)
+    }
+
+    /// diff(Tensor self, int n=1, int dim=-1, Tensor? prepend=None, Tensor? append=None) -> Tensor
+    #[target("aten::diff")]
+    fn diff(
+        op,
+        self_: Tensor,
+        n: i64 = 1,
+        dim: i64 = -1,
+        prepend: Option<Tensor> = None,
+        append: Option<Tensor> = None,
+    ) -> OpResult<Value> {
+        // x[1:] - x[:-1] along dim, n times, on cat(prepend, self, append); of booleans, x[1:] != x[:-1].
+        let r = rank_of(op, self_)?;
+        if r == 0 {
+            bail!("diff expects an input of at least one dimension");
         }
-        let h = spacing.unwrap_or(1.0);
-        let dims: Vec<i64> = match dim {
-            Some(d) => vec![normalize_axis(d, r)],
-            None => (0..r as i64).collect(),
-        };
+        if n < 0 {
+            bail!("diff expects n to be non-negative, got {n}");
+        }
+        let t = result_dtype(op, self_)?;
+        let axis = normalize_axis(dim, r);
+        let parts: Vec<Value> = prepend.into_iter().chain([self_]).chain(append).map(|v| cast(op, v, t)).collect();
+        let mut x = if parts.len() == 1 { parts[0] } else { op.Concat(&parts).axis(axis).out() };
+        let axes = op.const_i64s(&[axis]);
+        let (zero, one, m1, end) =
+            (op.const_i64s(&[0]), op.const_i64s(&[1]), op.const_i64s(&[-1]), op.const_i64s(&[i64::MAX]));
+        for _ in 0..n {
+            let hi = op.Slice(x, one, end, Some(axes), None);
+            let lo = op.Slice(x, zero, m1, Some(axes), None);
+            x = if t == DType::Bool { op.Xor(hi, lo) } else { op.Sub(hi, lo) };
+        }
+        Ok(x)
+    }
+
+    /// ldexp.Tensor(Tensor self, Tensor other) -> Tensor
+    #[target("aten::ldexp.Tensor")]
+    fn ldexp(op, self_: Tensor, other: Tensor) -> Value {
+        // torch: self * 2 ** other, in the floating result type.
+        let t = op.out_dtype(0).filter(|t| t.is_float()).unwrap_or(DType::Float);
         let x = cast(op, self_, t);
-        let hv = op.scalar(t, h);
-        let mut outs = Vec::new();
-        for d in dims {
-            let n = shape[d as usize];
-            if n < edge_order + 1 {
-                bail!("gradient needs at least edge_order + 1 elements along each dim");
-            }
-            let axes = op.const_i64s(&[d]);
-            let mut sl = |op: &mut Builder, a: i64, b: i64| {
-                let (s, e) = (op.const_i64s(&[a]), op.const_i64s(&[b]));
-                op.Slice(x, s, e, Some(axes), None)
-            };
-            let hi = sl(op, 2, n);
-            let lo = sl(op, 0, n - 2);
-            let c = op.Sub(hi, lo);
-            let c = op.Div(c, hv);
-            let two = op.scalar(t, 2.0);
-            let c = op.Div(c, two);
-            let (pre, app) = if edge_order == 1 {
-                let (x1, x0) = (sl(op, 1, 2), sl(op, 0, 1));
-                let p = op.Sub(x1, x0);
-                let (xl, xm) = (sl(op, n - 1, n), sl(op, n - 2, n - 1));
-                let a = op.Sub(xl, xm);
-                (op.Div(p, hv), op.Div(a, hv))
-            } else {
-                let (c15, c2, c05) = (op.scalar(t, -1.5), op.scalar(t, 2.0), op.scalar(t, 0.5));
-                let (x0, x1, x2) = (sl(op, 0, 1), sl(op, 1, 2), sl(op, 2, 3));
-                let a0 = op.Mul(c15, x0);
-                let a1 = op.Mul(c2, x1);
-                let a2 = op.Mul(c05, x2);
-                let p = op.Add(a0, a1);
-                let p = op.Sub(p, a2);
-                let (y0, y1, y2) = (sl(op, n - 3, n - 2), sl(op, n - 2, n - 1), sl(op, n - 1, n));
-                let c15p = op.scalar(t, 1.5);
-                let b0 = op.Mul(c05, y0);
-                let b1 = op.Mul(c2, y1);
-                let b2 = op.Mul(c15p, y2);
-                let a = op.Sub(b0, b1);
-                let a = op.Add(a, b2);
-                (op.Div(p, hv), op.Div(a, hv))
-            };
-            outs.push(op.Concat(&[pre, c, app]).axis(d).out());
+        let e = cast(op, other, t);
+        let two = op.scalar(t, 2.0);
+        let p = op.Pow(two, e);
+        op.Mul(x, p)
+    }
+
+    /// nextafter(Tensor self, Tensor other) -> Tensor
+    #[target("aten::nextafter")]
+    fn nextafter(op, self_: Tensor, other: Tensor) -> OpResult<Value> {
+        // x moved by one unit in the last place towards y, computed exactly in float64: with
+        // |x| = m·2^e (0.5 <= m < 1), the spacing of the floats of |x|'s binade is
+        // 2^(max(e - 1, emin) - p); towards zero from a power of two (m = 0.5) it is half that.
+        let t = match op.out_dtype(0) {
+            Some(t) => t,
+            None => dtype_of(op, self_)?,
+        };
+        let (p, emin, max) = match t {
+            DType::Float => (23, -126, f32::MAX as f64),
+            DType::Double => (52, -1022, f64::MAX),
+            DType::Float16 => (10, -14, 65504.0),
+            DType::BFloat16 => (7, -126, 3.3895313892515355e38),
+            _ => bail!("nextafter is only defined for floating-point tensors"),
+        };
+        let d = DType::Double;
+        let x = cast(op, self_, t);
+        let y = cast(op, other, t);
+        let (x, y) = (cast(op, x, d), cast(op, y, d));
+        let ax = op.Abs(x);
+        let (one, two, half) = (op.scalar(d, 1.0), op.scalar(d, 2.0), op.scalar(d, 0.5));
+        let l = op.Log(ax);
+        let c = op.scalar(d, std::f64::consts::LOG2_E);
+        let l = op.Mul(l, c);
+        let e = op.Floor(l);
+        let mut e = op.Add(e, one);
+        for _ in 0..2 {
+            let pw = op.Pow(two, e);
+            let m = op.Div(ax, pw);
+            let big = op.GreaterOrEqual(m, one);
+            let small = op.Less(m, half);
+            let ep = op.Add(e, one);
+            let em = op.Sub(e, one);
+            let e2 = op.Where(big, ep, e);
+            e = op.Where(small, em, e2);
         }
-        Ok(outs)
+        let lo = op.Sub(e, one);
+        let emin_v = op.scalar(d, emin as f64);
+        let lo = op.Max(&[lo, emin_v]);
+        let pv = op.scalar(d, p as f64);
+        let k = op.Sub(lo, pv);
+        let ulp = op.Pow(two, k);
+        let below = op.Pow(two, lo);
+        let at_pow2 = op.Equal(ax, below);
+        let above_min = op.Greater(lo, emin_v);
+        let halve = op.And(at_pow2, above_min);
+        let zero = op.scalar(d, 0.0);
+        let gx = op.Greater(x, zero);
+        let up = op.Greater(y, x);
+        let outward = op.Equal(gx, up);
+        let inward = op.Not(outward);
+        let halve = op.And(halve, inward);
+        let hu = op.Mul(ulp, half);
+        let step = op.Where(halve, hu, ulp);
+        let neg_step = op.Neg(step);
+        let signed = op.Where(up, step, neg_step);
+        let moved = op.Add(x, signed);
+        // From zero: the smallest subnormal with y's side; from ±inf: ±max; x == y or NaN: y (x + y).
+        let tiny = op.scalar(d, 2f64.powi(emin - p));
+        let ntiny = op.scalar(d, -(2f64.powi(emin - p)));
+        let from_zero = op.Where(up, tiny, ntiny);
+        let is_zero = op.Equal(x, zero);
+        let moved = op.Where(is_zero, from_zero, moved);
+        let (mx, nmx) = (op.scalar(d, max), op.scalar(d, -max));
+        let to_max = op.Where(gx, mx, nmx);
+        let inf = op.IsInf(x).out();
+        let moved = op.Where(inf, to_max, moved);
+        let same = op.Equal(x, y);
+        let moved = op.Where(same, y, moved);
+        let nan_x = op.IsNaN(x);
+        let nan_y = op.IsNaN(y);
+        let nan = op.Or(nan_x, nan_y);
+        let sum = op.Add(x, y);
+        let out = op.Where(nan, sum, moved);
+        Ok(cast(op, out, t))
     }
 
     /// angle(Tensor self) -> Tensor

@@ -562,6 +562,10 @@ translations! {
         // A backend choice.
         _cudnn_enabled: Ignored,
     ) -> OpResult<Value> {
+        if op.rank(input).is_some_and(|r| r < 2) && op.shape(input).is_some_and(|s| s.contains(&Dim::Fixed(0))) {
+            // torch returns an empty input as it is, before checking its rank.
+            return Ok(input);
+        }
         match (running_mean, running_var, training) {
             (Some(mean), Some(var), false) => batch_norm_inference(op, input, weight, bias, mean, var, eps),
             (_, _, true) => {
@@ -1115,6 +1119,38 @@ translations! {
             (2, true) => "cubic",
             (2, false) => "bicubic",
             (m, _) => bail!("unknown grid_sampler interpolation mode {m}"),
+        };
+        let padding = match padding_mode {
+            0 => "zeros",
+            1 => "border",
+            2 => "reflection",
+            m => bail!("unknown grid_sampler padding mode {m}"),
+        };
+        Ok(op.GridSample(input, grid).mode(mode).padding_mode(padding).align_corners(align_corners as i64).out())
+    }
+
+    /// grid_sampler_3d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode,
+    ///     bool align_corners) -> Tensor
+    #[target("aten::grid_sampler_3d")]
+    fn grid_sampler_3d(
+        op,
+        input: Tensor,
+        grid: Tensor,
+        interpolation_mode: i64,
+        padding_mode: i64,
+        align_corners: bool,
+    ) -> OpResult<Value> {
+        // GridSample samples volumes from opset 20 on, with torch's grid layout [N, D, H, W, 3] (x, y, z).
+        if rank_of(op, input)? != 5 {
+            bail!("grid_sampler_3d needs a 5-D input");
+        }
+        if op.opset() < 20 {
+            bail!("grid_sampler_3d needs opset 20 or newer (GridSample of volumes)");
+        }
+        let mode = match interpolation_mode {
+            0 => "linear",
+            1 => "nearest",
+            m => bail!("grid_sampler_3d supports bilinear and nearest interpolation, got mode {m}"),
         };
         let padding = match padding_mode {
             0 => "zeros",

@@ -293,6 +293,27 @@ translations! {
         Ok(op.Squeeze(s, Some(axes)))
     }
 
+    /// sym_storage_offset(Tensor self) -> SymInt
+    #[target("aten::sym_storage_offset")]
+    fn sym_storage_offset[ctx](
+        op,
+        // Read through `ctx`: the offset is the FX tensor's metadata, not its ONNX value.
+        _self: Ignored,
+    ) -> OpResult<Value> {
+        // ONNX tensors have no storage: only an offset torch recorded as a constant can be given.
+        let offset = match ctx.arg("self", 0) {
+            Some(crate::pt2::schema::Argument::Tensor(t)) => ctx.fx_storage_offset(&t.name),
+            _ => None,
+        };
+        match offset {
+            Some(o) => Ok(op.scalar_i64(o)),
+            None => bail!(
+                "the storage offset of this tensor is not a constant in the archive, and ONNX tensors have no \
+                 strides or storage offset to read it from"
+            ),
+        }
+    }
+
     /// sym_numel(Tensor self) -> SymInt
     #[target("aten::sym_numel")]
     fn sym_numel(op, self_: Tensor) -> Value {

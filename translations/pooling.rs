@@ -46,6 +46,17 @@ fn adaptive_avg(op: &mut Builder, x: Value, output_size: &[Option<i64>]) -> OpRe
     if !t.is_float() {
         bail!("adaptive_avg_pool needs a floating-point input");
     }
+    if let Ok(mut shape) = static_shape(op, x, "adaptive_avg_pool") {
+        if shape.contains(&0) {
+            // An empty batch pools to an empty result (ONNX Runtime's MatMul rejects empty operands).
+            for (d, o) in shape[r - k..].iter_mut().zip(output_size) {
+                *d = o.unwrap_or(*d);
+            }
+            let s = op.const_i64s(&shape);
+            let zero = constant_data(t, vec![1], &[0.0])?;
+            return Ok(op.ConstantOfShape(s).value(zero).out());
+        }
+    }
     // Global pooling (every pooled axis down to 1, the common `AdaptiveAvgPool2d(1)`): one ReduceMean,
     // as torch.onnx emits, instead of two Transposes and a MatMul per axis.
     let pooled: Vec<i64> = sizes
@@ -425,6 +436,63 @@ translations! {
         let v = op.Concat(&rows_v).axis(-2).out();
         let i = op.Concat(&rows_i).axis(-2).out();
         Ok((v, i))
+    }
+
+    /// adaptive_max_pool3d(Tensor self, int[3] output_size) -> (Tensor, Tensor)
+    #[target("aten::adaptive_max_pool3d")]
+    fn adaptive_max_pool3d(op, self_: Tensor, output_size: Vec<i64>) -> OpResult<(Value, Value)> {
+        // Window by window: max and argmax of the flattened window, mapped back to an index into the
+        // flattened D·H·W volume (torch's indices); windows concatenated along W, then H, then D.
+        let r = rank_of(op, self_)?;
+        if output_size.len() != 3 {
+            bail!("adaptive_max_pool3d needs 3 output sizes, got {}", output_size.len());
+        }
+        let sizes = spatial_sizes(op, self_, 3, "adaptive_max_pool3d")?;
+        let lead = r - 3;
+        let (nd, nh, nw) = (sizes[0], sizes[1], sizes[2]);
+        let mut planes = (Vec::new(), Vec::new());
+        for (ds, de) in adaptive_bins(nd, output_size[0]) {
+            let mut rows = (Vec::new(), Vec::new());
+            for (hs, he) in adaptive_bins(nh, output_size[1]) {
+                let mut cells = (Vec::new(), Vec::new());
+                for (ws, we) in adaptive_bins(nw, output_size[2]) {
+                    let st = op.const_i64s(&[ds, hs, ws]);
+                    let en = op.const_i64s(&[de, he, we]);
+                    let ax = op.const_i64s(&[-3, -2, -1]);
+                    let win = op.Slice(self_, st, en, Some(ax), None);
+                    let flat = flatten_tail(op, win, lead);
+                    let last = op.const_i64s(&[-1]);
+                    cells.0.push(op.ReduceMax(flat, Some(last)).keepdims(1).out());
+                    let a = op.ArgMax(flat).axis(-1).keepdims(1).select_last_index(0).out();
+                    // a = (d·wh + h)·ww + w inside the window of wh × ww rows.
+                    let (wh, ww) = (op.scalar_i64(he - hs), op.scalar_i64(we - ws));
+                    let w = op.Mod(a, ww).out();
+                    let dh = op.Div(a, ww);
+                    let h = op.Mod(dh, wh).out();
+                    let d = op.Div(dh, wh);
+                    let (doff, hoff, woff) = (op.scalar_i64(ds), op.scalar_i64(hs), op.scalar_i64(ws));
+                    let d = op.Add(d, doff);
+                    let h = op.Add(h, hoff);
+                    let w = op.Add(w, woff);
+                    let (vh, vw) = (op.scalar_i64(nh), op.scalar_i64(nw));
+                    let i = op.Mul(d, vh);
+                    let i = op.Add(i, h);
+                    let i = op.Mul(i, vw);
+                    cells.1.push(op.Add(i, w));
+                }
+                rows.0.push(op.Concat(&cells.0).axis(-1).out());
+                rows.1.push(op.Concat(&cells.1).axis(-1).out());
+            }
+            let ax = op.const_i64s(&[-2]);
+            let vs: Vec<Value> = rows.0.into_iter().map(|v| op.Unsqueeze(v, ax)).collect();
+            let is: Vec<Value> = rows.1.into_iter().map(|v| op.Unsqueeze(v, ax)).collect();
+            planes.0.push(op.Concat(&vs).axis(-2).out());
+            planes.1.push(op.Concat(&is).axis(-2).out());
+        }
+        let ax = op.const_i64s(&[-3]);
+        let vs: Vec<Value> = planes.0.into_iter().map(|v| op.Unsqueeze(v, ax)).collect();
+        let is: Vec<Value> = planes.1.into_iter().map(|v| op.Unsqueeze(v, ax)).collect();
+        Ok((op.Concat(&vs).axis(-3).out(), op.Concat(&is).axis(-3).out()))
     }
 
     /// avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False,

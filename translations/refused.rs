@@ -29,7 +29,6 @@ const REFUSED: &[(&str, &str)] = &[
     ("aten::native_group_norm_backward.default", BACKWARD),
     ("aten::native_layer_norm_backward.default", BACKWARD),
     ("aten::sym_stride.int", STRIDES),
-    ("aten::sym_storage_offset.default", STRIDES),
     ("prims::resize.default", "resizes a tensor's storage in place; ONNX values are immutable and have no storage"),
     (
         "onnx_symbolic::_symbolic.default",

@@ -34,6 +34,22 @@ fn fixed_dim(op: &Builder, x: Value, axis: i64, what: &str) -> OpResult<i64> {
     }
 }
 
+/// `x` viewed as `size`. ONNX Reshape reads a 0 as "keep the input's size" unless `allowzero` is
+/// set: a 0 where the input's size is not a known 0 is a real empty axis.
+fn reshape_to(op: &mut Builder, x: Value, size: &[SymInt]) -> Value {
+    let input = op.shape(x).map(|s| s.to_vec());
+    let real_zero = size
+        .iter()
+        .enumerate()
+        .any(|(i, s)| *s == SymInt::Const(0) && input.as_ref().and_then(|d| d.get(i)) != Some(&Dim::Fixed(0)));
+    let shape = shape_vec(op, size);
+    if real_zero && !size.contains(&SymInt::Const(-1)) {
+        op.Reshape(x, shape).allowzero(1).out()
+    } else {
+        op.Reshape(x, shape).out()
+    }
+}
+
 /// `x` reversed along `axes`.
 fn flip_axes(op: &mut Builder, x: Value, axes: &[i64]) -> Value {
     if axes.is_empty() {
@@ -226,6 +242,78 @@ fn merge_last_two(op: &mut Builder, x: Value, r: usize) -> Value {
     op.Reshape(x, shape).out()
 }
 
+/// `diagonal(x, offset, dim1, dim2)`: the diagonal, last.
+fn diagonal_of(op: &mut Builder, x: Value, offset: i64, dim1: i64, dim2: i64) -> OpResult<Value> {
+    let r = rank_of(op, x)?;
+    let (d1, d2) = (normalize_axis(dim1, r), normalize_axis(dim2, r));
+    let (xt, _) = to_last_two(op, x, r, d1, d2);
+    let pos = diag_positions(op, xt, offset);
+    let flat = merge_last_two(op, xt, r);
+    Ok(op.Gather(flat, pos).axis(-1).out())
+}
+
+/// `diag_embed(x, offset, dim1, dim2)` of `x` of rank `r`: its last axis as the diagonal of new axes
+/// `dim1`, `dim2`.
+fn diag_embed_of(op: &mut Builder, self_: Value, r: usize, offset: i64, dim1: i64, dim2: i64) -> OpResult<Value> {
+    if r == 0 {
+        bail!("diag_embed needs an input of at least 1 dimension, got a 0-d tensor");
+    }
+    let t = dtype_of(op, self_)?;
+    let (d1, d2) = (normalize_axis(dim1, r + 1), normalize_axis(dim2, r + 1));
+    // Row i of the m×m result (m = n + |offset|) holds xpad[i] at column i + offset.
+    let k = offset.abs();
+    let pads = if offset >= 0 { [0, k] } else { [k, 0] };
+    let pads = op.const_i64s(&pads);
+    let last = op.const_i64s(&[-1]);
+    let zero_t = op.scalar(t, 0.0);
+    let xp = op.Pad(self_, pads, Some(zero_t), Some(last)).out();
+    let m = op.Shape(xp).start(-1).out();
+    let e = op.const_i64s(&[]);
+    let m0 = op.Reshape(m, e).out();
+    let (zero, one) = (op.scalar_i64(0), op.scalar_i64(1));
+    let ar = op.Range(zero, m0, one);
+    let col = op.const_i64s(&[-1, 1]);
+    let i = op.Reshape(ar, col).out();
+    let off = op.scalar_i64(offset);
+    let want = op.Add(i, off);
+    let mask = op.Equal(ar, want);
+    let xu = op.Unsqueeze(xp, last);
+    let grid = op.Where(mask, xu, zero_t);
+    // grid is [batch..., rows, cols]; place rows at d1 and cols at d2.
+    let mut perm = Vec::with_capacity(r + 1);
+    let mut b = 0i64;
+    for p in 0..(r + 1) as i64 {
+        if p == d1 {
+            perm.push((r - 1) as i64);
+        } else if p == d2 {
+            perm.push(r as i64);
+        } else {
+            perm.push(b);
+            b += 1;
+        }
+    }
+    let identity = perm.iter().enumerate().all(|(i, &p)| i as i64 == p);
+    Ok(if identity { grid } else { op.Transpose(grid).perm(&perm).out() })
+}
+
+/// `repeat_interleave(repeats)`: i repeated repeats[i] times, for i in order.
+fn repeated_positions(op: &mut Builder, repeats: Value) -> Value {
+    // Position j of the result holds i when the running total of repeats[..=i-1] <= j <
+    // total of repeats[..=i]: the count of inclusive running totals <= j.
+    let r = cast(op, repeats, DType::Int64);
+    let zero = op.scalar_i64(0);
+    let totals = op.CumSum(r, zero).out();
+    let total = op.ReduceSum(r, None).keepdims(0).out();
+    let one = op.scalar_i64(1);
+    let positions = op.Range(zero, total, one);
+    let col = op.const_i64s(&[-1, 1]);
+    let positions = op.Reshape(positions, col).out();
+    let passed = op.LessOrEqual(totals, positions);
+    let passed = cast(op, passed, DType::Int64);
+    let axes = op.const_i64s(&[1]);
+    op.ReduceSum(passed, Some(axes)).keepdims(0).out()
+}
+
 /// Flat storage positions of `as_strided(size, stride, offset)` (shape `size`).
 fn strided_index(op: &mut Builder, size: &[SymInt], stride: &[SymInt], storage_offset: Option<SymInt>) -> Value {
     let k = size.len();
@@ -360,15 +448,13 @@ translations! {
     /// view(Tensor(a) self, SymInt[] size) -> Tensor(a)
     #[target("aten::view", "aten::_unsafe_view", "aten::view_copy")]
     fn view(op, self_: Tensor, size: Vec<SymInt>) -> Value {
-        let shape = shape_vec(op, &size);
-        op.Reshape(self_, shape).out()
+        reshape_to(op, self_, &size)
     }
 
     /// reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)
     #[target("aten::reshape")]
     fn reshape(op, self_: Tensor, shape: Vec<SymInt>) -> Value {
-        let shape = shape_vec(op, &shape);
-        op.Reshape(self_, shape).out()
+        reshape_to(op, self_, &shape)
     }
 
     /// unflatten.int(Tensor(a) self, int dim, SymInt[] sizes) -> Tensor(a)
@@ -422,7 +508,7 @@ translations! {
     }
 
     /// t(Tensor(a) self) -> Tensor(a)
-    #[target("aten::t", "aten::numpy_T")]
+    #[target("aten::t", "aten::numpy_T", "aten::t_copy")]
     fn t(op, self_: Tensor) -> OpResult<Value> {
         let r = rank_of(op, self_)?;
         Ok(if r < 2 { self_ } else { op.Transpose(self_).perm(&[1, 0]).out() })
@@ -906,12 +992,7 @@ translations! {
         dim1: i64 = 0,
         dim2: i64 = 1,
     ) -> OpResult<Value> {
-        let r = rank_of(op, self_)?;
-        let (d1, d2) = (normalize_axis(dim1, r), normalize_axis(dim2, r));
-        let (xt, _) = to_last_two(op, self_, r, d1, d2);
-        let pos = diag_positions(op, xt, offset);
-        let flat = merge_last_two(op, xt, r);
-        Ok(op.Gather(flat, pos).axis(-1).out())
+        diagonal_of(op, self_, offset, dim1, dim2)
     }
 
     /// diagonal_scatter(Tensor self, Tensor src, int offset=0, int dim1=0, int dim2=1) -> Tensor
@@ -950,45 +1031,26 @@ translations! {
         dim2: i64 = -1,
     ) -> OpResult<Value> {
         let r = rank_of(op, self_)?;
-        if r == 0 {
-            bail!("diag_embed needs an input of at least 1 dimension, got a 0-d tensor");
+        diag_embed_of(op, self_, r, offset, dim1, dim2)
+    }
+
+    /// diag(Tensor self, int diagonal=0) -> Tensor
+    #[target("aten::diag")]
+    fn diag(op, self_: Tensor, diagonal: i64 = 0) -> OpResult<Value> {
+        // A vector becomes the diagonal of a matrix; a matrix gives its diagonal.
+        match rank_of(op, self_)? {
+            1 => diag_embed_of(op, self_, 1, diagonal, 0, 1),
+            2 => diagonal_of(op, self_, diagonal, 0, 1),
+            r => bail!("diag needs a 1-D or 2-D input, got rank {r}"),
         }
-        let t = dtype_of(op, self_)?;
-        let (d1, d2) = (normalize_axis(dim1, r + 1), normalize_axis(dim2, r + 1));
-        // Row i of the m×m result (m = n + |offset|) holds xpad[i] at column i + offset.
-        let k = offset.abs();
-        let pads = if offset >= 0 { [0, k] } else { [k, 0] };
-        let pads = op.const_i64s(&pads);
-        let last = op.const_i64s(&[-1]);
-        let zero_t = op.scalar(t, 0.0);
-        let xp = op.Pad(self_, pads, Some(zero_t), Some(last)).out();
-        let m = op.Shape(xp).start(-1).out();
-        let e = op.const_i64s(&[]);
-        let m0 = op.Reshape(m, e).out();
-        let (zero, one) = (op.scalar_i64(0), op.scalar_i64(1));
-        let ar = op.Range(zero, m0, one);
-        let col = op.const_i64s(&[-1, 1]);
-        let i = op.Reshape(ar, col).out();
-        let off = op.scalar_i64(offset);
-        let want = op.Add(i, off);
-        let mask = op.Equal(ar, want);
-        let xu = op.Unsqueeze(xp, last);
-        let grid = op.Where(mask, xu, zero_t);
-        // grid is [batch..., rows, cols]; place rows at d1 and cols at d2.
-        let mut perm = Vec::with_capacity(r + 1);
-        let mut b = 0i64;
-        for p in 0..(r + 1) as i64 {
-            if p == d1 {
-                perm.push((r - 1) as i64);
-            } else if p == d2 {
-                perm.push(r as i64);
-            } else {
-                perm.push(b);
-                b += 1;
-            }
-        }
-        let identity = perm.iter().enumerate().all(|(i, &p)| i as i64 == p);
-        Ok(if identity { grid } else { op.Transpose(grid).perm(&perm).out() })
+    }
+
+    /// diagflat(Tensor self, int offset=0) -> Tensor
+    #[target("aten::diagflat")]
+    fn diagflat(op, self_: Tensor, offset: i64 = 0) -> OpResult<Value> {
+        let m1 = op.const_i64s(&[-1]);
+        let v = op.Reshape(self_, m1).out();
+        diag_embed_of(op, v, 1, offset, 0, 1)
     }
 
     /// slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor
@@ -1074,7 +1136,7 @@ translations! {
     }
 
     /// chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]
-    #[target("aten::chunk")]
+    #[target("aten::chunk", "aten::unsafe_chunk")]
     fn chunk(op, self_: Tensor, chunks: i64, dim: i64 = 0) -> OpResult<Vec<Value>> {
         let r = rank_of(op, self_)?;
         let axis = normalize_axis(dim, r);
@@ -1104,6 +1166,56 @@ translations! {
         let r = rank_of(op, self_)?;
         let axis = if r == 1 { 0 } else { 1 };
         tensor_split(op, self_, axis, sections, indices)
+    }
+
+    /// tensor_split.tensor_indices_or_sections(Tensor(a -> *) self, Tensor tensor_indices_or_sections, int dim=0)
+    ///     -> Tensor(a)[]
+    #[target("aten::tensor_split.tensor_indices_or_sections")]
+    fn tensor_split_by_tensor(
+        op,
+        self_: Tensor,
+        tensor_indices_or_sections: Tensor,
+        dim: i64 = 0,
+    ) -> OpResult<Vec<Value>> {
+        let r = rank_of(op, self_)?;
+        let axis = normalize_axis(dim, r);
+        let axes = op.const_i64s(&[axis]);
+        match op.shape(tensor_indices_or_sections).map(|s| s.to_vec()) {
+            // A count of sections: the archive's outputs are that many, sized n/k, the first n%k one larger.
+            Some(s) if s.is_empty() => {
+                let k = (0..).take_while(|&i| op.out_dtype(i).is_some()).count() as i64;
+                let n = fixed_dim(op, self_, axis, "tensor_split")?;
+                if k == 0 {
+                    bail!("tensor_split into no sections");
+                }
+                let mut start = 0;
+                Ok((0..k)
+                    .map(|i| {
+                        let len = n / k + (i < n % k) as i64;
+                        let (a, b) = (op.const_i64s(&[start]), op.const_i64s(&[start + len]));
+                        start += len;
+                        op.Slice(self_, a, b, Some(axes), None)
+                    })
+                    .collect())
+            }
+            // Split points: piece i is x[idx[i-1] : idx[i]] along dim (torch's slice rules).
+            Some(s) if s.len() == 1 => {
+                let Dim::Fixed(m) = s[0] else { bail!("tensor_split needs a static number of indices") };
+                let idx = cast(op, tensor_indices_or_sections, DType::Int64);
+                let at = |op: &mut Builder, i: i64| {
+                    let (a, b) = (op.const_i64s(&[i]), op.const_i64s(&[i + 1]));
+                    op.Slice(idx, a, b, None, None)
+                };
+                Ok((0..=m)
+                    .map(|i| {
+                        let a = if i == 0 { op.const_i64s(&[0]) } else { at(op, i - 1) };
+                        let b = if i == m { op.const_i64s(&[i64::MAX]) } else { at(op, i) };
+                        op.Slice(self_, a, b, Some(axes), None)
+                    })
+                    .collect())
+            }
+            _ => bail!("tensor_split needs a 0-d or 1-D tensor_indices_or_sections of known shape"),
+        }
     }
 
     /// vsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]
@@ -1182,6 +1294,40 @@ translations! {
             size.into_iter().map(|s| if s == SymInt::Const(-1) { SymInt::Const(1) } else { s }).collect();
         let shape = shape_vec(op, &size);
         op.Expand(self_, shape)
+    }
+
+    /// meshgrid.indexing(Tensor[] tensors, *, str indexing) -> Tensor[]
+    #[target("aten::meshgrid.indexing", "aten::meshgrid")]
+    fn meshgrid(op, tensors: Vec<Tensor>, indexing: &str = "ij") -> OpResult<Vec<Value>> {
+        let n = tensors.len();
+        if n == 0 {
+            bail!("meshgrid expects a non-empty list of tensors");
+        }
+        // "xy" swaps the first two output axes: tensor 0 varies along axis 1, tensor 1 along axis 0.
+        let swap = match indexing {
+            "ij" => false,
+            "xy" => n >= 2,
+            other => bail!("meshgrid: indexing must be 'ij' or 'xy', got {other:?}"),
+        };
+        let axis_of = |i: usize| if swap && i < 2 { 1 - i } else { i };
+        let m1 = op.const_i64s(&[-1]);
+        let flat: Vec<Value> = tensors.iter().map(|&t| op.Reshape(t, m1).out()).collect();
+        let mut sizes = vec![flat[0]; n];
+        for (i, &f) in flat.iter().enumerate() {
+            sizes[axis_of(i)] = op.Shape(f).out();
+        }
+        let shape = if n == 1 { sizes[0] } else { op.Concat(&sizes).axis(0).out() };
+        Ok(flat
+            .iter()
+            .enumerate()
+            .map(|(i, &f)| {
+                let mut s = vec![1i64; n];
+                s[axis_of(i)] = -1;
+                let s = op.const_i64s(&s);
+                let v = op.Reshape(f, s).out();
+                op.Expand(v, shape)
+            })
+            .collect())
     }
 
     /// atleast_1d(Tensor self) -> Tensor
@@ -1285,6 +1431,29 @@ translations! {
     #[target("aten::pixel_unshuffle")]
     fn pixel_unshuffle(op, self_: Tensor, downscale_factor: i64) -> OpResult<Value> {
         pixel_impl(op, self_, downscale_factor, false)
+    }
+
+    /// channel_shuffle(Tensor self, SymInt groups) -> Tensor
+    #[target("aten::channel_shuffle", "aten::native_channel_shuffle")]
+    fn channel_shuffle(op, self_: Tensor, groups: SymInt) -> OpResult<Value> {
+        // [N, C, *] viewed as [N, g, C/g, *], the two group axes swapped, viewed back.
+        let r = rank_of(op, self_)?;
+        if r < 3 {
+            bail!("channel_shuffle needs an input of at least 3 dims, got rank {r}");
+        }
+        let shape = op.Shape(self_).out();
+        let n = op.Shape(self_).start(0).end(1).out();
+        let c = op.Shape(self_).start(1).end(2).out();
+        let rest = op.Shape(self_).start(2).out();
+        let g = sym_value(op, groups);
+        let g = as_1d(op, g);
+        let per = op.Div(c, g);
+        let mid = op.Concat(&[n, g, per, rest]).axis(0).out();
+        let y = op.Reshape(self_, mid).out();
+        let mut perm: Vec<i64> = (0..=r as i64).collect();
+        perm.swap(1, 2);
+        let y = op.Transpose(y).perm(&perm).out();
+        Ok(op.Reshape(y, shape).out())
     }
 
     /// _chunk_cat(Tensor[] tensors, int dim, int num_chunks) -> Tensor
@@ -1603,20 +1772,34 @@ translations! {
         // A hint saving torch a sync; the size follows from `repeats`.
         _output_size: Ignored,
     ) -> Value {
-        // Position j of the result holds i when the running total of repeats[..=i-1] <= j <
-        // total of repeats[..=i]: the count of inclusive running totals <= j.
-        let r = cast(op, repeats, DType::Int64);
-        let zero = op.scalar_i64(0);
-        let totals = op.CumSum(r, zero).out();
-        let total = op.ReduceSum(r, None).keepdims(0).out();
-        let one = op.scalar_i64(1);
-        let positions = op.Range(zero, total, one);
-        let col = op.const_i64s(&[-1, 1]);
-        let positions = op.Reshape(positions, col).out();
-        let passed = op.LessOrEqual(totals, positions);
-        let passed = cast(op, passed, DType::Int64);
-        let axes = op.const_i64s(&[1]);
-        op.ReduceSum(passed, Some(axes)).keepdims(0).out()
+        repeated_positions(op, repeats)
+    }
+
+    /// repeat_interleave.self_Tensor(Tensor self, Tensor repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor
+    #[target("aten::repeat_interleave.self_Tensor")]
+    fn repeat_interleave_tensor(
+        op,
+        self_: Tensor,
+        repeats: Tensor,
+        dim: Option<i64> = None,
+        // A hint saving torch a sync; the size follows from `repeats`.
+        _output_size: Ignored,
+    ) -> OpResult<Value> {
+        // x gathered along the axis at repeat_interleave(repeats); one repeat count serves every element.
+        let r = rank_of(op, self_)?;
+        let (x, axis) = match dim {
+            Some(d) if r > 0 => (self_, normalize_axis(d, r)),
+            _ => {
+                let m1 = op.const_i64s(&[-1]);
+                (op.Reshape(self_, m1).out(), 0)
+            }
+        };
+        let m1 = op.const_i64s(&[-1]);
+        let counts = op.Reshape(repeats, m1).out();
+        let n = dim_size(op, x, axis);
+        let counts = op.Expand(counts, n);
+        let pos = repeated_positions(op, counts);
+        Ok(op.Gather(x, pos).axis(axis).out())
     }
 }
 
@@ -1733,11 +1916,20 @@ fn pixel_impl(op: &mut Builder, x: Value, f: i64, up: bool) -> OpResult<Value> {
         let (oh, ow) = (h / f, w / f);
         (vec![b, c, oh, f, ow, f], [0, 1, 3, 5, 2, 4], vec![c * f * f, oh, ow])
     };
+    let mut out_shape = batch.to_vec();
+    out_shape.extend(fin);
+    // Reshape reads a 0 as "keep the input's size": right only where that size is 0 too.
+    let keeps = |to: &[i64], from: &[i64]| to.iter().enumerate().all(|(i, &d)| d != 0 || from.get(i) == Some(&0));
+    let moved: Vec<i64> = perm.iter().map(|&p| mid[p as usize]).collect();
+    if !keeps(&mid, &shape) || !keeps(&out_shape, &moved) {
+        // An empty input: the result is empty too.
+        let zero = constant_data(dtype_of(op, x)?, vec![1], &[0.0])?;
+        let s = op.const_i64s(&out_shape);
+        return Ok(op.ConstantOfShape(s).value(zero).out());
+    }
     let s = op.const_i64s(&mid);
     let y = op.Reshape(x, s).out();
     let y = op.Transpose(y).perm(&perm).out();
-    let mut out_shape = batch.to_vec();
-    out_shape.extend(fin);
     let s = op.const_i64s(&out_shape);
     Ok(op.Reshape(y, s).out())
 }

@@ -1,5 +1,6 @@
 //! Sorting, searching and cumulative ops: sort, argsort, msort, kthvalue, searchsorted, bucketize,
-//! topk, isin, unique, cumsum, cumprod, cummax, cummin, logcumsumexp, cumulative_trapezoid.
+//! topk, isin, unique, cumsum, cumprod, cummax, cummin, logcumsumexp, trapezoid and
+//! cumulative_trapezoid.
 
 use crate::translate::prelude::*;
 use crate::translations;
@@ -135,6 +136,69 @@ fn asked_for(op: &mut Builder, v: Value, asked: bool) -> Value {
     } else {
         op.constant_tensor(TensorData::from_i64s(vec![0], &[]))
     }
+}
+
+/// The trapezoids dx · (y[:-1] + y[1:]) / 2 along `dim` (dx = diff(x); a 1-D x lies along dim) and
+/// that axis.
+fn trapezoid_areas(op: &mut Builder, y: Value, x: Value, dim: i64) -> OpResult<(Value, i64)> {
+    let t = float_result_dtype(op, y)?;
+    let ry = rank_of(op, y)?;
+    let rx = rank_of(op, x)?;
+    let d = normalize_axis(dim, ry);
+    if d < 0 || d as usize >= ry {
+        bail!("cumulative_trapezoid: dim {dim} out of range");
+    }
+    // torch adds y and subtracts x in their own types (integers wrap), multiplies in the promoted one.
+    let own = |v: DType| if v.is_float() || v == DType::Bool { t } else { v };
+    let (ky, kx) = (own(dtype_of(op, y)?), own(dtype_of(op, x)?));
+    let (yv, xv) = (cast(op, y, ky), cast(op, x, kx));
+    let xv = if rx == 1 && ry > 1 {
+        let mut shape = vec![1i64; ry];
+        shape[d as usize] = -1;
+        let s = op.const_i64s(&shape);
+        op.Reshape(xv, s).out()
+    } else if rx < ry {
+        let lead: Vec<i64> = (0..(ry - rx) as i64).collect();
+        let a = op.const_i64s(&lead);
+        op.Unsqueeze(xv, a)
+    } else {
+        xv
+    };
+    let axes = op.const_i64s(&[d]);
+    let (z, one, m1, big) =
+        (op.const_i64s(&[0]), op.const_i64s(&[1]), op.const_i64s(&[-1]), op.const_i64s(&[i64::MAX]));
+    let xl = op.Slice(xv, z, m1, Some(axes), None);
+    let xr = op.Slice(xv, one, big, Some(axes), None);
+    let dx = op.Sub(xr, xl);
+    let yl = op.Slice(yv, z, m1, Some(axes), None);
+    let yr = op.Slice(yv, one, big, Some(axes), None);
+    let s = op.Add(yl, yr);
+    let k = promote(kx, ky);
+    let (dx, s) = (cast(op, dx, k), cast(op, s, k));
+    let p = op.Mul(dx, s);
+    let p = cast(op, p, t);
+    let two = op.scalar(t, 2.0);
+    let p = op.Div(p, two);
+    Ok((p, d))
+}
+
+/// The trapezoids dx · (y[:-1] + y[1:]) / 2 along `dim` for a constant spacing, and that axis.
+fn trapezoid_areas_dx(op: &mut Builder, y: Value, dx: f64, dim: i64) -> OpResult<(Value, i64)> {
+    let t = float_result_dtype(op, y)?;
+    let r = rank_of(op, y)?;
+    let d = normalize_axis(dim, r);
+    if d < 0 || d as usize >= r {
+        bail!("trapezoid: dim {dim} out of range");
+    }
+    let yv = cast(op, y, t);
+    let axes = op.const_i64s(&[d]);
+    let (z, one, m1, big) =
+        (op.const_i64s(&[0]), op.const_i64s(&[1]), op.const_i64s(&[-1]), op.const_i64s(&[i64::MAX]));
+    let yl = op.Slice(yv, z, m1, Some(axes), None);
+    let yr = op.Slice(yv, one, big, Some(axes), None);
+    let s = op.Add(yl, yr);
+    let h = op.scalar(t, dx / 2.0);
+    Ok((op.Mul(s, h), d))
 }
 
 translations! {
@@ -351,40 +415,34 @@ translations! {
     #[target("aten::cumulative_trapezoid.x")]
     fn cumulative_trapezoid(op, y: Tensor, x: Tensor, dim: i64 = -1) -> OpResult<Value> {
         // cumsum(dx · (y[:-1] + y[1:]) / 2) along dim, dx = diff(x) (a 1-D x lies along dim).
-        let t = float_result_dtype(op, y)?;
-        let ry = rank_of(op, y)?;
-        let rx = rank_of(op, x)?;
-        let d = normalize_axis(dim, ry);
-        if d < 0 || d as usize >= ry {
-            bail!("cumulative_trapezoid: dim {dim} out of range");
-        }
-        let (yv, xv) = (cast(op, y, t), cast(op, x, t));
-        let xv = if rx == 1 && ry > 1 {
-            let mut shape = vec![1i64; ry];
-            shape[d as usize] = -1;
-            let s = op.const_i64s(&shape);
-            op.Reshape(xv, s).out()
-        } else if rx < ry {
-            let lead: Vec<i64> = (0..(ry - rx) as i64).collect();
-            let a = op.const_i64s(&lead);
-            op.Unsqueeze(xv, a)
-        } else {
-            xv
-        };
-        let axes = op.const_i64s(&[d]);
-        let (z, one, m1, big) =
-            (op.const_i64s(&[0]), op.const_i64s(&[1]), op.const_i64s(&[-1]), op.const_i64s(&[i64::MAX]));
-        let xl = op.Slice(xv, z, m1, Some(axes), None);
-        let xr = op.Slice(xv, one, big, Some(axes), None);
-        let dx = op.Sub(xr, xl);
-        let yl = op.Slice(yv, z, m1, Some(axes), None);
-        let yr = op.Slice(yv, one, big, Some(axes), None);
-        let s = op.Add(yl, yr);
-        let p = op.Mul(dx, s);
-        let two = op.scalar(t, 2.0);
-        let p = op.Div(p, two);
+        let (p, d) = trapezoid_areas(op, y, x, dim)?;
         let ax = op.scalar_i64(d);
         Ok(op.CumSum(p, ax).out())
+    }
+
+    /// cumulative_trapezoid.dx(Tensor y, *, Scalar dx=1, int dim=-1) -> Tensor
+    #[target("aten::cumulative_trapezoid.dx")]
+    fn cumulative_trapezoid_dx(op, y: Tensor, dx: f64 = 1.0, dim: i64 = -1) -> OpResult<Value> {
+        let (p, d) = trapezoid_areas_dx(op, y, dx, dim)?;
+        let ax = op.scalar_i64(d);
+        Ok(op.CumSum(p, ax).out())
+    }
+
+    /// trapezoid.x(Tensor y, Tensor x, *, int dim=-1) -> Tensor
+    #[target("aten::trapezoid.x", "aten::trapz.x")]
+    fn trapezoid(op, y: Tensor, x: Tensor, dim: i64 = -1) -> OpResult<Value> {
+        // sum(dx · (y[:-1] + y[1:]) / 2) along dim.
+        let (p, d) = trapezoid_areas(op, y, x, dim)?;
+        let ax = op.const_i64s(&[d]);
+        Ok(op.ReduceSum(p, Some(ax)).keepdims(0).out())
+    }
+
+    /// trapezoid.dx(Tensor y, *, Scalar dx=1, int dim=-1) -> Tensor
+    #[target("aten::trapezoid.dx", "aten::trapz.dx")]
+    fn trapezoid_dx(op, y: Tensor, dx: f64 = 1.0, dim: i64 = -1) -> OpResult<Value> {
+        let (p, d) = trapezoid_areas_dx(op, y, dx, dim)?;
+        let ax = op.const_i64s(&[d]);
+        Ok(op.ReduceSum(p, Some(ax)).keepdims(0).out())
     }
 
     /// topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)

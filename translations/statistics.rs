@@ -1,5 +1,5 @@
 //! Order statistics: median / nanmedian (whole tensor and along a dim), mode, quantile / nanquantile,
-//! histc, bincount, segment_reduce.
+//! histc, histogram / histogramdd, bincount, segment_reduce.
 //!
 //! Medians sort with TopK (NaN keyed as +inf, ties broken by the lower index) and pick torch's
 //! lower median `sorted[(count - 1) / 2]`; `median` returns the first NaN of a slice that has one,
@@ -214,6 +214,208 @@ fn quantile_impl(
     } else {
         op.Squeeze(v, Some(axes))
     })
+}
+
+/// The `n` points of `x` ([..., k] viewed as [n, k]) and their coordinate count `k`: a histogram's
+/// samples, of element type `t`.
+fn hist_points(op: &mut Builder, x: Value, t: DType, k: usize) -> Value {
+    let x = cast(op, x, t);
+    let s = op.const_i64s(&[-1, k as i64]);
+    op.Reshape(x, s).out()
+}
+
+/// The `bins + 1` edges torch's histogram puts over coordinate `d` of `pts`: `linspace` from the
+/// range's ends (the data's min and max without a range, 0 and 0 when there is no data: `empty`),
+/// a flat range widened by 0.5 on each side.
+fn hist_edges(
+    op: &mut Builder,
+    pts: Value,
+    d: usize,
+    bins: i64,
+    range: Option<(f64, f64)>,
+    t: DType,
+    empty: bool,
+) -> OpResult<Value> {
+    if bins < 1 {
+        bail!("histogram needs at least one bin, got {bins}");
+    }
+    let (lo, hi) = match range {
+        Some((lo, hi)) => {
+            if lo > hi || !lo.is_finite() || !hi.is_finite() {
+                bail!("histogram: the range [{lo}, {hi}] must be finite with min <= max");
+            }
+            let (lo, hi) = if lo == hi { (lo - 0.5, hi + 0.5) } else { (lo, hi) };
+            (op.scalar(t, lo), op.scalar(t, hi))
+        }
+        None if empty => (op.scalar(t, -0.5), op.scalar(t, 0.5)),
+        None => {
+            let i = op.scalar_i64(d as i64);
+            let col = op.Gather(pts, i).axis(1).out();
+            let lo = op.ReduceMin(col, None).keepdims(0).out();
+            let hi = op.ReduceMax(col, None).keepdims(0).out();
+            let flat = op.Equal(lo, hi);
+            let half = op.scalar(t, 0.5);
+            let (lo1, hi1) = (op.Sub(lo, half), op.Add(hi, half));
+            (op.Where(flat, lo1, lo), op.Where(flat, hi1, hi))
+        }
+    };
+    // torch's linspace: start + i·step in the first half, end - (bins - i)·step in the second.
+    let steps = bins + 1;
+    let (zero, n, one) = (op.scalar_i64(0), op.scalar_i64(steps), op.scalar_i64(1));
+    let i = op.Range(zero, n, one);
+    let fi = cast(op, i, t);
+    let nb = op.scalar(t, bins as f64);
+    let span = op.Sub(hi, lo);
+    let step = op.Div(span, nb);
+    let a = op.Mul(fi, step);
+    let a = op.Add(lo, a);
+    let back = op.Sub(nb, fi);
+    let b = op.Mul(back, step);
+    let b = op.Sub(hi, b);
+    let half = op.scalar_i64(steps / 2);
+    let first = op.Less(i, half);
+    Ok(op.Where(first, a, b))
+}
+
+/// The histogram of `pts` ([n, k]) over the per-coordinate `edges` (1-D, ascending), shape
+/// [bins...]: a point falls in the bin whose left edge is the last edge <= it (the last bin also
+/// holds its right edge); points outside the edges or NaN are not counted.
+fn hist_counts(
+    op: &mut Builder,
+    pts: Value,
+    edges: &[Value],
+    bins: &[i64],
+    weight: Option<Value>,
+    density: bool,
+    t: DType,
+) -> OpResult<Value> {
+    let total: i64 = bins.iter().product();
+    let mut flat_idx: Option<Value> = None;
+    let mut valid: Option<Value> = None;
+    let col_shape = op.const_i64s(&[-1, 1]);
+    let axis1 = op.const_i64s(&[1]);
+    for (d, (&e, &nb)) in edges.iter().zip(bins).enumerate() {
+        let i = op.scalar_i64(d as i64);
+        let x = op.Gather(pts, i).axis(1).out();
+        let xc = op.Reshape(x, col_shape).out();
+        let le = op.LessOrEqual(e, xc);
+        let le = cast(op, le, DType::Int64);
+        let pos = op.ReduceSum(le, Some(axis1)).keepdims(0).out();
+        let one = op.scalar_i64(1);
+        let pos = op.Sub(pos, one);
+        let last = op.scalar_i64(nb - 1);
+        let pos = op.Min(&[pos, last]);
+        let (s0, s1, e0, e1) =
+            (op.const_i64s(&[0]), op.const_i64s(&[1]), op.const_i64s(&[-1]), op.const_i64s(&[i64::MAX]));
+        let first_e = op.Slice(e, s0, s1, None, None);
+        let last_e = op.Slice(e, e0, e1, None, None);
+        let ge = op.GreaterOrEqual(x, first_e);
+        let le = op.LessOrEqual(x, last_e);
+        let inside = op.And(ge, le);
+        let stride: i64 = bins[d + 1..].iter().product();
+        let sv = op.scalar_i64(stride);
+        let term = op.Mul(pos, sv);
+        flat_idx = Some(match flat_idx {
+            None => term,
+            Some(acc) => op.Add(acc, term),
+        });
+        valid = Some(match valid {
+            None => inside,
+            Some(acc) => op.And(acc, inside),
+        });
+    }
+    let (Some(idx), Some(valid)) = (flat_idx, valid) else { bail!("histogram of points without coordinates") };
+    let idx = op.Reshape(idx, col_shape).out();
+    let (zero, n, one) = (op.scalar_i64(0), op.scalar_i64(total), op.scalar_i64(1));
+    let all = op.Range(zero, n, one);
+    let hit = op.Equal(idx, all);
+    let vc = op.Reshape(valid, col_shape).out();
+    let hit = op.And(hit, vc);
+    let mut hit = cast(op, hit, t);
+    if let Some(w) = weight {
+        let w = cast(op, w, t);
+        let w = op.Reshape(w, col_shape).out();
+        hit = op.Mul(hit, w);
+    }
+    let axis0 = op.const_i64s(&[0]);
+    let hist = op.ReduceSum(hit, Some(axis0)).keepdims(0).out();
+    let shape = op.const_i64s(bins);
+    let mut hist = op.Reshape(hist, shape).out();
+    if density {
+        let sum = op.ReduceSum(hist, None).keepdims(0).out();
+        hist = op.Div(hist, sum);
+        for (d, &e) in edges.iter().enumerate() {
+            let (s0, s1, e0, e1) =
+                (op.const_i64s(&[0]), op.const_i64s(&[1]), op.const_i64s(&[-1]), op.const_i64s(&[i64::MAX]));
+            let right = op.Slice(e, s1, e1, None, None);
+            let left = op.Slice(e, s0, e0, None, None);
+            let width = op.Sub(right, left);
+            let mut ws = vec![1i64; bins.len()];
+            ws[d] = -1;
+            let ws = op.const_i64s(&ws);
+            let width = op.Reshape(width, ws).out();
+            hist = op.Div(hist, width);
+        }
+    }
+    Ok(hist)
+}
+
+/// A histogram range given as [min, max] (or [min0, max0, min1, ...]) as pairs for `k` coordinates.
+fn hist_ranges(range: Option<Vec<f64>>, k: usize) -> OpResult<Vec<Option<(f64, f64)>>> {
+    match range {
+        None => Ok(vec![None; k]),
+        Some(r) if r.len() == 2 * k => Ok(r.chunks(2).map(|p| Some((p[0], p[1]))).collect()),
+        Some(r) => bail!("histogram: a range of {} values for {k} coordinates", r.len()),
+    }
+}
+
+/// The number of coordinates of histogramdd's points: the size of the input's last axis.
+fn hist_coords(op: &Builder, x: Value) -> OpResult<usize> {
+    match op.shape(x).and_then(|s| s.last().cloned()) {
+        Some(Dim::Fixed(k)) if k > 0 => Ok(k as usize),
+        _ => bail!("histogramdd needs a static, non-zero size of the input's last axis"),
+    }
+}
+
+/// histogramdd with `bins` counted bins per coordinate: the histogram and the edges.
+fn histogramdd_cts(
+    op: &mut Builder,
+    x: Value,
+    bins: &[i64],
+    range: Option<Vec<f64>>,
+    weight: Option<Value>,
+    density: bool,
+) -> OpResult<(Value, Vec<Value>)> {
+    let t = float_result_dtype(op, x)?;
+    let k = bins.len();
+    let empty = op.shape(x).is_some_and(|s| s.contains(&Dim::Fixed(0)));
+    let pts = hist_points(op, x, t, k);
+    let ranges = hist_ranges(range, k)?;
+    let edges = (0..k).map(|d| hist_edges(op, pts, d, bins[d], ranges[d], t, empty)).collect::<OpResult<Vec<_>>>()?;
+    let hist = hist_counts(op, pts, &edges, bins, weight, density, t)?;
+    Ok((hist, edges))
+}
+
+/// histogramdd over given edges: the histogram.
+fn histogramdd_edges(
+    op: &mut Builder,
+    x: Value,
+    bins: &[Value],
+    weight: Option<Value>,
+    density: bool,
+) -> OpResult<Value> {
+    let t = float_result_dtype(op, x)?;
+    let k = bins.len();
+    let counts = bins
+        .iter()
+        .map(|&b| match op.shape(b) {
+            Some([Dim::Fixed(n)]) if *n >= 2 => Ok(n - 1),
+            _ => bail!("histogram needs 1-D bin edges of a static size of at least 2"),
+        })
+        .collect::<OpResult<Vec<i64>>>()?;
+    let pts = hist_points(op, x, t, k);
+    let edges: Vec<Value> = bins.iter().map(|&b| cast(op, b, t)).collect();
+    hist_counts(op, pts, &edges, &counts, weight, density, t)
 }
 
 translations! {
@@ -460,6 +662,117 @@ translations! {
             }
         };
         Ok(op.ScatterElements(zeros, x, updates).axis(0).reduction("add").out())
+    }
+
+    /// histogram.bin_ct(Tensor self, int bins=100, *, float[]? range=None, Tensor? weight=None,
+    ///     bool density=False) -> (Tensor hist, Tensor bin_edges)
+    #[target("aten::histogram.bin_ct")]
+    fn histogram(
+        op,
+        self_: Tensor,
+        bins: i64 = 100,
+        range: Option<Vec<f64>> = None,
+        weight: Option<Tensor> = None,
+        density: bool = false,
+    ) -> OpResult<(Value, Value)> {
+        let (hist, edges) = histogramdd_cts(op, self_, &[bins], range, weight, density)?;
+        Ok((hist, edges[0]))
+    }
+
+    /// histogram.bins_tensor(Tensor self, Tensor bins, *, Tensor? weight=None, bool density=False)
+    ///     -> (Tensor hist, Tensor bin_edges)
+    #[target("aten::histogram.bins_tensor")]
+    fn histogram_edges(
+        op,
+        self_: Tensor,
+        bins: Tensor,
+        weight: Option<Tensor> = None,
+        density: bool = false,
+    ) -> OpResult<(Value, Value)> {
+        let hist = histogramdd_edges(op, self_, &[bins], weight, density)?;
+        let t = float_result_dtype(op, self_)?;
+        Ok((hist, cast(op, bins, t)))
+    }
+
+    /// histogramdd(Tensor self, int[] bins, float[]? range=None, Tensor? weight=None, bool density=False)
+    ///     -> (Tensor hist, Tensor[] bin_edges)
+    #[target("aten::histogramdd", "aten::histogramdd.int_bins")]
+    fn histogramdd(
+        op,
+        self_: Tensor,
+        bins: Vec<i64>,
+        range: Option<Vec<f64>> = None,
+        weight: Option<Tensor> = None,
+        density: bool = false,
+    ) -> OpResult<Vec<Value>> {
+        // One bin count serves every coordinate.
+        let k = hist_coords(op, self_)?;
+        let bins = if bins.len() == 1 { vec![bins[0]; k] } else { bins };
+        let (hist, edges) = histogramdd_cts(op, self_, &bins, range, weight, density)?;
+        Ok([hist].into_iter().chain(edges).collect())
+    }
+
+    /// histogramdd.TensorList_bins(Tensor self, Tensor[] bins, float[]? range=None, Tensor? weight=None,
+    ///     bool density=False) -> (Tensor hist, Tensor[] bin_edges)
+    #[target("aten::histogramdd.TensorList_bins")]
+    fn histogramdd_tensors(
+        op,
+        self_: Tensor,
+        bins: Vec<Tensor>,
+        // The edges are given: torch reads `range` only to make them from bin counts.
+        _range: Ignored,
+        weight: Option<Tensor> = None,
+        density: bool = false,
+    ) -> OpResult<Vec<Value>> {
+        let hist = histogramdd_edges(op, self_, &bins, weight, density)?;
+        let t = float_result_dtype(op, self_)?;
+        Ok([hist].into_iter().chain(bins.into_iter().map(|b| cast(op, b, t))).collect())
+    }
+
+    /// _histogramdd_bin_edges(Tensor self, int[] bins, *, float[]? range=None, Tensor? weight=None,
+    ///     bool density=False) -> Tensor[]
+    #[target("aten::_histogramdd_bin_edges")]
+    fn _histogramdd_bin_edges(
+        op,
+        self_: Tensor,
+        bins: Vec<i64>,
+        range: Option<Vec<f64>> = None,
+        // The edges depend on the points and the range only.
+        _weight: Ignored,
+        _density: Ignored,
+    ) -> OpResult<Vec<Value>> {
+        let t = float_result_dtype(op, self_)?;
+        let k = bins.len();
+        let empty = op.shape(self_).is_some_and(|s| s.contains(&Dim::Fixed(0)));
+        let pts = hist_points(op, self_, t, k);
+        let ranges = hist_ranges(range, k)?;
+        (0..k).map(|d| hist_edges(op, pts, d, bins[d], ranges[d], t, empty)).collect()
+    }
+
+    /// _histogramdd_from_bin_cts(Tensor self, int[] bins, *, float[]? range=None, Tensor? weight=None,
+    ///     bool density=False) -> Tensor
+    #[target("aten::_histogramdd_from_bin_cts")]
+    fn _histogramdd_from_bin_cts(
+        op,
+        self_: Tensor,
+        bins: Vec<i64>,
+        range: Option<Vec<f64>> = None,
+        weight: Option<Tensor> = None,
+        density: bool = false,
+    ) -> OpResult<Value> {
+        Ok(histogramdd_cts(op, self_, &bins, range, weight, density)?.0)
+    }
+
+    /// _histogramdd_from_bin_tensors(Tensor self, Tensor[] bins, *, Tensor? weight=None, bool density=False) -> Tensor
+    #[target("aten::_histogramdd_from_bin_tensors")]
+    fn _histogramdd_from_bin_tensors(
+        op,
+        self_: Tensor,
+        bins: Vec<Tensor>,
+        weight: Option<Tensor> = None,
+        density: bool = false,
+    ) -> OpResult<Value> {
+        histogramdd_edges(op, self_, &bins, weight, density)
     }
 
     /// histc(Tensor self, int bins=100, Scalar min=0, Scalar max=0) -> Tensor

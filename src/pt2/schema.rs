@@ -436,6 +436,9 @@ pub struct ValueMeta<'a> {
     pub dtype: i64,
     #[serde(borrow, deserialize_with = "exact")]
     pub sizes: Vec<SymInt<'a>>,
+    /// Read by `sym_storage_offset` when it is a constant.
+    #[serde(borrow, default)]
+    pub storage_offset: Option<SymInt<'a>>,
 }
 
 #[derive(Debug, Clone, Deserialize)]

@@ -187,6 +187,14 @@ impl<'a> NodeCtx<'a> {
         self.lowerer.inline_subgraph(op, graph, inputs)
     }
 
+    /// The storage offset torch recorded for the FX tensor `name`, when it is a constant.
+    pub fn fx_storage_offset(&self, name: &str) -> Option<i64> {
+        match self.graph.tensor_values.get(name)?.storage_offset.as_ref()? {
+            schema::SymInt::AsInt(v) => Some(*v),
+            schema::SymInt::AsExpr(e) => e.expr_str.parse().ok(),
+        }
+    }
+
     /// The ScalarType of the FX value named `name`, from the graph's value tables.
     pub fn fx_dtype(&self, name: &str) -> Option<ScalarType> {
         self.graph.tensor_values.get(name).and_then(|m| crate::pt2::scalar_type(m.dtype))

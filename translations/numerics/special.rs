@@ -969,6 +969,30 @@ translations! {
         in_float64(op, self_, erfcx_d)
     }
 
+    /// special_ndtr(Tensor self) -> Tensor
+    #[target("aten::special_ndtr")]
+    fn special_ndtr(op, self_: Tensor) -> Value {
+        in_float64(op, self_, |op, x| {
+            // torch (Cephes ndtr): t = x/√2; |t| < 1/√2 ? (1 + erf(t))/2 : erfc(|t|)/2, mirrored for t > 0.
+            let r2 = op.scalar(D, std::f64::consts::FRAC_1_SQRT_2);
+            let t = op.Mul(x, r2);
+            let z = op.Abs(t);
+            let half = op.scalar(D, 0.5);
+            let e = erf_d(op, t);
+            let inner = op.Mul(e, half);
+            let inner = op.Add(inner, half);
+            let c = erfc_d(op, z);
+            let outer = op.Mul(c, half);
+            let one = op.scalar(D, 1.0);
+            let flipped = op.Sub(one, outer);
+            let zero = op.scalar(D, 0.0);
+            let pos = op.Greater(t, zero);
+            let outer = op.Where(pos, flipped, outer);
+            let near = op.Less(z, r2);
+            op.Where(near, inner, outer)
+        })
+    }
+
     /// special_log_ndtr(Tensor self) -> Tensor
     #[target("aten::special_log_ndtr")]
     fn special_log_ndtr(op, self_: Tensor) -> Value {
