@@ -2,6 +2,7 @@
 //! tensordot), trace, cross and dot products, distances between vectors (pairwise_distance, pdist,
 //! cosine_similarity). Decompositions and solvers are in `numerics/decompositions.rs`.
 
+use crate::onnx::ir::TensorData;
 use crate::translate::prelude::*;
 use crate::translations;
 use crate::translations::shared::norms::{pairwise, pnorm};
@@ -50,7 +51,130 @@ fn cross_along(op: &mut Builder, self_: Value, other: Value, dim: i64) -> OpResu
     Ok(op.Concat(&parts).axis(axis).out())
 }
 
+/// addr of bool tensors: `(beta ∧ self) ∨ (alpha ∧ vec1 ⊗ vec2)` with the outer product of ∧, as
+/// torch computes it.
+fn addr_bool(op: &mut Builder, self_: Value, vec1: Value, vec2: Value, beta: bool, alpha: bool) -> Value {
+    let b = DType::Bool;
+    let (a, v) = (cast(op, vec1, b), cast(op, vec2, b));
+    let (c, r) = (op.const_i64s(&[1]), op.const_i64s(&[0]));
+    let a = op.Unsqueeze(a, c);
+    let v = op.Unsqueeze(v, r);
+    let p = op.And(a, v);
+    let f = op.constant_tensor(TensorData::from_f64_as(b, vec![], &[0.0]).expect("bool constant"));
+    let p = if alpha { p } else { op.And(p, f) };
+    let s = cast(op, self_, b);
+    // self still broadcasts to the result when beta is false.
+    let s = if beta { s } else { op.And(s, f) };
+    op.Or(s, p)
+}
+
+/// inner of N-d tensors: the sum over the last dims of every pair of their slices, shaped
+/// `self.shape[:-1] + other.shape[:-1]`; a 0-d operand multiplies.
+fn inner_nd(op: &mut Builder, a: Value, b: Value) -> OpResult<Value> {
+    let t = op.out_dtype(0).map_or_else(|| result_dtype(op, a), Ok)?;
+    let (ra, rb) = (rank_of(op, a)?, rank_of(op, b)?);
+    let (a, b) = (cast(op, a, t), cast(op, b, t));
+    if ra == 0 || rb == 0 {
+        return Ok(op.Mul(a, b));
+    }
+    // a as [A..., 1 × (rb - 1), k] against b as [B..., k].
+    let axes: Vec<i64> = (ra as i64 - 1..(ra + rb) as i64 - 2).collect();
+    let a = if axes.is_empty() {
+        a
+    } else {
+        let ax = op.const_i64s(&axes);
+        op.Unsqueeze(a, ax)
+    };
+    let p = op.Mul(a, b);
+    let ax = op.const_i64s(&[-1]);
+    Ok(op.ReduceSum(p, Some(ax)).keepdims(0).out())
+}
+
+/// torch's multi_dot order: `mm` for two, the cheaper association for three, else the
+/// matrix-chain order of least cost (the first split of least cost). `split[i][j]` is the split
+/// of the chain i..=j.
+fn chain_product(op: &mut Builder, ms: &[Value], split: &[Vec<usize>], i: usize, j: usize) -> Value {
+    if i == j {
+        return ms[i];
+    }
+    let k = split[i][j];
+    let l = chain_product(op, ms, split, i, k);
+    let r = chain_product(op, ms, split, k + 1, j);
+    op.MatMul(l, r)
+}
+
 translations! {
+    /// linalg_multi_dot(Tensor[] tensors) -> Tensor
+    #[target("aten::linalg_multi_dot")]
+    fn linalg_multi_dot(op, tensors: Vec<Tensor>) -> OpResult<Value> {
+        let what = "multi_dot";
+        let n = tensors.len();
+        if n < 2 {
+            bail!("{what} needs at least two tensors");
+        }
+        let t = op.out_dtype(0).map_or_else(|| result_dtype(op, tensors[0]), Ok)?;
+        let (first_1d, last_1d) = (rank_of(op, tensors[0])? == 1, rank_of(op, tensors[n - 1])? == 1);
+        // A 1-D first tensor is a row, a 1-D last one a column; they are squeezed out at the end.
+        let mut ms = Vec::new();
+        let mut dims = Vec::new();
+        for (i, &x) in tensors.iter().enumerate() {
+            let s = static_shape(op, x, what)?;
+            let x = cast(op, x, t);
+            let (x, s) = match s.len() {
+                1 if i == 0 => {
+                    let ax = op.const_i64s(&[0]);
+                    (op.Unsqueeze(x, ax), vec![1, s[0]])
+                }
+                1 if i == n - 1 => {
+                    let ax = op.const_i64s(&[1]);
+                    (op.Unsqueeze(x, ax), vec![s[0], 1])
+                }
+                2 => (x, s),
+                r => bail!("{what}: tensor {i} must be 2-D (the first and last may be 1-D), got {r}-D"),
+            };
+            if i == 0 {
+                dims.push(s[0]);
+            }
+            dims.push(s[1]);
+            ms.push(x);
+        }
+        let mut split = vec![vec![0usize; n]; n];
+        if n == 3 {
+            let (a, b, c, d) = (dims[0], dims[1], dims[2], dims[3]);
+            split[0][2] = if a * c * (b + d) > b * d * (a + c) { 0 } else { 1 };
+            split[1][2] = 1;
+            split[0][1] = 0;
+        } else if n > 3 {
+            let mut cost = vec![vec![0i64; n]; n];
+            for l in 1..n {
+                for i in 0..n - l {
+                    let j = i + l;
+                    cost[i][j] = i64::MAX;
+                    for k in i..j {
+                        let q = cost[i][k] + cost[k + 1][j] + dims[i] * dims[k + 1] * dims[j + 1];
+                        if q < cost[i][j] {
+                            cost[i][j] = q;
+                            split[i][j] = k;
+                        }
+                    }
+                }
+            }
+        }
+        let p = chain_product(op, &ms, &split, 0, n - 1);
+        let squeeze: Vec<i64> = match (first_1d, last_1d) {
+            (true, true) => vec![0, 1],
+            (true, false) => vec![0],
+            (false, true) => vec![1],
+            (false, false) => vec![],
+        };
+        Ok(if squeeze.is_empty() {
+            p
+        } else {
+            let ax = op.const_i64s(&squeeze);
+            op.Squeeze(p, Some(ax))
+        })
+    }
+
     /// einsum(str equation, Tensor[] tensors, *, int[]? path=None) -> Tensor
     #[target("aten::einsum")]
     fn einsum(
@@ -127,7 +251,7 @@ translations! {
     ) -> OpResult<Value> {
         let t = result_dtype(op, vec1)?;
         if t == DType::Bool {
-            bail!("addr of bool tensors is not supported");
+            return Ok(addr_bool(op, self_, vec1, vec2, beta != 0.0, alpha != 0.0));
         }
         let (c, r) = (op.const_i64s(&[1]), op.const_i64s(&[0]));
         let a = op.Unsqueeze(vec1, c);
@@ -153,6 +277,9 @@ translations! {
         let Some(b) = tensor.or(other) else { bail!("dot needs two tensors") };
         if op.info(self_).complex {
             bail!("dot of complex tensors is not supported");
+        }
+        if other.is_some() && (rank_of(op, self_)? != 1 || rank_of(op, b)? != 1) {
+            return inner_nd(op, self_, b);
         }
         if rank_of(op, self_)? != 1 || rank_of(op, b)? != 1 {
             bail!("dot/vdot/inner are translated for 1-D tensors only");

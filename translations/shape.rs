@@ -264,6 +264,16 @@ fn repeat_by(op: &mut Builder, x: Value, repeats: &[SymInt]) -> OpResult<Value> 
     Ok(op.Tile(x, reps))
 }
 
+/// The diagonal `offset` of the (dim1, dim2) planes, as the last dim.
+fn diagonal_of(op: &mut Builder, x: Value, offset: i64, dim1: i64, dim2: i64) -> OpResult<Value> {
+    let r = rank_of(op, x)?;
+    let (d1, d2) = (normalize_axis(dim1, r), normalize_axis(dim2, r));
+    let (xt, _) = to_last_two(op, x, r, d1, d2);
+    let pos = diag_positions(op, xt, offset);
+    let flat = merge_last_two(op, xt, r);
+    Ok(op.Gather(flat, pos).axis(-1).out())
+}
+
 translations! {
     /// view(Tensor(a) self, SymInt[] size) -> Tensor(a)
     #[target("aten::view", "aten::_unsafe_view", "aten::view_copy")]
@@ -745,12 +755,13 @@ translations! {
         dim1: i64 = 0,
         dim2: i64 = 1,
     ) -> OpResult<Value> {
-        let r = rank_of(op, self_)?;
-        let (d1, d2) = (normalize_axis(dim1, r), normalize_axis(dim2, r));
-        let (xt, _) = to_last_two(op, self_, r, d1, d2);
-        let pos = diag_positions(op, xt, offset);
-        let flat = merge_last_two(op, xt, r);
-        Ok(op.Gather(flat, pos).axis(-1).out())
+        diagonal_of(op, self_, offset, dim1, dim2)
+    }
+
+    /// linalg_diagonal(Tensor(a) A, *, int offset=0, int dim1=-2, int dim2=-1) -> Tensor(a)
+    #[target("aten::linalg_diagonal")]
+    fn linalg_diagonal(op, A: Tensor, offset: i64 = 0, dim1: i64 = -2, dim2: i64 = -1) -> OpResult<Value> {
+        diagonal_of(op, A, offset, dim1, dim2)
     }
 
     /// diagonal_scatter(Tensor self, Tensor src, int offset=0, int dim1=0, int dim2=1) -> Tensor
