@@ -958,6 +958,94 @@ fn householder_steps(op: &mut Builder, a: Value, batch: &[i64], m: i64, n: i64, 
     Householder { q, r, vs, taus }
 }
 
+/// The coefficients of torch's degree-18 Taylor approximation (Bader, Blanes and Casas 2019):
+/// `B_i = Σ_j b[i][j]·P_j` over the powers `P = (I, A, A², A³, A⁶)`.
+const T18: [[f64; 5]; 5] = [
+    [0., -1.00365581030144618291e-01, -8.02924648241156932449e-03, -8.92138498045729985177e-04, 0.],
+    [
+        0.,
+        3.97849749499645077844e-01,
+        1.36783778460411720168e+00,
+        4.98289622525382669416e-01,
+        -6.37898194594723280150e-04,
+    ],
+    [
+        -1.09676396052962061844e+01,
+        1.68015813878906206114e+00,
+        5.71779846478865511061e-02,
+        -6.98210122488052056106e-03,
+        3.34975017086070470649e-05,
+    ],
+    [
+        -9.04316832390810593223e-02,
+        -6.76404519071381882256e-02,
+        6.75961301770459654925e-02,
+        2.95552570429315521194e-02,
+        -1.39180257516060693404e-05,
+    ],
+    [0., 0., -9.23364619367118555360e-02, -1.69364939002081722752e-02, -1.40086798182036094347e-05],
+];
+
+/// torch's float32 matrix exponential, in float32 as torch computes it (its rounding, amplified by
+/// the squarings, is what the result carries): A/2^s with s = max(0, ⌈log2(‖A‖₁/θ₁₈)⌉), the
+/// degree-18 polynomial `B_1 + (B_2 + B_3 + B_0 B_4)(B_3 + B_0 B_4)`, then s squarings chosen per
+/// matrix at run time. torch picks a lower degree for a single matrix of small norm (s = 0 there:
+/// the same value to float32 precision).
+fn matrix_exp_t18(op: &mut Builder, a: Value, batch: &[i64], n: i64) -> Value {
+    let t = DType::Float;
+    let a = cast(op, a, t);
+    let abs = op.Abs(a);
+    let ax = op.const_i64s(&[-2]);
+    let colsum = op.ReduceSum(abs, Some(ax)).keepdims(1).out();
+    let ax = op.const_i64s(&[-1]);
+    let norm = op.ReduceMax(colsum, Some(ax)).keepdims(1).out();
+    let theta = op.scalar(t, 3.010066362817634);
+    let r = op.Div(norm, theta);
+    let l = op.Log(r);
+    let ln2 = op.scalar(t, std::f64::consts::LN_2);
+    let l = op.Div(l, ln2);
+    let l = op.Ceil(l);
+    let zero = op.scalar(t, 0.0);
+    let s = op.Max(&[l, zero]);
+    let two = op.scalar(t, 2.0);
+    let p2 = op.Pow(two, s);
+    let x = op.Div(a, p2);
+    let eye = const_mat(op, t, n, n, |i, j| (i == j) as i64 as f64);
+    let eye = expand_to(op, eye, &batched(batch, &[n, n]));
+    let x2 = op.MatMul(x, x);
+    let x3 = op.MatMul(x, x2);
+    let x6 = op.MatMul(x3, x3);
+    let powers = [eye, x, x2, x3, x6];
+    let bs: Vec<Value> = T18
+        .iter()
+        .map(|row| {
+            let mut acc: Option<Value> = None;
+            for (&c, &p) in row.iter().zip(&powers) {
+                let c = op.scalar(t, c);
+                let term = op.Mul(c, p);
+                acc = Some(match acc {
+                    Some(v) => op.Add(v, term),
+                    None => term,
+                });
+            }
+            acc.expect("five terms")
+        })
+        .collect();
+    let a9 = op.MatMul(bs[0], bs[4]);
+    let b3 = op.Add(bs[3], a9);
+    let b2 = op.Add(bs[2], b3);
+    let prod = op.MatMul(b2, b3);
+    let mut e = op.Add(bs[1], prod);
+    // Enough squarings for every finite float32 input (‖A‖₁ < 2^128).
+    for i in 0..140 {
+        let sq = op.MatMul(e, e);
+        let ii = op.scalar(t, i as f64);
+        let more = op.Less(ii, s);
+        e = op.Where(more, sq, e);
+    }
+    e
+}
+
 /// Reflector `i` of a geqrf result `a` (`[..., m, n]`): `(0, …, 0, 1, a[i+1.., i])` (`[..., m, 1]`).
 fn reflector(op: &mut Builder, a: Value, t: DType, m: i64, i: i64) -> Value {
     let col = slice_along(op, a, -1, i, i + 1);
@@ -1862,6 +1950,9 @@ translations! {
         let t = float_type(op, self_, "matrix_exp")?;
         if n == 0 || batch.contains(&0) {
             return Ok(op.Identity(self_));
+        }
+        if t == DType::Float {
+            return Ok(matrix_exp_t18(op, self_, &batch, n));
         }
         let max_squarings = match t {
             DType::Double => 1100,
