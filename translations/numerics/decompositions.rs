@@ -1209,8 +1209,6 @@ fn lu_factors(op: &mut Builder, w: Value, t: DType, m: i64, n: i64) -> (Value, V
     (l, u)
 }
 
-
-
 translations! {
     /// linalg_det(Tensor A) -> Tensor
     #[target("aten::linalg_det", "aten::det")]
