@@ -42,7 +42,7 @@ fn thin_matrix_dims(op: &Builder, x: Value, what: &str) -> OpResult<(Vec<i64>, i
         bail!("{what} is unrolled for matrices up to {MAX_SIDE}x{MAX_SIDE}, got {m}x{n}");
     }
     if m.max(n) > MAX_LONG_SIDE {
-        bail!("{what} is unrolled for matrices with one side up to {MAX_SIDE} and the other up to {MAX_LONG_SIDE}, got {m}x{n}");
+        bail!("{what} is unrolled for matrices of sides up to {MAX_SIDE} and {MAX_LONG_SIDE}, got {m}x{n}");
     }
     Ok((s[..s.len() - 2].to_vec(), m, n))
 }
@@ -1478,8 +1478,8 @@ fn vector_norm_of(op: &mut Builder, x: Value, ord: f64, dim: Option<&[i64]>, kee
 fn matrix_norm_kind(ord: Option<f64>) -> OpResult<NormKind> {
     Ok(match ord {
         None => NormKind::Fro,
-        Some(o) if o == 2.0 => NormKind::Spectral(true),
-        Some(o) if o == -2.0 => NormKind::Spectral(false),
+        Some(2.0) => NormKind::Spectral(true),
+        Some(-2.0) => NormKind::Spectral(false),
         Some(o) if o.abs() == 1.0 => NormKind::Col(o > 0.0),
         Some(o) if o.is_infinite() => NormKind::Row(o > 0.0),
         Some(o) => bail!("linalg_norm: ord {o} is not a matrix norm"),
