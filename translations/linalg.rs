@@ -73,9 +73,11 @@ fn addr_bool(op: &mut Builder, self_: Value, vec1: Value, vec2: Value, beta: boo
 fn inner_nd(op: &mut Builder, a: Value, b: Value) -> OpResult<Value> {
     let t = op.out_dtype(0).map_or_else(|| result_dtype(op, a), Ok)?;
     let (ra, rb) = (rank_of(op, a)?, rank_of(op, b)?);
-    let (a, b) = (cast(op, a, t), cast(op, b, t));
+    let w = accumulation_type(t);
+    let (a, b) = (cast(op, a, w), cast(op, b, w));
     if ra == 0 || rb == 0 {
-        return Ok(op.Mul(a, b));
+        let p = op.Mul(a, b);
+        return Ok(cast(op, p, t));
     }
     // a as [A..., 1 × (rb - 1), k] against b as [B..., k].
     let axes: Vec<i64> = (ra as i64 - 1..(ra + rb) as i64 - 2).collect();
@@ -87,7 +89,30 @@ fn inner_nd(op: &mut Builder, a: Value, b: Value) -> OpResult<Value> {
     };
     let p = op.Mul(a, b);
     let ax = op.const_i64s(&[-1]);
-    Ok(op.ReduceSum(p, Some(ax)).keepdims(0).out())
+    let s = op.ReduceSum(p, Some(ax)).keepdims(0).out();
+    Ok(cast(op, s, t))
+}
+
+/// MatMul, through int64 for the narrow integers ONNX's MatMul does not take.
+fn matmul_wide(op: &mut Builder, a: Value, b: Value) -> Value {
+    match op.dtype(a) {
+        Some(t) if accumulation_type(t) != t => {
+            let w = accumulation_type(t);
+            let (x, y) = (cast(op, a, w), cast(op, b, w));
+            let p = op.MatMul(x, y);
+            cast(op, p, t)
+        }
+        _ => op.MatMul(a, b),
+    }
+}
+
+/// The type products and sums are computed in: int64 for the narrow integers that ONNX's MatMul
+/// and ReduceSum do not take (the result wrapped to their width is torch's).
+fn accumulation_type(t: DType) -> DType {
+    match t {
+        DType::Uint8 | DType::Int8 | DType::Uint16 | DType::Int16 => DType::Int64,
+        _ => t,
+    }
 }
 
 /// torch's multi_dot order: `mm` for two, the cheaper association for three, else the
@@ -119,7 +144,7 @@ translations! {
         let mut dims = Vec::new();
         for (i, &x) in tensors.iter().enumerate() {
             let s = static_shape(op, x, what)?;
-            let x = cast(op, x, t);
+            let x = cast(op, x, accumulation_type(t));
             let (x, s) = match s.len() {
                 1 if i == 0 => {
                     let ax = op.const_i64s(&[0]);
@@ -161,6 +186,7 @@ translations! {
             }
         }
         let p = chain_product(op, &ms, &split, 0, n - 1);
+        let p = cast(op, p, t);
         let squeeze: Vec<i64> = match (first_1d, last_1d) {
             (true, true) => vec![0, 1],
             (true, false) => vec![0],
@@ -285,6 +311,13 @@ translations! {
             bail!("dot/vdot/inner are translated for 1-D tensors only");
         }
         let t = result_dtype(op, self_)?;
+        let w = accumulation_type(t);
+        if w != t {
+            let (x, y) = (cast(op, self_, w), cast(op, b, w));
+            let p = op.Mul(x, y);
+            let s = op.ReduceSum(p, None).keepdims(0).out();
+            return Ok(cast(op, s, t));
+        }
         let p = op.Mul(self_, b);
         let p = cast(op, p, t);
         Ok(op.ReduceSum(p, None).keepdims(0).out())
@@ -357,13 +390,13 @@ translations! {
     /// matmul(Tensor self, Tensor other) -> Tensor
     #[target("aten::matmul")]
     fn matmul(op, self_: Tensor, other: Tensor) -> Value {
-        op.MatMul(self_, other)
+        matmul_wide(op, self_, other)
     }
 
     /// mm(Tensor self, Tensor mat2) -> Tensor
     #[target("aten::mm", "aten::bmm")]
     fn mm(op, self_: Tensor, mat2: Tensor) -> Value {
-        op.MatMul(self_, mat2)
+        matmul_wide(op, self_, mat2)
     }
 
     /// cosine_similarity(Tensor x1, Tensor x2, int dim=1, float eps=1e-08) -> Tensor
