@@ -1,5 +1,5 @@
 //! Linear algebra: matrix, batched and vector products (mm, matmul, addmm, baddbmm, outer, kron,
-//! tensordot), trace, cross and dot products, distances between vectors (pairwise_distance, pdist,
+//! tensordot, multi_dot, inner), trace, cross and dot products, distances between vectors (pairwise_distance, pdist,
 //! cosine_similarity). Decompositions and solvers are in `numerics/decompositions.rs`.
 
 use crate::onnx::ir::TensorData;

@@ -1,7 +1,10 @@
 //! Matrix decompositions and solvers for small static matrices, unrolled into ONNX ops at export
 //! time: LU with partial pivoting (LAPACK's getrf pivot choice: the first row of largest magnitude),
-//! determinants, solves and inverses, Cholesky, triangular solves, matrix powers, Householder QR,
-//! symmetric eigenvalues (Jacobi rotations), matrix square root and exponential.
+//! determinants, solves and inverses, Cholesky, triangular solves, matrix powers, Householder QR
+//! (and LAPACK's geqrf / orgqr / ormqr forms), Bunch-Kaufman LDLᵀ (sytf2 / sytrs), symmetric
+//! eigenvalues (Jacobi rotations), singular values and the products of singular vectors that do
+//! not depend on their signs (pseudo-inverse, polar decomposition), matrix square root and
+//! exponential, matrix and vector norms.
 //!
 //! Every algorithm works on whole `[..., m, n]` tensors, batched over the leading dims: one step of
 //! an elimination is a handful of Slice / Where / Mul / Sub nodes with constant masks.
