@@ -229,7 +229,7 @@ translations! {
         alpha: f64 = 1.0,
     ) -> OpResult<Value> {
         let t = result_dtype(op, batch1)?;
-        let p = op.MatMul(batch1, batch2);
+        let p = matmul_wide(op, batch1, batch2);
         Ok(scaled_sum(op, self_, p, beta, alpha, t))
     }
 
@@ -244,9 +244,18 @@ translations! {
         alpha: f64 = 1.0,
     ) -> OpResult<Value> {
         let t = result_dtype(op, batch1)?;
-        let p = op.MatMul(batch1, batch2);
-        let axes = op.const_i64s(&[0]);
-        let p = op.ReduceSum(p, Some(axes)).keepdims(0).out();
+        let w = accumulation_type(t);
+        let p = if w != t {
+            let (x, y) = (cast(op, batch1, w), cast(op, batch2, w));
+            let p = op.MatMul(x, y);
+            let axes = op.const_i64s(&[0]);
+            let p = op.ReduceSum(p, Some(axes)).keepdims(0).out();
+            cast(op, p, t)
+        } else {
+            let p = op.MatMul(batch1, batch2);
+            let axes = op.const_i64s(&[0]);
+            op.ReduceSum(p, Some(axes)).keepdims(0).out()
+        };
         Ok(scaled_sum(op, self_, p, beta, alpha, t))
     }
 
@@ -374,7 +383,7 @@ translations! {
             return Ok(op.Gemm(mat1, mat2, Some(self_)).alpha(alpha as f32).beta(beta as f32).out());
         }
         let t = dtype_of(op, mat1)?;
-        let mut p = op.MatMul(mat1, mat2);
+        let mut p = matmul_wide(op, mat1, mat2);
         if alpha != 1.0 {
             let a = op.scalar(t, alpha);
             p = op.Mul(p, a);
