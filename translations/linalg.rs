@@ -1,7 +1,9 @@
 //! Linear algebra: matrix, batched and vector products (mm, matmul, addmm, baddbmm, outer, kron,
-//! tensordot), trace, cross and dot products, distances between vectors (pairwise_distance, pdist,
-//! cdist, cosine_similarity). Decompositions and solvers are in `numerics/decompositions.rs`.
+//! tensordot, multi_dot, inner, _grouped_mm), trace, cross and dot products, distances between
+//! vectors (pairwise_distance, pdist, cdist, cosine_similarity). Decompositions and solvers are in
+//! `numerics/decompositions.rs`.
 
+use crate::onnx::ir::TensorData;
 use crate::translate::prelude::*;
 use crate::translations;
 use crate::translations::shared::norms::{pairwise, pnorm};
@@ -86,7 +88,156 @@ fn pick_group(op: &mut Builder, all: Value, group: Value, layout: &[i64]) -> Val
     op.Squeeze(picked, Some(axis))
 }
 
+/// addr of bool tensors: `(beta ∧ self) ∨ (alpha ∧ vec1 ⊗ vec2)` with the outer product of ∧, as
+/// torch computes it.
+fn addr_bool(op: &mut Builder, self_: Value, vec1: Value, vec2: Value, beta: bool, alpha: bool) -> Value {
+    let b = DType::Bool;
+    let (a, v) = (cast(op, vec1, b), cast(op, vec2, b));
+    let (c, r) = (op.const_i64s(&[1]), op.const_i64s(&[0]));
+    let a = op.Unsqueeze(a, c);
+    let v = op.Unsqueeze(v, r);
+    let p = op.And(a, v);
+    let f = op.constant_tensor(TensorData::from_f64_as(b, vec![], &[0.0]).expect("bool constant"));
+    let p = if alpha { p } else { op.And(p, f) };
+    let s = cast(op, self_, b);
+    // self still broadcasts to the result when beta is false.
+    let s = if beta { s } else { op.And(s, f) };
+    op.Or(s, p)
+}
+
+/// inner of N-d tensors: the sum over the last dims of every pair of their slices, shaped
+/// `self.shape[:-1] + other.shape[:-1]`; a 0-d operand multiplies.
+fn inner_nd(op: &mut Builder, a: Value, b: Value) -> OpResult<Value> {
+    let t = op.out_dtype(0).map_or_else(|| result_dtype(op, a), Ok)?;
+    let (ra, rb) = (rank_of(op, a)?, rank_of(op, b)?);
+    let w = accumulation_type(t);
+    let (a, b) = (cast(op, a, w), cast(op, b, w));
+    if ra == 0 || rb == 0 {
+        let p = op.Mul(a, b);
+        return Ok(cast(op, p, t));
+    }
+    // a as [A..., 1 × (rb - 1), k] against b as [B..., k].
+    let axes: Vec<i64> = (ra as i64 - 1..(ra + rb) as i64 - 2).collect();
+    let a = if axes.is_empty() {
+        a
+    } else {
+        let ax = op.const_i64s(&axes);
+        op.Unsqueeze(a, ax)
+    };
+    let p = op.Mul(a, b);
+    let ax = op.const_i64s(&[-1]);
+    let s = op.ReduceSum(p, Some(ax)).keepdims(0).out();
+    Ok(cast(op, s, t))
+}
+
+/// MatMul, through int64 for the narrow integers ONNX's MatMul does not take.
+fn matmul_wide(op: &mut Builder, a: Value, b: Value) -> Value {
+    match op.dtype(a) {
+        Some(t) if accumulation_type(t) != t => {
+            let w = accumulation_type(t);
+            let (x, y) = (cast(op, a, w), cast(op, b, w));
+            let p = op.MatMul(x, y);
+            cast(op, p, t)
+        }
+        _ => op.MatMul(a, b),
+    }
+}
+
+/// The type products and sums are computed in: int64 for the narrow integers that ONNX's MatMul
+/// and ReduceSum do not take (the result wrapped to their width is torch's).
+fn accumulation_type(t: DType) -> DType {
+    match t {
+        DType::Uint8 | DType::Int8 | DType::Uint16 | DType::Int16 => DType::Int64,
+        _ => t,
+    }
+}
+
+/// torch's multi_dot order: `mm` for two, the cheaper association for three, else the
+/// matrix-chain order of least cost (the first split of least cost). `split[i][j]` is the split
+/// of the chain i..=j.
+fn chain_product(op: &mut Builder, ms: &[Value], split: &[Vec<usize>], i: usize, j: usize) -> Value {
+    if i == j {
+        return ms[i];
+    }
+    let k = split[i][j];
+    let l = chain_product(op, ms, split, i, k);
+    let r = chain_product(op, ms, split, k + 1, j);
+    op.MatMul(l, r)
+}
+
 translations! {
+    /// linalg_multi_dot(Tensor[] tensors) -> Tensor
+    #[target("aten::linalg_multi_dot")]
+    fn linalg_multi_dot(op, tensors: Vec<Tensor>) -> OpResult<Value> {
+        let what = "multi_dot";
+        let n = tensors.len();
+        if n < 2 {
+            bail!("{what} needs at least two tensors");
+        }
+        let t = op.out_dtype(0).map_or_else(|| result_dtype(op, tensors[0]), Ok)?;
+        let (first_1d, last_1d) = (rank_of(op, tensors[0])? == 1, rank_of(op, tensors[n - 1])? == 1);
+        // A 1-D first tensor is a row, a 1-D last one a column; they are squeezed out at the end.
+        let mut ms = Vec::new();
+        let mut dims = Vec::new();
+        for (i, &x) in tensors.iter().enumerate() {
+            let s = static_shape(op, x, what)?;
+            let x = cast(op, x, accumulation_type(t));
+            let (x, s) = match s.len() {
+                1 if i == 0 => {
+                    let ax = op.const_i64s(&[0]);
+                    (op.Unsqueeze(x, ax), vec![1, s[0]])
+                }
+                1 if i == n - 1 => {
+                    let ax = op.const_i64s(&[1]);
+                    (op.Unsqueeze(x, ax), vec![s[0], 1])
+                }
+                2 => (x, s),
+                r => bail!("{what}: tensor {i} must be 2-D (the first and last may be 1-D), got {r}-D"),
+            };
+            if i == 0 {
+                dims.push(s[0]);
+            }
+            dims.push(s[1]);
+            ms.push(x);
+        }
+        let mut split = vec![vec![0usize; n]; n];
+        if n == 3 {
+            let (a, b, c, d) = (dims[0], dims[1], dims[2], dims[3]);
+            split[0][2] = if a * c * (b + d) > b * d * (a + c) { 0 } else { 1 };
+            split[1][2] = 1;
+            split[0][1] = 0;
+        } else if n > 3 {
+            let mut cost = vec![vec![0i64; n]; n];
+            for l in 1..n {
+                for i in 0..n - l {
+                    let j = i + l;
+                    cost[i][j] = i64::MAX;
+                    for k in i..j {
+                        let q = cost[i][k] + cost[k + 1][j] + dims[i] * dims[k + 1] * dims[j + 1];
+                        if q < cost[i][j] {
+                            cost[i][j] = q;
+                            split[i][j] = k;
+                        }
+                    }
+                }
+            }
+        }
+        let p = chain_product(op, &ms, &split, 0, n - 1);
+        let p = cast(op, p, t);
+        let squeeze: Vec<i64> = match (first_1d, last_1d) {
+            (true, true) => vec![0, 1],
+            (true, false) => vec![0],
+            (false, true) => vec![1],
+            (false, false) => vec![],
+        };
+        Ok(if squeeze.is_empty() {
+            p
+        } else {
+            let ax = op.const_i64s(&squeeze);
+            op.Squeeze(p, Some(ax))
+        })
+    }
+
     /// einsum(str equation, Tensor[] tensors, *, int[]? path=None) -> Tensor
     #[target("aten::einsum")]
     fn einsum(
@@ -115,7 +266,7 @@ translations! {
         alpha: f64 = 1.0,
     ) -> OpResult<Value> {
         let t = result_dtype(op, batch1)?;
-        let p = op.MatMul(batch1, batch2);
+        let p = matmul_wide(op, batch1, batch2);
         Ok(scaled_sum(op, self_, p, beta, alpha, t))
     }
 
@@ -130,9 +281,18 @@ translations! {
         alpha: f64 = 1.0,
     ) -> OpResult<Value> {
         let t = result_dtype(op, batch1)?;
-        let p = op.MatMul(batch1, batch2);
-        let axes = op.const_i64s(&[0]);
-        let p = op.ReduceSum(p, Some(axes)).keepdims(0).out();
+        let w = accumulation_type(t);
+        let p = if w != t {
+            let (x, y) = (cast(op, batch1, w), cast(op, batch2, w));
+            let p = op.MatMul(x, y);
+            let axes = op.const_i64s(&[0]);
+            let p = op.ReduceSum(p, Some(axes)).keepdims(0).out();
+            cast(op, p, t)
+        } else {
+            let p = op.MatMul(batch1, batch2);
+            let axes = op.const_i64s(&[0]);
+            op.ReduceSum(p, Some(axes)).keepdims(0).out()
+        };
         Ok(scaled_sum(op, self_, p, beta, alpha, t))
     }
 
@@ -163,7 +323,7 @@ translations! {
     ) -> OpResult<Value> {
         let t = result_dtype(op, vec1)?;
         if t == DType::Bool {
-            bail!("addr of bool tensors is not supported");
+            return Ok(addr_bool(op, self_, vec1, vec2, beta != 0.0, alpha != 0.0));
         }
         let (c, r) = (op.const_i64s(&[1]), op.const_i64s(&[0]));
         let a = op.Unsqueeze(vec1, c);
@@ -190,10 +350,20 @@ translations! {
         if op.info(self_).complex {
             bail!("dot of complex tensors is not supported");
         }
+        if other.is_some() && (rank_of(op, self_)? != 1 || rank_of(op, b)? != 1) {
+            return inner_nd(op, self_, b);
+        }
         if rank_of(op, self_)? != 1 || rank_of(op, b)? != 1 {
             bail!("dot/vdot/inner are translated for 1-D tensors only");
         }
         let t = result_dtype(op, self_)?;
+        let w = accumulation_type(t);
+        if w != t {
+            let (x, y) = (cast(op, self_, w), cast(op, b, w));
+            let p = op.Mul(x, y);
+            let s = op.ReduceSum(p, None).keepdims(0).out();
+            return Ok(cast(op, s, t));
+        }
         let p = op.Mul(self_, b);
         let p = cast(op, p, t);
         Ok(op.ReduceSum(p, None).keepdims(0).out())
@@ -250,7 +420,7 @@ translations! {
             return Ok(op.Gemm(mat1, mat2, Some(self_)).alpha(alpha as f32).beta(beta as f32).out());
         }
         let t = dtype_of(op, mat1)?;
-        let mut p = op.MatMul(mat1, mat2);
+        let mut p = matmul_wide(op, mat1, mat2);
         if alpha != 1.0 {
             let a = op.scalar(t, alpha);
             p = op.Mul(p, a);
@@ -266,7 +436,7 @@ translations! {
     /// matmul(Tensor self, Tensor other) -> Tensor
     #[target("aten::matmul")]
     fn matmul(op, self_: Tensor, other: Tensor) -> Value {
-        op.MatMul(self_, other)
+        matmul_wide(op, self_, other)
     }
 
     /// _grouped_mm(Tensor self, Tensor mat2, Tensor? offs=None, Tensor? bias=None, ScalarType? out_dtype=None) ->
@@ -345,7 +515,7 @@ translations! {
     /// mm(Tensor self, Tensor mat2) -> Tensor
     #[target("aten::mm", "aten::bmm")]
     fn mm(op, self_: Tensor, mat2: Tensor) -> Value {
-        op.MatMul(self_, mat2)
+        matmul_wide(op, self_, mat2)
     }
 
     /// cosine_similarity(Tensor x1, Tensor x2, int dim=1, float eps=1e-08) -> Tensor

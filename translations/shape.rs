@@ -995,6 +995,12 @@ translations! {
         diagonal_of(op, self_, offset, dim1, dim2)
     }
 
+    /// linalg_diagonal(Tensor(a) A, *, int offset=0, int dim1=-2, int dim2=-1) -> Tensor(a)
+    #[target("aten::linalg_diagonal")]
+    fn linalg_diagonal(op, A: Tensor, offset: i64 = 0, dim1: i64 = -2, dim2: i64 = -1) -> OpResult<Value> {
+        diagonal_of(op, A, offset, dim1, dim2)
+    }
+
     /// diagonal_scatter(Tensor self, Tensor src, int offset=0, int dim1=0, int dim2=1) -> Tensor
     #[target("aten::diagonal_scatter")]
     fn diagonal_scatter(

@@ -1,7 +1,10 @@
 //! Matrix decompositions and solvers for small static matrices, unrolled into ONNX ops at export
 //! time: LU with partial pivoting (LAPACK's getrf pivot choice: the first row of largest magnitude),
-//! determinants, solves and inverses, Cholesky, triangular solves, matrix powers, Householder QR,
-//! symmetric eigenvalues (Jacobi rotations), matrix square root and exponential.
+//! determinants, solves and inverses, Cholesky, triangular solves, matrix powers, Householder QR
+//! (and LAPACK's geqrf / orgqr / ormqr forms), Bunch-Kaufman LDLᵀ (sytf2 / sytrs), symmetric
+//! eigenvalues (Jacobi rotations), singular values and the products of singular vectors that do
+//! not depend on their signs (pseudo-inverse, polar decomposition), matrix square root and
+//! exponential, matrix and vector norms.
 //!
 //! Every algorithm works on whole `[..., m, n]` tensors, batched over the leading dims: one step of
 //! an elimination is a handful of Slice / Where / Mul / Sub nodes with constant masks.
@@ -9,6 +12,7 @@
 use crate::onnx::ir::TensorData;
 use crate::translate::prelude::*;
 use crate::translations;
+use crate::translations::shared::norms::pnorm;
 
 /// The largest matrix side unrolled.
 const MAX_SIDE: i64 = 16;
@@ -22,6 +26,26 @@ fn matrix_dims(op: &Builder, x: Value, what: &str) -> OpResult<(Vec<i64>, i64, i
     let (m, n) = (s[s.len() - 2], s[s.len() - 1]);
     if m > MAX_SIDE || n > MAX_SIDE {
         bail!("{what} is unrolled for matrices up to {MAX_SIDE}x{MAX_SIDE}, got {m}x{n}");
+    }
+    Ok((s[..s.len() - 2].to_vec(), m, n))
+}
+
+/// The longest side of a matrix whose other side is at most [`MAX_SIDE`]: the one-sided Jacobi
+/// SVD rotates the short side's columns, so its graph grows with the short side only.
+const MAX_LONG_SIDE: i64 = 4096;
+
+/// `(batch dims, rows, cols)` of a matrix (batch) with static sides, the shorter one small.
+fn thin_matrix_dims(op: &Builder, x: Value, what: &str) -> OpResult<(Vec<i64>, i64, i64)> {
+    let s = static_shape(op, x, what)?;
+    if s.len() < 2 {
+        bail!("{what} needs a tensor of at least 2 dimensions");
+    }
+    let (m, n) = (s[s.len() - 2], s[s.len() - 1]);
+    if m.min(n) > MAX_SIDE {
+        bail!("{what} is unrolled for matrices up to {MAX_SIDE}x{MAX_SIDE}, got {m}x{n}");
+    }
+    if m.max(n) > MAX_LONG_SIDE {
+        bail!("{what} is unrolled for matrices of sides up to {MAX_SIDE} and {MAX_LONG_SIDE}, got {m}x{n}");
     }
     Ok((s[..s.len() - 2].to_vec(), m, n))
 }
@@ -560,7 +584,7 @@ fn pinv_impl(
     hermitian: bool,
     what: &str,
 ) -> OpResult<Value> {
-    let (batch, m, n) = matrix_dims(op, a, what)?;
+    let (batch, m, n) = thin_matrix_dims(op, a, what)?;
     let t = float_type(op, a, what)?;
     let rank = batch.len() + 2;
     let a = cast(op, a, t);
@@ -660,6 +684,10 @@ fn lu_solve_impl(op: &mut Builder, lu: Value, pivots: Value, b: Value, left: boo
     };
     let (lu, b, batch, n, k) = broadcast_pair(op, lu, b, what)?;
     let rank = batch.len() + 2;
+    if k == 0 {
+        // No right-hand sides: nothing to solve (ORT's GatherElements refuses the empty rows).
+        return Ok(if left { b } else { transpose_last_two(op, b, rank) });
+    }
     let piv = cast(op, pivots, DType::Int64);
     let piv = expand_to(op, piv, &batched(&batch, &[n]));
     let one = op.scalar_i64(1);
@@ -853,11 +881,30 @@ fn matrix_norm_impl(op: &mut Builder, x: Value, kind: NormKind, dim: &[i64], kee
 /// (β = -sign(α)·‖(α, x)‖, τ = (β - α)/β, v = x/(α - β); τ = 0 when x is zero), applied to the
 /// trailing columns and accumulated into Q. Computed in double.
 fn householder_qr(op: &mut Builder, a: Value, batch: &[i64], m: i64, n: i64) -> (Value, Value) {
+    let qr = householder_steps(op, a, batch, m, n, true);
+    (qr.q.expect("Q requested"), qr.r)
+}
+
+/// The steps of [`householder_qr`]: R, Q when asked, and each step's reflector `v` (`[..., m, 1]`,
+/// 1 at the step's row, 0 above) and `τ` (`[..., 1, 1]`), double.
+struct Householder {
+    q: Option<Value>,
+    r: Value,
+    vs: Vec<Value>,
+    taus: Vec<Value>,
+}
+
+fn householder_steps(op: &mut Builder, a: Value, batch: &[i64], m: i64, n: i64, want_q: bool) -> Householder {
     let d = DType::Double;
     let rank = batch.len() + 2;
     let mut r = cast(op, a, d);
-    let eye = const_mat(op, d, m, m, |i, j| (i == j) as i64 as f64);
-    let mut q = expand_to(op, eye, &batched(batch, &[m, m]));
+    let mut q = if want_q {
+        let eye = const_mat(op, d, m, m, |i, j| (i == j) as i64 as f64);
+        Some(expand_to(op, eye, &batched(batch, &[m, m])))
+    } else {
+        None
+    };
+    let (mut vs, mut taus) = (Vec::new(), Vec::new());
     let (zero, one) = (op.scalar(d, 0.0), op.scalar(d, 1.0));
     let minus_one = op.scalar(d, -1.0);
     for k in 0..m.min(n) {
@@ -902,12 +949,600 @@ fn householder_qr(op: &mut Builder, a: Value, batch: &[i64], m: i64, n: i64) -> 
         let r2 = op.Where(colk_below, zero, r1);
         r = op.Where(trail, upd, r2);
         // Q <- Q H.
+        if let Some(qq) = q {
+            let qv = op.MatMul(qq, v);
+            let qvv = op.MatMul(qv, vt);
+            let qvv = op.Mul(tau, qvv);
+            q = Some(op.Sub(qq, qvv));
+        }
+        vs.push(v);
+        taus.push(tau);
+    }
+    Householder { q, r, vs, taus }
+}
+
+/// The coefficients of torch's degree-18 Taylor approximation (Bader, Blanes and Casas 2019):
+/// `B_i = Σ_j b[i][j]·P_j` over the powers `P = (I, A, A², A³, A⁶)`.
+const T18: [[f64; 5]; 5] = [
+    [0., -1.00365581030144618291e-01, -8.02924648241156932449e-03, -8.92138498045729985177e-04, 0.],
+    [
+        0.,
+        3.97849749499645077844e-01,
+        1.36783778460411720168e+00,
+        4.98289622525382669416e-01,
+        -6.37898194594723280150e-04,
+    ],
+    [
+        -1.09676396052962061844e+01,
+        1.68015813878906206114e+00,
+        5.71779846478865511061e-02,
+        -6.98210122488052056106e-03,
+        3.34975017086070470649e-05,
+    ],
+    [
+        -9.04316832390810593223e-02,
+        -6.76404519071381882256e-02,
+        6.75961301770459654925e-02,
+        2.95552570429315521194e-02,
+        -1.39180257516060693404e-05,
+    ],
+    [0., 0., -9.23364619367118555360e-02, -1.69364939002081722752e-02, -1.40086798182036094347e-05],
+];
+
+/// torch's float32 matrix exponential, in float32 as torch computes it (its rounding, amplified by
+/// the squarings, is what the result carries): A/2^s with s = max(0, ⌈log2(‖A‖₁/θ₁₈)⌉), the
+/// degree-18 polynomial `B_1 + (B_2 + B_3 + B_0 B_4)(B_3 + B_0 B_4)`, then s squarings chosen per
+/// matrix at run time. torch picks a lower degree for a single matrix of small norm (s = 0 there:
+/// the same value to float32 precision).
+fn matrix_exp_t18(op: &mut Builder, a: Value, batch: &[i64], n: i64) -> Value {
+    let t = DType::Float;
+    let a = cast(op, a, t);
+    let abs = op.Abs(a);
+    let ax = op.const_i64s(&[-2]);
+    let colsum = op.ReduceSum(abs, Some(ax)).keepdims(1).out();
+    let ax = op.const_i64s(&[-1]);
+    let norm = op.ReduceMax(colsum, Some(ax)).keepdims(1).out();
+    let theta = op.scalar(t, 3.010066362817634);
+    let r = op.Div(norm, theta);
+    let l = op.Log(r);
+    let ln2 = op.scalar(t, std::f64::consts::LN_2);
+    let l = op.Div(l, ln2);
+    let l = op.Ceil(l);
+    let zero = op.scalar(t, 0.0);
+    let s = op.Max(&[l, zero]);
+    let two = op.scalar(t, 2.0);
+    let p2 = op.Pow(two, s);
+    let x = op.Div(a, p2);
+    let eye = const_mat(op, t, n, n, |i, j| (i == j) as i64 as f64);
+    let eye = expand_to(op, eye, &batched(batch, &[n, n]));
+    let x2 = op.MatMul(x, x);
+    let x3 = op.MatMul(x, x2);
+    let x6 = op.MatMul(x3, x3);
+    let powers = [eye, x, x2, x3, x6];
+    let bs: Vec<Value> = T18
+        .iter()
+        .map(|row| {
+            let mut acc: Option<Value> = None;
+            for (&c, &p) in row.iter().zip(&powers) {
+                let c = op.scalar(t, c);
+                let term = op.Mul(c, p);
+                acc = Some(match acc {
+                    Some(v) => op.Add(v, term),
+                    None => term,
+                });
+            }
+            acc.expect("five terms")
+        })
+        .collect();
+    let a9 = op.MatMul(bs[0], bs[4]);
+    let b3 = op.Add(bs[3], a9);
+    let b2 = op.Add(bs[2], b3);
+    let prod = op.MatMul(b2, b3);
+    let mut e = op.Add(bs[1], prod);
+    // Enough squarings for every finite float32 input (‖A‖₁ < 2^128).
+    for i in 0..140 {
+        let sq = op.MatMul(e, e);
+        let ii = op.scalar(t, i as f64);
+        let more = op.Less(ii, s);
+        e = op.Where(more, sq, e);
+    }
+    e
+}
+
+/// Bunch and Kaufman's pivot threshold, (1 + √17) / 8.
+const BK_ALPHA: f64 = 0.6403882032022076;
+
+/// The entry `(i, j)` of a matrix batch (`[..., 1, 1]`).
+fn entry(op: &mut Builder, w: Value, i: i64, j: i64) -> Value {
+    let r = slice_along(op, w, -2, i, i + 1);
+    slice_along(op, r, -1, j, j + 1)
+}
+
+/// LAPACK's sytf2 (lower): the Bunch-Kaufman factorisation `P A Pᵀ = L D Lᵀ` of the symmetric
+/// matrix read from `a`'s lower triangle (`[..., n, n]`, type t), with D of 1×1 and 2×2 blocks.
+/// Each column k, per matrix: a 1×1 pivot in place, a 1×1 pivot swapped with row imax, or a 2×2
+/// pivot with rows k+1 and imax swapped (by LAPACK's tests on the column and row maxima); the
+/// column after a 2×2 pivot is skipped. The swaps permute the trailing block only. The work matrix
+/// is kept symmetric (its lower triangle mirrored) so rows read as LAPACK's columns. Returns LD
+/// (lower), the 1-based int32 pivots (negative for 2×2 blocks) and info.
+fn ldl_factor_impl(op: &mut Builder, a: Value, t: DType, batch: &[i64], n: i64) -> (Value, Value, Value) {
+    let rank = batch.len() + 2;
+    let mut w = symmetrize_lower(op, a, rank);
+    let rows = op.constant_tensor(TensorData::from_i64s(vec![n, 1], &(0..n).collect::<Vec<_>>()));
+    let cols = op.constant_tensor(TensorData::from_i64s(vec![1, n], &(0..n).collect::<Vec<_>>()));
+    let (zero, one) = (op.scalar(t, 0.0), op.scalar(t, 1.0));
+    let alpha = op.scalar(t, BK_ALPHA);
+    let f = op.constant_tensor(TensorData::from_f64_as(DType::Bool, vec![], &[0.0]).expect("bool constant"));
+    let mut skip = expand_to(op, f, &batched(batch, &[1, 1]));
+    let z64 = op.scalar_i64(0);
+    let mut pending = expand_to(op, z64, &batched(batch, &[1, 1]));
+    let (mut pivs, mut zero_cols) = (Vec::new(), Vec::new());
+    for k in 0..n {
+        let kv = op.scalar_i64(k);
+        let akk = entry(op, w, k, k);
+        let absakk = op.Abs(akk);
+        let (kp, two, zero_col) = if k + 1 < n {
+            let col = slice_along(op, w, -1, k, k + 1);
+            let sub = slice_along(op, col, -2, k + 1, n);
+            let ab = op.Abs(sub);
+            let am = op.ArgMax(ab).axis(-2).keepdims(1).select_last_index(0).out();
+            let k1 = op.scalar_i64(k + 1);
+            let imax = op.Add(am, k1);
+            let ax = op.const_i64s(&[-2]);
+            let colmax = op.ReduceMax(ab, Some(ax)).keepdims(1).out();
+            let mx = op.Max(&[absakk, colmax]);
+            let is0 = op.Equal(mx, zero);
+            let nan = op.IsNaN(absakk);
+            let zero_col = op.Or(is0, nan);
+            let ac = op.Mul(alpha, colmax);
+            let c1 = op.GreaterOrEqual(absakk, ac);
+            // Row imax over columns k.. (its column below imax, by symmetry), without its diagonal.
+            let at_imax = op.Equal(rows, imax);
+            let r = op.Where(at_imax, w, zero);
+            let ax = op.const_i64s(&[-2]);
+            let row = op.ReduceSum(r, Some(ax)).keepdims(1).out();
+            let arow = op.Abs(row);
+            let from_k = op.GreaterOrEqual(cols, kv);
+            let diag = op.Equal(cols, imax);
+            let off = op.Not(diag);
+            let ok = op.And(from_k, off);
+            let ro = op.Where(ok, arow, zero);
+            let ax = op.const_i64s(&[-1]);
+            let rowmax = op.ReduceMax(ro, Some(ax)).keepdims(1).out();
+            let d = op.Where(diag, row, zero);
+            let ax = op.const_i64s(&[-1]);
+            let aimax = op.ReduceSum(d, Some(ax)).keepdims(1).out();
+            let aimax = op.Abs(aimax);
+            let q = op.Div(colmax, rowmax);
+            let acq = op.Mul(ac, q);
+            let c2 = op.GreaterOrEqual(absakk, acq);
+            let ar = op.Mul(alpha, rowmax);
+            let c3 = op.GreaterOrEqual(aimax, ar);
+            let stay = op.Or(c1, c2);
+            let stay = op.Or(zero_col, stay);
+            let kp = op.Where(stay, kv, imax);
+            let swap1 = op.Or(stay, c3);
+            let two = op.Not(swap1);
+            (kp, two, zero_col)
+        } else {
+            let kp = expand_to(op, kv, &batched(batch, &[1, 1]));
+            let is0 = op.Equal(absakk, zero);
+            let nan = op.IsNaN(absakk);
+            let zero_col = op.Or(is0, nan);
+            let no = expand_to(op, f, &batched(batch, &[1, 1]));
+            (kp, no, zero_col)
+        };
+        // Swap rows and columns kk = k + kstep - 1 and kp of the trailing block.
+        let k1 = op.scalar_i64(k + 1);
+        let kk = op.Where(two, k1, kv);
+        let is_kk = op.Equal(rows, kk);
+        let is_kp = op.Equal(rows, kp);
+        let inner = op.Where(is_kp, kk, rows);
+        let sidx = op.Where(is_kk, kp, inner);
+        let from_k = op.GreaterOrEqual(cols, kv);
+        let ridx = op.Where(from_k, sidx, rows);
+        let ridx = expand_to(op, ridx, &batched(batch, &[n, n]));
+        let ws = op.GatherElements(w, ridx).axis(-2).out();
+        let sidx_t = transpose_last_two(op, sidx, rank);
+        let below_k = op.GreaterOrEqual(rows, kv);
+        let cidx = op.Where(below_k, sidx_t, cols);
+        let cidx = expand_to(op, cidx, &batched(batch, &[n, n]));
+        let ws = op.GatherElements(ws, cidx).axis(-1).out();
+        // A 1×1 pivot: A(k+1.., k+1..) -= x (d11 x)ᵀ, then x *= d11 (LAPACK's syr and scal).
+        let w1 = if k + 1 < n {
+            let akk = entry(op, ws, k, k);
+            let d11 = op.Div(one, akk);
+            let colk = slice_along(op, ws, -1, k, k + 1);
+            let below = mask(op, n, 1, |i, _| i > k);
+            let x = op.Where(below, colk, zero);
+            let xt = transpose_last_two(op, x, rank);
+            let nd = op.Neg(d11);
+            let tmp = op.Mul(nd, xt);
+            let p = op.Mul(x, tmp);
+            let upd = op.Add(ws, p);
+            let trail = mask(op, n, n, |i, j| i > k && j > k);
+            let sc = op.Mul(colk, d11);
+            let colm = mask(op, n, n, |i, j| i > k && j == k);
+            let w1 = op.Where(trail, upd, ws);
+            op.Where(colm, sc, w1)
+        } else {
+            ws
+        };
+        // A 2×2 pivot: the columns of L beyond it from D's inverse, and the trailing update.
+        let w2 = if k + 2 < n {
+            let d21 = entry(op, ws, k + 1, k);
+            let a11 = entry(op, ws, k + 1, k + 1);
+            let d11 = op.Div(a11, d21);
+            let a00 = entry(op, ws, k, k);
+            let d22 = op.Div(a00, d21);
+            let dd = op.Mul(d11, d22);
+            let dd = op.Sub(dd, one);
+            let tt = op.Div(one, dd);
+            let d21 = op.Div(tt, d21);
+            let ck = slice_along(op, ws, -1, k, k + 1);
+            let ck1 = slice_along(op, ws, -1, k + 1, k + 2);
+            let x = op.Mul(d11, ck);
+            let x = op.Sub(x, ck1);
+            let wk = op.Mul(d21, x);
+            let y = op.Mul(d22, ck1);
+            let y = op.Sub(y, ck);
+            let wkp1 = op.Mul(d21, y);
+            let wkt = transpose_last_two(op, wk, rank);
+            let wkp1t = transpose_last_two(op, wkp1, rank);
+            let p1 = op.Mul(ck, wkt);
+            let p2 = op.Mul(ck1, wkp1t);
+            let upd = op.Sub(ws, p1);
+            let upd = op.Sub(upd, p2);
+            let trail = mask(op, n, n, |i, j| i > k + 1 && j > k + 1);
+            let c0 = mask(op, n, n, |i, j| i > k + 1 && j == k);
+            let c1 = mask(op, n, n, |i, j| i > k + 1 && j == k + 1);
+            let w2 = op.Where(trail, upd, ws);
+            let w2 = op.Where(c0, wk, w2);
+            op.Where(c1, wkp1, w2)
+        } else {
+            ws
+        };
+        let upd = op.Where(two, w2, w1);
+        let upd = op.Where(zero_col, ws, upd);
+        let upd = symmetrize_lower(op, upd, rank);
+        w = op.Where(skip, w, upd);
+        let one64 = op.scalar_i64(1);
+        let kp1 = op.Add(kp, one64);
+        let neg = op.Neg(kp1);
+        let own = op.Where(two, neg, kp1);
+        pivs.push(op.Where(skip, pending, own));
+        pending = neg;
+        let not_skip = op.Not(skip);
+        zero_cols.push(op.And(zero_col, not_skip));
+        let two_here = op.And(two, not_skip);
+        skip = two_here;
+    }
+    let ld = op.Trilu(w, None).upper(0).out();
+    let mut info = zero_info(op, batch);
+    for (k, zc) in zero_cols.iter().enumerate().rev() {
+        let ax = op.const_i64s(&[-2, -1]);
+        let zc = op.Squeeze(*zc, Some(ax));
+        let v = op.scalar(DType::Int32, (k + 1) as f64);
+        info = op.Where(zc, v, info);
+    }
+    let parts: Vec<Value> = pivs
+        .iter()
+        .map(|&p| {
+            let ax = op.const_i64s(&[-1]);
+            op.Squeeze(p, Some(ax))
+        })
+        .collect();
+    let piv = op.Concat(&parts).axis(-1).out();
+    let piv = op.Cast(piv).to(DType::Int32 as i64).out();
+    (ld, piv, info)
+}
+
+/// The LD factorisation of `a` as torch's linalg.ldl_factor_ex: `(LD, pivots, info)`.
+fn ldl_factor_outputs(op: &mut Builder, a: Value) -> OpResult<(Value, Value, Value)> {
+    let (x, t, batch, n) = square(op, a, "ldl_factor")?;
+    if n == 0 || batch.contains(&0) {
+        let z = op.scalar(DType::Int32, 0.0);
+        let piv = expand_to(op, z, &batched(&batch, &[n]));
+        let info = zero_info(op, &batch);
+        return Ok((op.Identity(x), piv, info));
+    }
+    Ok(ldl_factor_impl(op, x, t, &batch, n))
+}
+
+/// Solves `A X = B` from A's Bunch-Kaufman factorisation (`ld` `[..., n, n]`, 1-based `pivots`,
+/// negative for 2×2 blocks) as LAPACK's sytrs (lower): `L D Y = B` forward, then `Lᵀ X = Y`
+/// backward, swapping rows as the pivots say. Which columns start a 2×2 block is read from the
+/// pivots per matrix.
+fn ldl_solve_impl(op: &mut Builder, ld: Value, pivots: Value, b: Value) -> OpResult<Value> {
+    let what = "ldl_solve";
+    let t = float_type(op, b, what)?;
+    let ld = cast(op, ld, t);
+    let b = cast(op, b, t);
+    let (ld, b, batch, n, k) = broadcast_pair(op, ld, b, what)?;
+    if n == 0 || k == 0 || batch.contains(&0) {
+        return Ok(b);
+    }
+    let piv = cast(op, pivots, DType::Int64);
+    let piv = expand_to(op, piv, &batched(&batch, &[n]));
+    let ax = op.const_i64s(&[-1]);
+    let piv = op.Unsqueeze(piv, ax);
+    let pk: Vec<Value> = (0..n).map(|j| slice_along(op, piv, -2, j, j + 1)).collect();
+    let (z64, one64) = (op.scalar_i64(0), op.scalar_i64(1));
+    let f = op.constant_tensor(TensorData::from_f64_as(DType::Bool, vec![], &[0.0]).expect("bool constant"));
+    let mut second = expand_to(op, f, &batched(&batch, &[1, 1]));
+    let (mut firsts, mut seconds, mut ones) = (Vec::new(), Vec::new(), Vec::new());
+    for &p in &pk {
+        let neg = op.Less(p, z64);
+        let not_second = op.Not(second);
+        let first = op.And(neg, not_second);
+        let either = op.Or(first, second);
+        ones.push(op.Not(either));
+        firsts.push(first);
+        seconds.push(second);
+        second = first;
+    }
+    // The row each column's pivot swaps with (0-based), itself where the branch does not apply.
+    let swap_with = |op: &mut Builder, p: Value, two: bool, when: Value, own: i64| {
+        let q = if two { op.Neg(p) } else { p };
+        let q = op.Sub(q, one64);
+        let o = op.scalar_i64(own);
+        op.Where(when, q, o)
+    };
+    let (zero, one) = (op.scalar(t, 0.0), op.scalar(t, 1.0));
+    let lcol = |op: &mut Builder, j: i64, from: i64| {
+        let c = slice_along(op, ld, -1, j, j + 1);
+        let below = mask(op, n, 1, |i, _| i >= from);
+        op.Where(below, c, zero)
+    };
+    let mut x = b;
+    for j in 0..n {
+        let ju = j as usize;
+        // 1×1: swap j and p - 1, eliminate below, divide by D(j, j).
+        let p1 = swap_with(op, pk[ju], false, ones[ju], j);
+        let xs = swap_rows(op, x, j, p1, &batch, n, k);
+        let rj = slice_along(op, xs, -2, j, j + 1);
+        let c = lcol(op, j, j + 1);
+        let pr = op.Mul(c, rj);
+        let xs = op.Sub(xs, pr);
+        let djj = entry(op, ld, j, j);
+        let q = op.Div(rj, djj);
+        let at = mask(op, n, 1, |i, _| i == j);
+        let y1 = op.Where(at, q, xs);
+        // 2×2 (columns j, j + 1): swap j + 1 and -p - 1, eliminate below, solve with the block.
+        let y2 = if j + 1 < n {
+            let p2 = swap_with(op, pk[ju], true, firsts[ju], j + 1);
+            let mut xs = swap_rows(op, x, j + 1, p2, &batch, n, k);
+            let r0 = slice_along(op, xs, -2, j, j + 1);
+            let r1 = slice_along(op, xs, -2, j + 1, j + 2);
+            if j + 2 < n {
+                let c0 = lcol(op, j, j + 2);
+                let pr = op.Mul(c0, r0);
+                xs = op.Sub(xs, pr);
+                let c1 = lcol(op, j + 1, j + 2);
+                let pr = op.Mul(c1, r1);
+                xs = op.Sub(xs, pr);
+            }
+            let akm1k = entry(op, ld, j + 1, j);
+            let a00 = entry(op, ld, j, j);
+            let akm1 = op.Div(a00, akm1k);
+            let a11 = entry(op, ld, j + 1, j + 1);
+            let ak = op.Div(a11, akm1k);
+            let den = op.Mul(akm1, ak);
+            let den = op.Sub(den, one);
+            let bkm1 = op.Div(r0, akm1k);
+            let bk = op.Div(r1, akm1k);
+            let u = op.Mul(ak, bkm1);
+            let u = op.Sub(u, bk);
+            let u = op.Div(u, den);
+            let v = op.Mul(akm1, bk);
+            let v = op.Sub(v, bkm1);
+            let v = op.Div(v, den);
+            let at0 = mask(op, n, 1, |i, _| i == j);
+            let at1 = mask(op, n, 1, |i, _| i == j + 1);
+            let y = op.Where(at0, u, xs);
+            op.Where(at1, v, y)
+        } else {
+            x
+        };
+        let keep = op.Where(seconds[ju], x, y1);
+        x = op.Where(firsts[ju], y2, keep);
+    }
+    for j in (0..n).rev() {
+        let ju = j as usize;
+        // Lᵀ: row j (and j - 1 for the second column of a 2×2 block) less L's column below the
+        // block times the rows below, then the swap.
+        let sub_row = |op: &mut Builder, x: Value, row: i64| {
+            let c = lcol(op, row, j + 1);
+            let p = op.Mul(c, x);
+            let ax = op.const_i64s(&[-2]);
+            let s = op.ReduceSum(p, Some(ax)).keepdims(1).out();
+            let r = slice_along(op, x, -2, row, row + 1);
+            let r = op.Sub(r, s);
+            let at = mask(op, n, 1, |i, _| i == row);
+            op.Where(at, r, x)
+        };
+        let y1 = if j + 1 < n { sub_row(op, x, j) } else { x };
+        let p1 = swap_with(op, pk[ju], false, ones[ju], j);
+        let y1 = swap_rows(op, y1, j, p1, &batch, n, k);
+        let y2 = if j >= 1 {
+            let y = if j + 1 < n {
+                let y = sub_row(op, x, j);
+                sub_row(op, y, j - 1)
+            } else {
+                x
+            };
+            let p2 = swap_with(op, pk[ju], true, seconds[ju], j);
+            swap_rows(op, y, j, p2, &batch, n, k)
+        } else {
+            x
+        };
+        let keep = op.Where(firsts[ju], x, y1);
+        x = op.Where(seconds[ju], y2, keep);
+    }
+    Ok(x)
+}
+
+/// Reflector `i` of a geqrf result `a` (`[..., m, n]`): `(0, …, 0, 1, a[i+1.., i])` (`[..., m, 1]`).
+fn reflector(op: &mut Builder, a: Value, t: DType, m: i64, i: i64) -> Value {
+    let col = slice_along(op, a, -1, i, i + 1);
+    let below = mask(op, m, 1, |r, _| r > i);
+    let at = mask(op, m, 1, |r, _| r == i);
+    let (zero, one) = (op.scalar(t, 0.0), op.scalar(t, 1.0));
+    let inner = op.Where(at, one, zero);
+    op.Where(below, col, inner)
+}
+
+/// `H_1 ⋯ H_k` (`[..., m, m]`, double) with `H_i = I - τ_i v_i v_iᵀ` from a geqrf result `a`
+/// (`[..., m, n]`) and `tau` (`[..., k]`): the Q that LAPACK's orgqr and ormqr apply.
+fn householder_q(op: &mut Builder, a: Value, tau: Value, batch: &[i64], m: i64, k: i64) -> Value {
+    let d = DType::Double;
+    let rank = batch.len() + 2;
+    let a = cast(op, a, d);
+    let tau = cast(op, tau, d);
+    let eye = const_mat(op, d, m, m, |i, j| (i == j) as i64 as f64);
+    let mut q = expand_to(op, eye, &batched(batch, &[m, m]));
+    for i in 0..k {
+        let v = reflector(op, a, d, m, i);
+        let ti = slice_along(op, tau, -1, i, i + 1);
+        let ax = op.const_i64s(&[-1]);
+        let ti = op.Unsqueeze(ti, ax);
+        let vt = transpose_last_two(op, v, rank);
         let qv = op.MatMul(q, v);
         let qvv = op.MatMul(qv, vt);
-        let qvv = op.Mul(tau, qvv);
+        let qvv = op.Mul(ti, qvv);
         q = op.Sub(q, qvv);
     }
-    (q, r)
+    q
+}
+
+/// torch's SVD `(U, S, Vh)` of `a` (`[..., m, n]`). The singular vectors are built only for empty
+/// inputs (zeros, and identities with `full_matrices`, as torch fills them); elsewhere they are
+/// unique only up to sign and LAPACK's choice (gesdd's bidiagonal iterations) is not reproduced,
+/// so they are left unset and a graph that reads them fails.
+fn svd_impl(
+    op: &mut Builder,
+    a: Value,
+    full_matrices: bool,
+    compute_uv: bool,
+    what: &str,
+) -> OpResult<(Option<Value>, Value, Option<Value>)> {
+    let (batch, m, n) = matrix_dims(op, a, what)?;
+    let t = float_type_of(op, a, what)?;
+    let x = cast(op, a, t);
+    let s = singular_values(op, x, t, &batch, m, n);
+    let k = m.min(n);
+    if !compute_uv || (k > 0 && !batch.contains(&0)) {
+        return Ok((None, s, None));
+    }
+    let (ur, vr) = if full_matrices { (m, n) } else { (k, k) };
+    let u = const_mat(op, t, m, ur, |i, j| (full_matrices && i == j) as i64 as f64);
+    let u = expand_to(op, u, &batched(&batch, &[m, ur]));
+    let vh = const_mat(op, t, vr, n, |i, j| (full_matrices && i == j) as i64 as f64);
+    let vh = expand_to(op, vh, &batched(&batch, &[vr, n]));
+    Ok((Some(u), s, Some(vh)))
+}
+
+/// torch's eigh `(eigenvalues, eigenvectors)`. The eigenvectors are built only for empty inputs:
+/// elsewhere they are unique only up to sign and LAPACK's choice (syevd's tridiagonal QL/QR
+/// iterations) is not reproduced, so they are left unset and a graph that reads them fails.
+fn eigh_impl(op: &mut Builder, a: Value, uplo: &str, compute_v: bool) -> OpResult<(Value, Option<Value>)> {
+    let (x, t, batch, n) = square(op, a, "eigh")?;
+    let ev = symmetric_eigenvalues(op, x, t, &batch, n, !uplo.eq_ignore_ascii_case("U"));
+    if !compute_v || (n > 0 && !batch.contains(&0)) {
+        return Ok((ev, None));
+    }
+    let z = op.scalar(t, 0.0);
+    Ok((ev, Some(expand_to(op, z, &batched(&batch, &[n, n])))))
+}
+
+/// torch's linalg.norm over one dim (or all, flattened, when `dim` is None): the vector p-norm.
+fn vector_norm_of(op: &mut Builder, x: Value, ord: f64, dim: Option<&[i64]>, keepdim: bool) -> OpResult<Value> {
+    let r = rank_of(op, x)?;
+    match dim {
+        Some(dim) if r > 0 => {
+            let axes: Vec<i64> = dim.iter().map(|&d| normalize_axis(d, r)).collect();
+            pnorm(op, x, ord, &axes, keepdim)
+        }
+        _ => {
+            let flat = op.const_i64s(&[-1]);
+            let x = op.Reshape(x, flat).out();
+            let v = pnorm(op, x, ord, &[0], false)?;
+            Ok(if keepdim && r > 0 {
+                let ones = op.const_i64s(&vec![1; r]);
+                op.Reshape(v, ones).out()
+            } else {
+                v
+            })
+        }
+    }
+}
+
+/// The matrix norm `ord` names (`None` is Frobenius).
+fn matrix_norm_kind(ord: Option<f64>) -> OpResult<NormKind> {
+    Ok(match ord {
+        None => NormKind::Fro,
+        Some(2.0) => NormKind::Spectral(true),
+        Some(-2.0) => NormKind::Spectral(false),
+        Some(o) if o.abs() == 1.0 => NormKind::Col(o > 0.0),
+        Some(o) if o.is_infinite() => NormKind::Row(o > 0.0),
+        Some(o) => bail!("linalg_norm: ord {o} is not a matrix norm"),
+    })
+}
+
+/// torch's linalg.norm: a vector norm over one dim (or over all when neither `ord` nor `dim` is
+/// given), else a matrix norm over two dims (the last two of a matrix when only `ord` is given).
+fn linalg_norm_impl(
+    op: &mut Builder,
+    x: Value,
+    ord: Option<f64>,
+    matrix: Option<NormKind>,
+    dim: Option<Vec<i64>>,
+    keepdim: bool,
+) -> OpResult<Value> {
+    let what = "linalg_norm";
+    let t = float_type(op, x, what)?;
+    let x = cast(op, x, t);
+    let r = rank_of(op, x)?;
+    let matrix_dims = match (&dim, ord.is_some() || matrix.is_some()) {
+        (Some(d), _) if d.len() == 2 => Some(d.clone()),
+        (Some(d), _) if d.len() == 1 => None,
+        (Some(d), _) => bail!("{what}: dim must have one or two entries, got {d:?}"),
+        (None, true) if r == 2 => Some(vec![-2, -1]),
+        (None, true) if r == 1 => None,
+        (None, true) => bail!("{what}: with ord and no dim the input must be 1-D or 2-D, got {r}-D"),
+        (None, false) => None,
+    };
+    match matrix_dims {
+        Some(md) => {
+            let kind = match matrix {
+                Some(k) => k,
+                None => matrix_norm_kind(ord)?,
+            };
+            matrix_norm_impl(op, x, kind, &md, keepdim)
+        }
+        None => {
+            if matrix.is_some() {
+                bail!("{what}: a string ord names a matrix norm, which needs two dims");
+            }
+            vector_norm_of(op, x, ord.unwrap_or(2.0), dim.as_deref(), keepdim)
+        }
+    }
+}
+
+/// L (`[..., m, k]`, unit diagonal) and U (`[..., k, n]`) from a packed LU (`[..., m, n]`).
+fn lu_factors(op: &mut Builder, w: Value, t: DType, m: i64, n: i64) -> (Value, Value) {
+    let k = m.min(n);
+    let zero = op.scalar(t, 0.0);
+    let one = op.scalar(t, 1.0);
+    let lw = slice_along(op, w, -1, 0, k);
+    let strict = mask(op, m, k, |i, j| i > j);
+    let diag = mask(op, m, k, |i, j| i == j);
+    let inner = op.Where(diag, one, zero);
+    let l = op.Where(strict, lw, inner);
+    let uw = slice_along(op, w, -2, 0, k);
+    let upper = mask(op, k, n, |i, j| i <= j);
+    let u = op.Where(upper, uw, zero);
+    (l, u)
 }
 
 translations! {
@@ -1250,16 +1885,43 @@ translations! {
         A: Tensor,
         full_matrices: bool = false,
         compute_uv: bool = true,
-        driver: Option<&str> = None,
+        // LAPACK's algorithm: the results are the same.
+        _driver: Ignored,
     ) -> OpResult<Vec<Option<Value>>> {
-        // Only the singular values: singular vectors are defined up to sign (and LAPACK's choice
-        // cannot be reproduced), so U and Vh are left unset; a graph that reads them fails.
-        let _ = (full_matrices, compute_uv, driver);
-        let (batch, m, n) = matrix_dims(op, A, "svd")?;
-        let t = float_type_of(op, A, "svd")?;
-        let x = cast(op, A, t);
-        let s = singular_values(op, x, t, &batch, m, n);
-        Ok(vec![None, Some(s), None])
+        let (u, s, vh) = svd_impl(op, A, full_matrices, compute_uv, "svd")?;
+        Ok(vec![u, Some(s), vh])
+    }
+
+    /// linalg_svd(Tensor A, bool full_matrices=True, *, str? driver=None) -> (Tensor U, Tensor S, Tensor Vh)
+    #[target("aten::linalg_svd")]
+    fn linalg_svd(
+        op,
+        A: Tensor,
+        full_matrices: bool = true,
+        // LAPACK's algorithm: the results are the same.
+        _driver: Ignored,
+    ) -> OpResult<Vec<Option<Value>>> {
+        let (u, s, vh) = svd_impl(op, A, full_matrices, true, "svd")?;
+        Ok(vec![u, Some(s), vh])
+    }
+
+    /// svd(Tensor self, bool some=True, bool compute_uv=True) -> (Tensor U, Tensor S, Tensor V)
+    #[target("aten::svd")]
+    fn svd(op, self_: Tensor, some: bool = true, compute_uv: bool = true) -> OpResult<Vec<Option<Value>>> {
+        if !compute_uv {
+            // torch.svd then returns zero-filled U (m×m) and V (n×n).
+            let (_, s, _) = svd_impl(op, self_, false, false, "svd")?;
+            let (batch, m, n) = matrix_dims(op, self_, "svd")?;
+            let t = float_type_of(op, self_, "svd")?;
+            let z = op.scalar(t, 0.0);
+            let u = expand_to(op, z, &batched(&batch, &[m, m]));
+            let v = expand_to(op, z, &batched(&batch, &[n, n]));
+            return Ok(vec![Some(u), Some(s), Some(v)]);
+        }
+        let (u, s, vh) = svd_impl(op, self_, !some, true, "svd")?;
+        let rank = rank_of(op, self_)?;
+        let v = vh.map(|vh| transpose_last_two(op, vh, rank));
+        Ok(vec![u, Some(s), v])
     }
 
     /// linalg_svdvals(Tensor A, *, str? driver=None) -> Tensor
@@ -1399,12 +2061,15 @@ translations! {
         UPLO: &str = "L",
         compute_v: bool = true,
     ) -> OpResult<Vec<Option<Value>>> {
-        // Eigenvalues only: eigenvectors are defined up to sign (LAPACK's choice cannot be
-        // reproduced), so they are left unset; a graph that reads them fails.
-        let _ = compute_v;
-        let (x, t, batch, n) = square(op, A, "eigh")?;
-        let ev = symmetric_eigenvalues(op, x, t, &batch, n, !UPLO.eq_ignore_ascii_case("U"));
-        Ok(vec![Some(ev), None])
+        let (ev, v) = eigh_impl(op, A, UPLO, compute_v)?;
+        Ok(vec![Some(ev), v])
+    }
+
+    /// linalg_eigh(Tensor self, str UPLO="L") -> (Tensor eigenvalues, Tensor eigenvectors)
+    #[target("aten::linalg_eigh")]
+    fn linalg_eigh(op, self_: Tensor, UPLO: &str = "L") -> OpResult<Vec<Option<Value>>> {
+        let (ev, v) = eigh_impl(op, self_, UPLO, true)?;
+        Ok(vec![Some(ev), v])
     }
 
     /// linalg_eigvalsh(Tensor self, str UPLO="L") -> Tensor
@@ -1620,6 +2285,9 @@ translations! {
         if n == 0 || batch.contains(&0) {
             return Ok(op.Identity(self_));
         }
+        if t == DType::Float {
+            return Ok(matrix_exp_t18(op, self_, &batch, n));
+        }
         let max_squarings = match t {
             DType::Double => 1100,
             _ => 140,
@@ -1658,5 +2326,329 @@ translations! {
             e = op.Where(more, sq, e);
         }
         Ok(cast(op, e, t))
+    }
+
+    /// linalg_lu_factor(Tensor A, *, bool pivot=True) -> (Tensor LU, Tensor pivots)
+    #[target("aten::linalg_lu_factor")]
+    fn linalg_lu_factor(op, A: Tensor, pivot: bool = true) -> OpResult<Vec<Option<Value>>> {
+        if !pivot {
+            bail!("LU without pivoting is not translated");
+        }
+        let (batch, m, n) = matrix_dims(op, A, "lu_factor")?;
+        let t = float_type(op, A, "lu_factor")?;
+        let x = cast(op, A, t);
+        let lu = lu_eliminate(op, x, t, &batch, m, n, m.min(n));
+        let piv = pivots_out(op, &lu.pivots, &batch);
+        Ok(vec![Some(lu.w), Some(piv)])
+    }
+
+    /// lu_unpack(Tensor LU_data, Tensor LU_pivots, bool unpack_data=True, bool unpack_pivots=True) -> (Tensor P,
+    ///     Tensor L, Tensor U)
+    #[target("aten::lu_unpack")]
+    fn lu_unpack(
+        op,
+        LU_data: Tensor,
+        LU_pivots: Tensor,
+        unpack_data: bool = true,
+        unpack_pivots: bool = true,
+    ) -> OpResult<Vec<Option<Value>>> {
+        let what = "lu_unpack";
+        let (batch, m, n) = matrix_dims(op, LU_data, what)?;
+        let t = float_type(op, LU_data, what)?;
+        let k = m.min(n);
+        let w = cast(op, LU_data, t);
+        let (l, u) = if unpack_data {
+            let (l, u) = lu_factors(op, w, t, m, n);
+            (Some(l), Some(u))
+        } else {
+            (None, None)
+        };
+        let p = if unpack_pivots {
+            // The row order after swapping rows j and pivots[j] - 1, in turn (LAPACK's laswp).
+            let ord_data = TensorData::from_i64s(vec![m, 1], &(0..m).collect::<Vec<_>>());
+            let ord0 = op.constant_tensor(ord_data);
+            let mut order = expand_to(op, ord0, &batched(&batch, &[m, 1]));
+            if k > 0 && !batch.contains(&0) {
+                let piv = cast(op, LU_pivots, DType::Int64);
+                let one = op.scalar_i64(1);
+                let piv = op.Sub(piv, one);
+                let ax = op.const_i64s(&[-1]);
+                let piv = op.Unsqueeze(piv, ax);
+                let piv = expand_to(op, piv, &batched(&batch, &[k, 1]));
+                for j in 0..k {
+                    let pj = slice_along(op, piv, -2, j, j + 1);
+                    order = swap_rows(op, order, j, pj, &batch, m, 1);
+                }
+            }
+            Some(perm_matrix(op, order, t, &batch, m))
+        } else {
+            None
+        };
+        Ok(vec![p, l, u])
+    }
+
+    /// cholesky_solve(Tensor self, Tensor input2, bool upper=False) -> Tensor
+    #[target("aten::cholesky_solve")]
+    fn cholesky_solve(op, self_: Tensor, input2: Tensor, upper: bool = false) -> OpResult<Value> {
+        let what = "cholesky_solve";
+        let t = float_type(op, self_, what)?;
+        let b = cast(op, self_, t);
+        let f = cast(op, input2, t);
+        let (f, b, batch, n, k) = broadcast_pair(op, f, b, what)?;
+        if n == 0 || k == 0 || batch.contains(&0) {
+            return Ok(b);
+        }
+        // A = L Lᵀ (or Uᵀ U): a lower then an upper triangular solve.
+        let ft = transpose_last_two(op, f, batch.len() + 2);
+        let (lower, upper_factor) = if upper { (ft, f) } else { (f, ft) };
+        let y = tri_solve(op, lower, b, false, false, n);
+        Ok(tri_solve(op, upper_factor, y, true, false, n))
+    }
+
+    /// pinverse(Tensor self, float rcond=1.0000000000000001e-15) -> Tensor
+    #[target("aten::pinverse")]
+    fn pinverse(op, self_: Tensor, rcond: f64 = 1e-15) -> OpResult<Value> {
+        let atol = Some(op.scalar(DType::Double, 0.0));
+        let rtol = Some(op.scalar(DType::Double, rcond));
+        pinv_impl(op, self_, atol, rtol, false, "pinv")
+    }
+
+    /// linalg_tensorinv(Tensor self, int ind=2) -> Tensor
+    #[target("aten::linalg_tensorinv")]
+    fn linalg_tensorinv(op, self_: Tensor, ind: i64 = 2) -> OpResult<Value> {
+        // The inverse of self as a matrix (the first `ind` dims by the rest), of shape
+        // self.shape[ind:] + self.shape[:ind].
+        let what = "tensorinv";
+        let s = static_shape(op, self_, what)?;
+        if ind <= 0 || ind as usize > s.len() {
+            bail!("{what}: ind must be in 1..={}, got {ind}", s.len());
+        }
+        let (head, tail) = s.split_at(ind as usize);
+        let (rows, cols): (i64, i64) = (head.iter().product(), tail.iter().product());
+        if rows != cols {
+            bail!("{what}: the tensor is not square as a matrix ({rows} x {cols})");
+        }
+        let t = float_type(op, self_, what)?;
+        let x = cast(op, self_, t);
+        let s2 = op.const_i64s(&[rows, cols]);
+        let a = op.Reshape(x, s2).out();
+        op.info_mut(a).shape = Some(vec![Dim::Fixed(rows), Dim::Fixed(cols)]);
+        op.info_mut(a).dtype = Some(t);
+        let (a, t, batch, n) = square(op, a, what)?;
+        let eye = const_mat(op, t, n, n, |i, j| (i == j) as i64 as f64);
+        let inv = solve_square(op, a, eye, t, &batch, n, n).0;
+        let out: Vec<i64> = tail.iter().chain(head).copied().collect();
+        let out = op.const_i64s(&out);
+        Ok(op.Reshape(inv, out).out())
+    }
+
+    /// linalg_norm(Tensor self, Scalar? ord=None, int[1]? dim=None, bool keepdim=False, *,
+    ///     ScalarType? dtype=None) -> Tensor
+    #[target("aten::linalg_norm")]
+    fn linalg_norm(
+        op,
+        self_: Tensor,
+        ord: Option<f64> = None,
+        dim: Option<Vec<i64>> = None,
+        keepdim: bool = false,
+        // The result's type, read from the archive.
+        _dtype: Ignored,
+    ) -> OpResult<Value> {
+        linalg_norm_impl(op, self_, ord, None, dim, keepdim)
+    }
+
+    /// linalg_norm.ord_str(Tensor self, str ord, int[1]? dim=None, bool keepdim=False, *,
+    ///     ScalarType? dtype=None) -> Tensor
+    #[target("aten::linalg_norm.ord_str")]
+    fn linalg_norm_ord_str(
+        op,
+        self_: Tensor,
+        ord: &str,
+        dim: Option<Vec<i64>> = None,
+        keepdim: bool = false,
+        // The result's type, read from the archive.
+        _dtype: Ignored,
+    ) -> OpResult<Value> {
+        let kind = match ord {
+            "fro" => NormKind::Fro,
+            "nuc" => NormKind::Nuc,
+            other => bail!("linalg_norm: unknown ord {other:?}"),
+        };
+        linalg_norm_impl(op, self_, None, Some(kind), dim, keepdim)
+    }
+
+    /// geqrf(Tensor self) -> (Tensor a, Tensor tau)
+    #[target("aten::geqrf")]
+    fn geqrf(op, self_: Tensor) -> OpResult<Vec<Option<Value>>> {
+        // LAPACK's layout: R on and above the diagonal, each reflector's tail below it.
+        let what = "geqrf";
+        let (batch, m, n) = matrix_dims(op, self_, what)?;
+        let t = float_type(op, self_, what)?;
+        let k = m.min(n);
+        if k == 0 || batch.contains(&0) {
+            let a = cast(op, self_, t);
+            let z = op.scalar(t, 0.0);
+            let tau = expand_to(op, z, &batched(&batch, &[k]));
+            return Ok(vec![Some(op.Identity(a)), Some(tau)]);
+        }
+        let h = householder_steps(op, self_, &batch, m, n, false);
+        let mut a = h.r;
+        for (i, &v) in h.vs.iter().enumerate() {
+            let below = mask(op, m, n, |r, c| r > i as i64 && c == i as i64);
+            a = op.Where(below, v, a);
+        }
+        // The last row's reflector (when m <= n) is the identity: τ = 0.
+        let zero = op.scalar(DType::Double, 0.0);
+        let mut taus: Vec<Value> = h
+            .taus
+            .iter()
+            .map(|&tau| {
+                let ax = op.const_i64s(&[-1]);
+                op.Squeeze(tau, Some(ax))
+            })
+            .collect();
+        while (taus.len() as i64) < k {
+            taus.push(expand_to(op, zero, &batched(&batch, &[1])));
+        }
+        let tau = op.Concat(&taus).axis(-1).out();
+        Ok(vec![Some(cast(op, a, t)), Some(cast(op, tau, t))])
+    }
+
+    /// linalg_householder_product(Tensor input, Tensor tau) -> Tensor
+    #[target("aten::linalg_householder_product")]
+    fn linalg_householder_product(op, input: Tensor, tau: Tensor) -> OpResult<Value> {
+        // The first n columns of H_1 ⋯ H_k (LAPACK's orgqr).
+        let what = "householder_product";
+        let (batch, m, n) = matrix_dims(op, input, what)?;
+        let t = float_type(op, input, what)?;
+        let ts = static_shape(op, tau, what)?;
+        let Some(&k) = ts.last() else { bail!("{what}: tau must have at least one dimension") };
+        if m < n || n < k {
+            bail!("{what} needs input.shape[-2] >= input.shape[-1] >= tau.shape[-1], got {m}x{n} and {k}");
+        }
+        if m * n == 0 || batch.contains(&0) {
+            let z = op.scalar(t, 0.0);
+            return Ok(expand_to(op, z, &batched(&batch, &[m, n])));
+        }
+        let q = householder_q(op, input, tau, &batch, m, k);
+        let q = slice_along(op, q, -1, 0, n);
+        Ok(cast(op, q, t))
+    }
+
+    /// ormqr(Tensor self, Tensor input2, Tensor input3, bool left=True, bool transpose=False) -> Tensor
+    #[target("aten::ormqr")]
+    fn ormqr(
+        op,
+        self_: Tensor,
+        input2: Tensor,
+        input3: Tensor,
+        left: bool = true,
+        transpose: bool = false,
+    ) -> OpResult<Value> {
+        // Q = H_1 ⋯ H_k from a geqrf result, applied to C: op(Q)·C when left, else C·op(Q).
+        let what = "ormqr";
+        let (batch, mq, _) = matrix_dims(op, self_, what)?;
+        let cs = static_shape(op, input3, what)?;
+        if cs.len() < 2 {
+            bail!("{what}: C must be a matrix batch");
+        }
+        let t = float_type(op, input3, what)?;
+        let ts = static_shape(op, input2, what)?;
+        let Some(&k) = ts.last() else { bail!("{what}: tau must have at least one dimension") };
+        let side = if left { cs[cs.len() - 2] } else { cs[cs.len() - 1] };
+        if side != mq {
+            bail!("{what}: C's side ({side}) must match the reflectors' length ({mq})");
+        }
+        if cs.contains(&0) || batch.contains(&0) {
+            return Ok(op.Identity(input3));
+        }
+        let q = householder_q(op, self_, input2, &batch, mq, k);
+        let q = if transpose { transpose_last_two(op, q, batch.len() + 2) } else { q };
+        let c = cast(op, input3, DType::Double);
+        let r = if left { op.MatMul(q, c) } else { op.MatMul(c, q) };
+        Ok(cast(op, r, t))
+    }
+
+    /// linalg_polar(Tensor A) -> (Tensor U, Tensor H)
+    #[target("aten::linalg_polar")]
+    fn linalg_polar(op, A: Tensor) -> OpResult<Vec<Option<Value>>> {
+        // From the SVD A = W S Vh: U = W Vh and H = Vhᵀ S Vh, products in which the singular
+        // vectors' signs cancel (unique for A of full rank). The one-sided Jacobi SVD runs on the
+        // taller of A and Aᵀ.
+        let what = "polar";
+        let (batch, m, n) = matrix_dims(op, A, what)?;
+        let t = float_type(op, A, what)?;
+        let rank = batch.len() + 2;
+        if m.min(n) == 0 || batch.contains(&0) {
+            let z = op.scalar(t, 0.0);
+            let u = expand_to(op, z, &batched(&batch, &[m, n]));
+            let h = expand_to(op, z, &batched(&batch, &[n, n]));
+            return Ok(vec![Some(u), Some(h)]);
+        }
+        let a = cast(op, A, t);
+        let flip = m < n;
+        let (x, mm, nn) = if flip { (transpose_last_two(op, a, rank), n, m) } else { (a, m, n) };
+        let (cols, vs) = jacobi_columns(op, x, &batch, mm, nn, true);
+        let d = DType::Double;
+        // x = W S Vᵀ with W's columns c_i / σ_i.
+        let c = op.Concat(&cols).axis(-1).out();
+        let v = op.Concat(&vs).axis(-1).out();
+        let ax = op.const_i64s(&[-2]);
+        let sig = op.ReduceL2(c, Some(ax)).keepdims(1).out();
+        let (zero, one) = (op.scalar(d, 0.0), op.scalar(d, 1.0));
+        let pos = op.Greater(sig, zero);
+        let safe = op.Where(pos, sig, one);
+        let w = op.Div(c, safe);
+        let w = op.Where(pos, w, zero);
+        let (wt, vt) = (transpose_last_two(op, w, rank), transpose_last_two(op, v, rank));
+        let (u, h) = if flip {
+            // A = xᵀ = V S Wᵀ: U = V Wᵀ, H = W S Wᵀ.
+            let ws = op.Mul(w, sig);
+            (op.MatMul(v, wt), op.MatMul(ws, wt))
+        } else {
+            let vsig = op.Mul(v, sig);
+            (op.MatMul(w, vt), op.MatMul(vsig, vt))
+        };
+        Ok(vec![Some(cast(op, u, t)), Some(cast(op, h, t))])
+    }
+
+    /// linalg_ldl_factor_ex(Tensor self, *, bool hermitian=False, bool check_errors=False) -> (Tensor LD,
+    ///     Tensor pivots, Tensor info)
+    #[target("aten::linalg_ldl_factor_ex")]
+    fn linalg_ldl_factor_ex(
+        op,
+        self_: Tensor,
+        // Real matrices: the symmetric and the Hermitian factorisations are the same.
+        _hermitian: Ignored,
+        // A run-time check torch may raise; the outputs are the same.
+        _check_errors: Ignored,
+    ) -> OpResult<Vec<Option<Value>>> {
+        let (ld, piv, info) = ldl_factor_outputs(op, self_)?;
+        Ok(vec![Some(ld), Some(piv), Some(info)])
+    }
+
+    /// linalg_ldl_factor(Tensor self, *, bool hermitian=False) -> (Tensor LD, Tensor pivots)
+    #[target("aten::linalg_ldl_factor")]
+    fn linalg_ldl_factor(
+        op,
+        self_: Tensor,
+        // Real matrices: the symmetric and the Hermitian factorisations are the same.
+        _hermitian: Ignored,
+    ) -> OpResult<Vec<Option<Value>>> {
+        let (ld, piv, _) = ldl_factor_outputs(op, self_)?;
+        Ok(vec![Some(ld), Some(piv)])
+    }
+
+    /// linalg_ldl_solve(Tensor LD, Tensor pivots, Tensor B, *, bool hermitian=False) -> Tensor
+    #[target("aten::linalg_ldl_solve")]
+    fn linalg_ldl_solve(
+        op,
+        LD: Tensor,
+        pivots: Tensor,
+        B: Tensor,
+        // Real matrices: the symmetric and the Hermitian solves are the same.
+        _hermitian: Ignored,
+    ) -> OpResult<Value> {
+        ldl_solve_impl(op, LD, pivots, B)
     }
 }
