@@ -109,3 +109,22 @@ fn dispatch_by_dtype_and_custom_priority() {
     let g = fxonnx::export(fixtures.join("convnet.pt2"), &opts).expect("export").model_proto().graph.expect("g");
     assert!(g.node.iter().any(|n| n.op_type == "Relu"));
 }
+
+/// Every target of the operator universe (torch.onnx's registry, Core ATen, every overload of an
+/// ATen alias) has a translation or a stated reason to refuse it (`fxonnx ops --missing`).
+#[test]
+fn the_operator_universe_has_no_silent_gap() {
+    use fxonnx::inspect::{universe, Source, Status};
+    let all = universe(&fxonnx::TranslationTable::builtin());
+    for source in Source::ALL {
+        assert!(all.iter().filter(|t| t.source == source).count() > 50, "{} is nearly empty", source.label());
+    }
+    let missing: Vec<&str> = all.iter().filter(|t| t.status == Status::Missing).map(|t| t.key.as_str()).collect();
+    assert!(missing.is_empty(), "no translation and no reason: {missing:?}");
+    // Aliases are served by the op they name, not by a copy: `divide` runs `div`'s translation.
+    let divide = all.iter().find(|t| t.key == "aten::divide.Tensor").expect("divide is an alias");
+    assert_eq!(divide.status, Status::Translated("aten::div.Tensor".into()));
+    // A refusal says why.
+    let backward = all.iter().find(|t| t.key == "aten::convolution_backward.default").expect("core op");
+    assert!(matches!(backward.status, Status::Refused(why) if why.contains("backward")));
+}
