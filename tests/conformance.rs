@@ -1,4 +1,5 @@
-//! The operator-corpus cases copied into `tests/fixtures/ops/` (see its README) pass, through the same
+//! The operator-corpus cases copied into `tests/fixtures/ops/` and the ModuleInfo cases in
+//! `tests/fixtures/modules/` (see their READMEs) pass, through the same
 //! runner as the full corpus (`examples/conformance.rs`): with `FXONNX_PYTHON` set, every case must
 //! export, pass `onnx.checker` and match PyTorch's outputs in onnxruntime; without Python, every case
 //! must still export. CI must not skip the numeric part: it panics if `CI` is set without
@@ -20,10 +21,21 @@ fn corpus() -> PathBuf {
 
 #[test]
 fn every_fixture_case_passes() {
-    let options = conformance::Options { python: python(), label: "tests/fixtures/ops".into(), ..Default::default() };
-    let run = conformance::run(&corpus(), &options).unwrap_or_else(|e| panic!("{e}"));
+    passes_all(&corpus(), "tests/fixtures/ops");
+}
+
+/// The ModuleInfo cases (`tests/fixtures/modules/`, see its README): layers with dynamic batch,
+/// sequence and spatial sizes, each also checked on its second input set.
+#[test]
+fn every_module_case_passes() {
+    passes_all(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/modules"), "tests/fixtures/modules");
+}
+
+fn passes_all(dir: &Path, label: &str) {
+    let options = conformance::Options { python: python(), label: label.into(), ..Default::default() };
+    let run = conformance::run(dir, &options).unwrap_or_else(|e| panic!("{e}"));
     // A wrong folder or a broken refresh would otherwise pass vacuously.
-    assert!(run.cases.len() >= 20, "only {} cases in {}", run.cases.len(), corpus().display());
+    assert!(run.cases.len() >= 20, "only {} cases in {}", run.cases.len(), dir.display());
 
     let failing: Vec<String> = run
         .cases

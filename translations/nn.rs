@@ -296,6 +296,25 @@ fn group_norm_of(
     Ok((y, mean, rstd))
 }
 
+/// The float32 scale nearest to `scale` for which `floor(n · scale)`, in float32 and in float64, is
+/// torch's size: `floor(n · scale)` with the float64 scale.
+fn float32_scale_for(n: i64, scale: f64) -> f32 {
+    let want = (n as f64 * scale).floor();
+    let mut s = scale as f32;
+    // ONNX Runtime multiplies in float32, onnx's shape inference in float64: both must agree.
+    for _ in 0..8 {
+        let got = [f64::from((n as f32 * s).floor()), (n as f64 * f64::from(s)).floor()];
+        if got.iter().any(|&g| g < want) {
+            s = s.next_up();
+        } else if got.iter().any(|&g| g > want) {
+            s = s.next_down();
+        } else {
+            break;
+        }
+    }
+    s
+}
+
 /// ONNX Resize of the spatial axes (all but the first two) to `output_size` or by `scale_factors`.
 fn resize(
     op: &mut Builder,
@@ -316,6 +335,16 @@ fn resize(
         (None, Some(scales)) => {
             let mut all = vec![1.0f64; r - scales.len()];
             all.extend(scales.iter());
+            // torch's output size is floor(in · scale) in float64, ONNX's in float32 (20 · 0.9 is 18
+            // in one and 17 in the other): where the size is known, the float32 scale moves by ulps
+            // until the sizes agree, which moves the coordinate mapping by as little.
+            if let Some(shape) = op.shape(input) {
+                for (scale, d) in all.iter_mut().zip(shape) {
+                    if let Dim::Fixed(n) = d {
+                        *scale = f64::from(float32_scale_for(*n, *scale));
+                    }
+                }
+            }
             let t = constant_data(DType::Float, vec![all.len() as i64], &all)?;
             (Some(op.constant_tensor(t)), None)
         }
@@ -835,8 +864,11 @@ translations! {
         _momentum: Ignored,
         eps: f64,
     ) -> OpResult<Vec<Option<Value>>> {
-        // The saved mean / invstd outputs are empty in inference; only the result is computed.
-        Ok(vec![Some(batch_norm_inference(op, input, weight, bias, running_mean, running_var, eps)?), None, None])
+        // The saved mean / invstd outputs are empty in inference, as torch returns them.
+        let y = batch_norm_inference(op, input, weight, bias, running_mean, running_var, eps)?;
+        let t = op.out_dtype(1).unwrap_or(DType::Float);
+        let empty = |op: &mut Builder| constant_data(t, vec![0], &[]).map(|d| op.constant_tensor(d));
+        Ok(vec![Some(y), Some(empty(op)?), Some(empty(op)?)])
     }
 
     /// layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight=None, Tensor? bias=None, float eps=1e-05,
