@@ -352,6 +352,100 @@ fn fractional_max_pool(
     Ok(if unbatched { (op.Squeeze(y, Some(zero_axis)), op.Squeeze(idx, Some(zero_axis))) } else { (y, idx) })
 }
 
+/// torch's bins of a symbolic axis of size `n` (a 1-element value) into `o` outputs as a `[o, n]`
+/// bool mask (row b: `floor(b·n/o) <= j < ceil((b+1)·n/o)`) and the bins' starts `[o, 1]`.
+fn bin_mask(op: &mut Builder, n: Value, o: i64) -> (Value, Value) {
+    let (zero, one) = (op.scalar_i64(0), op.scalar_i64(1));
+    let ov = op.const_i64s(&[o]);
+    let n0 = {
+        let empty = op.const_i64s(&[]);
+        op.Reshape(n, empty).out()
+    };
+    let bins: Vec<i64> = (0..o).collect();
+    let bins = op.constant_tensor(TensorData::from_i64s(vec![o, 1], &bins));
+    let start = {
+        let bn = op.Mul(bins, n);
+        op.Div(bn, ov)
+    };
+    let end = {
+        let next = op.Add(bins, one);
+        let nn = op.Mul(next, n);
+        let up = op.Add(nn, ov);
+        let up = op.Sub(up, one);
+        op.Div(up, ov)
+    };
+    let cols = op.Range(zero, n0, one);
+    let after = op.GreaterOrEqual(cols, start);
+    let before = op.Less(cols, end);
+    (op.And(after, before), start)
+}
+
+/// Adaptive max pooling over the last `output_size.len()` axes with symbolic sizes. Max is
+/// separable: axis by axis from the innermost, each window's maximum (and first argmax) over a
+/// masked `[.., o, n]` view; the inner axes' chosen indices are carried along, so the final index is
+/// the first maximum in row-major order, into the flattened spatial volume, as torch's.
+fn adaptive_max_dynamic(op: &mut Builder, x: Value, output_size: &[i64]) -> OpResult<(Value, Value)> {
+    let r = rank_of(op, x)?;
+    let k = output_size.len();
+    let t = dtype_of(op, x)?;
+    if !t.is_float() || r < k {
+        bail!("adaptive_max_pool needs a floating-point input with {k} spatial axes");
+    }
+    if output_size.iter().any(|&o| o < 1) {
+        bail!("adaptive_max_pool output sizes must be positive, got {output_size:?}");
+    }
+    let low = op.scalar(t, f64::NEG_INFINITY);
+    let (mut vals, mut idx): (Value, Option<Value>) = (x, None);
+    for i in (0..k).rev() {
+        let axis = r - k + i;
+        let mut perm: Vec<i64> = (0..r as i64).collect();
+        perm.swap(axis, r - 1);
+        let n = dim_size(op, x, axis as i64);
+        let (mask, start) = bin_mask(op, n, output_size[i]);
+        let last = op.const_i64s(&[-2]);
+        let v = op.Transpose(vals).perm(&perm).out();
+        let v = op.Unsqueeze(v, last);
+        let masked = op.Where(mask, v, low);
+        let m = {
+            let minus1 = op.const_i64s(&[-1]);
+            op.ReduceMax(masked, Some(minus1)).keepdims(0).out()
+        };
+        // A window of -inf only: ArgMax may land before it; its first element is torch's choice.
+        let arg = op.ArgMax(masked).axis(-1).keepdims(1).select_last_index(0).out();
+        let shape = op.Shape(masked).out();
+        let mask_full = op.Expand(mask, shape);
+        let inside = op.GatherElements(mask_full, arg).axis(-1).out();
+        let start_full = {
+            let s = op.Shape(arg).out();
+            op.Expand(start, s)
+        };
+        let arg = op.Where(inside, arg, start_full);
+        let minus1 = op.const_i64s(&[-1]);
+        let chosen = match idx {
+            None => op.Squeeze(arg, Some(minus1)),
+            Some(inner) => {
+                // The inner index of the chosen element, plus this axis's position times the inner volume.
+                let inner = op.Transpose(inner).perm(&perm).out();
+                let inner = op.Unsqueeze(inner, last);
+                let inner = op.Expand(inner, shape);
+                let picked = op.GatherElements(inner, arg).axis(-1).out();
+                let picked = op.Squeeze(picked, Some(minus1));
+                let volume = {
+                    let dims = op.Shape(x).start((axis + 1) as i64).end(r as i64).out();
+                    op.ReduceProd(dims, None).keepdims(0).out()
+                };
+                let pos = op.Squeeze(arg, Some(minus1));
+                let outer = op.Mul(pos, volume);
+                op.Add(outer, picked)
+            }
+        };
+        vals = op.Transpose(m).perm(&perm).out();
+        idx = Some(op.Transpose(chosen).perm(&perm).out());
+    }
+    let Some(idx) = idx else { bail!("adaptive_max_pool: no spatial axes") };
+    Ok((vals, idx))
+}
+
 translations! {
     /// adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor
     #[target(
@@ -387,7 +481,9 @@ translations! {
         if k != 1 && k != 2 {
             bail!("adaptive_max_pool over {k} axes is not supported");
         }
-        let sizes = spatial_sizes(op, self_, k, "adaptive_max_pool")?;
+        let Ok(sizes) = spatial_sizes(op, self_, k, "adaptive_max_pool") else {
+            return adaptive_max_dynamic(op, self_, &output_size);
+        };
         let lead = r - k;
         let w_in = if k == 2 { sizes[1] } else { 1 };
         let (oh, ow) = if k == 2 { (output_size[0], output_size[1]) } else { (1, output_size[0]) };
@@ -447,7 +543,9 @@ translations! {
         if output_size.len() != 3 {
             bail!("adaptive_max_pool3d needs 3 output sizes, got {}", output_size.len());
         }
-        let sizes = spatial_sizes(op, self_, 3, "adaptive_max_pool3d")?;
+        let Ok(sizes) = spatial_sizes(op, self_, 3, "adaptive_max_pool3d") else {
+            return adaptive_max_dynamic(op, self_, &output_size);
+        };
         let lead = r - 3;
         let (nd, nh, nw) = (sizes[0], sizes[1], sizes[2]);
         let mut planes = (Vec::new(), Vec::new());
