@@ -454,6 +454,33 @@ fn no_attention_dropout(dropout_p: f64) -> OpResult<()> {
     Ok(())
 }
 
+/// torch's norm_except_dim: the `pow`-norm of `v` over every dim but `dim`, keeping them as 1s
+/// (with dim -1, over all of v, as a 0-d value).
+fn norm_except_dim_of(op: &mut Builder, v: Value, pow: i64, dim: i64) -> OpResult<Value> {
+    let r = rank_of(op, v)?;
+    let axes: Vec<i64> = if dim == -1 {
+        (0..r as i64).collect()
+    } else {
+        let d = normalize_axis(dim, r);
+        (0..r as i64).filter(|&a| a != d).collect()
+    };
+    let keep = i64::from(dim != -1);
+    let axes_v = op.const_i64s(&axes);
+    Ok(match pow {
+        2 => op.ReduceL2(v, Some(axes_v)).keepdims(keep).out(),
+        1 => op.ReduceL1(v, Some(axes_v)).keepdims(keep).out(),
+        p => {
+            let t = dtype_of(op, v)?;
+            let a = op.Abs(v);
+            let pv = op.scalar(t, p as f64);
+            let powered = op.Pow(a, pv);
+            let s = op.ReduceSum(powered, Some(axes_v)).keepdims(keep).out();
+            let inv = op.scalar(t, 1.0 / p as f64);
+            op.Pow(s, inv)
+        }
+    })
+}
+
 translations! {
     /// linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor
     #[target("aten::linear")]
@@ -1379,6 +1406,21 @@ translations! {
         }
         let a = op.const_i64s(&sumdim);
         Ok(op.ReduceSum(p, Some(a)).keepdims(0).out())
+    }
+
+    /// _weight_norm(Tensor v, Tensor g, int dim=0) -> Tensor
+    #[target("aten::_weight_norm")]
+    fn weight_norm(op, v: Tensor, g: Tensor, dim: i64 = 0) -> OpResult<Value> {
+        // v · g / ‖v‖, the norm over every dim but `dim` (over all of v when dim is -1).
+        let norm = norm_except_dim_of(op, v, 2, dim)?;
+        let scale = op.Div(g, norm);
+        Ok(op.Mul(v, scale))
+    }
+
+    /// norm_except_dim(Tensor v, int pow=2, int dim=0) -> Tensor
+    #[target("aten::norm_except_dim")]
+    fn norm_except_dim(op, v: Tensor, pow: i64 = 2, dim: i64 = 0) -> OpResult<Value> {
+        norm_except_dim_of(op, v, pow, dim)
     }
 }
 

@@ -50,6 +50,7 @@ pub const EXPORTABLE: &[(&str, &str)] = &[
     ("universe_prims", "model"),
     ("universe_quant", "model"),
     ("universe_random", "model"),
+    ("universe_weight_norm", "model"),
     ("view_mutation", "model"),
     ("view_mutation_aliases", "model"),
     ("view_mutation_cache", "model"),
