@@ -200,17 +200,35 @@ fn sum_pool_divided(
         bail!("avg_pool: divisor_override must be non-zero");
     }
     let t = float_result_dtype(op, x)?;
-    let shape = static_shape(op, x, "avg_pool2d")?;
     let k = kernel.len();
-    let r = shape.len();
+    let r = rank_of(op, x)?;
+    if r < k + 1 {
+        bail!("avg_pool: input of rank {r} has no channel axis before its {k} spatial axes");
+    }
+    // The ones kernel needs the channel count; the spatial sizes matter only for ceil_mode's extra
+    // windows: without it the pads are the given ones, whatever the (symbolic) sizes.
+    // A symbolic channel count: the planes are pooled as one batch of single-channel images.
+    let c = match op.shape(x).and_then(|s| s.get(r - k - 1)).cloned() {
+        Some(Dim::Fixed(c)) => Some(c),
+        _ => None,
+    };
+    let shape = match static_shape(op, x, "avg_pool with divisor_override and ceil_mode") {
+        Ok(shape) => Some(shape),
+        Err(e) if ceil_mode => return Err(e),
+        Err(_) => None,
+    };
     let unbatched = r == k + 1;
     let zero = op.const_i64s(&[0]);
     let xv = cast(op, x, t);
     let xv = if unbatched { op.Unsqueeze(xv, zero) } else { xv };
-    let c = shape[r - k - 1];
     let mut pads_begin = Vec::new();
     let mut pads_end = Vec::new();
     for i in 0..k {
+        let Some(shape) = &shape else {
+            pads_begin.push(padding[i]);
+            pads_end.push(padding[i]);
+            continue;
+        };
         let (l, kk, s, p) = (shape[r - k + i], kernel[i], strides[i], padding[i]);
         let mut out = (l + 2 * p - kk + if ceil_mode { s - 1 } else { 0 }).div_euclid(s) + 1;
         if ceil_mode && (out - 1) * s >= l + p {
@@ -223,14 +241,28 @@ fn sum_pool_divided(
         pads_end.push(((out - 1) * s + kk - l - p).max(0));
     }
     let n: i64 = kernel.iter().product();
-    let mut wshape = vec![c, 1];
+    let planes = c.unwrap_or(1);
+    let mut wshape = vec![planes, 1];
     wshape.extend_from_slice(kernel);
-    let Some(w) = TensorData::from_f64_as(t, wshape, &vec![1.0; (c * n) as usize]) else {
+    let Some(w) = TensorData::from_f64_as(t, wshape, &vec![1.0; (planes * n) as usize]) else {
         bail!("avg_pool of {t:?} is not supported")
     };
     let w = op.constant_tensor(w);
     let pads: Vec<i64> = pads_begin.into_iter().chain(pads_end).collect();
-    let y = op.Conv(xv, w, None).kernel_shape(kernel).strides(strides).pads(&pads).group(c).out();
+    let y = match c {
+        Some(c) => op.Conv(xv, w, None).kernel_shape(kernel).strides(strides).pads(&pads).group(c).out(),
+        None => {
+            let spatial = op.Shape(xv).start(2).out();
+            let single = op.const_i64s(&[-1, 1]);
+            let flat_shape = op.Concat(&[single, spatial]).axis(0).out();
+            let flat = op.Reshape(xv, flat_shape).out();
+            let pooled = op.Conv(flat, w, None).kernel_shape(kernel).strides(strides).pads(&pads).out();
+            let lead = op.Shape(xv).end(2).out();
+            let out_spatial = op.Shape(pooled).start(2).out();
+            let back = op.Concat(&[lead, out_spatial]).axis(0).out();
+            op.Reshape(pooled, back).out()
+        }
+    };
     let d = op.scalar(t, divisor as f64);
     let y = op.Div(y, d);
     Ok(if unbatched { op.Squeeze(y, Some(zero)) } else { y })
