@@ -15,6 +15,20 @@ fn formal_like(op: &mut Builder, like: Value, drop_leading: bool) -> Value {
     v
 }
 
+/// An operand passed into an inlined subgraph: a tensor, or a symbolic (or constant) int, float or
+/// bool, which the subgraph's placeholder receives as a 0-d value.
+fn subgraph_operand(op: &mut Builder, ctx: &NodeCtx<'_>, arg: &crate::pt2::schema::Argument<'_>) -> OpResult<Value> {
+    use crate::pt2::schema::{Argument as A, SymBoolArgument as B, SymFloatArgument as F, SymIntArgument as I};
+    match arg {
+        A::Tensor(t) => ctx.value(&t.name),
+        A::SymInt(I::AsName(n)) | A::SymFloat(F::AsName(n)) | A::SymBool(B::AsName(n)) => ctx.value(n),
+        A::SymInt(I::AsInt(i)) | A::Int(i) => Ok(op.scalar_i64(*i)),
+        A::SymFloat(F::AsFloat(f)) | A::Float(f) => Ok(op.scalar(DType::Float, *f)),
+        A::SymBool(B::AsBool(b)) | A::Bool(b) => Ok(op.scalar(DType::Bool, f64::from(u8::from(*b)))),
+        other => Err(OpError::new(format!("operand of kind {} is not supported", other.kind()))),
+    }
+}
+
 translations! {
     /// cond(Tensor pred, GraphModule true_fn, GraphModule false_fn, Tensor[] operands) -> Tensor[]
     #[target("higher_order::cond")]
@@ -153,10 +167,7 @@ translations! {
         let operands: Vec<Value> = args[at + 1..]
             .iter()
             .filter(|a| !matches!(a.arg, crate::pt2::schema::Argument::String(_)))
-            .map(|a| match &a.arg {
-                crate::pt2::schema::Argument::Tensor(t) => ctx.value(&t.name),
-                other => Err(OpError::new(format!("operand of kind {} is not supported", other.kind()))),
-            })
+            .map(|a| subgraph_operand(op, ctx, &a.arg))
             .collect::<OpResult<_>>()?;
         ctx.inline(op, &g.graph, &operands)
     }

@@ -45,6 +45,7 @@ pub const EXPORTABLE: &[(&str, &str)] = &[
     ("tiny_transformer", "model"),
     ("tiny_transformer_decomposed", "model"),
     ("unbacked_symbols", "model"),
+    ("universe_grad_region", "model"),
     ("universe_grouped_mm", "model"),
     ("universe_ops", "model"),
     ("universe_prims", "model"),
