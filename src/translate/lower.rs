@@ -101,6 +101,8 @@ struct Scope<'g> {
     aliases: Aliases<'g>,
     /// Per value, the last node that reads it: computed at the first mutation of an aliased tensor.
     last_reads: Option<FxHashMap<&'g str, usize>>,
+    /// Per node: whether it only feeds torch's runtime checks (see [`checks_only`]).
+    checks_only: Vec<bool>,
 }
 
 impl<'g> Scope<'g> {
@@ -253,6 +255,7 @@ pub fn lower(program: &Program<'_>, opts: &LowerOptions<'_>) -> Result<(Model, V
         || (metadata::user_counts(graph), metadata::graph_metadata(&program.loaded().program)),
     );
     env.users = users;
+    env.checks_only = checks_only(graph);
     op.graph_mut().metadata = graph_metadata;
     let BoundInputs { user_inputs, buffers } = bound?;
 
@@ -355,6 +358,59 @@ fn arg_name<'g>(arg: &'g Argument<'_>) -> Option<&'g str> {
         | Argument::SymBool(SymBoolArgument::AsName(n)) => Some(n),
         _ => None,
     }
+}
+
+/// Per node of `graph`: whether it is one of torch's runtime checks (`_assert_scalar`,
+/// `sym_constrain_range`, ...), which an ONNX graph does not have, or a symbolic-size computation
+/// read only by such checks. These nodes are not lowered: a check may read what ONNX cannot
+/// compute (the storage offset of a tensor_split piece), and its result would be unused anyway.
+fn checks_only(graph: &schema::Graph<'_>) -> Vec<bool> {
+    const CHECKS: &[&str] = &[
+        "aten::_assert_scalar.default",
+        "aten::_assert_async.default",
+        "aten::_assert_async.msg",
+        "aten::sym_constrain_range.default",
+        "aten::sym_constrain_range_for_size.default",
+    ];
+    // Symbolic-size arithmetic only: nothing with a side effect or a tensor result is skipped.
+    let pure = |key: &str| {
+        key.starts_with("_operator.")
+            || key.starts_with("torch.sym_")
+            || key.starts_with("math.")
+            || key.starts_with("aten::sym_")
+    };
+    let mut readers: FxHashMap<&str, Vec<usize>> = FxHashMap::default();
+    for (i, node) in graph.nodes.iter().enumerate() {
+        for input in &node.inputs {
+            fx::for_each_value_name(&input.arg, &mut |n| readers.entry(n).or_default().push(i));
+        }
+    }
+    let mut graph_outputs: FxHashSet<&str> = FxHashSet::default();
+    for o in &graph.outputs {
+        fx::for_each_value_name(o, &mut |n| {
+            graph_outputs.insert(n);
+        });
+    }
+    let mut skip = vec![false; graph.nodes.len()];
+    for (i, node) in graph.nodes.iter().enumerate().rev() {
+        let key = target_key(&node.target);
+        if CHECKS.contains(&key.as_str()) {
+            skip[i] = true;
+            continue;
+        }
+        if !pure(&key) {
+            continue;
+        }
+        let mut outputs = Vec::new();
+        for o in &node.outputs {
+            fx::for_each_value_name(o, &mut |n| outputs.push(n));
+        }
+        skip[i] = !outputs.is_empty()
+            && outputs.iter().all(|n| {
+                !graph_outputs.contains(n) && readers.get(n).is_some_and(|r| r.iter().all(|&j| j > i && skip[j]))
+            });
+    }
+    skip
 }
 
 /// Every target of `graph` (subgraphs included) that `table` cannot translate.
@@ -546,6 +602,9 @@ impl Lowerer<'_> {
         index: usize,
         env: &mut Scope<'g>,
     ) -> Result<(), LowerError> {
+        if env.checks_only.get(index) == Some(&true) {
+            return Ok(());
+        }
         let node = &graph.nodes[index];
         let key = target_key(&node.target);
         let node_name = fx::node_name(node);
@@ -975,7 +1034,8 @@ impl SubgraphLowerer for Lowerer<'_> {
         graph: &schema::Graph,
         inputs: &[Value],
     ) -> Result<Vec<Value>, OpError> {
-        let mut env = Scope { users: metadata::user_counts(graph), ..Default::default() };
+        let mut env =
+            Scope { users: metadata::user_counts(graph), checks_only: checks_only(graph), ..Default::default() };
         for (input, &v) in graph.inputs.iter().zip(inputs) {
             if let Some(n) = arg_name(input) {
                 env.insert(n, v);
