@@ -444,6 +444,75 @@ fn embedding_bag_of(
     Ok(vec![Some(y), None, None, None])
 }
 
+/// `im2col` with symbolic sizes: the same gather from the padded, flattened plane, its positions
+/// `(i·sh + ki·dh)·W + j·sw + kj·dw` computed in the graph from the padded width W and the output
+/// sizes.
+fn im2col_dynamic(
+    op: &mut Builder,
+    x: Value,
+    [kh, kw]: [i64; 2],
+    [dh, dw]: [i64; 2],
+    [ph, pw]: [i64; 2],
+    [sh, sw]: [i64; 2],
+) -> OpResult<Value> {
+    let r = rank_of(op, x)?;
+    if r != 3 && r != 4 {
+        bail!("im2col needs a 3-D or 4-D input");
+    }
+    let r = r as i64;
+    let pads = op.const_i64s(&[ph, pw, ph, pw]);
+    let axes = op.const_i64s(&[r - 2, r - 1]);
+    let x = op.Pad(x, pads, None, Some(axes)).out();
+    let h = op.Shape(x).start(r - 2).end(r - 1).out();
+    let w = op.Shape(x).start(r - 1).out();
+    // Output positions per axis: (size - (d·(k - 1) + 1)) / s + 1.
+    let positions = |op: &mut Builder, size: Value, k: i64, d: i64, s: i64| {
+        let reach = op.const_i64s(&[d * (k - 1) + 1]);
+        let room = op.Sub(size, reach);
+        let step = op.const_i64s(&[s]);
+        let q = op.Div(room, step);
+        let one = op.const_i64s(&[1]);
+        op.Add(q, one)
+    };
+    let (oh, ow) = (positions(op, h, kh, dh, sh), positions(op, w, kw, dw, sw));
+    let range = |op: &mut Builder, n: Value, scale: i64, shape: &[i64]| {
+        let (zero, one) = (op.scalar_i64(0), op.scalar_i64(1));
+        let empty = op.const_i64s(&[]);
+        let n = op.Reshape(n, empty).out();
+        let v = op.Range(zero, n, one);
+        let scale = op.scalar_i64(scale);
+        let v = op.Mul(v, scale);
+        let shape = op.const_i64s(shape);
+        op.Reshape(v, shape).out()
+    };
+    let (khv, kwv) = (op.const_i64s(&[kh]), op.const_i64s(&[kw]));
+    let rows = {
+        let ki = range(op, khv, dh, &[-1, 1, 1, 1]);
+        let i = range(op, oh, sh, &[1, 1, -1, 1]);
+        let rows = op.Add(ki, i);
+        op.Mul(rows, w)
+    };
+    let cols = {
+        let kj = range(op, kwv, dw, &[1, -1, 1, 1]);
+        let j = range(op, ow, sw, &[1, 1, 1, -1]);
+        op.Add(kj, j)
+    };
+    let index = op.Add(rows, cols);
+    let windows = op.const_i64s(&[kh * kw, -1]);
+    let index = op.Reshape(index, windows).out();
+    let lead = op.Shape(x).end(r - 2).out();
+    let hw = op.Mul(h, w);
+    let flat_shape = op.Concat(&[lead, hw]).axis(0).out();
+    let flat = op.Reshape(x, flat_shape).out();
+    let g = op.Gather(flat, index).axis(r - 2).out();
+    // [.., C, kh·kw, L] → [.., C·kh·kw, L].
+    let batch = op.Shape(x).end(r - 3).out();
+    let merged = op.const_i64s(&[-1]);
+    let l = op.Mul(oh, ow);
+    let out = op.Concat(&[batch, merged, l]).axis(0).out();
+    Ok(op.Reshape(g, out).out())
+}
+
 translations! {
     /// view(Tensor(a) self, SymInt[] size) -> Tensor(a)
     #[target("aten::view", "aten::_unsafe_view", "aten::view_copy")]
@@ -1557,13 +1626,15 @@ translations! {
         stride: Vec<i64>,
     ) -> OpResult<Value> {
         // [N?, C, H, W] → [N?, C·kh·kw, L]: gather each window position from the padded, flattened plane.
-        let shape = static_shape(op, self_, "im2col")?;
+        let two = |v: &Vec<i64>| if v.len() == 1 { (v[0], v[0]) } else { (v[0], v[1]) };
+        let ((kh, kw), (dh, dw), (ph, pw), (sh, sw)) = (two(&kernel_size), two(&dilation), two(&padding), two(&stride));
+        let Ok(shape) = static_shape(op, self_, "im2col") else {
+            return im2col_dynamic(op, self_, [kh, kw], [dh, dw], [ph, pw], [sh, sw]);
+        };
         let r = shape.len();
         if r != 3 && r != 4 {
             bail!("im2col needs a 3-D or 4-D input");
         }
-        let two = |v: &Vec<i64>| if v.len() == 1 { (v[0], v[0]) } else { (v[0], v[1]) };
-        let ((kh, kw), (dh, dw), (ph, pw), (sh, sw)) = (two(&kernel_size), two(&dilation), two(&padding), two(&stride));
         let (h, w) = (shape[r - 2] + 2 * ph, shape[r - 1] + 2 * pw);
         let oh = (h - (dh * (kh - 1) + 1)) / sh + 1;
         let ow = (w - (dw * (kw - 1) + 1)) / sw + 1;
