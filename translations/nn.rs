@@ -1333,8 +1333,14 @@ translations! {
     }
 
     /// dropout(Tensor input, float p, bool train) -> Tensor
-    #[target("aten::dropout", "aten::feature_dropout", "aten::alpha_dropout")]
+    #[target("aten::dropout", "aten::feature_dropout", "aten::alpha_dropout", "aten::feature_alpha_dropout")]
     fn dropout(op, input: Tensor, p: f64, train: bool) -> OpResult<Value> {
+        if train && p == 1.0 {
+            // Every element dropped: torch multiplies by 0 (NaN and inf stay NaN), in every variant.
+            let t = dtype_of(op, input)?;
+            let zero = op.scalar(t, 0.0);
+            return Ok(op.Mul(input, zero));
+        }
         if train && p > 0.0 {
             bail!("dropout in training mode is random; hint: call model.eval() before torch.export");
         }

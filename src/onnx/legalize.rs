@@ -30,21 +30,33 @@ fn allows(mask: u32, t: DType) -> bool {
     mask & (1 << t as u32) != 0
 }
 
+/// Types the ONNX spec allows but onnxruntime's CPU provider has no kernel for (`Where` of bools
+/// fails with "Could not find an implementation"). Treated like the spec's own gaps: the carriers
+/// hold every value, so the result is the same on any runtime.
+const RUNTIME_GAPS: &[(&str, DType)] = &[("Where", DType::Bool), ("Unique", DType::Bool)];
+
+/// `allowed` without the types the runtime gaps of `op_type` exclude.
+fn runtime_allowed(op_type: &str, allowed: u32) -> u32 {
+    RUNTIME_GAPS.iter().filter(|(op, _)| *op == op_type).fold(allowed, |m, (_, t)| m & !(1 << *t as u32))
+}
+
 impl Builder {
     /// Cast the inputs of node `node` (of the current graph) whose type its operator does not
     /// accept. Returns the node's new position (casts go in front of it) and, per output, the type
     /// it must be cast back to.
     pub(super) fn legalize_types(&mut self, node: usize) -> (usize, Vec<(usize, DType)>) {
-        let constraints = {
+        let (constraints, gaps) = {
             let n = &self.graph_mut().nodes[node];
             if !n.domain.is_empty() {
                 return (node, Vec::new());
             }
-            type_constraints(&n.op_type)
+            (type_constraints(&n.op_type), RUNTIME_GAPS.iter().any(|(op, _)| *op == n.op_type))
         };
+        let op_type = if gaps { self.graph_mut().nodes[node].op_type.clone() } else { String::new() };
         let mut node = node;
         let mut back = Vec::new();
         for c in constraints {
+            let allowed = if gaps { runtime_allowed(&op_type, c.allowed) } else { c.allowed };
             let inputs = self.graph_mut().nodes[node].inputs.clone();
             let bound: Vec<usize> = (0..inputs.len())
                 .filter(|i| c.inputs.contains(i) || c.variadic_from.is_some_and(|from| *i >= from))
@@ -52,10 +64,10 @@ impl Builder {
                 .collect();
             let types: Vec<Option<DType>> = bound.iter().map(|&i| inputs[i].and_then(|v| self.dtype(v))).collect();
             let Some(Some(t)) = types.first().copied() else { continue };
-            if allows(c.allowed, t) || types.iter().any(|&x| x != Some(t)) {
+            if allows(allowed, t) || types.iter().any(|&x| x != Some(t)) {
                 continue;
             }
-            let Some(&carrier) = carriers(t).iter().find(|&&k| allows(c.allowed, k)) else { continue };
+            let Some(&carrier) = carriers(t).iter().find(|&&k| allows(allowed, k)) else { continue };
             for &i in &bound {
                 let Some(v) = inputs[i] else { continue };
                 let cast = self.cast_before(v, carrier, node);
@@ -104,6 +116,17 @@ mod tests {
         let m = b.MatMul(x, y);
         assert_eq!(op_types(&mut b), ["Cast", "Cast", "MatMul", "Cast"]);
         assert_eq!(b.dtype(m), Some(DType::Uint8));
+    }
+
+    #[test]
+    fn where_of_bools_runs_on_bytes() {
+        // Allowed by ONNX, missing in onnxruntime's CPU kernels.
+        let mut b = Builder::new(20);
+        let c = b.add_input(Some(DType::Bool), None);
+        let (x, y) = (b.add_input(Some(DType::Bool), None), b.add_input(Some(DType::Bool), None));
+        let w = b.Where(c, x, y);
+        assert_eq!(op_types(&mut b), ["Cast", "Cast", "Where", "Cast"]);
+        assert_eq!(b.dtype(w), Some(DType::Bool));
     }
 
     #[test]
