@@ -634,7 +634,7 @@ translations! {
 
     /// _native_batch_norm_legit(Tensor input, Tensor? weight, Tensor? bias, Tensor(a!) running_mean,
     ///     Tensor(b!) running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)
-    #[target("aten::_native_batch_norm_legit", "aten::_native_batch_norm_legit.no_stats")]
+    #[target("aten::_native_batch_norm_legit", "aten::_native_batch_norm_legit.no_stats", "aten::native_batch_norm")]
     fn native_batch_norm_legit(
         op,
         input: Tensor,
@@ -653,7 +653,7 @@ translations! {
             return Ok(vec![y, mean, rstd]);
         }
         let (Some(rm), Some(rv)) = (running_mean, running_var) else {
-            bail!("_native_batch_norm_legit without statistics needs training=True");
+            bail!("batch norm in evaluation mode (training=False) needs running statistics");
         };
         let t = dtype_of(op, input)?;
         let y = batch_norm_inference(op, input, weight, bias, rm, rv, eps)?;
@@ -723,35 +723,6 @@ translations! {
         let (y, mean, rstd, var, n) = batch_norm_training(op, input, weight, bias, eps)?;
         let (rm, rv) = running_update(op, running_mean, running_var, mean, var, n, momentum)?;
         Ok(vec![y, mean, rstd, empty_of(op, DType::Uint8)?, rm, rv])
-    }
-
-    /// native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var,
-    ///     bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)
-    #[target("aten::native_batch_norm")]
-    fn native_batch_norm(
-        op,
-        input: Tensor,
-        weight: Option<Tensor>,
-        bias: Option<Tensor>,
-        running_mean: Option<Tensor>,
-        running_var: Option<Tensor>,
-        training: bool,
-        // It weights the in-place update of the running statistics in training, which an ONNX graph
-        // has no state for.
-        _momentum: Ignored,
-        eps: f64,
-    ) -> OpResult<Vec<Value>> {
-        if training {
-            let (y, mean, rstd, _, _) = batch_norm_training(op, input, weight, bias, eps)?;
-            return Ok(vec![y, mean, rstd]);
-        }
-        let (Some(rm), Some(rv)) = (running_mean, running_var) else {
-            bail!("native_batch_norm in evaluation mode needs running statistics");
-        };
-        // In evaluation torch returns empty saved statistics.
-        let t = dtype_of(op, input)?;
-        let y = batch_norm_inference(op, input, weight, bias, rm, rv, eps)?;
-        Ok(vec![y, empty_of(op, t)?, empty_of(op, t)?])
     }
 
     /// instance_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var,
@@ -894,8 +865,7 @@ translations! {
         // The saved mean / invstd outputs are empty in inference, as torch returns them.
         let y = batch_norm_inference(op, input, weight, bias, running_mean, running_var, eps)?;
         let t = op.out_dtype(1).unwrap_or(DType::Float);
-        let empty = |op: &mut Builder| constant_data(t, vec![0], &[]).map(|d| op.constant_tensor(d));
-        Ok(vec![Some(y), Some(empty(op)?), Some(empty(op)?)])
+        Ok(vec![Some(y), Some(empty_of(op, t)?), Some(empty_of(op, t)?)])
     }
 
     /// layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight=None, Tensor? bias=None, float eps=1e-05,
