@@ -120,48 +120,18 @@ fn adaptive_avg_dynamic(op: &mut Builder, x: Value, output_size: &[SymInt]) -> O
     for (i, o) in output_size.iter().enumerate() {
         let axis = r - k + i;
         let n = dim_size(op, x, axis as i64);
-        let o = {
-            let o = sym_value(op, *o);
-            let shape = op.const_i64s(&[1]);
-            op.Reshape(o, shape).out()
-        };
-        let (zero, one) = (op.scalar_i64(0), op.scalar_i64(1));
-        let (n0, o0) = {
-            let empty = op.const_i64s(&[]);
-            (op.Reshape(n, empty).out(), op.Reshape(o, empty).out())
-        };
-        // Bin b covers rows [floor(b·n/o), ceil((b+1)·n/o)).
-        let bins = op.Range(zero, o0, one);
-        let start = {
-            let bn = op.Mul(bins, n);
-            op.Div(bn, o)
-        };
-        let end = {
-            let next = op.Add(bins, one);
-            let nn = op.Mul(next, n);
-            let up = op.Add(nn, o);
-            let up = op.Sub(up, one);
-            op.Div(up, o)
-        };
-        let rows = {
-            let rows = op.Range(zero, n0, one);
-            let col = op.const_i64s(&[-1, 1]);
-            op.Reshape(rows, col).out()
-        };
-        let inside = {
-            let after = op.GreaterOrEqual(rows, start);
-            let before = op.Less(rows, end);
-            op.And(after, before)
-        };
+        let (inside, start, end) = bin_mask(op, n, *o);
         let width = {
             let w = op.Sub(end, start);
             cast(op, w, t)
         };
+        // The [o, n] averaging weights, transposed to the [n, o] matrix the axis is multiplied by.
         let weight = {
             let one_t = op.scalar(t, 1.0);
             let share = op.Div(one_t, width);
             let zero_t = op.scalar(t, 0.0);
-            op.Where(inside, share, zero_t)
+            let w = op.Where(inside, share, zero_t);
+            op.Transpose(w).perm(&[1, 0]).out()
         };
         y = if axis == r - 1 {
             op.MatMul(y, weight)
@@ -384,32 +354,37 @@ fn fractional_max_pool(
     Ok(if unbatched { (op.Squeeze(y, Some(zero_axis)), op.Squeeze(idx, Some(zero_axis))) } else { (y, idx) })
 }
 
-/// torch's bins of a symbolic axis of size `n` (a 1-element value) into `o` outputs as a `[o, n]`
-/// bool mask (row b: `floor(b·n/o) <= j < ceil((b+1)·n/o)`) and the bins' starts `[o, 1]`.
-fn bin_mask(op: &mut Builder, n: Value, o: i64) -> (Value, Value) {
+/// torch's adaptive pooling bins of an axis of symbolic size `n` (a 1-element value) into `o`
+/// outputs, computed in the graph: the `[o, n]` bool mask of bin b's rows
+/// `floor(b·n/o) <= j < ceil((b+1)·n/o)`, and the bins' starts and ends, `[o, 1]`.
+fn bin_mask(op: &mut Builder, n: Value, o: SymInt) -> (Value, Value, Value) {
     let (zero, one) = (op.scalar_i64(0), op.scalar_i64(1));
-    let ov = op.const_i64s(&[o]);
-    let n0 = {
-        let empty = op.const_i64s(&[]);
-        op.Reshape(n, empty).out()
+    let empty = op.const_i64s(&[]);
+    let o0 = {
+        let o = sym_value(op, o);
+        op.Reshape(o, empty).out()
     };
-    let bins: Vec<i64> = (0..o).collect();
-    let bins = op.constant_tensor(TensorData::from_i64s(vec![o, 1], &bins));
+    let n0 = op.Reshape(n, empty).out();
+    let bins = {
+        let b = op.Range(zero, o0, one);
+        let col = op.const_i64s(&[-1, 1]);
+        op.Reshape(b, col).out()
+    };
     let start = {
-        let bn = op.Mul(bins, n);
-        op.Div(bn, ov)
+        let bn = op.Mul(bins, n0);
+        op.Div(bn, o0)
     };
     let end = {
         let next = op.Add(bins, one);
-        let nn = op.Mul(next, n);
-        let up = op.Add(nn, ov);
+        let nn = op.Mul(next, n0);
+        let up = op.Add(nn, o0);
         let up = op.Sub(up, one);
-        op.Div(up, ov)
+        op.Div(up, o0)
     };
     let cols = op.Range(zero, n0, one);
     let after = op.GreaterOrEqual(cols, start);
     let before = op.Less(cols, end);
-    (op.And(after, before), start)
+    (op.And(after, before), start, end)
 }
 
 /// Adaptive max pooling over the last `output_size.len()` axes with symbolic sizes. Max is
@@ -433,7 +408,7 @@ fn adaptive_max_dynamic(op: &mut Builder, x: Value, output_size: &[i64]) -> OpRe
         let mut perm: Vec<i64> = (0..r as i64).collect();
         perm.swap(axis, r - 1);
         let n = dim_size(op, x, axis as i64);
-        let (mask, start) = bin_mask(op, n, output_size[i]);
+        let (mask, start, _) = bin_mask(op, n, SymInt::Const(output_size[i]));
         let last = op.const_i64s(&[-2]);
         let v = op.Transpose(vals).perm(&perm).out();
         let v = op.Unsqueeze(v, last);
