@@ -2238,10 +2238,7 @@ translations! {
         };
         let q = match q {
             Some(q) => cast(op, q, t),
-            None => {
-                let data = crate::onnx::ir::TensorData::from_f64_as(t, vec![0], &[]).expect("empty constant");
-                op.constant_tensor(data)
-            }
+            None => op.constant_tensor(constant_data(t, vec![0], &[])?),
         };
         let r = cast(op, r, t);
         Ok(vec![Some(q), Some(r)])
