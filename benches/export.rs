@@ -201,6 +201,7 @@ fn child(archive: &Path, out: &Path, external: bool) {
         dim_names: &dims,
         input_names: &[],
         output_names: &[],
+        debug_outputs: false,
     };
     let (mut model, _) = fxonnx::internals::lower::lower(&program, &opts).expect("lower");
     lap(&mut wall, &mut cpu);

@@ -60,6 +60,11 @@ pub struct ExportOptions {
     pub optimize: bool,
     /// Told of every finished stage ([`ProgressEvent`](crate::ProgressEvent)); the CLI prints a line each.
     pub progress: Option<crate::report::Progress>,
+    /// Also make the value of every FX node of the main graph a graph output named
+    /// `debug:<node name>`, after the model's own outputs: for comparing a model node by node
+    /// with the program run in torch (`benches/node_diff.py`). Not for deployment: the extra
+    /// outputs keep values alive and block fusions.
+    pub debug_outputs: bool,
 }
 
 impl Default for ExportOptions {
@@ -77,6 +82,7 @@ impl Default for ExportOptions {
             artifacts_dir: None,
             optimize: true,
             progress: None,
+            debug_outputs: false,
         }
     }
 }
@@ -156,6 +162,7 @@ fn stages(
         dim_names: &options.dim_names,
         input_names: &options.input_names,
         output_names: &options.output_names,
+        debug_outputs: options.debug_outputs,
     };
     let (mut model, warnings) = record.stage(Stage::Translate, || lower::lower(&program, &lower_options))?;
     // The model no longer needs the parsed program (weights are slices of the map, held by the

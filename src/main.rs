@@ -60,6 +60,10 @@ enum Command {
         /// Print nothing but errors and warnings.
         #[arg(short, long)]
         quiet: bool,
+        /// Also output every FX node's value as `debug:<node name>` (for node-by-node comparison
+        /// with torch: benches/node_diff.py).
+        #[arg(long)]
+        debug_outputs: bool,
     },
     /// List the ATen / Python targets fxonnx translates; with --check, the targets of an archive
     /// that have no translation.
@@ -116,6 +120,7 @@ fn run(cli: Cli) -> Result<(), String> {
             report_html,
             artifacts_dir,
             quiet,
+            debug_outputs,
         } => {
             let start = Instant::now();
             let options = fxonnx::ExportOptions {
@@ -130,6 +135,7 @@ fn run(cli: Cli) -> Result<(), String> {
                 report_html,
                 artifacts_dir: artifacts_dir.clone(),
                 optimize: !no_optimize,
+                debug_outputs,
                 progress: (!quiet).then(|| {
                     std::sync::Arc::new(|event: &fxonnx::ProgressEvent| {
                         if let fxonnx::ProgressEvent::StageFinished { stage, ok, elapsed, .. } = event {

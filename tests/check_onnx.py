@@ -4,6 +4,7 @@
     python tests/check_onnx.py MODEL.onnx --pt2 CASE.pt2 --inputs CASE.inputs.npz --expected CASE.expected.npz
         [--inputs CASE.inputs_alt.npz --expected CASE.expected_alt.npz ...]
         [--rtol R --atol A] [--model-name model] [--reference] [--samples samples.json]
+        [--nodes CASE.nodes.npz]
 
 Needs onnx, onnxruntime and numpy only (never torch). Steps:
 1. onnx.checker.check_model(path, full_check=True) (by path, so external data works).
@@ -23,6 +24,8 @@ Needs onnx, onnxruntime and numpy only (never torch). Steps:
 Tolerance: --rtol/--atol, else "rtol"/"atol" of the case in samples.json (found next to the .pt2 unless
 --samples is given; the case name is the .pt2 file name without extension), else rtol 1e-4 / atol 1e-5,
 widened for models that use bfloat16 (2e-2 / 4e-3) or float16 (4e-3 / 1e-3), see LOW_PRECISION.
+With --nodes (a model exported with --debug-outputs): every FX node value torch computed on the first
+input set (benches/node_diff.py --save-reference) is compared with the model's `debug:<node>` output.
 Prints one JSON line per input set; exits 1 if anything failed.
 """
 import argparse
@@ -199,6 +202,34 @@ def compare(key, onnx_name, actual, exp, rtol, atol):
             f"atol {atol}), {exp.dtype}{list(exp.shape)}"), float(diff.max())
 
 
+DEBUG_PREFIX = "debug:"
+
+
+def check_nodes(nodes_path, onnx_names, outs, rtol, atol, problems):
+    """Compare every node value of NAME.nodes.npz that the model outputs as `debug:<node>`.
+    Returns (compared, names not output): fxonnx computes neither the values only runtime
+    assertions read nor tuple items nothing reads."""
+    by_name = {n: i for i, n in enumerate(onnx_names)}
+    compared, absent = 0, []
+    with np.load(nodes_path) as nodes:
+        for key in nodes.files:
+            j = by_name.get(DEBUG_PREFIX + key)
+            if j is None:
+                absent.append(key)
+                continue
+            exp, actual = nodes[key], np.asarray(outs[j])
+            if exp.ndim == 0 and actual.size == 1:  # a symbolic int: a 0-d or 1-element tensor
+                actual = actual.reshape(())
+            kinds = {actual.dtype.kind, exp.dtype.kind}
+            if actual.dtype.name == "bfloat16" or (actual.dtype != exp.dtype and (kinds <= {"i", "u", "b"} or kinds == {"f"})):
+                # torch's bfloat16 was saved as float32; ints of another width are still ints
+                actual = actual.astype(exp.dtype)
+            problem, _ = compare(f"node {key}", onnx_names[j], actual, exp, rtol, atol)
+            problems += [problem] if problem else []
+            compared += 1
+    return compared, absent
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("model", help="the .onnx file")
@@ -210,6 +241,8 @@ def main(argv=None):
     ap.add_argument("--model-name", default="model", help="program inside the archive (models/<name>.json)")
     ap.add_argument("--reference", action="store_true", help="run with onnx.reference instead of onnxruntime")
     ap.add_argument("--samples", help="samples.json with per-case tolerances (default: next to --pt2)")
+    ap.add_argument("--nodes", help="NAME.nodes.npz: torch's value of every FX node on the first input set, "
+                    "compared with the model's `debug:<node>` outputs (fxonnx export --debug-outputs)")
     args = ap.parse_args(argv)
     if len(args.inputs) != len(args.expected):
         ap.error("give one --expected per --inputs")
@@ -251,6 +284,9 @@ def main(argv=None):
                     problem, diff = compare(key, onnx_names[j], outs[j], expected[key], rtol, atol)
                     problems += [problem] if problem else []
                     diffs.append(diff)
+                if args.nodes and inputs_path == args.inputs[0]:
+                    line["nodes_checked"], line["nodes_not_output"] = check_nodes(
+                        args.nodes, onnx_names, outs, rtol, atol, problems)
             line["outputs_checked"] = len(pairs)
             line["max_abs_diff"] = max([d for d in diffs if d is not None], default=0.0)
             line["failures"] = problems

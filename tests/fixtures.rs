@@ -9,7 +9,7 @@ mod fixture_check;
 
 use std::path::Path;
 
-use fixture_check::{check_fixture, fixtures, python, EXPORTABLE};
+use fixture_check::{check_fixture, check_fixture_with, fixtures, python, EXPORTABLE};
 
 fn export_to(name: &str, model: &str, out: &Path, options: &fxonnx::ExportOptions) -> Vec<u8> {
     let archive = fixtures().join(format!("{name}.pt2"));
@@ -49,6 +49,38 @@ fn every_fixture_exports_deterministically_and_matches_pytorch() {
         }
     }
     assert!(failures.is_empty(), "failing fixtures: {failures:?}");
+}
+
+/// The per-node differential check, frozen: `benches/node_diff.py --save-reference` ran each
+/// fixture's program in torch and saved every FX node's value (`NAME.nodes.npz`); the model exported
+/// with `debug_outputs` must give each of them that it computes, within the fixture's tolerance
+/// (values only runtime assertions read, and unused tuple items, are not computed).
+#[test]
+fn every_fixture_matches_torch_node_by_node() {
+    let Some(py) = python() else { return };
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let mut failures = Vec::new();
+    let mut checked = 0;
+    for &(name, model) in EXPORTABLE.iter().filter(|(_, model)| *model == "model") {
+        let nodes = fixtures().join(format!("{name}.nodes.npz"));
+        if !nodes.exists() {
+            continue;
+        }
+        checked += 1;
+        let out = tmp.path().join(format!("{name}.debug.onnx"));
+        let opts = fxonnx::ExportOptions { debug_outputs: true, ..Default::default() };
+        export_to(name, model, &out, &opts);
+        match check_fixture_with(&py, name, model, &out, &["--nodes".as_ref(), nodes.as_os_str()]) {
+            Ok(text) if text.contains("\"nodes_checked\": ") && !text.contains("\"nodes_checked\": 0,") => {
+                eprintln!("{name}: {}", text.trim())
+            }
+            Ok(text) => failures.push(format!("{name}: no node was compared:\n{text}")),
+            Err(text) => failures.push(format!("{name}:\n{text}")),
+        }
+    }
+    // Every fixture torch can run has a reference (attention_internals needs flash attention).
+    assert!(checked + 1 >= EXPORTABLE.iter().filter(|(_, m)| *m == "model").count(), "{checked} references");
+    assert!(failures.is_empty(), "node-by-node mismatches:\n{}", failures.join("\n"));
 }
 
 #[test]

@@ -73,7 +73,13 @@ pub struct LowerOptions<'a> {
     pub dim_names: &'a HashMap<String, String>,
     pub input_names: &'a [String],
     pub output_names: &'a [String],
+    /// Also make every FX node's value a graph output `debug:<fx name>` (see
+    /// [`crate::ExportOptions::debug_outputs`]).
+    pub debug_outputs: bool,
 }
+
+/// The prefix of the graph outputs [`LowerOptions::debug_outputs`] adds: `debug:add_1`.
+pub const DEBUG_OUTPUT_PREFIX: &str = "debug:";
 
 /// How extra outputs for mutated state are named: `buffer_mutation_<fqn>` and
 /// `user_input_mutation_<input name>`, after torch's output spec kinds.
@@ -259,8 +265,16 @@ pub fn lower(program: &Program<'_>, opts: &LowerOptions<'_>) -> Result<(Model, V
     op.graph_mut().metadata = graph_metadata;
     let BoundInputs { user_inputs, buffers } = bound?;
 
+    // With debug outputs: every node's values as they were right after the node ran (a later
+    // in-place update rebinds the name, as torch's tensor changes under the interpreter).
+    let mut debug: Vec<(&str, Value)> = Vec::new();
     for index in 0..graph.nodes.len() {
         lw.lower_node(&mut op, graph, index, &mut env)?;
+        if opts.debug_outputs && !env.checks_only[index] {
+            for o in &graph.nodes[index].outputs {
+                fx::for_each_value_name(o, &mut |n| debug.extend(env.get(n).map(|&v| (n, v))));
+            }
+        }
     }
 
     // Outputs: user outputs, then mutated buffers and user inputs (torch.onnx drops those).
@@ -318,13 +332,7 @@ pub fn lower(program: &Program<'_>, opts: &LowerOptions<'_>) -> Result<(Model, V
         // A graph output must be produced by a node, under its own name, once.
         let is_io = op.graph_mut().inputs.contains(&v) || op.info(v).constant.is_some();
         let v = if is_io || seen.contains(&v) || (op.info(v).name != wanted && !op.info(v).name.is_empty()) {
-            let id = op.Identity(v);
-            let info = op.info(v).clone();
-            let new = op.info_mut(id);
-            new.dtype = info.dtype;
-            new.shape = info.shape;
-            new.complex = info.complex;
-            id
+            identity_of(&mut op, v)
         } else {
             v
         };
@@ -340,10 +348,25 @@ pub fn lower(program: &Program<'_>, opts: &LowerOptions<'_>) -> Result<(Model, V
         seen.insert(v);
         final_outputs.push(v);
     }
+    for (fx_name, v) in debug {
+        // Always through an Identity: the value keeps its FX name, the output is named apart.
+        let id = identity_of(&mut op, v);
+        lw.name(&mut op, id, &format!("{DEBUG_OUTPUT_PREFIX}{fx_name}"));
+        final_outputs.push(id);
+    }
     op.graph_mut().outputs = final_outputs;
     let mut warnings = lw.warnings.into_inner();
     warnings.append(&mut op.warnings);
     Ok((op.finish(), warnings))
+}
+
+/// An `Identity` of `v` with its type.
+fn identity_of(op: &mut Builder, v: Value) -> Value {
+    let id = op.Identity(v);
+    let info = op.info(v).clone();
+    let new = op.info_mut(id);
+    (new.dtype, new.shape, new.complex) = (info.dtype, info.shape, info.complex);
+    id
 }
 
 fn lookup(env: &Scope, name: &str) -> Result<Value, LowerError> {

@@ -76,6 +76,17 @@ pub fn python() -> Option<String> {
 /// `onnx.checker` (full) and ONNX Runtime against PyTorch's outputs on every input set the fixture
 /// has; the checker's output either way.
 pub fn check_fixture(py: &str, name: &str, model: &str, onnx: &Path) -> Result<String, String> {
+    check_fixture_with(py, name, model, onnx, &[])
+}
+
+/// [`check_fixture`] with more arguments for `check_onnx.py`.
+pub fn check_fixture_with(
+    py: &str,
+    name: &str,
+    model: &str,
+    onnx: &Path,
+    extra: &[&std::ffi::OsStr],
+) -> Result<String, String> {
     let dir = fixtures();
     let mut cmd = Command::new(py);
     cmd.arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/check_onnx.py"))
@@ -91,6 +102,7 @@ pub fn check_fixture(py: &str, name: &str, model: &str, onnx: &Path) -> Result<S
             cmd.arg("--inputs").arg(i).arg("--expected").arg(e);
         }
     }
+    cmd.args(extra);
     let out = cmd.output().map_err(|e| format!("cannot run check_onnx.py: {e}"))?;
     let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     if out.status.success() {

@@ -29,6 +29,7 @@ fn export(archive: &Archive) -> Option<Model> {
         dim_names: &Default::default(),
         input_names: &[],
         output_names: &[],
+        debug_outputs: false,
     };
     let (mut model, _) = crate::translate::lower::lower(&program, &options).ok()?;
     crate::optimize::optimize(&mut model);

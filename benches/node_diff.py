@@ -1,0 +1,408 @@
+#!/usr/bin/env python3
+"""node_diff.py -- compare an fxonnx export with torch node by node and name the first node that diverges.
+
+    python benches/node_diff.py CASE... [--fxonnx target/release/fxonnx] [--no-optimize]
+                                [--json F.jsonl] [--out reports/node_diff.md] [--save-reference]
+
+Needs torch (the ExportedProgram is run in torch), onnx, onnxruntime and numpy. A CASE is a zoo or
+sweep case folder (model.pt2, inputs.npz, meta.json with rtol/atol) or a fixture archive
+`tests/fixtures/NAME.pt2` (NAME.inputs.npz beside it; tolerance from samples.json, else 1e-4/1e-5).
+
+For each case:
+1. torch: the archive's ExportedProgram is run by `torch.fx.Interpreter` over `ep.graph_module`
+   with the lifted inputs torch itself builds (`_graph_module_flat_inputs`). Every node's value is
+   cloned as soon as it is computed, so a later in-place update does not change what was recorded.
+2. fxonnx: `fxonnx export --debug-outputs` makes every FX node's value a graph output
+   `debug:<node>`; ONNX Runtime runs the model once on the same inputs.
+3. Each node is compared twice (|a - e| <= atol + rtol * |e|, NaN equal to NaN, integers exactly):
+   - *global*: ONNX Runtime's value against torch's, which shows how far errors have travelled;
+   - *local*: the node's op run in torch on ONNX Runtime's values of its inputs, against ONNX
+     Runtime's value of the node: an error of that node alone, not of what came before. Nodes
+     whose inputs torch changed in place after computing them, and random or uninitialized ops,
+     are compared globally only.
+   The first node whose local comparison fails is the divergence to fix: its translation is wrong
+   (or the optimizer rewrote it wrongly: compare with --no-optimize).
+
+With --save-reference, torch's node values are written to NAME.nodes.npz beside a fixture archive
+(keys are FX node names; complex values as their real view): tests/fixtures.rs checks the
+`debug:` outputs against them without torch.
+Writes one JSON record per case to --json (appending) and a markdown table to --out.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import operator
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PREFIX = "debug:"
+# Ops whose values differ from run to run, or are undefined: compared by neither check.
+# Names without a trailing `_` or `_like`: `rand_like` and `normal_` are `rand` and `normal`.
+UNDEFINED = {"rand", "randn", "randint", "randperm", "bernoulli", "normal", "multinomial", "uniform",
+             "exponential", "geometric", "cauchy", "log_normal", "dropout", "native_dropout", "random",
+             "empty", "empty_strided", "new_empty", "new_empty_strided", "empty_permuted",
+             "rrelu_with_noise", "rrelu", "poisson", "_fused_dropout", "feature_dropout",
+             "alpha_dropout", "feature_alpha_dropout", "_standard_gamma", "_sample_dirichlet",
+             "binomial"}
+
+
+def undefined_op(target) -> bool:
+    name = base_name(target).rstrip("_")
+    return name in UNDEFINED or name.removesuffix("_like") in UNDEFINED
+
+
+
+
+def low_precision(torch) -> dict:
+    """Tolerance floors for half-precision values, as tests/check_onnx.py widens them."""
+    return {torch.float16: (4e-3, 1e-3), torch.bfloat16: (2e-2, 4e-3)}
+
+
+def undefined_values(nodes) -> tuple[set, set]:
+    """Random or uninitialized values (and the items of such a tuple), which compare to nothing,
+    and the values computed from them, which can only be compared locally."""
+    undefined, tainted = set(), set()
+    for n in nodes:
+        source = n.args[0] if n.target is operator.getitem and n.args else None
+        if undefined_op(n.target) or getattr(source, "name", None) in undefined:
+            undefined.add(n.name)
+        elif any(a.name in undefined or a.name in tainted for a in n.all_input_nodes):
+            tainted.add(n.name)
+    return undefined, tainted
+
+
+def case_paths(case: str):
+    """(name, pt2, inputs.npz, rtol, atol, reference path or None)."""
+    if os.path.isdir(case):
+        meta = {}
+        if os.path.exists(os.path.join(case, "meta.json")):
+            with open(os.path.join(case, "meta.json")) as f:
+                meta = json.load(f)
+        return (os.path.basename(os.path.normpath(case)), os.path.join(case, "model.pt2"),
+                os.path.join(case, "inputs.npz"), meta.get("rtol", 1e-4), meta.get("atol", 1e-5), None)
+    base = case[:-len(".pt2")] if case.endswith(".pt2") else case
+    name = os.path.basename(base)
+    rtol, atol = 1e-4, 1e-5
+    samples = os.path.join(os.path.dirname(base), "samples.json")
+    if os.path.exists(samples):
+        with open(samples) as f:
+            entry = next((s for s in json.load(f) if s.get("name") == name), {})
+        tol = {**entry.get("tolerance", {}), **{k: entry[k] for k in ("rtol", "atol") if k in entry}}
+        rtol, atol = tol.get("rtol", rtol), tol.get("atol", atol)
+    return name, base + ".pt2", base + ".inputs.npz", rtol, atol, base + ".nodes.npz"
+
+
+def leaves(path: str) -> list:
+    with np.load(path) as z:
+        n = len([k for k in z.files if k.startswith("input_")])
+        return [z[f"input_{i}"] for i in range(n)]
+
+
+def base_name(target) -> str:
+    """`aten.fill_.Scalar` -> `fill_`; builtins by their name."""
+    name = getattr(target, "__name__", str(target))
+    packet = getattr(target, "_overloadpacket", None)
+    if packet is not None:
+        name = packet.__name__
+    return name.split(".")[-1]
+
+
+def to_numpy(torch, v):
+    if isinstance(v, torch.Tensor):
+        v = v.detach()
+        if v.is_complex():
+            v = torch.view_as_real(v.resolve_conj())
+        if v.dtype == torch.bfloat16:
+            v = v.float()
+        return v.cpu().numpy()
+    if isinstance(v, (bool, int, float)):
+        return np.array(v)
+    return None
+
+
+def run_torch(torch, pt2: str, inputs: list):
+    """Run the program: every node's value as computed, the nodes that read an input changed in
+    place since, and the leaves that are ONNX graph inputs."""
+    ep = torch.export.load(pt2)
+    leaves_left = iter(inputs)
+    flat, graph_inputs = [], []
+    # The graph's placeholders in signature order: lifted tensors by name, user inputs from the
+    # leaves (a Python number where the program takes one), an empty tensor per effect token.
+    for s in ep.graph_signature.input_specs:
+        kind = s.kind.name
+        if kind == "USER_INPUT":
+            a = next(leaves_left)
+            arg_kind = type(s.arg).__name__
+            if arg_kind in ("SymIntArgument", "SymFloatArgument", "SymBoolArgument", "ConstantArgument"):
+                flat.append(a.reshape(-1)[0].item() if a.size == 1 else a)
+            else:
+                flat.append(torch.from_numpy(np.array(a)))
+            if arg_kind != "ConstantArgument":  # constants are baked into the ONNX graph
+                graph_inputs.append(a)
+        elif kind == "TOKEN":
+            flat.append(torch.tensor([]))
+        else:
+            v = ep.state_dict.get(s.target)
+            flat.append((ep.constants[s.target] if v is None else v))
+    flat = [x.detach().clone() if isinstance(x, torch.Tensor) else x for x in flat]
+    recorded, versions, stale = {}, {}, set()
+
+    def tensors(v):
+        if isinstance(v, torch.Tensor):
+            return [v]
+        if isinstance(v, (list, tuple)):
+            return [t for x in v for t in tensors(x)]
+        return []
+
+    def clone(v):
+        if isinstance(v, torch.Tensor):
+            return v.clone()
+        if isinstance(v, (list, tuple)):
+            return type(v)(clone(x) for x in v)
+        return v
+
+    class Recorder(torch.fx.Interpreter):
+        def run_node(self, n):
+            # An input changed in place since it was computed: what this node reads is no longer
+            # the recorded value, so its local check cannot rebuild the node's inputs.
+            if any([t._version for t in tensors(self.env.get(a))] != versions.get(a.name, [])
+                   for a in n.all_input_nodes):
+                stale.add(n.name)
+            out = super().run_node(n)
+            # cloned now: a later in-place update must not change what this node computed
+            recorded[n.name], versions[n.name] = clone(out), [t._version for t in tensors(out)]
+            return out
+
+    gm = ep.graph_module
+    with torch.no_grad():
+        Recorder(gm).run(*flat)
+    return gm, recorded, stale, graph_inputs
+
+
+def run_fxonnx(fxonnx: str, pt2: str, onnx_path: str, optimize: bool):
+    cmd = [fxonnx, "export", pt2, "-o", onnx_path, "--debug-outputs", "--quiet"]
+    if not optimize:
+        cmd.append("--no-optimize")
+    t = time.perf_counter()
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    return r.returncode == 0, (r.stderr.strip().splitlines() or [""])[0], time.perf_counter() - t
+
+
+def run_ort(onnx_path: str, inputs: list) -> dict:
+    """Every `debug:` output of the model on `inputs` (the graph inputs in order), by node name."""
+    import onnx
+    import onnxruntime as ort
+    graph = onnx.load(onnx_path, load_external_data=False).graph
+    feed = {}
+    for inp, a in zip(graph.input, inputs):
+        want = onnx.helper.tensor_dtype_to_np_dtype(inp.type.tensor_type.elem_type)
+        feed[inp.name] = a.astype(want) if a.dtype != want else a
+    names = [o.name for o in graph.output]
+    try:
+        so = ort.SessionOptions()
+        so.intra_op_num_threads = 1
+        so.inter_op_num_threads = 1
+        sess = ort.InferenceSession(onnx_path, so, providers=["CPUExecutionProvider"])
+        values = sess.run(names, feed)
+    except Exception as e:  # noqa: BLE001
+        if "NOT_IMPLEMENTED" not in str(e):
+            raise
+        # No CPU kernel for a type (float16 Gemm, bfloat16): ONNX's reference evaluator instead.
+        from onnx.reference import ReferenceEvaluator
+        values = ReferenceEvaluator(onnx_path).run(names, feed)
+    return {n[len(PREFIX):]: v for n, v in zip(names, values) if n.startswith(PREFIX)}
+
+
+def compare(actual, expected, rtol, atol) -> float | None:
+    """tol ratio (<= 1 passes; inf on shape or dtype-kind mismatch), None when not comparable."""
+    if actual is None or expected is None:
+        return None
+    a, e = np.asarray(actual), np.asarray(expected)
+    if e.ndim == 0 and a.size == 1:  # a symbolic int travels as a 0-d or 1-element tensor
+        a = a.reshape(())
+    if a.shape != e.shape:
+        return float("inf")
+    if e.size == 0:
+        return 0.0
+    if e.dtype.kind in "iub" and a.dtype.kind in "iub":
+        return 0.0 if np.array_equal(a.astype(np.int64), e.astype(np.int64)) else float("inf")
+    a, e = a.astype(np.float64), e.astype(np.float64)
+    both_nan = np.isnan(a) & np.isnan(e)
+    same_inf = np.isinf(a) & np.isinf(e) & (np.sign(a) == np.sign(e))
+    diff = np.where(both_nan | same_inf, 0.0, np.abs(a - e))
+    diff = np.where(np.isnan(diff), np.inf, diff)
+    ratio = diff / (atol + rtol * np.where(np.isfinite(e), np.abs(e), 0.0))
+    return float(ratio.max())
+
+
+class NotCheckable(Exception):
+    pass
+
+
+def local_value(torch, node, ort_values, recorded, unknown):
+    """The node's op in torch on ONNX Runtime's values of its inputs (torch's values for inputs
+    ONNX has no value of: weights, user inputs, tuples; `NotCheckable` when torch's value of such an
+    input is in `unknown`, i.e. random)."""
+
+    def arg(a):
+        if isinstance(a, (list, tuple)):
+            return type(a)(arg(x) for x in a)
+        if not isinstance(a, torch.fx.Node):
+            return a
+        r = recorded[a.name]
+        if a.name not in ort_values and a.name in unknown:
+            raise NotCheckable(a.name)
+        if isinstance(r, torch.Tensor):
+            if a.name not in ort_values:
+                return r.clone()
+            v = torch.from_numpy(np.array(ort_values[a.name])).reshape(r.shape if not r.is_complex() else (*r.shape, 2))
+            if r.is_complex():
+                return torch.view_as_complex(v.to(torch.float64 if r.dtype == torch.complex128 else torch.float32)).to(r.dtype)
+            return v.to(r.dtype)
+        if isinstance(r, (bool, int, float)) and a.name in ort_values:
+            return type(r)(np.asarray(ort_values[a.name]).reshape(-1)[0].item())
+        return r
+
+    args = arg(tuple(node.args))
+    kwargs = {k: arg(v) for k, v in node.kwargs.items()}
+    with torch.no_grad():
+        return node.target(*args, **kwargs)
+
+
+def diff_case(torch, case: str, fxonnx: str, optimize: bool, save_reference: bool) -> dict:
+    name, pt2, inputs_path, rtol, atol, reference = case_paths(case)
+    rec = {"case": name, "optimize": optimize, "rtol": rtol, "atol": atol}
+    inputs = leaves(inputs_path)
+    try:
+        gm, recorded, stale, graph_inputs = run_torch(torch, pt2, inputs)
+    except Exception as e:  # noqa: BLE001 -- any torch failure is recorded, not fatal
+        rec["error"] = f"torch: {type(e).__name__}: {str(e)[:300]}"
+        return rec
+    nodes = [n for n in gm.graph.nodes if n.op == "call_function"]
+    undefined, tainted = undefined_values(nodes)
+    if save_reference and reference:
+        arrays = {}
+        for n in nodes:
+            v = to_numpy(torch, recorded.get(n.name))
+            if v is not None and n.name not in undefined and n.name not in tainted:
+                arrays[n.name] = v
+        np.savez_compressed(reference, **arrays)
+        rec["reference"] = os.path.basename(reference)
+    with tempfile.TemporaryDirectory() as tmp:
+        onnx_path = os.path.join(tmp, "model.onnx")
+        ok, err, secs = run_fxonnx(fxonnx, pt2, onnx_path, optimize)
+        rec["export_s"] = round(secs, 3)
+        if not ok:
+            rec["error"] = f"fxonnx: {err}"
+            return rec
+        try:
+            ort_values = run_ort(onnx_path, graph_inputs)
+        except Exception as e:  # noqa: BLE001
+            rec["error"] = f"onnxruntime: {type(e).__name__}: {str(e)[:300]}"
+            return rec
+    # Half-precision anywhere widens the tolerance of every node (as tests/check_onnx.py does).
+    floors = low_precision(torch)
+    widest = max((floors[v.dtype] for v in recorded.values() if isinstance(v, torch.Tensor) and v.dtype in floors),
+                 default=(0.0, 0.0))
+    n_rtol, n_atol = max(rtol, widest[0]), max(atol, widest[1])
+    compared = local_checked = 0
+    first_global = first_local = None
+    worst_local = (0.0, None)
+    missing = []
+    for n in nodes:
+        if n.name in undefined:
+            continue
+        value = recorded.get(n.name)
+        expected = to_numpy(torch, value)
+        if expected is None:
+            continue
+        if n.name not in ort_values:
+            missing.append(n.name)
+            continue
+        actual = ort_values[n.name]
+        compared += 1
+        g = None if n.name in tainted else compare(actual, expected, n_rtol, n_atol)
+        if g is not None and g > 1 and first_global is None:
+            first_global = {"node": n.name, "target": str(n.target), "tol_ratio": g}
+        try:
+            local = None if n.name in stale else local_value(torch, n, ort_values, recorded, undefined | tainted)
+        except Exception:  # noqa: BLE001 -- an op torch cannot rerun on these inputs
+            local = None
+        lv = to_numpy(torch, local)
+        l_ratio = compare(actual, lv, n_rtol, n_atol) if lv is not None else None
+        if l_ratio is not None:
+            local_checked += 1
+            if l_ratio > worst_local[0]:
+                worst_local = (l_ratio, n.name)
+            if l_ratio > 1 and first_local is None:
+                first_local = {"node": n.name, "target": str(n.target), "tol_ratio": l_ratio,
+                               "global_tol_ratio": g}
+    rec.update({"nodes": len(nodes), "compared": compared, "local_checked": local_checked,
+                "not_exposed": len(missing), "first_local_divergence": first_local,
+                "first_global_divergence": first_global,
+                "worst_local": {"tol_ratio": worst_local[0], "node": worst_local[1]}})
+    return rec
+
+
+def fmt_div(d) -> str:
+    if not d:
+        return "–"
+    r = d["tol_ratio"]
+    return f"`{d['node']}` ({d['target']}, {'inf' if r == float('inf') else f'{r:.3g}'}×)"
+
+
+def markdown(records: list) -> str:
+    lines = ["# Node-by-node differential check: fxonnx against torch", "",
+             "Generated by `benches/node_diff.py` (needs torch). Every FX node's value from `fxonnx export "
+             "--debug-outputs`, run in ONNX Runtime, against the ExportedProgram run by `torch.fx.Interpreter`. "
+             "*local*: the node's op rerun in torch on ONNX Runtime's inputs (an error of that node alone); "
+             "*global*: against torch's own value (errors carried from earlier nodes included). Ratios are "
+             "max |a-e| / (atol + rtol·|e|) with the case's tolerance; a divergence is a ratio over 1.", "",
+             "| case | optimized | FX nodes | compared | local checks | first local divergence | "
+             "first global divergence | worst local ratio |",
+             "|---|---|---:|---:|---:|---|---|---:|"]
+    for r in records:
+        if "error" in r:
+            lines.append(f"| {r['case']} | {'yes' if r['optimize'] else 'no'} | | | | error: "
+                         f"{r['error'].replace('|', '/')[:160]} | | |")
+            continue
+        lines.append(f"| {r['case']} | {'yes' if r['optimize'] else 'no'} | {r['nodes']} | {r['compared']} | "
+                     f"{r['local_checked']} | {fmt_div(r['first_local_divergence'])} | "
+                     f"{fmt_div(r['first_global_divergence'])} | {r['worst_local']['tol_ratio']:.3g} |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("cases", nargs="+")
+    ap.add_argument("--fxonnx", default=os.path.join(HERE, "..", "target", "release", "fxonnx"))
+    ap.add_argument("--no-optimize", action="store_true")
+    ap.add_argument("--json", default=None, help="append one JSON record per case")
+    ap.add_argument("--out", default=None, help="markdown table")
+    ap.add_argument("--save-reference", action="store_true", help="write NAME.nodes.npz beside fixture archives")
+    args = ap.parse_args(argv)
+    import torch
+    torch.set_num_threads(1)
+    records = []
+    for case in args.cases:
+        rec = diff_case(torch, case, args.fxonnx, not args.no_optimize, args.save_reference)
+        records.append(rec)
+        print(json.dumps(rec), flush=True)
+        if args.json:
+            with open(args.json, "a") as f:
+                f.write(json.dumps(rec) + "\n")
+    if args.out:
+        with open(args.out, "w") as f:
+            f.write(markdown(records))
+    return 1 if any("error" in r or r.get("first_local_divergence") for r in records) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
