@@ -52,6 +52,21 @@ fn cross_along(op: &mut Builder, self_: Value, other: Value, dim: i64) -> OpResu
     Ok(op.Concat(&parts).axis(axis).out())
 }
 
+/// [M, K] x [G, K, N] -> [M, N] with the rows grouped by `offs` (their ends): every group's
+/// product is computed and each row keeps its own group's (G times the work of the jagged
+/// product, in plain MatMuls); rows past `offs[-1]` are zeros.
+fn rows_grouped_mm(op: &mut Builder, a: Value, b: Value, offs: Value, t: DType) -> Value {
+    let all = op.MatMul(a, b);
+    let rows = dim_size(op, a, 0);
+    let (group, valid) = group_of_positions(op, offs, rows);
+    // all[group[m], m, :] for every row m.
+    let picked = pick_group(op, all, group, &[1, -1, 1]);
+    let col = op.const_i64s(&[-1, 1]);
+    let valid = op.Reshape(valid, col).out();
+    let zero = op.scalar(t, 0.0);
+    op.Where(valid, picked, zero)
+}
+
 /// For positions `0..n` of a jagged dim whose groups end at `offs`: each position's group (the
 /// count of ends at or before it, clamped to the last group) and whether it lies before
 /// `offs[-1]`.
@@ -463,17 +478,7 @@ translations! {
         match (rank_of(op, a)?, rank_of(op, b)?, offs) {
             (3, 3, None) => Ok(op.MatMul(a, b)),
             // [M, K] x [G, K, N] -> [M, N]: rows grouped.
-            (2, 3, Some(offs)) => {
-                let all = op.MatMul(a, b);
-                let rows = dim_size(op, a, 0);
-                let (group, valid) = group_of_positions(op, offs, rows);
-                // all[group[m], m, :] for every row m.
-                let picked = pick_group(op, all, group, &[1, -1, 1]);
-                let col = op.const_i64s(&[-1, 1]);
-                let valid = op.Reshape(valid, col).out();
-                let zero = op.scalar(t, 0.0);
-                Ok(op.Where(valid, picked, zero))
-            }
+            (2, 3, Some(offs)) => Ok(rows_grouped_mm(op, a, b, offs, t)),
             // [G, M, K] x [K, N] -> [M, N]: columns grouped.
             (3, 2, Some(offs)) => {
                 let all = op.MatMul(a, b);
@@ -509,6 +514,20 @@ translations! {
                 "_grouped_mm of a {ra}-D and a {rb}-D operand {} offsets is not a form torch defines",
                 if offs.is_some() { "with" } else { "without" }
             ),
+        }
+    }
+
+    /// transformers::grouped_mm_fallback(Tensor input, Tensor weight, Tensor offs) -> Tensor
+    ///
+    /// transformers' mixture-of-experts matmul (`integrations/moe.py`): rows of `input` sorted
+    /// by expert, `offs` the cumulative row counts; rows past `offs[-1]` are zeros.
+    #[target("transformers::grouped_mm_fallback")]
+    fn grouped_mm_fallback(op, input: Tensor, weight: Tensor, offs: Tensor) -> OpResult<Value> {
+        let t = op.out_dtype(0).unwrap_or(dtype_of(op, input)?);
+        let (a, b) = (cast(op, input, t), cast(op, weight, t));
+        match (rank_of(op, a)?, rank_of(op, b)?) {
+            (2, 3) => Ok(rows_grouped_mm(op, a, b, offs, t)),
+            (ra, rb) => bail!("grouped_mm_fallback takes a 2-D input and 3-D weights, not {ra}-D and {rb}-D"),
         }
     }
 

@@ -32,6 +32,7 @@ pub const EXPORTABLE: &[(&str, &str)] = &[
     ("lifted_constant", "model"),
     ("mlp_bn", "model"),
     ("mlp_strict", "model"),
+    ("model_moe", "model"),
     ("more_ops", "model"),
     ("multi_model", "model"),
     ("multi_model", "second"),
