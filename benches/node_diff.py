@@ -160,7 +160,8 @@ def run_torch(torch, pt2: str, inputs: list):
     flat, graph_inputs = [], []
     # The graph's placeholders in signature order: lifted tensors by name, user inputs from the
     # leaves (a Python number where the program takes one), an empty tensor per effect token.
-    for s in ep.graph_signature.input_specs:
+    placeholders = [n for n in ep.graph.nodes if n.op == "placeholder"]
+    for s, node in zip(ep.graph_signature.input_specs, placeholders):
         kind = s.kind.name
         if kind == "USER_INPUT":
             a = next(leaves_left)
@@ -168,7 +169,11 @@ def run_torch(torch, pt2: str, inputs: list):
             if arg_kind in ("SymIntArgument", "SymFloatArgument", "SymBoolArgument", "ConstantArgument"):
                 flat.append(a.reshape(-1)[0].item() if a.size == 1 else a)
             else:
-                flat.append(torch.from_numpy(np.array(a)))
+                t = torch.from_numpy(np.array(a))
+                val = node.meta.get("val")
+                if isinstance(val, torch.Tensor) and val.is_complex():  # given as its real view
+                    t = torch.view_as_complex(t.contiguous())
+                flat.append(t)
             if arg_kind != "ConstantArgument":  # constants are baked into the ONNX graph
                 graph_inputs.append(a)
         elif kind == "TOKEN":

@@ -1,18 +1,55 @@
 //! FFT ops on ONNX `DFT` (opset 20). Complex tensors travel as real views with a trailing dimension
 //! of 2 (`ValueInfo.complex`). Inverse transforms use `conj(DFT(conj(x)))`, so no normalisation is
 //! applied by ONNX; torch's `normalization` (0 none, 1 by 1/sqrt(n), 2 by 1/n) is applied after.
-//! Signal sizes must be static (they fix output shapes and scale factors).
+//! Complex-to-complex and two-sided real-to-complex transforms take symbolic signal sizes (the
+//! scale factors are computed in the graph); one-sided and complex-to-real ones need static sizes
+//! along the transformed axes, and so do sizes `s` that pad or cut.
 
 use crate::translate::prelude::*;
 use crate::translations;
 
 /// Marks `v` as a complex real view of signal shape `signal`.
-fn set_complex(op: &mut Builder, v: Value, signal: &[i64], t: Option<DType>) -> Value {
+fn set_complex(op: &mut Builder, v: Value, signal: &[Dim], t: Option<DType>) -> Value {
     let info = op.info_mut(v);
     info.complex = true;
     info.dtype = t;
-    info.shape = Some(signal.iter().map(|&n| Dim::Fixed(n)).chain([Dim::Fixed(2)]).collect());
+    info.shape = Some(signal.iter().cloned().chain([Dim::Fixed(2)]).collect());
     v
+}
+
+fn fixed(sizes: &[i64]) -> Vec<Dim> {
+    sizes.iter().map(|&n| Dim::Fixed(n)).collect()
+}
+
+/// The dims of `x`, static or symbolic (its rank must be known).
+fn dims_of(op: &Builder, x: Value) -> OpResult<Vec<Dim>> {
+    op.shape(x).map(|s| s.to_vec()).ok_or_else(|| OpError::new("FFT needs the input's rank"))
+}
+
+/// The number of signal elements over `axes` of `x` (of dims `shape`): static when they are.
+enum Count {
+    Fixed(i64),
+    /// An int64 scalar computed in the graph.
+    Dyn(Value),
+}
+
+fn count(op: &mut Builder, x: Value, shape: &[Dim], axes: &[i64]) -> Count {
+    let sizes: Option<Vec<i64>> = axes
+        .iter()
+        .map(|&a| match shape[a as usize] {
+            Dim::Fixed(n) => Some(n),
+            Dim::Param(_) => None,
+        })
+        .collect();
+    match sizes {
+        Some(sizes) => Count::Fixed(sizes.iter().product()),
+        None => {
+            let dims = op.Shape(x).out();
+            let idx = op.const_i64s(axes);
+            let picked = op.Gather(dims, idx).axis(0).out();
+            Count::Dyn(op.ReduceProd(picked, None).keepdims(0).out())
+        }
+    }
 }
 
 /// Copies the shape and complex flag of `from` to `v`.
@@ -36,7 +73,7 @@ fn conj(op: &mut Builder, x: Value) -> OpResult<Value> {
 
 /// A real tensor as a complex real view (zero imaginary part).
 fn to_complex(op: &mut Builder, x: Value) -> OpResult<Value> {
-    let shape = static_shape(op, x, "FFT")?;
+    let shape = dims_of(op, x)?;
     let t = dtype_of(op, x)?;
     let t = if t.is_float() { t } else { DType::Float };
     let x = cast(op, x, t);
@@ -65,15 +102,21 @@ fn dft(op: &mut Builder, x: Value, axis: i64, onesided: bool) -> Value {
 }
 
 /// `x` scaled for torch's normalisation mode over `n` signal elements.
-fn normalize(op: &mut Builder, x: Value, normalization: i64, n: i64) -> OpResult<Value> {
+fn normalize(op: &mut Builder, x: Value, normalization: i64, n: Count) -> OpResult<Value> {
     let t = dtype_of(op, x)?;
-    let f = match normalization {
-        0 => return Ok(x),
-        1 => 1.0 / (n as f64).sqrt(),
-        2 => 1.0 / n as f64,
-        m => bail!("unknown FFT normalization {m}"),
+    if !(0..=2).contains(&normalization) {
+        bail!("unknown FFT normalization {normalization}");
+    }
+    let s = match n {
+        _ if normalization == 0 => return Ok(x),
+        Count::Fixed(n) if normalization == 1 => op.scalar(t, 1.0 / (n as f64).sqrt()),
+        Count::Fixed(n) => op.scalar(t, 1.0 / n as f64),
+        Count::Dyn(n) => {
+            let n = cast(op, n, t);
+            let n = if normalization == 1 { op.Sqrt(n) } else { n };
+            op.Reciprocal(n)
+        }
     };
-    let s = op.scalar(t, f);
     let v = op.Mul(x, s);
     Ok(same_as(op, v, x))
 }
@@ -91,7 +134,16 @@ fn axes(dims: &[i64], r: usize) -> OpResult<Vec<i64>> {
         .collect()
 }
 
-/// The signal rank and sizes of a complex real view.
+/// The signal dims of a complex real view, static or symbolic.
+fn signal_dims(op: &Builder, x: Value) -> OpResult<Vec<Dim>> {
+    let mut s = dims_of(op, x)?;
+    if s.pop() != Some(Dim::Fixed(2)) || !op.info(x).complex {
+        bail!("this FFT needs a complex input, and its input is real");
+    }
+    Ok(s)
+}
+
+/// The signal sizes of a complex real view, which must be static.
 fn signal_shape(op: &Builder, x: Value) -> OpResult<Vec<i64>> {
     let mut s = static_shape(op, x, "FFT")?;
     if s.pop() != Some(2) {
@@ -100,29 +152,108 @@ fn signal_shape(op: &Builder, x: Value) -> OpResult<Vec<i64>> {
     Ok(s)
 }
 
-/// `x` (complex view) cut or zero-padded to `n` along signal axis `axis`.
+/// `x` cut or zero-padded to `n` along `axis` (a real tensor's, or a complex view's signal axis).
 fn resize_axis(op: &mut Builder, x: Value, axis: i64, n: i64) -> OpResult<Value> {
-    let mut shape = signal_shape(op, x)?;
-    let cur = shape[axis as usize];
-    shape[axis as usize] = n;
-    let v = if n == cur {
-        return Ok(x);
-    } else if n < cur {
-        let (s, e, a) = (op.const_i64s(&[0]), op.const_i64s(&[n]), op.const_i64s(&[axis]));
-        op.Slice(x, s, e, Some(a), None)
-    } else {
-        let pads = op.const_i64s(&[0, n - cur]);
-        let a = op.const_i64s(&[axis]);
-        op.Pad(x, pads, None, Some(a)).out()
+    let complex = op.info(x).complex;
+    let mut shape = if complex { signal_dims(op, x)? } else { dims_of(op, x)? };
+    let cur = shape[axis as usize].clone();
+    shape[axis as usize] = Dim::Fixed(n);
+    let a = op.const_i64s(&[axis]);
+    let v = match cur {
+        Dim::Fixed(cur) if n == cur => return Ok(x),
+        Dim::Fixed(cur) if n < cur => {
+            let (s, e) = (op.const_i64s(&[0]), op.const_i64s(&[n]));
+            op.Slice(x, s, e, Some(a), None)
+        }
+        Dim::Fixed(cur) => {
+            let pads = op.const_i64s(&[0, n - cur]);
+            op.Pad(x, pads, None, Some(a)).out()
+        }
+        // A symbolic size: cut to at most n, then pad by what is missing (max(n - size, 0)).
+        Dim::Param(_) => {
+            let (s, e) = (op.const_i64s(&[0]), op.const_i64s(&[n]));
+            let cut = op.Slice(x, s, e, Some(a), None);
+            let size = dim_size(op, x, axis);
+            let target = op.const_i64s(&[n]);
+            let missing = op.Sub(target, size);
+            let zero = op.const_i64s(&[0]);
+            let missing = op.Max(&[missing, zero]);
+            let pads = op.Concat(&[zero, missing]).axis(0).out();
+            op.Pad(cut, pads, None, Some(a)).out()
+        }
     };
     let t = op.dtype(x);
-    Ok(set_complex(op, v, &shape, t))
+    if complex {
+        return Ok(set_complex(op, v, &shape, t));
+    }
+    let info = op.info_mut(v);
+    (info.dtype, info.shape) = (t, Some(shape));
+    Ok(v)
+}
+
+/// The transforms torch's `fft_*` functions compute (`torch/_refs/fft.py`).
+#[derive(Clone, Copy, PartialEq)]
+enum Transform {
+    /// complex (or real promoted) to complex, forward
+    Fft,
+    /// complex to complex, inverse
+    Ifft,
+    /// real to one-sided complex, forward
+    Rfft,
+    /// real to one-sided complex, inverse: the conjugate of rfft, scaled as an inverse
+    Ihfft,
+}
+
+/// `fft_fftn` and its kin: the signal dims and sizes canonicalized as torch does (`dim`, else the
+/// last `len(s)` dims, else all; `-1` in `s` keeps a size), the input resized to them, transformed.
+fn transform(
+    op: &mut Builder,
+    x: Value,
+    s: Option<Vec<SymInt>>,
+    dim: Option<Vec<i64>>,
+    norm: Option<&str>,
+    kind: Transform,
+) -> OpResult<Value> {
+    let complex = op.info(x).complex;
+    if complex && matches!(kind, Transform::Rfft | Transform::Ihfft) {
+        bail!("rfft and ihfft take a real input");
+    }
+    let r = dims_of(op, x)?.len() - complex as usize;
+    let s = s.map(|s| const_sizes(&s)).transpose()?;
+    let dims = match (&dim, &s) {
+        (Some(d), _) => axes(d, r)?,
+        (None, Some(s)) if s.len() <= r => ((r - s.len()) as i64..r as i64).collect(),
+        (None, Some(s)) => bail!("FFT: {} signal sizes `s` for a tensor of rank {r}", s.len()),
+        (None, None) => (0..r as i64).collect(),
+    };
+    let mut v = x;
+    if let Some(s) = &s {
+        if s.len() != dims.len() {
+            bail!("FFT: s and dim differ in length");
+        }
+        for (&a, &n) in dims.iter().zip(s) {
+            if n != -1 {
+                v = resize_axis(op, v, a, n)?;
+            }
+        }
+    }
+    let forward = matches!(kind, Transform::Fft | Transform::Rfft);
+    let mode = norm_mode(norm, forward)?;
+    match kind {
+        Transform::Fft if !complex => r2c(op, v, &dims, mode, false),
+        Transform::Fft | Transform::Ifft => c2c(op, v, &dims, mode, forward),
+        Transform::Rfft => r2c(op, v, &dims, mode, true),
+        Transform::Ihfft => {
+            let v = r2c(op, v, &dims, mode, true)?;
+            conj(op, v)
+        }
+    }
 }
 
 /// `_fft_c2c`: complex to complex over `dims`.
 fn c2c(op: &mut Builder, x: Value, dims: &[i64], normalization: i64, forward: bool) -> OpResult<Value> {
     let x = complex_input(op, x)?;
-    let shape = signal_shape(op, x)?;
+    let shape = signal_dims(op, x)?;
     let ax = axes(dims, shape.len())?;
     let mut v = if forward { x } else { conj(op, x)? };
     for &a in &ax {
@@ -132,7 +263,7 @@ fn c2c(op: &mut Builder, x: Value, dims: &[i64], normalization: i64, forward: bo
     if !forward {
         v = conj(op, v)?;
     }
-    let n: i64 = ax.iter().map(|&a| shape[a as usize]).product();
+    let n = count(op, x, &shape, &ax);
     normalize(op, v, normalization, n)
 }
 
@@ -141,9 +272,10 @@ fn r2c(op: &mut Builder, x: Value, dims: &[i64], normalization: i64, onesided: b
     if op.info(x).complex {
         bail!("_fft_r2c needs a real input");
     }
-    let shape = static_shape(op, x, "FFT")?;
+    let shape = dims_of(op, x)?;
     let ax = axes(dims, shape.len())?;
     let Some((&last, rest)) = ax.split_last() else { return to_complex(op, x) };
+    let n = count(op, x, &shape, &ax);
     let t = dtype_of(op, x)?;
     let t = if t.is_float() { t } else { DType::Float };
     let x = cast(op, x, t);
@@ -155,10 +287,12 @@ fn r2c(op: &mut Builder, x: Value, dims: &[i64], normalization: i64, onesided: b
     }
     let mut out = shape.clone();
     if onesided {
-        out[last as usize] = shape[last as usize] / 2 + 1;
+        let Dim::Fixed(len) = shape[last as usize] else {
+            bail!("a one-sided FFT needs a static size along dim {last}");
+        };
+        out[last as usize] = Dim::Fixed(len / 2 + 1);
     }
     let v = set_complex(op, v, &out, Some(t));
-    let n: i64 = ax.iter().map(|&a| shape[a as usize]).product();
     normalize(op, v, normalization, n)
 }
 
@@ -180,7 +314,7 @@ fn c2r(op: &mut Builder, x: Value, dims: &[i64], normalization: i64, last_n: i64
     for &a in rest {
         z = dft(op, z, a, false);
     }
-    z = set_complex(op, z, &shape, op.dtype(x));
+    z = set_complex(op, z, &fixed(&shape), op.dtype(x));
     z = resize_axis(op, z, last, half)?;
     // The full spectrum: z[k] for k < half, conj(z[n - k]) above.
     let tail_len = last_n - half;
@@ -190,7 +324,7 @@ fn c2r(op: &mut Builder, x: Value, dims: &[i64], normalization: i64, last_n: i64
         let tail = op.Slice(z, s, e, Some(a), Some(st));
         let mut ts = shape.clone();
         ts[last as usize] = tail_len;
-        let tail = set_complex(op, tail, &ts, op.dtype(x));
+        let tail = set_complex(op, tail, &fixed(&ts), op.dtype(x));
         let tail = conj(op, tail)?;
         op.Concat(&[z, tail]).axis(last).out()
     } else {
@@ -202,7 +336,7 @@ fn c2r(op: &mut Builder, x: Value, dims: &[i64], normalization: i64, last_n: i64
     let re = op.Squeeze(re, Some(a));
     op.info_mut(re).dtype = op.dtype(x);
     let n: i64 = rest.iter().map(|&a| shape[a as usize]).product::<i64>() * last_n;
-    normalize(op, re, normalization, n)
+    normalize(op, re, normalization, Count::Fixed(n))
 }
 
 /// torch's `norm` string as a normalisation mode for a forward or inverse transform.
@@ -433,6 +567,150 @@ translations! {
         c2r(op, v, &dims, mode, last_n)
     }
 
+    /// fft_fft(Tensor self, SymInt? n=None, int dim=-1, str? norm=None) -> Tensor
+    #[target("aten::fft_fft")]
+    fn fft_fft(
+        op,
+        self_: Tensor,
+        n: Option<SymInt> = None,
+        dim: i64 = -1,
+        norm: Option<&str> = None,
+    ) -> OpResult<Value> {
+        transform(op, self_, n.map(|n| vec![n]), Some(vec![dim]), norm, Transform::Fft)
+    }
+
+    /// fft_ifft(Tensor self, SymInt? n=None, int dim=-1, str? norm=None) -> Tensor
+    #[target("aten::fft_ifft")]
+    fn fft_ifft(
+        op,
+        self_: Tensor,
+        n: Option<SymInt> = None,
+        dim: i64 = -1,
+        norm: Option<&str> = None,
+    ) -> OpResult<Value> {
+        transform(op, self_, n.map(|n| vec![n]), Some(vec![dim]), norm, Transform::Ifft)
+    }
+
+    /// fft_rfft(Tensor self, SymInt? n=None, int dim=-1, str? norm=None) -> Tensor
+    #[target("aten::fft_rfft")]
+    fn fft_rfft(
+        op,
+        self_: Tensor,
+        n: Option<SymInt> = None,
+        dim: i64 = -1,
+        norm: Option<&str> = None,
+    ) -> OpResult<Value> {
+        transform(op, self_, n.map(|n| vec![n]), Some(vec![dim]), norm, Transform::Rfft)
+    }
+
+    /// fft_ihfft(Tensor self, SymInt? n=None, int dim=-1, str? norm=None) -> Tensor
+    #[target("aten::fft_ihfft")]
+    fn fft_ihfft(
+        op,
+        self_: Tensor,
+        n: Option<SymInt> = None,
+        dim: i64 = -1,
+        norm: Option<&str> = None,
+    ) -> OpResult<Value> {
+        transform(op, self_, n.map(|n| vec![n]), Some(vec![dim]), norm, Transform::Ihfft)
+    }
+
+    /// fft_fft2(Tensor self, SymInt[1]? s=None, int[1] dim=[-2, -1], str? norm=None) -> Tensor
+    #[target("aten::fft_fft2")]
+    fn fft_fft2(
+        op,
+        self_: Tensor,
+        s: Option<Vec<SymInt>> = None,
+        dim: Vec<i64> = vec![-2, -1],
+        norm: Option<&str> = None,
+    ) -> OpResult<Value> {
+        transform(op, self_, s, Some(dim), norm, Transform::Fft)
+    }
+
+    /// fft_ifft2(Tensor self, SymInt[1]? s=None, int[1] dim=[-2, -1], str? norm=None) -> Tensor
+    #[target("aten::fft_ifft2")]
+    fn fft_ifft2(
+        op,
+        self_: Tensor,
+        s: Option<Vec<SymInt>> = None,
+        dim: Vec<i64> = vec![-2, -1],
+        norm: Option<&str> = None,
+    ) -> OpResult<Value> {
+        transform(op, self_, s, Some(dim), norm, Transform::Ifft)
+    }
+
+    /// fft_rfft2(Tensor self, SymInt[1]? s=None, int[1] dim=[-2, -1], str? norm=None) -> Tensor
+    #[target("aten::fft_rfft2")]
+    fn fft_rfft2(
+        op,
+        self_: Tensor,
+        s: Option<Vec<SymInt>> = None,
+        dim: Vec<i64> = vec![-2, -1],
+        norm: Option<&str> = None,
+    ) -> OpResult<Value> {
+        transform(op, self_, s, Some(dim), norm, Transform::Rfft)
+    }
+
+    /// fft_ihfft2(Tensor self, SymInt[1]? s=None, int[1] dim=[-2, -1], str? norm=None) -> Tensor
+    #[target("aten::fft_ihfft2")]
+    fn fft_ihfft2(
+        op,
+        self_: Tensor,
+        s: Option<Vec<SymInt>> = None,
+        dim: Vec<i64> = vec![-2, -1],
+        norm: Option<&str> = None,
+    ) -> OpResult<Value> {
+        transform(op, self_, s, Some(dim), norm, Transform::Ihfft)
+    }
+
+    /// fft_fftn(Tensor self, SymInt[1]? s=None, int[1]? dim=None, str? norm=None) -> Tensor
+    #[target("aten::fft_fftn")]
+    fn fft_fftn(
+        op,
+        self_: Tensor,
+        s: Option<Vec<SymInt>> = None,
+        dim: Option<Vec<i64>> = None,
+        norm: Option<&str> = None,
+    ) -> OpResult<Value> {
+        transform(op, self_, s, dim, norm, Transform::Fft)
+    }
+
+    /// fft_ifftn(Tensor self, SymInt[1]? s=None, int[1]? dim=None, str? norm=None) -> Tensor
+    #[target("aten::fft_ifftn")]
+    fn fft_ifftn(
+        op,
+        self_: Tensor,
+        s: Option<Vec<SymInt>> = None,
+        dim: Option<Vec<i64>> = None,
+        norm: Option<&str> = None,
+    ) -> OpResult<Value> {
+        transform(op, self_, s, dim, norm, Transform::Ifft)
+    }
+
+    /// fft_rfftn(Tensor self, SymInt[1]? s=None, int[1]? dim=None, str? norm=None) -> Tensor
+    #[target("aten::fft_rfftn")]
+    fn fft_rfftn(
+        op,
+        self_: Tensor,
+        s: Option<Vec<SymInt>> = None,
+        dim: Option<Vec<i64>> = None,
+        norm: Option<&str> = None,
+    ) -> OpResult<Value> {
+        transform(op, self_, s, dim, norm, Transform::Rfft)
+    }
+
+    /// fft_ihfftn(Tensor self, SymInt[1]? s=None, int[1]? dim=None, str? norm=None) -> Tensor
+    #[target("aten::fft_ihfftn")]
+    fn fft_ihfftn(
+        op,
+        self_: Tensor,
+        s: Option<Vec<SymInt>> = None,
+        dim: Option<Vec<i64>> = None,
+        norm: Option<&str> = None,
+    ) -> OpResult<Value> {
+        transform(op, self_, s, dim, norm, Transform::Ihfft)
+    }
+
     /// real(Tensor(a) self) -> Tensor(a)
     #[target("aten::real")]
     fn real(op, self_: Tensor) -> Value {
@@ -541,8 +819,8 @@ translations! {
         let nf = if onesided { n_fft / 2 + 1 } else { n_fft };
         let mut out: Vec<i64> = shape[..r - 1].to_vec();
         out.extend([nf, frames]);
-        let y = set_complex(op, y, &out, Some(t));
-        normalize(op, y, if normalized { 1 } else { 0 }, n_fft)
+        let y = set_complex(op, y, &fixed(&out), Some(t));
+        normalize(op, y, if normalized { 1 } else { 0 }, Count::Fixed(n_fft))
     }
 
     /// view_as_real(Tensor(a) self) -> Tensor(a)

@@ -1202,13 +1202,16 @@ translations! {
     }
 
     /// positive(Tensor(a) self) -> Tensor(a)
-    #[target("aten::positive", "aten::resolve_neg")]
+    ///
+    /// Also `resolve_neg` and `resolve_conj`, which only materialize a lazy negation or conjugation:
+    /// their values are their inputs' (conjugation is never lazy here).
+    #[target("aten::positive", "aten::resolve_neg", "aten::resolve_conj")]
     fn positive(op, self_: Tensor) -> Value {
         self_
     }
 
     /// conj_physical(Tensor self) -> Tensor
-    #[target("aten::conj_physical", "aten::_conj", "aten::conj", "aten::resolve_conj", "aten::_conj_physical")]
+    #[target("aten::conj_physical", "aten::_conj", "aten::conj", "aten::_conj_physical")]
     fn conj_physical(op, self_: Tensor) -> Value {
         if !op.info(self_).complex {
             return self_;

@@ -26,6 +26,7 @@ pub const EXPORTABLE: &[(&str, &str)] = &[
     ("effects_tokens", "model"),
     ("einsum", "model"),
     ("embedding_bags", "model"),
+    ("fft_ops", "model"),
     ("global_pool_dynamic", "model"),
     ("half_dtypes", "model"),
     ("hops_loops", "model"),
