@@ -31,6 +31,7 @@ pub mod shape;
 pub(crate) mod shared;
 pub mod sorting;
 pub mod statistics;
+pub mod torchvision;
 
 /// A family's registration function (each `translations!` block defines one, `register`).
 pub type Register = fn(&mut TranslationTable);
@@ -58,6 +59,7 @@ pub const FAMILIES: &[(&str, Register)] = &[
     ("sorting", sorting::register),
     ("special", numerics::special::register),
     ("statistics", statistics::register),
+    ("torchvision", torchvision::register),
 ];
 
 /// Every built-in translation.

@@ -29,6 +29,16 @@ const REFUSED: &[(&str, &str)] = &[
     ("aten::native_group_norm_backward.default", BACKWARD),
     ("aten::native_layer_norm_backward.default", BACKWARD),
     ("aten::sym_stride.int", STRIDES),
+    (
+        "torchvision::deform_conv2d.default",
+        "deformable convolution samples the input at learned per-position offsets; ONNX has no operator \
+         for it and fxonnx does not build it from gathers yet: translate it in a custom table",
+    ),
+    (
+        "torchvision::ps_roi_pool.default",
+        "position-sensitive ROI pooling averages integer-rounded bins, which neither MaxRoiPool nor \
+         RoiAlign computes; not translated yet: use ps_roi_align, or translate it in a custom table",
+    ),
     ("prims::resize.default", "resizes a tensor's storage in place; ONNX values are immutable and have no storage"),
     (
         "onnx_symbolic::_symbolic.default",

@@ -46,6 +46,7 @@ pub const EXPORTABLE: &[(&str, &str)] = &[
     ("tied_weights", "model"),
     ("tiny_transformer", "model"),
     ("tiny_transformer_decomposed", "model"),
+    ("torchvision_ops", "model"),
     ("unbacked_symbols", "model"),
     ("universe_grad_region", "model"),
     ("universe_grouped_mm", "model"),
