@@ -51,6 +51,17 @@ fn every_fixture_exports_deterministically_and_matches_pytorch() {
     assert!(failures.is_empty(), "failing fixtures: {failures:?}");
 }
 
+/// Fixtures without a node reference, and why.
+const NO_NODE_REFERENCE: &[(&str, &str)] = &[
+    ("attention_internals", "torch has no CPU kernel for flash attention: the program cannot run in torch"),
+    (
+        "quantized_convnet",
+        "ONNX Runtime runs QDQ graphs with integer kernels (the float bias quantized, exact ties rounded \
+         apart): intermediate values differ from torch's float ones by up to a quantum",
+    ),
+    ("quantized_transformer", "as quantized_convnet"),
+];
+
 /// The per-node differential check, frozen: `benches/node_diff.py --save-reference` ran each
 /// fixture's program in torch and saved every FX node's value (`NAME.nodes.npz`); the model exported
 /// with `debug_outputs` must give each of them that it computes, within the fixture's tolerance
@@ -60,13 +71,21 @@ fn every_fixture_matches_torch_node_by_node() {
     let Some(py) = python() else { return };
     let tmp = tempfile::tempdir().expect("tempdir");
     let mut failures = Vec::new();
-    let mut checked = 0;
     for &(name, model) in EXPORTABLE.iter().filter(|(_, model)| *model == "model") {
         let nodes = fixtures().join(format!("{name}.nodes.npz"));
-        if !nodes.exists() {
-            continue;
+        let exempt = NO_NODE_REFERENCE.iter().any(|(n, _)| *n == name);
+        match (nodes.exists(), exempt) {
+            (true, false) => {}
+            (false, true) => continue,
+            (false, false) => {
+                failures.push(format!("{name}: no {name}.nodes.npz (benches/node_diff.py --save-reference)"));
+                continue;
+            }
+            (true, true) => {
+                failures.push(format!("{name}: has a node reference but is listed in NO_NODE_REFERENCE"));
+                continue;
+            }
         }
-        checked += 1;
         let out = tmp.path().join(format!("{name}.debug.onnx"));
         let opts = fxonnx::ExportOptions { debug_outputs: true, ..Default::default() };
         export_to(name, model, &out, &opts);
@@ -78,8 +97,6 @@ fn every_fixture_matches_torch_node_by_node() {
             Err(text) => failures.push(format!("{name}:\n{text}")),
         }
     }
-    // Every fixture torch can run has a reference (attention_internals needs flash attention).
-    assert!(checked + 1 >= EXPORTABLE.iter().filter(|(_, m)| *m == "model").count(), "{checked} references");
     assert!(failures.is_empty(), "node-by-node mismatches:\n{}", failures.join("\n"));
 }
 

@@ -23,6 +23,7 @@ pub mod nn;
 pub mod numerics;
 pub mod operator;
 pub mod pooling;
+pub mod quantized;
 pub mod random;
 pub mod recurrent;
 pub mod reduction;
@@ -52,6 +53,7 @@ pub const FAMILIES: &[(&str, Register)] = &[
     ("nn", nn::register),
     ("operator", operator::register),
     ("pooling", pooling::register),
+    ("quantized", quantized::register),
     ("random", random::register),
     ("recurrent", recurrent::register),
     ("reduction", reduction::register),

@@ -40,6 +40,8 @@ pub const EXPORTABLE: &[(&str, &str)] = &[
     ("multi_outputs", "model"),
     ("nn_ops", "model"),
     ("nn_ops_decomposed", "model"),
+    ("quantized_convnet", "model"),
+    ("quantized_transformer", "model"),
     ("rnn_half", "model"),
     ("rnn_ops", "model"),
     ("scalar_inputs", "model"),
