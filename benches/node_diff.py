@@ -53,8 +53,14 @@ UNDEFINED = {"rand", "randn", "randint", "randperm", "bernoulli", "normal", "mul
              "binomial"}
 
 
-def undefined_op(target) -> bool:
-    name = base_name(target).rstrip("_")
+DROPOUTS = {"dropout", "native_dropout", "feature_dropout", "alpha_dropout", "feature_alpha_dropout"}
+
+
+def undefined_op(node) -> bool:
+    name = base_name(node.target).rstrip("_")
+    if name in DROPOUTS:  # (input, p, train): the identity out of training
+        train = node.kwargs.get("train", node.args[2] if len(node.args) > 2 else True)
+        return train is not False
     return name in UNDEFINED or name.removesuffix("_like") in UNDEFINED
 
 
@@ -95,7 +101,7 @@ def undefined_values(nodes) -> tuple[set, set]:
     undefined, tainted = set(), set()
     for n in nodes:
         source = n.args[0] if n.target is operator.getitem and n.args else None
-        if undefined_op(n.target) or getattr(source, "name", None) in undefined or tie_order(n):
+        if undefined_op(n) or getattr(source, "name", None) in undefined or tie_order(n):
             undefined.add(n.name)
         elif unordered_axis(n) is not None or any(a.name in undefined or a.name in tainted
                                                  for a in n.all_input_nodes):

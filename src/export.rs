@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use crate::fx::{Program, SignatureError};
+use crate::fx::{InputKind, Program, SignatureError};
 use crate::onnx::ir::Model;
 use crate::onnx::save::{self, DataPlacement, SaveError};
 use crate::pt2::{Archive, ArchiveFile, Pt2Error};
@@ -44,6 +44,11 @@ pub struct ExportOptions {
     pub input_names: Vec<String>,
     /// Names for the user outputs, in order.
     pub output_names: Vec<String>,
+    /// Name inputs and outputs after their place in the program's input and output trees, dotted
+    /// (`past_key_values.0.key`, `present.1.value`: the names ONNX Runtime GenAI and Optimum
+    /// expect of a decoder's cache), where `input_names` / `output_names` give none. Outputs
+    /// reached through tuples and lists only keep their FX names.
+    pub tree_names: bool,
     /// Names for symbolic dimensions: `{"s77": "batch"}`.
     pub dim_names: HashMap<String, String>,
     /// Save weights to `<file>.data` beside the model (always done above protobuf's 2 GiB limit).
@@ -74,6 +79,7 @@ impl Default for ExportOptions {
             opset_version: None,
             input_names: Vec::new(),
             output_names: Vec::new(),
+            tree_names: false,
             dim_names: HashMap::new(),
             external_data: false,
             custom_translation_table: None,
@@ -83,6 +89,43 @@ impl Default for ExportOptions {
             optimize: true,
             progress: None,
             debug_outputs: false,
+        }
+    }
+}
+
+/// The names the graph inputs and outputs are given: the options', else with `tree_names` their
+/// paths in the program's trees (explicit names win, one by one).
+fn io_names(program: &Program<'_>, options: &ExportOptions) -> Result<(Vec<String>, Vec<String>), Error> {
+    let (mut inputs, mut outputs) = (options.input_names.clone(), options.output_names.clone());
+    if !options.tree_names {
+        return Ok((inputs, outputs));
+    }
+    let paths = crate::fx::tree::paths(&program.loaded().program.graph_module)
+        .map_err(|e| Error::Options(format!("--tree-names: {e}")))?;
+    // Each in_spec leaf is a user input or a constant one (baked in, not a graph input).
+    let mut from_tree = Vec::new();
+    let mut leaves = paths.inputs.into_iter();
+    for input in program.inputs() {
+        match input.kind {
+            InputKind::UserTensor | InputKind::UserSymInt => from_tree.push(leaves.next().unwrap_or_default()),
+            InputKind::ConstantInput => {
+                leaves.next();
+            }
+            _ => {}
+        }
+    }
+    fill_in(&mut inputs, from_tree);
+    fill_in(&mut outputs, paths.outputs.into_iter().map(Option::unwrap_or_default).collect());
+    Ok((inputs, outputs))
+}
+
+/// `names` extended by `defaults` where it has none (empty keeps the FX name).
+fn fill_in(names: &mut Vec<String>, defaults: Vec<String>) {
+    for (i, d) in defaults.into_iter().enumerate() {
+        match names.get_mut(i) {
+            Some(n) if n.is_empty() => *n = d,
+            Some(_) => {}
+            None => names.push(d),
         }
     }
 }
@@ -156,12 +199,13 @@ fn stages(
         record.analysis = Some(crate::report::analysis(&loaded, &table, &options.dim_names));
     }
     let program = record.stage(Stage::ResolveProgram, || Program::new(&loaded))?;
+    let (input_names, output_names) = io_names(&program, options)?;
     let lower_options = LowerOptions {
         opset,
         table: &table,
         dim_names: &options.dim_names,
-        input_names: &options.input_names,
-        output_names: &options.output_names,
+        input_names: &input_names,
+        output_names: &output_names,
         debug_outputs: options.debug_outputs,
     };
     let (mut model, warnings) = record.stage(Stage::Translate, || lower::lower(&program, &lower_options))?;

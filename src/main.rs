@@ -39,6 +39,10 @@ enum Command {
         /// Names for the graph outputs, comma-separated, in order.
         #[arg(long, value_delimiter = ',')]
         output_names: Vec<String>,
+        /// Name inputs and outputs after their place in the program's input and output trees:
+        /// past_key_values.0.key, present.1.value (ONNX Runtime GenAI's and Optimum's names).
+        #[arg(long)]
+        tree_names: bool,
         /// Rename a symbolic dimension: --dim s77=batch (repeatable).
         #[arg(long = "dim", value_name = "SYMBOL=NAME")]
         dims: Vec<String>,
@@ -113,6 +117,7 @@ fn run(cli: Cli) -> Result<(), String> {
             model,
             input_names,
             output_names,
+            tree_names,
             dims,
             external_data,
             no_optimize,
@@ -128,6 +133,7 @@ fn run(cli: Cli) -> Result<(), String> {
                 opset_version: Some(opset),
                 input_names,
                 output_names,
+                tree_names,
                 dim_names: parse_dims(&dims)?,
                 external_data,
                 custom_translation_table: None,

@@ -100,6 +100,44 @@ fn every_fixture_matches_torch_node_by_node() {
     assert!(failures.is_empty(), "node-by-node mismatches:\n{}", failures.join("\n"));
 }
 
+/// A decoder with its KV cache as inputs and outputs, exported with `tree_names`: the inputs and
+/// outputs carry ONNX Runtime GenAI's and Optimum's names, and the model computes a decode step and
+/// a prefill (empty cache, a left-padded row) as transformers does.
+#[test]
+fn decoder_cache_takes_genai_names_and_runs_prefill_and_decode() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let out = tmp.path().join("decoder.onnx");
+    let opts = fxonnx::ExportOptions { tree_names: true, ..Default::default() };
+    export_to("decoder_llama", "model", &out, &opts);
+    let program = fxonnx::export(fixtures().join("decoder_llama.pt2"), &opts).expect("export");
+    let graph = program.model_proto().graph.expect("graph");
+    let names = |vs: &[fxonnx::internals::proto::ValueInfoProto]| vs.iter().map(|v| v.name.clone()).collect::<Vec<_>>();
+    let cache = |prefix: &str| -> Vec<String> {
+        (0..2).flat_map(|i| [format!("{prefix}.{i}.key"), format!("{prefix}.{i}.value")]).collect()
+    };
+    let mut inputs = vec!["input_ids".to_string(), "attention_mask".to_string()];
+    inputs.extend(cache("past_key_values"));
+    let mut outputs = vec!["logits".to_string()];
+    outputs.extend(cache("present"));
+    assert_eq!(names(&graph.input), inputs);
+    assert_eq!(names(&graph.output), outputs);
+    if let Some(py) = python() {
+        check_numerics(&py, "decoder_llama", "model", &out);
+    }
+}
+
+/// Tree names of nested inputs: the argument, then dict keys and list positions.
+#[test]
+fn tree_names_follow_dicts_and_lists() {
+    let opts = fxonnx::ExportOptions { tree_names: true, ..Default::default() };
+    let program = fxonnx::export(fixtures().join("dict_list_inputs.pt2"), &opts).expect("export");
+    let graph = program.model_proto().graph.expect("graph");
+    let inputs: Vec<_> = graph.input.iter().map(|v| v.name.as_str()).collect();
+    assert_eq!(inputs, ["tensor_x", "input_dict.tensor_x", "input_list.0"]);
+    // An output reached through tuples only keeps its FX name.
+    assert_eq!(graph.output[0].name, "linear_4");
+}
+
 #[test]
 fn external_data_round_trips() {
     let py = python();

@@ -60,6 +60,23 @@ fn attention_scores(
     Ok(scores)
 }
 
+/// Softmax of attention logits, as torch's `_safe_softmax`: a query that every key is masked from
+/// (its logits all -inf, a padded row) gets weights of 0, where a plain softmax gives NaN. Only a
+/// mask can do that (a causal one keeps key 0 for every query).
+fn attention_weights(op: &mut Builder, scores: Value, masked: bool) -> OpResult<Value> {
+    let w = op.Softmax(scores).axis(-1).out();
+    if !masked {
+        return Ok(w);
+    }
+    let t = dtype_of(op, scores)?;
+    let axes = op.const_i64s(&[-1]);
+    let row_max = op.ReduceMax(scores, Some(axes)).keepdims(1).out();
+    let ninf = op.scalar(t, f64::NEG_INFINITY);
+    let all_masked = op.Equal(row_max, ninf);
+    let zero = op.scalar(t, 0.0);
+    Ok(op.Where(all_masked, zero, w))
+}
+
 /// Grouped-query attention: repeat each of the `Hkv` key/value heads (axis -3) `Hq / Hkv` times in
 /// a row, as `repeat_interleave` does, so that `kv` has as many heads as `query`.
 fn repeat_heads(op: &mut Builder, kv: Value, query: Value) -> Value {
@@ -1208,7 +1225,7 @@ translations! {
         let (key, value) =
             if enable_gqa { (repeat_heads(op, key, query), repeat_heads(op, value, query)) } else { (key, value) };
         let scores = attention_scores(op, query, key, attn_mask, is_causal, scale)?;
-        let w = op.Softmax(scores).axis(-1).out();
+        let w = attention_weights(op, scores, attn_mask.is_some())?;
         Ok(op.MatMul(w, value))
     }
 
@@ -1227,7 +1244,7 @@ translations! {
     ) -> OpResult<Vec<Value>> {
         no_attention_dropout(dropout_p)?;
         let scores = attention_scores(op, query, key, attn_mask, is_causal, scale)?;
-        let w = op.Softmax(scores).axis(-1).out();
+        let w = attention_weights(op, scores, attn_mask.is_some())?;
         let output = op.MatMul(w, value);
         // The log of the softmax denominator, per query position: [..., L].
         let axes = op.const_i64s(&[-1]);
@@ -1255,7 +1272,7 @@ translations! {
             bail!("return_debug_mask=True: the debug attention mask is a CUDA kernel's internal state");
         }
         let scores = attention_scores(op, query, key, None, is_causal, scale)?;
-        let w = op.Softmax(scores).axis(-1).out();
+        let w = attention_weights(op, scores, false)?;
         let output = op.MatMul(w, value);
         let axes = op.const_i64s(&[-1]);
         let logsumexp = op.ReduceLogSumExp(scores, Some(axes)).keepdims(0).out();
@@ -1285,7 +1302,7 @@ translations! {
     ) -> OpResult<Vec<Option<Value>>> {
         no_attention_dropout(dropout_p)?;
         let scores = attention_scores(op, query, key, attn_bias, is_causal, scale)?;
-        let w = op.Softmax(scores).axis(-1).out();
+        let w = attention_weights(op, scores, attn_bias.is_some())?;
         // The philox seed and offset are the dropout RNG's state.
         Ok(vec![Some(op.MatMul(w, value)), None, None, None])
     }

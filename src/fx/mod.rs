@@ -2,6 +2,7 @@
 //! placeholder is a parameter, a buffer, a user input...), and printing like torch's `print(ep)`.
 
 mod print;
+pub mod tree;
 
 use crate::pt2::schema::{self, Argument, InputSpec, OutputSpec, SymIntArgument};
 use crate::pt2::Loaded;

@@ -353,6 +353,9 @@ pub struct GraphModule<'a> {
     pub module_call_graph: Vec<ModuleCallEntry<'a>>,
     #[serde(default, borrow)]
     pub metadata: Map<'a, Str<'a>>,
+    /// A namedtuple's fields by its registered type name (read with the trees, `fx::tree`).
+    #[serde(default, borrow)]
+    pub treespec_namedtuple_fields: Option<&'a serde_json::value::RawValue>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -836,13 +839,16 @@ pub enum OutputSpec<'a> {
     },
 }
 
-/// An entry of the module call graph. Only the module's name is kept: fxonnx exports the flat
-/// graph, and each entry's call signature (pytree specs as escaped JSON text, copied when parsed)
-/// is megabytes in a large program that nothing reads.
+/// An entry of the module call graph: the module's name, and its call signature unparsed (pytree
+/// specs as escaped JSON text are megabytes in a large program, and only the root's is ever read).
 #[derive(Debug, Deserialize)]
 pub struct ModuleCallEntry<'a> {
     #[serde(borrow)]
     pub fqn: Str<'a>,
+    /// The call signature, left as text (a slice of the archive) until asked for: only the root
+    /// entry's is read, and only for names from the input and output trees (`fx::tree`).
+    #[serde(default, borrow)]
+    pub signature: Option<&'a serde_json::value::RawValue>,
 }
 
 /// `data/weights/<model>_weights_config.json` and `data/constants/<model>_constants_config.json`.

@@ -71,6 +71,7 @@ pub struct LowerOptions<'a> {
     pub table: &'a TranslationTable,
     /// Symbol → user name for `dim_param`s (`s77` → `batch`).
     pub dim_names: &'a HashMap<String, String>,
+    /// Names for the user inputs and outputs, in order; an empty name keeps the FX one.
     pub input_names: &'a [String],
     pub output_names: &'a [String],
     /// Also make every FX node's value a graph output `debug:<fx name>` (see
@@ -189,7 +190,7 @@ fn bind_inputs<'g>(
                 let (dtype, shape, complex) = lw.tensor_type(meta);
                 let v = op.add_input(Some(dtype), Some(shape));
                 op.info_mut(v).complex = complex;
-                let name = opts.input_names.get(n_user).cloned().unwrap_or_else(|| input.name.clone());
+                let name = opts.input_names.get(n_user).filter(|n| !n.is_empty()).cloned().unwrap_or_else(|| input.name.clone());
                 lw.name(op, v, &name);
                 let mut meta = metadata::input_metadata(&input.kind, &input.name);
                 if name == input.name {
@@ -202,7 +203,7 @@ fn bind_inputs<'g>(
             }
             InputKind::UserSymInt => {
                 let v = op.add_input(Some(crate::onnx::ir::DType::Int64), Some(vec![]));
-                let name = opts.input_names.get(n_user).cloned().unwrap_or_else(|| input.name.clone());
+                let name = opts.input_names.get(n_user).filter(|n| !n.is_empty()).cloned().unwrap_or_else(|| input.name.clone());
                 lw.name(op, v, &name);
                 let mut meta = metadata::input_metadata(&input.kind, &input.name);
                 if name == input.name {
@@ -327,7 +328,8 @@ pub fn lower(program: &Program<'_>, opts: &LowerOptions<'_>) -> Result<(Model, V
     let mut final_outputs = Vec::with_capacity(outputs.len());
     let mut seen: FxHashSet<Value> = FxHashSet::default();
     for (i, (v, fx_name)) in outputs.into_iter().enumerate() {
-        let wanted = if i < n_user_outputs { opts.output_names.get(i).cloned() } else { None };
+        let wanted =
+            if i < n_user_outputs { opts.output_names.get(i).filter(|n| !n.is_empty()).cloned() } else { None };
         let wanted = wanted.unwrap_or_else(|| fx_name.clone());
         // A graph output must be produced by a node, under its own name, once.
         let is_io = op.graph_mut().inputs.contains(&v) || op.info(v).constant.is_some();
