@@ -32,6 +32,7 @@ pub static RULES: &[Rule] = &[
     GLOBAL_AVERAGE_POOL,
     HARD_SIGMOID,
     HARD_SWISH,
+    PAD_CONV,
     BATCHNORM_CONV,
     BATCHNORM_CONVTRANSPOSE,
     BATCHNORM_GEMM,
@@ -426,6 +427,78 @@ pub const HARD_SWISH: Rule = Rule {
 fn hard_swish(c: &mut Ctx, b: &Bind) -> Result<Id, Skip> {
     hard_sigmoid_consts(c, b)?;
     Ok(c.add_like_matched("HardSwish", &[b.get("x")], vec![]))
+}
+
+/// A zero padding of the spatial axes that only a Conv reads becomes the Conv's own padding (Conv
+/// pads with zeros): torch's explicit `F.pad` before a convolution, TF-style "same" padding.
+pub const PAD_CONV: Rule = Rule {
+    name: "pad-conv",
+    min_opset: 18,
+    patterns: &[
+        "(Conv:c (Pad:p ?x #pads) #w)",
+        "(Conv:c (Pad:p ?x #pads) #w ?cb)",
+        "(Conv:c (Pad:p ?x #pads #value) #w)",
+        "(Conv:c (Pad:p ?x #pads #value) #w ?cb)",
+        "(Conv:c (Pad:p ?x #pads #value #axes) #w)",
+        "(Conv:c (Pad:p ?x #pads #value #axes) #w ?cb)",
+    ],
+    precheck: None,
+    apply: pad_conv,
+};
+
+fn pad_conv(c: &mut Ctx, b: &Bind) -> Result<Id, Skip> {
+    let (x, w) = (b.get("x"), b.get("w"));
+    let r = c.rank(x).ok_or("unknown rank")?;
+    check(r >= 3, "not a batched convolution input")?;
+    let pad_attrs = c.attrs(b.get("p"));
+    check(
+        pad_attrs.iter().all(|(n, v)| n != "mode" || matches!(v, AttrLit::Str(m) if m == "constant")),
+        "not a constant padding",
+    )?;
+    let mut children = vec![x, b.get("pads")];
+    if let Some(v) = b.try_get("value") {
+        check(c.is_absent(v) || c.scalar(v) == Some(0.0), "pads with a value other than 0")?;
+        children.push(v);
+    }
+    let axes: Vec<i64> = match b.try_get("axes") {
+        Some(a) if !c.is_absent(a) => {
+            children.push(a);
+            c.ints(a).ok_or("axes not constant")?
+        }
+        _ => (0..r as i64).collect(),
+    };
+    children.push(b.get("p"));
+    let pad = c.lookup_op("Pad", &children).ok_or("Pad not found")?;
+    check(c.uses(pad) == 1, "the padded tensor has other readers")?;
+    let pads = c.ints(b.get("pads")).ok_or("pads not constant")?;
+    check(pads.len() == 2 * axes.len() && pads.iter().all(|&p| p >= 0), "negative or malformed pads")?;
+    let conv_attrs = c.attrs(b.get("c"));
+    check(
+        conv_attrs.iter().all(|(n, v)| n != "auto_pad" || matches!(v, AttrLit::Str(m) if m == "NOTSET")),
+        "the Conv pads automatically",
+    )?;
+    let k = r - 2;
+    let mut conv_pads = get_ints(&conv_attrs, "pads").map_or(vec![0; 2 * k], <[i64]>::to_vec);
+    check(conv_pads.len() == 2 * k, "malformed Conv pads")?;
+    for (i, &a) in axes.iter().enumerate() {
+        let a = if a < 0 { a + r as i64 } else { a };
+        let (begin, end) = (pads[i], pads[i + axes.len()]);
+        if begin == 0 && end == 0 {
+            continue;
+        }
+        check((2..r as i64).contains(&a), "pads the batch or channel axis")?;
+        let s = (a - 2) as usize;
+        conv_pads[s] += begin;
+        conv_pads[s + k] += end;
+    }
+    let mut attrs = conv_attrs;
+    match attrs.iter_mut().find(|(n, _)| n == "pads") {
+        Some((_, v)) => *v = AttrLit::Ints(conv_pads),
+        None => attrs.push(("pads".into(), AttrLit::Ints(conv_pads))),
+    }
+    let mut inputs = vec![x, w];
+    inputs.extend(b.try_get("cb"));
+    Ok(c.add_like_matched("Conv", &inputs, attrs))
 }
 
 /// An inference BatchNormalization folded into the Conv before it ([`bn_fold`]).

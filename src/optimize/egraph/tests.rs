@@ -466,6 +466,39 @@ fn hard_sigmoid_and_hard_swish() {
     );
 }
 
+#[test]
+fn zero_padding_folds_into_the_conv() {
+    // Pad of the two spatial axes, listed in reverse (torch's F.pad order), asymmetric.
+    check_egraph(
+        20,
+        r#"(float[N,2,5,5] x) => (float[N,3,6,6] y)
+           <float[3,2,1,1] w = {1, 2, 3, 4, 5, 6},
+            int64[4] pads = {0, 0, 1, 1}, float zero = {0}, int64[2] axes = {3, 2}>
+           { p = Pad (x, pads, zero, axes)                                 # float[N,2,6,6]
+             y = Conv <kernel_shape = [1, 1], pads = [0, 0, 0, 0]> (p, w)  # float[N,3,6,6] }"#,
+        r#"(float[N,2,5,5] x) => (float[N,3,6,6] y)
+           <float[3,2,1,1] w = {1, 2, 3, 4, 5, 6}>
+           {
+             y = Conv <kernel_shape = [1, 1], pads = [0, 0, 1, 1]> (x, w)
+           }
+           # fired: pad-conv"#,
+    );
+    // A padding value other than 0, or of the channel axis, is not the Conv's: kept.
+    for (value, axes, pads) in [("1", "{3, 2}", "{0, 0, 1, 1}"), ("0", "{1, 2}", "{1, 0, 0, 1}")] {
+        let text = format!(
+            r#"(float[N,2,5,5] x) => (float[N,3,6,5] y)
+               <float[3,2,1,1] w = {{1, 2, 3, 4, 5, 6}},
+                int64[4] pads = {pads}, float zero = {{{value}}}, int64[2] axes = {axes}>
+               {{ p = Pad (x, pads, zero, axes)                   # float[N,3,6,5]
+                 y = Conv <kernel_shape = [1, 1]> (p, w)  # float[N,3,6,5] }}"#
+        );
+        let (mut m, _) = parse(20, &text);
+        let mut st = OptimizeStats::default();
+        rewrite(&mut m, 20, &mut st);
+        assert_eq!(fired(&st, "pad-conv"), 0, "{}", print(&m, &st));
+    }
+}
+
 /// Conv (1x1 kernel) + BatchNormalization with known numbers: f = s / sqrt(var) = [1, 1, 1],
 /// W' = W * f, b' = (cb - mean) * f + beta.
 const CONV_BN: &str = r#"(float[N,2,1,1] x) => (float[N,3,1,1] y)
