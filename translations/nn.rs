@@ -804,7 +804,31 @@ translations! {
         // A backend choice.
         _cudnn_enabled: Ignored,
     ) -> OpResult<Value> {
-        Ok(group_norm_of(op, input, weight, bias, num_groups, eps)?.0)
+        let r = rank_of(op, input)?;
+        let t = dtype_of(op, input)?;
+        if r < 3 || t != DType::Float || num_groups < 1 {
+            return Ok(group_norm_of(op, input, weight, bias, num_groups, eps)?.0);
+        }
+        // Each group is one instance of [N, G, rest]: InstanceNormalization with unit scale and zero
+        // bias normalizes it (biased variance, eps inside the root, as torch), then the per-channel
+        // affine. Six nodes where the statistics written out take seventeen.
+        let g = op.const_i64s(&[0, num_groups, -1]);
+        let x = op.Reshape(input, g).out();
+        let ones = constant_data(t, vec![num_groups], &vec![1.0; num_groups as usize])?;
+        let zeros = constant_data(t, vec![num_groups], &vec![0.0; num_groups as usize])?;
+        let (ones, zeros) = (op.constant_tensor(ones), op.constant_tensor(zeros));
+        let y = op.InstanceNormalization(x, ones, zeros).epsilon(eps as f32).out();
+        let shape = op.Shape(input).out();
+        let mut y = op.Reshape(y, shape).out();
+        if let Some(w) = weight {
+            let w = channel_view(op, w, r);
+            y = op.Mul(y, w);
+        }
+        if let Some(b) = bias {
+            let b = channel_view(op, b, r);
+            y = op.Add(y, b);
+        }
+        Ok(y)
     }
 
     /// native_group_norm(Tensor input, Tensor? weight, Tensor? bias, SymInt N, SymInt C, SymInt HxW, int group,

@@ -954,7 +954,16 @@ translations! {
     /// erf(Tensor self) -> Tensor
     #[target("aten::erf", "aten::special_erf")]
     fn erf(op, self_: Tensor) -> Value {
-        in_float64(op, self_, erf_d)
+        // ONNX Runtime's float32 Erf is within an ulp of torch's: used for every type but float64
+        // (no float64 kernel), half types through float32 as torch computes them.
+        match op.out_dtype(0) {
+            Some(DType::Double) | None => in_float64(op, self_, erf_d),
+            Some(t) => {
+                let x = cast(op, self_, DType::Float);
+                let y = op.Erf(x);
+                cast(op, y, t)
+            }
+        }
     }
 
     /// erfc(Tensor self) -> Tensor
