@@ -416,6 +416,18 @@ pub(crate) fn eval(node: &Node, inputs: &[Option<&TensorData>]) -> Option<Tensor
             }
             Some(TensorData { dtype: a.dtype, dims, raw: raw.into() })
         }
+        // The element count of a reduction over static dims: the product of sizes (integers, exact).
+        "ReduceProd" | "ReduceSum" if x.is_some_and(|x| x.dtype == DType::Int64) && arg(1).is_none() => {
+            let x = x?;
+            let vals = x.to_i64s()?;
+            let v = if node.op_type == "ReduceProd" {
+                vals.iter().try_fold(1i64, |a, &b| a.checked_mul(b))?
+            } else {
+                vals.iter().try_fold(0i64, |a, &b| a.checked_add(b))?
+            };
+            let dims = if attr_int(node, "keepdims", 1) == 1 { vec![1; x.dims.len()] } else { vec![] };
+            Some(TensorData::from_i64s(dims, &[v]))
+        }
         "Cast" => cast(x?, crate::onnx::infer::dtype_from_onnx(attr_int(node, "to", 0) as i32)?),
         "CastLike" => cast(x?, arg(1)?.dtype),
         "Range" => {

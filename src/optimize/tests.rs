@@ -412,6 +412,26 @@ fn integer_shape_arithmetic_folds() {
     );
 }
 
+/// A mean's element count over static dims (ReduceProd of the gathered sizes, then Cast) folds to
+/// a constant, which lets the e-graph see sum / count as a mean.
+#[test]
+fn element_count_of_static_dims_folds() {
+    check_optimized(
+        r#"(float[N,3,4,5] x) => (float[N,3,1,1] m)
+           <int64[2] hw = {4, 5}, int64[2] axes = {2, 3}>
+           { n = ReduceProd <keepdims = 0> (hw)
+             f = Cast <to = 1> (n)
+             s = ReduceSum <keepdims = 1> (x, axes)
+             m = Div (s, f) }"#,
+        r#"(float[N,3,4,5] x) => (float[N,3,1,1] m)
+           <int64[2] axes = {2, 3}>
+           {
+             m = ReduceMean <keepdims = 1> (x, axes)
+           }
+           # fired: fold: Cast, fold: ReduceProd, sum-div-mean"#,
+    );
+}
+
 /// ScatterElements on constants folds (the write-back of a mask built by `fill_` on slices); with a
 /// repeated index ONNX leaves the result undefined, so it stays for the runtime.
 #[test]
