@@ -440,26 +440,6 @@ fn antialias(c: crate::onnx::ops::Resize<'_>, cubic: bool) -> crate::onnx::ops::
     }
 }
 
-/// The output shape of `linear` on an input of rank > 2 as a constant `Reshape` target, when one
-/// exists: the input's leading dims (none 0, at most one symbolic: written -1), then the weight's
-/// rows. The linear is then Flatten · Gemm(transB=1) · Reshape: the weight is used as
-/// stored, so no transpose of it is folded into a new initializer (the saved weight is the
-/// parameter's bytes, and a large model's export does not spend its time transposing), and the
-/// bias is fused. With two symbolic leading dims the target would need Shape and Concat nodes,
-/// and MatMul with the transposed weight is the smaller graph.
-fn linear_output_shape(op: &Builder, input: Value, weight: Value) -> Option<Vec<i64>> {
-    let (shape, w) = (op.shape(input)?, op.shape(weight)?);
-    let (Some(Dim::Fixed(rows)), 2, 3..) = (w.first(), w.len(), shape.len()) else { return None };
-    let lead = &shape[..shape.len() - 1];
-    // A 0 in a Reshape target copies the input's dim, and -1 cannot be inferred from no elements.
-    if lead.iter().filter(|d| !matches!(d, Dim::Fixed(_))).count() > 1 || lead.contains(&Dim::Fixed(0)) {
-        return None;
-    }
-    let mut out: Vec<i64> = lead.iter().map(|d| if let Dim::Fixed(n) = d { *n } else { -1 }).collect();
-    out.push(*rows);
-    Some(out)
-}
-
 /// Attention dropout is random, which an inference graph cannot be: `dropout_p` must be 0.
 fn no_attention_dropout(dropout_p: f64) -> OpResult<()> {
     if dropout_p != 0.0 {
@@ -502,14 +482,11 @@ translations! {
     /// linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor
     #[target("aten::linear")]
     fn linear(op, input: Tensor, weight: Tensor, bias: Option<Tensor> = None) -> OpResult<Value> {
+        // 2-D: one Gemm on the weight as stored. Higher ranks: MatMul on the transposed weight
+        // (folded into an initializer) and the bias added, two nodes as torch.onnx's; Gemm would
+        // need the input flattened and the result reshaped, a node more per linear.
         if rank_of(op, input)? == 2 && rank_of(op, weight)? == 2 {
             return Ok(op.Gemm(input, weight, bias).transB(1).out());
-        }
-        if let Some(shape) = linear_output_shape(op, input, weight) {
-            let rows = op.Flatten(input).axis(shape.len() as i64 - 1).out();
-            let y = op.Gemm(rows, weight, bias).transB(1).out();
-            let shape = op.const_i64s(&shape);
-            return Ok(op.Reshape(y, shape).out());
         }
         let wt = op.Transpose(weight).perm(&[1, 0]).out();
         let y = op.MatMul(input, wt);
@@ -1438,33 +1415,5 @@ translations! {
     #[target("aten::norm_except_dim")]
     fn norm_except_dim(op, v: Tensor, pow: i64 = 2, dim: i64 = 0) -> OpResult<Value> {
         norm_except_dim_of(op, v, pow, dim)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn input(op: &mut Builder, dims: &[Option<i64>]) -> Value {
-        let shape = dims.iter().map(|d| d.map_or_else(|| Dim::Param("s0".into()), Dim::Fixed)).collect();
-        op.add_input(Some(DType::Float), Some(shape))
-    }
-
-    #[test]
-    fn linear_reshapes_to_a_constant_shape_when_one_leading_dim_is_symbolic() {
-        let mut op = Builder::new(20);
-        let w = input(&mut op, &[Some(8), Some(4)]);
-        let (batch, seq) = (None, Some(197));
-        let x = input(&mut op, &[batch, seq, Some(4)]);
-        assert_eq!(linear_output_shape(&op, x, w), Some(vec![-1, 197, 8]));
-        let x = input(&mut op, &[Some(2), Some(3), Some(5), Some(4)]);
-        assert_eq!(linear_output_shape(&op, x, w), Some(vec![2, 3, 5, 8]));
-        // Two symbolic dims, a 0-sized dim, a 2-D input (plain Gemm) or a 1-D weight: MatMul.
-        for dims in [&[None, None, Some(4)][..], &[Some(0), None, Some(4)], &[Some(3), Some(4)]] {
-            let x = input(&mut op, dims);
-            assert_eq!(linear_output_shape(&op, x, w), None, "{dims:?}");
-        }
-        let (x, v) = (input(&mut op, &[Some(2), Some(3), Some(4)]), input(&mut op, &[Some(4)]));
-        assert_eq!(linear_output_shape(&op, x, v), None);
     }
 }
