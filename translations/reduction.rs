@@ -143,8 +143,7 @@ fn vector_norm(
     let kd = p.keep(keepdim);
     let a = op.Abs(p.x);
     Ok(if ord == 2.0 {
-        let s = op.ReduceSumSquare(p.x, p.axes).keepdims(kd).out();
-        op.Sqrt(s)
+        op.ReduceL2(p.x, p.axes).keepdims(kd).out()
     } else if ord == f64::INFINITY {
         op.ReduceMax(a, p.axes).keepdims(kd).out()
     } else if ord == f64::NEG_INFINITY {
@@ -156,7 +155,7 @@ fn vector_norm(
         let nz = cast(op, nz, t);
         op.ReduceSum(nz, p.axes).keepdims(kd).out()
     } else if ord == 1.0 {
-        op.ReduceSum(a, p.axes).keepdims(kd).out()
+        op.ReduceL1(p.x, p.axes).keepdims(kd).out()
     } else {
         let e = op.scalar(t, ord);
         let pw = op.Pow(a, e);
