@@ -202,12 +202,15 @@ fn run(cli: Cli) -> Result<(), String> {
         Command::Ops { check: Some(path), model, .. } => {
             let table = fxonnx::TranslationTable::builtin();
             let missing = fxonnx::inspect::untranslated_ops(&path, &model, &table).map_err(|e| e.to_string())?;
+            let mut out = std::io::stdout().lock();
             if missing.is_empty() {
-                println!("every target of {} has a translation", path.display());
+                let _ = writeln!(out, "every target of {} has a translation", path.display());
                 return Ok(());
             }
             for op in &missing {
-                println!("{}\t{} node(s): {}", op.target, op.nodes.len(), op.nodes.join(", "));
+                if writeln!(out, "{}\t{} node(s): {}", op.target, op.nodes.len(), op.nodes.join(", ")).is_err() {
+                    break;
+                }
             }
             Err(format!("{} target(s) have no translation", missing.len()))
         }
@@ -253,14 +256,20 @@ fn inspect(input: &Path, model: &str, metadata: bool) -> Result<(), String> {
         .map(|()| &magic == b"PK")
         .unwrap_or(false);
     if is_zip {
-        print!("{}", fxonnx::inspect::program_text(input, model).map_err(|e| e.to_string())?);
+        let text = fxonnx::inspect::program_text(input, model).map_err(|e| e.to_string())?;
+        write_out(&text);
         return Ok(());
     }
     let bytes = std::fs::read(input).map_err(|e| format!("cannot read {}: {e}", input.display()))?;
     let text = fxonnx::inspect::onnx_text(bytes, metadata)
         .map_err(|e| format!("{} is neither a .pt2 archive nor an ONNX model: {}", input.display(), e.0))?;
-    print!("{text}");
+    write_out(&text);
     Ok(())
+}
+
+/// Text to stdout; a reader that went away (`| head`) ends the output, not the process with a panic.
+fn write_out(text: &str) {
+    let _ = std::io::stdout().lock().write_all(text.as_bytes());
 }
 
 fn main() -> ExitCode {

@@ -71,6 +71,24 @@ fn exports_the_readme_example() {
     }
 }
 
+/// `fxonnx inspect model.pt2 | head -1`: the reader is gone when the text is written (here before
+/// the program even starts writing); the output stops, the process does not panic.
+#[test]
+fn inspect_into_a_closed_pipe_does_not_panic() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_fxonnx"))
+        .arg("inspect")
+        .arg(fixture("tiny_transformer.pt2"))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run fxonnx");
+    drop(child.stdout.take());
+    let out = child.wait_with_output().expect("wait");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(out.status.success(), "{stderr}");
+}
+
 #[test]
 fn inspect_prints_the_program() {
     let o = fxonnx(&["inspect".as_ref(), fixture("mlp_bn.pt2").as_os_str()]);
