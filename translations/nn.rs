@@ -194,6 +194,44 @@ fn empty_of(op: &mut Builder, t: DType) -> OpResult<Value> {
     Ok(op.constant_tensor(constant_data(t, vec![0], &[])?))
 }
 
+/// Batch normalisation with batch statistics when only the result is read: the centred input and
+/// its variance (two means), then an inference BatchNormalization of the centred input with mean 0
+/// (five nodes; torch.onnx writes six). `None` where BatchNormalization cannot take it (not
+/// float32/float64, or no static channel count for the constants).
+fn batch_normalized(
+    op: &mut Builder,
+    input: Value,
+    weight: Option<Value>,
+    bias: Option<Value>,
+    eps: f64,
+) -> OpResult<Option<Value>> {
+    let r = rank_of(op, input)?;
+    let t = dtype_of(op, input)?;
+    let channels = match op.shape(input).and_then(|s| s.get(1).cloned()) {
+        Some(Dim::Fixed(c)) => Some(c),
+        _ => None,
+    };
+    let Some(c) = channels.filter(|_| r >= 2 && matches!(t, DType::Float | DType::Double)) else {
+        return Ok(None);
+    };
+    let axes: Vec<i64> = std::iter::once(0).chain(2..r as i64).collect();
+    let axes = op.const_i64s(&axes);
+    let mean_kept = op.ReduceMean(input, Some(axes)).keepdims(1).out();
+    let d = op.Sub(input, mean_kept);
+    let sq = op.Mul(d, d);
+    let var = op.ReduceMean(sq, Some(axes)).keepdims(0).out();
+    let mut filled = |v: Option<Value>, fill: f64| -> OpResult<Value> {
+        match v {
+            Some(v) => Ok(cast(op, v, t)),
+            None => Ok(op.constant_tensor(constant_data(t, vec![c], &vec![fill; c as usize])?)),
+        }
+    };
+    let (w, b) = (filled(weight, 1.0)?, filled(bias, 0.0)?);
+    // The centred input with a zero mean: the Sub that the variance needs is not done twice.
+    let zero_mean = filled(None, 0.0)?;
+    Ok(Some(op.BatchNormalization(d, w, b, zero_mean, var).epsilon(eps as f32).out()))
+}
+
 /// Batch normalisation with batch statistics (training mode): (out, mean, rstd, biased var, count).
 fn batch_norm_training(
     op: &mut Builder,
@@ -620,7 +658,10 @@ translations! {
             (Some(mean), Some(var), false) => batch_norm_inference(op, input, weight, bias, mean, var, eps),
             (_, _, true) => {
                 // The running statistics this call would update are not outputs of the op.
-                Ok(batch_norm_training(op, input, weight, bias, eps)?.0)
+                match batch_normalized(op, input, weight, bias, eps)? {
+                    Some(y) => Ok(y),
+                    None => Ok(batch_norm_training(op, input, weight, bias, eps)?.0),
+                }
             }
             _ => bail!("batch_norm in evaluation mode needs running statistics"),
         }
