@@ -60,6 +60,11 @@ const NO_NODE_REFERENCE: &[(&str, &str)] = &[
          apart): intermediate values differ from torch's float ones by up to a quantum",
     ),
     ("quantized_transformer", "as quantized_convnet"),
+    (
+        "vmap_ops",
+        "values inside torch.vmap are functorch's batched tensors, which torch cannot record outside \
+         their level (and fxonnx stores them with the batch dims after the example's)",
+    ),
 ];
 
 /// The per-node differential check, frozen: `benches/node_diff.py --save-reference` ran each

@@ -110,6 +110,8 @@ struct Scope<'g> {
     last_reads: Option<FxHashMap<&'g str, usize>>,
     /// Per node: whether it only feeds torch's runtime checks (see [`checks_only`]).
     checks_only: Vec<bool>,
+    /// Open `torch.vmap` levels and the values batched along them.
+    vmap: super::vmap::Vmap<'g>,
 }
 
 impl<'g> Scope<'g> {
@@ -443,6 +445,9 @@ pub fn find_unsupported(graph: &schema::Graph, table: &TranslationTable) -> Vec<
     let mut found: Vec<UnsupportedOp> = Vec::new();
     visit_nodes(graph, &mut |node, current| {
         let key = target_key(&node.target);
+        if super::vmap::is_bracket(&node.target) {
+            return; // lowered by the driver (`vmap`)
+        }
         if resolve(table, &key, &super::dsl::NodeView { node, graph: current }).is_none() {
             let name = node.name.as_deref().unwrap_or_default().to_string();
             match found.iter_mut().find(|u| u.key == key) {
@@ -631,31 +636,68 @@ impl Lowerer<'_> {
             return Ok(());
         }
         let node = &graph.nodes[index];
+        let err = node_error(node);
+        let logical_rank = |n: &str| graph.tensor_values.get(n).map(|m| m.sizes.len());
+        if super::vmap::is_bracket(&node.target) {
+            let Scope { values, vmap, .. } = env;
+            let out = vmap.lower_bracket(op, node, &|n| values.get(n).copied(), &logical_rank).map_err(&err)?;
+            if let Some((name, v, varies)) = out {
+                let v = self.bind_output(op, name, &fx_value(graph, name), v);
+                env.insert(name, v);
+                let rank = logical_rank(name).unwrap_or_default();
+                env.vmap.bind(op, name, v, varies, rank);
+            }
+            return Ok(());
+        }
         let key = target_key(&node.target);
         let node_name = fx::node_name(node);
-        let err = node_error(node);
+        // Inside a torch.vmap region, an op reading batched values runs on operands padded to
+        // every open level (`vmap`).
+        let batched = if env.vmap.is_open() {
+            let Scope { values, vmap, .. } = &*env;
+            match vmap.plan(op, node, &key, &|n| values.get(n).copied(), &logical_rank).map_err(&err)? {
+                super::vmap::Plan::Plain => None,
+                super::vmap::Plan::Batched { values: operands, varies } => {
+                    let mut values = values.clone();
+                    values.extend(operands);
+                    Some((values, varies))
+                }
+            }
+        } else {
+            None
+        };
         let (slots, out_types) = output_slots(graph, node);
         let users = env.users.get(node_name).copied().unwrap_or(0);
         let meta = metadata::node_metadata(node, users, &mut self.scopes.borrow_mut());
         let saved_meta = std::mem::replace(&mut op.node_metadata, std::rc::Rc::new(meta));
-        let result =
-            self.translate(op, graph, node, &key, &env.values, out_types).and_then(|(outputs, inplace, name)| {
-                let new = self.finish_node(op, env, outputs, inplace, &slots, name, &err)?;
-                let first = super::aliasing::first_tensor(node);
-                match (new, first, super::aliasing::first_arg(&key)) {
-                    (Some(new), Some(target), _) => {
-                        let output = slots.first().and_then(|s| s.as_ref()).map(|(n, _)| *n);
-                        self.mutate(op, graph, index, env, target, output, new, &err)
-                    }
-                    (None, Some(input), FirstArg::Viewed(kind)) => {
-                        for (out, _) in slots.iter().flatten() {
-                            env.aliases.view(out, input, index, kind);
-                        }
-                        Ok(())
-                    }
-                    _ => Ok(()),
+        let translated = {
+            let values = batched.as_ref().map_or(&env.values, |(v, _)| v);
+            self.translate(op, graph, node, &key, values, out_types)
+        };
+        let result = translated.and_then(|(outputs, inplace, name)| {
+            let new = self.finish_node(op, env, outputs, inplace, &slots, name, &err)?;
+            let first = super::aliasing::first_tensor(node);
+            match (new, first, super::aliasing::first_arg(&key)) {
+                (Some(new), Some(target), _) => {
+                    let output = slots.first().and_then(|s| s.as_ref()).map(|(n, _)| *n);
+                    self.mutate(op, graph, index, env, target, output, new, &err)
                 }
-            });
+                (None, Some(input), FirstArg::Viewed(kind)) => {
+                    for (out, _) in slots.iter().flatten() {
+                        env.aliases.view(out, input, index, kind);
+                    }
+                    Ok(())
+                }
+                _ => Ok(()),
+            }
+        });
+        if let (Ok(()), Some((_, varies))) = (&result, batched) {
+            for (name, _) in slots.iter().flatten() {
+                if let Some(&v) = env.get(name) {
+                    env.vmap.bind(op, name, v, varies.clone(), logical_rank(name).unwrap_or_default());
+                }
+            }
+        }
         op.node_metadata = saved_meta;
         result
     }

@@ -10,6 +10,7 @@ pub(crate) mod lower;
 pub(crate) mod metadata;
 pub(crate) mod schemas;
 pub(crate) mod universe;
+pub(crate) mod vmap;
 
 /// Everything a translation file needs: `use fxonnx::translate::prelude::*;`.
 pub mod prelude {

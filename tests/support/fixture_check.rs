@@ -64,6 +64,7 @@ pub const EXPORTABLE: &[(&str, &str)] = &[
     ("view_mutation_aliases", "model"),
     ("view_mutation_cache", "model"),
     ("view_mutation_decomposed", "model"),
+    ("vmap_ops", "model"),
 ];
 
 /// The Python with onnx + onnxruntime + numpy (`FXONNX_PYTHON`), if any.
