@@ -472,7 +472,11 @@ def main(argv=None) -> int:
             pass
     records = []
     for case in args.cases:
-        rec = diff_case(torch, case, args.fxonnx, not args.no_optimize, args.save_reference)
+        try:
+            rec = diff_case(torch, case, args.fxonnx, not args.no_optimize, args.save_reference)
+        except Exception as e:  # noqa: BLE001 -- one case's failure is recorded, the others still run
+            rec = {"case": os.path.basename(os.path.normpath(case)), "optimize": not args.no_optimize,
+                   "error": f"node_diff: {type(e).__name__}: {str(e).splitlines()[0][:200]}"}
         records.append(rec)
         print(json.dumps(rec), flush=True)
         if args.json:
