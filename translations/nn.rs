@@ -194,6 +194,20 @@ fn empty_of(op: &mut Builder, t: DType) -> OpResult<Value> {
     Ok(op.constant_tensor(constant_data(t, vec![0], &[])?))
 }
 
+/// `y · weight + bias` with the per-channel parameters along dim 1 of a rank-`r` tensor.
+fn channel_affine(op: &mut Builder, y: Value, weight: Option<Value>, bias: Option<Value>, r: usize) -> Value {
+    let mut y = y;
+    if let Some(w) = weight {
+        let w = channel_view(op, w, r);
+        y = op.Mul(y, w);
+    }
+    if let Some(b) = bias {
+        let b = channel_view(op, b, r);
+        y = op.Add(y, b);
+    }
+    y
+}
+
 /// Batch normalisation with batch statistics when only the result is read: the centred input and
 /// its variance (two means), then an inference BatchNormalization of the centred input with mean 0
 /// (five nodes; torch.onnx writes six). `None` where BatchNormalization cannot take it (not
@@ -261,15 +275,8 @@ fn batch_norm_training(
     let ve = op.Add(var, e);
     let sd = op.Sqrt(ve);
     let rstd = op.Reciprocal(sd);
-    let mut y = op.Mul(d, rstd);
-    if let Some(w) = weight {
-        let w = channel_view(op, w, r);
-        y = op.Mul(y, w);
-    }
-    if let Some(b) = bias {
-        let b = channel_view(op, b, r);
-        y = op.Add(y, b);
-    }
+    let y = op.Mul(d, rstd);
+    let y = channel_affine(op, y, weight, bias, r);
     let flat = op.const_i64s(&[-1]);
     let mean = op.Reshape(mean, flat).out();
     let rstd = op.Reshape(rstd, flat).out();
@@ -336,15 +343,8 @@ fn group_norm_of(
     let rstd = op.Reciprocal(sd);
     let y = op.Mul(d, rstd);
     let shape = op.Shape(input).out();
-    let mut y = op.Reshape(y, shape).out();
-    if let Some(w) = weight {
-        let w = channel_view(op, w, r);
-        y = op.Mul(y, w);
-    }
-    if let Some(b) = bias {
-        let b = channel_view(op, b, r);
-        y = op.Add(y, b);
-    }
+    let y = op.Reshape(y, shape).out();
+    let y = channel_affine(op, y, weight, bias, r);
     let ng = op.const_i64s(&[0, groups]);
     let mean = op.Reshape(mean, ng).out();
     let rstd = op.Reshape(rstd, ng).out();
@@ -837,16 +837,8 @@ translations! {
         let (ones, zeros) = (op.constant_tensor(ones), op.constant_tensor(zeros));
         let y = op.InstanceNormalization(x, ones, zeros).epsilon(eps as f32).out();
         let shape = op.Shape(input).out();
-        let mut y = op.Reshape(y, shape).out();
-        if let Some(w) = weight {
-            let w = channel_view(op, w, r);
-            y = op.Mul(y, w);
-        }
-        if let Some(b) = bias {
-            let b = channel_view(op, b, r);
-            y = op.Add(y, b);
-        }
-        Ok(y)
+        let y = op.Reshape(y, shape).out();
+        Ok(channel_affine(op, y, weight, bias, r))
     }
 
     /// native_group_norm(Tensor input, Tensor? weight, Tensor? bias, SymInt N, SymInt C, SymInt HxW, int group,
