@@ -51,6 +51,27 @@ fn clamp_to(op: &mut Builder, q: Value, t: DType, quant_min: i64, quant_max: i64
     Ok(op.Clip(q, Some(a), Some(b)))
 }
 
+/// QuantizeLinear of `input` (in its float type `f`) to `dtype` (ONNX type `q`), per tensor or
+/// along `axis`, clamped to torch's range; `params` makes the scale (type `f`) and zero point (`q`).
+fn quantize(
+    op: &mut Builder,
+    input: Value,
+    dtype: ScalarType,
+    axis: Option<i64>,
+    (quant_min, quant_max): (i64, i64),
+    params: impl FnOnce(&mut Builder, DType, DType) -> (Value, Value),
+) -> OpResult<Value> {
+    let q = quantized_type(op, dtype)?;
+    let f = float_type(op.dtype(input));
+    let x = cast(op, input, f);
+    let (s, z) = params(op, f, q);
+    let y = match axis {
+        Some(axis) => op.QuantizeLinear(x, s, Some(z)).axis(axis).out(),
+        None => op.QuantizeLinear(x, s, Some(z)).out(),
+    };
+    clamp_to(op, y, q, quant_min, quant_max)
+}
+
 /// The float type quantization reads from, and dequantization writes: the input's (float32 for
 /// anything ONNX's scales cannot be).
 fn float_type(t: Option<DType>) -> DType {
@@ -81,13 +102,9 @@ translations! {
         quant_max: i64,
         dtype: ScalarType,
     ) -> OpResult<Value> {
-        let q = quantized_type(op, dtype)?;
-        let f = float_type(op.dtype(input));
-        let x = cast(op, input, f);
-        let s = per_tensor(op, scale, f);
-        let z = per_tensor(op, zero_point, q);
-        let y = op.QuantizeLinear(x, s, Some(z)).out();
-        clamp_to(op, y, q, quant_min, quant_max)
+        quantize(op, input, dtype, None, (quant_min, quant_max), |op, f, q| {
+            (per_tensor(op, scale, f), per_tensor(op, zero_point, q))
+        })
     }
 
     /// dequantize_per_tensor(Tensor input, float scale, int zero_point, int quant_min, int quant_max,
@@ -124,14 +141,10 @@ translations! {
         quant_max: i64,
         dtype: ScalarType,
     ) -> OpResult<Value> {
-        let q = quantized_type(op, dtype)?;
-        let f = float_type(op.dtype(input));
-        let x = cast(op, input, f);
-        let s = cast(op, scales, f);
-        let z = cast(op, zero_points, q);
         let axis = normalize_axis(axis, rank_of(op, input)?);
-        let y = op.QuantizeLinear(x, s, Some(z)).axis(axis).out();
-        clamp_to(op, y, q, quant_min, quant_max)
+        quantize(op, input, dtype, Some(axis), (quant_min, quant_max), |op, f, q| {
+            (cast(op, scales, f), cast(op, zero_points, q))
+        })
     }
 
     /// dequantize_per_channel(Tensor input, Tensor scales, Tensor? zero_points, int axis, int quant_min,
