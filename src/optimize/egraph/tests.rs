@@ -483,6 +483,20 @@ fn zero_padding_folds_into_the_conv() {
            }
            # fired: pad-conv"#,
     );
+    // No padding value (0 by default) and the axes given: the same.
+    check_egraph(
+        20,
+        r#"(float[N,2,5,5] x) => (float[N,3,6,6] y)
+           <float[3,2,1,1] w = {1, 2, 3, 4, 5, 6}, int64[4] pads = {0, 0, 1, 1}, int64[2] axes = {3, 2}>
+           { p = Pad (x, pads, , axes)                    # float[N,2,6,6]
+             y = Conv <kernel_shape = [1, 1]> (p, w)  # float[N,3,6,6] }"#,
+        r#"(float[N,2,5,5] x) => (float[N,3,6,6] y)
+           <float[3,2,1,1] w = {1, 2, 3, 4, 5, 6}>
+           {
+             y = Conv <kernel_shape = [1, 1], pads = [0, 0, 1, 1]> (x, w)
+           }
+           # fired: pad-conv"#,
+    );
     // A padding value other than 0, or of the channel axis, is not the Conv's: kept.
     for (value, axes, pads) in [("1", "{3, 2}", "{0, 0, 1, 1}"), ("0", "{1, 2}", "{1, 0, 0, 1}")] {
         let text = format!(
