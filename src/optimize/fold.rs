@@ -346,6 +346,31 @@ pub(crate) fn eval(node: &Node, inputs: &[Option<&TensorData>]) -> Option<Tensor
             gather_bytes(x, &map, dims)
         }
         "Slice" => slice(x?, arg(1), arg(2), arg(3), arg(4)),
+        // Indexing a constant with constant indices (a relative-position bias table).
+        "GatherND" if attr_int(node, "batch_dims", 0) == 0 => {
+            let (x, idx) = (x?, arg(1)?);
+            let k = *idx.dims.last()? as usize;
+            if k == 0 || k > x.dims.len() {
+                return None;
+            }
+            let inner = numel(&x.dims[k..])?;
+            let ids = ints(Some(idx))?;
+            let mut map = Vec::with_capacity(ids.len() / k * inner);
+            for tuple in ids.chunks(k) {
+                let mut flat = 0usize;
+                for (&i, &n) in tuple.iter().zip(&x.dims) {
+                    let i = if i < 0 { i + n } else { i };
+                    if !(0..n).contains(&i) {
+                        return None;
+                    }
+                    flat = flat * n as usize + i as usize;
+                }
+                map.extend(flat * inner..(flat + 1) * inner);
+            }
+            let mut dims = idx.dims[..idx.dims.len() - 1].to_vec();
+            dims.extend_from_slice(&x.dims[k..]);
+            gather_bytes(x, &map, dims)
+        }
         // Without a reduction only: every position written once (repeated indices are undefined in
         // ONNX, so they are left to the runtime).
         "ScatterElements" if node.attr("reduction").is_none() => scatter_elements(node, x?, arg(1)?, arg(2)?),

@@ -412,6 +412,24 @@ fn integer_shape_arithmetic_folds() {
     );
 }
 
+/// GatherND of a constant table with constant indices folds: rows (0, 1) and (1, 0) of a 2×2×2
+/// table, each a pair of values.
+#[test]
+fn gather_nd_of_constants_folds() {
+    check_optimized(
+        r#"(float[2,2] x) => (float[2,2] y)
+           <float[2,2,2] t = {1, 2, 3, 4, 5, 6, 7, 8}, int64[2,2] idx = {0, 1, 1, 0}>
+           { g = GatherND (t, idx)
+             y = Add (x, g) }"#,
+        r#"(float[2,2] x) => (float[2,2] y)
+           <float[2,2] g = {3, 4, 5, 6}>
+           {
+             y = Add (x, g)
+           }
+           # fired: fold: GatherND"#,
+    );
+}
+
 /// A mean's element count over static dims (ReduceProd of the gathered sizes, then Cast) folds to
 /// a constant, which lets the e-graph see sum / count as a mean.
 #[test]
