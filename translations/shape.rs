@@ -995,14 +995,24 @@ translations! {
         };
         let mut x = x;
         for (shift, axis) in pairs {
-            // out = cat(x[n-s:], x[:n-s]) with s = shift mod n.
-            let n = dim_size(op, x, axis);
-            let s = sym_value(op, shift);
-            let s = as_1d(op, s);
-            let one = op.const_i64s(&[1]);
-            let n1 = op.Max(&[n, one]);
-            let s = op.Mod(s, n1).fmod(0).out();
-            let cut = op.Sub(n, s);
+            // out = cat(x[n-s:], x[:n-s]) with s = shift mod n; static where n and the shift are.
+            let static_n = op.shape(x).and_then(|sh| match sh.get(axis as usize) {
+                Some(Dim::Fixed(n)) => Some(*n),
+                _ => None,
+            });
+            let cut = match (static_n, shift) {
+                (Some(0), _) => continue,
+                (Some(n), SymInt::Const(s)) => op.const_i64s(&[n - s.rem_euclid(n)]),
+                _ => {
+                    let n = dim_size(op, x, axis);
+                    let s = sym_value(op, shift);
+                    let s = as_1d(op, s);
+                    let one = op.const_i64s(&[1]);
+                    let n1 = op.Max(&[n, one]);
+                    let s = op.Mod(s, n1).fmod(0).out();
+                    op.Sub(n, s)
+                }
+            };
             let axes = op.const_i64s(&[axis]);
             let big = op.const_i64s(&[i64::MAX]);
             let zero = op.const_i64s(&[0]);
