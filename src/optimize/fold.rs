@@ -346,6 +346,32 @@ pub(crate) fn eval(node: &Node, inputs: &[Option<&TensorData>]) -> Option<Tensor
             gather_bytes(x, &map, dims)
         }
         "Slice" => slice(x?, arg(1), arg(2), arg(3), arg(4)),
+        // A constant repeated: exact data movement, as Expand.
+        "Tile" => {
+            let x = x?;
+            let reps = ints(arg(1))?;
+            if reps.len() != x.dims.len() || reps.iter().any(|&r| r < 0) {
+                return None;
+            }
+            let dims: Vec<i64> = x.dims.iter().zip(&reps).map(|(&d, &r)| d * r).collect();
+            let n = numel(&dims)?;
+            if n as i64 > OUTPUT_LIMIT {
+                return None;
+            }
+            // Output position -> input position: each coordinate modulo the input's size.
+            let mut map = Vec::with_capacity(n);
+            for flat in 0..n {
+                let (mut rest, mut src, mut stride) = (flat, 0usize, 1usize);
+                for (&d, &od) in x.dims.iter().zip(&dims).rev() {
+                    let c = rest % od as usize;
+                    rest /= od as usize;
+                    src += (c % d as usize) * stride;
+                    stride *= d as usize;
+                }
+                map.push(src);
+            }
+            gather_bytes(x, &map, dims)
+        }
         // Indexing a constant with constant indices (a relative-position bias table).
         "GatherND" if attr_int(node, "batch_dims", 0) == 0 => {
             let (x, idx) = (x?, arg(1)?);

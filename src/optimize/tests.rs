@@ -412,6 +412,23 @@ fn integer_shape_arithmetic_folds() {
     );
 }
 
+/// Tile of a constant folds: [[1, 2]] repeated (2, 2) times.
+#[test]
+fn tile_of_constants_folds() {
+    check_optimized(
+        r#"(float[2,4] x) => (float[2,4] y)
+           <float[1,2] t = {1, 2}, int64[2] reps = {2, 2}>
+           { g = Tile (t, reps)
+             y = Add (x, g) }"#,
+        r#"(float[2,4] x) => (float[2,4] y)
+           <float[2,4] g = {1, 2, 1, 2, 1, 2, 1, 2}>
+           {
+             y = Add (x, g)
+           }
+           # fired: fold: Tile"#,
+    );
+}
+
 /// GatherND of a constant table with constant indices folds: rows (0, 1) and (1, 0) of a 2×2×2
 /// table, each a pair of values.
 #[test]
