@@ -267,6 +267,30 @@ fn gradient_of(
     Ok(outs)
 }
 
+/// The exponent `e` of a float64 `ax >= 0` with `ax = m·2^e`, `0.5 <= m < 1`: floor(log2 ax) + 1,
+/// corrected by one step either way (log2 is inexact near powers of two). Zero, inf and NaN give
+/// what the logarithm does; callers mask them.
+fn binary_exponent(op: &mut Builder, ax: Value) -> Value {
+    let d = DType::Double;
+    let (one, two, half) = (op.scalar(d, 1.0), op.scalar(d, 2.0), op.scalar(d, 0.5));
+    let l = op.Log(ax);
+    let c = op.scalar(d, std::f64::consts::LOG2_E);
+    let l = op.Mul(l, c);
+    let e = op.Floor(l);
+    let mut e = op.Add(e, one);
+    for _ in 0..2 {
+        let p = op.Pow(two, e);
+        let m = op.Div(ax, p);
+        let big = op.GreaterOrEqual(m, one);
+        let small = op.Less(m, half);
+        let ep = op.Add(e, one);
+        let em = op.Sub(e, one);
+        let e2 = op.Where(big, ep, e);
+        e = op.Where(small, em, e2);
+    }
+    e
+}
+
 translations! {
     /// clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor
     #[target("aten::clamp", "aten::clamp.Tensor")]
@@ -1166,25 +1190,8 @@ translations! {
         let d = DType::Double;
         let x = cast(op, self_, d);
         let ax = op.Abs(x);
-        // e = floor(log2|x|) + 1, corrected by one step either way so that 0.5 <= |x| / 2^e < 1.
-        let l = op.Log(ax);
-        let c = op.scalar(d, std::f64::consts::LOG2_E);
-        let l = op.Mul(l, c);
-        let e = op.Floor(l);
-        let one = op.scalar(d, 1.0);
+        let e = binary_exponent(op, ax);
         let two = op.scalar(d, 2.0);
-        let half = op.scalar(d, 0.5);
-        let mut e = op.Add(e, one);
-        for _ in 0..2 {
-            let p = op.Pow(two, e);
-            let m = op.Div(ax, p);
-            let big = op.GreaterOrEqual(m, one);
-            let small = op.Less(m, half);
-            let ep = op.Add(e, one);
-            let em = op.Sub(e, one);
-            let e2 = op.Where(big, ep, e);
-            e = op.Where(small, em, e2);
-        }
         // 0, inf and NaN: mantissa x, exponent 0.
         let zero = op.scalar(d, 0.0);
         let z = op.Equal(x, zero);
@@ -1387,21 +1394,7 @@ translations! {
         let (x, y) = (cast(op, x, d), cast(op, y, d));
         let ax = op.Abs(x);
         let (one, two, half) = (op.scalar(d, 1.0), op.scalar(d, 2.0), op.scalar(d, 0.5));
-        let l = op.Log(ax);
-        let c = op.scalar(d, std::f64::consts::LOG2_E);
-        let l = op.Mul(l, c);
-        let e = op.Floor(l);
-        let mut e = op.Add(e, one);
-        for _ in 0..2 {
-            let pw = op.Pow(two, e);
-            let m = op.Div(ax, pw);
-            let big = op.GreaterOrEqual(m, one);
-            let small = op.Less(m, half);
-            let ep = op.Add(e, one);
-            let em = op.Sub(e, one);
-            let e2 = op.Where(big, ep, e);
-            e = op.Where(small, em, e2);
-        }
+        let e = binary_exponent(op, ax);
         let lo = op.Sub(e, one);
         let emin_v = op.scalar(d, emin as f64);
         let lo = op.Max(&[lo, emin_v]);
