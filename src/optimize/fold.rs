@@ -4,9 +4,10 @@
 //! The evaluator covers what translations emit on constants and shapes: data movement for any
 //! element type (`Identity`, `Reshape`, `Unsqueeze`, `Squeeze`, `Transpose`, `Gather`, `Slice`,
 //! `Concat`, `Expand`, `Where`, `ConstantOfShape`), integer arithmetic, comparisons and logic,
-//! integer `Range`, float32/float64 `Add`/`Sub`/`Mul`/`Div`/`Neg` (one IEEE operation each, so the
-//! result is bit-exact with any runtime), and `Cast` between integer, bool, float32 and float64
-//! where the conversion is exact or correctly rounded. Anything else, or any doubt, is left alone.
+//! integer `Range`, float32/float64 `Add`/`Sub`/`Mul`/`Div`/`Neg`/`Sqrt` (one IEEE operation each,
+//! so the result is bit-exact with any runtime), `Floor`/`Ceil`/`Round`/`Sign`/`Abs` (exact),
+//! float32 `Log`/`Exp` (correctly rounded through float64), and `Cast` between integer, bool, float32 and float64 where the conversion is exact,
+//! correctly rounded or the same on every machine. Anything else, or any doubt, is left alone.
 //!
 //! Sizes are bounded like onnxscript's folder: inputs of at most [`INPUT_LIMIT`] elements, outputs of
 //! at most [`OUTPUT_LIMIT`]. Larger results fold only as [`Derived`] tensors, recorded here and
@@ -467,6 +468,35 @@ pub(crate) fn eval(node: &Node, inputs: &[Option<&TensorData>]) -> Option<Tensor
             }
             Some(TensorData { dtype: a.dtype, dims, raw: raw.into() })
         }
+        // min(max(x, lo), hi) with scalar bounds (absent ones open): exact, NaN left to the runtime.
+        "Clip" if x.is_some_and(|x| x.dtype != DType::Uint64) => {
+            let x = x?;
+            let bound = |i: usize, open: Num| match arg(i) {
+                None => Some(open),
+                Some(b) if b.dtype == x.dtype && b.numel() == 1 => decode(b),
+                Some(_) => None,
+            };
+            let nan = |v: &[f32]| v.iter().any(|a| a.is_nan());
+            let out = match (
+                decode(x)?,
+                bound(1, Num::F(vec![f32::NEG_INFINITY]))?,
+                bound(2, Num::F(vec![f32::INFINITY]))?,
+            ) {
+                (Num::F(v), Num::F(lo), Num::F(hi)) if !nan(&v) && !nan(&lo) && !nan(&hi) => {
+                    Num::F(v.iter().map(|&a| a.max(lo[0]).min(hi[0])).collect())
+                }
+                (Num::I(v), lo, hi) => {
+                    let end = |b: Num, open: i64| match b {
+                        Num::I(b) => Some(b[0]),
+                        _ => Some(open),
+                    };
+                    let (lo, hi) = (end(lo, i64::MIN)?, end(hi, i64::MAX)?);
+                    Num::I(v.iter().map(|&a| a.max(lo).min(hi)).collect())
+                }
+                _ => return None,
+            };
+            encode(&out, x.dtype, x.dims.clone())
+        }
         // The element count of a reduction over static dims: the product of sizes (integers, exact).
         "ReduceProd" | "ReduceSum" if x.is_some_and(|x| x.dtype == DType::Int64) && arg(1).is_none() => {
             let x = x?;
@@ -498,7 +528,7 @@ pub(crate) fn eval(node: &Node, inputs: &[Option<&TensorData>]) -> Option<Tensor
             let vals: Vec<i64> = (0..n).map(|i| s + i * d).collect();
             encode(&Num::I(vals), arg(0)?.dtype, vec![n])
         }
-        "Neg" | "Abs" | "Not" => {
+        "Neg" | "Abs" | "Not" | "Sign" => {
             let x = x?;
             let out = match (node.op_type.as_str(), decode(x)?) {
                 ("Neg", Num::I(v)) if x.dtype != DType::Bool && !is_unsigned(x.dtype) => {
@@ -507,13 +537,44 @@ pub(crate) fn eval(node: &Node, inputs: &[Option<&TensorData>]) -> Option<Tensor
                 ("Neg", Num::F(v)) => Num::F(v.iter().map(|a| -a).collect()),
                 ("Neg", Num::D(v)) => Num::D(v.iter().map(|a| -a).collect()),
                 ("Abs", Num::I(v)) if x.dtype != DType::Bool => Num::I(v.iter().map(|a| a.wrapping_abs()).collect()),
+                ("Sign", Num::I(v)) if x.dtype != DType::Bool => Num::I(v.iter().map(|a| a.signum()).collect()),
+                // 0 and NaN are their own sign.
+                ("Sign", Num::F(v)) => {
+                    Num::F(v.iter().map(|&a| if a == 0.0 || a.is_nan() { a } else { a.signum() }).collect())
+                }
+                ("Sign", Num::D(v)) => {
+                    Num::D(v.iter().map(|&a| if a == 0.0 || a.is_nan() { a } else { a.signum() }).collect())
+                }
+                ("Abs", Num::F(v)) => Num::F(v.iter().map(|a| a.abs()).collect()),
+                ("Abs", Num::D(v)) => Num::D(v.iter().map(|a| a.abs()).collect()),
                 ("Not", Num::I(v)) if x.dtype == DType::Bool => Num::I(v.iter().map(|&a| (a == 0) as i64).collect()),
                 _ => return None,
             };
             encode(&out, x.dtype, x.dims.clone())
         }
+        op @ ("Sqrt" | "Log" | "Exp" | "Floor" | "Ceil" | "Round") => {
+            let x = x?;
+            // Exact everywhere: rounding to an integer and the square root (one IEEE
+            // operation). libm's log and exp are not correctly rounded, so a float64 result could
+            // differ by machine; in float32 they are evaluated in float64 and rounded once, which
+            // gives the correctly rounded result (a runtime's own routine is at most an ulp from it).
+            let (f, exact): (fn(f64) -> f64, bool) = match op {
+                "Sqrt" => (f64::sqrt, true),
+                "Floor" => (f64::floor, true),
+                "Ceil" => (f64::ceil, true),
+                "Round" => (f64::round_ties_even, true),
+                "Log" => (f64::ln, false),
+                _ => (f64::exp, false),
+            };
+            let out = match decode(x)? {
+                Num::F(v) => Num::F(v.iter().map(|&a| f(a as f64) as f32).collect()),
+                Num::D(v) if exact => Num::D(v.iter().map(|&a| f(a)).collect()),
+                _ => return None,
+            };
+            encode(&out, x.dtype, x.dims.clone())
+        }
         op @ ("Add" | "Sub" | "Mul" | "Div" | "Equal" | "Less" | "Greater" | "LessOrEqual" | "GreaterOrEqual"
-        | "And" | "Or" | "Max" | "Min") => {
+        | "And" | "Or" | "Max" | "Min" | "BitwiseAnd" | "BitwiseOr" | "BitwiseXor") => {
             let (a, b) = (x?, arg(1)?);
             if a.dtype != b.dtype || inputs.len() != 2 {
                 return None;
@@ -570,6 +631,10 @@ fn binary(op: &str, dtype: DType, a: &Num, b: &Num, ia: &[usize], ib: &[usize], 
                     "Div" => p / q,
                     "Max" => p.max(q),
                     "Min" => p.min(q),
+                    // Sign-extended (or zero-extended) values keep their extension.
+                    "BitwiseAnd" => p & q,
+                    "BitwiseOr" => p | q,
+                    "BitwiseXor" => p ^ q,
                     _ => return None,
                 });
             }
@@ -636,9 +701,15 @@ fn float_to_int(v: impl Iterator<Item = f64>, to: DType) -> Option<Num> {
         DType::Uint32 => (0.0, u32::MAX as f64 + 1.0),
         _ => return None,
     };
-    // NaN fails both comparisons.
+    // Below the range of int32 and int64 (-inf included) every runtime gives the type's minimum:
+    // x86's conversion answers "integer indefinite" (the minimum) for anything out of range,
+    // ARM's saturates. Above the range they disagree, and NaN fails both comparisons.
+    let floor = matches!(to, DType::Int32 | DType::Int64).then_some(lo as i64);
     v.map(|a| {
         let t = a.trunc();
+        if t < lo {
+            return floor;
+        }
         (t >= lo && t < hi).then_some(t as i64)
     })
     .collect::<Option<Vec<_>>>()

@@ -751,6 +751,55 @@ fn fold_evaluator_ops() {
     assert_eq!(sum.map(|t| f32s(&t)), Some(vec![0.1f32 + 0.2f32, 1e30f32 + 0.2f32]));
 }
 
+/// Exact unary ops, bitwise logic, Clip and float32 Log/Exp (correctly rounded through float64);
+/// float64 Log stays for the runtime, and a cast below int32's range is its minimum everywhere.
+#[test]
+fn fold_evaluator_exact_unary_ops() {
+    use crate::onnx::ir::Node;
+    let node = |op: &str| Node {
+        op_type: op.into(),
+        domain: String::new(),
+        name: String::new(),
+        inputs: vec![],
+        outputs: vec![],
+        attributes: vec![],
+        metadata: Default::default(),
+    };
+    let i64t = |v: &[i64]| TensorData::from_i64s(vec![v.len() as i64], v);
+    let eval =
+        |op: &str, args: &[&TensorData]| fold::eval(&node(op), &args.iter().map(|a| Some(*a)).collect::<Vec<_>>());
+    let x = f32_tensor(vec![5], &[-2.5, -0.5, 0.0, 1.5, 2.5]);
+    let floats = |t: Option<TensorData>| t.map(|t| f32s(&t));
+    assert_eq!(floats(eval("Floor", &[&x])), Some(vec![-3.0, -1.0, 0.0, 1.0, 2.0]));
+    assert_eq!(floats(eval("Ceil", &[&x])), Some(vec![-2.0, -0.0, 0.0, 2.0, 3.0]));
+    assert_eq!(floats(eval("Round", &[&x])), Some(vec![-2.0, -0.0, 0.0, 2.0, 2.0]), "ties to even");
+    assert_eq!(floats(eval("Sign", &[&x])), Some(vec![-1.0, -1.0, 0.0, 1.0, 1.0]));
+    assert_eq!(floats(eval("Abs", &[&x])), Some(vec![2.5, 0.5, 0.0, 1.5, 2.5]));
+    let (lo, hi) = (f32_tensor(vec![], &[-1.0]), f32_tensor(vec![], &[2.0]));
+    assert_eq!(floats(eval("Clip", &[&x, &lo, &hi])), Some(vec![-1.0, -0.5, 0.0, 1.5, 2.0]));
+    assert!(eval("Clip", &[&f32_tensor(vec![1], &[f32::NAN]), &lo]).is_none(), "NaN is the runtime's");
+    let e = f32_tensor(vec![3], &[1.0, 10.0, 0.0]);
+    let want: Vec<f32> = [1.0f64, 10.0, 0.0].iter().map(|a| a.ln() as f32).collect();
+    assert_eq!(floats(eval("Log", &[&e])), Some(want));
+    assert_eq!(floats(eval("Sqrt", &[&f32_tensor(vec![1], &[2.0])])), Some(vec![2f32.sqrt()]));
+    let d = TensorData { dtype: DType::Double, dims: vec![1], raw: 10f64.to_le_bytes().to_vec().into() };
+    assert!(eval("Log", &[&d]).is_none(), "libm's float64 log may differ by machine");
+    let a = i64t(&[0b1100, -1]);
+    let b = i64t(&[0b1010, 5]);
+    let ints = |t: Option<TensorData>| t.and_then(|t| t.to_i64s());
+    assert_eq!(ints(eval("BitwiseAnd", &[&a, &b])), Some(vec![0b1000, 5]));
+    assert_eq!(ints(eval("BitwiseOr", &[&a, &b])), Some(vec![0b1110, -1]));
+    assert_eq!(ints(eval("BitwiseXor", &[&a, &b])), Some(vec![0b0110, -6]));
+    assert_eq!(ints(eval("Sign", &[&i64t(&[-7, 0, 3])])), Some(vec![-1, 0, 1]));
+    let to_i32 = Node {
+        attributes: vec![crate::onnx::ir::Attribute { name: "to".into(), value: AttrValue::Int(DType::Int32 as i64) }],
+        ..node("Cast")
+    };
+    let neg = f32_tensor(vec![2], &[f32::NEG_INFINITY, -3e9]);
+    assert_eq!(ints(fold::eval(&to_i32, &[Some(&neg)])), Some(vec![i32::MIN as i64; 2]));
+    assert!(fold::eval(&to_i32, &[Some(&f32_tensor(vec![1], &[f32::INFINITY]))]).is_none(), "x86 and ARM differ");
+}
+
 #[test]
 fn subgraph_reads_follow_replacements() {
     let mut b = Builder::new(20);
