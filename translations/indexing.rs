@@ -58,7 +58,7 @@ fn int_indices(op: &mut Builder, indices: &[Option<Value>]) -> OpResult<Vec<(usi
 }
 
 /// How an advanced index maps onto GatherND/ScatterND: the input with its indexed axes moved to the
-/// front, the stacked (broadcast, wrapped) indices `[*B, k]`, and the layout of torch's result.
+/// front, the stacked (broadcast) indices `[*B, k]`, and the layout of torch's result.
 struct AdvIndex {
     /// Transposed input: indexed axes first, then the others in order.
     xt: Value,
@@ -71,11 +71,61 @@ struct AdvIndex {
     /// Where torch puts B in its result: at the first indexed axis when the indexed axes are
     /// adjacent, else at the front.
     b_at: usize,
-    /// A zero int64 tensor of shape B.
-    zeros_b: Value,
 }
 
-fn adv_index(op: &mut Builder, x: Value, indices: &[Option<Value>]) -> OpResult<AdvIndex> {
+/// Whether index values must be wrapped (`i < 0 → i + size`): GatherND takes negative indices as
+/// torch does, ScatterND's are wrapped so that no runtime has to.
+#[derive(Clone, Copy, PartialEq)]
+enum Negatives {
+    Native,
+    Wrap,
+}
+
+/// The index tensors broadcast to their common shape B. An index whose recorded shape already is
+/// B is left alone; two indices broadcast each other (`a + 0·b`, `b + 0·a`), more go through a
+/// zero tensor of shape B.
+fn broadcast_indices(op: &mut Builder, given: &[Value], nb: usize) -> Vec<Value> {
+    let padded = |op: &Builder, t: Value| -> Option<Vec<Dim>> {
+        let s = op.shape(t)?;
+        Some([vec![Dim::Fixed(1); nb - s.len()], s.to_vec()].concat())
+    };
+    let shapes: Vec<Option<Vec<Dim>>> = given.iter().map(|&t| padded(op, t)).collect();
+    // B per axis: the one size other than 1, unknown when two differ or a shape is missing.
+    let b: Option<Vec<Dim>> = (0..nb)
+        .map(|d| {
+            let mut out = Dim::Fixed(1);
+            for s in &shapes {
+                let dim = s.as_ref()?[d].clone();
+                if dim != Dim::Fixed(1) {
+                    if out != Dim::Fixed(1) && out != dim {
+                        return None;
+                    }
+                    out = dim;
+                }
+            }
+            Some(out)
+        })
+        .collect();
+    let needs: Vec<bool> = shapes.iter().map(|s| b.is_none() || s != &b).collect();
+    if !needs.contains(&true) {
+        return given.to_vec();
+    }
+    let zero = op.scalar_i64(0);
+    if let [a, c] = given {
+        let (za, zc) = (op.Mul(*a, zero), op.Mul(*c, zero));
+        let a = if needs[0] { op.Add(*a, zc) } else { *a };
+        let c = if needs[1] { op.Add(*c, za) } else { *c };
+        return vec![a, c];
+    }
+    let mut zeros_b = op.Mul(given[0], zero);
+    for t in &given[1..] {
+        let z = op.Mul(*t, zero);
+        zeros_b = op.Add(zeros_b, z);
+    }
+    given.iter().zip(&needs).map(|(&t, &need)| if need { op.Add(t, zeros_b) } else { t }).collect()
+}
+
+fn adv_index(op: &mut Builder, x: Value, indices: &[Option<Value>], negatives: Negatives) -> OpResult<AdvIndex> {
     let r = rank_of(op, x)?;
     let given = int_indices(op, indices)?;
     if given.is_empty() {
@@ -90,21 +140,15 @@ fn adv_index(op: &mut Builder, x: Value, indices: &[Option<Value>]) -> OpResult<
         ranks.push(rank_of(op, *t).unwrap_or(1));
     }
     let nb = *ranks.iter().max().unwrap_or(&1);
-    // Broadcast all indices to B by adding a zero tensor of shape B.
-    let zero = op.scalar_i64(0);
-    let mut zeros_b = op.Mul(given[0].1, zero);
-    for (_, t) in &given[1..] {
-        let z = op.Mul(*t, zero);
-        zeros_b = op.Add(zeros_b, z);
+    let mut values: Vec<Value> = given.iter().map(|(_, t)| *t).collect();
+    if negatives == Negatives::Wrap {
+        for ((a, _), t) in given.iter().zip(values.iter_mut()) {
+            let size = dim_size(op, x, *a as i64);
+            *t = wrap_index(op, *t, size);
+        }
     }
     let last = op.const_i64s(&[-1]);
-    let mut parts = Vec::new();
-    for (a, t) in &given {
-        let size = dim_size(op, x, *a as i64);
-        let t = wrap_index(op, *t, size);
-        let t = op.Add(t, zeros_b);
-        parts.push(op.Unsqueeze(t, last));
-    }
+    let parts: Vec<Value> = broadcast_indices(op, &values, nb).into_iter().map(|t| op.Unsqueeze(t, last)).collect();
     let idx = if parts.len() == 1 { parts[0] } else { op.Concat(&parts).axis(-1).out() };
     let mut perm: Vec<i64> = positions.iter().map(|&p| p as i64).collect();
     perm.extend((0..r as i64).filter(|d| !positions.contains(&(*d as usize))));
@@ -112,7 +156,7 @@ fn adv_index(op: &mut Builder, x: Value, indices: &[Option<Value>]) -> OpResult<
     let xt = if identity { x } else { op.Transpose(x).perm(&perm).out() };
     let adjacent = positions.windows(2).all(|w| w[1] == w[0] + 1);
     let b_at = if adjacent { positions[0] } else { 0 };
-    Ok(AdvIndex { xt, perm: if identity { None } else { Some(perm) }, idx, nb, b_at, zeros_b })
+    Ok(AdvIndex { xt, perm: if identity { None } else { Some(perm) }, idx, nb, b_at })
 }
 
 /// Moves `n` axes at `from` of a rank-`r` layout to position `to` (a permutation).
@@ -129,7 +173,7 @@ fn move_block(r: usize, from: usize, n: usize, to: usize) -> Vec<i64> {
 fn index_tensor(op: &mut Builder, x: Value, indices: &[Option<Value>]) -> OpResult<Value> {
     let r = rank_of(op, x)?;
     let used = r - rank_after_index(op, x, indices)?;
-    let a = adv_index(op, x, indices)?;
+    let a = adv_index(op, x, indices, Negatives::Native)?;
     let g = op.GatherND(a.xt, a.idx).out();
     // GatherND gives [*B, rest...]; torch puts B at b_at.
     let out_rank = a.nb + r - used;
@@ -279,9 +323,9 @@ translations! {
         let r = rank_of(op, self_)?;
         let values = cast(op, values, t);
         let used = r - rank_after_index(op, self_, &indices)?;
-        let a = adv_index(op, self_, &indices)?;
+        let a = adv_index(op, self_, &indices, Negatives::Wrap)?;
         // The shape of x[indices] in torch's layout, then moved to ScatterND's [*B, rest...].
-        let bshape = op.Shape(a.zeros_b).out();
+        let bshape = op.Shape(a.idx).end(-1).out();
         let tshape = if a.b_at == 0 {
             let rest = op.Shape(a.xt).start(used as i64).out();
             op.Concat(&[bshape, rest]).axis(0).out()

@@ -221,19 +221,13 @@ fn batch_normalized(
 ) -> OpResult<Option<Value>> {
     let r = rank_of(op, input)?;
     let t = dtype_of(op, input)?;
-    let channels = match op.shape(input).and_then(|s| s.get(1).cloned()) {
-        Some(Dim::Fixed(c)) => Some(c),
+    let dim = |op: &Builder, axis: usize| match op.shape(input).and_then(|s| s.get(axis).cloned()) {
+        Some(Dim::Fixed(n)) => Some(n),
         _ => None,
     };
-    let Some(c) = channels.filter(|_| r >= 2 && matches!(t, DType::Float | DType::Double)) else {
+    let Some(c) = dim(op, 1).filter(|_| r >= 2 && matches!(t, DType::Float | DType::Double)) else {
         return Ok(None);
     };
-    let axes: Vec<i64> = std::iter::once(0).chain(2..r as i64).collect();
-    let axes = op.const_i64s(&axes);
-    let mean_kept = op.ReduceMean(input, Some(axes)).keepdims(1).out();
-    let d = op.Sub(input, mean_kept);
-    let sq = op.Mul(d, d);
-    let var = op.ReduceMean(sq, Some(axes)).keepdims(0).out();
     let mut filled = |v: Option<Value>, fill: f64| -> OpResult<Value> {
         match v {
             Some(v) => Ok(cast(op, v, t)),
@@ -241,8 +235,19 @@ fn batch_normalized(
         }
     };
     let (w, b) = (filled(weight, 1.0)?, filled(bias, 0.0)?);
+    // A batch of one is one instance per channel (ONNX Runtime's InstanceNormalization is float32
+    // only): timm's weight standardization normalizes a [1, out, in·k·k] view of every weight.
+    if r >= 3 && t == DType::Float && dim(op, 0) == Some(1) {
+        return Ok(Some(op.InstanceNormalization(input, w, b).epsilon(eps as f32).out()));
+    }
+    let axes: Vec<i64> = std::iter::once(0).chain(2..r as i64).collect();
+    let axes = op.const_i64s(&axes);
+    let mean_kept = op.ReduceMean(input, Some(axes)).keepdims(1).out();
+    let d = op.Sub(input, mean_kept);
+    let sq = op.Mul(d, d);
+    let var = op.ReduceMean(sq, Some(axes)).keepdims(0).out();
     // The centred input with a zero mean: the Sub that the variance needs is not done twice.
-    let zero_mean = filled(None, 0.0)?;
+    let zero_mean = op.constant_tensor(constant_data(t, vec![c], &vec![0.0; c as usize])?);
     Ok(Some(op.BatchNormalization(d, w, b, zero_mean, var).epsilon(eps as f32).out()))
 }
 
@@ -826,6 +831,17 @@ translations! {
         let t = dtype_of(op, input)?;
         if r < 3 || t != DType::Float || num_groups < 1 {
             return Ok(group_norm_of(op, input, weight, bias, num_groups, eps)?.0);
+        }
+        // One channel per group: each channel is an instance, and the affine is InstanceNormalization's own.
+        if op.shape(input).and_then(|s| s.get(1).cloned()) == Some(Dim::Fixed(num_groups)) {
+            let mut per_channel = |v: Option<Value>, fill: f64| -> OpResult<Value> {
+                Ok(match v {
+                    Some(v) => cast(op, v, t),
+                    None => op.constant_tensor(constant_data(t, vec![num_groups], &vec![fill; num_groups as usize])?),
+                })
+            };
+            let (scale, shift) = (per_channel(weight, 1.0)?, per_channel(bias, 0.0)?);
+            return Ok(op.InstanceNormalization(input, scale, shift).epsilon(eps as f32).out());
         }
         // Each group is one instance of [N, G, rest]: InstanceNormalization with unit scale and zero
         // bias normalizes it (biased variance, eps inside the root, as torch), then the per-channel

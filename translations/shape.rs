@@ -444,9 +444,34 @@ fn embedding_bag_of(
     Ok(vec![Some(y), None, None, None])
 }
 
-/// `im2col` with symbolic sizes: the same gather from the padded, flattened plane, its positions
-/// `(i·sh + ki·dh)·W + j·sw + kj·dw` computed in the graph from the padded width W and the output
-/// sizes.
+/// The padded-input positions every window reads along one axis, as `[k, out]`: `ki·d + i·s`.
+/// A constant when the axis is static; else `Range(0, size + 2p - d(k-1), s)` plus the taps,
+/// whose element count is the output length `(size + 2p - d(k-1) - 1) / s + 1`.
+fn window_positions(op: &mut Builder, x: Value, axis: usize, [k, d, p, s]: [i64; 4]) -> OpResult<(Value, Option<i64>)> {
+    let reach = d * (k - 1) + 1;
+    if let Some(Dim::Fixed(size)) = op.shape(x).and_then(|sh| sh.get(axis)).cloned() {
+        let out = (size + 2 * p - reach) / s + 1;
+        if out < 1 {
+            bail!("im2col: the kernel does not fit the input");
+        }
+        let taps: Vec<i64> = (0..k).flat_map(|ki| (0..out).map(move |i| ki * d + i * s)).collect();
+        return Ok((op.constant_tensor(TensorData::from_i64s(vec![k, out], &taps)), Some(out)));
+    }
+    let shape = op.Shape(x).out();
+    let axis = op.scalar_i64(axis as i64);
+    let size = op.Gather(shape, axis).axis(0).out();
+    let room = op.scalar_i64(reach - 1 - 2 * p);
+    let limit = op.Sub(size, room);
+    let (zero, step) = (op.scalar_i64(0), op.scalar_i64(s));
+    let starts = op.Range(zero, limit, step);
+    let taps: Vec<i64> = (0..k).map(|ki| ki * d).collect();
+    let taps = op.constant_tensor(TensorData::from_i64s(vec![k, 1], &taps));
+    Ok((op.Add(starts, taps), None))
+}
+
+/// `im2col` with symbolic sizes, one axis at a time: gather the rows every window reads
+/// (`[.., C, kh, oh, W]`), then the columns (`[.., C, kh, oh, kw, ow]`), bring `kw` before `oh`
+/// and merge. A column gather that reads every column once (kw = 1, stride 1) is skipped.
 fn im2col_dynamic(
     op: &mut Builder,
     x: Value,
@@ -459,58 +484,51 @@ fn im2col_dynamic(
     if r != 3 && r != 4 {
         bail!("im2col needs a 3-D or 4-D input");
     }
+    let channels = match op.shape(x).map(|s| s[r - 3].clone()) {
+        Some(Dim::Fixed(c)) => Some(c),
+        _ => None,
+    };
+    let (rows, oh) = window_positions(op, x, r - 2, [kh, dh, ph, sh])?;
+    let (cols, ow) = window_positions(op, x, r - 1, [kw, dw, pw, sw])?;
     let r = r as i64;
-    let pads = op.const_i64s(&[ph, pw, ph, pw]);
-    let axes = op.const_i64s(&[r - 2, r - 1]);
-    let x = op.Pad(x, pads, None, Some(axes)).out();
-    let h = op.Shape(x).start(r - 2).end(r - 1).out();
-    let w = op.Shape(x).start(r - 1).out();
-    // Output positions per axis: (size - (d·(k - 1) + 1)) / s + 1.
-    let positions = |op: &mut Builder, size: Value, k: i64, d: i64, s: i64| {
-        let reach = op.const_i64s(&[d * (k - 1) + 1]);
-        let room = op.Sub(size, reach);
-        let step = op.const_i64s(&[s]);
-        let q = op.Div(room, step);
-        let one = op.const_i64s(&[1]);
-        op.Add(q, one)
+    let padded = if ph != 0 || pw != 0 {
+        let pads = op.const_i64s(&[ph, pw, ph, pw]);
+        let axes = op.const_i64s(&[r - 2, r - 1]);
+        op.Pad(x, pads, None, Some(axes)).out()
+    } else {
+        x
     };
-    let (oh, ow) = (positions(op, h, kh, dh, sh), positions(op, w, kw, dw, sw));
-    let range = |op: &mut Builder, n: Value, scale: i64, shape: &[i64]| {
-        let (zero, one) = (op.scalar_i64(0), op.scalar_i64(1));
-        let empty = op.const_i64s(&[]);
-        let n = op.Reshape(n, empty).out();
-        let v = op.Range(zero, n, one);
-        let scale = op.scalar_i64(scale);
-        let v = op.Mul(v, scale);
-        let shape = op.const_i64s(shape);
-        op.Reshape(v, shape).out()
+    let g = op.Gather(padded, rows).axis(r - 2).out();
+    let g = if kw == 1 && sw == 1 {
+        g
+    } else {
+        let g = op.Gather(g, cols).axis(r).out();
+        if kw == 1 || oh == Some(1) {
+            g
+        } else {
+            let mut perm: Vec<i64> = (0..r + 2).collect();
+            perm.swap(r as usize - 1, r as usize);
+            op.Transpose(g).perm(&perm).out()
+        }
     };
-    let (khv, kwv) = (op.const_i64s(&[kh]), op.const_i64s(&[kw]));
-    let rows = {
-        let ki = range(op, khv, dh, &[-1, 1, 1, 1]);
-        let i = range(op, oh, sh, &[1, 1, -1, 1]);
-        let rows = op.Add(ki, i);
-        op.Mul(rows, w)
+    // [lead.., C·kh·kw, oh·ow]; Reshape's 0 copies the batch axis.
+    let lead = vec![0; r as usize - 3];
+    let target = |last_two: [i64; 2]| [lead.as_slice(), &last_two].concat();
+    let merged = match (channels, oh.zip(ow)) {
+        (Some(c), _) => target([c * kh * kw, -1]),
+        (None, Some((oh, ow))) => target([-1, oh * ow]),
+        (None, None) => {
+            // Both the channels and the window count are symbolic: merge the windows first.
+            let windows = op.const_i64s(&[lead.as_slice(), &[0, kh * kw, -1]].concat());
+            let g = op.Reshape(g, windows).out();
+            let l = op.Shape(g).start(-1).out();
+            let head = op.const_i64s(&[lead.as_slice(), &[-1]].concat());
+            let out = op.Concat(&[head, l]).axis(0).out();
+            return Ok(op.Reshape(g, out).out());
+        }
     };
-    let cols = {
-        let kj = range(op, kwv, dw, &[1, -1, 1, 1]);
-        let j = range(op, ow, sw, &[1, 1, 1, -1]);
-        op.Add(kj, j)
-    };
-    let index = op.Add(rows, cols);
-    let windows = op.const_i64s(&[kh * kw, -1]);
-    let index = op.Reshape(index, windows).out();
-    let lead = op.Shape(x).end(r - 2).out();
-    let hw = op.Mul(h, w);
-    let flat_shape = op.Concat(&[lead, hw]).axis(0).out();
-    let flat = op.Reshape(x, flat_shape).out();
-    let g = op.Gather(flat, index).axis(r - 2).out();
-    // [.., C, kh·kw, L] → [.., C·kh·kw, L].
-    let batch = op.Shape(x).end(r - 3).out();
-    let merged = op.const_i64s(&[-1]);
-    let l = op.Mul(oh, ow);
-    let out = op.Concat(&[batch, merged, l]).axis(0).out();
-    Ok(op.Reshape(g, out).out())
+    let merged = op.const_i64s(&merged);
+    Ok(op.Reshape(g, merged).out())
 }
 
 translations! {
@@ -993,10 +1011,12 @@ translations! {
             }
             (self_, shifts.iter().zip(&dims).map(|(&s, &d)| (s, normalize_axis(d, r))).collect(), None)
         };
+        // Rolling keeps the shape: the sizes are read once, before any Concat hides them.
+        let sizes = op.shape(x).map(<[Dim]>::to_vec);
         let mut x = x;
         for (shift, axis) in pairs {
             // out = cat(x[n-s:], x[:n-s]) with s = shift mod n; static where n and the shift are.
-            let static_n = op.shape(x).and_then(|sh| match sh.get(axis as usize) {
+            let static_n = sizes.as_ref().and_then(|sh| match sh.get(axis as usize) {
                 Some(Dim::Fixed(n)) => Some(*n),
                 _ => None,
             });

@@ -65,6 +65,7 @@ pub const EXPORTABLE: &[(&str, &str)] = &[
     ("view_mutation_cache", "model"),
     ("view_mutation_decomposed", "model"),
     ("vmap_ops", "model"),
+    ("windows_norms", "model"),
 ];
 
 /// The Python with onnx + onnxruntime + numpy (`FXONNX_PYTHON`), if any.
