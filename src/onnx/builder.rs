@@ -380,6 +380,7 @@ impl<'b> Call<'b> {
     /// The node's first `n` outputs (variadic outputs such as `Split`'s).
     pub fn outs_vec(self, n: usize) -> Vec<Value> {
         let Call { b, node } = self;
+        let node = b.legalize_pad_axes(node);
         let (node, cast_back) = b.legalize_types(node);
         let mut outs: Vec<Value> = (0..n).map(|_| b.new_value()).collect();
         let node_ref = &mut b.graph_mut().nodes[node];

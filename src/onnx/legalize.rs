@@ -3,6 +3,8 @@
 //! builder casts such inputs to the nearest type the operator accepts that holds every value, and
 //! the outputs of the same type variable back, which computes what torch computes (integer
 //! results wrap on the way back as torch's do).
+//!
+//! Also forms a runtime mishandles: a `Pad` with an `axes` input gets pads for every axis.
 
 use super::builder::Builder;
 use super::ir::{DType, Value};
@@ -79,6 +81,61 @@ impl Builder {
         (node, back)
     }
 
+    /// A `Pad` with an `axes` input, rewritten with pads for every axis and no `axes`: ONNX
+    /// Runtime's transpose optimizer moves a Transpose across a Pad by permuting its pads as if
+    /// they covered every axis, and the model then fails to run (timm's VOLO). Needs constant
+    /// axes and the input's rank, else the node stays. Returns the node's new position.
+    pub(super) fn legalize_pad_axes(&mut self, node: usize) -> usize {
+        let n = &self.graph_mut().nodes[node];
+        if n.op_type != "Pad" || !n.domain.is_empty() {
+            return node;
+        }
+        let (Some(&Some(x)), Some(&Some(pads)), Some(&Some(axes))) =
+            (n.inputs.first(), n.inputs.get(1), n.inputs.get(3))
+        else {
+            return node;
+        };
+        let (Some(r), Some(axes)) =
+            (self.shape(x).map(|s| s.len() as i64), self.constant(axes).and_then(|t| t.to_i64s()))
+        else {
+            return node;
+        };
+        let axes: Option<Vec<i64>> =
+            axes.iter().map(|&a| Some(if a < 0 { a + r } else { a }).filter(|a| (0..r).contains(a))).collect();
+        let Some(axes) = axes else { return node };
+        // Where each given pad goes among the 2·rank: the begins, then the ends.
+        let slots: Vec<i64> = axes.iter().copied().chain(axes.iter().map(|a| a + r)).collect();
+        let mut node = node;
+        let full = match self.constant(pads).and_then(|t| t.to_i64s()) {
+            Some(given) if given.len() == slots.len() => {
+                let mut full = vec![0; 2 * r as usize];
+                for (&slot, v) in slots.iter().zip(given) {
+                    full[slot as usize] = v;
+                }
+                self.const_i64s(&full)
+            }
+            Some(_) => return node,
+            None => {
+                let zeros = self.const_i64s(&vec![0; 2 * r as usize]);
+                let slots = self.const_i64s(&slots);
+                let full = self.ScatterElements(zeros, slots, pads).axis(0).out();
+                let nodes = &mut self.graph_mut().nodes;
+                if let Some(scatter) = nodes.pop() {
+                    nodes.insert(node, scatter);
+                }
+                node += 1;
+                full
+            }
+        };
+        let inputs = &mut self.graph_mut().nodes[node].inputs;
+        inputs[1] = Some(full);
+        inputs.truncate(3);
+        while inputs.last() == Some(&None) {
+            inputs.pop();
+        }
+        node
+    }
+
     /// A `Cast` of `v` to `to`, placed at position `at` of the current graph (before the node
     /// there).
     fn cast_before(&mut self, v: Value, to: DType, at: usize) -> Value {
@@ -107,6 +164,26 @@ mod tests {
         assert_eq!(op_types(&mut b), ["Cast", "Cast", "Greater"]);
         // Greater's output has its own type variable: nothing to cast back.
         assert_eq!(b.dtype(gt), Some(DType::Bool));
+    }
+
+    /// Pads for some axes become pads for every axis: constant ones folded, computed ones
+    /// scattered into zeros in front of the Pad.
+    #[test]
+    fn pad_with_axes_gets_pads_for_every_axis() {
+        use crate::onnx::ir::Dim;
+        let mut b = Builder::new(20);
+        let dims = vec![Dim::Fixed(2), Dim::Fixed(3), Dim::Fixed(4)];
+        let x = b.add_input(Some(DType::Float), Some(dims));
+        let (pads, axes) = (b.const_i64s(&[1, 2]), b.const_i64s(&[-1]));
+        b.Pad(x, pads, None, Some(axes)).out();
+        let node = &b.graph_mut().nodes[0];
+        assert_eq!(node.inputs.len(), 2, "no axes, no empty trailing input");
+        let full = node.inputs[1].and_then(|v| b.constant(v)).and_then(|t| t.to_i64s());
+        assert_eq!(full, Some(vec![0, 0, 1, 0, 0, 2]));
+        let computed = b.add_input(Some(DType::Int64), Some(vec![Dim::Fixed(2)]));
+        let axes = b.const_i64s(&[1]);
+        b.Pad(x, computed, None, Some(axes)).out();
+        assert_eq!(op_types(&mut b), ["Pad", "ScatterElements", "Pad"]);
     }
 
     #[test]
