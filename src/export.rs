@@ -119,6 +119,46 @@ fn io_names(program: &Program<'_>, options: &ExportOptions) -> Result<(Vec<Strin
     Ok((inputs, outputs))
 }
 
+/// The names an export was asked to give must fit the program: no more than its inputs and
+/// outputs, none twice, and dims only for symbols it has. Silently ignoring one would export a
+/// model the user did not ask for.
+fn check_names(
+    program: &Program<'_>,
+    inputs: &[String],
+    outputs: &[String],
+    dims: &HashMap<String, String>,
+) -> Result<(), Error> {
+    let n_inputs =
+        program.inputs().iter().filter(|i| matches!(i.kind, InputKind::UserTensor | InputKind::UserSymInt)).count();
+    let n_outputs = program.outputs().iter().filter(|o| matches!(o, crate::fx::OutputKind::User(_))).count();
+    for (what, names, n) in [("input", inputs, n_inputs), ("output", outputs, n_outputs)] {
+        if names.len() > n {
+            return Err(Error::Options(format!(
+                "{} {what} names given, but the program has {n} {what}(s)",
+                names.len()
+            )));
+        }
+    }
+    let mut seen = std::collections::HashSet::new();
+    if let Some(twice) = inputs.iter().chain(outputs).filter(|n| !n.is_empty()).find(|n| !seen.insert(n.as_str())) {
+        return Err(Error::Options(format!(
+            "the name `{twice}` is given twice (graph inputs and outputs need distinct names)"
+        )));
+    }
+    let symbols = &program.loaded().program.range_constraints;
+    let mut unknown: Vec<&str> = dims.keys().map(String::as_str).filter(|k| !symbols.contains_key(*k)).collect();
+    if !unknown.is_empty() {
+        unknown.sort_unstable();
+        let known: Vec<&str> = symbols.keys().map(|k| k.as_ref()).collect();
+        return Err(Error::Options(format!(
+            "no symbolic dimension named {} in the program (its symbols: {}); hint: `fxonnx inspect` shows them",
+            unknown.join(", "),
+            if known.is_empty() { "none, its shapes are static".to_string() } else { known.join(", ") }
+        )));
+    }
+    Ok(())
+}
+
 /// `names` extended by `defaults` where it has none (empty keeps the FX name).
 fn fill_in(names: &mut Vec<String>, defaults: Vec<String>) {
     for (i, d) in defaults.into_iter().enumerate() {
@@ -200,6 +240,7 @@ fn stages(
     }
     let program = record.stage(Stage::ResolveProgram, || Program::new(&loaded))?;
     let (input_names, output_names) = io_names(&program, options)?;
+    check_names(&program, &input_names, &output_names, &options.dim_names)?;
     let lower_options = LowerOptions {
         opset,
         table: &table,

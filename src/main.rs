@@ -1,7 +1,6 @@
 //! The `fxonnx` command line: `fxonnx export model.pt2 -o model.onnx`, `fxonnx inspect model.pt2`,
 //! `fxonnx inspect model.onnx [--metadata]`.
 
-use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -28,7 +27,8 @@ enum Command {
         #[arg(short, long)]
         output: PathBuf,
         /// Default-domain opset (18 to 23).
-        #[arg(long, default_value_t = fxonnx::DEFAULT_OPSET)]
+        #[arg(long, default_value_t = fxonnx::DEFAULT_OPSET,
+              value_parser = clap::value_parser!(i64).range(*fxonnx::SUPPORTED_OPSETS.start()..=*fxonnx::SUPPORTED_OPSETS.end()))]
         opset: i64,
         /// Program of the archive to export.
         #[arg(long, default_value = "model")]
@@ -44,8 +44,8 @@ enum Command {
         #[arg(long)]
         tree_names: bool,
         /// Rename a symbolic dimension: --dim s77=batch (repeatable).
-        #[arg(long = "dim", value_name = "SYMBOL=NAME")]
-        dims: Vec<String>,
+        #[arg(long = "dim", value_name = "SYMBOL=NAME", value_parser = parse_dim)]
+        dims: Vec<(String, String)>,
         /// Write weights to <output>.data beside the model.
         #[arg(long)]
         external_data: bool,
@@ -99,16 +99,27 @@ enum Command {
     },
 }
 
-fn parse_dims(dims: &[String]) -> Result<HashMap<String, String>, String> {
-    dims.iter()
-        .map(|d| match d.split_once('=') {
-            Some((s, n)) if !s.is_empty() && !n.is_empty() => Ok((s.to_string(), n.to_string())),
-            _ => Err(format!("--dim expects SYMBOL=NAME (e.g. s77=batch), got {d:?}")),
-        })
-        .collect()
+fn parse_dim(d: &str) -> Result<(String, String), String> {
+    match d.split_once('=') {
+        Some((s, n)) if !s.is_empty() && !n.is_empty() => Ok((s.to_string(), n.to_string())),
+        _ => Err("expected SYMBOL=NAME, e.g. s77=batch".to_string()),
+    }
 }
 
-fn run(cli: Cli) -> Result<(), String> {
+/// How a command failed: usage errors (what the user asked cannot be done with this program)
+/// exit with 2, like clap's own, everything else with 1.
+enum Failure {
+    Usage(String),
+    Failed(String),
+}
+
+impl From<String> for Failure {
+    fn from(message: String) -> Self {
+        Failure::Failed(message)
+    }
+}
+
+fn run(cli: Cli) -> Result<(), Failure> {
     match cli.command {
         Command::Export {
             input,
@@ -134,7 +145,7 @@ fn run(cli: Cli) -> Result<(), String> {
                 input_names,
                 output_names,
                 tree_names,
-                dim_names: parse_dims(&dims)?,
+                dim_names: dims.into_iter().collect(),
                 external_data,
                 custom_translation_table: None,
                 report: report || report_html,
@@ -152,11 +163,15 @@ fn run(cli: Cli) -> Result<(), String> {
                 }),
             };
             let program = fxonnx::export_to_file(&input, &output, &options).map_err(|e| {
-                if options.report {
+                let message = if options.report {
                     let dir = artifacts_dir.clone().unwrap_or_else(|| PathBuf::from("."));
                     format!("{e}\n(the export report is in {})", dir.display())
                 } else {
                     e.to_string()
+                };
+                match e {
+                    fxonnx::Error::Options(_) => Failure::Usage(message),
+                    _ => Failure::Failed(message),
                 }
             })?;
             // The process ends right after: freeing a large graph value by value would only add time.
@@ -180,7 +195,7 @@ fn run(cli: Cli) -> Result<(), String> {
             );
             Ok(())
         }
-        Command::Ops { check: None, missing: true, refused, .. } => universe(refused),
+        Command::Ops { check: None, missing: true, refused, .. } => Ok(universe(refused)?),
         Command::Ops { check: None, .. } => {
             let table = fxonnx::TranslationTable::builtin();
             let (min, max) = (fxonnx::SUPPORTED_OPSETS.start(), fxonnx::SUPPORTED_OPSETS.end());
@@ -212,9 +227,9 @@ fn run(cli: Cli) -> Result<(), String> {
                     break;
                 }
             }
-            Err(format!("{} target(s) have no translation", missing.len()))
+            Err(Failure::Failed(format!("{} target(s) have no translation", missing.len())))
         }
-        Command::Inspect { input, model, metadata } => inspect(&input, &model, metadata),
+        Command::Inspect { input, model, metadata } => Ok(inspect(&input, &model, metadata)?),
     }
 }
 
@@ -278,9 +293,13 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
+        Err(Failure::Failed(e)) => {
             eprintln!("error: {e}");
             ExitCode::FAILURE
+        }
+        Err(Failure::Usage(e)) => {
+            eprintln!("error: {e}");
+            ExitCode::from(2)
         }
     }
 }

@@ -159,19 +159,76 @@ fn unknown_op_lists_every_node() {
     assert!(!left);
 }
 
+/// Usage errors exit with 2 (the README's promise), with one line naming the problem, and write
+/// nothing: an opset out of range, a malformed or unknown --dim, names given twice or too many.
 #[test]
-fn bad_option() {
+fn usage_errors_exit_with_2() {
     let dir = tempfile::tempdir().expect("tempdir");
     let out = dir.path().join("o.onnx");
-    let o = fxonnx(&[
-        "export".as_ref(),
-        fixture("mlp_bn.pt2").as_os_str(),
-        "-o".as_ref(),
-        out.as_os_str(),
-        "--opset".as_ref(),
-        "12".as_ref(),
-    ]);
-    assert!(!o.status.success());
-    assert_one_line(&String::from_utf8_lossy(&o.stderr), "opset 12 is not supported");
-    assert!(!out.exists());
+    let cases: &[(&[&str], &str)] = &[
+        (&["--opset", "12"], "--opset"),
+        (&["--opset", "24"], "--opset"),
+        (&["--dim", "s77"], "SYMBOL=NAME"),
+        (&["--dim", "s999=batch"], "no symbolic dimension named s999"),
+        (&["--input-names", "a,a"], "input names given"),
+        (&["--input-names", "a", "--output-names", "a"], "`a` is given twice"),
+        (&["--output-names", "a,b,c"], "3 output names given"),
+    ];
+    let archive = fixture("mlp_bn.pt2");
+    for (args, needle) in cases {
+        let mut all: Vec<&std::ffi::OsStr> =
+            vec!["export".as_ref(), archive.as_os_str(), "-o".as_ref(), out.as_os_str()];
+        all.extend(args.iter().map(|a| std::ffi::OsStr::new(*a)));
+        let o = fxonnx(&all);
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(needle) && !stderr.contains("panicked"), "{args:?}: expected {needle:?} in:\n{stderr}");
+        assert_eq!(std::fs::read_dir(dir.path()).expect("ls").count(), 0, "{args:?} left a file");
+    }
+}
+
+/// An output path naming the archive itself, a directory (also with external data, whose file
+/// would go beside it), a FIFO or a symbolic link is refused before anything is written, and
+/// leaves what was there as it was.
+#[test]
+fn output_paths_that_must_not_be_replaced_are_refused() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let archive = dir.path().join("m.pt2");
+    std::fs::copy(fixture("mlp_bn.pt2"), &archive).expect("copy");
+    let before = std::fs::read(&archive).expect("read");
+    let folder = dir.path().join("out");
+    std::fs::create_dir(&folder).expect("mkdir");
+    let link = dir.path().join("link.onnx");
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(&archive, &link).expect("symlink");
+    let mut cases: Vec<(PathBuf, &[&str], &str)> = vec![
+        (archive.clone(), &[], "it is the archive being exported"),
+        (folder.clone(), &["--external-data"], "it is a directory"),
+    ];
+    #[cfg(unix)]
+    {
+        let fifo = dir.path().join("fifo.onnx");
+        let made = Command::new("mkfifo").arg(&fifo).status().is_ok_and(|s| s.success());
+        if made {
+            cases.push((fifo, &[], "not a regular file"));
+        }
+        cases.push((link.clone(), &[], "a symbolic link"));
+    }
+    let listing = || {
+        let mut v: Vec<_> = std::fs::read_dir(dir.path()).expect("ls").map(|e| e.expect("entry").file_name()).collect();
+        v.sort();
+        v
+    };
+    let files = listing();
+    for (out, extra, needle) in cases {
+        let mut args: Vec<&std::ffi::OsStr> =
+            vec!["export".as_ref(), archive.as_os_str(), "-o".as_ref(), out.as_os_str()];
+        args.extend(extra.iter().map(|a| std::ffi::OsStr::new(*a)));
+        let o = fxonnx(&args);
+        assert_eq!(o.status.code(), Some(1), "{}", out.display());
+        assert_one_line(&String::from_utf8_lossy(&o.stderr), needle);
+        assert_eq!(listing(), files, "{}: a file appeared", out.display());
+    }
+    assert!(std::fs::read(&archive).expect("read") == before, "the archive is intact");
+    assert_eq!(std::fs::read_dir(&folder).expect("ls").count(), 0);
 }

@@ -30,6 +30,24 @@ pub struct ArchiveFile {
 }
 
 impl ArchiveFile {
+    /// Whether `path` names this archive's file (the same inode; on other platforms, never):
+    /// an output written there would replace the archive it is read from.
+    pub fn is_at(&self, path: &std::path::Path) -> bool {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::MetadataExt;
+            match (self.file.metadata(), std::fs::metadata(path)) {
+                (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+                _ => false,
+            }
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = path;
+            false
+        }
+    }
+
     /// `map` maps all of `file`, from its start. Returns the handle and the map as `Bytes`.
     pub(crate) fn new(map: Mmap, file: File) -> (ArchiveFile, Bytes) {
         let map = Arc::new(map);

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use tempfile::NamedTempFile;
 
 use super::SaveError;
+use crate::pt2::ArchiveFile;
 
 /// The model file and, with external data, the data file, both still temporary.
 pub(super) struct Outputs {
@@ -16,12 +17,17 @@ pub(super) struct Outputs {
 }
 
 impl Outputs {
-    /// Temporary files for `path` and, if `data` names one, for the data file (beside the model).
-    pub(super) fn create(path: &Path, data: Option<&str>) -> Result<Outputs, SaveError> {
+    /// Temporary files for `path` and, if `data` names one, for the data file (beside the model),
+    /// once both paths are known to be fit to write ([`check_target`]).
+    pub(super) fn create(path: &Path, data: Option<&str>, archive: Option<&ArchiveFile>) -> Result<Outputs, SaveError> {
         let dir = match path.parent() {
             Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
             _ => PathBuf::from("."),
         };
+        check_target(path, archive)?;
+        if let Some(location) = data {
+            check_target(&dir.join(location), archive)?;
+        }
         let io = |p: &Path| {
             let p = p.to_path_buf();
             move |source| SaveError::Io { path: p, source }
@@ -67,6 +73,29 @@ impl Outputs {
         self.model.persist(&self.path).map_err(|e| SaveError::Io { path: self.path.clone(), source: e.error })?;
         Ok(())
     }
+}
+
+/// Refuse an output path that a save would wrongly replace: a directory, anything but a regular
+/// file (a symbolic link, a FIFO, a device: renaming over them replaces them with a regular file),
+/// or the archive the weights are read from.
+fn check_target(path: &Path, archive: Option<&ArchiveFile>) -> Result<(), SaveError> {
+    let refuse = |what, hint| Err(SaveError::Target { path: path.to_path_buf(), what, hint });
+    let Ok(meta) = std::fs::symlink_metadata(path) else {
+        return Ok(());
+    };
+    if meta.is_dir() {
+        return refuse("a directory", "name a file inside it");
+    }
+    if meta.file_type().is_symlink() {
+        return refuse("a symbolic link", "name the file it points to, or remove the link");
+    }
+    if !meta.is_file() {
+        return refuse("not a regular file (a FIFO, socket or device)", "name a regular file");
+    }
+    if archive.is_some_and(|a| a.is_at(path)) {
+        return refuse("the archive being exported", "choose another output path");
+    }
+    Ok(())
 }
 
 /// A temporary file in `dir` created with the mode any new file gets (0666 less the umask):

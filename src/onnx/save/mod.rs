@@ -56,6 +56,9 @@ pub enum SaveError {
         "the model is {size} bytes without its weights (mostly graph and metadata_props), over protobuf's 2 GiB limit"
     )]
     GraphTooLarge { size: usize },
+    /// The output path names something a save must not replace.
+    #[error("refusing to write {path}: it is {what}; hint: {hint}")]
+    Target { path: PathBuf, what: &'static str, hint: &'static str },
 }
 
 impl SaveError {

@@ -38,7 +38,7 @@ pub fn save_proto(mut model: proto::ModelProto, path: &Path, placement: &DataPla
         DataPlacement::Inline => None,
         DataPlacement::External { location, .. } => Some(location.as_str()),
     };
-    let out = Outputs::create(path, location)?;
+    let out = Outputs::create(path, location, None)?;
     if let (DataPlacement::External { location, threshold }, Some(graph)) = (placement, model.graph.as_mut()) {
         let data_path = out.data_path().to_path_buf();
         let io = |source| SaveError::Io { path: data_path.clone(), source };

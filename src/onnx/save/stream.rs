@@ -78,7 +78,7 @@ impl<'m> Encoder<'m> {
     /// `archive` when they are slices of its map. Files are written under temporary names and
     /// renamed into place, so a failure never leaves a partial output.
     pub fn write(&self, path: &Path, archive: Option<&ArchiveFile>) -> Result<(), SaveError> {
-        let outputs = Outputs::create(path, self.external.then_some(self.placement.location.as_str()))?;
+        let outputs = Outputs::create(path, self.external.then_some(self.placement.location.as_str()), archive)?;
         files::preallocate(outputs.model_file(), self.model_len);
         if outputs.has_data() {
             files::preallocate(outputs.data_file(), self.data_len());
