@@ -31,6 +31,9 @@ pub enum Error {
     Options(String),
     #[error("cannot write the export report to {path}: {source}")]
     Report { path: PathBuf, source: std::io::Error },
+    /// A bug: fxonnx panicked. The export failed cleanly (no output file); please report it.
+    #[error("internal error during {stage}: {message}; this is a bug in fxonnx, please report it with the archive")]
+    Internal { stage: String, message: String },
 }
 
 /// Options of [`export`], named after `torch.onnx.export`'s.
@@ -204,7 +207,14 @@ pub fn export_to_file(
 fn run(input: &Path, output: Option<&Path>, options: &ExportOptions) -> Result<OnnxProgram, Error> {
     let mut record =
         ExportRecord { archive: input.to_path_buf(), progress: options.progress.clone(), ..Default::default() };
-    let result = stages(input, output, options, &mut record);
+    // A panic that escapes a stage is a bug: it becomes an error, so that a service or a batch
+    // job calling the library carries on (the save's temporary files are dropped on unwinding).
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| stages(input, output, options, &mut record)))
+        .unwrap_or_else(|panic| {
+            let message = crate::panic_message(panic.as_ref()).to_string();
+            let stage = record.fail_running(&message).map_or_else(|| "the export".to_string(), |s| s.to_string());
+            Err(Error::Internal { stage, message })
+        });
     if !options.report {
         return result;
     }

@@ -105,6 +105,8 @@ pub struct ExportRecord {
     pub optimize: Option<crate::optimize::OptimizeStats>,
     /// Told about every finished stage.
     pub progress: Option<Progress>,
+    /// The stage running now (what a panic interrupted).
+    pub(crate) running: Option<Stage>,
 }
 
 /// Peak resident set size of this process so far, in KiB (Linux; `None` elsewhere).
@@ -132,7 +134,9 @@ impl ExportRecord {
         f: impl FnOnce() -> Result<T, E>,
     ) -> Result<T, E> {
         let start = std::time::Instant::now();
+        self.running = Some(stage);
         let result = f();
+        self.running = None;
         let s = &mut self.stages[stage as usize];
         s.ran = true;
         s.ok = result.is_ok();
@@ -143,6 +147,17 @@ impl ExportRecord {
             self.errors.push(e.to_string());
         }
         result
+    }
+
+    /// End the stage a panic interrupted as failed with `error`; returns it (`None` when the panic
+    /// came between stages).
+    pub fn fail_running(&mut self, error: &str) -> Option<Stage> {
+        let stage = self.running.take()?;
+        let s = &mut self.stages[stage as usize];
+        (s.ran, s.ok) = (true, false);
+        self.tell(stage);
+        self.errors.push(error.to_string());
+        Some(stage)
     }
 
     fn tell(&self, stage: Stage) {

@@ -128,3 +128,26 @@ fn the_operator_universe_has_no_silent_gap() {
     let backward = all.iter().find(|t| t.key == "aten::convolution_backward.default").expect("core op");
     assert!(matches!(backward.status, Status::Refused(why) if why.contains("backward")));
 }
+
+/// A translation that panics (a bug) fails the export with an error naming the node and the
+/// translation; the process, and a later export, carry on.
+#[test]
+fn a_panicking_translation_fails_the_export_naming_the_node() {
+    use fxonnx::translate::prelude::*;
+    fxonnx::translations! {
+        /// relu(Tensor self) -> Tensor
+        #[target("aten::relu")]
+        fn relu_buggy(op, self_: Tensor) -> Value {
+            // An index out of bounds, as a translation trusting its input would make.
+            let inputs = [self_];
+            op.Relu(inputs[std::hint::black_box(3)])
+        }
+    }
+    let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let opts = fxonnx::ExportOptions { custom_translation_table: Some(table()), ..Default::default() };
+    let err = fxonnx::export(fixtures.join("mlp_bn.pt2"), &opts).err().expect("the export fails");
+    let text = err.to_string();
+    assert!(text.contains("relu") && text.contains("internal error in the translation `relu_buggy`"), "{text}");
+    assert!(text.contains("index out of bounds") && text.contains("please report it"), "{text}");
+    assert!(fxonnx::export(fixtures.join("mlp_bn.pt2"), &Default::default()).is_ok());
+}

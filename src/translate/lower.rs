@@ -726,7 +726,15 @@ impl Lowerer<'_> {
         let saved = std::mem::replace(&mut op.out_types, out_types);
         let renames = functional_key.as_deref().map(|f| argument_renames(key, f)).unwrap_or_default();
         let ctx = NodeCtx { node, graph, env: values, lowerer: self, renames: &renames };
-        let outputs = (entry.func)(op, &ctx);
+        // A translation that panics is a bug in it: the export fails naming the node, not the process.
+        let outputs = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (entry.func)(op, &ctx)))
+            .unwrap_or_else(|panic| {
+                Err(OpError::new(format!(
+                    "internal error in the translation `{}`: {}; this is a bug in fxonnx, please report it with the archive",
+                    entry.name,
+                    crate::panic_message(panic.as_ref())
+                )))
+            });
         op.out_types = saved;
         Ok((outputs, inplace, entry.name))
     }
