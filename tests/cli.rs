@@ -232,3 +232,63 @@ fn output_paths_that_must_not_be_replaced_are_refused() {
     assert!(std::fs::read(&archive).expect("read") == before, "the archive is intact");
     assert_eq!(std::fs::read_dir(&folder).expect("ls").count(), 0);
 }
+
+/// An export killed (SIGKILL) at any moment leaves no temporary file in the output folder, and the
+/// output is either the old file, untouched, or the complete new model with its data.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_killed_export_leaves_the_old_output_or_the_new_one() {
+    let archive = fixture("decoder_mistral.pt2");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().join("m.onnx");
+    let data = dir.path().join("m.onnx.data");
+    let args = |out: &Path| -> Vec<std::ffi::OsString> {
+        [
+            "export".into(),
+            archive.clone().into_os_string(),
+            "-o".into(),
+            out.as_os_str().into(),
+            "--external-data".into(),
+            "-q".into(),
+        ]
+        .to_vec()
+    };
+    // The complete result, for comparison.
+    let reference = tempfile::tempdir().expect("tempdir");
+    let ref_out = reference.path().join("m.onnx");
+    let start = std::time::Instant::now();
+    assert!(Command::new(env!("CARGO_BIN_EXE_fxonnx")).args(args(&ref_out)).status().expect("run").success());
+    // Kill moments spread over 1.5 times one export (the save included), whatever the machine's speed.
+    let span = (start.elapsed().as_micros() as u64 * 3 / 2).max(1000);
+    let (new_model, new_data) =
+        (std::fs::read(&ref_out).expect("model"), std::fs::read(reference.path().join("m.onnx.data")).expect("data"));
+    let old = b"an older model".to_vec();
+    let mut replaced = 0;
+    for i in 0..60u64 {
+        std::fs::write(&out, &old).expect("write");
+        let _ = std::fs::remove_file(&data);
+        let mut child = Command::new(env!("CARGO_BIN_EXE_fxonnx")).args(args(&out)).spawn().expect("spawn");
+        std::thread::sleep(std::time::Duration::from_micros((i * 7919) % span));
+        let _ = child.kill();
+        let _ = child.wait();
+        let mut names: Vec<String> = std::fs::read_dir(dir.path())
+            .expect("ls")
+            .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        let model = std::fs::read(&out).expect("the output is still there");
+        if model == old {
+            // Between the two renames (microseconds) the new data file may already be in place.
+            if names.len() > 1 {
+                assert!(std::fs::read(&data).expect("data") == new_data, "kill {i}: a data file is complete");
+            }
+            assert!(names.iter().all(|n| n == "m.onnx" || n == "m.onnx.data"), "kill {i}: left {names:?}");
+        } else {
+            assert!(model == new_model, "kill {i}: the model is complete");
+            assert!(std::fs::read(&data).expect("data") == new_data, "kill {i}: its data is complete");
+            assert_eq!(names, ["m.onnx", "m.onnx.data"], "kill {i}: nothing else");
+            replaced += 1;
+        }
+    }
+    assert!(replaced < 60, "every kill came after the save: none tested an interrupted export");
+}

@@ -1,5 +1,11 @@
-//! The output files of a save: written under temporary names in the model's folder and renamed
-//! into place once complete, so a failed save never leaves a partial model.
+//! The output files of a save: written where no one sees them and put into place once complete,
+//! so a failed save — or a killed process — never leaves a partial model.
+//!
+//! On Linux each file is created unnamed (`O_TMPFILE` in the output folder): a process killed
+//! while writing leaves nothing, since the kernel frees a file without a name when it is closed.
+//! Once complete it is given a temporary name (`linkat`) and renamed over the output. Where the
+//! platform or the file system cannot do that, the file is a named temporary (`.tmpXXXXXX` in the
+//! output folder) that is removed on any error or unwinding, though not after a SIGKILL.
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -9,11 +15,46 @@ use tempfile::NamedTempFile;
 use super::SaveError;
 use crate::pt2::ArchiveFile;
 
+/// An output file being written: unnamed where the platform allows, else named.
+enum Temp {
+    #[cfg(target_os = "linux")]
+    Unnamed(File),
+    Named(NamedTempFile),
+}
+
+impl Temp {
+    fn create(dir: &Path) -> std::io::Result<Temp> {
+        #[cfg(target_os = "linux")]
+        if let Some(file) = unnamed_in(dir) {
+            return Ok(Temp::Unnamed(file));
+        }
+        temp_in(dir).map(Temp::Named)
+    }
+
+    fn file(&self) -> &File {
+        match self {
+            #[cfg(target_os = "linux")]
+            Temp::Unnamed(f) => f,
+            Temp::Named(t) => t.as_file(),
+        }
+    }
+
+    /// Put the complete file at `path`, replacing what is there.
+    fn persist(self, path: &Path) -> Result<(), SaveError> {
+        let io = |source| SaveError::Io { path: path.to_path_buf(), source };
+        match self {
+            #[cfg(target_os = "linux")]
+            Temp::Unnamed(file) => link_into_place(&file, path).map_err(io),
+            Temp::Named(t) => t.persist(path).map(drop).map_err(|e| io(e.error)),
+        }
+    }
+}
+
 /// The model file and, with external data, the data file, both still temporary.
 pub(super) struct Outputs {
     path: PathBuf,
-    model: NamedTempFile,
-    data: Option<(NamedTempFile, PathBuf)>,
+    model: Temp,
+    data: Option<(Temp, PathBuf)>,
 }
 
 impl Outputs {
@@ -32,24 +73,24 @@ impl Outputs {
             let p = p.to_path_buf();
             move |source| SaveError::Io { path: p, source }
         };
-        let model = temp_in(&dir).map_err(io(path))?;
+        let model = Temp::create(&dir).map_err(io(path))?;
         let data = match data {
             None => None,
             Some(location) => {
                 let data_path = dir.join(location);
-                Some((temp_in(&dir).map_err(io(&data_path))?, data_path))
+                Some((Temp::create(&dir).map_err(io(&data_path))?, data_path))
             }
         };
         Ok(Outputs { path: path.to_path_buf(), model, data })
     }
 
     pub(super) fn model_file(&self) -> &File {
-        self.model.as_file()
+        self.model.file()
     }
 
     /// The data file (the model file when the placement is inline: nothing is written there then).
     pub(super) fn data_file(&self) -> &File {
-        self.data.as_ref().map_or(self.model.as_file(), |(t, _)| t.as_file())
+        self.data.as_ref().map_or(self.model.file(), |(t, _)| t.file())
     }
 
     pub(super) fn has_data(&self) -> bool {
@@ -64,15 +105,63 @@ impl Outputs {
         self.data.as_ref().map_or(&self.path, |(_, p)| p)
     }
 
-    /// Rename the complete files into place, the data file first (a model never refers to a data
-    /// file that is not there yet).
+    /// Put the complete files into place, the data file first (a model never refers to a data
+    /// file that is not there yet); if the model then fails, the data file goes again.
     pub(super) fn persist(self) -> Result<(), SaveError> {
-        if let Some((tmp, data_path)) = self.data {
-            tmp.persist(&data_path).map_err(|e| SaveError::Io { path: data_path.clone(), source: e.error })?;
-        }
-        self.model.persist(&self.path).map_err(|e| SaveError::Io { path: self.path.clone(), source: e.error })?;
-        Ok(())
+        let data_path = match self.data {
+            Some((tmp, data_path)) => {
+                tmp.persist(&data_path)?;
+                Some(data_path)
+            }
+            None => None,
+        };
+        self.model.persist(&self.path).inspect_err(|_| {
+            if let Some(p) = data_path {
+                let _ = std::fs::remove_file(p);
+            }
+        })
     }
+}
+
+/// An unnamed file in `dir` (`O_TMPFILE`), when the kernel, the file system and `/proc` (which
+/// `linkat` names it through) allow it.
+#[cfg(target_os = "linux")]
+fn unnamed_in(dir: &Path) -> Option<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    if !Path::new("/proc/self/fd").is_dir() {
+        return None;
+    }
+    std::fs::OpenOptions::new().read(true).write(true).mode(0o666).custom_flags(libc::O_TMPFILE).open(dir).ok()
+}
+
+/// Give the unnamed `file` a temporary name beside `path` (`linkat` cannot replace a file), then
+/// rename it over `path`.
+#[cfg(target_os = "linux")]
+fn link_into_place(file: &File, path: &Path) -> std::io::Result<()> {
+    use std::ffi::CString;
+    use std::os::fd::AsRawFd;
+    use std::os::unix::ffi::OsStrExt;
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let proc_path = CString::new(format!("/proc/self/fd/{}", file.as_raw_fd()))?;
+    for attempt in 0..16u32 {
+        let name = dir.join(format!(".fxonnx-{}-{attempt}.tmp", std::process::id()));
+        let target = CString::new(name.as_os_str().as_bytes())?;
+        // SAFETY: two NUL-terminated paths; no memory is handed to the kernel beyond the call.
+        let rc = unsafe {
+            libc::linkat(libc::AT_FDCWD, proc_path.as_ptr(), libc::AT_FDCWD, target.as_ptr(), libc::AT_SYMLINK_FOLLOW)
+        };
+        if rc != 0 {
+            let e = std::io::Error::last_os_error();
+            if e.kind() == std::io::ErrorKind::AlreadyExists {
+                continue;
+            }
+            return Err(e);
+        }
+        return std::fs::rename(&name, path).inspect_err(|_| {
+            let _ = std::fs::remove_file(&name);
+        });
+    }
+    Err(std::io::Error::new(std::io::ErrorKind::AlreadyExists, "no free temporary name in the output folder"))
 }
 
 /// Refuse an output path that a save would wrongly replace: a directory, anything but a regular
