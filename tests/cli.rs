@@ -14,10 +14,10 @@ fn fxonnx(args: &[&std::ffi::OsStr]) -> std::process::Output {
 }
 
 /// An edit of one archive entry: its new bytes, or `None` to drop it.
-type EntryEdit = dyn Fn(&str, Vec<u8>) -> Option<Vec<u8>>;
+type EntryEdit<'a> = dyn Fn(&str, Vec<u8>) -> Option<Vec<u8>> + 'a;
 
 /// Rewrite a fixture archive with `edit` applied to each (name, bytes) entry; `None` drops it.
-fn repack(src: &Path, dst: &Path, edit: &EntryEdit) {
+fn repack(src: &Path, dst: &Path, edit: &EntryEdit<'_>) {
     let file = std::fs::File::open(src).expect("open");
     let mut zin = zip::ZipArchive::new(file).expect("zip");
     let mut zout = zip::ZipWriter::new(std::fs::File::create(dst).expect("create"));
@@ -291,4 +291,124 @@ fn a_killed_export_leaves_the_old_output_or_the_new_one() {
         }
     }
     assert!(replaced < 60, "every kill came after the save: none tested an interrupted export");
+}
+
+/// `mlp_bn` with its JSON entry ending in `entry` edited by `edit`.
+fn with_json_edit(dir: &Path, entry: &str, edit: impl Fn(&mut serde_json::Value)) -> PathBuf {
+    let p = dir.join("edited.pt2");
+    repack(&fixture("mlp_bn.pt2"), &p, &|name, bytes| {
+        if !name.ends_with(entry) {
+            return Some(bytes);
+        }
+        let mut v: serde_json::Value = serde_json::from_slice(&bytes).expect("json");
+        edit(&mut v);
+        Some(serde_json::to_vec(&v).expect("json"))
+    });
+    p
+}
+
+const WEIGHTS: &str = "data/weights/model_weights_config.json";
+const PROGRAM: &str = "models/model.json";
+
+/// Hostile or corrupt numbers in an archive's JSON get a clean error naming the tensor or value,
+/// never a panic, an abort or a huge allocation, and leave no file (issue 18's classes).
+#[test]
+fn hostile_sizes_strides_and_dtypes_are_refused() {
+    type Edit = Box<dyn Fn(&mut serde_json::Value)>;
+    let cases: Vec<(&str, Edit, &str)> = vec![
+        (
+            WEIGHTS,
+            Box::new(|v| {
+                v["config"]["fc1.weight"]["tensor_meta"]["storage_offset"] = serde_json::json!({"as_int": i64::MAX - 3})
+            }),
+            "reaches past the",
+        ),
+        (
+            WEIGHTS,
+            Box::new(|v| {
+                v["config"]["fc1.weight"]["tensor_meta"]["storage_offset"] = serde_json::json!({"as_int": 100})
+            }),
+            "reaches past the",
+        ),
+        (
+            WEIGHTS,
+            Box::new(|v| {
+                v["config"]["fc1.weight"]["tensor_meta"]["sizes"] =
+                    serde_json::json!([{"as_int": 1_000_000_000_000_000_000i64}, {"as_int": 8}])
+            }),
+            "more than 2^40 elements",
+        ),
+        (
+            WEIGHTS,
+            Box::new(|v| {
+                v["config"]["fc1.weight"]["tensor_meta"]["sizes"] =
+                    serde_json::json!([{"as_int": 4_294_967_296i64}, {"as_int": 4_294_967_296i64}])
+            }),
+            "more than 2^40 elements",
+        ),
+        (
+            WEIGHTS,
+            Box::new(|v| {
+                v["config"]["fc1.weight"]["tensor_meta"]["sizes"] = serde_json::json!([{"as_int": -16}, {"as_int": 8}])
+            }),
+            "inconsistent sizes",
+        ),
+        (
+            WEIGHTS,
+            Box::new(|v| v["config"]["fc1.weight"]["tensor_meta"]["dtype"] = serde_json::json!(99)),
+            "unknown ScalarType id 99",
+        ),
+        (
+            WEIGHTS,
+            Box::new(|v| {
+                v["config"]["fc1.weight"]["tensor_meta"]["sizes"] = serde_json::json!([{"as_int": 4}, {"as_int": 8}])
+            }),
+            "stored as float32 [4, 8], but the program reads it as f32[16, 8]",
+        ),
+        (
+            PROGRAM,
+            Box::new(|v| {
+                v["graph_module"]["graph"]["tensor_values"]["p_fc1_bias"]["sizes"] = serde_json::json!([{"as_int": -1}])
+            }),
+            "negative size",
+        ),
+        (
+            PROGRAM,
+            Box::new(|v| v["graph_module"]["graph"]["tensor_values"]["p_fc1_bias"]["dtype"] = serde_json::json!(1234)),
+            "unknown ScalarType id 1234",
+        ),
+        (
+            PROGRAM,
+            Box::new(|v| {
+                v["graph_module"]["graph"]["tensor_values"]["p_fc1_bias"]["sizes"] =
+                    serde_json::json!([{"as_int": 1i64 << 41}])
+            }),
+            "more than 2^40 elements",
+        ),
+    ];
+    for (entry, edit, needle) in cases {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let archive = with_json_edit(dir.path(), entry, edit);
+        let (err, left) = export_fails(&archive);
+        assert_one_line(&err, needle);
+        assert!(!left, "{needle}: a file was left");
+    }
+}
+
+/// A weight whose strides repeat one stored value over a huge shape (zero strides) is stored once
+/// and expanded in the graph: a tiny archive does not become a huge model.
+#[test]
+fn a_zero_stride_weight_is_stored_once() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    // fc1.bias [16] read with stride 0: every element is the first.
+    let archive = with_json_edit(dir.path(), WEIGHTS, |v| {
+        v["config"]["fc1.bias"]["tensor_meta"]["strides"] = serde_json::json!([{"as_int": 0}]);
+    });
+    let out = dir.path().join("m.onnx");
+    let o = fxonnx(&["export".as_ref(), archive.as_os_str(), "-o".as_ref(), out.as_os_str(), "--no-optimize".as_ref()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = fxonnx(&["inspect".as_ref(), out.as_os_str()]);
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(text.contains("float[1] fc1.bias"), "the bias is stored as one value:\n{text}");
+    assert!(text.contains("Expand (fc1.bias"), "and expanded in the graph:\n{text}");
 }

@@ -7,7 +7,7 @@ pub mod tree;
 use crate::pt2::schema::{self, Argument, InputSpec, OutputSpec, SymIntArgument};
 use crate::pt2::Loaded;
 
-pub use print::{format_node, format_program, format_range_constraints, format_signature, write_node};
+pub use print::{format_node, format_program, format_range_constraints, format_signature, value_type, write_node};
 
 /// What a graph placeholder is, from the graph signature.
 #[derive(Debug, Clone, PartialEq)]
@@ -128,6 +128,7 @@ impl<'a> Program<'a> {
                 }
             });
         }
+        check_values(&gm.graph)?;
         Ok(Program { loaded, inputs, outputs })
     }
 
@@ -210,4 +211,36 @@ pub fn for_each_value_name<'a>(arg: &'a Argument<'_>, f: &mut dyn FnMut(&'a str)
         }),
         _ => {}
     }
+}
+
+/// Every value type the program records, checked before anything reads it: a known dtype, sizes
+/// that are not negative, and at most 2^40 elements where they are static. What translations and
+/// the model's value_info take from `tensor_values` is then sound; subgraphs included.
+fn check_values(graph: &crate::pt2::schema::Graph<'_>) -> Result<(), SignatureError> {
+    use crate::pt2::schema::SymInt;
+    for (name, meta) in &graph.tensor_values {
+        let bad = |reason: String| SignatureError(format!("value `{name}`: {reason}"));
+        if crate::pt2::scalar_type(meta.dtype).is_none() {
+            return Err(bad(format!(
+                "unknown ScalarType id {}; the archive is corrupt or from a newer torch",
+                meta.dtype
+            )));
+        }
+        let fixed: Vec<i64> =
+            meta.sizes.iter().filter_map(|s| if let SymInt::AsInt(n) = s { Some(*n) } else { None }).collect();
+        if fixed.iter().any(|&n| n < 0) {
+            return Err(bad(format!("negative size in {fixed:?}")));
+        }
+        if crate::pt2::element_count(&fixed).is_none() {
+            return Err(bad(format!("sizes {fixed:?} hold more than 2^40 elements; no real model computes that")));
+        }
+    }
+    for node in &graph.nodes {
+        for input in &node.inputs {
+            if let Argument::Graph(g) = &input.arg {
+                check_values(&g.graph)?;
+            }
+        }
+    }
+    Ok(())
 }

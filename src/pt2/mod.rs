@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use bytes::Bytes;
 
 pub use mapped::ArchiveFile;
-pub use weights::{scalar_type, ScalarType, Weight};
+pub use weights::{element_count, scalar_type, ScalarType, Weight};
 
 /// Errors of the archive layer. Every message names the entry or tensor concerned.
 #[derive(Debug, thiserror::Error)]

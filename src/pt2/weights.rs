@@ -105,13 +105,27 @@ impl ScalarType {
     }
 }
 
+/// The most elements one tensor may have (2^40): beyond what any real model stores, and what a
+/// corrupt or hostile size would otherwise make the exporter allocate.
+pub const MAX_ELEMENTS: i64 = 1 << 40;
+
+/// The most bytes a strided view that reads elements more than once may expand to (anything else
+/// is copied at most once from the archive, or not at all).
+const MAX_OVERLAP_BYTES: usize = 1 << 28;
+
 /// A weight or constant, as dense little-endian bytes in row-major order.
 #[derive(Clone, Debug)]
 pub struct Weight {
     pub dtype: ScalarType,
+    /// The tensor's shape.
     pub sizes: Vec<i64>,
-    /// Dense bytes; a zero-copy slice of the archive unless the view was not contiguous.
+    /// Dense bytes of `stored_sizes`; a zero-copy slice of the archive unless the view was not
+    /// contiguous.
     pub raw: Bytes,
+    /// The shape `raw` holds: `sizes` with every broadcast axis (stride 0, or an empty storage
+    /// standing for zeros) at 1. The lowering expands it to `sizes` in the graph, so a tiny
+    /// archive declaring a huge expanded tensor costs its bytes once, not its size.
+    pub stored_sizes: Vec<i64>,
     /// Identifies the stored view: tensors with equal keys are the same tensor (tied weights).
     pub key: (String, Vec<i64>, Vec<i64>, i64, i64),
 }
@@ -126,40 +140,74 @@ fn concrete(fqn: &str, what: &str, s: &SymInt) -> Result<i64> {
     }
 }
 
+/// The element count of `sizes`, if it is at most [`MAX_ELEMENTS`].
+pub fn element_count(sizes: &[i64]) -> Option<i64> {
+    sizes.iter().try_fold(1i64, |n, &s| n.checked_mul(s)).filter(|n| (0..=MAX_ELEMENTS).contains(n))
+}
+
 impl Weight {
-    /// View `storage` (the whole stored entry) as described by `meta`.
+    /// The tensor's shape differs from what `raw` holds: it is expanded in the graph.
+    pub fn is_broadcast(&self) -> bool {
+        self.stored_sizes != self.sizes
+    }
+
+    /// View `storage` (the whole stored entry) as described by `meta`. Every size, stride and
+    /// offset is checked before use; the view must lie inside the stored bytes.
     pub fn view(fqn: &str, path: &str, storage: Bytes, meta: &TensorMeta) -> Result<Weight> {
         let bad = |reason: String| Pt2Error::BadTensor { fqn: fqn.to_string(), reason };
         let dtype = scalar_type(meta.dtype).ok_or_else(|| bad(format!("unknown ScalarType id {}", meta.dtype)))?;
         let sizes = meta.sizes.iter().map(|s| concrete(fqn, "size", s)).collect::<Result<Vec<_>>>()?;
         let strides = meta.strides.iter().map(|s| concrete(fqn, "stride", s)).collect::<Result<Vec<_>>>()?;
         let offset = concrete(fqn, "storage_offset", &meta.storage_offset)?;
-        if sizes.len() != strides.len() || sizes.iter().any(|&s| s < 0) || offset < 0 {
+        if sizes.len() != strides.len() || sizes.iter().any(|&s| s < 0) || strides.iter().any(|&s| s < 0) || offset < 0
+        {
             return Err(bad(format!("inconsistent sizes {sizes:?} / strides {strides:?} / offset {offset}")));
         }
+        let numel = element_count(&sizes)
+            .ok_or_else(|| bad(format!("sizes {sizes:?} hold more than 2^40 elements; no real model stores that")))?;
         let key = (path.to_string(), sizes.clone(), strides.clone(), offset, meta.dtype);
         let es = dtype.size();
-        let numel: i64 = sizes.iter().product();
-        let nbytes = numel as usize * es;
         if numel == 0 {
-            return Ok(Weight { dtype, sizes, raw: Bytes::new(), key });
+            return Ok(Weight { dtype, stored_sizes: sizes.clone(), sizes, raw: Bytes::new(), key });
         }
         if storage.is_empty() {
-            // A 0-byte payload stands for a zero-size storage; torch materialises zeros.
-            return Ok(Weight { dtype, sizes, raw: Bytes::from(vec![0u8; nbytes]), key });
+            // A 0-byte payload stands for a zero-size storage, which torch materialises as zeros:
+            // one zero, expanded in the graph.
+            let ones = vec![1; sizes.len()];
+            return Ok(Weight { dtype, sizes, stored_sizes: ones, raw: Bytes::from(vec![0u8; es]), key });
         }
-        // The furthest element the view reaches must lie inside the stored bytes.
-        let last: i64 = offset + sizes.iter().zip(&strides).map(|(&n, &s)| (n - 1) * s.max(0)).sum::<i64>();
-        if strides.iter().any(|&s| s < 0) || (last as usize + 1) * es > storage.len() {
-            return Err(bad(format!(
+        // Broadcast axes (stride 0) are stored once: the view of the others is read, and the
+        // lowering expands it.
+        let stored_sizes: Vec<i64> = sizes.iter().zip(&strides).map(|(&n, &s)| if s == 0 { 1 } else { n }).collect();
+        let past_end = || {
+            bad(format!(
                 "view (sizes {sizes:?}, strides {strides:?}, offset {offset}) reaches past the {} stored bytes of {path}",
+                storage.len()
+            ))
+        };
+        // The furthest element the view reaches must lie inside the stored bytes.
+        let last = stored_sizes
+            .iter()
+            .zip(&strides)
+            .try_fold(offset, |acc, (&n, &s)| (n - 1).checked_mul(s).and_then(|d| acc.checked_add(d)))
+            .ok_or_else(past_end)?;
+        let end = usize::try_from(last).ok().and_then(|l| l.checked_add(1)).and_then(|n| n.checked_mul(es));
+        if end.is_none_or(|end| end > storage.len()) {
+            return Err(past_end());
+        }
+        // Every number below is now bounded by the stored bytes, or by MAX_ELEMENTS.
+        let stored_numel = element_count(&stored_sizes).unwrap_or(0) as usize;
+        let nbytes = stored_numel * es;
+        if nbytes > storage.len() && nbytes > MAX_OVERLAP_BYTES {
+            return Err(bad(format!(
+                "a view of {nbytes} bytes reads the {} stored bytes of {path} repeatedly (overlapping strides {strides:?})",
                 storage.len()
             )));
         }
         let contiguous = {
             let mut expect = 1i64;
             let mut ok = true;
-            for (&n, &s) in sizes.iter().zip(&strides).rev() {
+            for (&n, &s) in stored_sizes.iter().zip(&strides).rev() {
                 if n != 1 && s != expect {
                     ok = false;
                     break;
@@ -174,14 +222,14 @@ impl Weight {
         } else {
             // Gather a strided view (rare: buffers that are transposed views of another buffer).
             let mut out = Vec::with_capacity(nbytes);
-            let mut index = vec![0i64; sizes.len()];
-            for _ in 0..numel {
+            let mut index = vec![0i64; stored_sizes.len()];
+            for _ in 0..stored_numel {
                 let pos = offset + index.iter().zip(&strides).map(|(i, s)| i * s).sum::<i64>();
                 let p = pos as usize * es;
                 out.extend_from_slice(&storage[p..p + es]);
-                for d in (0..sizes.len()).rev() {
+                for d in (0..stored_sizes.len()).rev() {
                     index[d] += 1;
-                    if index[d] < sizes[d] {
+                    if index[d] < stored_sizes[d] {
                         break;
                     }
                     index[d] = 0;
@@ -189,6 +237,6 @@ impl Weight {
             }
             Bytes::from(out)
         };
-        Ok(Weight { dtype, sizes, raw, key })
+        Ok(Weight { dtype, sizes, stored_sizes, raw, key })
     }
 }

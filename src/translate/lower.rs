@@ -167,6 +167,7 @@ fn bind_inputs<'g>(
             InputKind::Parameter { fqn } | InputKind::Buffer { fqn, .. } | InputKind::Constant { fqn } => {
                 let in_weights = matches!(input.kind, InputKind::Parameter { .. } | InputKind::Buffer { persistent: true, .. });
                 let mut w = program.loaded().tensor(fqn, in_weights)?;
+                check_weight_type(&w, fqn, graph, &input.name)?;
                 let v = match tied.entry(std::mem::take(&mut w.key)) {
                     std::collections::hash_map::Entry::Occupied(e) => *e.get(),
                     std::collections::hash_map::Entry::Vacant(e) => {
@@ -177,6 +178,21 @@ fn bind_inputs<'g>(
                         if w.dtype.is_complex() {
                             op.info_mut(v).complex = true;
                         }
+                        // A broadcast (zero-stride) tensor is stored once and expanded here.
+                        let v = if w.is_broadcast() {
+                            let mut dims = w.sizes.clone();
+                            if w.dtype.is_complex() {
+                                dims.push(2);
+                            }
+                            let shape = op.const_i64s(&dims);
+                            let x = op.Expand(v, shape);
+                            let info = op.info_mut(x);
+                            info.complex = w.dtype.is_complex();
+                            info.shape = Some(dims.into_iter().map(Dim::Fixed).collect());
+                            x
+                        } else {
+                            v
+                        };
                         *e.insert(v)
                     }
                 };
@@ -544,9 +560,26 @@ fn is_inplace(key: &str) -> bool {
         .is_some_and(|n| n.ends_with('_') && !n.ends_with("__"))
 }
 
+/// A stored tensor must be what the program says it reads: the same dtype and, where the
+/// program's sizes are static, the same sizes. Otherwise every shape after it would be wrong.
+fn check_weight_type(w: &crate::pt2::Weight, fqn: &str, graph: &schema::Graph, value: &str) -> Result<(), LowerError> {
+    let Some(meta) = graph.tensor_values.get(value) else { return Ok(()) };
+    let same_sizes = meta.sizes.len() == w.sizes.len()
+        && meta.sizes.iter().zip(&w.sizes).all(|(s, &n)| !matches!(s, schema::SymInt::AsInt(m) if *m != n));
+    if crate::pt2::scalar_type(meta.dtype) == Some(w.dtype) && same_sizes {
+        return Ok(());
+    }
+    Err(LowerError::Program(format!(
+        "tensor `{fqn}` is stored as {} {:?}, but the program reads it as {}; the archive is inconsistent",
+        w.dtype.name(),
+        w.sizes,
+        crate::fx::value_type(graph, value),
+    )))
+}
+
 /// A stored tensor as ONNX initializer data (complex tensors as their real view).
 fn weight_tensor(w: &crate::pt2::Weight) -> TensorData {
-    let mut dims = w.sizes.clone();
+    let mut dims = w.stored_sizes.clone();
     if w.dtype.is_complex() {
         dims.push(2);
     }
