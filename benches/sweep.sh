@@ -6,6 +6,10 @@
 #
 #     PYTHON=/path/to/venv/bin/python benches/sweep.sh [OUT_DIR] [sweep.py options, e.g. --only A,B]
 #
+# The architectures outside the DEV list that fxonnx is also measured on (benches/sweep_unseen.json):
+#
+#     REPORT=reports/sweep_unseen.md benches/sweep.sh target/sweep-unseen --candidates benches/sweep_unseen.json
+#
 # Every stage is resumable (sweep.py skips what OUT_DIR already holds); --redo starts over.
 set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -17,6 +21,7 @@ tools=${SHARED_TOOLS:-$here/../shared/tools}
 mkdir -p "$out"
 cp "$here/target/release/fxonnx" "$out/fxonnx"
 nice -n 10 "$python" "$tools/sweep.py" all --out "$out" --cmd "$out/fxonnx export {pt2} -o {onnx} --quiet" "$@"
-cp "$out/sweep.md" "$here/reports/sweep.md"
-python3 "$here/benches/sweep_table.py" "$out" >> "$here/reports/sweep.md"
-"$python" "$here/benches/sweep_latency.py" "$out" >> "$here/reports/sweep.md"
+report=${REPORT:-$here/reports/sweep.md}
+cp "$out/sweep.md" "$report"
+python3 "$here/benches/sweep_table.py" "$out" >> "$report"
+"$python" "$here/benches/sweep_latency.py" "$out" >> "$report"
