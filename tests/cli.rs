@@ -412,3 +412,20 @@ fn a_zero_stride_weight_is_stored_once() {
     assert!(text.contains("float[1] fc1.bias"), "the bias is stored as one value:\n{text}");
     assert!(text.contains("Expand (fc1.bias"), "and expanded in the graph:\n{text}");
 }
+
+/// The regression fixtures of fuzzing findings (tests/fixtures/bad/, made by its make.py): each
+/// gives its error, with no panic and no file.
+#[test]
+fn every_bad_archive_gives_its_error() {
+    let bad = fixture("bad");
+    let cases: Vec<serde_json::Value> =
+        serde_json::from_slice(&std::fs::read(bad.join("cases.json")).expect("cases.json")).expect("json");
+    assert!(cases.len() >= 7);
+    for case in cases {
+        let (archive, error) = (case["archive"].as_str().expect("archive"), case["error"].as_str().expect("error"));
+        let (stderr, left) = export_fails(&bad.join(archive));
+        assert_one_line(&stderr, error);
+        assert!(!stderr.contains("internal error"), "{archive}: {stderr}");
+        assert!(!left, "{archive}: a file was left");
+    }
+}

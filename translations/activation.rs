@@ -254,7 +254,7 @@ translations! {
         if r == 0 {
             bail!("glu does not support scalars");
         }
-        let axis = normalize_axis(dim, r);
+        let axis = normalize_axis(dim, r)?;
         if let Some(Dim::Fixed(n)) = op.shape(self_).map(|s| s[axis as usize].clone()) {
             if n % 2 != 0 {
                 bail!("glu: halving dimension {dim} must be even, got {n}");

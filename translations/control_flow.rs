@@ -29,6 +29,14 @@ fn subgraph_operand(op: &mut Builder, ctx: &NodeCtx<'_>, arg: &crate::pt2::schem
     }
 }
 
+/// The one value a loop's condition returns.
+fn predicate(outs: &[Value]) -> OpResult<Value> {
+    match outs {
+        [p] => Ok(*p),
+        _ => Err(OpError::new(format!("while_loop: the condition returns {} values, not one", outs.len()))),
+    }
+}
+
 translations! {
     /// cond(Tensor pred, GraphModule true_fn, GraphModule false_fn, Tensor[] operands) -> Tensor[]
     #[target("higher_order::cond")]
@@ -54,6 +62,9 @@ translations! {
             branches.push(op.end_subgraph(outs));
         }
         let n = branches[0].outputs.len();
+        if branches[1].outputs.len() != n {
+            bail!("cond: the branches return {} and {} values", n, branches[1].outputs.len());
+        }
         let else_branch = branches.pop().unwrap_or_default();
         let then_branch = branches.pop().unwrap_or_default();
         Ok(op.If(pred).then_branch(then_branch).else_branch(else_branch).outs_vec(n))
@@ -72,13 +83,16 @@ translations! {
         let with_extra = |vals: &[Value]| vals.iter().chain(additional_inputs.iter()).copied().collect::<Vec<_>>();
         // The first test runs before the loop; the body runs the step, then the next test.
         let first = ctx.inline(op, cond_fn.graph, &with_extra(&carried_inputs))?;
-        let first = cast(op, first[0], DType::Bool);
+        let first = cast(op, predicate(&first)?, DType::Bool);
         op.begin_subgraph(body_fn.name);
         let _iter = op.add_input(Some(DType::Int64), Some(vec![]));
         let _cond = op.add_input(Some(DType::Bool), Some(vec![]));
         let formals: Vec<Value> = carried_inputs.iter().map(|&c| formal_like(op, c, false)).collect();
         let body = (|| {
             let next = ctx.inline(op, body_fn.graph, &with_extra(&formals))?;
+            if next.len() != carried_inputs.len() {
+                bail!("while_loop: the body returns {} values for {} carried ones", next.len(), carried_inputs.len());
+            }
             let next: Vec<Value> = next
                 .iter()
                 .zip(&carried_inputs)
@@ -88,7 +102,7 @@ translations! {
                 })
                 .collect();
             let again = ctx.inline(op, cond_fn.graph, &with_extra(&next))?;
-            let again = cast(op, again[0], DType::Bool);
+            let again = cast(op, predicate(&again)?, DType::Bool);
             Ok::<_, OpError>(std::iter::once(again).chain(next).collect::<Vec<_>>())
         })();
         let outs = match body {

@@ -125,7 +125,7 @@ fn normalize(op: &mut Builder, x: Value, normalization: i64, n: Count) -> OpResu
 fn axes(dims: &[i64], r: usize) -> OpResult<Vec<i64>> {
     dims.iter()
         .map(|&d| {
-            let a = normalize_axis(d, r);
+            let a = normalize_axis(d, r)?;
             if a < 0 || a >= r as i64 {
                 bail!("FFT dim {d} out of range for rank {r}");
             }

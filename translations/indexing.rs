@@ -192,7 +192,7 @@ fn rank_after_index(op: &Builder, x: Value, indices: &[Option<Value>]) -> OpResu
         used +=
             if op.dtype(*t) == Some(DType::Bool) || op.dtype(*t) == Some(DType::Uint8) { rank_of(op, *t)? } else { 1 };
     }
-    Ok(r - used)
+    r.checked_sub(used).ok_or_else(|| OpError::new(format!("{used} indexed dims for a tensor of rank {r}")))
 }
 
 /// ScatterElements of `src` (same shape as `index`) into `x`; rank-0 tensors go through rank 1.
@@ -361,7 +361,7 @@ translations! {
             let g = op.GatherElements(x, i).axis(0).out();
             return Ok(if op.rank(index) == Some(0) { to_scalar(op, g) } else { g });
         }
-        Ok(op.GatherElements(self_, index).axis(normalize_axis(dim, r)).out())
+        Ok(op.GatherElements(self_, index).axis(normalize_axis(dim, r)?).out())
     }
 
     /// index_select(Tensor self, int dim, Tensor index) -> Tensor
@@ -375,7 +375,7 @@ translations! {
             let g = op.Gather(x, index).axis(0).out();
             return Ok(to_scalar(op, g));
         }
-        Ok(op.Gather(self_, index).axis(normalize_axis(dim, r)).out())
+        Ok(op.Gather(self_, index).axis(normalize_axis(dim, r)?).out())
     }
 
     /// scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor
@@ -409,7 +409,7 @@ translations! {
             Some("multiply") => "mul",
             Some(o) => bail!("unknown scatter reduce '{o}'"),
         };
-        scatter_elements(op, self_, r, normalize_axis(dim, r.max(1)), index, updates, red)
+        scatter_elements(op, self_, r, normalize_axis(dim, r.max(1))?, index, updates, red)
     }
 
     /// scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor
@@ -419,7 +419,7 @@ translations! {
         let r = rank_of(op, self_)?;
         let s = cast(op, src, t);
         let s = src_like_index(op, s, index);
-        scatter_elements(op, self_, r, normalize_axis(dim, r.max(1)), index, s, "add")
+        scatter_elements(op, self_, r, normalize_axis(dim, r.max(1))?, index, s, "add")
     }
 
     /// scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *,
@@ -436,7 +436,7 @@ translations! {
     ) -> OpResult<Value> {
         let r = rank_of(op, self_)?;
         let s = src_like_index(op, src, index);
-        scatter_reduce_impl(op, self_, normalize_axis(dim, r.max(1)), index, s, reduce, include_self)
+        scatter_reduce_impl(op, self_, normalize_axis(dim, r.max(1))?, index, s, reduce, include_self)
     }
 
     /// index_reduce(Tensor self, int dim, Tensor index, Tensor source, str reduce, *, bool include_self=True) -> Tensor
@@ -451,7 +451,7 @@ translations! {
         include_self: bool = true,
     ) -> OpResult<Value> {
         let r = rank_of(op, self_)?;
-        let axis = normalize_axis(dim, r.max(1));
+        let axis = normalize_axis(dim, r.max(1))?;
         let source = source_for(op, source, r);
         let idx = index_along(op, index, source, axis, r);
         scatter_reduce_impl(op, self_, axis, idx, source, reduce, include_self)
@@ -469,7 +469,7 @@ translations! {
     ) -> OpResult<Value> {
         let t = dtype_of(op, self_)?;
         let r = rank_of(op, self_)?;
-        let axis = normalize_axis(dim, r.max(1));
+        let axis = normalize_axis(dim, r.max(1))?;
         let source = source_for(op, source, r);
         let mut s = cast(op, source, t);
         if alpha != Scalar::Int(1) {
@@ -485,7 +485,7 @@ translations! {
     fn index_copy(op, self_: Tensor, dim: i64, index: Tensor, source: Tensor) -> OpResult<Value> {
         let t = dtype_of(op, self_)?;
         let r = rank_of(op, self_)?;
-        let axis = normalize_axis(dim, r.max(1));
+        let axis = normalize_axis(dim, r.max(1))?;
         let source = source_for(op, source, r);
         let s = cast(op, source, t);
         let idx = index_along(op, index, source, axis, r);
@@ -501,7 +501,7 @@ translations! {
             // Any valid index selects the only element.
             return Ok(operand_value(op, value, t));
         }
-        let axis = normalize_axis(dim, r);
+        let axis = normalize_axis(dim, r)?;
         let index = cast(op, index, DType::Int64);
         let index = flat(op, index);
         // Positions along `axis` whose index is listed: a mask of the axis length.
@@ -590,7 +590,7 @@ translations! {
             let g = op.GatherElements(x, i1).axis(0).out();
             return Ok(to_scalar(op, g));
         }
-        let axis = normalize_axis(dim, r);
+        let axis = normalize_axis(dim, r)?;
         // Broadcast every axis but `axis` between self and indices.
         let one = op.const_i64s(&[1]);
         let starts = op.const_i64s(&[axis]);
@@ -635,7 +635,7 @@ translations! {
         }
         let axes = match dim {
             Some(d) if !d.is_empty() => {
-                let a: Vec<i64> = d.iter().map(|&x| normalize_axis(x, r)).collect();
+                let a: Vec<i64> = d.iter().map(|&x| normalize_axis(x, r)).collect::<OpResult<Vec<_>>>()?;
                 Some(op.const_i64s(&a))
             }
             Some(_) => return Ok(n),

@@ -37,7 +37,7 @@ fn scaled_sum(op: &mut Builder, input: Value, product: Value, beta: f64, alpha: 
 /// The cross product of 3-vectors along `dim` (torch's `linalg_cross`, broadcasting).
 fn cross_along(op: &mut Builder, self_: Value, other: Value, dim: i64) -> OpResult<Value> {
     let r = rank_of(op, self_)?.max(rank_of(op, other)?);
-    let axis = normalize_axis(dim, r);
+    let axis = normalize_axis(dim, r)?;
     let t = result_dtype(op, self_)?;
     let a = cast(op, self_, t);
     let b = cast(op, other, t);
@@ -417,7 +417,7 @@ translations! {
         let a = cast(op, x, t);
         let b = cast(op, y, t);
         let p = op.Mul(a, b);
-        let axes = op.const_i64s(&[normalize_axis(dim, r)]);
+        let axes = op.const_i64s(&[normalize_axis(dim, r)?]);
         Ok(op.ReduceSum(p, Some(axes)).keepdims(0).out())
     }
 
@@ -559,7 +559,7 @@ translations! {
         let b = op.Mul(b, ones);
         // Of 0-d operands torch takes the norms over dim 0 of their 1-element views.
         let (a, b, r) = if r == 0 { (as_1d(op, a), as_1d(op, b), 1) } else { (a, b, r) };
-        let axis = normalize_axis(dim, r);
+        let axis = normalize_axis(dim, r)?;
         let e = op.scalar(t, eps);
         let na = pnorm(op, a, 2.0, &[axis], true)?;
         let na = op.Max(&[na, e]);
@@ -685,8 +685,8 @@ translations! {
         let t = op.out_dtype(0).unwrap_or(dtype_of(op, self_)?);
         let (mut sa, mut sb) = (static_shape(op, self_, "tensordot")?, static_shape(op, other, "tensordot")?);
         let (ra, rb) = (sa.len(), sb.len());
-        let ca: Vec<i64> = dims_self.iter().map(|&d| normalize_axis(d, ra)).collect();
-        let cb: Vec<i64> = dims_other.iter().map(|&d| normalize_axis(d, rb)).collect();
+        let ca: Vec<i64> = dims_self.iter().map(|&d| normalize_axis(d, ra)).collect::<OpResult<Vec<_>>>()?;
+        let cb: Vec<i64> = dims_other.iter().map(|&d| normalize_axis(d, rb)).collect::<OpResult<Vec<_>>>()?;
         if ca.len() != cb.len() {
             bail!("tensordot: both sides need as many contracted dims");
         }

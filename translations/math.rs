@@ -213,7 +213,7 @@ fn gradient_of(
         bail!("gradient: edge_order must be 1 or 2");
     }
     let dims: Vec<i64> = match dim {
-        Some(d) => d.iter().map(|&d| normalize_axis(d, r)).collect(),
+        Some(d) => d.iter().map(|&d| normalize_axis(d, r)).collect::<OpResult<Vec<_>>>()?,
         None => (0..r as i64).collect(),
     };
     if spacing.len() != 1 && spacing.len() != dims.len() {
@@ -1345,7 +1345,7 @@ translations! {
             bail!("diff expects n to be non-negative, got {n}");
         }
         let t = result_dtype(op, self_)?;
-        let axis = normalize_axis(dim, r);
+        let axis = normalize_axis(dim, r)?;
         let parts: Vec<Value> = prepend.into_iter().chain([self_]).chain(append).map(|v| cast(op, v, t)).collect();
         let mut x = if parts.len() == 1 { parts[0] } else { op.Concat(&parts).axis(axis).out() };
         let axes = op.const_i64s(&[axis]);
@@ -1550,7 +1550,7 @@ translations! {
     ) -> OpResult<Value> {
         let t = dtype_of(op, self_)?;
         let r = rank_of(op, self_)?;
-        let axis = normalize_axis(axis, r);
+        let axis = normalize_axis(axis, r)?;
         // The per-channel parameters broadcast along `axis`.
         let (s, z) = (cast(op, scale, t), cast(op, zero_point, t));
         let (s, z) = (expand_along(op, s, axis, r, self_), expand_along(op, z, axis, r, self_));

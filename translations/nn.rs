@@ -114,13 +114,13 @@ fn conv(
     let unbatched = rank_of(op, input)? == k + 1;
     let zero = op.const_i64s(&[0]);
     let x = if unbatched { op.Unsqueeze(input, zero) } else { input };
-    let (st, opad) = (expand_param(stride, k, 1), expand_param(output_padding, k, 0));
+    let (st, opad) = (expand_param(stride, k, 1)?, expand_param(output_padding, k, 0)?);
     let y = if transposed && st.iter().zip(&opad).any(|(s, o)| o >= s) {
         // torch allows output_padding < max(stride, dilation), ONNX Runtime only < stride: take the
         // uncropped transposed convolution, zero-extend its end, crop torch's window, add the bias.
-        let p = expand_param(padding, k, 0);
-        let full =
-            op.ConvTranspose(x, weight, None).strides(&st).dilations(&expand_param(dilation, k, 1)).group(groups).out();
+        let p = expand_param(padding, k, 0)?;
+        let dil = expand_param(dilation, k, 1)?;
+        let full = op.ConvTranspose(x, weight, None).strides(&st).dilations(&dil).group(groups).out();
         let axes: Vec<i64> = (2..2 + k as i64).collect();
         let extra: Vec<i64> = opad.iter().zip(&p).map(|(o, q)| (o - q).max(0)).collect();
         let pads: Vec<i64> = vec![0; k].into_iter().chain(extra).collect();
@@ -141,17 +141,17 @@ fn conv(
         y
     } else if transposed {
         op.ConvTranspose(x, weight, bias)
-            .strides(&expand_param(stride, k, 1))
-            .pads(&pads_of(padding, k))
-            .dilations(&expand_param(dilation, k, 1))
-            .output_padding(&expand_param(output_padding, k, 0))
+            .strides(&expand_param(stride, k, 1)?)
+            .pads(&pads_of(padding, k)?)
+            .dilations(&expand_param(dilation, k, 1)?)
+            .output_padding(&expand_param(output_padding, k, 0)?)
             .group(groups)
             .out()
     } else {
         op.Conv(x, weight, bias)
-            .strides(&expand_param(stride, k, 1))
-            .pads(&pads_of(padding, k))
-            .dilations(&expand_param(dilation, k, 1))
+            .strides(&expand_param(stride, k, 1)?)
+            .pads(&pads_of(padding, k)?)
+            .dilations(&expand_param(dilation, k, 1)?)
             .group(groups)
             .out()
     };
@@ -501,7 +501,7 @@ fn norm_except_dim_of(op: &mut Builder, v: Value, pow: i64, dim: i64) -> OpResul
     let axes: Vec<i64> = if dim == -1 {
         (0..r as i64).collect()
     } else {
-        let d = normalize_axis(dim, r);
+        let d = normalize_axis(dim, r)?;
         (0..r as i64).filter(|&a| a != d).collect()
     };
     let keep = i64::from(dim != -1);
@@ -579,7 +579,7 @@ translations! {
                 .collect::<OpResult<_>>()?,
             None => bail!("the weight's shape is unknown"),
         };
-        let dil = expand_param(&dilation, k, 1);
+        let dil = expand_param(&dilation, k, 1)?;
         let (begin, end): (Vec<i64>, Vec<i64>) = match padding {
             "valid" => (vec![0; k], vec![0; k]),
             "same" => {
@@ -595,7 +595,7 @@ translations! {
         let pads: Vec<i64> = begin.iter().chain(end.iter()).copied().collect();
         let y = op
             .Conv(x, weight, bias)
-            .strides(&expand_param(&stride, k, 1))
+            .strides(&expand_param(&stride, k, 1)?)
             .pads(&pads)
             .dilations(&dil)
             .group(groups)

@@ -287,7 +287,7 @@ translations! {
     #[target("aten::sym_size.int")]
     fn sym_size(op, self_: Tensor, dim: i64) -> OpResult<Value> {
         let r = rank_of(op, self_)?;
-        let d = normalize_axis(dim, r);
+        let d = normalize_axis(dim, r)?;
         let s = op.Shape(self_).start(d).end(d + 1).out();
         let axes = op.const_i64s(&[0]);
         Ok(op.Squeeze(s, Some(axes)))

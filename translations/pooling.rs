@@ -79,7 +79,7 @@ fn adaptive_avg(op: &mut Builder, x: Value, output_size: &[Option<i64>]) -> OpRe
         if o <= 0 {
             bail!("adaptive_avg_pool output size must be positive");
         }
-        let mut w = vec![0.0f64; (n * o) as usize];
+        let mut w = vec![0.0f64; constant_elements("adaptive_avg_pool's averaging matrix", &[n, o])?];
         for (j, (s, e)) in adaptive_bins(n, o).into_iter().enumerate() {
             for row in s..e {
                 w[(row * o) as usize + j] = 1.0 / (e - s) as f64;
@@ -614,10 +614,10 @@ translations! {
         divisor_override: Option<i64> = None,
     ) -> OpResult<Value> {
         let k = kernel_size.len();
-        let kernel = expand_param(&kernel_size, k, 1);
-        let strides = if stride.is_empty() { kernel.clone() } else { expand_param(&stride, k, 1) };
+        let kernel = expand_param(&kernel_size, k, 1)?;
+        let strides = if stride.is_empty() { kernel.clone() } else { expand_param(&stride, k, 1)? };
         if let Some(d) = divisor_override {
-            let padding = expand_param(&padding, k, 0);
+            let padding = expand_param(&padding, k, 0)?;
             return sum_pool_divided(op, self_, &kernel, &strides, &padding, ceil_mode, d);
         }
         let unbatched = rank_of(op, self_)? == k + 1;
@@ -630,7 +630,7 @@ translations! {
             .AveragePool(x)
             .kernel_shape(&kernel)
             .strides(&strides)
-            .pads(&pads_of(&padding, k))
+            .pads(&pads_of(&padding, k)?)
             .ceil_mode(ceil_mode as i64)
             .count_include_pad(count_include_pad as i64)
             .out();
@@ -653,8 +653,8 @@ translations! {
         ceil_mode: bool = false,
     ) -> OpResult<(Value, Value)> {
         let k = kernel_size.len();
-        let kernel = expand_param(&kernel_size, k, 1);
-        let strides = if stride.is_empty() { kernel.clone() } else { expand_param(&stride, k, 1) };
+        let kernel = expand_param(&kernel_size, k, 1)?;
+        let strides = if stride.is_empty() { kernel.clone() } else { expand_param(&stride, k, 1)? };
         let unbatched = rank_of(op, self_)? == k + 1;
         let zero = op.const_i64s(&[0]);
         let x = if unbatched { op.Unsqueeze(self_, zero) } else { self_ };
@@ -663,8 +663,8 @@ translations! {
             .MaxPool(x)
             .kernel_shape(&kernel)
             .strides(&strides)
-            .pads(&pads_of(&padding, k))
-            .dilations(&expand_param(&dilation, k, 1))
+            .pads(&pads_of(&padding, k)?)
+            .dilations(&expand_param(&dilation, k, 1)?)
             .ceil_mode(ceil_mode as i64)
             .outs::<2>();
         let spatial = op.Shape(self_).start(-(k as i64)).out();
@@ -722,7 +722,7 @@ translations! {
         ceil_mode: bool = false,
     ) -> OpResult<Value> {
         let k = kernel_size.len();
-        let strides = if stride.is_empty() { kernel_size.clone() } else { expand_param(&stride, k, 1) };
+        let strides = if stride.is_empty() { kernel_size.clone() } else { expand_param(&stride, k, 1)? };
         // An unbatched input ([C, *spatial]) gets ONNX's batch axis for the pooling.
         let unbatched = rank_of(op, self_)? == k + 1;
         let zero = op.const_i64s(&[0]);
@@ -731,8 +731,8 @@ translations! {
             .MaxPool(x)
             .kernel_shape(&kernel_size)
             .strides(&strides)
-            .pads(&pads_of(&padding, k))
-            .dilations(&expand_param(&dilation, k, 1))
+            .pads(&pads_of(&padding, k)?)
+            .dilations(&expand_param(&dilation, k, 1)?)
             .ceil_mode(ceil_mode as i64)
             .out();
         Ok(if unbatched { op.Squeeze(y, Some(zero)) } else { y })

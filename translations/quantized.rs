@@ -141,7 +141,7 @@ translations! {
         quant_max: i64,
         dtype: ScalarType,
     ) -> OpResult<Value> {
-        let axis = normalize_axis(axis, rank_of(op, input)?);
+        let axis = normalize_axis(axis, rank_of(op, input)?)?;
         quantize(op, input, dtype, Some(axis), (quant_min, quant_max), |op, f, q| {
             (cast(op, scales, f), cast(op, zero_points, q))
         })
@@ -164,7 +164,7 @@ translations! {
         let q = dtype_of(op, input)?;
         let s = cast(op, scales, DType::Float);
         let z = zero_points.map(|z| cast(op, z, q));
-        let axis = normalize_axis(axis, rank_of(op, input)?);
+        let axis = normalize_axis(axis, rank_of(op, input)?)?;
         let y = op.DequantizeLinear(input, s, z).axis(axis).out();
         Ok(dequantized(op, y))
     }

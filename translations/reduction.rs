@@ -35,7 +35,7 @@ fn prepare(op: &mut Builder, x: Value, dim: &Option<Vec<i64>>) -> OpResult<Prepa
     }
     Ok(match dim {
         Some(d) if !d.is_empty() => {
-            let mut axes: Vec<i64> = d.iter().map(|&a| normalize_axis(a, r)).collect();
+            let mut axes: Vec<i64> = d.iter().map(|&a| normalize_axis(a, r)).collect::<OpResult<Vec<_>>>()?;
             axes.sort_unstable();
             axes.dedup();
             let v = op.const_i64s(&axes);
@@ -182,7 +182,7 @@ fn replace_nan(op: &mut Builder, x: Value, fill: f64) -> OpResult<Value> {
 fn arg_reduce(op: &mut Builder, x: Value, dim: Option<i64>, keepdim: bool, max: bool) -> OpResult<Value> {
     let r = rank_of(op, x)?;
     let (x, axis, kd) = match dim {
-        Some(d) if r > 0 => (x, normalize_axis(d, r), keepdim as i64),
+        Some(d) if r > 0 => (x, normalize_axis(d, r)?, keepdim as i64),
         Some(_) => (as_1d(op, x), 0, 0),
         None => {
             let flat = as_1d(op, x);
@@ -208,7 +208,7 @@ fn softmax_like(op: &mut Builder, x: Value, dim: i64, log: bool) -> OpResult<Val
     let r = rank_of(op, x)?;
     let t = result_dtype(op, x)?;
     let x = cast(op, x, t);
-    let (v, axis) = if r == 0 { (as_1d(op, x), 0) } else { (x, normalize_axis(dim, r)) };
+    let (v, axis) = if r == 0 { (as_1d(op, x), 0) } else { (x, normalize_axis(dim, r)?) };
     let y = if log { op.LogSoftmax(v).axis(axis).out() } else { op.Softmax(v).axis(axis).out() };
     Ok(if r == 0 {
         let empty = op.const_i64s(&[]);
@@ -543,7 +543,7 @@ translations! {
         let n = if r == 0 {
             finite
         } else {
-            let axes = op.const_i64s(&[normalize_axis(dim, r)]);
+            let axes = op.const_i64s(&[normalize_axis(dim, r)?]);
             op.ReduceSum(finite, Some(axes)).keepdims(1).out()
         };
         let zero_i = op.scalar_i64(0);
@@ -570,7 +570,7 @@ translations! {
             let d = op.Sub(g, gy);
             op.Mul(y, d)
         } else {
-            let axes = op.const_i64s(&[normalize_axis(dim, r)]);
+            let axes = op.const_i64s(&[normalize_axis(dim, r)?]);
             let s = op.ReduceSum(gy, Some(axes)).keepdims(1).out();
             let d = op.Sub(g, s);
             op.Mul(y, d)
@@ -584,7 +584,7 @@ translations! {
         // Slices along dim whose p-norm exceeds maxnorm are scaled by maxnorm / (norm + 1e-7).
         let t = float_result_dtype(op, self_)?;
         let r = rank_of(op, self_)?;
-        let d = normalize_axis(dim, r);
+        let d = normalize_axis(dim, r)?;
         let x = cast(op, self_, t);
         let axes: Vec<i64> = (0..r as i64).filter(|&a| a != d).collect();
         let norm = pnorm(op, x, p, &axes, true)?;

@@ -5,6 +5,7 @@
 use crate::translate::prelude::*;
 use crate::translations;
 use crate::translations::shared::norms::pnorm;
+use crate::translations::shared::window::expand_param;
 
 /// `Split` of `x` along `axis` into pieces of the given sizes (SymInts allowed).
 fn split_into(op: &mut Builder, x: Value, sizes: &[SymInt], axis: i64) -> Vec<Value> {
@@ -245,7 +246,7 @@ fn merge_last_two(op: &mut Builder, x: Value, r: usize) -> Value {
 /// `diagonal(x, offset, dim1, dim2)`: the diagonal, last.
 fn diagonal_of(op: &mut Builder, x: Value, offset: i64, dim1: i64, dim2: i64) -> OpResult<Value> {
     let r = rank_of(op, x)?;
-    let (d1, d2) = (normalize_axis(dim1, r), normalize_axis(dim2, r));
+    let (d1, d2) = (normalize_axis(dim1, r)?, normalize_axis(dim2, r)?);
     let (xt, _) = to_last_two(op, x, r, d1, d2);
     let pos = diag_positions(op, xt, offset);
     let flat = merge_last_two(op, xt, r);
@@ -259,7 +260,7 @@ fn diag_embed_of(op: &mut Builder, self_: Value, r: usize, offset: i64, dim1: i6
         bail!("diag_embed needs an input of at least 1 dimension, got a 0-d tensor");
     }
     let t = dtype_of(op, self_)?;
-    let (d1, d2) = (normalize_axis(dim1, r + 1), normalize_axis(dim2, r + 1));
+    let (d1, d2) = (normalize_axis(dim1, r + 1)?, normalize_axis(dim2, r + 1)?);
     // Row i of the m×m result (m = n + |offset|) holds xpad[i] at column i + offset.
     let k = offset.abs();
     let pads = if offset >= 0 { [0, k] } else { [k, 0] };
@@ -549,7 +550,7 @@ translations! {
     fn unflatten(op, self_: Tensor, dim: i64, sizes: Vec<SymInt>) -> OpResult<Value> {
         // [dims before, *sizes, dims after]; a -1 in `sizes` is resolved by Reshape.
         let r = rank_of(op, self_)?;
-        let axis = normalize_axis(dim, r);
+        let axis = normalize_axis(dim, r)?;
         let mut parts = Vec::with_capacity(3);
         if axis > 0 {
             parts.push(op.Shape(self_).start(0).end(axis).out());
@@ -564,17 +565,25 @@ translations! {
 
     /// permute(Tensor(a) self, int[] dims) -> Tensor(a)
     #[target("aten::permute", "aten::permute_copy")]
-    fn permute(op, self_: Tensor, dims: Vec<i64>) -> Value {
+    fn permute(op, self_: Tensor, dims: Vec<i64>) -> OpResult<Value> {
         let r = dims.len();
-        let mut perm: Vec<i64> = dims.iter().map(|&d| normalize_axis(d, r)).collect();
-        // A complex tensor's real view keeps its trailing [re, im] axis last.
         let complex = op.info(self_).complex;
+        if rank_of(op, self_).is_ok_and(|full| full != r + complex as usize) {
+            bail!("permute: {r} dims for a tensor of rank {}", rank_of(op, self_)? - complex as usize);
+        }
+        let mut perm: Vec<i64> = dims.iter().map(|&d| normalize_axis(d, r)).collect::<OpResult<Vec<_>>>()?;
+        let mut sorted = perm.clone();
+        sorted.sort_unstable();
+        if sorted.iter().enumerate().any(|(i, &d)| d != i as i64) {
+            bail!("permute: dims {dims:?} are not a permutation");
+        }
+        // A complex tensor's real view keeps its trailing [re, im] axis last.
         if complex {
             perm.push(r as i64);
         }
         let v = op.Transpose(self_).perm(&perm).out();
         op.info_mut(v).complex = complex;
-        v
+        Ok(v)
     }
 
     /// transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)
@@ -588,7 +597,7 @@ translations! {
             return Ok(self_);
         }
         let mut perm: Vec<i64> = (0..full as i64).collect();
-        perm.swap(normalize_axis(dim0, r) as usize, normalize_axis(dim1, r) as usize);
+        perm.swap(normalize_axis(dim0, r)? as usize, normalize_axis(dim1, r)? as usize);
         let v = op.Transpose(self_).perm(&perm).out();
         op.info_mut(v).complex = complex;
         Ok(v)
@@ -605,7 +614,7 @@ translations! {
     #[target("aten::unsqueeze", "aten::unsqueeze_copy")]
     fn unsqueeze(op, self_: Tensor, dim: i64) -> OpResult<Value> {
         let r = rank_of(op, self_)?;
-        let axes = op.const_i64s(&[normalize_axis(dim, r + 1)]);
+        let axes = op.const_i64s(&[normalize_axis(dim, r + 1)?]);
         Ok(op.Unsqueeze(self_, axes))
     }
 
@@ -622,7 +631,7 @@ translations! {
         let r = rank_of(op, self_)?;
         let shape = op.shape(self_).map(|s| s.to_vec());
         let dims: Vec<i64> = match dim {
-            Some(d) => d.iter().map(|&x| normalize_axis(x, r)).collect(),
+            Some(d) => d.iter().map(|&x| normalize_axis(x, r)).collect::<OpResult<Vec<_>>>()?,
             None => (0..r as i64).collect(),
         };
         // torch ignores dims that are not 1; ONNX rejects them, so keep only known 1s.
@@ -645,7 +654,7 @@ translations! {
             let one = op.const_i64s(&[1]);
             return Ok(op.Reshape(self_, one).out());
         }
-        let (s, e) = (normalize_axis(start_dim, r), normalize_axis(end_dim, r));
+        let (s, e) = (normalize_axis(start_dim, r)?, normalize_axis(end_dim, r)?);
         if s == e {
             return Ok(self_);
         }
@@ -707,7 +716,7 @@ translations! {
     #[target("aten::split.Tensor", "aten::split_copy.Tensor", "aten::unsafe_split.Tensor")]
     fn split(op, self_: Tensor, split_size: SymInt, dim: i64 = 0) -> OpResult<Vec<Value>> {
         let r = rank_of(op, self_)?;
-        let axis = normalize_axis(dim, r);
+        let axis = normalize_axis(dim, r)?;
         let (SymInt::Const(chunk), Some(Dim::Fixed(total))) =
             (split_size, op.shape(self_).and_then(|s| s.get(axis as usize)).cloned())
         else {
@@ -737,7 +746,7 @@ translations! {
         dim: i64 = 0,
     ) -> OpResult<Vec<Value>> {
         let r = rank_of(op, self_)?;
-        let axis = normalize_axis(dim, r);
+        let axis = normalize_axis(dim, r)?;
         if split_sizes.len() == 1 {
             return Ok(vec![self_]);
         }
@@ -762,7 +771,7 @@ translations! {
         if parts.len() == 1 {
             return Ok(first);
         }
-        Ok(op.Concat(&parts).axis(normalize_axis(dim, r)).out())
+        Ok(op.Concat(&parts).axis(normalize_axis(dim, r)?).out())
     }
 
     /// stack(Tensor[] tensors, int dim=0) -> Tensor
@@ -770,7 +779,7 @@ translations! {
     fn stack(op, tensors: Vec<Tensor>, dim: i64 = 0) -> OpResult<Value> {
         let Some(&first) = tensors.first() else { bail!("stack of no tensors") };
         let r = rank_of(op, first)?;
-        let axis = normalize_axis(dim, r + 1);
+        let axis = normalize_axis(dim, r + 1)?;
         let axes = op.const_i64s(&[axis]);
         let parts: Vec<Value> = tensors.iter().map(|&t| op.Unsqueeze(t, axes)).collect();
         Ok(op.Concat(&parts).axis(axis).out())
@@ -781,7 +790,7 @@ translations! {
     fn select(op, self_: Tensor, dim: i64, index: SymInt) -> OpResult<Value> {
         let r = rank_of(op, self_)?;
         let idx = sym_value(op, index);
-        Ok(op.Gather(self_, idx).axis(normalize_axis(dim, r)).out())
+        Ok(op.Gather(self_, idx).axis(normalize_axis(dim, r)?).out())
     }
 
     /// slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)
@@ -795,7 +804,7 @@ translations! {
         step: SymInt = SymInt::Const(1),
     ) -> OpResult<Value> {
         let r = rank_of(op, self_)?;
-        let axis = normalize_axis(dim, r);
+        let axis = normalize_axis(dim, r)?;
         let start = start.unwrap_or(SymInt::Const(0));
         let end = end.unwrap_or(SymInt::Const(i64::MAX));
         if start == SymInt::Const(0) && end == SymInt::Const(i64::MAX) && step == SymInt::Const(1) {
@@ -817,7 +826,7 @@ translations! {
         let e = op.Add(s, l);
         let starts = as_1d(op, s);
         let ends = as_1d(op, e);
-        let axes = op.const_i64s(&[normalize_axis(dim, r)]);
+        let axes = op.const_i64s(&[normalize_axis(dim, r)?]);
         Ok(op.Slice(self_, starts, ends, Some(axes), None))
     }
 
@@ -925,7 +934,7 @@ translations! {
     #[target("aten::size.int")]
     fn size_int(op, self_: Tensor, dim: i64) -> OpResult<Value> {
         let r = rank_of(op, self_)?;
-        let s = dim_size(op, self_, normalize_axis(dim, r));
+        let s = dim_size(op, self_, normalize_axis(dim, r)?);
         let axes = op.const_i64s(&[0]);
         Ok(op.Squeeze(s, Some(axes)))
     }
@@ -981,7 +990,7 @@ translations! {
         if r == 0 {
             return Ok(self_);
         }
-        let axes: Vec<i64> = dims.iter().map(|&d| normalize_axis(d, r)).collect();
+        let axes: Vec<i64> = dims.iter().map(|&d| normalize_axis(d, r)).collect::<OpResult<Vec<_>>>()?;
         Ok(flip_axes(op, self_, &axes))
     }
 
@@ -1009,7 +1018,8 @@ translations! {
             if dims.len() != shifts.len() {
                 bail!("roll: shifts and dims differ in length");
             }
-            (self_, shifts.iter().zip(&dims).map(|(&s, &d)| (s, normalize_axis(d, r))).collect(), None)
+            let pairs = shifts.iter().zip(&dims).map(|(&s, &d)| Ok((s, normalize_axis(d, r)?)));
+            (self_, pairs.collect::<OpResult<Vec<_>>>()?, None)
         };
         // Rolling keeps the shape: the sizes are read once, before any Concat hides them.
         let sizes = op.shape(x).map(<[Dim]>::to_vec);
@@ -1053,7 +1063,7 @@ translations! {
         if dims.len() != 2 {
             bail!("rot90 needs two dims");
         }
-        let (d0, d1) = (normalize_axis(dims[0], r), normalize_axis(dims[1], r));
+        let (d0, d1) = (normalize_axis(dims[0], r)?, normalize_axis(dims[1], r)?);
         Ok(match k.rem_euclid(4) {
             1 => {
                 let f = flip_axes(op, self_, &[d1]);
@@ -1112,7 +1122,7 @@ translations! {
     ) -> OpResult<Value> {
         let r = rank_of(op, self_)?;
         let t = dtype_of(op, self_)?;
-        let (d1, d2) = (normalize_axis(dim1, r), normalize_axis(dim2, r));
+        let (d1, d2) = (normalize_axis(dim1, r)?, normalize_axis(dim2, r)?);
         let (xt, perm) = to_last_two(op, self_, r, d1, d2);
         let tshape = op.Shape(xt).out();
         let pos = diag_positions(op, xt, offset);
@@ -1171,7 +1181,7 @@ translations! {
     ) -> OpResult<Value> {
         let r = rank_of(op, self_)?;
         let t = dtype_of(op, self_)?;
-        let axis = normalize_axis(dim, r);
+        let axis = normalize_axis(dim, r)?;
         let src = cast(op, src, t);
         let start = start.unwrap_or(SymInt::Const(0));
         let end = end.unwrap_or(SymInt::Const(i64::MAX));
@@ -1184,7 +1194,7 @@ translations! {
     fn select_scatter(op, self_: Tensor, src: Tensor, dim: i64, index: SymInt) -> OpResult<Value> {
         let r = rank_of(op, self_)?;
         let t = dtype_of(op, self_)?;
-        let axis = normalize_axis(dim, r);
+        let axis = normalize_axis(dim, r)?;
         let src = cast(op, src, t);
         let a = op.const_i64s(&[axis]);
         let src = op.Unsqueeze(src, a);
@@ -1229,7 +1239,7 @@ translations! {
     #[target("aten::unbind.int", "aten::unbind_copy.int")]
     fn unbind(op, self_: Tensor, dim: i64 = 0) -> OpResult<Vec<Value>> {
         let r = rank_of(op, self_)?;
-        let axis = normalize_axis(dim, r);
+        let axis = normalize_axis(dim, r)?;
         let n = fixed_dim(op, self_, axis, "unbind")?;
         let axes = op.const_i64s(&[axis]);
         if n == 1 {
@@ -1244,7 +1254,7 @@ translations! {
     #[target("aten::chunk", "aten::unsafe_chunk")]
     fn chunk(op, self_: Tensor, chunks: i64, dim: i64 = 0) -> OpResult<Vec<Value>> {
         let r = rank_of(op, self_)?;
-        let axis = normalize_axis(dim, r);
+        let axis = normalize_axis(dim, r)?;
         let n = fixed_dim(op, self_, axis, "chunk")?;
         if chunks <= 0 {
             bail!("chunk expects a positive number of chunks");
@@ -1283,7 +1293,7 @@ translations! {
         dim: i64 = 0,
     ) -> OpResult<Vec<Value>> {
         let r = rank_of(op, self_)?;
-        let axis = normalize_axis(dim, r);
+        let axis = normalize_axis(dim, r)?;
         let axes = op.const_i64s(&[axis]);
         match op.shape(tensor_indices_or_sections).map(|s| s.to_vec()) {
             // A count of sections: the archive's outputs are that many, sized n/k, the first n%k one larger.
@@ -1353,7 +1363,7 @@ translations! {
             let one = op.const_i64s(&[1]);
             return Ok(op.Reshape(self_, one).out());
         }
-        let axis = normalize_axis(dimension, r);
+        let axis = normalize_axis(dimension, r)?;
         // Window starts 0, step, ... up to n - size; window w takes start_w + [0, size).
         let n = dim_size(op, self_, axis);
         let e = op.const_i64s(&[]);
@@ -1569,7 +1579,7 @@ translations! {
         }
         let t = float_result_dtype(op, tensors[0]).or_else(|_| dtype_of(op, tensors[0]))?;
         let r = rank_of(op, tensors[0])?;
-        let d = normalize_axis(dim, r);
+        let d = normalize_axis(dim, r)?;
         let mut parts = Vec::new();
         for &x in &tensors {
             let s = static_shape(op, x, "_chunk_cat")?;
@@ -1656,8 +1666,9 @@ translations! {
         stride: Vec<i64>,
     ) -> OpResult<Value> {
         // [N?, C, H, W] → [N?, C·kh·kw, L]: gather each window position from the padded, flattened plane.
-        let two = |v: &Vec<i64>| if v.len() == 1 { (v[0], v[0]) } else { (v[0], v[1]) };
-        let ((kh, kw), (dh, dw), (ph, pw), (sh, sw)) = (two(&kernel_size), two(&dilation), two(&padding), two(&stride));
+        let two = |v: &[i64], default| expand_param(v, 2, default).map(|p| (p[0], p[1]));
+        let (kh, kw) = two(&kernel_size, 1)?;
+        let ((dh, dw), (ph, pw), (sh, sw)) = (two(&dilation, 1)?, two(&padding, 0)?, two(&stride, 1)?);
         let Ok(shape) = static_shape(op, self_, "im2col") else {
             return im2col_dynamic(op, self_, [kh, kw], [dh, dw], [ph, pw], [sh, sw]);
         };
@@ -1671,7 +1682,7 @@ translations! {
         if oh < 1 || ow < 1 {
             bail!("im2col: the kernel does not fit the input");
         }
-        let mut idx = Vec::new();
+        let mut idx = Vec::with_capacity(constant_elements("im2col's index", &[kh, kw, oh, ow])?);
         for ki in 0..kh {
             for kj in 0..kw {
                 for i in 0..oh {
@@ -1722,21 +1733,17 @@ translations! {
             3 => false,
             r => bail!("col2im needs a 2-D or 3-D input, got rank {r}"),
         };
-        let two = |v: &[i64]| if v.len() == 1 { vec![v[0], v[0]] } else { v.to_vec() };
-        let p = two(&padding);
+        let p = expand_param(&padding, 2, 0)?;
+        let (kernel, dilation, stride) =
+            (expand_param(&kernel_size, 2, 1)?, expand_param(&dilation, 2, 1)?, expand_param(&stride, 2, 1)?);
         let zero = op.const_i64s(&[0]);
         let x = if unbatched { op.Unsqueeze(self_, zero) } else { self_ };
         // ONNX Runtime's Col2Im is float32 only: other types sum in float32 (the driver casts back).
         let t = dtype_of(op, x)?;
         let x = cast(op, x, DType::Float);
         let image = shape_vec(op, &output_size);
-        let block = op.const_i64s(&two(&kernel_size));
-        let y = op
-            .Col2Im(x, image, block)
-            .dilations(&two(&dilation))
-            .pads(&[p[0], p[1], p[0], p[1]])
-            .strides(&two(&stride))
-            .out();
+        let block = op.const_i64s(&kernel);
+        let y = op.Col2Im(x, image, block).dilations(&dilation).pads(&[p[0], p[1], p[0], p[1]]).strides(&stride).out();
         let y = cast(op, y, t);
         Ok(if unbatched { op.Squeeze(y, Some(zero)) } else { y })
     }
@@ -1762,7 +1769,7 @@ translations! {
                     let m1 = op.const_i64s(&[-1]);
                     (op.Reshape(self_, m1).out(), 0, 1)
                 } else {
-                    (self_, normalize_axis(d, r), r)
+                    (self_, normalize_axis(d, r)?, r)
                 }
             }
         };
@@ -1804,8 +1811,8 @@ translations! {
     #[target("aten::movedim.intlist", "aten::movedim.int")]
     fn movedim(op, self_: Tensor, source: Vec<i64>, destination: Vec<i64>) -> OpResult<Value> {
         let r = rank_of(op, self_)?;
-        let src: Vec<i64> = source.iter().map(|&d| normalize_axis(d, r)).collect();
-        let dst: Vec<i64> = destination.iter().map(|&d| normalize_axis(d, r)).collect();
+        let src: Vec<i64> = source.iter().map(|&d| normalize_axis(d, r)).collect::<OpResult<Vec<_>>>()?;
+        let dst: Vec<i64> = destination.iter().map(|&d| normalize_axis(d, r)).collect::<OpResult<Vec<_>>>()?;
         if src.len() != dst.len() {
             bail!("movedim: {} source dims but {} destination dims", src.len(), dst.len());
         }
@@ -1895,7 +1902,7 @@ translations! {
         // x gathered along the axis at repeat_interleave(repeats); one repeat count serves every element.
         let r = rank_of(op, self_)?;
         let (x, axis) = match dim {
-            Some(d) if r > 0 => (self_, normalize_axis(d, r)),
+            Some(d) if r > 0 => (self_, normalize_axis(d, r)?),
             _ => {
                 let m1 = op.const_i64s(&[-1]);
                 (op.Reshape(self_, m1).out(), 0)

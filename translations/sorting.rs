@@ -65,7 +65,7 @@ fn cum_extreme(op: &mut Builder, x: Value, dim: i64, is_max: bool) -> OpResult<(
         let z = op.scalar_i64(0);
         return Ok((x, z));
     }
-    let axis = normalize_axis(dim, r);
+    let axis = normalize_axis(dim, r)?;
     let w = if t == DType::Bool { cast(op, x, DType::Int32) } else { x };
     let wt = dtype_of(op, w).unwrap_or(t);
     let (xu, mask, j) = scan_layout(op, w, axis, r);
@@ -144,7 +144,7 @@ fn trapezoid_areas(op: &mut Builder, y: Value, x: Value, dim: i64) -> OpResult<(
     let t = float_result_dtype(op, y)?;
     let ry = rank_of(op, y)?;
     let rx = rank_of(op, x)?;
-    let d = normalize_axis(dim, ry);
+    let d = normalize_axis(dim, ry)?;
     if d < 0 || d as usize >= ry {
         bail!("cumulative_trapezoid: dim {dim} out of range");
     }
@@ -186,7 +186,7 @@ fn trapezoid_areas(op: &mut Builder, y: Value, x: Value, dim: i64) -> OpResult<(
 fn trapezoid_areas_dx(op: &mut Builder, y: Value, dx: f64, dim: i64) -> OpResult<(Value, i64)> {
     let t = float_result_dtype(op, y)?;
     let r = rank_of(op, y)?;
-    let d = normalize_axis(dim, r);
+    let d = normalize_axis(dim, r)?;
     if d < 0 || d as usize >= r {
         bail!("trapezoid: dim {dim} out of range");
     }
@@ -219,7 +219,7 @@ translations! {
             let z = op.scalar_i64(0);
             return Ok((self_, z));
         }
-        sort_impl(op, self_, normalize_axis(dim, r), descending)
+        sort_impl(op, self_, normalize_axis(dim, r)?, descending)
     }
 
     /// argsort(Tensor self, int dim=-1, bool descending=False) -> Tensor
@@ -236,7 +236,7 @@ translations! {
         if r == 0 {
             return Ok(op.scalar_i64(0));
         }
-        Ok(sort_impl(op, self_, normalize_axis(dim, r), descending)?.1)
+        Ok(sort_impl(op, self_, normalize_axis(dim, r)?, descending)?.1)
     }
 
     /// msort(Tensor self) -> Tensor
@@ -264,7 +264,7 @@ translations! {
             let z = op.scalar_i64(0);
             return Ok((self_, z));
         }
-        let axis = normalize_axis(dim, r);
+        let axis = normalize_axis(dim, r)?;
         let k = sym_value(op, k);
         let k1 = as_1d(op, k);
         let w = cast(op, self_, topk_type(t));
@@ -346,7 +346,7 @@ translations! {
         if r == 0 {
             return Ok(cast(op, x, t));
         }
-        let axis = op.scalar_i64(normalize_axis(dim, r));
+        let axis = op.scalar_i64(normalize_axis(dim, r)?);
         let c = op.CumSum(x, axis).out();
         Ok(cast(op, c, t))
     }
@@ -362,7 +362,7 @@ translations! {
         if r == 0 {
             return Ok(cast(op, x, t));
         }
-        let axis = normalize_axis(dim, r);
+        let axis = normalize_axis(dim, r)?;
         // out[i] = Π_{j<=i} x[j]: mask the pairs j > i with 1 and reduce over j.
         let (xu, mask, _) = scan_layout(op, x, axis, r);
         let one = op.scalar(work, 1.0);
@@ -393,7 +393,7 @@ translations! {
         if r == 0 {
             return Ok(x);
         }
-        let axis = normalize_axis(dim, r);
+        let axis = normalize_axis(dim, r)?;
         let (xu, mask, _) = scan_layout(op, x, axis, r);
         let ninf = op.scalar(t, f64::NEG_INFINITY);
         let m = op.Where(mask, xu, ninf);
@@ -459,8 +459,8 @@ translations! {
         let k = sym_value(op, k);
         let k = as_1d(op, k);
         let x = if r == 0 { as_1d(op, self_) } else { self_ };
-        let [values, indices] =
-            op.TopK(x, k).axis(normalize_axis(dim, r.max(1))).largest(largest as i64).sorted(sorted as i64).outs::<2>();
+        let axis = normalize_axis(dim, r.max(1))?;
+        let [values, indices] = op.TopK(x, k).axis(axis).largest(largest as i64).sorted(sorted as i64).outs::<2>();
         if r == 0 {
             let empty = op.const_i64s(&[]);
             let v = op.Reshape(values, empty).out();
@@ -596,7 +596,7 @@ translations! {
         return_counts: bool = false,
     ) -> OpResult<Vec<Value>> {
         let r = rank_of(op, self_)?;
-        let axis = normalize_axis(dim, r);
+        let axis = normalize_axis(dim, r)?;
         let [y, _, inv, counts] = op.Unique(self_).axis(axis).sorted(1).outs::<4>();
         Ok(vec![y, asked_for(op, inv, return_inverse), asked_for(op, counts, return_counts)])
     }

@@ -72,7 +72,7 @@ fn reduced_axis(op: &Builder, x: Value, r: usize, dim: i64, what: &str) -> OpRes
         }
         return Ok(None);
     }
-    let axis = normalize_axis(dim, r);
+    let axis = normalize_axis(dim, r)?;
     if let Some(s) = op.shape(x) {
         if s.get(axis as usize) == Some(&Dim::Fixed(0)) {
             bail!("{what} of an empty dimension is an error in torch");
@@ -148,7 +148,7 @@ fn quantile_impl(
             let m1 = op.const_i64s(&[-1]);
             (op.Reshape(xv, m1).out(), 0)
         }
-        Some(d) => (xv, normalize_axis(d, r)),
+        Some(d) => (xv, normalize_axis(d, r)?),
     };
     let axes = op.const_i64s(&[axis]);
     let isnan = op.IsNaN(xv);
@@ -533,7 +533,7 @@ translations! {
             }
             _ => bail!("segment_reduce needs lengths or offsets"),
         };
-        if normalize_axis(axis, r) != 0 {
+        if normalize_axis(axis, r)? != 0 {
             bail!("segment_reduce: with 1-D lengths/offsets the axis must be 0, got {axis}");
         }
         if r == 0 {

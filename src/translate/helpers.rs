@@ -152,13 +152,29 @@ pub fn promote_with_scalar(tensor: DType, other: Operand, op: &Builder) -> DType
     }
 }
 
-/// `dim` in `0..rank` (torch accepts negative dims).
-pub fn normalize_axis(dim: i64, rank: usize) -> i64 {
-    if dim < 0 {
-        dim + rank as i64
-    } else {
-        dim
+/// The most elements a translation builds into one constant (64 Mi): the pooling, interpolation
+/// and index tables of real models are far smaller, and a corrupt size must fail, not allocate.
+pub const MAX_CONSTANT_ELEMENTS: i64 = 1 << 26;
+
+/// The element count of a constant of shape `dims` that a translation is about to build, or an
+/// error naming `what` when it would exceed [`MAX_CONSTANT_ELEMENTS`] (or a size is negative).
+pub fn constant_elements(what: &str, dims: &[i64]) -> OpResult<usize> {
+    dims.iter()
+        .try_fold(1i64, |n, &d| if d < 0 { None } else { n.checked_mul(d) })
+        .filter(|&n| n <= MAX_CONSTANT_ELEMENTS)
+        .map(|n| n as usize)
+        .ok_or_else(|| OpError::new(format!("{what} of shape {dims:?} would be larger than any real model needs")))
+}
+
+/// `dim` in `0..rank` (torch accepts negative dims, and a 0-d tensor takes 0 and -1). A dim out
+/// of range cannot come from a program torch traced: the archive is corrupt, and that is an error,
+/// never an index past an array.
+pub fn normalize_axis(dim: i64, rank: usize) -> OpResult<i64> {
+    let r = rank.max(1) as i64;
+    if !(-r..r).contains(&dim) {
+        return Err(OpError::new(format!("dim {dim} is out of range for a tensor of rank {rank}")));
     }
+    Ok(if dim < 0 { dim + r } else { dim }.min(rank as i64).max(0))
 }
 
 /// The rank of `x`, or an error naming what needed it.

@@ -809,7 +809,7 @@ fn matrix_norm_impl(op: &mut Builder, x: Value, kind: NormKind, dim: &[i64], kee
     if dim.len() != 2 || r < 2 {
         bail!("{what} needs two dims of a tensor of rank >= 2");
     }
-    let (d0, d1) = (normalize_axis(dim[0], r) as usize, normalize_axis(dim[1], r) as usize);
+    let (d0, d1) = (normalize_axis(dim[0], r)? as usize, normalize_axis(dim[1], r)? as usize);
     if d0 == d1 {
         bail!("{what}: the two dims must differ");
     }
@@ -1460,7 +1460,7 @@ fn vector_norm_of(op: &mut Builder, x: Value, ord: f64, dim: Option<&[i64]>, kee
     let r = rank_of(op, x)?;
     match dim {
         Some(dim) if r > 0 => {
-            let axes: Vec<i64> = dim.iter().map(|&d| normalize_axis(d, r)).collect();
+            let axes: Vec<i64> = dim.iter().map(|&d| normalize_axis(d, r)).collect::<OpResult<_>>()?;
             pnorm(op, x, ord, &axes, keepdim)
         }
         _ => {
@@ -2140,7 +2140,8 @@ translations! {
         let mut shape = sa.clone();
         if let Some(dims) = dims {
             // The listed dims move to the end, in order (torch's movedim).
-            let dims: Vec<usize> = dims.iter().map(|&d| normalize_axis(d, r) as usize).collect();
+            let dims = dims.iter().map(|&d| Ok(normalize_axis(d, r)? as usize));
+            let dims: Vec<usize> = dims.collect::<OpResult<_>>()?;
             let mut perm: Vec<usize> = (0..r).filter(|i| !dims.contains(i)).collect();
             perm.extend(dims.iter().copied());
             let p: Vec<i64> = perm.iter().map(|&i| i as i64).collect();
