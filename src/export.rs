@@ -191,7 +191,43 @@ pub struct OnnxProgram {
 /// # Ok::<(), fxonnx::Error>(())
 /// ```
 pub fn export(path: impl AsRef<Path>, options: &ExportOptions) -> Result<OnnxProgram, Error> {
-    run(path.as_ref(), None, options)
+    run(Source::File(path.as_ref()), None, options)
+}
+
+/// Export an archive held in memory (what `torch.export.save` wrote to a buffer); weights are
+/// slices of `data`, nothing is copied.
+///
+/// ```no_run
+/// let data = std::fs::read("model.pt2").expect("read");
+/// let program = fxonnx::export_bytes(data, &fxonnx::ExportOptions::default())?;
+/// program.save("model.onnx")?;
+/// # Ok::<(), fxonnx::Error>(())
+/// ```
+pub fn export_bytes(data: impl Into<bytes::Bytes>, options: &ExportOptions) -> Result<OnnxProgram, Error> {
+    run(Source::Memory(data.into()), None, options)
+}
+
+/// Where an archive is read from.
+enum Source<'a> {
+    File(&'a Path),
+    Memory(bytes::Bytes),
+}
+
+impl Source<'_> {
+    /// How reports and errors name the archive.
+    fn path(&self) -> &Path {
+        match self {
+            Source::File(p) => p,
+            Source::Memory(_) => Path::new("<archive in memory>"),
+        }
+    }
+
+    fn open(self) -> Result<Archive, Pt2Error> {
+        match self {
+            Source::File(p) => Archive::open(p),
+            Source::Memory(data) => Archive::from_bytes(Path::new("<archive in memory>"), data),
+        }
+    }
 }
 
 /// Export the archive at `input` and save the model to `output`, as one reported export (the
@@ -201,12 +237,12 @@ pub fn export_to_file(
     output: impl AsRef<Path>,
     options: &ExportOptions,
 ) -> Result<OnnxProgram, Error> {
-    run(input.as_ref(), Some(output.as_ref()), options)
+    run(Source::File(input.as_ref()), Some(output.as_ref()), options)
 }
 
-fn run(input: &Path, output: Option<&Path>, options: &ExportOptions) -> Result<OnnxProgram, Error> {
+fn run(input: Source<'_>, output: Option<&Path>, options: &ExportOptions) -> Result<OnnxProgram, Error> {
     let mut record =
-        ExportRecord { archive: input.to_path_buf(), progress: options.progress.clone(), ..Default::default() };
+        ExportRecord { archive: input.path().to_path_buf(), progress: options.progress.clone(), ..Default::default() };
     // A panic that escapes a stage is a bug: it becomes an error, so that a service or a batch
     // job calling the library carries on (the save's temporary files are dropped on unwinding).
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| stages(input, output, options, &mut record)))
@@ -224,7 +260,7 @@ fn run(input: &Path, output: Option<&Path>, options: &ExportOptions) -> Result<O
 }
 
 fn stages(
-    input: &Path,
+    input: Source<'_>,
     output: Option<&Path>,
     options: &ExportOptions,
     record: &mut ExportRecord,
@@ -238,7 +274,7 @@ fn stages(
         )));
     }
     let name = options.model_name.as_deref().unwrap_or("model");
-    let archive = record.stage_part(Stage::ReadArchive, || Archive::open(input))?;
+    let archive = record.stage_part(Stage::ReadArchive, || input.open())?;
     let loaded = record.stage(Stage::ReadArchive, || archive.load(name))?;
     let mut table = crate::translations::default_table();
     if let Some(custom) = &options.custom_translation_table {

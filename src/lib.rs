@@ -8,7 +8,7 @@
 //! ```
 //!
 //! The public surface:
-//! - [`export`] and [`export_to_file`] with [`ExportOptions`] (named after `torch.onnx.export`'s),
+//! - [`export`], [`export_bytes`] (an archive in memory) and [`export_to_file`] with [`ExportOptions`] (named after `torch.onnx.export`'s),
 //!   returning an [`OnnxProgram`] or an [`Error`] that says which stage failed;
 //! - [`view`]: a read-only view of the exported model (inputs, outputs, nodes, metadata);
 //! - [`TranslationTable`] and [`translate::prelude`]: the DSL in which translations are written,
@@ -32,7 +32,9 @@ pub mod translate;
 mod translations;
 pub mod view;
 
-pub use export::{export, export_to_file, Error, ExportOptions, OnnxProgram, DEFAULT_OPSET, SUPPORTED_OPSETS};
+pub use export::{
+    export, export_bytes, export_to_file, Error, ExportOptions, OnnxProgram, DEFAULT_OPSET, SUPPORTED_OPSETS,
+};
 pub use optimize::{OptimizeStats, PassRecord};
 pub use report::{Progress, ProgressEvent, Stage};
 pub use translate::dsl::TranslationTable;

@@ -1,0 +1,9 @@
+//! Any bytes as a .pt2 archive (seeds: the fixtures).
+#![no_main]
+
+#[path = "common.rs"]
+mod common;
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| {
+    common::check(fxonnx::export_bytes(data.to_vec(), &common::options()));
+});
