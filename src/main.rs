@@ -275,6 +275,12 @@ fn inspect(input: &Path, model: &str, metadata: bool) -> Result<(), String> {
         write_out(&text);
         return Ok(());
     }
+    if !std::fs::metadata(input).is_ok_and(|m| m.is_file()) {
+        return Err(format!(
+            "{} is not a regular file; hint: pass the path of a .pt2 archive or an .onnx model",
+            input.display()
+        ));
+    }
     let bytes = std::fs::read(input).map_err(|e| format!("cannot read {}: {e}", input.display()))?;
     let text = fxonnx::inspect::onnx_text(bytes, metadata)
         .map_err(|e| format!("{} is neither a .pt2 archive nor an ONNX model: {}", input.display(), e.0))?;

@@ -429,3 +429,18 @@ fn every_bad_archive_gives_its_error() {
         assert!(!left, "{archive}: a file was left");
     }
 }
+
+/// A device or a pipe as the input is refused at once: `/dev/zero` would otherwise be read until
+/// memory runs out, and a pipe cannot be mapped.
+#[cfg(unix)]
+#[test]
+fn a_device_as_input_is_refused() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().join("o.onnx");
+    for args in [vec!["inspect", "/dev/zero"], vec!["export", "/dev/zero", "-o", out.to_str().expect("utf-8")]] {
+        let o = fxonnx(&args.iter().map(std::ffi::OsStr::new).collect::<Vec<_>>());
+        assert_eq!(o.status.code(), Some(1), "{args:?}");
+        assert_one_line(&String::from_utf8_lossy(&o.stderr), "is not a regular file");
+    }
+    assert!(!out.exists());
+}

@@ -21,6 +21,8 @@ pub use weights::{element_count, scalar_type, ScalarType, Weight};
 pub enum Pt2Error {
     #[error("cannot read {path}: {source}")]
     Io { path: PathBuf, source: std::io::Error },
+    #[error("{path} is not a regular file (a pipe, a directory or a device); hint: pass the path of the .pt2 file written by torch.export.save")]
+    NotAFile { path: PathBuf },
     #[error("{path} is not a zip archive ({detail}); hint: pass the file written by torch.export.save")]
     NotZip { path: PathBuf, detail: String },
     #[error("{path} is a zip archive but not a .pt2 program (no `<root>/archive_format` entry saying pt2); hint: pass the file written by torch.export.save")]
@@ -65,6 +67,10 @@ impl Archive {
     pub fn open(path: &Path) -> Result<Archive> {
         let io = |source| Pt2Error::Io { path: path.to_path_buf(), source };
         let file = std::fs::File::open(path).map_err(io)?;
+        // A pipe or a device cannot be mapped (and /dev/zero would never end): say so plainly.
+        if !file.metadata().map_err(io)?.is_file() {
+            return Err(Pt2Error::NotAFile { path: path.to_path_buf() });
+        }
         // SAFETY: the map is read-only; a file truncated underneath us would fault, which is the
         // accepted trade-off of every mmap-based reader (the same as torch's own loader).
         let map = unsafe { memmap2::Mmap::map(&file) }.map_err(io)?;
