@@ -68,13 +68,12 @@ fn attention_weights(op: &mut Builder, scores: Value, masked: bool) -> OpResult<
     if !masked {
         return Ok(w);
     }
+    // Softmax of a row that is -inf throughout is NaN (its max is -inf): those rows become 0, as
+    // torch's safe softmax makes them. Finite scores never give NaN.
     let t = dtype_of(op, scores)?;
-    let axes = op.const_i64s(&[-1]);
-    let row_max = op.ReduceMax(scores, Some(axes)).keepdims(1).out();
-    let ninf = op.scalar(t, f64::NEG_INFINITY);
-    let all_masked = op.Equal(row_max, ninf);
+    let nan = op.IsNaN(w);
     let zero = op.scalar(t, 0.0);
-    Ok(op.Where(all_masked, zero, w))
+    Ok(op.Where(nan, zero, w))
 }
 
 /// Grouped-query attention: repeat each of the `Hkv` key/value heads (axis -3) `Hq / Hkv` times in
