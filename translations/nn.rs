@@ -828,7 +828,13 @@ translations! {
     ) -> OpResult<Value> {
         let r = rank_of(op, input)?;
         let t = dtype_of(op, input)?;
-        if r < 3 || t != DType::Float || num_groups < 1 {
+        // torch requires groups that divide the channels; per-group constants are built below.
+        let channels = op.shape(input).and_then(|s| s.get(1).cloned());
+        if num_groups < 1 || matches!(channels, Some(Dim::Fixed(c)) if c % num_groups != 0) {
+            bail!("group_norm: {num_groups} groups do not divide the channels");
+        }
+        constant_elements("group_norm's per-group constants", &[num_groups])?;
+        if r < 3 || t != DType::Float {
             return Ok(group_norm_of(op, input, weight, bias, num_groups, eps)?.0);
         }
         // One channel per group: each channel is an instance, and the affine is InstanceNormalization's own.

@@ -46,8 +46,19 @@ pub fn check(result: Result<fxonnx::OnnxProgram, fxonnx::Error>) {
             assert_eq!(t.raw_data.len() as i64, numel * size, "initializer {} holds the wrong byte count", t.name);
         }
     }
-    // The encoder runs as a save would.
-    let _ = program.model_bytes();
+    // The encoder runs as a save would; with FXONNX_FUZZ_SAVE=DIR the model is kept there (by its
+    // hash, up to 5000) for fuzz/check_models.py to run onnx.checker and ONNX Runtime on.
+    let bytes = program.model_bytes();
+    if let Some(dir) = std::env::var_os("FXONNX_FUZZ_SAVE") {
+        let dir = std::path::Path::new(&dir);
+        if std::fs::read_dir(dir).map_or(0, |d| d.count()) < 5000 {
+            let hash = std::hash::BuildHasher::hash_one(
+                &std::hash::BuildHasherDefault::<std::hash::DefaultHasher>::default(),
+                &bytes,
+            );
+            let _ = std::fs::write(dir.join(format!("{hash:016x}.onnx")), &bytes);
+        }
+    }
 }
 
 /// The small fixtures the mutating targets start from.
