@@ -275,7 +275,8 @@ fn inspect(input: &Path, model: &str, metadata: bool) -> Result<(), String> {
         write_out(&text);
         return Ok(());
     }
-    if !std::fs::metadata(input).is_ok_and(|m| m.is_file()) {
+    let meta = std::fs::metadata(input).map_err(|e| format!("cannot read {}: {e}", input.display()))?;
+    if !meta.is_file() {
         return Err(format!(
             "{} is not a regular file; hint: pass the path of a .pt2 archive or an .onnx model",
             input.display()

@@ -675,7 +675,7 @@ impl Lowerer<'_> {
             let Scope { values, vmap, .. } = env;
             let out = vmap.lower_bracket(op, node, &|n| values.get(n).copied(), &logical_rank).map_err(&err)?;
             if let Some((name, v, varies)) = out {
-                let v = self.bind_output(op, name, &fx_value(graph, name), v);
+                let v = self.bind_output(op, name, &fx_value(graph, name), v).map_err(&err)?;
                 env.insert(name, v);
                 let rank = logical_rank(name).unwrap_or_default();
                 env.vmap.bind(op, name, v, varies, rank);
@@ -1038,7 +1038,7 @@ impl Lowerer<'_> {
                     )))
                 }
             };
-            let v = self.bind_output(op, name, fx_type, v);
+            let v = self.bind_output(op, name, fx_type, v).map_err(err)?;
             env.insert(name, v);
         }
         if !inplace {
@@ -1050,8 +1050,10 @@ impl Lowerer<'_> {
     }
 
     /// Give the value computed for FX value `name` (of type `fx_type`) that value's name, type
-    /// and shape.
-    fn bind_output(&self, op: &mut Builder, name: &str, fx_type: &FxValue, v: Value) -> Value {
+    /// and shape. A recorded shape that contradicts what the graph computes (another rank, or
+    /// another static size where both are static) is an error: the archive's metadata is corrupt,
+    /// and the model would declare shapes its own nodes refute.
+    fn bind_output(&self, op: &mut Builder, name: &str, fx_type: &FxValue, v: Value) -> Result<Value, String> {
         let FxValue::Tensor(meta) = fx_type else {
             // A SymInt / SymBool / SymFloat: a 0-d tensor.
             let dtype = fx_type.dtype();
@@ -1065,9 +1067,20 @@ impl Lowerer<'_> {
                 info.dtype = info.dtype.or(dtype);
                 info.shape.get_or_insert_with(Vec::new);
             }
-            return v;
+            return Ok(v);
         };
         let (dtype, shape, complex) = self.tensor_type(meta);
+        if let Some(computed) = op.shape(v) {
+            let clash = computed.len() != shape.len()
+                || computed.iter().zip(&shape).any(|(a, b)| matches!((a, b), (Dim::Fixed(x), Dim::Fixed(y)) if x != y));
+            if clash {
+                return Err(format!(
+                    "the program records the shape {} for `{name}`, but its inputs give {}; the archive's metadata is inconsistent",
+                    dims_text(&shape),
+                    dims_text(computed)
+                ));
+            }
+        }
         let v = match op.dtype(v) {
             Some(have) if have != dtype => op.Cast(v).to(dtype as i64).out(),
             _ => v,
@@ -1079,7 +1092,7 @@ impl Lowerer<'_> {
             info.shape = Some(shape);
             info.complex = complex;
         }
-        v
+        Ok(v)
     }
 }
 
@@ -1166,4 +1179,16 @@ impl Lowerer<'_> {
         }
         graph.outputs.iter().map(|o| self.value_of(op, o, env).map_err(|e| OpError::new(e.to_string()))).collect()
     }
+}
+
+/// `[2, s0, 8]`.
+fn dims_text(dims: &[Dim]) -> String {
+    let parts: Vec<String> = dims
+        .iter()
+        .map(|d| match d {
+            Dim::Fixed(n) => n.to_string(),
+            Dim::Param(p) => p.to_string(),
+        })
+        .collect();
+    format!("[{}]", parts.join(", "))
 }
