@@ -838,7 +838,7 @@ translations! {
             return Ok(group_norm_of(op, input, weight, bias, num_groups, eps)?.0);
         }
         // One channel per group: each channel is an instance, and the affine is InstanceNormalization's own.
-        if op.shape(input).and_then(|s| s.get(1).cloned()) == Some(Dim::Fixed(num_groups)) {
+        if channels == Some(Dim::Fixed(num_groups)) {
             let mut per_channel = |v: Option<Value>, fill: f64| -> OpResult<Value> {
                 Ok(match v {
                     Some(v) => cast(op, v, t),

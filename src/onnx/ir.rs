@@ -120,6 +120,16 @@ pub enum Dim {
     Param(std::rc::Rc<str>),
 }
 
+/// `8` or `s77`, as ONNX text writes a dimension.
+impl std::fmt::Display for Dim {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Dim::Fixed(n) => write!(f, "{n}"),
+            Dim::Param(p) => f.write_str(p),
+        }
+    }
+}
+
 /// A constant tensor: little-endian element bytes, in ONNX's `raw_data` layout.
 ///
 /// Weights keep pointing into the archive's memory map; nothing is copied until the final write.

@@ -5,9 +5,10 @@
 //! element type (`Identity`, `Reshape`, `Unsqueeze`, `Squeeze`, `Transpose`, `Gather`, `Slice`,
 //! `Concat`, `Expand`, `Where`, `ConstantOfShape`), integer arithmetic, comparisons and logic,
 //! integer `Range`, float32/float64 `Add`/`Sub`/`Mul`/`Div`/`Neg`/`Sqrt` (one IEEE operation each,
-//! so the result is bit-exact with any runtime), `Floor`/`Ceil`/`Round`/`Sign`/`Abs` (exact),
-//! float32 `Log`/`Exp` (correctly rounded through float64), and `Cast` between integer, bool, float32 and float64 where the conversion is exact,
-//! correctly rounded or the same on every machine. Anything else, or any doubt, is left alone.
+//! so the result is bit-exact with any runtime), `Floor`/`Ceil`/`Round`/`Sign`/`Abs`/`Clip`
+//! (exact), float32 `Log`/`Exp` (correctly rounded through float64), and `Cast` between integer,
+//! bool, float32 and float64 where the conversion is exact, correctly rounded or the same on every
+//! machine. Anything else, or any doubt, is left alone.
 //!
 //! Sizes are bounded like onnxscript's folder: inputs of at most [`INPUT_LIMIT`] elements, outputs of
 //! at most [`OUTPUT_LIMIT`]. Larger results fold only as [`Derived`] tensors, recorded here and
@@ -471,24 +472,28 @@ pub(crate) fn eval(node: &Node, inputs: &[Option<&TensorData>]) -> Option<Tensor
         // min(max(x, lo), hi) with scalar bounds (absent ones open): exact, NaN left to the runtime.
         "Clip" if x.is_some_and(|x| x.dtype != DType::Uint64) => {
             let x = x?;
-            let bound = |i: usize, open: Num| match arg(i) {
-                None => Some(open),
-                Some(b) if b.dtype == x.dtype && b.numel() == 1 => decode(b),
+            // Some(None): no bound; None: a bound that cannot be folded.
+            let bound = |i: usize| match arg(i) {
+                None => Some(None),
+                Some(b) if b.dtype == x.dtype && b.numel() == 1 => decode(b).map(Some),
                 Some(_) => None,
             };
-            let nan = |v: &[f32]| v.iter().any(|a| a.is_nan());
-            let out = match (
-                decode(x)?,
-                bound(1, Num::F(vec![f32::NEG_INFINITY]))?,
-                bound(2, Num::F(vec![f32::INFINITY]))?,
-            ) {
-                (Num::F(v), Num::F(lo), Num::F(hi)) if !nan(&v) && !nan(&lo) && !nan(&hi) => {
-                    Num::F(v.iter().map(|&a| a.max(lo[0]).min(hi[0])).collect())
+            let (lo, hi) = (bound(1)?, bound(2)?);
+            let out = match decode(x)? {
+                Num::F(v) if !v.iter().any(|a| a.is_nan()) => {
+                    let end = |b: Option<Num>, open: f32| match b {
+                        None => Some(open),
+                        Some(Num::F(b)) if !b[0].is_nan() => Some(b[0]),
+                        Some(_) => None,
+                    };
+                    let (lo, hi) = (end(lo, f32::NEG_INFINITY)?, end(hi, f32::INFINITY)?);
+                    Num::F(v.iter().map(|&a| a.max(lo).min(hi)).collect())
                 }
-                (Num::I(v), lo, hi) => {
-                    let end = |b: Num, open: i64| match b {
-                        Num::I(b) => Some(b[0]),
-                        _ => Some(open),
+                Num::I(v) => {
+                    let end = |b: Option<Num>, open: i64| match b {
+                        None => Some(open),
+                        Some(Num::I(b)) => Some(b[0]),
+                        Some(_) => None,
                     };
                     let (lo, hi) = (end(lo, i64::MIN)?, end(hi, i64::MAX)?);
                     Num::I(v.iter().map(|&a| a.max(lo).min(hi)).collect())

@@ -362,13 +362,7 @@ pub fn print(m: &Model, stats: &OptimizeStats) -> String {
         let dt = info.dtype.map_or("?".to_string(), dtype_name);
         match &info.shape {
             Some(s) if !s.is_empty() => {
-                let dims: Vec<String> = s
-                    .iter()
-                    .map(|d| match d {
-                        Dim::Fixed(n) => n.to_string(),
-                        Dim::Param(p) => p.to_string(),
-                    })
-                    .collect();
+                let dims: Vec<String> = s.iter().map(Dim::to_string).collect();
                 format!("{dt}[{}]", dims.join(","))
             }
             Some(_) => dt,

@@ -174,7 +174,13 @@ pub fn normalize_axis(dim: i64, rank: usize) -> OpResult<i64> {
     if !(-r..r).contains(&dim) {
         return Err(OpError::new(format!("dim {dim} is out of range for a tensor of rank {rank}")));
     }
-    Ok(if dim < 0 { dim + r } else { dim }.min(rank as i64).max(0))
+    Ok(if rank == 0 {
+        0
+    } else if dim < 0 {
+        dim + r
+    } else {
+        dim
+    })
 }
 
 /// The rank of `x`, or an error naming what needed it.

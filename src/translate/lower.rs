@@ -1183,12 +1183,5 @@ impl Lowerer<'_> {
 
 /// `[2, s0, 8]`.
 fn dims_text(dims: &[Dim]) -> String {
-    let parts: Vec<String> = dims
-        .iter()
-        .map(|d| match d {
-            Dim::Fixed(n) => n.to_string(),
-            Dim::Param(p) => p.to_string(),
-        })
-        .collect();
-    format!("[{}]", parts.join(", "))
+    format!("[{}]", dims.iter().map(Dim::to_string).collect::<Vec<_>>().join(", "))
 }
