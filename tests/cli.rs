@@ -276,6 +276,15 @@ fn a_killed_export_leaves_the_old_output_or_the_new_one() {
             .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
             .collect();
         names.sort();
+        // A kill between linking a finished file to its temporary name and renaming it over the
+        // existing output leaves `.fxonnx-<pid>-<n>.tmp` (complete, never partial); the next
+        // export removes it (checked below).
+        let (temporaries, names): (Vec<String>, Vec<String>) =
+            names.into_iter().partition(|n| n.starts_with(".fxonnx-") && n.ends_with(".tmp"));
+        for t in &temporaries {
+            let bytes = std::fs::read(dir.path().join(t)).expect("temporary");
+            assert!(bytes == new_model || bytes == new_data, "kill {i}: {t} is a complete output");
+        }
         let model = std::fs::read(&out).expect("the output is still there");
         if model == old {
             // Between the two renames (microseconds) the new data file may already be in place.
@@ -291,6 +300,14 @@ fn a_killed_export_leaves_the_old_output_or_the_new_one() {
         }
     }
     assert!(replaced < 60, "every kill came after the save: none tested an interrupted export");
+    // A complete export removes what killed ones left, and leaves only its own files.
+    assert!(Command::new(env!("CARGO_BIN_EXE_fxonnx")).args(args(&out)).status().expect("run").success());
+    let mut names: Vec<String> = std::fs::read_dir(dir.path())
+        .expect("ls")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["m.onnx", "m.onnx.data"]);
 }
 
 /// `mlp_bn` with its JSON entry ending in `entry` edited by `edit`.

@@ -3,8 +3,9 @@
 //!
 //! On Linux each file is created unnamed (`O_TMPFILE` in the output folder): a process killed
 //! while writing leaves nothing, since the kernel frees a file without a name when it is closed.
-//! Once complete it is given a temporary name (`linkat`) and renamed over the output. Where the
-//! platform or the file system cannot do that, the file is a named temporary (`.tmpXXXXXX` in the
+//! Once complete it is linked to the output's name (`linkat`), or, to replace an existing file,
+//! to a temporary name renamed over it: a kill in that instant leaves a `.fxonnx-<pid>-<n>.tmp`,
+//! which the next save in the folder removes. Where the platform or the file system cannot do that, the file is a named temporary (`.tmpXXXXXX` in the
 //! output folder) that is removed on any error or unwinding, though not after a SIGKILL.
 
 use std::fs::File;
@@ -134,34 +135,70 @@ fn unnamed_in(dir: &Path) -> Option<File> {
     std::fs::OpenOptions::new().read(true).write(true).mode(0o666).custom_flags(libc::O_TMPFILE).open(dir).ok()
 }
 
-/// Give the unnamed `file` a temporary name beside `path` (`linkat` cannot replace a file), then
-/// rename it over `path`.
+/// Give the unnamed `file` the name `path`: directly when `path` does not exist, else under a
+/// temporary name beside it (`linkat` cannot replace a file), renamed over `path`. A process
+/// killed between the link and the rename leaves that `.fxonnx-<pid>-<n>.tmp`; the next save in
+/// the folder removes those of processes that no longer run.
 #[cfg(target_os = "linux")]
 fn link_into_place(file: &File, path: &Path) -> std::io::Result<()> {
-    use std::ffi::CString;
     use std::os::fd::AsRawFd;
-    use std::os::unix::ffi::OsStrExt;
+    let proc_path = format!("/proc/self/fd/{}", file.as_raw_fd());
+    match link(&proc_path, path) {
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+        done => return done,
+    }
     let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let proc_path = CString::new(format!("/proc/self/fd/{}", file.as_raw_fd()))?;
+    remove_stale_temporaries(dir);
     for attempt in 0..16u32 {
         let name = dir.join(format!(".fxonnx-{}-{attempt}.tmp", std::process::id()));
-        let target = CString::new(name.as_os_str().as_bytes())?;
-        // SAFETY: two NUL-terminated paths; no memory is handed to the kernel beyond the call.
-        let rc = unsafe {
-            libc::linkat(libc::AT_FDCWD, proc_path.as_ptr(), libc::AT_FDCWD, target.as_ptr(), libc::AT_SYMLINK_FOLLOW)
-        };
-        if rc != 0 {
-            let e = std::io::Error::last_os_error();
-            if e.kind() == std::io::ErrorKind::AlreadyExists {
-                continue;
-            }
-            return Err(e);
+        match link(&proc_path, &name) {
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e),
+            Ok(()) => {}
         }
         return std::fs::rename(&name, path).inspect_err(|_| {
             let _ = std::fs::remove_file(&name);
         });
     }
     Err(std::io::Error::new(std::io::ErrorKind::AlreadyExists, "no free temporary name in the output folder"))
+}
+
+/// `linkat(proc_path, to)`: names the file `/proc/self/fd/N` stands for.
+#[cfg(target_os = "linux")]
+fn link(proc_path: &str, to: &Path) -> std::io::Result<()> {
+    use std::ffi::CString;
+    use std::os::unix::ffi::OsStrExt;
+    let (from, to) = (CString::new(proc_path)?, CString::new(to.as_os_str().as_bytes())?);
+    // SAFETY: two NUL-terminated paths; no memory is handed to the kernel beyond the call.
+    let rc =
+        unsafe { libc::linkat(libc::AT_FDCWD, from.as_ptr(), libc::AT_FDCWD, to.as_ptr(), libc::AT_SYMLINK_FOLLOW) };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
+/// Remove the `.fxonnx-<pid>-<n>.tmp` files in `dir` whose process is gone (killed between its
+/// link and its rename). Best effort: a file that cannot be removed stays.
+#[cfg(target_os = "linux")]
+fn remove_stale_temporaries(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix(".fxonnx-"))
+            .and_then(|n| n.strip_suffix(".tmp"))
+            .and_then(|n| n.split_once('-'))
+            .and_then(|(pid, _)| pid.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if !Path::new(&format!("/proc/{pid}")).exists() {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
 }
 
 /// Refuse an output path that a save would wrongly replace: a directory, anything but a regular
