@@ -202,11 +202,13 @@ fn child(archive: &Path, out: &Path, external: bool) {
         input_names: &[],
         output_names: &[],
         debug_outputs: false,
+        max_memory: None,
     };
     let (mut model, _) = fxonnx::internals::lower::lower(&program, &opts).expect("lower");
     lap(&mut wall, &mut cpu);
     // What `fxonnx export` runs by default (the ONNX optimizer, dead-code elimination included).
     fxonnx::internals::optimize(&mut model);
+    fxonnx::internals::lower::check_types(&model).expect("recorded shapes agree with the optimized graph");
     lap(&mut wall, &mut cpu);
     let placement = if external {
         let file = out.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();

@@ -73,6 +73,15 @@ pub struct ExportOptions {
     /// with the program run in torch (`benches/node_diff.py`). Not for deployment: the extra
     /// outputs keep values alive and block fusions.
     pub debug_outputs: bool,
+    /// The most memory, in bytes, the export may use for tensor data it computes: constants built
+    /// by translations (an adaptive pooling matrix, an im2col index), over which the export fails
+    /// naming the node. Weights are not counted: they are read in place from the archive's memory
+    /// map. `None` (the default): only the fixed bounds no real model reaches apply.
+    pub max_memory: Option<u64>,
+    /// Replace what is at the output path even when it is a symbolic link (the link goes, not its
+    /// target), a FIFO, socket or device, or the archive being exported (its map keeps the old
+    /// contents readable); these are refused otherwise. A directory is always refused.
+    pub force: bool,
 }
 
 impl Default for ExportOptions {
@@ -92,6 +101,8 @@ impl Default for ExportOptions {
             optimize: true,
             progress: None,
             debug_outputs: false,
+            max_memory: None,
+            force: false,
         }
     }
 }
@@ -177,6 +188,8 @@ fn fill_in(names: &mut Vec<String>, defaults: Vec<String>) {
 pub struct OnnxProgram {
     model: Model,
     external_data: bool,
+    /// Replace a link, special file or the archive at the output path ([`ExportOptions::force`]).
+    force: bool,
     warnings: Vec<String>,
     report: Option<PathBuf>,
     /// The archive the weights are read from when saving.
@@ -294,6 +307,7 @@ fn stages(
         input_names: &input_names,
         output_names: &output_names,
         debug_outputs: options.debug_outputs,
+        max_memory: options.max_memory,
     };
     let (mut model, warnings) = record.stage(Stage::Translate, || lower::lower(&program, &lower_options))?;
     // The model no longer needs the parsed program (weights are slices of the map, held by the
@@ -301,7 +315,7 @@ fn stages(
     drop(program);
     drop(loaded);
     record.warnings = warnings.clone();
-    let stats = record.stage(Stage::Optimize, || {
+    let stats = record.stage_part(Stage::Optimize, || {
         Ok::<_, Error>(if options.optimize {
             crate::optimize::optimize(&mut model)
         } else {
@@ -309,8 +323,15 @@ fn stages(
         })
     })?;
     record.optimize = Some(stats);
-    let program =
-        OnnxProgram { model, external_data: options.external_data, warnings, report: None, archive: archive.file() };
+    record.stage(Stage::Optimize, || lower::check_types(&model))?;
+    let program = OnnxProgram {
+        model,
+        external_data: options.external_data,
+        force: options.force,
+        warnings,
+        report: None,
+        archive: archive.file(),
+    };
     if options.report {
         // Initializers print as type and shape only: their bytes (folded weights are computed on
         // reading) are left out.
@@ -400,6 +421,9 @@ impl OnnxProgram {
         let file = path.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_else(|| "model.onnx".into());
         let external_placement = DataPlacement::External { location: format!("{file}.data"), threshold: 1024 };
         let archive = self.archive.as_ref();
+        if self.force {
+            save::clear_target(path, &format!("{file}.data"), archive)?;
+        }
         if self.external_data {
             return Ok(save::save_model(&self.model, path, &external_placement, archive)?);
         }

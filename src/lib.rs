@@ -14,7 +14,9 @@
 //! - [`TranslationTable`] and [`translate::prelude`]: the DSL in which translations are written,
 //!   to extend or override the built-in table (torch's `custom_translation_table`);
 //! - [`inspect`]: the text forms `fxonnx inspect` prints, and an archive's untranslated ops;
-//! - [`Stage`] and [`ProgressEvent`] for progress callbacks.
+//! - [`Stage`] and [`ProgressEvent`] for progress callbacks;
+//! - [`install_truncation_guard`]: an archive truncated while mapped ends the process with an
+//!   error message instead of SIGBUS (for programs that own their signal handlers, as the CLI).
 //!
 //! ARCHITECTURE.md maps the stages to the modules behind them.
 
@@ -36,6 +38,7 @@ pub use export::{
     export, export_bytes, export_to_file, Error, ExportOptions, OnnxProgram, DEFAULT_OPSET, SUPPORTED_OPSETS,
 };
 pub use optimize::{OptimizeStats, PassRecord};
+pub use pt2::install_truncation_guard;
 pub use report::{Progress, ProgressEvent, Stage};
 pub use translate::dsl::TranslationTable;
 
@@ -66,7 +69,7 @@ pub mod internals {
     pub use crate::optimize::{clean_up, optimize};
     pub use crate::pt2::{Archive, Pt2Error, Weight};
     pub mod lower {
-        pub use crate::translate::lower::{find_unsupported, lower, LowerError, LowerOptions};
+        pub use crate::translate::lower::{check_types, find_unsupported, lower, LowerError, LowerOptions};
     }
     pub mod schemas {
         pub use crate::translate::schemas::{arg_names, schema};

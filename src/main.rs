@@ -68,6 +68,14 @@ enum Command {
         /// with torch: benches/node_diff.py).
         #[arg(long)]
         debug_outputs: bool,
+        /// Fail when the constants the export computes would take more memory than this
+        /// (bytes, or with a K, M or G suffix: 512M). Weights read from the archive don't count.
+        #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+        max_memory: Option<u64>,
+        /// Replace the output path even when it is a symbolic link, a FIFO or device, or the
+        /// input archive itself (refused otherwise).
+        #[arg(long)]
+        force: bool,
     },
     /// List the ATen / Python targets fxonnx translates; with --check, the targets of an archive
     /// that have no translation.
@@ -97,6 +105,27 @@ enum Command {
         #[arg(long)]
         metadata: bool,
     },
+}
+
+/// `4096`, `64K`, `512M`, `2G` (powers of 1024).
+fn parse_size(s: &str) -> Result<u64, String> {
+    let (digits, unit) = match s.char_indices().last() {
+        Some((i, c)) if c.is_ascii_alphabetic() => (&s[..i], c.to_ascii_uppercase()),
+        _ => (s, 'B'),
+    };
+    let shift = match unit {
+        'B' => 0,
+        'K' => 10,
+        'M' => 20,
+        'G' => 30,
+        'T' => 40,
+        _ => return Err(format!("unknown unit `{unit}`; use K, M, G or T")),
+    };
+    digits
+        .parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(1u64 << shift))
+        .ok_or_else(|| "expected a size in bytes, e.g. 4096, 512M or 2G".to_string())
 }
 
 fn parse_dim(d: &str) -> Result<(String, String), String> {
@@ -137,6 +166,8 @@ fn run(cli: Cli) -> Result<(), Failure> {
             artifacts_dir,
             quiet,
             debug_outputs,
+            max_memory,
+            force,
         } => {
             let start = Instant::now();
             let options = fxonnx::ExportOptions {
@@ -153,6 +184,8 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 artifacts_dir: artifacts_dir.clone(),
                 optimize: !no_optimize,
                 debug_outputs,
+                max_memory,
+                force,
                 progress: (!quiet).then(|| {
                     std::sync::Arc::new(|event: &fxonnx::ProgressEvent| {
                         if let fxonnx::ProgressEvent::StageFinished { stage, ok, elapsed, .. } = event {
@@ -297,6 +330,7 @@ fn write_out(text: &str) {
 fn main() -> ExitCode {
     allocator::tune();
     allocator::prefault_in_background();
+    fxonnx::install_truncation_guard();
     let cli = Cli::parse();
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,

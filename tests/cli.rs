@@ -461,3 +461,195 @@ fn a_device_as_input_is_refused() {
     }
     assert!(!out.exists());
 }
+
+/// `mlp_bn` repacked by `edit`, which may also rename entries and choose their compression.
+/// An edit of one entry of [`repack_with`]: its new name, bytes and compression method.
+type Rewrite<'a> = dyn Fn(&str, Vec<u8>) -> (String, Vec<u8>, zip::CompressionMethod) + 'a;
+
+fn repack_with(dst: &Path, edit: &Rewrite<'_>) {
+    let mut zin = zip::ZipArchive::new(std::fs::File::open(fixture("mlp_bn.pt2")).expect("open")).expect("zip");
+    let mut zout = zip::ZipWriter::new(std::fs::File::create(dst).expect("create"));
+    for i in 0..zin.len() {
+        let mut f = zin.by_index(i).expect("entry");
+        let mut bytes = Vec::new();
+        f.read_to_end(&mut bytes).expect("read");
+        let (name, bytes, method) = edit(f.name(), bytes);
+        let opts = zip::write::SimpleFileOptions::default().compression_method(method);
+        zout.start_file(name, opts).expect("start");
+        zout.write_all(&bytes).expect("write");
+    }
+    zout.finish().expect("finish");
+}
+
+/// The classic bad inputs of issue 18's catalogue not covered above, each with its error kind and
+/// text, and no file left.
+#[test]
+fn classic_bad_archives_get_their_errors() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let stored = zip::CompressionMethod::Stored;
+    type Edit = Box<Rewrite<'static>>;
+    let cases: Vec<(&str, Edit, &str)> = vec![
+        (
+            "entry names climbing out with ../",
+            Box::new(move |n, b| {
+                let n = if n.ends_with(PROGRAM) { format!("../../{n}") } else { n.to_string() };
+                (n, b, stored)
+            }),
+            "no program named `model` in the archive; it holds: none",
+        ),
+        (
+            "JSON nested 10,000 deep",
+            Box::new(move |n, b| {
+                let deep = format!("{{\"deep\": {}{}}}", "[".repeat(10_000), "]".repeat(10_000));
+                let b = if n.ends_with(PROGRAM) { deep.into_bytes() } else { b };
+                (n.to_string(), b, stored)
+            }),
+            "malformed JSON in `models/model.json`",
+        ),
+        (
+            "an argument of an unknown kind",
+            Box::new(move |n, b| {
+                if !n.ends_with(PROGRAM) {
+                    return (n.to_string(), b, stored);
+                }
+                // The first argument of the first node.
+                let text = String::from_utf8(b).expect("utf-8");
+                let nodes = text.find("\"nodes\"").expect("nodes");
+                let (head, tail) = text.split_at(nodes);
+                let text = format!("{head}{}", tail.replacen("\"as_tensor\"", "\"as_hologram\"", 1));
+                (n.to_string(), text.into_bytes(), stored)
+            }),
+            "as_hologram",
+        ),
+        (
+            "a wrong archive_format",
+            Box::new(move |n, b| {
+                let b = if n.ends_with("archive_format") { b"pickle".to_vec() } else { b };
+                (n.to_string(), b, stored)
+            }),
+            "not a .pt2 program",
+        ),
+    ];
+    for (what, edit, error) in cases {
+        let p = dir.path().join("case.pt2");
+        repack_with(&p, &*edit);
+        check(what, &p, error);
+    }
+    // A compressed entry: the program's headers say deflate (the zip crate here writes stored
+    // entries only). The reader takes the method from the central directory.
+    let p = dir.path().join("compressed.pt2");
+    repack_with(&p, &|n, b| (n.to_string(), b, stored));
+    let mut bytes = std::fs::read(&p).expect("read");
+    // (signature, offset of the method, of the name length, of the name) of local and central headers.
+    for (signature, method, name_len, name) in [(*b"PK\x03\x04", 8, 26, 30), (*b"PK\x01\x02", 10, 28, 46)] {
+        let at = (0..bytes.len() - name)
+            .find(|&i| {
+                bytes[i..i + 4] == signature && {
+                    let len = u16::from_le_bytes([bytes[i + name_len], bytes[i + name_len + 1]]) as usize;
+                    bytes.get(i + name..i + name + len).is_some_and(|n| n.ends_with(PROGRAM.as_bytes()))
+                }
+            })
+            .expect("the program's header");
+        bytes[at + method] = 8;
+    }
+    std::fs::write(&p, bytes).expect("write");
+    check("a compressed entry", &p, "is compressed (method 8)");
+}
+
+fn check(what: &str, p: &Path, error: &str) {
+    {
+        let (stderr, left) = export_fails(p);
+        assert_one_line(&stderr, error);
+        assert!(!stderr.contains("internal error"), "{what}: {stderr}");
+        assert!(!left, "{what}: a file was left");
+    }
+}
+
+/// `--max-memory` turns a constant a translation would build past the limit into an error
+/// naming the node; a malformed size is a usage error.
+#[test]
+fn max_memory_bounds_the_constants_an_export_builds() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().join("m.onnx");
+    let run = |limit: &str| {
+        fxonnx(&[
+            "export".as_ref(),
+            fixture("windows_norms.pt2").as_os_str(),
+            "-o".as_ref(),
+            out.as_os_str(),
+            "--max-memory".as_ref(),
+            limit.as_ref(),
+        ])
+    };
+    let o = run("1K");
+    assert_eq!(o.status.code(), Some(1));
+    assert_one_line(&String::from_utf8_lossy(&o.stderr), "over the memory limit of 1024 bytes (--max-memory)");
+    assert!(!out.exists());
+    assert!(run("64M").status.success());
+    for bad in ["12Q", "lots", "-5"] {
+        assert_eq!(run(bad).status.code(), Some(2), "{bad}");
+    }
+}
+
+/// With `--force`, a symbolic link at the output path is replaced (its target is untouched),
+/// and so is the input archive itself (its map keeps the old bytes readable while exporting).
+#[cfg(unix)]
+#[test]
+fn force_replaces_links_and_the_input_itself() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let target = dir.path().join("target.txt");
+    std::fs::write(&target, "keep me").expect("write");
+    let link = dir.path().join("link.onnx");
+    std::os::unix::fs::symlink(&target, &link).expect("symlink");
+    let export = |input: &Path, out: &Path, force: bool| {
+        let mut args: Vec<&std::ffi::OsStr> =
+            vec!["export".as_ref(), input.as_os_str(), "-o".as_ref(), out.as_os_str()];
+        if force {
+            args.push("--force".as_ref());
+        }
+        fxonnx(&args)
+    };
+    assert!(!export(&fixture("mlp_bn.pt2"), &link, false).status.success());
+    assert!(export(&fixture("mlp_bn.pt2"), &link, true).status.success());
+    assert!(!std::fs::symlink_metadata(&link).expect("stat").file_type().is_symlink());
+    assert_eq!(std::fs::read_to_string(&target).expect("read"), "keep me");
+    let copy = dir.path().join("copy.pt2");
+    std::fs::copy(fixture("mlp_bn.pt2"), &copy).expect("copy");
+    let o = export(&copy, &copy, false);
+    assert_one_line(&String::from_utf8_lossy(&o.stderr), "the archive being exported");
+    assert!(export(&copy, &copy, true).status.success());
+    let reference = dir.path().join("reference.onnx");
+    assert!(export(&fixture("mlp_bn.pt2"), &reference, false).status.success());
+    assert_eq!(std::fs::read(&copy).expect("read"), std::fs::read(&reference).expect("read"));
+}
+
+/// An archive truncated while an export reads it: an error message and exit status 1 (or a
+/// finished export, when the truncation came after the last read), never death by SIGBUS.
+#[cfg(target_os = "linux")]
+#[test]
+fn an_archive_truncated_during_an_export_is_an_error() {
+    use std::os::unix::process::ExitStatusExt;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let archive = dir.path().join("big.pt2");
+    let out = dir.path().join("m.onnx");
+    let mut faults = 0;
+    for attempt in 0..30u64 {
+        std::fs::copy(fixture("decoder_mistral.pt2"), &archive).expect("copy");
+        let child = Command::new(env!("CARGO_BIN_EXE_fxonnx"))
+            .args(["export".as_ref(), archive.as_os_str(), "-o".as_ref(), out.as_os_str(), "--quiet".as_ref()])
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("spawn");
+        // Truncate to nothing at a moment spread over the export's first milliseconds.
+        std::thread::sleep(std::time::Duration::from_micros(attempt * 700));
+        std::fs::OpenOptions::new().write(true).open(&archive).expect("open").set_len(0).expect("truncate");
+        let o = child.wait_with_output().expect("wait");
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.signal(), None, "killed by a signal: {stderr}");
+        assert!(matches!(o.status.code(), Some(0 | 1)), "{:?}: {stderr}", o.status);
+        assert!(!stderr.contains("panicked"), "{stderr}");
+        faults += usize::from(stderr.contains("the archive changed while it was read"));
+        let _ = std::fs::remove_file(&out);
+    }
+    eprintln!("{faults} of 30 truncations hit the memory map");
+}

@@ -833,7 +833,7 @@ translations! {
         if num_groups < 1 || matches!(channels, Some(Dim::Fixed(c)) if c % num_groups != 0) {
             bail!("group_norm: {num_groups} groups do not divide the channels");
         }
-        constant_elements("group_norm's per-group constants", &[num_groups])?;
+        constant_elements(op, "group_norm's per-group constants", &[num_groups])?;
         if r < 3 || t != DType::Float {
             return Ok(group_norm_of(op, input, weight, bias, num_groups, eps)?.0);
         }

@@ -79,7 +79,7 @@ fn adaptive_avg(op: &mut Builder, x: Value, output_size: &[Option<i64>]) -> OpRe
         if o <= 0 {
             bail!("adaptive_avg_pool output size must be positive");
         }
-        let mut w = vec![0.0f64; constant_elements("adaptive_avg_pool's averaging matrix", &[n, o])?];
+        let mut w = vec![0.0f64; constant_elements(op, "adaptive_avg_pool's averaging matrix", &[n, o])?];
         for (j, (s, e)) in adaptive_bins(n, o).into_iter().enumerate() {
             for row in s..e {
                 w[(row * o) as usize + j] = 1.0 / (e - s) as f64;

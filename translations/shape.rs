@@ -1682,7 +1682,7 @@ translations! {
         if oh < 1 || ow < 1 {
             bail!("im2col: the kernel does not fit the input");
         }
-        let mut idx = Vec::with_capacity(constant_elements("im2col's index", &[kh, kw, oh, ow])?);
+        let mut idx = Vec::with_capacity(constant_elements(op, "im2col's index", &[kh, kw, oh, ow])?);
         for ki in 0..kh {
             for kj in 0..kw {
                 for i in 0..oh {

@@ -506,10 +506,9 @@ translations! {
     fn unique_consecutive(
         op,
         self_: Tensor,
-        // Inverse and counts are computed either way; torch leaves them empty when not asked for,
-        // and then no node reads them.
-        _return_inverse: Ignored,
-        _return_counts: Ignored,
+        // Inverse and counts not asked for are empty in torch, and so here.
+        return_inverse: bool = false,
+        return_counts: bool = false,
         dim: Option<i64> = None,
     ) -> OpResult<Vec<Value>> {
         if dim.is_some() {
@@ -542,7 +541,7 @@ translations! {
         let ends = op.Concat(&[pos, n]).axis(0).out();
         let hi = op.Slice(ends, s1, big, None, None);
         let counts = op.Sub(hi, pos);
-        Ok(vec![values, inverse, counts])
+        Ok(vec![values, asked_for(op, inverse, return_inverse), asked_for(op, counts, return_counts)])
     }
 
     /// _unique2(Tensor self, bool sorted=True, bool return_inverse=False, bool return_counts=False) -> (Tensor,
@@ -554,16 +553,16 @@ translations! {
         // torch's CPU kernel sorts whether or not `sorted` is set (sorting beats its hash table),
         // so both give ascending unique values.
         _sorted: Ignored,
-        // As in unique_consecutive: computed either way, read only when asked for.
-        _return_inverse: Ignored,
-        _return_counts: Ignored,
+        // As in unique_consecutive: empty when not asked for.
+        return_inverse: bool = false,
+        return_counts: bool = false,
     ) -> OpResult<Vec<Value>> {
         let m1 = op.const_i64s(&[-1]);
         let x = op.Reshape(self_, m1).out();
         let [y, _, inv, counts] = op.Unique(x).sorted(1).outs::<4>();
         let shape = op.Shape(self_).out();
         let inverse = op.Reshape(inv, shape).out();
-        Ok(vec![y, inverse, counts])
+        Ok(vec![y, asked_for(op, inverse, return_inverse), asked_for(op, counts, return_counts)])
     }
 
     /// _unique(Tensor self, bool sorted=True, bool return_inverse=False) -> (Tensor, Tensor)

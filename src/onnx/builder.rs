@@ -80,6 +80,10 @@ pub struct Builder {
     pub(crate) warnings: Vec<String>,
     /// Element types of the FX node being translated, per output (from its TensorMeta).
     pub(crate) out_types: Vec<Option<DType>>,
+    /// Bytes of the constants translations built (weights, slices of the archive, not counted),
+    /// and the most they may take ([`crate::ExportOptions::max_memory`]).
+    pub(crate) built_bytes: u64,
+    pub(crate) memory_limit: Option<u64>,
 }
 
 impl Builder {
@@ -94,6 +98,8 @@ impl Builder {
             custom_domains: Vec::new(),
             out_types: Vec::new(),
             warnings: Vec::new(),
+            built_bytes: 0,
+            memory_limit: None,
         }
     }
 
@@ -220,6 +226,7 @@ impl Builder {
     /// A constant tensor. Small constants are shared across the main graph; constants made while a
     /// subgraph is being built also live in the main graph, which subgraphs can read.
     pub fn constant_tensor(&mut self, data: TensorData) -> Value {
+        self.built_bytes = self.built_bytes.saturating_add(data.raw.len() as u64);
         // Only small constants are keyed (and so copied): large ones stay zero-copy `Bytes`.
         if data.raw.len() > 1024 {
             return self.add_initializer(data);

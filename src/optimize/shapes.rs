@@ -11,10 +11,10 @@
 //! Symbolic dims are compared by their printed expression (sym.rs prints canonically): equal text
 //! means equal dims; different text is treated as unknown, never as different.
 
-use super::edit::{self, attr_int, attr_ints, const_ints, input, norm_axis, Action, Facts};
+use super::edit::{self, attr_int, const_ints, input, norm_axis, Action, Facts};
 use super::Fire;
 use crate::hash::FxHashMap;
-use crate::onnx::ir::{DType, Dim, Model, Node, TensorData, Value};
+use crate::onnx::ir::{AttrValue, DType, Dim, Graph, Model, Node, TensorData, Value};
 
 /// Largest int64 tensor whose contents are tracked (shapes and indices are short).
 const MAX_SYM_LEN: usize = 64;
@@ -26,6 +26,77 @@ pub(crate) struct SymInts {
     pub items: Vec<Dim>,
 }
 
+/// The operators whose output shapes the optimizer learns (the rules cover more, for
+/// [`check`]): widening this set changes which rewrites fire, a change to measure on the zoo
+/// on its own.
+const LEARNED: &[&str] = &[
+    "Identity",
+    "Cast",
+    "CastLike",
+    "Relu",
+    "Sigmoid",
+    "Tanh",
+    "Neg",
+    "Abs",
+    "Sqrt",
+    "Exp",
+    "Log",
+    "Erf",
+    "Reciprocal",
+    "Not",
+    "Softmax",
+    "LogSoftmax",
+    "Gelu",
+    "LayerNormalization",
+    "Dropout",
+    "Clip",
+    "Sin",
+    "Cos",
+    "Floor",
+    "Ceil",
+    "Round",
+    "Sign",
+    "HardSigmoid",
+    "HardSwish",
+    "LeakyRelu",
+    "Elu",
+    "Softplus",
+    "IsNaN",
+    "IsInf",
+    "BatchNormalization",
+    "RMSNormalization",
+    "Add",
+    "Sub",
+    "Mul",
+    "Div",
+    "Pow",
+    "Mod",
+    "And",
+    "Or",
+    "Xor",
+    "Equal",
+    "Less",
+    "Greater",
+    "LessOrEqual",
+    "GreaterOrEqual",
+    "Where",
+    "Max",
+    "Min",
+    "BitwiseAnd",
+    "BitwiseOr",
+    "Transpose",
+    "Unsqueeze",
+    "Squeeze",
+    "Shape",
+    "Size",
+    "Gather",
+    "Concat",
+    "MatMul",
+    "Reshape",
+    "ConstantOfShape",
+    "Expand",
+];
+
 /// Shapes and symbolic int contents per value, filled in as a sweep walks the graph.
 ///
 /// Both are sparse: most values have their shape in the model and few are small int64 tensors,
@@ -34,13 +105,16 @@ pub(crate) struct SymInts {
 pub(crate) struct ShapeTable {
     shapes: FxHashMap<Value, Vec<Dim>>,
     syms: FxHashMap<Value, SymInts>,
+    /// Shapes may hold dims known to be unknown ([`ShapeTable::unknown`]): for [`check`], which
+    /// compares ranks and numbers, never for the optimizer, which would take them as symbols.
+    partial: bool,
 }
 
 impl ShapeTable {
     pub fn new(model: &Model) -> Self {
         // Shapes the model already knows are read from it, not copied: copying every value's dims
         // (symbolic ones are strings) was most of the pass's time on large graphs.
-        let mut t = ShapeTable { shapes: FxHashMap::default(), syms: FxHashMap::default() };
+        let mut t = ShapeTable { shapes: FxHashMap::default(), syms: FxHashMap::default(), partial: false };
         // Every constant a main-graph node can read is a main-graph initializer (constants are
         // made with one, and passes that drop one redirect its readers).
         for &v in &model.graph.initializers {
@@ -56,11 +130,17 @@ impl ShapeTable {
         model.value(v).shape.as_deref().or_else(|| self.shapes.get(&v).map(|s| s.as_slice()))
     }
 
+    /// A dim a rule cannot compute, in a shape whose rank and other dims it can: a symbol no
+    /// real dim is named (`?`), only in a partial table; `None` (the whole shape unknown) else.
+    pub(crate) fn unknown(&self) -> Option<Dim> {
+        self.partial.then(|| Dim::Param("?".into()))
+    }
+
     pub fn syms(&self, v: Value) -> Option<&SymInts> {
         self.syms.get(&v)
     }
 
-    fn set_shape(&mut self, v: Value, s: Vec<Dim>) {
+    pub(crate) fn set_shape(&mut self, v: Value, s: Vec<Dim>) {
         self.shapes.entry(v).or_insert(s);
     }
 
@@ -74,8 +154,8 @@ impl ShapeTable {
             return;
         }
         let out = node.outputs[0];
-        if model.value(out).shape.is_none() {
-            if let Some(s) = self.infer_shape(model, node) {
+        if model.value(out).shape.is_none() && LEARNED.contains(&node.op_type.as_str()) {
+            if let Ok(Some(s)) = self.infer_output(model, node, 0) {
                 self.set_shape(out, s);
             }
         }
@@ -86,141 +166,6 @@ impl ShapeTable {
                 }
             }
         }
-    }
-
-    /// The shape of output 0 of `node`, where it follows exactly from its inputs.
-    fn infer_shape(&self, model: &Model, node: &Node) -> Option<Vec<Dim>> {
-        let x = || input(node, 0).and_then(|v| self.shape(model, v));
-        let op = node.op_type.as_str();
-        Some(match op {
-            "Identity" | "Cast" | "CastLike" | "Relu" | "Sigmoid" | "Tanh" | "Neg" | "Abs" | "Sqrt" | "Exp" | "Log"
-            | "Erf" | "Reciprocal" | "Not" | "Softmax" | "LogSoftmax" | "Gelu" | "LayerNormalization" | "Dropout"
-            | "Clip" | "Sin" | "Cos" | "Floor" | "Ceil" | "Round" | "Sign" | "HardSigmoid" | "HardSwish"
-            | "LeakyRelu" | "Elu" | "Softplus" | "IsNaN" | "IsInf" | "BatchNormalization" | "RMSNormalization" => {
-                x()?.to_vec()
-            }
-            "Add" | "Sub" | "Mul" | "Div" | "Pow" | "Mod" | "And" | "Or" | "Xor" | "Equal" | "Less" | "Greater"
-            | "LessOrEqual" | "GreaterOrEqual" | "Where" | "Max" | "Min" | "BitwiseAnd" | "BitwiseOr" => {
-                let mut acc: Vec<Dim> = Vec::new();
-                for v in node.inputs.iter() {
-                    acc = broadcast(&acc, self.shape(model, (*v)?)?)?;
-                }
-                acc
-            }
-            "Transpose" => {
-                let s = x()?;
-                match attr_ints(node, "perm") {
-                    Some(p) => {
-                        if p.len() != s.len() {
-                            return None;
-                        }
-                        p.iter().map(|&i| s.get(usize::try_from(i).ok()?).cloned()).collect::<Option<_>>()?
-                    }
-                    None => s.iter().rev().cloned().collect(),
-                }
-            }
-            "Unsqueeze" => {
-                let s = x()?;
-                let axes = const_ints(model, node, 1)?;
-                let r = s.len() + axes.len();
-                let mut axes: Vec<usize> = axes.iter().map(|&a| norm_axis(a, r)).collect::<Option<_>>()?;
-                axes.sort_unstable();
-                axes.dedup();
-                if axes.len() + s.len() != r {
-                    return None;
-                }
-                let mut it = s.iter();
-                (0..r)
-                    .map(|i| if axes.contains(&i) { Some(Dim::Fixed(1)) } else { it.next().cloned() })
-                    .collect::<Option<_>>()?
-            }
-            "Squeeze" => {
-                let s = x()?;
-                match input(node, 1) {
-                    Some(_) => {
-                        let axes: Vec<usize> = const_ints(model, node, 1)?
-                            .iter()
-                            .map(|&a| norm_axis(a, s.len()))
-                            .collect::<Option<_>>()?;
-                        if axes.iter().any(|&a| s[a] != Dim::Fixed(1)) {
-                            return None;
-                        }
-                        s.iter().enumerate().filter(|(i, _)| !axes.contains(i)).map(|(_, d)| d.clone()).collect()
-                    }
-                    // Without axes every 1 goes; a symbolic dim might be 1.
-                    None if s.iter().all(|d| matches!(d, Dim::Fixed(_))) => {
-                        s.iter().filter(|d| **d != Dim::Fixed(1)).cloned().collect()
-                    }
-                    None => return None,
-                }
-            }
-            "Shape" => {
-                let r = x()?.len() as i64;
-                let (start, end) = shape_range(node, r);
-                vec![Dim::Fixed((end - start).max(0))]
-            }
-            "Size" => vec![],
-            "Gather" => {
-                let s = x()?;
-                let idx = self.shape(model, input(node, 1)?)?;
-                let axis = norm_axis(attr_int(node, "axis", 0), s.len())?;
-                let mut out = s[..axis].to_vec();
-                out.extend_from_slice(idx);
-                out.extend_from_slice(&s[axis + 1..]);
-                out
-            }
-            "Concat" => {
-                let first = x()?;
-                let axis = norm_axis(attr_int(node, "axis", 0), first.len())?;
-                let mut total = 0i64;
-                for v in &node.inputs {
-                    let s = self.shape(model, (*v)?)?;
-                    if s.len() != first.len() {
-                        return None;
-                    }
-                    match &s[axis] {
-                        Dim::Fixed(n) => total += n,
-                        Dim::Param(_) => return None,
-                    }
-                    for (i, (a, b)) in s.iter().zip(first).enumerate() {
-                        if i != axis && a != b {
-                            return None;
-                        }
-                    }
-                }
-                let mut out = first.to_vec();
-                out[axis] = Dim::Fixed(total);
-                out
-            }
-            "MatMul" => {
-                let a = x()?;
-                let b = self.shape(model, input(node, 1)?)?;
-                if a.len() < 2 || b.len() < 2 {
-                    return None;
-                }
-                let mut out = broadcast(&a[..a.len() - 2], &b[..b.len() - 2])?;
-                out.push(a[a.len() - 2].clone());
-                out.push(b[b.len() - 1].clone());
-                out
-            }
-            "Reshape" => {
-                let target = const_ints(model, node, 1)?;
-                if target.iter().all(|&d| d > 0) {
-                    target.iter().map(|&d| Dim::Fixed(d)).collect()
-                } else {
-                    return None;
-                }
-            }
-            "ConstantOfShape" => const_ints(model, node, 0)?.iter().map(|&d| Dim::Fixed(d)).collect(),
-            "Expand" => {
-                let target: Vec<Dim> = match self.syms(input(node, 1)?) {
-                    Some(s) if !s.scalar => s.items.clone(),
-                    _ => return None,
-                };
-                broadcast(x()?, &target)?
-            }
-            _ => return None,
-        })
     }
 
     /// The symbolic contents of output 0 of `node` (int64 outputs of rank ≤ 1).
@@ -310,7 +255,7 @@ impl ShapeTable {
     }
 }
 
-fn fixed(d: &Dim) -> Option<i64> {
+pub(crate) fn fixed(d: &Dim) -> Option<i64> {
     match d {
         Dim::Fixed(n) => Some(*n),
         Dim::Param(_) => None,
@@ -507,4 +452,225 @@ fn fold_syms(
     let earlier = *seen.get(&syms)?;
     rules.fire(&format!("shapes: {} merged", node.op_type));
     Some(vec![(out, earlier)])
+}
+
+/// A recorded shape or element type that the nodes computing the value contradict.
+#[derive(Debug)]
+pub(crate) struct Conflict {
+    /// The FX node the ONNX node came from (its name), or the ONNX node's name.
+    pub node: String,
+    pub op: String,
+    pub message: String,
+    /// The program contradicts itself (a corrupt archive), rather than asking for an element type
+    /// ONNX's operator does not take.
+    pub inconsistent: bool,
+}
+
+/// Compare every shape and element type the model records (the program's metadata, copied onto
+/// the values) with what ONNX computes from each node's inputs, main graph and subgraphs, in
+/// order. A program torch wrote is consistent; a contradiction means a corrupt or hostile
+/// archive, whose model `onnx.checker` would reject and whose shapes the optimizer must not
+/// trust.
+pub(crate) fn check(model: &Model) -> Result<(), Conflict> {
+    let mut table = ShapeTable { partial: true, ..ShapeTable::new(model) };
+    check_nodes(model, &model.graph.nodes, &mut table)
+}
+
+fn check_nodes(model: &Model, nodes: &[Node], table: &mut ShapeTable) -> Result<(), Conflict> {
+    for node in nodes {
+        let fail = |message: String| Conflict {
+            node: fx_node_name(node),
+            op: node.op_type.clone(),
+            message,
+            inconsistent: true,
+        };
+        for a in &node.attributes {
+            if let AttrValue::Graph(g) = &a.value {
+                if node.op_type == "Scan" {
+                    scan_body_inputs(model, node, g, table).map_err(fail)?;
+                }
+                check_nodes(model, &g.nodes, table)?;
+                body_types(model, node, g).map_err(fail)?;
+            }
+        }
+        input_types(model, node).map_err(|(message, inconsistent)| Conflict { inconsistent, ..fail(message) })?;
+        for (i, &out) in node.outputs.iter().enumerate() {
+            let computed = match node.op_type.as_str() {
+                "Scan" => Ok(scan_output(model, node, table, i)),
+                _ => table.infer_output(model, node, i),
+            };
+            let computed = computed
+                .map_err(|why| fail(format!("{} cannot compute `{}`: {why}", node.op_type, value_name(model, out))))?;
+            let Some(computed) = computed else {
+                let (Some(rank), Some(recorded)) =
+                    (table.infer_rank(model, node, i), model.value(out).shape.as_deref())
+                else {
+                    continue;
+                };
+                if rank != recorded.len() {
+                    return Err(fail(format!(
+                        "the program records the shape {} for `{}`, but {} computes a rank-{rank} value from its inputs",
+                        super::shape_rules::shape_text(recorded),
+                        value_name(model, out),
+                        node.op_type
+                    )));
+                }
+                continue;
+            };
+            match model.value(out).shape.as_deref() {
+                Some(recorded) if clash(recorded, &computed) => {
+                    return Err(fail(format!(
+                        "the program records the shape {} for `{}`, but {} computes {} from its inputs",
+                        super::shape_rules::shape_text(recorded),
+                        value_name(model, out),
+                        node.op_type,
+                        super::shape_rules::shape_text(&computed)
+                    )))
+                }
+                Some(_) => {}
+                None => table.set_shape(out, computed),
+            }
+        }
+        table.learn(model, node);
+    }
+    Ok(())
+}
+
+/// Two shapes that cannot describe the same value: ranks or numbers differ (a symbolic dim
+/// agrees with anything, as in ONNX's merging).
+fn clash(a: &[Dim], b: &[Dim]) -> bool {
+    a.len() != b.len() || a.iter().zip(b).any(|(x, y)| matches!((x, y), (Dim::Fixed(p), Dim::Fixed(q)) if p != q))
+}
+
+fn value_name(model: &Model, v: Value) -> &str {
+    let n = &model.value(v).name;
+    if n.is_empty() {
+        "an intermediate value"
+    } else {
+        n
+    }
+}
+
+/// The FX node an ONNX node was translated from (`pkg.torch.onnx.fx_node` starts with `%name`),
+/// else the ONNX node's own name.
+fn fx_node_name(node: &Node) -> String {
+    let mut found = None;
+    node.metadata.for_each(|key, prefix, rest| {
+        if key == crate::translate::metadata::FX_NODE && found.is_none() {
+            let text = format!("{prefix}{rest}");
+            found = text.strip_prefix('%').and_then(|v| v.split([' ', ':']).next()).map(str::to_string);
+        }
+    });
+    found.filter(|n| !n.is_empty()).unwrap_or_else(|| node.name.clone())
+}
+
+/// The element types of a node's inputs against its operator's type constraints: the inputs of
+/// one type variable share a type, and that type is one the operator accepts.
+fn input_types(model: &Model, node: &Node) -> Result<(), (String, bool)> {
+    if !node.domain.is_empty() {
+        return Ok(());
+    }
+    for c in crate::onnx::ops::type_constraints(&node.op_type) {
+        let mut first: Option<DType> = None;
+        for (i, v) in node.inputs.iter().enumerate() {
+            let bound = c.inputs.contains(&i) || c.variadic_from.is_some_and(|from| i >= from);
+            let Some(t) = v.filter(|_| bound).and_then(|v| model.value(v).dtype) else { continue };
+            if c.allowed & (1 << t as u32) == 0 {
+                return Err((format!("ONNX's {} does not accept {} (input {i})", node.op_type, t.name()), false));
+            }
+            match first {
+                // Loop and Scan carry values of any types through one variadic type variable.
+                Some(f) if f != t && !matches!(node.op_type.as_str(), "Loop" | "Scan") => {
+                    let message = format!(
+                        "{}'s inputs must share a type, but it reads {} and {}",
+                        node.op_type,
+                        f.name(),
+                        t.name()
+                    );
+                    return Err((message, true));
+                }
+                _ => first = Some(t),
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Scan's body reads each state input as it is and each scanned input without its first dim.
+fn scan_body_inputs(model: &Model, node: &Node, body: &Graph, table: &ShapeTable) -> Result<(), String> {
+    if node.attr("scan_input_axes").is_some() {
+        return Ok(());
+    }
+    for (k, (&outer, &inner)) in node.inputs.iter().zip(&body.inputs).enumerate() {
+        let state = k < node.inputs.len().saturating_sub(attr_int(node, "num_scan_inputs", 0).max(0) as usize);
+        if let (Some(a), Some(b)) = (outer.and_then(|v| model.value(v).dtype), model.value(inner).dtype) {
+            if a != b {
+                return Err(format!(
+                    "the body's input {k} is recorded as {}, but the loop gives it {}",
+                    b.name(),
+                    a.name()
+                ));
+            }
+        }
+        let Some(outer) = outer.and_then(|v| table.shape(model, v)) else { continue };
+        let expected = if state {
+            outer
+        } else if let Some((_, rest)) = outer.split_first() {
+            rest
+        } else {
+            return Err(format!("scanned input {k} is a scalar"));
+        };
+        if let Some(declared) = model.value(inner).shape.as_deref() {
+            if clash(declared, expected) {
+                return Err(format!(
+                    "the body's input {k} is recorded as {}, but the loop gives it {}",
+                    super::shape_rules::shape_text(declared),
+                    super::shape_rules::shape_text(expected)
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Scan output `i`: a state as the body leaves it, or the body's per-step outputs stacked on a
+/// first dim as long as the scanned inputs.
+fn scan_output(model: &Model, node: &Node, table: &ShapeTable, i: usize) -> Option<Vec<Dim>> {
+    if node.attr("scan_output_axes").is_some() || node.attr("scan_input_axes").is_some() {
+        return None;
+    }
+    let Some(AttrValue::Graph(body)) = node.attr("body") else { return None };
+    let scanned = attr_int(node, "num_scan_inputs", 0).max(0) as usize;
+    let states = node.inputs.len().checked_sub(scanned)?;
+    let per_step = table.shape(model, *body.outputs.get(i)?)?;
+    if i < states {
+        return Some(per_step.to_vec());
+    }
+    let first = node.inputs.get(states).copied().flatten()?;
+    let mut out = vec![table.shape(model, first)?.first()?.clone()];
+    out.extend_from_slice(per_step);
+    Some(out)
+}
+
+/// The element types a control-flow node's outputs get from its branches or body.
+fn body_types(model: &Model, node: &Node, body: &Graph) -> Result<(), String> {
+    // Loop's body returns its condition first.
+    let skip = match node.op_type.as_str() {
+        "If" | "Scan" => 0,
+        "Loop" => 1,
+        _ => return Ok(()),
+    };
+    for (k, (&inner, &outer)) in body.outputs.iter().skip(skip).zip(&node.outputs).enumerate() {
+        if let (Some(a), Some(b)) = (model.value(inner).dtype, model.value(outer).dtype) {
+            if a != b {
+                return Err(format!(
+                    "output {k} of `{}` is {} in the body, but the program records {}",
+                    body.name,
+                    a.name(),
+                    b.name()
+                ));
+            }
+        }
+    }
+    Ok(())
 }

@@ -12,12 +12,121 @@ use std::sync::Arc;
 use bytes::Bytes;
 use memmap2::Mmap;
 
+/// An archive's map, known to the SIGBUS handler while it lives (see [`install_truncation_guard`]).
+struct Map {
+    map: Mmap,
+    #[cfg(target_os = "linux")]
+    slot: Option<usize>,
+}
+
+impl Map {
+    fn new(map: Mmap) -> Map {
+        #[cfg(target_os = "linux")]
+        let slot = guard::register(map.as_ptr() as usize, map.len());
+        Map {
+            map,
+            #[cfg(target_os = "linux")]
+            slot,
+        }
+    }
+}
+
+impl Drop for Map {
+    fn drop(&mut self) {
+        #[cfg(target_os = "linux")]
+        if let Some(slot) = self.slot {
+            guard::unregister(slot);
+        }
+    }
+}
+
+impl std::ops::Deref for Map {
+    type Target = Mmap;
+    fn deref(&self) -> &Mmap {
+        &self.map
+    }
+}
+
 /// The owner of an archive's map behind its `Bytes`.
-struct MappedFile(Arc<Mmap>);
+struct MappedFile(Arc<Map>);
 
 impl AsRef<[u8]> for MappedFile {
     fn as_ref(&self) -> &[u8] {
-        &self.0
+        &self.0.map
+    }
+}
+
+/// Make a fault on an archive's memory map — the file was truncated while being read — end the
+/// process with a message and exit status 1 instead of a bare SIGBUS. Faults elsewhere keep the
+/// default action. The CLI installs it; a library leaves the signal handlers of its host alone,
+/// so a program embedding fxonnx decides for itself (no-op outside Linux). Nothing is left behind:
+/// outputs are unnamed until they are complete (ARCHITECTURE.md, "Files").
+pub fn install_truncation_guard() {
+    #[cfg(target_os = "linux")]
+    guard::install();
+}
+
+#[cfg(target_os = "linux")]
+mod guard {
+    //! The maps in use as address ranges in fixed atomic slots, which a signal handler may read.
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    const SLOTS: usize = 64;
+    /// Start of the map in each slot: 0 when free, `CLAIMED` while being filled in.
+    static STARTS: [AtomicUsize; SLOTS] = [const { AtomicUsize::new(0) }; SLOTS];
+    static ENDS: [AtomicUsize; SLOTS] = [const { AtomicUsize::new(0) }; SLOTS];
+    const CLAIMED: usize = usize::MAX;
+
+    /// Record the map `[start, start + len)`; `None` when every slot is taken (then a fault in it
+    /// is a plain SIGBUS, as without the guard).
+    pub fn register(start: usize, len: usize) -> Option<usize> {
+        if start == 0 || len == 0 {
+            return None;
+        }
+        let slot = (0..SLOTS)
+            .find(|&i| STARTS[i].compare_exchange(0, CLAIMED, Ordering::AcqRel, Ordering::Relaxed).is_ok())?;
+        ENDS[slot].store(start.saturating_add(len), Ordering::Release);
+        STARTS[slot].store(start, Ordering::Release);
+        Some(slot)
+    }
+
+    pub fn unregister(slot: usize) {
+        STARTS[slot].store(0, Ordering::Release);
+    }
+
+    fn is_mapped_archive(addr: usize) -> bool {
+        (0..SLOTS).any(|i| {
+            let start = STARTS[i].load(Ordering::Acquire);
+            start != 0 && start != CLAIMED && addr >= start && addr < ENDS[i].load(Ordering::Acquire)
+        })
+    }
+
+    const MESSAGE: &[u8] = b"error: the archive changed while it was read (it was truncated or rewritten: a fault \
+on its memory map); no output was written\nhint: export from a copy that nothing else writes to\n";
+
+    extern "C" fn on_sigbus(_: libc::c_int, info: *mut libc::siginfo_t, _: *mut libc::c_void) {
+        // SAFETY: the kernel passes a valid siginfo_t to an SA_SIGINFO handler; write and _exit
+        // are async-signal-safe, and the slots are atomics.
+        unsafe {
+            if is_mapped_archive((*info).si_addr() as usize) {
+                libc::write(2, MESSAGE.as_ptr().cast(), MESSAGE.len());
+                libc::_exit(1);
+            }
+            // Not an archive's page: back to the default action, which the faulting access,
+            // retried on return, then takes.
+            libc::signal(libc::SIGBUS, libc::SIG_DFL);
+        }
+    }
+
+    pub fn install() {
+        // SAFETY: a zeroed sigaction with a handler of the SA_SIGINFO signature and an empty mask.
+        unsafe {
+            let mut action: libc::sigaction = std::mem::zeroed();
+            action.sa_sigaction = on_sigbus as *const () as usize;
+            action.sa_flags = libc::SA_SIGINFO;
+            libc::sigemptyset(&mut action.sa_mask);
+            libc::sigaction(libc::SIGBUS, &action, std::ptr::null_mut());
+        }
     }
 }
 
@@ -25,7 +134,7 @@ impl AsRef<[u8]> for MappedFile {
 /// the map from the file instead.
 #[derive(Clone)]
 pub struct ArchiveFile {
-    map: Arc<Mmap>,
+    map: Arc<Map>,
     file: Arc<File>,
 }
 
@@ -50,7 +159,7 @@ impl ArchiveFile {
 
     /// `map` maps all of `file`, from its start. Returns the handle and the map as `Bytes`.
     pub(crate) fn new(map: Mmap, file: File) -> (ArchiveFile, Bytes) {
-        let map = Arc::new(map);
+        let map = Arc::new(Map::new(map));
         let bytes = Bytes::from_owner(MappedFile(map.clone()));
         (ArchiveFile { map, file: Arc::new(file) }, bytes)
     }

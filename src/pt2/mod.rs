@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 use bytes::Bytes;
 
-pub use mapped::ArchiveFile;
+pub use mapped::{install_truncation_guard, ArchiveFile};
 pub use weights::{element_count, scalar_type, ScalarType, Weight};
 
 /// Errors of the archive layer. Every message names the entry or tensor concerned.
@@ -71,8 +71,9 @@ impl Archive {
         if !file.metadata().map_err(io)?.is_file() {
             return Err(Pt2Error::NotAFile { path: path.to_path_buf() });
         }
-        // SAFETY: the map is read-only; a file truncated underneath us would fault, which is the
-        // accepted trade-off of every mmap-based reader (the same as torch's own loader).
+        // SAFETY: the map is read-only; a file truncated underneath us faults (SIGBUS), the
+        // trade-off of every mmap-based reader, which `install_truncation_guard` turns into an
+        // error message for the CLI.
         let map = unsafe { memmap2::Mmap::map(&file) }.map_err(io)?;
         let (file, data) = ArchiveFile::new(map, file);
         Ok(Archive { file: Some(file), ..Self::from_bytes(path, data)? })
@@ -166,7 +167,9 @@ impl Archive {
     pub fn load(&self, name: &str) -> Result<Loaded<'_>> {
         let models = self.model_names();
         if !models.iter().any(|m| m == name) {
-            return Err(Pt2Error::UnknownModel { name: name.to_string(), available: models.join(", ") });
+            let available =
+                if models.is_empty() { "none (no `models/<name>.json` entry)".to_string() } else { models.join(", ") };
+            return Err(Pt2Error::UnknownModel { name: name.to_string(), available });
         }
         for legacy in [format!("data/weights/{name}.pt"), format!("data/constants/{name}.pt")] {
             if self.has(&legacy) {

@@ -157,13 +157,24 @@ pub fn promote_with_scalar(tensor: DType, other: Operand, op: &Builder) -> DType
 pub const MAX_CONSTANT_ELEMENTS: i64 = 1 << 26;
 
 /// The element count of a constant of shape `dims` that a translation is about to build, or an
-/// error naming `what` when it would exceed [`MAX_CONSTANT_ELEMENTS`] (or a size is negative).
-pub fn constant_elements(what: &str, dims: &[i64]) -> OpResult<usize> {
-    dims.iter()
+/// error naming `what` when it would exceed [`MAX_CONSTANT_ELEMENTS`] (or a size is negative), or
+/// when building it (at 8 bytes an element, the widest) would pass the export's memory limit.
+pub fn constant_elements(op: &Builder, what: &str, dims: &[i64]) -> OpResult<usize> {
+    let n = dims
+        .iter()
         .try_fold(1i64, |n, &d| if d < 0 { None } else { n.checked_mul(d) })
         .filter(|&n| n <= MAX_CONSTANT_ELEMENTS)
-        .map(|n| n as usize)
-        .ok_or_else(|| OpError::new(format!("{what} of shape {dims:?} would be larger than any real model needs")))
+        .ok_or_else(|| OpError::new(format!("{what} of shape {dims:?} would be larger than any real model needs")))?;
+    if let Some(limit) = op.memory_limit {
+        let needed = op.built_bytes.saturating_add(n as u64 * 8);
+        if needed > limit {
+            return Err(OpError::new(format!(
+                "{what} of shape {dims:?} would take the constants built to {needed} bytes, over the memory limit of \
+                 {limit} bytes (--max-memory)"
+            )));
+        }
+    }
+    Ok(n as usize)
 }
 
 /// `dim` in `0..rank` (torch accepts negative dims, and a 0-d tensor takes 0 and -1). A dim out

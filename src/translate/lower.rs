@@ -77,6 +77,8 @@ pub struct LowerOptions<'a> {
     /// Also make every FX node's value a graph output `debug:<fx name>` (see
     /// [`crate::ExportOptions::debug_outputs`]).
     pub debug_outputs: bool,
+    /// The most bytes translations may build constants of ([`crate::ExportOptions::max_memory`]).
+    pub max_memory: Option<u64>,
 }
 
 /// The prefix of the graph outputs [`LowerOptions::debug_outputs`] adds: `debug:add_1`.
@@ -264,6 +266,7 @@ pub fn lower(program: &Program<'_>, opts: &LowerOptions<'_>) -> Result<(Model, V
     };
     let graph = program.graph();
     let mut op = Builder::new(opts.opset);
+    op.memory_limit = opts.max_memory;
     // Most FX nodes become one to three ONNX nodes and values; room reserved but never touched
     // costs nothing, while growing copies (and faults in) the whole arena each time.
     op.reserve(graph.nodes.len() * 3, graph.nodes.len() * 4);
@@ -377,7 +380,11 @@ pub fn lower(program: &Program<'_>, opts: &LowerOptions<'_>) -> Result<(Model, V
     op.graph_mut().outputs = final_outputs;
     let mut warnings = lw.warnings.into_inner();
     warnings.append(&mut op.warnings);
-    Ok((op.finish(), warnings))
+    let model = op.finish();
+    // The shapes recorded in the program become the model's value_info, and the optimizer trusts
+    // them: they must agree with what the nodes compute.
+    check_types(&model)?;
+    Ok((model, warnings))
 }
 
 /// An `Identity` of `v` with its type.
@@ -732,7 +739,15 @@ impl Lowerer<'_> {
             }
         }
         op.node_metadata = saved_meta;
-        result
+        result?;
+        match op.memory_limit {
+            Some(limit) if op.built_bytes > limit => Err(err(format!(
+                "the constants built by the translations take {} bytes, over the memory limit of {limit} bytes \
+                 (--max-memory); hint: raise the limit",
+                op.built_bytes
+            ))),
+            _ => Ok(()),
+        }
     }
 
     /// Run the translation of `node` (table key `key`) with its arguments read from `values`;
@@ -1128,6 +1143,22 @@ fn output_slots<'g>(
 }
 
 /// The error of a failed node: its name and target with `message`.
+/// The recorded shapes and element types of `model` against what its nodes compute
+/// ([`crate::optimize::shapes::check`]): a contradiction is an error naming the FX node. Run on
+/// the translated graph and again on the optimized one, where folded shape computations let more
+/// shapes be computed.
+pub fn check_types(model: &Model) -> Result<(), LowerError> {
+    crate::optimize::shapes::check(model).map_err(|c| LowerError::Node {
+        node: c.node,
+        target: format!("ONNX {}", c.op),
+        message: if c.inconsistent {
+            format!("{}; the archive's metadata is inconsistent (corrupt or edited)", c.message)
+        } else {
+            format!("{}, so no valid model computes this node; hint: run it in a type ONNX accepts", c.message)
+        },
+    })
+}
+
 fn node_error<'n>(node: &'n schema::Node<'_>) -> impl Fn(String) -> LowerError + 'n {
     move |message| LowerError::Node { node: fx::node_name(node).to_string(), target: node.target.to_string(), message }
 }

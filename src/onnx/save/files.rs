@@ -213,13 +213,34 @@ fn check_target(path: &Path, archive: Option<&ArchiveFile>) -> Result<(), SaveEr
         return refuse("a directory", "name a file inside it");
     }
     if meta.file_type().is_symlink() {
-        return refuse("a symbolic link", "name the file it points to, or remove the link");
+        return refuse("a symbolic link", "name the file it points to, or replace the link with --force");
     }
     if !meta.is_file() {
-        return refuse("not a regular file (a FIFO, socket or device)", "name a regular file");
+        return refuse(
+            "not a regular file (a FIFO, socket or device)",
+            "name a regular file, or replace it with --force",
+        );
     }
     if archive.is_some_and(|a| a.is_at(path)) {
-        return refuse("the archive being exported", "choose another output path");
+        return refuse("the archive being exported", "choose another output path, or replace the archive with --force");
+    }
+    Ok(())
+}
+
+/// With `--force`: remove a symbolic link, special file or the archive itself at the model's path
+/// or the data file's (`location`, beside it), so the save writes a new file there. Regular files
+/// are left for the save to replace; a directory stays and is refused.
+pub fn clear_target(path: &Path, location: &str, archive: Option<&ArchiveFile>) -> Result<(), SaveError> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    for p in [path.to_path_buf(), dir.join(location)] {
+        let Ok(meta) = std::fs::symlink_metadata(&p) else { continue };
+        let special = meta.file_type().is_symlink() || !(meta.is_file() || meta.is_dir());
+        if special || archive.is_some_and(|a| a.is_at(&p)) {
+            std::fs::remove_file(&p).map_err(|source| SaveError::Io { path: p.clone(), source })?;
+        }
     }
     Ok(())
 }

@@ -30,6 +30,7 @@ fn export(archive: &Archive) -> Option<Model> {
         input_names: &[],
         output_names: &[],
         debug_outputs: false,
+        max_memory: None,
     };
     let (mut model, _) = crate::translate::lower::lower(&program, &options).ok()?;
     crate::optimize::optimize(&mut model);
