@@ -167,7 +167,9 @@ impl Builder {
     ///
     /// [`end_subgraph`]: Builder::end_subgraph
     pub fn begin_subgraph(&mut self, name: &str) {
-        self.graphs.push(Graph { name: name.to_string(), ..Default::default() });
+        // ONNX requires a name; the program's submodule names are read from the archive.
+        let name = if name.is_empty() { format!("subgraph_{}", self.graphs.len()) } else { name.to_string() };
+        self.graphs.push(Graph { name, ..Default::default() });
     }
 
     /// Finish the innermost subgraph, with the given outputs. An output that the subgraph does not

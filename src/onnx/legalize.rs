@@ -33,9 +33,20 @@ fn allows(mask: u32, t: DType) -> bool {
 }
 
 /// Types the ONNX spec allows but onnxruntime's CPU provider has no kernel for (`Where` of bools
-/// fails with "Could not find an implementation"). Treated like the spec's own gaps: the carriers
-/// hold every value, so the result is the same on any runtime.
-const RUNTIME_GAPS: &[(&str, DType)] = &[("Where", DType::Bool), ("Unique", DType::Bool)];
+/// fails with "Could not find an implementation"; measured with onnxruntime 1.23 by building each
+/// operator for each type). Treated like the spec's own gaps: the carriers hold every value, so
+/// the result is the same on any runtime. Types without a carrier (uint64, float64) stay.
+const RUNTIME_GAPS: &[(&str, DType)] = &[
+    ("Where", DType::Bool),
+    ("Where", DType::Int16),
+    ("Where", DType::Uint16),
+    ("Where", DType::BFloat16),
+    ("Unique", DType::Bool),
+    ("Resize", DType::Bool),
+    ("Resize", DType::Int16),
+    ("Resize", DType::Uint16),
+    ("Resize", DType::BFloat16),
+];
 
 /// `allowed` without the types the runtime gaps of `op_type` exclude.
 fn runtime_allowed(op_type: &str, allowed: u32) -> u32 {

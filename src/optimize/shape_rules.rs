@@ -209,10 +209,12 @@ impl ShapeTable {
         let op = node.op_type.as_str();
         let shape_of = |k: usize| input(node, k).and_then(|v| self.shape(model, v));
         let Some(x) = shape_of(0) else {
-            return Ok(match op {
-                "ConstantOfShape" => const_ints(model, node, 0).map(|s| s.iter().map(|&d| Dim::Fixed(d)).collect()),
-                _ => None,
-            });
+            return match op {
+                "ConstantOfShape" => Ok(const_ints(model, node, 0).map(|s| s.iter().map(|&d| Dim::Fixed(d)).collect())),
+                // The target's numbers still say the rank and the dims it sets.
+                "Reshape" if self.unknown().is_some() => reshape(self.ints(model, node, 1), node, None, self.unknown()),
+                _ => Ok(None),
+            };
         };
         // Outputs past the first: only where a rule below says so.
         let multi = matches!(op, "Split" | "TopK" | "MaxPool" | "Dropout");
@@ -338,7 +340,7 @@ impl ShapeTable {
                 }
                 vec![m.clone(), n.clone()]
             }
-            "Reshape" => return reshape(self.ints(model, node, 1), node, x, self.unknown()),
+            "Reshape" => return reshape(self.ints(model, node, 1), node, Some(x), self.unknown()),
             "Expand" => {
                 let target: Vec<Dim> = match input(node, 1).and_then(|v| self.syms(v)) {
                     Some(s) if !s.scalar => s.items.clone(),
@@ -532,7 +534,8 @@ fn matmul(a: &[Dim], b: Option<&[Dim]>) -> Inferred {
     Ok(Some(out))
 }
 
-fn reshape(target: Option<Vec<i64>>, node: &Node, x: &[Dim], unknown: Option<Dim>) -> Inferred {
+/// Reshape to `target`, from an input of shape `x` (unknown: only the target's own numbers).
+fn reshape(target: Option<Vec<i64>>, node: &Node, x: Option<&[Dim]>, unknown: Option<Dim>) -> Inferred {
     let Some(target) = target else { return Ok(None) };
     let allowzero = attr_int(node, "allowzero", 0) != 0;
     if target.iter().any(|&d| d < -1) || target.iter().filter(|&&d| d == -1).count() > 1 {
@@ -541,17 +544,21 @@ fn reshape(target: Option<Vec<i64>>, node: &Node, x: &[Dim], unknown: Option<Dim
     let mut out: Vec<Option<Dim>> = Vec::with_capacity(target.len());
     for (i, &d) in target.iter().enumerate() {
         out.push(match d {
-            0 if !allowzero => Some(
-                x.get(i)
-                    .cloned()
-                    .ok_or_else(|| format!("Reshape target {target:?} copies dim {i} of {}", shape_text(x)))?,
-            ),
+            0 if !allowzero => match x {
+                Some(x) => Some(
+                    x.get(i)
+                        .cloned()
+                        .ok_or_else(|| format!("Reshape target {target:?} copies dim {i} of {}", shape_text(x)))?,
+                ),
+                None => None,
+            },
             -1 => None,
             d => Some(Dim::Fixed(d)),
         });
     }
     let known: Option<Vec<Dim>> = out.iter().cloned().collect();
-    let numel = product(x);
+    let numel = x.and_then(product);
+    let x = x.unwrap_or_default();
     match (known, numel) {
         (Some(s), Some(n)) => match product(&s) {
             Some(m) if m != n => Err(format!("Reshape of {} ({n} elements) into {}", shape_text(x), shape_text(&s))),

@@ -472,6 +472,17 @@ pub(crate) struct Conflict {
 /// archive, whose model `onnx.checker` would reject and whose shapes the optimizer must not
 /// trust.
 pub(crate) fn check(model: &Model) -> Result<(), Conflict> {
+    for &v in model.graph.inputs.iter().chain(&model.graph.outputs) {
+        let info = model.value(v);
+        if info.dtype.is_none() {
+            return Err(Conflict {
+                node: info.name.clone(),
+                op: "graph input or output".into(),
+                message: format!("the program records no element type for `{}`", info.name),
+                inconsistent: true,
+            });
+        }
+    }
     let mut table = ShapeTable { partial: true, ..ShapeTable::new(model) };
     check_nodes(model, &model.graph.nodes, &mut table)
 }

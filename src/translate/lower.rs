@@ -377,6 +377,13 @@ pub fn lower(program: &Program<'_>, opts: &LowerOptions<'_>) -> Result<(Model, V
         lw.name(&mut op, id, &format!("{DEBUG_OUTPUT_PREFIX}{fx_name}"));
         final_outputs.push(id);
     }
+    if final_outputs.is_empty() {
+        // ONNX Runtime refuses a model without outputs, and it would compute nothing.
+        return Err(LowerError::Program(
+            "the program returns nothing: an ONNX model needs at least one output; hint: return a tensor from forward"
+                .into(),
+        ));
+    }
     op.graph_mut().outputs = final_outputs;
     let mut warnings = lw.warnings.into_inner();
     warnings.append(&mut op.warnings);
