@@ -246,9 +246,10 @@ impl ExportRecord {
         let md = self.markdown();
         let stem = format!("fxonnx_export_{}_{}", utc_timestamp(), self.status());
         let path = dir.join(format!("{stem}.md"));
-        std::fs::write(&path, &md)?;
+        // Whole or not at all: a kill or a full disk never leaves a partial report.
+        crate::onnx::save::write_whole(&path, md.as_bytes())?;
         if html {
-            std::fs::write(dir.join(format!("{stem}.html")), to_html(&md))?;
+            crate::onnx::save::write_whole(&dir.join(format!("{stem}.html")), to_html(&md).as_bytes())?;
         }
         Ok(path)
     }

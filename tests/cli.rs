@@ -233,8 +233,9 @@ fn output_paths_that_must_not_be_replaced_are_refused() {
     assert_eq!(std::fs::read_dir(&folder).expect("ls").count(), 0);
 }
 
-/// An export killed (SIGKILL) at any moment leaves no temporary file in the output folder, and the
-/// output is either the old file, untouched, or the complete new model with its data.
+/// An export killed (SIGKILL) at any moment, 100 times, leaves no temporary file in the output
+/// folder, and the output is either the old file, untouched, or the complete new model with its
+/// data; a report in the same folder is complete when it is there.
 #[cfg(target_os = "linux")]
 #[test]
 fn a_killed_export_leaves_the_old_output_or_the_new_one() {
@@ -249,6 +250,9 @@ fn a_killed_export_leaves_the_old_output_or_the_new_one() {
             "-o".into(),
             out.as_os_str().into(),
             "--external-data".into(),
+            "--report".into(),
+            "--artifacts-dir".into(),
+            out.parent().expect("folder").as_os_str().into(),
             "-q".into(),
         ]
         .to_vec()
@@ -257,17 +261,21 @@ fn a_killed_export_leaves_the_old_output_or_the_new_one() {
     let reference = tempfile::tempdir().expect("tempdir");
     let ref_out = reference.path().join("m.onnx");
     let start = std::time::Instant::now();
-    assert!(Command::new(env!("CARGO_BIN_EXE_fxonnx")).args(args(&ref_out)).status().expect("run").success());
+    assert!(Command::new(env!("CARGO_BIN_EXE_fxonnx")).args(args(&ref_out)).output().expect("run").status.success());
     // Kill moments spread over 1.5 times one export (the save included), whatever the machine's speed.
     let span = (start.elapsed().as_micros() as u64 * 3 / 2).max(1000);
     let (new_model, new_data) =
         (std::fs::read(&ref_out).expect("model"), std::fs::read(reference.path().join("m.onnx.data")).expect("data"));
     let old = b"an older model".to_vec();
     let mut replaced = 0;
-    for i in 0..60u64 {
+    for i in 0..100u64 {
         std::fs::write(&out, &old).expect("write");
         let _ = std::fs::remove_file(&data);
-        let mut child = Command::new(env!("CARGO_BIN_EXE_fxonnx")).args(args(&out)).spawn().expect("spawn");
+        let mut child = Command::new(env!("CARGO_BIN_EXE_fxonnx"))
+            .args(args(&out))
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("spawn");
         std::thread::sleep(std::time::Duration::from_micros((i * 7919) % span));
         let _ = child.kill();
         let _ = child.wait();
@@ -281,6 +289,14 @@ fn a_killed_export_leaves_the_old_output_or_the_new_one() {
         // export removes it (checked below).
         let (temporaries, names): (Vec<String>, Vec<String>) =
             names.into_iter().partition(|n| n.starts_with(".fxonnx-") && n.ends_with(".tmp"));
+        // Reports go last, whole or not at all: each one ends with its last section's table.
+        let (reports, names): (Vec<String>, Vec<String>) =
+            names.into_iter().partition(|n| n.starts_with("fxonnx_export_") && n.ends_with(".md"));
+        for r in &reports {
+            let text = std::fs::read_to_string(dir.path().join(r)).expect("report");
+            assert!(text.contains("## Time and memory per stage") && text.ends_with("|\n"), "kill {i}: {r} is whole");
+            std::fs::remove_file(dir.path().join(r)).expect("remove");
+        }
         for t in &temporaries {
             let bytes = std::fs::read(dir.path().join(t)).expect("temporary");
             assert!(bytes == new_model || bytes == new_data, "kill {i}: {t} is a complete output");
@@ -299,15 +315,17 @@ fn a_killed_export_leaves_the_old_output_or_the_new_one() {
             replaced += 1;
         }
     }
-    assert!(replaced < 60, "every kill came after the save: none tested an interrupted export");
+    assert!(replaced < 100, "every kill came after the save: none tested an interrupted export");
     // A complete export removes what killed ones left, and leaves only its own files.
-    assert!(Command::new(env!("CARGO_BIN_EXE_fxonnx")).args(args(&out)).status().expect("run").success());
+    assert!(Command::new(env!("CARGO_BIN_EXE_fxonnx")).args(args(&out)).output().expect("run").status.success());
     let mut names: Vec<String> = std::fs::read_dir(dir.path())
         .expect("ls")
         .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
         .collect();
     names.sort();
-    assert_eq!(names, ["m.onnx", "m.onnx.data"]);
+    assert_eq!(names.len(), 3, "{names:?}");
+    assert!(names[0].starts_with("fxonnx_export_") && names[0].ends_with("_success.md"), "{names:?}");
+    assert_eq!(names[1..], ["m.onnx", "m.onnx.data"]);
 }
 
 /// `mlp_bn` with its JSON entry ending in `entry` edited by `edit`.

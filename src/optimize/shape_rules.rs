@@ -758,7 +758,7 @@ fn window(node: &Node, x: &[Dim], w: Option<&[Dim]>, unknown: Option<Dim>) -> In
         let span = dil * (*kk as i128 - 1) + 1;
         let padded = *d as i128 + pads[j] as i128 + pads[j + k] as i128;
         if padded < span {
-            return Ok(None);
+            return Err(format!("a window of {span} does not fit the padded input of {padded} (dim {})", 2 + j));
         }
         out.push(Dim::Fixed(((padded - span) / s + 1) as i64));
     }

@@ -51,6 +51,22 @@ impl Temp {
     }
 }
 
+/// Write `bytes` to `path` whole or not at all (the export report): an unnamed temporary linked
+/// into place, so neither a kill nor a full disk leaves a partial file under the name.
+pub fn write_whole(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let temp = Temp::create(&dir)?;
+    temp.file().write_all(bytes)?;
+    temp.persist(path).map_err(|e| match e {
+        SaveError::Io { source, .. } => source,
+        other => std::io::Error::other(other.to_string()),
+    })
+}
+
 /// The model file and, with external data, the data file, both still temporary.
 pub(super) struct Outputs {
     path: PathBuf,

@@ -25,7 +25,7 @@ use std::path::{Path, PathBuf};
 use crate::onnx::ir::{Graph, Model, Value};
 use crate::pt2::ArchiveFile;
 
-pub use files::clear_target;
+pub use files::{clear_target, write_whole};
 pub use plain::{save_proto, to_proto, to_proto_outline};
 pub use stream::Encoder;
 
