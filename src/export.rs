@@ -393,6 +393,12 @@ impl OnnxProgram {
         crate::optimize::optimize(&mut self.model)
     }
 
+    /// Save weights to `<file>.data` beside the model from now on (or inline again), whatever the
+    /// export asked for.
+    pub fn set_external_data(&mut self, external: bool) {
+        self.external_data = external;
+    }
+
     /// Things the export dropped or changed that a user should know about.
     pub fn warnings(&self) -> &[String] {
         &self.warnings

@@ -13,6 +13,7 @@
 //! - [`view`]: a read-only view of the exported model (inputs, outputs, nodes, metadata);
 //! - [`TranslationTable`] and [`translate::prelude`]: the DSL in which translations are written,
 //!   to extend or override the built-in table (torch's `custom_translation_table`);
+//! - [`cli`]: the `fxonnx` command line itself, for programs that embed it (the Python package);
 //! - [`inspect`]: the text forms `fxonnx inspect` prints, and an archive's untranslated ops;
 //! - [`Stage`] and [`ProgressEvent`] for progress callbacks;
 //! - [`install_truncation_guard`]: an archive truncated while mapped ends the process with an
@@ -20,6 +21,7 @@
 //!
 //! ARCHITECTURE.md maps the stages to the modules behind them.
 
+pub mod cli;
 mod export;
 mod fx;
 mod hash;
