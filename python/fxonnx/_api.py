@@ -67,11 +67,12 @@ class ONNXProgram:
     """An exported model: its bytes, its ``onnx.ModelProto`` (with onnx installed), ``save``, and
     ``__call__`` / ``verify`` through onnxruntime (when installed)."""
 
-    def __init__(self, program: Any, exported_program: Any, options: dict, example: Any):
+    def __init__(self, program: Any, exported_program: Any, options: dict, source: Any):
         self._program = program
         self._exported_program = exported_program
         self._options = options
-        self._example = example
+        # The archive (bytes or path) the model came from: renaming axes exports it again.
+        self._source = source
         self._bytes: bytes | None = None
         self._session: Any = None
         self.verification: VerificationResult | None = None
@@ -123,6 +124,20 @@ class ONNXProgram:
             self._options["external_data"] = external_data
         self._program.save(os.fspath(destination))
 
+    def rename_axes(self, rename_mapping: Mapping[str, str]) -> None:
+        """Rename symbolic dims: ``{"batch": "N", "s27": "seq"}`` (current names or the program's
+        symbols). The model is exported again from its archive, so derived dims follow (``2*N``)."""
+        names = dict(self._options["dim_names"])
+        for old, new in rename_mapping.items():
+            renamed = [symbol for symbol, name in names.items() if name == old]
+            for symbol in renamed or [old]:
+                names[symbol] = new
+        options = {**self._options, "dim_names": names}
+        self._program = _fxonnx.export(self._source, **options)
+        self._options = options
+        self._bytes = None
+        self.release()
+
     def optimize(self) -> None:
         """Optimize a program exported with ``optimize=False`` (what ``optimize=True`` does)."""
         self._program.optimize()
@@ -157,15 +172,22 @@ class ONNXProgram:
             return outputs
         return [torch.from_numpy(o) for o in outputs]
 
-    def verify(self, *, raise_on_mismatch: bool = True) -> VerificationResult:
+    def verify(self, *, raise_on_mismatch: bool = True, compare_unoptimized: bool = False) -> VerificationResult:
         """Run the model in onnxruntime and the exported program in torch on the example inputs
         and on inputs with other sizes within each dynamic dim's range; compare every output's
-        shape, dtype and values. Raises ``VerificationError`` naming the first output that differs."""
+        shape, dtype and values. With ``compare_unoptimized``, the model exported without the
+        optimizer is compared too. Raises ``VerificationError`` naming the first output that differs."""
         from . import _torch
 
         if self._exported_program is None:
             raise _fxonnx.OptionsError("verify needs the exported program: export a module or an ExportedProgram")
         result = _torch.verify(self)
+        if compare_unoptimized:
+            plain = ONNXProgram(_fxonnx.export(self._source, **{**self._options, "optimize": False}),
+                                self._exported_program, {**self._options, "optimize": False}, self._source)
+            for c in _torch.verify(plain).comparisons:
+                c.input_set = f"{c.input_set}, unoptimized model"
+                result.comparisons.append(c)
         self.verification = result
         p = self.report_path
         if p is not None:
@@ -260,7 +282,7 @@ def export(
         max_memory=max_memory,
     )
     inner = _fxonnx.export(source, **options)
-    onnx_program = ONNXProgram(inner, exported, options, (args, kwargs))
+    onnx_program = ONNXProgram(inner, exported, options, source)
     if verify:
         onnx_program.verify()
     return onnx_program

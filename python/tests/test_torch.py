@@ -99,3 +99,14 @@ def test_verify_catches_a_wrong_model():
         program.verify()
     assert info.value.output == proto.graph.output[0].name
     assert not info.value.result.passed
+
+
+def test_rename_axes_and_the_unoptimized_comparison():
+    args, kwargs = mlp_call()
+    batch = torch.export.Dim("batch_size")
+    shapes = {"tensor_x": {0: batch}, "input_dict": {"tensor_x": {0: batch}}, "input_list": [{0: batch}]}
+    program = fxonnx.export(MLPModel(), args, kwargs, dynamic_shapes=shapes)
+    program.rename_axes({"batch_size": "N"})
+    assert input_shapes(program.model_proto)[0] == ("N", 8)
+    result = program.verify(compare_unoptimized=True)
+    assert any("unoptimized" in c.input_set for c in result.comparisons) and result.passed
