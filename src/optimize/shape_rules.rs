@@ -464,6 +464,39 @@ impl ShapeTable {
                     vec![n.clone(), Dim::Fixed(c * b * b), Dim::Fixed(h / b), Dim::Fixed(w / b)]
                 }
             }
+            "Col2Im" => {
+                // [N, C·∏block, L] with image_shape [H, W, ...] → [N, C, H, W, ...].
+                let (Some(image), Some(block)) = (self.ints(model, node, 1), self.ints(model, node, 2)) else {
+                    return Ok(None);
+                };
+                if rank != 3 || image.len() != block.len() {
+                    return Err(format!("Col2Im of {} with image {image:?} and block {block:?}", shape_text(x)));
+                }
+                let cells = block.iter().try_fold(1i64, |n, &b| n.checked_mul(b)).filter(|&n| n > 0);
+                let channels = match (&x[1], cells) {
+                    (Dim::Fixed(c), Some(k)) if c % k == 0 => Dim::Fixed(c / k),
+                    (Dim::Fixed(c), Some(k)) => return Err(format!("{c} columns do not hold blocks of {k}")),
+                    _ => match self.unknown() {
+                        Some(u) => u,
+                        None => return Ok(None),
+                    },
+                };
+                let mut out = vec![x[0].clone(), channels];
+                out.extend(image.iter().map(|&d| Dim::Fixed(d)));
+                out
+            }
+            "GatherND" => {
+                let Some(idx) = shape_of(1) else { return Ok(None) };
+                let b = usize::try_from(attr_int(node, "batch_dims", 0)).map_err(|_| "negative batch_dims")?;
+                let Some(Dim::Fixed(k)) = idx.last() else { return Ok(None) };
+                let k = usize::try_from(*k).map_err(|_| "negative index depth")?;
+                if b + k > rank || idx.len() <= b {
+                    return Err(format!("GatherND of {} with indices {}", shape_text(x), shape_text(idx)));
+                }
+                let mut out = idx[..idx.len() - 1].to_vec();
+                out.extend_from_slice(&x[b + k..]);
+                out
+            }
             "Resize" => return resize(model, node, x, self.ints(model, node, 3), self.unknown()),
             _ => return Ok(None),
         }))
@@ -753,7 +786,7 @@ fn window(node: &Node, x: &[Dim], w: Option<&[Dim]>, unknown: Option<Dim>) -> In
         };
         let (s, dil) = (strides[j] as i128, dilations[j] as i128);
         if s <= 0 || dil <= 0 || *kk <= 0 {
-            return Ok(None);
+            return Err(format!("kernel {kk}, stride {s} and dilation {dil} must be positive"));
         }
         let span = dil * (*kk as i128 - 1) + 1;
         let padded = *d as i128 + pads[j] as i128 + pads[j + k] as i128;

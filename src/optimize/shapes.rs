@@ -508,6 +508,7 @@ fn check_nodes(model: &Model, nodes: &[Node], table: &mut ShapeTable) -> Result<
         for (i, &out) in node.outputs.iter().enumerate() {
             let computed = match node.op_type.as_str() {
                 "Scan" => Ok(scan_output(model, node, table, i)),
+                "If" => Ok(if_output(model, node, table, i)),
                 _ => table.infer_output(model, node, i),
             };
             let computed = computed
@@ -661,6 +662,20 @@ fn scan_output(model: &Model, node: &Node, table: &ShapeTable, i: usize) -> Opti
     let mut out = vec![table.shape(model, first)?.first()?.clone()];
     out.extend_from_slice(per_step);
     Some(out)
+}
+
+/// If output `i`: the branches' shapes merged dim by dim, as ONNX does (a dim the branches
+/// disagree on is unknown); nothing when their ranks differ.
+fn if_output(model: &Model, node: &Node, table: &ShapeTable, i: usize) -> Option<Vec<Dim>> {
+    let branch = |name: &str| match node.attr(name) {
+        Some(AttrValue::Graph(g)) => g.outputs.get(i).and_then(|&v| table.shape(model, v)),
+        _ => None,
+    };
+    let (a, b) = (branch("then_branch")?, branch("else_branch")?);
+    if a.len() != b.len() {
+        return None;
+    }
+    a.iter().zip(b).map(|(x, y)| if x == y { Some(x.clone()) } else { table.unknown() }).collect()
 }
 
 /// The element types a control-flow node's outputs get from its branches or body.
