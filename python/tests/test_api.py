@@ -79,6 +79,14 @@ def test_an_invalid_option_is_an_options_error():
         fxonnx.export(FIXTURES / "mlp_bn.pt2", opset_version=3)
 
 
+def test_a_failed_export_with_a_report_names_it(tmp_path):
+    with pytest.raises(fxonnx.TranslationError) as info:
+        fxonnx.export(FIXTURES / "bad" / "permute_not_a_permutation.pt2", report=True, artifacts_dir=tmp_path)
+    path = info.value.report_path
+    assert path is not None and path.name.endswith("_translate.md")
+    assert "are not a permutation" in path.read_text()
+
+
 def test_a_failed_export_leaves_no_file(tmp_path):
     before = set(os.listdir(tmp_path))
     with pytest.raises(fxonnx.ExportError):
