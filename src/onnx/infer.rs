@@ -124,7 +124,7 @@ const BOOL_OUT: &[&str] =
 const INT64_OUT: &[&str] = &["Shape", "Size", "ArgMax", "ArgMin", "NonZero"];
 
 /// One-input operators whose output has their input's shape.
-const SAME_SHAPE: &[&str] = &[
+pub(crate) const SAME_SHAPE: &[&str] = &[
     "Abs",
     "Acos",
     "Acosh",

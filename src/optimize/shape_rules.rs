@@ -18,67 +18,19 @@ use crate::onnx::ir::{AttrValue, DType, Dim, Model, Node};
 /// What a rule says of one output.
 pub(crate) type Inferred = Result<Option<Vec<Dim>>, String>;
 
-/// One-input operators whose outputs have their input's shape.
-const SAME_SHAPE: &[&str] = &[
-    "Abs",
-    "Acos",
-    "Acosh",
-    "Asin",
-    "Asinh",
-    "Atan",
-    "Atanh",
-    "BatchNormalization",
-    "BitwiseNot",
-    "Cast",
-    "CastLike",
-    "Ceil",
-    "Celu",
-    "Clip",
-    "Cos",
-    "Cosh",
+/// Operators whose outputs have their first input's shape, besides the one-input operators the
+/// builder already knows ([`crate::onnx::infer::SAME_SHAPE`]).
+const ALSO_SAME_SHAPE: &[&str] = &[
     "CumSum",
     "Dropout",
-    "Elu",
-    "Erf",
-    "Exp",
-    "Floor",
-    "Gelu",
     "GroupNormalization",
-    "HardSigmoid",
-    "HardSwish",
     "Hardmax",
-    "Identity",
     "InstanceNormalization",
-    "IsInf",
-    "IsNaN",
-    "LayerNormalization",
-    "LeakyRelu",
-    "Log",
-    "LogSoftmax",
     "LpNormalization",
-    "Mish",
-    "Neg",
-    "Not",
     "PRelu",
-    "Reciprocal",
-    "Relu",
-    "RMSNormalization",
-    "Round",
     "ScatterElements",
     "ScatterND",
-    "Selu",
     "Shrink",
-    "Sigmoid",
-    "Sign",
-    "Sin",
-    "Sinh",
-    "Softmax",
-    "Softplus",
-    "Softsign",
-    "Sqrt",
-    "Tan",
-    "Tanh",
-    "ThresholdedRelu",
     "Trilu",
 ];
 
@@ -221,7 +173,7 @@ impl ShapeTable {
         if i > 0 && !multi {
             return Ok(None);
         }
-        if SAME_SHAPE.contains(&op) {
+        if crate::onnx::infer::SAME_SHAPE.contains(&op) || ALSO_SAME_SHAPE.contains(&op) {
             // BatchNormalization and LayerNormalization's extra outputs are statistics.
             return Ok((i == 0 || op == "Dropout").then(|| x.to_vec()));
         }
