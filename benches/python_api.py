@@ -60,11 +60,14 @@ def main():
         t_save = median_time(save, a.runs)
         t_rust = median_time(lambda: fxonnx.export(data), a.runs)
         t_py = median_time(lambda: fxonnx.export(ep), a.runs)
-        t_torch = median_time(lambda: torch.onnx.export(ep, dynamo=True), max(1, a.runs // 2 or 1))
+        try:
+            t_torch = median_time(lambda: torch.onnx.export(ep, dynamo=True), max(1, a.runs // 2))
+        except Exception as e:  # noqa: BLE001 - torch.onnx's failure is a result, reported
+            print(f"{case.name}: torch.onnx.export fails: {type(e).__name__}", flush=True)
+            t_torch = None
         rows.append((case.name, result.passed, sets, len(result.comparisons), worst_abs, worst_rel,
                      t_save, t_rust, t_py, t_torch))
-        print(f"{case.name}: verify {'pass' if result.passed else 'FAIL'}, fxonnx.export {t_py * 1e3:.0f} ms, "
-              f"torch.onnx {t_torch * 1e3:.0f} ms", flush=True)
+        print(f"{case.name}: verify {'pass' if result.passed else 'FAIL'}, fxonnx.export {t_py * 1e3:.0f} ms", flush=True)
     lines = [
         "# The Python API on the DEV zoo",
         "",
@@ -81,9 +84,10 @@ def main():
         "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for name, ok, sets, n, ea, er, ts, tr, tp, tt in rows:
+        torch_cells = f"{tt * 1e3:.0f} | {tt / tp:.0f}×" if tt is not None else "fails | –"
         lines.append(
             f"| {name} | {'pass' if ok else 'FAIL'} | {sets} | {n} | {ea:.3g} | {er:.3g} | {ts * 1e3:.1f} "
-            f"| {tr * 1e3:.1f} | {tp * 1e3:.1f} | {tp / tr:.2f}× | {tt * 1e3:.0f} | {tt / tp:.0f}× |"
+            f"| {tr * 1e3:.1f} | {tp * 1e3:.1f} | {tp / tr:.2f}× | {torch_cells} |"
         )
     a.out.write_text("\n".join(lines) + "\n")
     print(f"wrote {a.out}")
