@@ -22,12 +22,16 @@ pub(crate) type Inferred = Result<Option<Vec<Dim>>, String>;
 /// builder already knows ([`crate::onnx::infer::SAME_SHAPE`]).
 const ALSO_SAME_SHAPE: &[&str] = &[
     "CumSum",
+    "DequantizeLinear",
     "Dropout",
     "GroupNormalization",
     "Hardmax",
     "InstanceNormalization",
     "LpNormalization",
     "PRelu",
+    "QuantizeLinear",
+    "RandomNormalLike",
+    "RandomUniformLike",
     "ScatterElements",
     "ScatterND",
     "Shrink",
@@ -112,7 +116,8 @@ fn product(dims: &[Dim]) -> Option<i64> {
 impl ShapeTable {
     /// The rank of output `i` of `node` where its shape is not known but its rank is.
     pub(crate) fn infer_rank(&self, model: &Model, node: &Node, i: usize) -> Option<usize> {
-        if !node.domain.is_empty() || i > 0 && !matches!(node.op_type.as_str(), "MaxPool" | "TopK" | "Split") {
+        let multi = matches!(node.op_type.as_str(), "MaxPool" | "TopK" | "Split" | "Unique" | "LSTM" | "GRU" | "RNN");
+        if !node.domain.is_empty() || i > 0 && !multi {
             return None;
         }
         let rank = |k: usize| input(node, k).and_then(|v| self.shape(model, v)).map(<[Dim]>::len);
@@ -126,6 +131,10 @@ impl ShapeTable {
             | "Concat" | "TopK" | "Split" | "ReverseSequence" | "CenterCropPad" | "GridSample" => rank(0),
             "Range" => Some(1),
             "NonZero" => Some(2),
+            // Without an axis every output is 1-D.
+            "Unique" if node.attr("axis").is_none() => Some(1),
+            // Y is [seq, directions, batch, hidden]; Y_h and Y_c drop the sequence.
+            "LSTM" | "GRU" | "RNN" => Some(if i == 0 { 4 } else { 3 }),
             "Reshape" => length(1),
             "ConstantOfShape" => length(0),
             "Expand" => Some(rank(0)?.max(length(1)?)),
@@ -139,6 +148,27 @@ impl ShapeTable {
             }
             _ => None,
         }
+    }
+
+    /// Range's length when start, limit and delta are known integers: `max(ceil((limit -
+    /// start) / delta), 0)`.
+    fn range(&self, model: &Model, node: &Node) -> Option<Vec<Dim>> {
+        let scalar = |k: usize| match const_ints(model, node, k) {
+            Some(v) => v.first().map(|&n| n as i128).filter(|_| v.len() == 1),
+            None => match self.syms(input(node, k)?) {
+                Some(s) if s.scalar => fixed(s.items.first()?).map(i128::from),
+                _ => None,
+            },
+        };
+        let (Some(start), Some(limit), Some(delta)) = (scalar(0), scalar(1), scalar(2)) else {
+            return self.unknown().map(|u| vec![u]);
+        };
+        if delta == 0 {
+            return None;
+        }
+        let span = limit - start;
+        let n = if (span > 0) == (delta > 0) { (span + delta - delta.signum()) / delta } else { 0 };
+        Some(vec![Dim::Fixed(i64::try_from(n.max(0)).ok()?)])
     }
 
     /// The integer contents of input `k` of `node`: a constant, or a shape computation whose
@@ -449,6 +479,7 @@ impl ShapeTable {
                 out.extend_from_slice(&x[b + k..]);
                 out
             }
+            "Range" => return Ok(self.range(model, node)),
             "Resize" => return resize(model, node, x, self.ints(model, node, 3), self.unknown()),
             _ => return Ok(None),
         }))
