@@ -620,7 +620,20 @@ fn reduce(model: &Model, node: &Node, x: &[Dim]) -> Option<Vec<Dim>> {
 
 fn slice(model: &Model, node: &Node, x: &[Dim], unknown: Option<Dim>) -> Inferred {
     let rank = x.len();
-    let (Some(starts), Some(ends)) = (const_ints(model, node, 1), const_ints(model, node, 2)) else { return Ok(None) };
+    let (Some(starts), Some(ends)) = (const_ints(model, node, 1), const_ints(model, node, 2)) else {
+        // Computed bounds: the sliced axes (when constant) are unknown, the others stay.
+        let Some(u) = unknown else { return Ok(None) };
+        let axes = match input(node, 3) {
+            Some(_) => const_ints(model, node, 3),
+            None => None,
+        };
+        return Ok(Some(match axes.and_then(|a| a.iter().map(|&a| norm_axis(a, rank)).collect::<Option<Vec<_>>>()) {
+            Some(axes) => {
+                x.iter().enumerate().map(|(i, d)| if axes.contains(&i) { u.clone() } else { d.clone() }).collect()
+            }
+            None => vec![u; rank],
+        }));
+    };
     let axes = match input(node, 3) {
         Some(_) => match const_ints(model, node, 3) {
             Some(a) => a,

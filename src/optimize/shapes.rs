@@ -514,9 +514,12 @@ fn check_nodes(model: &Model, nodes: &[Node], table: &mut ShapeTable) -> Result<
             let computed = computed
                 .map_err(|why| fail(format!("{} cannot compute `{}`: {why}", node.op_type, value_name(model, out))))?;
             let Some(computed) = computed else {
-                let (Some(rank), Some(recorded)) =
-                    (table.infer_rank(model, node, i), model.value(out).shape.as_deref())
-                else {
+                let Some(rank) = table.infer_rank(model, node, i) else { continue };
+                let Some(recorded) = model.value(out).shape.as_deref() else {
+                    // The rank alone still checks the nodes that read the value.
+                    if let Some(u) = table.unknown() {
+                        table.set_shape(out, vec![u; rank]);
+                    }
                     continue;
                 };
                 if rank != recorded.len() {
