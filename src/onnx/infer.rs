@@ -236,7 +236,8 @@ pub(crate) fn infer_node(b: &mut Builder, node: usize) {
             _ => (Some(DType::Float), None),
         },
         "Range" => (first, None),
-        "TopK" | "MaxPool" => (first, Some(DType::Int64)),
+        // TopK's and MaxPool's indices, Unique's indices, inverse and counts are int64.
+        "TopK" | "MaxPool" | "Unique" => (first, Some(DType::Int64)),
         // Mean and InvStdDev are of `stash_type`, float32 unless set.
         "LayerNormalization" => (
             first,
