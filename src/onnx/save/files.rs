@@ -51,14 +51,20 @@ impl Temp {
     }
 }
 
+/// The folder a file at `path` goes in (`.` for a bare file name): where its temporary is made,
+/// so that linking or renaming it into place never crosses a file system.
+fn folder_of(path: &Path) -> PathBuf {
+    match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    }
+}
+
 /// Write `bytes` to `path` whole or not at all (the export report): an unnamed temporary linked
 /// into place, so neither a kill nor a full disk leaves a partial file under the name.
 pub fn write_whole(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     use std::io::Write;
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
+    let dir = folder_of(path);
     let temp = Temp::create(&dir)?;
     temp.file().write_all(bytes)?;
     temp.persist(path).map_err(|e| match e {
@@ -78,10 +84,7 @@ impl Outputs {
     /// Temporary files for `path` and, if `data` names one, for the data file (beside the model),
     /// once both paths are known to be fit to write ([`check_target`]).
     pub(super) fn create(path: &Path, data: Option<&str>, archive: Option<&ArchiveFile>) -> Result<Outputs, SaveError> {
-        let dir = match path.parent() {
-            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-            _ => PathBuf::from("."),
-        };
+        let dir = folder_of(path);
         check_target(path, archive)?;
         if let Some(location) = data {
             check_target(&dir.join(location), archive)?;
@@ -247,10 +250,7 @@ fn check_target(path: &Path, archive: Option<&ArchiveFile>) -> Result<(), SaveEr
 /// or the data file's (`location`, beside it), so the save writes a new file there. Regular files
 /// are left for the save to replace; a directory stays and is refused.
 pub fn clear_target(path: &Path, location: &str, archive: Option<&ArchiveFile>) -> Result<(), SaveError> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
+    let dir = folder_of(path);
     for p in [path.to_path_buf(), dir.join(location)] {
         let Ok(meta) = std::fs::symlink_metadata(&p) else { continue };
         let special = meta.file_type().is_symlink() || !(meta.is_file() || meta.is_dir());
