@@ -39,7 +39,7 @@ const ALSO_SAME_SHAPE: &[&str] = &[
 ];
 
 /// Operators whose output is their inputs broadcast together.
-const BROADCAST: &[&str] = &[
+pub(crate) const BROADCAST: &[&str] = &[
     "Add",
     "Sub",
     "Mul",
