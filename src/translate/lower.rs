@@ -1077,6 +1077,12 @@ impl Lowerer<'_> {
     /// and the model would declare shapes its own nodes refute.
     fn bind_output(&self, op: &mut Builder, name: &str, fx_type: &FxValue, v: Value) -> Result<Value, String> {
         let FxValue::Tensor(meta) = fx_type else {
+            if matches!(fx_type, FxValue::Scalar(None)) {
+                return Err(format!(
+                    "the program records no type for `{name}` (no tensor_values or sym_*_values entry); the archive is \
+                     corrupt"
+                ));
+            }
             // A SymInt / SymBool / SymFloat: a 0-d tensor.
             let dtype = fx_type.dtype();
             let v = match (dtype, op.dtype(v)) {
