@@ -527,7 +527,8 @@ translations! {
         // 2-D: one Gemm on the weight as stored. Higher ranks: MatMul on the transposed weight
         // (folded into an initializer) and the bias added, two nodes as torch.onnx's; Gemm would
         // need the input flattened and the result reshaped, a node more per linear.
-        if rank_of(op, input)? == 2 && rank_of(op, weight)? == 2 {
+        // Gemm of integers is valid ONNX that onnxruntime has no kernel for; MatMul has one.
+        if rank_of(op, input)? == 2 && rank_of(op, weight)? == 2 && dtype_of(op, input)?.is_float() {
             return Ok(op.Gemm(input, weight, bias).transB(1).out());
         }
         let wt = op.Transpose(weight).perm(&[1, 0]).out();

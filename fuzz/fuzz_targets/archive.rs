@@ -5,5 +5,5 @@
 mod common;
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
-    common::check(fxonnx::export_bytes(data.to_vec(), &common::options()));
+    common::export_and_check(data.to_vec());
 });

@@ -11,7 +11,14 @@ pub fn options() -> fxonnx::ExportOptions {
     fxonnx::ExportOptions::default()
 }
 
-pub fn check(result: Result<fxonnx::OnnxProgram, fxonnx::Error>) {
+/// Exports `archive` with the default options and checks the result.
+pub fn export_and_check(archive: Vec<u8>) {
+    // Kept only when models are saved: the archive goes next to its model, for `fxonnx export`.
+    let kept = std::env::var_os("FXONNX_FUZZ_SAVE").map(|_| archive.clone());
+    check(kept.as_deref(), fxonnx::export_bytes(archive, &options()));
+}
+
+fn check(archive: Option<&[u8]>, result: Result<fxonnx::OnnxProgram, fxonnx::Error>) {
     let program = match result {
         Ok(p) => p,
         Err(e) => {
@@ -47,16 +54,20 @@ pub fn check(result: Result<fxonnx::OnnxProgram, fxonnx::Error>) {
         }
     }
     // The encoder runs as a save would; with FXONNX_FUZZ_SAVE=DIR the model is kept there (by its
-    // hash, up to 5000) for fuzz/check_models.py to run onnx.checker and ONNX Runtime on.
+    // hash, up to 5000 models) for fuzz/check_models.py to run onnx.checker and ONNX Runtime on, with the
+    // archive that made it (`HASH.pt2`).
     let bytes = program.model_bytes();
     if let Some(dir) = std::env::var_os("FXONNX_FUZZ_SAVE") {
         let dir = std::path::Path::new(&dir);
-        if std::fs::read_dir(dir).map_or(0, |d| d.count()) < 5000 {
+        if std::fs::read_dir(dir).map_or(0, |d| d.count()) < 10_000 {
             let hash = std::hash::BuildHasher::hash_one(
                 &std::hash::BuildHasherDefault::<std::hash::DefaultHasher>::default(),
                 &bytes,
             );
             let _ = std::fs::write(dir.join(format!("{hash:016x}.onnx")), &bytes);
+            if let Some(archive) = archive {
+                let _ = std::fs::write(dir.join(format!("{hash:016x}.pt2")), archive);
+            }
         }
     }
 }

@@ -12,5 +12,5 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
             *bytes = json.to_vec();
         }
     }
-    common::check(fxonnx::export_bytes(common::archive(&entries), &common::options()));
+    common::export_and_check(common::archive(&entries));
 });

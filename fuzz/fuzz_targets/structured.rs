@@ -1,7 +1,7 @@
 //! Structured mutations of the fixtures, as an attacker edits a .pt2: the zip stays valid, and
 //! JSON fields (sizes, strides, offsets, dtypes, arguments, names, signatures) are set to extreme
 //! values, deleted, duplicated or retyped; weight payloads are truncated. Each mutant is exported
-//! in memory and checked (`common::check`).
+//! in memory and checked (`common::export_and_check`).
 #![no_main]
 
 use arbitrary::Arbitrary;
@@ -215,5 +215,5 @@ libfuzzer_sys::fuzz_target!(|plan: Plan| {
             entries[i].1 = serde_json::to_vec(&v).expect("JSON values serialize");
         }
     }
-    common::check(fxonnx::export_bytes(common::archive(&entries), &common::options()));
+    common::export_and_check(common::archive(&entries));
 });

@@ -33,14 +33,51 @@ fn allows(mask: u32, t: DType) -> bool {
 }
 
 /// Types the ONNX spec allows but onnxruntime's CPU provider has no kernel for (`Where` of bools
-/// fails with "Could not find an implementation"; measured with onnxruntime 1.23 by building each
-/// operator for each type). Treated like the spec's own gaps: the carriers hold every value, so
-/// the result is the same on any runtime. Types without a carrier (uint64, float64) stay.
+/// fails with "Could not find an implementation"): the integer and bool gaps of the operators
+/// fxonnx emits, measured with onnxruntime 1.23 by building every operator for every type its
+/// first type variable allows (`tests/runtime_gaps.py`). Treated like the spec's own gaps: the
+/// carriers hold every value, so the result is the same on any runtime. Types without a carrier
+/// stay, valid ONNX for the runtimes that have them: float64 (`Conv`, `Erf`, `Resize`) and every
+/// bfloat16 computation (onnxruntime's CPU provider has no bfloat16 `Relu`, `Add` or `Gemm`).
 const RUNTIME_GAPS: &[(&str, DType)] = &[
-    ("Where", DType::Bool),
-    ("Where", DType::Int16),
-    ("Where", DType::Uint16),
-    ("Where", DType::BFloat16),
+    ("ArgMax", DType::Int16),
+    ("ArgMax", DType::Uint16),
+    ("ArgMax", DType::Uint32),
+    ("ArgMin", DType::Int16),
+    ("ArgMin", DType::Uint16),
+    ("ArgMin", DType::Uint32),
+    ("Clip", DType::Int16),
+    ("Clip", DType::Uint16),
+    ("CumSum", DType::Uint32),
+    ("Max", DType::Int16),
+    ("Max", DType::Uint16),
+    ("Min", DType::Int16),
+    ("Min", DType::Uint16),
+    ("NonZero", DType::Int8),
+    ("NonZero", DType::Int16),
+    ("NonZero", DType::Uint16),
+    ("NonZero", DType::Uint32),
+    ("Pad", DType::Int16),
+    ("Pad", DType::Uint16),
+    ("ReduceL1", DType::Uint32),
+    ("ReduceL2", DType::Uint32),
+    ("ReduceLogSumExp", DType::Uint32),
+    ("ReduceMax", DType::Uint32),
+    ("ReduceMean", DType::Uint32),
+    ("ReduceMin", DType::Uint32),
+    ("ReduceProd", DType::Uint32),
+    ("ReduceSum", DType::Uint32),
+    ("ReduceSumSquare", DType::Uint32),
+    ("Relu", DType::Int16),
+    ("Resize", DType::Bool),
+    ("Resize", DType::Int16),
+    ("Resize", DType::Uint16),
+    ("Resize", DType::BFloat16),
+    ("Trilu", DType::Int8),
+    ("Trilu", DType::Uint8),
+    ("Trilu", DType::Int16),
+    ("Trilu", DType::Uint16),
+    ("Trilu", DType::Uint32),
     ("Unique", DType::Bool),
     ("Unique", DType::Uint8),
     ("Unique", DType::Int16),
@@ -48,15 +85,23 @@ const RUNTIME_GAPS: &[(&str, DType)] = &[
     ("Unique", DType::Int32),
     ("Unique", DType::Uint32),
     ("Unique", DType::BFloat16),
-    ("Resize", DType::Bool),
-    ("Resize", DType::Int16),
-    ("Resize", DType::Uint16),
-    ("Resize", DType::BFloat16),
+    ("Where", DType::Bool),
+    ("Where", DType::Int16),
+    ("Where", DType::Uint16),
+    ("Where", DType::Uint64),
+    ("Where", DType::BFloat16),
 ];
 
 /// `allowed` without the types the runtime gaps of `op_type` exclude.
 fn runtime_allowed(op_type: &str, allowed: u32) -> u32 {
     RUNTIME_GAPS.iter().filter(|(op, _)| *op == op_type).fold(allowed, |m, (_, t)| m & !(1 << *t as u32))
+}
+
+/// Whether `op_type` takes `t` where its first type variable binds, in the spec and in
+/// onnxruntime: for rewrites that introduce an operator (the optimizer's `Min(Max(..))` → `Clip`),
+/// which must not reach a type the builder would have carried.
+pub(crate) fn runs_on(op_type: &str, t: DType) -> bool {
+    type_constraints(op_type).first().is_none_or(|c| allows(runtime_allowed(op_type, c.allowed), t))
 }
 
 impl Builder {
@@ -86,7 +131,9 @@ impl Builder {
             if allows(allowed, t) || types.iter().any(|&x| x != Some(t)) {
                 continue;
             }
-            let Some(&carrier) = carriers(t).iter().find(|&&k| allows(allowed, k)) else { continue };
+            // `Where` only moves values: int64 carries uint64's bits there and back unchanged.
+            let moved = (gaps && op_type == "Where" && t == DType::Uint64).then_some(&[DType::Int64][..]);
+            let Some(&carrier) = moved.unwrap_or(carriers(t)).iter().find(|&&k| allows(allowed, k)) else { continue };
             for &i in &bound {
                 let Some(v) = inputs[i] else { continue };
                 let cast = self.cast_before(v, carrier, node);
@@ -221,6 +268,23 @@ mod tests {
         let w = b.Where(c, x, y);
         assert_eq!(op_types(&mut b), ["Cast", "Cast", "Where", "Cast"]);
         assert_eq!(b.dtype(w), Some(DType::Bool));
+    }
+
+    #[test]
+    fn where_of_uint64_moves_int64_bits_and_clip_of_int16_runs_in_int32() {
+        let mut b = Builder::new(20);
+        let c = b.add_input(Some(DType::Bool), None);
+        let (x, y) = (b.add_input(Some(DType::Uint64), None), b.add_input(Some(DType::Uint64), None));
+        let w = b.Where(c, x, y);
+        assert_eq!(op_types(&mut b), ["Cast", "Cast", "Where", "Cast"]);
+        assert_eq!(b.graph_mut().nodes[2].inputs[1].and_then(|v| b.dtype(v)), Some(DType::Int64));
+        assert_eq!(b.dtype(w), Some(DType::Uint64));
+        let mut b = Builder::new(20);
+        let x = b.add_input(Some(DType::Int16), None);
+        let lo = b.add_input(Some(DType::Int16), None);
+        let clipped = b.Clip(x, Some(lo), None);
+        assert_eq!(op_types(&mut b), ["Cast", "Cast", "Clip", "Cast"]);
+        assert_eq!(b.dtype(clipped), Some(DType::Int16));
     }
 
     #[test]

@@ -7,7 +7,7 @@ pub mod dce;
 pub mod derived;
 pub mod infer;
 pub mod ir;
-mod legalize;
+pub(crate) mod legalize;
 pub mod ops;
 pub mod proto;
 pub mod save;

@@ -12,7 +12,7 @@
 //! too (dims that do not broadcast, a `MatMul` whose inner dims differ). Unknown is never an error.
 
 use super::edit::{attr_int, attr_ints, const_ints, constant, input, norm_axis};
-use super::shapes::{broadcast, fixed, ShapeTable};
+use super::shapes::{fixed, ShapeTable};
 use crate::onnx::ir::{AttrValue, DType, Dim, Model, Node};
 
 /// What a rule says of one output.
@@ -84,9 +84,12 @@ pub(crate) fn shape_text(s: &[Dim]) -> String {
     format!("[{}]", dims.join(", "))
 }
 
-/// Broadcasting that fails where ONNX's does: two different numbers, neither 1.
-fn broadcast_checked(a: &[Dim], b: &[Dim]) -> Inferred {
+/// Broadcasting that fails where ONNX's does: two different numbers, neither 1. With `unknown`
+/// (the check's partial table) it also follows ONNX where a symbol meets a number: the number
+/// (other than 1) wins, and two different symbols give the unknown dim.
+fn broadcast_checked(a: &[Dim], b: &[Dim], unknown: Option<&Dim>) -> Inferred {
     let r = a.len().max(b.len());
+    let mut out = Vec::with_capacity(r);
     for i in 0..r {
         let da = (i + a.len()).checked_sub(r).map(|j| &a[j]);
         let db = (i + b.len()).checked_sub(r).map(|j| &b[j]);
@@ -95,8 +98,18 @@ fn broadcast_checked(a: &[Dim], b: &[Dim]) -> Inferred {
                 return Err(format!("shapes {} and {} do not broadcast", shape_text(a), shape_text(b)));
             }
         }
+        out.push(match (da, db) {
+            (Some(x), None) | (None, Some(x)) => x.clone(),
+            (Some(x), Some(y)) if x == y => x.clone(),
+            (Some(Dim::Fixed(1)), Some(y)) | (Some(y), Some(Dim::Fixed(1))) => y.clone(),
+            (Some(n @ Dim::Fixed(_)), Some(_)) | (Some(_), Some(n @ Dim::Fixed(_))) if unknown.is_some() => n.clone(),
+            _ => match unknown {
+                Some(u) => u.clone(),
+                None => return Ok(None),
+            },
+        });
     }
-    Ok(broadcast(a, b))
+    Ok(Some(out))
 }
 
 /// The float contents of a small constant (Resize scales).
@@ -215,7 +228,7 @@ impl ShapeTable {
                     continue;
                 };
                 if let Some(a) = &acc {
-                    acc = broadcast_checked(a, s)?;
+                    acc = broadcast_checked(a, s, self.unknown().as_ref())?;
                 }
             }
             return Ok(acc);
@@ -305,7 +318,7 @@ impl ShapeTable {
                 None => return Ok(None),
             },
             "Concat" => return concat(self, model, node, x),
-            "MatMul" => return matmul(x, shape_of(1)),
+            "MatMul" => return matmul(x, shape_of(1), self.unknown().as_ref()),
             "Gemm" => {
                 let Some(b) = shape_of(1) else { return Ok(None) };
                 if rank != 2 || b.len() != 2 {
@@ -328,7 +341,7 @@ impl ShapeTable {
                     Some(s) if !s.scalar => s.items.clone(),
                     _ => return Ok(None),
                 };
-                return broadcast_checked(x, &target);
+                return broadcast_checked(x, &target, self.unknown().as_ref());
             }
             "Flatten" => {
                 let axis = attr_int(node, "axis", 1);
@@ -526,7 +539,7 @@ fn concat(table: &ShapeTable, model: &Model, node: &Node, first: &[Dim]) -> Infe
     }
 }
 
-fn matmul(a: &[Dim], b: Option<&[Dim]>) -> Inferred {
+fn matmul(a: &[Dim], b: Option<&[Dim]>, unknown: Option<&Dim>) -> Inferred {
     let Some(b) = b else { return Ok(None) };
     if a.is_empty() || b.is_empty() {
         return Err("MatMul of a scalar".into());
@@ -540,7 +553,7 @@ fn matmul(a: &[Dim], b: Option<&[Dim]>) -> Inferred {
             return Err(format!("MatMul of {} and {}: inner dims {p} and {q}", shape_text(a), shape_text(b)));
         }
     }
-    let Some(mut out) = broadcast_checked(&a2[..a2.len() - 2], &b2[..b2.len() - 2])? else { return Ok(None) };
+    let Some(mut out) = broadcast_checked(&a2[..a2.len() - 2], &b2[..b2.len() - 2], unknown)? else { return Ok(None) };
     if a.len() > 1 {
         out.push(a2[a2.len() - 2].clone());
     }
@@ -815,11 +828,13 @@ fn resize(model: &Model, node: &Node, x: &[Dim], sizes: Option<Vec<i64>>, unknow
     for (d, &s) in x.iter().zip(&scales) {
         out.push(match d {
             Dim::Fixed(n) => {
+                // ONNX's inference multiplies in float32, runtimes may not: a size the two
+                // roundings disagree on is unknown to the optimizer, float32's to the check.
                 let (single, double) = ((*n as f32 * s).floor(), (*n as f64 * s as f64).floor());
-                if single as f64 != double {
+                if single as f64 != double && unknown.is_none() {
                     return Ok(None);
                 }
-                Dim::Fixed(double as i64)
+                Dim::Fixed(single as i64)
             }
             Dim::Param(_) if s == 1.0 => d.clone(),
             Dim::Param(_) => match &unknown {

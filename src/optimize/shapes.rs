@@ -258,24 +258,6 @@ fn shape_range(node: &Node, rank: i64) -> (i64, i64) {
     (clamp(attr_int(node, "start", 0)), clamp(attr_int(node, "end", rank)))
 }
 
-/// Numpy broadcasting of two shapes, when the result is certain.
-pub(crate) fn broadcast(a: &[Dim], b: &[Dim]) -> Option<Vec<Dim>> {
-    let r = a.len().max(b.len());
-    let mut out = Vec::with_capacity(r);
-    for i in 0..r {
-        let da = (i + a.len()).checked_sub(r).map(|j| &a[j]);
-        let db = (i + b.len()).checked_sub(r).map(|j| &b[j]);
-        out.push(match (da, db) {
-            (Some(x), None) | (None, Some(x)) => x.clone(),
-            (Some(x), Some(y)) if x == y => x.clone(),
-            (Some(Dim::Fixed(1)), Some(y)) => y.clone(),
-            (Some(x), Some(Dim::Fixed(1))) => x.clone(),
-            _ => return None,
-        });
-    }
-    Some(out)
-}
-
 /// The output shape of value `v`: the IR's (TensorMeta) or the table's.
 fn known_shape<'a>(model: &'a Model, table: &'a ShapeTable, v: Value) -> Option<&'a [Dim]> {
     table.shape(model, v)
@@ -594,7 +576,7 @@ fn input_types(model: &Model, node: &Node) -> Result<(), (String, bool)> {
 }
 
 /// Scan's body reads each state input as it is and each scanned input without its first dim.
-fn scan_body_inputs(model: &Model, node: &Node, body: &Graph, table: &ShapeTable) -> Result<(), String> {
+fn scan_body_inputs(model: &Model, node: &Node, body: &Graph, table: &mut ShapeTable) -> Result<(), String> {
     if node.attr("scan_input_axes").is_some() {
         return Ok(());
     }
@@ -617,13 +599,19 @@ fn scan_body_inputs(model: &Model, node: &Node, body: &Graph, table: &ShapeTable
         } else {
             return Err(format!("scanned input {k} is a scalar"));
         };
-        if let Some(declared) = model.value(inner).shape.as_deref() {
-            if clash(declared, expected) {
+        match model.value(inner).shape.as_deref() {
+            Some(declared) if clash(declared, expected) => {
                 return Err(format!(
                     "the body's input {k} is recorded as {}, but the loop gives it {}",
                     super::shape_rules::shape_text(declared),
                     super::shape_rules::shape_text(expected)
                 ));
+            }
+            Some(_) => {}
+            // As ONNX's inference does: the body then checks against what the loop gives.
+            None => {
+                let expected = expected.to_vec();
+                table.set_shape(inner, expected);
             }
         }
     }
@@ -676,6 +664,25 @@ fn body_types(model: &Model, node: &Node, body: &Graph) -> Result<(), String> {
             if a != b {
                 return Err(format!(
                     "output {k} of `{}` is {} in the body, but the program records {}",
+                    body.name,
+                    a.name(),
+                    b.name()
+                ));
+            }
+        }
+    }
+    // A loop-carried state leaves each step with the type it entered with.
+    let (states, first_in) = match node.op_type.as_str() {
+        "Scan" => (node.inputs.len().saturating_sub(attr_int(node, "num_scan_inputs", 0).max(0) as usize), 0),
+        "Loop" => (node.inputs.len().saturating_sub(2), 2),
+        _ => return Ok(()),
+    };
+    let carried = body.inputs.iter().skip(first_in).zip(body.outputs.iter().skip(skip)).take(states);
+    for (k, (&enters, &leaves)) in carried.enumerate() {
+        if let (Some(a), Some(b)) = (model.value(enters).dtype, model.value(leaves).dtype) {
+            if a != b {
+                return Err(format!(
+                    "state {k} of `{}` enters a step as {} and leaves it as {}",
                     body.name,
                     a.name(),
                     b.name()

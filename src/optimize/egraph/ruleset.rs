@@ -290,6 +290,7 @@ pub const MIN_MAX_CLIP: Rule = Rule {
 fn min_max_clip(c: &mut Ctx, b: &Bind) -> Result<Id, Skip> {
     let x = b.get("x");
     let dt = c.dtype(x).ok_or("unknown type")?;
+    check(crate::onnx::legalize::runs_on("Clip", dt), "no Clip of this type")?;
     let lo = scalar_for(c, b.get("lo"), x)?;
     let hi = scalar_for(c, b.get("hi"), x)?;
     check(c.dtype(b.get("lo")) == Some(dt) && c.dtype(b.get("hi")) == Some(dt), "types differ")?;

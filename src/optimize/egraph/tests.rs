@@ -307,6 +307,27 @@ fn min_max_becomes_clip_unless_the_bounds_cross() {
              b = Max (a, lo)
            }"#,
     );
+    // onnxruntime has no Clip, Max or Min of int16: the builder runs Max and Min in int32, and no
+    // Clip of int16 appears between them.
+    check_egraph(
+        20,
+        r#"(int16[N,3] x) => (int16[N,3] b)
+           <int16 lo = {0}, int16 hi = {6}>
+           { a = Max (x, lo)  # int16[N,3]
+             b = Min (a, hi)  # int16[N,3] }"#,
+        r#"(int16[N,3] x) => (int16[N,3] b)
+           <int16 lo = {0}, int16 hi = {6}>
+           {
+             _0 = Cast <to = 6> (x)
+             _1 = Cast <to = 6> (lo)
+             _2 = Max (_0, _1)
+             a = Cast <to = 5> (_2)
+             _3 = Cast <to = 6> (a)
+             _4 = Cast <to = 6> (hi)
+             _5 = Min (_3, _4)
+             b = Cast <to = 5> (_5)
+           }"#,
+    );
 }
 
 #[test]
