@@ -1,5 +1,5 @@
 //! The `fxonnx` command line: `fxonnx export model.pt2 -o model.onnx`, `fxonnx inspect model.pt2`,
-//! `fxonnx inspect model.onnx [--metadata]`. Here rather than in the binary so that the Python
+//! `fxonnx inspect model.onnx [--metadata]`, `fxonnx apply-weights graph.onnx model.pt2 -o model.onnx`. Here rather than in the binary so that the Python
 //! package's `fxonnx` command runs the very same code ([`run`]).
 
 use std::io::Write;
@@ -47,6 +47,10 @@ enum Command {
         /// Write weights to <output>.data beside the model.
         #[arg(long)]
         external_data: bool,
+        /// Write a weight-free model: each weight read from the archive becomes a graph input of
+        /// its type and shape (`fxonnx apply-weights` puts the weights back).
+        #[arg(long, conflicts_with = "external_data")]
+        no_weights: bool,
         /// Skip the optimizer (only unused nodes and weights are dropped).
         #[arg(long)]
         no_optimize: bool,
@@ -74,6 +78,20 @@ enum Command {
         /// input archive itself (refused otherwise).
         #[arg(long)]
         force: bool,
+    },
+    /// Put the weights of the archive back into a model exported with --no-weights: the result is
+    /// the model a normal export of the archive (with the same options) writes, byte for byte.
+    ApplyWeights {
+        /// The weight-free model (`fxonnx export --no-weights`).
+        model: PathBuf,
+        /// The archive it was exported from.
+        archive: PathBuf,
+        /// Where to write the model with its weights.
+        #[arg(short, long)]
+        output: PathBuf,
+        /// Write weights to <output>.data beside the model.
+        #[arg(long)]
+        external_data: bool,
     },
     /// List the ATen / Python targets fxonnx translates; with --check, the targets of an archive
     /// that have no translation.
@@ -158,6 +176,7 @@ fn execute(cli: Cli) -> Result<(), Failure> {
             tree_names,
             dims,
             external_data,
+            no_weights,
             no_optimize,
             report,
             report_html,
@@ -176,6 +195,7 @@ fn execute(cli: Cli) -> Result<(), Failure> {
                 tree_names,
                 dim_names: dims.into_iter().collect(),
                 external_data,
+                include_initializers: !no_weights,
                 custom_translation_table: None,
                 report: report || report_html,
                 report_html,
@@ -221,6 +241,18 @@ fn execute(cli: Cli) -> Result<(), Failure> {
                 output.display(),
                 program.node_count(),
                 program.initializer_count(),
+                start.elapsed().as_secs_f64() * 1e3
+            );
+            Ok(())
+        }
+        Command::ApplyWeights { model, archive, output, external_data } => {
+            let start = Instant::now();
+            let count = crate::apply_weights(&model, &archive, &output, external_data).map_err(|e| e.to_string())?;
+            eprintln!(
+                "applied {count} weights of {} to {} -> {} ({:.1} ms)",
+                archive.display(),
+                model.display(),
+                output.display(),
                 start.elapsed().as_secs_f64() * 1e3
             );
             Ok(())

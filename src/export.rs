@@ -56,6 +56,11 @@ pub struct ExportOptions {
     pub dim_names: HashMap<String, String>,
     /// Save weights to `<file>.data` beside the model (always done above protobuf's 2 GiB limit).
     pub external_data: bool,
+    /// Save the weights with the model (the default). `false` writes a weight-free model, as
+    /// torch.onnx's `save(include_initializers=False, keep_initializers_as_inputs=True)` does:
+    /// each weight read from the archive becomes a graph input of its type and shape, which
+    /// [`apply_weights`](crate::apply_weights) turns back into the initializer it was.
+    pub include_initializers: bool,
     /// Translations that extend or override the built-in table, entry by entry.
     pub custom_translation_table: Option<TranslationTable>,
     /// Write a markdown report (`fxonnx_export_<time>_<status>.md`) whether the export succeeds or not.
@@ -94,6 +99,7 @@ impl Default for ExportOptions {
             tree_names: false,
             dim_names: HashMap::new(),
             external_data: false,
+            include_initializers: true,
             custom_translation_table: None,
             report: false,
             report_html: false,
@@ -194,6 +200,10 @@ pub struct OnnxProgram {
     report: Option<PathBuf>,
     /// The archive the weights are read from when saving.
     archive: Option<ArchiveFile>,
+    /// Save a weight-free model ([`ExportOptions::include_initializers`] false).
+    include_initializers: bool,
+    /// Where the weights lie in the archive, for a weight-free model's records.
+    locator: crate::pt2::Locator,
 }
 
 /// Export the program of the `.pt2` archive at `path`.
@@ -331,6 +341,8 @@ fn stages(
         warnings,
         report: None,
         archive: archive.file(),
+        include_initializers: options.include_initializers,
+        locator: archive.locator(),
     };
     if options.report {
         // Initializers print as type and shape only: their bytes (folded weights are computed on
@@ -399,6 +411,20 @@ impl OnnxProgram {
         self.external_data = external;
     }
 
+    /// Save the weights with the model from now on (or not: a weight-free model, see
+    /// [`ExportOptions::include_initializers`]), whatever the export asked for.
+    ///
+    /// ```no_run
+    /// let mut program = fxonnx::export("model.pt2", &fxonnx::ExportOptions::default())?;
+    /// program.set_include_initializers(false);
+    /// program.save("graph.onnx")?;
+    /// fxonnx::apply_weights("graph.onnx", "model.pt2", "model.onnx", false)?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn set_include_initializers(&mut self, include: bool) {
+        self.include_initializers = include;
+    }
+
     /// Things the export dropped or changed that a user should know about.
     pub fn warnings(&self) -> &[String] {
         &self.warnings
@@ -429,6 +455,11 @@ impl OnnxProgram {
         let archive = self.archive.as_ref();
         if self.force {
             save::clear_target(path, &format!("{file}.data"), archive)?;
+        }
+        if !self.include_initializers {
+            // Small: the weights stay behind, so the plain path's message is no burden.
+            let (proto, _) = crate::weights::withhold(&self.model, &self.locator);
+            return Ok(save::save_proto(proto, path, &DataPlacement::Inline)?);
         }
         if self.external_data {
             return Ok(save::save_model(&self.model, path, &external_placement, archive)?);

@@ -35,6 +35,7 @@ pub mod translate;
 #[path = "../translations/mod.rs"]
 mod translations;
 pub mod view;
+mod weights;
 
 pub use export::{
     export, export_bytes, export_to_file, Error, ExportOptions, OnnxProgram, DEFAULT_OPSET, SUPPORTED_OPSETS,
@@ -43,6 +44,7 @@ pub use optimize::{OptimizeStats, PassRecord};
 pub use pt2::install_truncation_guard;
 pub use report::{Progress, ProgressEvent, Stage};
 pub use translate::dsl::TranslationTable;
+pub use weights::{apply_weights, WeightsError, WEIGHT_KEY};
 
 /// Run `side` on a second thread while this one runs `main`, when `worth_it` (the side work is
 /// large); otherwise both here, `main` first. Waking a thread on an idle core of a virtual machine

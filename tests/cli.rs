@@ -80,6 +80,35 @@ fn exports_the_readme_example() {
     }
 }
 
+/// `fxonnx export --no-weights` then `fxonnx apply-weights`: the normal export, byte for byte.
+#[test]
+fn no_weights_then_apply_weights_from_the_command_line() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let archive = fixture("convnet.pt2");
+    let (normal, free, back) = (dir.path().join("n.onnx"), dir.path().join("free.onnx"), dir.path().join("b/n.onnx"));
+    std::fs::create_dir_all(dir.path().join("b")).expect("folder");
+    let os = |s: &str| std::ffi::OsString::from(s);
+    let run = |args: Vec<std::ffi::OsString>| {
+        let refs: Vec<&std::ffi::OsStr> = args.iter().map(|a| a.as_os_str()).collect();
+        let o = fxonnx(&refs);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    };
+    run(vec![os("export"), archive.clone().into(), os("-o"), normal.clone().into()]);
+    run(vec![os("export"), archive.clone().into(), os("-o"), free.clone().into(), os("--no-weights")]);
+    run(vec![os("apply-weights"), free.clone().into(), archive.into(), os("-o"), back.clone().into()]);
+    assert!(std::fs::read(&normal).expect("normal") == std::fs::read(&back).expect("back"));
+    assert!(std::fs::metadata(&free).expect("free").len() < std::fs::metadata(&normal).expect("normal").len());
+    let o = fxonnx(&[
+        "export".as_ref(),
+        fixture("convnet.pt2").as_os_str(),
+        "-o".as_ref(),
+        free.as_os_str(),
+        "--no-weights".as_ref(),
+        "--external-data".as_ref(),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "--no-weights with --external-data is a usage error");
+}
+
 /// `fxonnx inspect model.pt2 | head -1`: the reader is gone when the text is written (here before
 /// the program even starts writing); the output stops, the process does not panic.
 #[test]

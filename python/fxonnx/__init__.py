@@ -21,6 +21,7 @@ from ._fxonnx import (
     TranslationError,
     UnsupportedOpsError,
     __version__,
+    apply_weights,
 )
 
 __all__ = [
@@ -36,5 +37,6 @@ __all__ = [
     "VerificationError",
     "VerificationResult",
     "__version__",
+    "apply_weights",
     "export",
 ]

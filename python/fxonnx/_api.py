@@ -116,13 +116,13 @@ class ONNXProgram:
     def save(self, destination: str | os.PathLike, *, external_data: bool | None = None,
              include_initializers: bool = True) -> None:
         """Write the model; with ``external_data`` (default: the export's choice) the weights go
-        to ``<file>.data`` beside it."""
-        if not include_initializers:
-            raise NotImplementedError("saving without initializers is not supported yet")
+        to ``<file>.data`` beside it. ``include_initializers=False`` writes a weight-free model, as
+        torch.onnx's ``keep_initializers_as_inputs=True`` does: each weight read from the archive
+        becomes a graph input of its type and shape; ``fxonnx.apply_weights`` puts them back."""
         if external_data is not None and external_data != self._options.get("external_data", False):
             self._program.set_external_data(external_data)
             self._options["external_data"] = external_data
-        self._program.save(os.fspath(destination))
+        self._program.save(os.fspath(destination), include_initializers)
 
     def rename_axes(self, rename_mapping: Mapping[str, str]) -> None:
         """Rename symbolic dims: ``{"batch": "N", "s27": "seq"}`` (current names or the program's

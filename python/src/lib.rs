@@ -54,9 +54,14 @@ impl Program {
         PyBytes::new(py, &self.inner.model_bytes())
     }
 
-    /// Write the model (and with external data, `<file>.data` beside it).
-    fn save(&self, path: PathBuf) -> PyResult<()> {
-        self.inner.save(path).map_err(|e| to_py(&e))
+    /// Write the model (and with external data, `<file>.data` beside it); without initializers,
+    /// a weight-free model whose weights are graph inputs (`apply_weights` puts them back).
+    #[pyo3(signature = (path, include_initializers=true))]
+    fn save(&mut self, path: PathBuf, include_initializers: bool) -> PyResult<()> {
+        self.inner.set_include_initializers(include_initializers);
+        let saved = self.inner.save(path);
+        self.inner.set_include_initializers(true);
+        saved.map_err(|e| to_py(&e))
     }
 
     /// Save weights beside the model (`<file>.data`) from now on, or inline.
@@ -134,6 +139,22 @@ fn export(
     result.map(|inner| Program { inner }).map_err(|e| to_py(&e))
 }
 
+/// Put the weights of `archive` back into the weight-free model at `model` and write `output`;
+/// returns how many weights were put back.
+#[pyfunction]
+#[pyo3(signature = (model, archive, output, *, external_data=false))]
+fn apply_weights(model: PathBuf, archive: PathBuf, output: PathBuf, external_data: bool) -> PyResult<usize> {
+    use fxonnx::WeightsError as W;
+    fxonnx::apply_weights(model, archive, output, external_data).map_err(|e| {
+        let message = e.to_string();
+        match e {
+            W::Archive(_) => ArchiveError::new_err(message),
+            W::Save(_) | W::Io { .. } => SaveError::new_err(message),
+            _ => ExportError::new_err(message),
+        }
+    })
+}
+
 /// Run the `fxonnx` command line on `args` (program name first); returns its exit status.
 #[pyfunction]
 fn cli(args: Vec<OsString>) -> i32 {
@@ -178,6 +199,7 @@ fn to_py(e: &fxonnx::Error) -> PyErr {
 fn _fxonnx(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(export, m)?)?;
     m.add_function(wrap_pyfunction!(cli, m)?)?;
+    m.add_function(wrap_pyfunction!(apply_weights, m)?)?;
     m.add_class::<Program>()?;
     let py = m.py();
     m.add("ExportError", py.get_type::<ExportError>())?;

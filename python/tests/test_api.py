@@ -100,3 +100,22 @@ def test_the_command_line_exit_codes():
     assert cli("--version").stdout.startswith("fxonnx ")
     assert cli("export").returncode == 2
     assert cli("export", "/nonexistent.pt2", "-o", "/tmp/never.onnx").returncode == 1
+
+
+@pytest.mark.parametrize("name", ["convnet", "tiny_transformer"])
+def test_weight_free_save_and_apply_weights_give_the_model_back(tmp_path, name):
+    archive = FIXTURES / f"{name}.pt2"
+    program = fxonnx.export(archive)
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    program.save(tmp_path / "a" / "model.onnx")
+    program.save(tmp_path / "graph.onnx", include_initializers=False)
+    assert (tmp_path / "graph.onnx").stat().st_size < (tmp_path / "a" / "model.onnx").stat().st_size
+    n = fxonnx.apply_weights(tmp_path / "graph.onnx", archive, tmp_path / "b" / "model.onnx")
+    assert n > 0
+    assert (tmp_path / "b" / "model.onnx").read_bytes() == (tmp_path / "a" / "model.onnx").read_bytes()
+    # The next save has its weights again.
+    program.save(tmp_path / "again.onnx")
+    assert (tmp_path / "again.onnx").read_bytes() == (tmp_path / "a" / "model.onnx").read_bytes()
+    with pytest.raises(fxonnx.ExportError, match="no-weights"):
+        fxonnx.apply_weights(tmp_path / "a" / "model.onnx", archive, tmp_path / "c.onnx")

@@ -51,6 +51,30 @@ pub enum Pt2Error {
 
 pub type Result<T, E = Pt2Error> = std::result::Result<T, E>;
 
+/// The entries of an archive by position, to name the entry a slice of its bytes lies in.
+#[derive(Clone, Debug, Default)]
+pub struct Locator {
+    base: usize,
+    len: usize,
+    /// (start, end, name, CRC-32) of each stored entry, by start.
+    spans: Vec<(usize, usize, String, u32)>,
+}
+
+impl Locator {
+    /// The entry `bytes` lie in, their offset in it and the entry's CRC-32, when they are a
+    /// slice of the archive.
+    pub fn find(&self, bytes: &[u8]) -> Option<(&str, usize, u32)> {
+        let (p, n) = (bytes.as_ptr() as usize, bytes.len());
+        if n == 0 || p < self.base || p + n > self.base + self.len {
+            return None;
+        }
+        let at = p - self.base;
+        let i = self.spans.partition_point(|s| s.0 <= at).checked_sub(1)?;
+        let (start, end, name, crc32) = &self.spans[i];
+        (at + n <= *end).then(|| (name.as_str(), at - start, *crc32))
+    }
+}
+
 /// An opened `.pt2` archive: the memory map and the location of each entry.
 pub struct Archive {
     path: PathBuf,
@@ -140,6 +164,11 @@ impl Archive {
     }
 
     fn span(&self, name: &str) -> Result<(usize, usize)> {
+        let l = self.located(name)?;
+        Ok((l.start, l.end))
+    }
+
+    fn located(&self, name: &str) -> Result<zipdir::Located> {
         let located = self.entries.locate(&self.data, name).map_err(|e| match e {
             zipdir::LocateError::BadHeader(detail) => Pt2Error::NotZip { path: self.path.clone(), detail },
             zipdir::LocateError::Outside => Pt2Error::Truncated { entry: format!("{}{name}", self.root) },
@@ -151,7 +180,24 @@ impl Archive {
         if l.method != 0 {
             return Err(Pt2Error::Compressed { entry: name.to_string(), method: l.method.to_string() });
         }
-        Ok((l.start, l.end))
+        Ok(l)
+    }
+
+    /// The CRC-32 the archive's writer recorded for entry `name`: what a weight-free model
+    /// records of each weight's entry, so that its weights are put back from the same archive.
+    pub fn entry_crc32(&self, name: &str) -> Result<u32> {
+        Ok(self.located(name)?.crc32)
+    }
+
+    /// Where bytes that are a slice of this archive lie: for naming a weight by its entry.
+    pub fn locator(&self) -> Locator {
+        let mut spans: Vec<(usize, usize, String, u32)> = self
+            .entries
+            .names(&self.data)
+            .filter_map(|n| self.located(n).ok().map(|l| (l.start, l.end, n.to_string(), l.crc32)))
+            .collect();
+        spans.sort_unstable();
+        Locator { base: self.data.as_ptr() as usize, len: self.data.len(), spans }
     }
 
     /// The names of the programs in the archive (`models/<name>.json`), in archive order.

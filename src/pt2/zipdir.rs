@@ -29,6 +29,8 @@ struct Entry {
     method: u16,
     local_header: u64,
     size: u64,
+    /// The CRC-32 the writer recorded (not checked here: entries are read in place, unread).
+    crc32: u32,
 }
 
 /// Entries in archive order, found by name.
@@ -52,6 +54,7 @@ pub(super) struct Located {
     pub end: usize,
     /// Compression method (0: stored).
     pub method: u16,
+    pub crc32: u32,
 }
 
 fn u16_at(b: &[u8], at: usize) -> Option<u16> {
@@ -110,6 +113,7 @@ impl Directory {
             let field16 = |o| u16_at(data, at + o).ok_or_else(|| bad("truncated"));
             let field32 = |o| u32_at(data, at + o).ok_or_else(|| bad("truncated"));
             let method = field16(10)?;
+            let crc32 = field32(16)?;
             let (compressed, uncompressed) = (field32(20)?, field32(24)?);
             let (name_len, extra_len, comment_len) = (field16(28)?, field16(30)?, field16(32)?);
             let offset = field32(42)?;
@@ -141,7 +145,7 @@ impl Directory {
             if std::str::from_utf8(name).is_err() {
                 return Err(bad("name is not UTF-8"));
             }
-            dir.entries.push(Entry { name_at, name_len, method, local_header, size });
+            dir.entries.push(Entry { name_at, name_len, method, local_header, size, crc32 });
             at = next;
         }
         // Named lookups start after `under`, which indexes the entries it keeps.
@@ -201,7 +205,7 @@ impl Directory {
         let start = at + 30 + n as usize + x as usize;
         let end = usize::try_from(e.size).ok().and_then(|s| start.checked_add(s));
         match end {
-            Some(end) if end <= data.len() => Ok(Some(Located { start, end, method: e.method })),
+            Some(end) if end <= data.len() => Ok(Some(Located { start, end, method: e.method, crc32: e.crc32 })),
             _ => Err(LocateError::Outside),
         }
     }

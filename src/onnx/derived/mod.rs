@@ -87,6 +87,97 @@ impl PartialEq for Derived {
     }
 }
 
+/// How a derived tensor is computed from its stored bytes, written down: a weight-free model
+/// (`--no-weights`) records it for each folded weight, and `apply_weights` computes the weight
+/// again from the archive, exactly as the export would have.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Recipe {
+    /// Bytes of the stored slice the elements are gathered from.
+    pub source_len: usize,
+    /// Element stride into the source per output axis.
+    pub gather: Vec<usize>,
+    pub ops: Vec<OpRecipe>,
+}
+
+/// One elementwise operation of a [`Recipe`].
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct OpRecipe {
+    /// `Add`, `Sub`, `Mul` or `Div`.
+    pub op: String,
+    /// The small constant's bytes, in hex.
+    pub konst: String,
+    pub strides: Vec<usize>,
+    pub konst_first: bool,
+}
+
+/// The largest element index a gather with `strides` over `dims` reads (`None` on overflow).
+fn last_index(dims: &[i64], strides: &[usize]) -> Option<usize> {
+    dims.iter().zip(strides).try_fold(0usize, |acc, (&d, &s)| {
+        let d = usize::try_from(d).ok()?;
+        acc.checked_add(d.saturating_sub(1).checked_mul(s)?)
+    })
+}
+
+impl Derived {
+    /// The computation, written down (see [`Recipe`]).
+    pub fn recipe(&self) -> Recipe {
+        let name = |op: BinOp| format!("{op:?}");
+        Recipe {
+            source_len: self.source.len(),
+            gather: self.gather.clone(),
+            ops: self
+                .ops
+                .iter()
+                .map(|o| OpRecipe {
+                    op: name(o.op),
+                    konst: o.konst.iter().map(|b| format!("{b:02x}")).collect(),
+                    strides: o.strides.clone(),
+                    konst_first: o.konst_first,
+                })
+                .collect(),
+        }
+    }
+
+    /// The tensor `recipe` computes from `source` (of `recipe.source_len` bytes), checked: a
+    /// recipe read from a file must not index past its source or its constants.
+    pub fn from_recipe(dtype: DType, dims: Vec<i64>, source: Bytes, recipe: &Recipe) -> Result<TensorData, String> {
+        let es = dtype.size().ok_or("an element type without a fixed size")?;
+        let n = numel(&dims).ok_or("dims out of range")?;
+        let len = n.checked_mul(es).ok_or("size out of range")?;
+        let within = |strides: &[usize], bytes: usize| {
+            strides.len() == dims.len()
+                && (n == 0
+                    || last_index(&dims, strides)
+                        .and_then(|i| i.checked_add(1)?.checked_mul(es))
+                        .is_some_and(|b| b <= bytes))
+        };
+        if source.len() != recipe.source_len || !within(&recipe.gather, source.len()) {
+            return Err("the gather reads outside its stored bytes".into());
+        }
+        if !recipe.ops.is_empty() && !matches!(dtype, DType::Float | DType::Double) {
+            return Err("elementwise operations on a type other than float32 or float64".into());
+        }
+        let mut ops = Vec::with_capacity(recipe.ops.len());
+        for o in &recipe.ops {
+            let op = BinOp::from_onnx(&o.op).ok_or_else(|| format!("unknown operation `{}`", o.op))?;
+            let konst = hex_bytes(&o.konst).ok_or("a constant that is not hex")?;
+            if !konst.len().is_multiple_of(es) || !within(&o.strides, konst.len()) {
+                return Err("a constant smaller than its strides read".into());
+            }
+            ops.push(Op { op, konst: konst.into(), strides: o.strides.clone(), konst_first: o.konst_first });
+        }
+        let gather = recipe.gather.clone();
+        Ok(Derived { dtype, dims, source, gather, ops, len, cache: OnceLock::new() }.into_tensor())
+    }
+}
+
+fn hex_bytes(s: &str) -> Option<Vec<u8>> {
+    if !s.len().is_multiple_of(2) {
+        return None;
+    }
+    (0..s.len()).step_by(2).map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok()).collect()
+}
+
 /// Element bytes of a constant: stored, or derived and computed on demand.
 #[derive(Clone)]
 pub struct Raw(Repr);
@@ -639,6 +730,30 @@ mod tests {
         assert!(t.raw.existing().is_none());
         assert!(&t.raw[..] == want);
         assert!(t.raw.existing().is_some());
+    }
+
+    /// A recipe written down and read back computes the same bytes from the same source; one that
+    /// would read past its source or constants is refused.
+    #[test]
+    fn recipes_round_trip_and_are_checked() {
+        let x = stored(DType::Float, vec![30, 50], 3);
+        let scale = f32s(vec![50, 1], &(0..50).map(|i| i as f32 * 0.5 - 3.0).collect::<Vec<_>>());
+        let t = Derived::transpose(&x, &[1, 0]).unwrap();
+        let t = Derived::binary(&t, BinOp::Mul, &scale, false).unwrap();
+        let d = t.raw.derived().unwrap();
+        let recipe: Recipe = serde_json::from_str(&serde_json::to_string(&d.recipe()).unwrap()).unwrap();
+        assert_eq!(recipe.ops.len(), 1);
+        let again = Derived::from_recipe(t.dtype, t.dims.clone(), d.source().clone(), &recipe).unwrap();
+        assert!(again.raw.to_bytes() == t.raw.to_bytes());
+        let short = d.source().slice(..d.source().len() - 4);
+        let bad = Recipe { source_len: short.len(), ..recipe.clone() };
+        assert!(Derived::from_recipe(t.dtype, t.dims.clone(), short, &bad).is_err());
+        let mut bad = recipe.clone();
+        bad.ops[0].konst.truncate(8);
+        assert!(Derived::from_recipe(t.dtype, t.dims.clone(), d.source().clone(), &bad).is_err());
+        let mut bad = recipe;
+        bad.ops[0].op = "Pow".into();
+        assert!(Derived::from_recipe(t.dtype, t.dims.clone(), d.source().clone(), &bad).is_err());
     }
 
     #[test]

@@ -26,7 +26,7 @@ use crate::onnx::ir::{Graph, Model, Value};
 use crate::pt2::ArchiveFile;
 
 pub use files::{clear_target, write_whole};
-pub use plain::{save_proto, to_proto, to_proto_outline};
+pub use plain::{save_proto, to_proto, to_proto_outline, to_proto_withholding};
 pub use stream::Encoder;
 
 /// ONNX IR version written (ONNX 1.16+ reads it; it allows metadata_props on nodes and values).

@@ -17,13 +17,31 @@ use crate::onnx::proto;
 /// `model` as a `ModelProto`, every weight inline (stored weights are shared with the model, not
 /// copied; folded ones are computed).
 pub fn to_proto(model: &Model) -> proto::ModelProto {
-    model_proto(&Names::new(model), model, true)
+    model_proto(&Names::new(model), model, Detail::FULL)
+}
+
+/// [`to_proto`] with the initializers `withheld` picks as headers (name, type, dims, metadata;
+/// no bytes), for a weight-free model.
+pub fn to_proto_withholding(model: &Model, withheld: &dyn Fn(&TensorData) -> bool) -> proto::ModelProto {
+    model_proto(&Names::new(model), model, Detail { node_metadata: true, bytes: &|t| !withheld(t) })
 }
 
 /// [`to_proto`] without the initializers' bytes and the nodes' metadata: what printing the model
 /// without metadata needs, without computing folded weights.
 pub fn to_proto_outline(model: &Model) -> proto::ModelProto {
-    model_proto(&Names::new(model), model, false)
+    model_proto(&Names::new(model), model, Detail { node_metadata: false, bytes: &|_| false })
+}
+
+/// What a `ModelProto` holds besides the graph: the main graph's nodes' metadata, and which
+/// initializers' bytes.
+#[derive(Clone, Copy)]
+struct Detail<'a> {
+    node_metadata: bool,
+    bytes: &'a dyn Fn(&TensorData) -> bool,
+}
+
+impl Detail<'_> {
+    const FULL: Detail<'static> = Detail { node_metadata: true, bytes: &|_| true };
 }
 
 /// Write `model` to `path` by building its `ModelProto` (see the module documentation).
@@ -78,7 +96,7 @@ pub(super) fn external_data(location: &str, offset: usize, len: usize) -> Vec<pr
         .collect()
 }
 
-fn model_proto(names: &Names, model: &Model, full: bool) -> proto::ModelProto {
+fn model_proto(names: &Names, model: &Model, detail: Detail) -> proto::ModelProto {
     proto::ModelProto {
         ir_version: IR_VERSION,
         opset_import: model
@@ -88,14 +106,13 @@ fn model_proto(names: &Names, model: &Model, full: bool) -> proto::ModelProto {
             .collect(),
         producer_name: PRODUCER.into(),
         producer_version: model.producer_version.clone(),
-        graph: Some(graph_proto(names, &model.graph, true, full)),
+        graph: Some(graph_proto(names, &model.graph, true, detail)),
         metadata_props: props(&model.metadata),
         ..Default::default()
     }
 }
 
-/// `full: false` leaves out the main graph's initializer bytes and its nodes' metadata.
-fn graph_proto(names: &Names, g: &Graph, main: bool, full: bool) -> proto::GraphProto {
+fn graph_proto(names: &Names, g: &Graph, main: bool, detail: Detail) -> proto::GraphProto {
     let mut gp = proto::GraphProto { name: g.name.clone(), metadata_props: props(&g.metadata), ..Default::default() };
     gp.input = g.inputs.iter().map(|&v| value_info(names, v)).collect();
     let io = io_values(g);
@@ -109,7 +126,7 @@ fn graph_proto(names: &Names, g: &Graph, main: bool, full: bool) -> proto::Graph
             op_type: node.op_type.clone(),
             domain: node.domain.clone(),
             attribute: node.attributes.iter().map(|a| attribute(names, a)).collect(),
-            metadata_props: if full { props(&node.metadata.to_pairs()) } else { Vec::new() },
+            metadata_props: if detail.node_metadata { props(&node.metadata.to_pairs()) } else { Vec::new() },
             ..Default::default()
         });
         // Shapes and types of intermediate values that came from the FX graph.
@@ -125,7 +142,7 @@ fn graph_proto(names: &Names, g: &Graph, main: bool, full: bool) -> proto::Graph
             let info = names.model.value(v);
             if let Some(t) = &info.constant {
                 let name = names.value(v).owned();
-                gp.initializer.push(match full {
+                gp.initializer.push(match (detail.bytes)(t) {
                     true => tensor_proto(name, t, &info.metadata),
                     false => tensor_header(name, t, &info.metadata),
                 });
@@ -206,7 +223,7 @@ pub(super) fn attribute(names: &Names, a: &Attribute) -> proto::AttributeProto {
         }
         AttrValue::Graph(g) => {
             p.r#type = T::Graph as i32;
-            p.g = Some(graph_proto(names, g, false, true));
+            p.g = Some(graph_proto(names, g, false, Detail::FULL));
         }
         AttrValue::Floats(v) => {
             p.r#type = T::Floats as i32;
