@@ -51,6 +51,11 @@ enum Command {
         /// its type and shape (`fxonnx apply-weights` puts the weights back).
         #[arg(long, conflicts_with = "external_data")]
         no_weights: bool,
+        /// Make every call of these module classes (comma-separated, full or short names:
+        /// BertLayer) one call of an ONNX function per class and structure; `auto`: the classes
+        /// called at least twice.
+        #[arg(long, value_delimiter = ',', value_name = "CLASS[,CLASS...]|auto")]
+        functions: Vec<String>,
         /// Skip the optimizer (only unused nodes and weights are dropped).
         #[arg(long)]
         no_optimize: bool,
@@ -177,6 +182,7 @@ fn execute(cli: Cli) -> Result<(), Failure> {
             dims,
             external_data,
             no_weights,
+            functions,
             no_optimize,
             report,
             report_html,
@@ -203,6 +209,11 @@ fn execute(cli: Cli) -> Result<(), Failure> {
                 optimize: !no_optimize,
                 debug_outputs,
                 max_memory,
+                module_functions: match functions.as_slice() {
+                    [] => None,
+                    [auto] if auto == "auto" => Some(crate::ModuleFunctions::Auto),
+                    classes => Some(crate::ModuleFunctions::Classes(classes.to_vec())),
+                },
                 force,
                 progress: (!quiet).then(|| {
                     std::sync::Arc::new(|event: &crate::ProgressEvent| {

@@ -83,6 +83,9 @@ pub struct ExportOptions {
     /// naming the node. Weights are not counted: they are read in place from the archive's memory
     /// map. `None` (the default): only the fixed bounds no real model reaches apply.
     pub max_memory: Option<u64>,
+    /// Make the calls of these module classes ONNX functions (`--functions`): one function per
+    /// class and structure, one call node per module call (see [`ModuleFunctions`]).
+    pub module_functions: Option<crate::ModuleFunctions>,
     /// Replace what is at the output path even when it is a symbolic link (the link goes, not its
     /// target), a FIFO, socket or device, or the archive being exported (its map keeps the old
     /// contents readable); these are refused otherwise. A directory is always refused.
@@ -108,6 +111,7 @@ impl Default for ExportOptions {
             progress: None,
             debug_outputs: false,
             max_memory: None,
+            module_functions: None,
             force: false,
         }
     }
@@ -319,7 +323,7 @@ fn stages(
         debug_outputs: options.debug_outputs,
         max_memory: options.max_memory,
     };
-    let (mut model, warnings) = record.stage(Stage::Translate, || lower::lower(&program, &lower_options))?;
+    let (mut model, mut warnings) = record.stage(Stage::Translate, || lower::lower(&program, &lower_options))?;
     // The model no longer needs the parsed program (weights are slices of the map, held by the
     // model): freed now, its memory serves the optimizer instead of adding to its peak.
     drop(program);
@@ -334,6 +338,19 @@ fn stages(
     })?;
     record.optimize = Some(stats);
     record.stage(Stage::Optimize, || lower::check_types(&model))?;
+    if let Some(which) = &options.module_functions {
+        let stats = crate::onnx::functions::extract(&mut model, which);
+        if let Some((scope, why)) = stats.inline.first() {
+            let more = stats.inline.len() - 1;
+            let more = if more > 0 { format!(" (and {more} more, listed in the report)") } else { String::new() };
+            warnings.push(format!("--functions: module `{scope}` stays inline: {why}{more}"));
+        }
+        if stats.functions.is_empty() {
+            warnings.push("--functions: no module call became a function".into());
+        }
+        record.warnings = warnings.clone();
+        record.functions = Some(stats);
+    }
     let program = OnnxProgram {
         model,
         external_data: options.external_data,

@@ -40,6 +40,7 @@ mod weights;
 pub use export::{
     export, export_bytes, export_to_file, Error, ExportOptions, OnnxProgram, DEFAULT_OPSET, SUPPORTED_OPSETS,
 };
+pub use onnx::functions::{FunctionStats, ModuleFunctions};
 pub use optimize::{OptimizeStats, PassRecord};
 pub use pt2::install_truncation_guard;
 pub use report::{Progress, ProgressEvent, Stage};

@@ -103,6 +103,8 @@ pub struct ExportRecord {
     pub analysis: Option<String>,
     /// What the optimizer (or, with `optimize: false`, the clean-up) did.
     pub optimize: Option<crate::optimize::OptimizeStats>,
+    /// What `--functions` made (when asked).
+    pub functions: Option<crate::FunctionStats>,
     /// Told about every finished stage.
     pub progress: Option<Progress>,
     /// The stage running now (what a panic interrupted).
@@ -223,6 +225,15 @@ impl ExportRecord {
         match &self.optimize {
             Some(stats) => optimizer_section(&mut s, stats),
             None => s.push_str("Not run (the export stopped before).\n"),
+        }
+        if let Some(f) = &self.functions {
+            s.push_str("\n## Module functions\n\n| function | calls |\n|---|---:|\n");
+            for (name, calls) in &f.functions {
+                let _ = writeln!(s, "| `{name}` | {calls} |");
+            }
+            for (scope, why) in &f.inline {
+                let _ = writeln!(s, "\n- `{scope}` stays inline: {why}");
+            }
         }
         s.push_str("\n## Time and memory per stage\n\n| stage | status | time (ms) | peak RSS after (MiB) |\n|---|---|---:|---:|\n");
         for (name, st) in Stage::ALL.iter().map(|s| s.title()).zip(&self.stages) {

@@ -413,6 +413,7 @@ impl Builder {
         Model {
             values: self.values,
             graph,
+            functions: Vec::new(),
             opset_imports,
             producer_version: env!("CARGO_PKG_VERSION").to_string(),
             metadata: Vec::new(),

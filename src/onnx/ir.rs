@@ -402,11 +402,22 @@ pub struct Graph {
     pub metadata: Metadata,
 }
 
+/// A model-local ONNX function (`FunctionProto`): a body graph without initializers, called by
+/// nodes whose `op_type` and `domain` are its `name` and `domain`.
+#[derive(Clone, Debug, Default)]
+pub struct Function {
+    pub name: String,
+    pub domain: String,
+    pub body: Graph,
+}
+
 /// The whole model: the value arena, the main graph, and the opsets it imports.
 #[derive(Clone, Debug, Default)]
 pub struct Model {
     pub values: Vec<ValueInfo>,
     pub graph: Graph,
+    /// Model-local functions (`--functions`), written after the graph.
+    pub functions: Vec<Function>,
     /// `(domain, version)`, the default domain `""` first.
     pub opset_imports: Vec<(String, i64)>,
     pub producer_version: String,

@@ -86,6 +86,10 @@ impl<'m> Names<'m> {
             next_node: 0,
         };
         walk.graph(&model.graph, true);
+        // After the main graph: a model without functions is named as before.
+        for f in &model.functions {
+            walk.graph(&f.body, false);
+        }
         walk.names
     }
 

@@ -108,6 +108,28 @@ fn model_proto(names: &Names, model: &Model, detail: Detail) -> proto::ModelProt
         producer_version: model.producer_version.clone(),
         graph: Some(graph_proto(names, &model.graph, true, detail)),
         metadata_props: props(&model.metadata),
+        functions: model.functions.iter().map(|f| function_proto(names, model, f)).collect(),
+        ..Default::default()
+    }
+}
+
+/// A model-local function: its body's nodes (with their metadata), inputs and outputs by name,
+/// importing the model's opsets but its own domain.
+pub(super) fn function_proto(names: &Names, model: &Model, f: &Function) -> proto::FunctionProto {
+    let body = graph_proto(names, &f.body, false, Detail::FULL);
+    let name = |v: &proto::ValueInfoProto| v.name.clone();
+    proto::FunctionProto {
+        name: f.name.clone(),
+        domain: f.domain.clone(),
+        input: body.input.iter().map(name).collect(),
+        output: body.output.iter().map(name).collect(),
+        node: body.node,
+        opset_import: model
+            .opset_imports
+            .iter()
+            .filter(|(d, _)| *d != f.domain)
+            .map(|(d, v)| proto::OperatorSetIdProto { domain: d.clone(), version: *v })
+            .collect(),
         ..Default::default()
     }
 }

@@ -116,6 +116,11 @@ impl<'m> Encoder<'m> {
             message(s, 8, &OpsetMsg(d, *v));
         }
         metadata(s, 14, &m.metadata);
+        // Functions hold no weights: built as messages (small) and written as such.
+        for f in &m.functions {
+            let bytes = prost::Message::encode_to_vec(&super::plain::function_proto(&self.names, m, f));
+            bytes_elem(s, 25, &bytes);
+        }
     }
 }
 
