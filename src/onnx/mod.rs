@@ -5,6 +5,7 @@
 pub mod builder;
 pub mod dce;
 pub mod derived;
+mod downgrade;
 pub mod infer;
 pub mod ir;
 pub(crate) mod legalize;
