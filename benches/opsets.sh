@@ -31,9 +31,10 @@ cell() {
 import json, sys
 r = json.loads(sys.stdin.read())
 if r.get("all_ok"):
-    print(f"pass, {r[\"onnx_nodes\"]} nodes")
+    print("pass, %d nodes" % r["onnx_nodes"])
 else:
-    why = r.get("checker_error") or r.get("ort_load_error") or r.get("ort_error") or r.get("dyn_error") or f"tol_ratio {r.get(\"tol_ratio\")}"
+    why = r.get("checker_error") or r.get("ort_load_error") or r.get("ort_error") or r.get("dyn_error")
+    why = why or "outside the tolerance: tol_ratio %s" % r.get("tol_ratio")
     print("FAIL: " + str(why)[:200].replace("|", "\\|").replace("\n", " "))
 '
     rm -f "$out" "$out.data"
