@@ -58,7 +58,7 @@ const OLDER_OPSET_FAILURES: &[(&str, i64, &str)] = &[
     ("fft_ops", 17, "DFT"),
     ("nn_ops", 18, "Resize with antialias"),
     ("nn_ops_decomposed", 18, "Resize with antialias"),
-    ("torchvision_ops", 16, "RoiAlign with half_pixel coordinates"),
+    ("torchvision_ops", 16, "RoiAlign with half_pixel coordinates (torchvision's aligned=True)"),
 ];
 
 /// Opsets 13 to 17, where operators take their older forms (`src/onnx/downgrade.rs`): every
