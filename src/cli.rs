@@ -24,7 +24,7 @@ enum Command {
         /// Where to write the ONNX model.
         #[arg(short, long)]
         output: PathBuf,
-        /// Default-domain opset (18 to 23).
+        /// Default-domain opset (13 to 23).
         #[arg(long, default_value_t = crate::DEFAULT_OPSET,
               value_parser = clap::value_parser!(i64).range(*crate::SUPPORTED_OPSETS.start()..=*crate::SUPPORTED_OPSETS.end()))]
         opset: i64,

@@ -14,7 +14,7 @@ use crate::translate::lower::{self, LowerError, LowerOptions};
 /// torch.onnx's default opset.
 pub const DEFAULT_OPSET: i64 = 20;
 /// Opsets fxonnx emits.
-pub const SUPPORTED_OPSETS: std::ops::RangeInclusive<i64> = 18..=23;
+pub const SUPPORTED_OPSETS: std::ops::RangeInclusive<i64> = 13..=23;
 
 /// What can go wrong in an export, by stage.
 #[derive(Debug, thiserror::Error)]
@@ -41,7 +41,8 @@ pub enum Error {
 pub struct ExportOptions {
     /// Which program of the archive (`model` unless the archive was packaged with several).
     pub model_name: Option<String>,
-    /// Default-domain opset (18 to 23; default 20, like torch.onnx).
+    /// Default-domain opset (13 to 23; default 20, like torch.onnx). Below 18 operators take
+    /// their older forms, and an op that has none at the opset fails naming the opset it needs.
     pub opset_version: Option<i64>,
     /// Names for the graph inputs, in order (the rest keep their FX names).
     pub input_names: Vec<String>,
@@ -300,6 +301,7 @@ fn stages(
             SUPPORTED_OPSETS.end()
         )));
     }
+    record.opset = Some(opset);
     let name = options.model_name.as_deref().unwrap_or("model");
     let archive = record.stage_part(Stage::ReadArchive, || input.open())?;
     let loaded = record.stage(Stage::ReadArchive, || archive.load(name))?;

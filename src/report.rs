@@ -93,6 +93,8 @@ pub(crate) struct StageRecord {
 #[derive(Clone, Default)]
 pub struct ExportRecord {
     pub archive: PathBuf,
+    /// The default-domain opset the export targets (`None` when the options were refused).
+    pub opset: Option<i64>,
     pub stages: [StageRecord; 5],
     pub errors: Vec<String>,
     pub warnings: Vec<String>,
@@ -186,6 +188,9 @@ impl ExportRecord {
     pub fn markdown(&self) -> String {
         let mut s = String::from("# fxonnx Export Report\n\n");
         let _ = writeln!(s, "Archive: `{}`\n", self.archive.display());
+        if let Some(opset) = self.opset {
+            let _ = writeln!(s, "Opset: {opset}\n");
+        }
         s.push_str("```\n");
         for (name, st) in Stage::ALL.iter().map(|s| s.title()).zip(&self.stages) {
             let mark = if !st.ran {

@@ -51,6 +51,67 @@ fn every_fixture_exports_deterministically_and_matches_pytorch() {
     assert!(failures.is_empty(), "failing fixtures: {failures:?}");
 }
 
+/// Fixtures that cannot export at every opset from 13 on: the lowest opset each exports at (below
+/// it, the export fails naming the operator and that opset), and the operator form it needs.
+const OLDER_OPSET_FAILURES: &[(&str, i64, &str)] = &[
+    ("bincount", 16, "ScatterElements with a reduction"),
+    ("fft_ops", 17, "DFT"),
+    ("nn_ops", 18, "Resize with antialias"),
+    ("nn_ops_decomposed", 18, "Resize with antialias"),
+    ("torchvision_ops", 16, "RoiAlign with half_pixel coordinates (torchvision's aligned=True)"),
+];
+
+/// Opsets 13 to 17, where operators take their older forms (`src/onnx/downgrade.rs`): every
+/// exportable fixture exports and passes the checker and the numeric check, or, below the opset
+/// `OLDER_OPSET_FAILURES` gives it, fails with the message naming the FX node, the operator and
+/// the lowest opset that works. One export and check per fixture and opset (about a minute).
+#[test]
+fn every_fixture_exports_at_opsets_13_to_17_or_names_the_opset_it_needs() {
+    let py = python();
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let mut failures = Vec::new();
+    for opset in 13..=17 {
+        for &(name, model) in EXPORTABLE {
+            let needs = OLDER_OPSET_FAILURES.iter().find(|(n, ..)| *n == name).filter(|(_, lowest, _)| opset < *lowest);
+            let archive = fixtures().join(format!("{name}.pt2"));
+            let options = fxonnx::ExportOptions {
+                model_name: Some(model.to_string()),
+                opset_version: Some(opset),
+                ..Default::default()
+            };
+            let result = fxonnx::export(&archive, &options);
+            match (result, needs) {
+                (Ok(program), None) => {
+                    let out = tmp.path().join(format!("{name}.{model}.{opset}.onnx"));
+                    if let Err(e) = program.save(&out) {
+                        failures.push(format!("{name}/{model} at {opset}: save failed: {e}"));
+                        continue;
+                    }
+                    if let Some(py) = &py {
+                        if let Err(text) = check_fixture(py, name, model, &out) {
+                            failures.push(format!("{name}/{model} at {opset}: check failed:\n{text}"));
+                        }
+                    }
+                }
+                (Ok(_), Some((_, lowest, _))) => failures.push(format!(
+                    "{name}/{model} exports at opset {opset}, below {lowest}: update OLDER_OPSET_FAILURES"
+                )),
+                (Err(e), None) => failures.push(format!("{name}/{model} at {opset}: {e}")),
+                (Err(e), Some((_, lowest, form))) => {
+                    let message = e.to_string();
+                    let expected = format!("ONNX operator {form} needs opset {lowest} or newer");
+                    if !message.contains(&expected) || !message.contains("node `") {
+                        failures.push(format!(
+                            "{name}/{model} at {opset}: expected `{expected}` naming the node: {message}"
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
 /// Fixtures without a node reference, and why.
 const NO_NODE_REFERENCE: &[(&str, &str)] = &[
     ("attention_internals", "torch has no CPU kernel for flash attention: the program cannot run in torch"),

@@ -18,6 +18,9 @@ use serde_json::Value as Json;
 
 /// The newest default-domain opset fxonnx targets.
 const MAX_OPSET: i64 = 23;
+/// The oldest (`fxonnx::SUPPORTED_OPSETS`): older versions of an operator in use from there on
+/// get their own type constraints (`allowed_at`).
+const MIN_OPSET: i64 = 13;
 const SCHEMAS: &str = "tests/data/onnx_op_schemas.json";
 const OUTPUT: &str = "src/onnx/ops.rs";
 const BLESS_CMD: &str = "FXONNX_BLESS=1 cargo test --test ops_codegen";
@@ -489,6 +492,7 @@ use super::ir::{{AttrValue, Graph, TensorData, Value}};
         gen_wrapper(&mut out, op);
     }
     gen_type_constraints(&mut out, &ops);
+    gen_allowed_at(&mut out, &ops, schemas);
     out
 }
 
@@ -556,10 +560,7 @@ pub(crate) fn type_constraints(op_type: &str) -> &'static [TypeConstraint] {
             }
             let variadic = ins.iter().copied().find(|&i| arity(&inputs[i]) == Arity::Variadic);
             let outs: Vec<usize> = (0..outputs.len()).filter(|&i| str_field(&outputs[i], "type") == param).collect();
-            let allowed = list(c, "allowed")
-                .iter()
-                .filter_map(|a| a.as_str().and_then(type_code))
-                .fold(0u32, |m, code| m | 1 << code);
+            let allowed = allowed_mask(c);
             let fmt = |v: &[usize]| v.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(", ");
             entries.push(format!(
                 "TypeConstraint {{ inputs: &[{}], variadic_from: {variadic:?}, outputs: &[{}], allowed: {allowed:#x} }}",
@@ -572,6 +573,65 @@ pub(crate) fn type_constraints(op_type: &str) -> &'static [TypeConstraint] {
         }
     }
     out.push_str("        _ => &[],\n    }\n}\n");
+}
+
+/// The element types a type constraint allows, as a bitset of `TensorProto.DataType` codes.
+fn allowed_mask(c: &Json) -> u32 {
+    list(c, "allowed").iter().filter_map(|a| a.as_str().and_then(type_code)).fold(0u32, |m, code| m | 1 << code)
+}
+
+/// The constraints of `schema` that `type_constraints` lists: (first input bound, allowed).
+fn input_constraints(schema: &Json) -> Vec<(usize, u32)> {
+    let inputs = list(schema, "inputs");
+    list(schema, "type_constraints")
+        .iter()
+        .filter_map(|c| {
+            let param = str_field(c, "param");
+            let first = (0..inputs.len()).find(|&i| str_field(&inputs[i], "type") == param)?;
+            Some((first, allowed_mask(c)))
+        })
+        .collect()
+}
+
+/// `allowed_at(op_type, index, opset)`: where a version of the operator in use at an opset from
+/// `MIN_OPSET` on allowed other element types than the newest, the types constraint `index` of
+/// `type_constraints` allowed there (the constraint of the same first input in the older
+/// version): `Add` of int8 needs opset 14, `ReduceMax` of bool opset 20.
+fn gen_allowed_at(out: &mut String, ops: &[Op], schemas: &[Json]) {
+    out.push_str(
+        "
+/// The element types constraint `index` of [`type_constraints`] allows at `opset`, where the
+/// operator's version in use there differs from the newest (`None`: the newest's).
+pub(crate) fn allowed_at(op_type: &str, index: usize, opset: i64) -> Option<u32> {
+    match (op_type, index) {
+",
+    );
+    for op in ops {
+        let newest = input_constraints(op.schema);
+        let mut versions: Vec<(i64, &Json)> = schemas
+            .iter()
+            .filter(|s| str_field(s, "name") == op.name && matches!(str_field(s, "domain"), "" | "ai.onnx"))
+            .filter_map(|s| Some((s.get("since_version")?.as_i64()?, s)))
+            .filter(|(v, _)| *v < op.since_version)
+            .collect();
+        versions.sort_by_key(|(v, _)| *v);
+        // Version k is in use from its since_version up to the next one's.
+        let until: Vec<i64> =
+            versions.iter().skip(1).map(|(v, _)| *v).chain(std::iter::once(op.since_version)).collect();
+        for ((_, schema), until) in versions.iter().zip(until) {
+            if until <= MIN_OPSET {
+                continue;
+            }
+            let older = input_constraints(schema);
+            for (index, &(first, allowed)) in newest.iter().enumerate() {
+                let Some(&(_, old)) = older.iter().find(|(f, _)| *f == first) else { continue };
+                if old != allowed {
+                    writeln!(out, "        (\"{}\", {index}) if opset < {until} => Some({old:#x}),", op.name).unwrap();
+                }
+            }
+        }
+    }
+    out.push_str("        _ => None,\n    }\n}\n");
 }
 
 fn manifest_path(rel: &str) -> std::path::PathBuf {

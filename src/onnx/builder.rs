@@ -16,6 +16,14 @@ pub enum BuildError {
         since_version: i64,
         opset: i64,
     },
+    /// The operator exists at the opset, but not in this form (`ReduceMean` with computed axes,
+    /// `Resize` with `antialias`), and no older form computes the same.
+    FormTooOld {
+        op_type: &'static str,
+        form: &'static str,
+        since_version: i64,
+        opset: i64,
+    },
     /// Every input of an operator that takes one element type was a number: nothing says which type.
     UntypedLiterals {
         op_type: &'static str,
@@ -28,6 +36,10 @@ impl std::fmt::Display for BuildError {
             BuildError::OpsetTooOld { op_type, since_version, opset } => write!(
                 f,
                 "ONNX operator {op_type} needs opset {since_version} or newer, but the export targets opset {opset}"
+            ),
+            BuildError::FormTooOld { op_type, form, since_version, opset } => write!(
+                f,
+                "ONNX operator {op_type} {form} needs opset {since_version} or newer, but the export targets opset {opset}"
             ),
             BuildError::UntypedLiterals { op_type } => {
                 write!(f, "no input of {op_type} is a value of known type, so its numbers have no type to take")
@@ -71,7 +83,7 @@ pub struct Builder {
     opset: i64,
     /// Metadata put on every node created from now on (the current FX node's).
     pub(crate) node_metadata: Rc<MetadataProps>,
-    errors: Vec<BuildError>,
+    pub(super) errors: Vec<BuildError>,
     /// Deduplicates small constants within the main graph: (dtype, dims, bytes) → value. A table
     /// searched by the parts of the new constant, so that a hit (most lookups) copies nothing.
     const_cache: hashbrown::HashTable<(DType, Vec<i64>, Vec<u8>, Value)>,
@@ -288,12 +300,12 @@ impl Builder {
     }
 
     /// Append a node of the default domain to the innermost graph. Used by the generated op methods;
-    /// `since_version` is the operator version the method was generated from.
+    /// `since_version` is the opset the method's form is valid from. When the node is finished,
+    /// an older opset gets the older form or an error (`downgrade.rs`).
     pub(crate) fn call(&mut self, op_type: &'static str, since_version: i64, inputs: Vec<Option<Value>>) -> Call<'_> {
-        if since_version > self.opset {
-            self.errors.push(BuildError::OpsetTooOld { op_type, since_version, opset: self.opset });
-        }
-        self.call_domain(op_type.to_string(), String::new(), inputs)
+        let mut call = self.call_domain(op_type.to_string(), String::new(), inputs);
+        call.form = Some((op_type, since_version));
+        call
     }
 
     /// Append a node of any domain (custom operators). The domain is imported at `version`.
@@ -322,7 +334,7 @@ impl Builder {
             metadata,
         });
         let node = g.nodes.len() - 1;
-        Call { b: self, node }
+        Call { b: self, node, form: None }
     }
 }
 
@@ -331,6 +343,8 @@ impl Builder {
 pub struct Call<'b> {
     b: &'b mut Builder,
     node: usize,
+    /// For a default-domain operator: its type and the opset its form is valid from.
+    form: Option<(&'static str, i64)>,
 }
 
 impl<'b> Call<'b> {
@@ -388,8 +402,13 @@ impl<'b> Call<'b> {
 
     /// The node's first `n` outputs (variadic outputs such as `Split`'s).
     pub fn outs_vec(self, n: usize) -> Vec<Value> {
-        let Call { b, node } = self;
-        let node = b.legalize_pad_axes(node);
+        let Call { b, node, form } = self;
+        let mut node = b.legalize_pad_axes(node);
+        if let Some((op_type, since_version)) = form {
+            if let Some(outs) = b.downgrade(&mut node, op_type, since_version, n) {
+                return outs;
+            }
+        }
         let (node, cast_back) = b.legalize_types(node);
         let mut outs: Vec<Value> = (0..n).map(|_| b.new_value()).collect();
         let node_ref = &mut b.graph_mut().nodes[node];

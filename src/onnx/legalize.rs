@@ -4,11 +4,13 @@
 //! the outputs of the same type variable back, which computes what torch computes (integer
 //! results wrap on the way back as torch's do).
 //!
+//! The types are those of the operator's version at the export's opset (`ops::allowed_at`).
+//!
 //! Also forms a runtime mishandles: a `Pad` with an `axes` input gets pads for every axis.
 
 use super::builder::Builder;
 use super::ir::{DType, Value};
-use super::ops::type_constraints;
+use super::ops::{allowed_at, type_constraints};
 
 /// Types that hold every value of `t`, nearest first. Nothing narrows and no float becomes an
 /// integer; float64 has no wider type, so an operator without float64 stays illegal (the checker
@@ -116,11 +118,17 @@ impl Builder {
             }
             (type_constraints(&n.op_type), RUNTIME_GAPS.iter().any(|(op, _)| *op == n.op_type))
         };
-        let op_type = if gaps { self.graph_mut().nodes[node].op_type.clone() } else { String::new() };
+        let opset = self.opset();
+        // The operator's version at an older opset may allow fewer types (`Add` of int8 is from 14).
+        // Only below 18: from 18 on exports keep the newest version's types, as they always have
+        // (bfloat16, which many operators only take from 22, stays as torch.onnx writes it).
+        let older = opset < 18;
+        let op_type = if gaps || older { self.graph_mut().nodes[node].op_type.clone() } else { String::new() };
         let mut node = node;
         let mut back = Vec::new();
-        for c in constraints {
-            let allowed = if gaps { runtime_allowed(&op_type, c.allowed) } else { c.allowed };
+        for (index, c) in constraints.iter().enumerate() {
+            let allowed = if older { allowed_at(&op_type, index, opset).unwrap_or(c.allowed) } else { c.allowed };
+            let allowed = if gaps { runtime_allowed(&op_type, allowed) } else { allowed };
             let inputs = self.graph_mut().nodes[node].inputs.clone();
             let bound: Vec<usize> = (0..inputs.len())
                 .filter(|i| c.inputs.contains(i) || c.variadic_from.is_some_and(|from| *i >= from))

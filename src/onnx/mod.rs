@@ -5,6 +5,7 @@
 pub mod builder;
 pub mod dce;
 pub mod derived;
+mod downgrade;
 pub mod functions;
 pub mod infer;
 pub mod ir;

@@ -503,7 +503,10 @@ pub(crate) fn eval(node: &Node, inputs: &[Option<&TensorData>]) -> Option<Tensor
             encode(&out, x.dtype, x.dims.clone())
         }
         // The element count of a reduction over static dims: the product of sizes (integers, exact).
-        "ReduceProd" | "ReduceSum" if x.is_some_and(|x| x.dtype == DType::Int64) && arg(1).is_none() => {
+        // Over every axis only: no axes input, and no `axes` attribute (ReduceProd below opset 18).
+        "ReduceProd" | "ReduceSum"
+            if x.is_some_and(|x| x.dtype == DType::Int64) && arg(1).is_none() && node.attr("axes").is_none() =>
+        {
             let x = x?;
             let vals = x.to_i64s()?;
             let v = if node.op_type == "ReduceProd" {

@@ -607,12 +607,14 @@ fn reshape(target: Option<Vec<i64>>, node: &Node, x: Option<&[Dim]>, unknown: Op
     }
 }
 
-/// Reduce* with axes as input 1 (every reduction at opset 18 and above).
+/// Reduce* with axes as input 1 (every reduction at opset 18 and above, ReduceSum from 13), or
+/// as the `axes` attribute (the others below 18).
 fn reduce(model: &Model, node: &Node, x: &[Dim]) -> Option<Vec<Dim>> {
     let rank = x.len();
-    let axes: Vec<usize> = match input(node, 1) {
-        None => vec![],
-        Some(_) => const_ints(model, node, 1)?.iter().map(|&a| norm_axis(a, rank)).collect::<Option<_>>()?,
+    let axes: Vec<usize> = match (input(node, 1), attr_ints(node, "axes")) {
+        (None, None) => vec![],
+        (None, Some(axes)) => axes.iter().map(|&a| norm_axis(a, rank)).collect::<Option<_>>()?,
+        (Some(_), _) => const_ints(model, node, 1)?.iter().map(|&a| norm_axis(a, rank)).collect::<Option<_>>()?,
     };
     if axes.is_empty() && attr_int(node, "noop_with_empty_axes", 0) != 0 {
         return Some(x.to_vec());

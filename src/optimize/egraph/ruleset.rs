@@ -331,10 +331,11 @@ fn relu_clip(c: &mut Ctx, b: &Bind) -> Result<Id, Skip> {
     Ok(c.add_like_matched("Clip", &[x, l, h], vec![]))
 }
 
-/// A sum divided by the number of summed elements is a mean.
+/// A sum divided by the number of summed elements is a mean (below opset 18 ReduceMean takes
+/// its axes as an attribute).
 pub const SUM_DIV_MEAN: Rule = Rule {
     name: "sum-div-mean",
-    min_opset: 18,
+    min_opset: 13,
     patterns: &["(Div (ReduceSum:r ?x #ax) #n)"],
     precheck: None,
     apply: sum_div_mean,
@@ -356,6 +357,11 @@ fn sum_div_mean(c: &mut Ctx, b: &Bind) -> Result<Id, Skip> {
     let n = c.scalar(b.get("n")).ok_or("divisor not a constant")?;
     check(n == count as f64, "divisor is not the element count")?;
     check(c.rank(b.get("n")).is_some_and(|k| k <= xs.len()), "divisor broadcasts")?;
+    if c.eg.analysis.opset < 18 {
+        let mut attrs: AttrSet = r.into_iter().filter(|(name, _)| name != "noop_with_empty_axes").collect();
+        attrs.push(("axes".into(), AttrLit::Ints(c.ints(ax).ok_or("axes not constant")?)));
+        return Ok(c.add_like_matched("ReduceMean", &[x], attrs));
+    }
     Ok(c.add_like_matched("ReduceMean", &[x, ax], r))
 }
 

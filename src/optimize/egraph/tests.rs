@@ -402,6 +402,23 @@ fn sum_over_count_is_mean() {
     );
 }
 
+/// Below opset 18 the mean takes its axes as an attribute.
+#[test]
+fn sum_over_count_is_mean_with_axes_attribute_before_18() {
+    check_egraph(
+        17,
+        r#"(float[N,4,8] x) => (float[N,4,1] y)
+           <int64[1] ax = {-1}, float n = {8}>
+           { s = ReduceSum (x, ax)  # float[N,4,1]
+             y = Div (s, n)         # float[N,4,1] }"#,
+        r#"(float[N,4,8] x) => (float[N,4,1] y)
+           {
+             y = ReduceMean <axes = [-1]> (x)
+           }
+           # fired: sum-div-mean"#,
+    );
+}
+
 #[test]
 fn matmul_average_is_global_average_pool() {
     let pool = |mh: &str, mw: &str| {
