@@ -241,6 +241,7 @@ def export(
     dump_exported_program: bool = False,
     dim_names: Mapping[str, str] | None = None,
     max_memory: int | None = None,
+    functions: str | Sequence[str] | None = None,
 ) -> ONNXProgram:
     """Export ``program`` to ONNX, as ``torch.onnx.export(..., dynamo=True)`` does.
 
@@ -248,7 +249,8 @@ def export(
     ``args``/``kwargs``/``dynamic_shapes``), a ``torch.export.ExportedProgram``, the path of a
     ``.pt2`` archive, or its bytes. Dimension names given in ``dynamic_shapes``
     (``torch.export.Dim("batch")`` or a string) become the ONNX ``dim_param``s; ``dim_names``
-    renames symbols directly (``{"s77": "batch"}``).
+    renames symbols directly (``{"s77": "batch"}``). ``functions="auto"`` (or a list of module
+    class names) makes every call of the repeated module classes one call of an ONNX function.
     """
     exported = None
     names: dict[str, str] = {}
@@ -280,6 +282,7 @@ def export(
         report=report,
         artifacts_dir=os.fspath(artifacts_dir),
         max_memory=max_memory,
+        functions=[functions] if isinstance(functions, str) else list(functions or []),
     )
     folder = pathlib.Path(artifacts_dir)
     before = set(folder.glob("fxonnx_export_*.md")) if report else set()

@@ -96,7 +96,7 @@ impl Program {
 #[pyfunction]
 #[pyo3(signature = (source, *, output=None, input_names=Vec::new(), output_names=Vec::new(), opset_version=None,
     dim_names=HashMap::new(), external_data=false, optimize=true, report=false, artifacts_dir=None,
-    max_memory=None))]
+    max_memory=None, functions=Vec::new()))]
 #[allow(clippy::too_many_arguments)]
 fn export(
     source: &Bound<'_, PyAny>,
@@ -110,6 +110,7 @@ fn export(
     report: bool,
     artifacts_dir: Option<PathBuf>,
     max_memory: Option<u64>,
+    functions: Vec<String>,
 ) -> PyResult<Program> {
     let options = fxonnx::ExportOptions {
         input_names,
@@ -121,6 +122,11 @@ fn export(
         report,
         artifacts_dir,
         max_memory,
+        module_functions: match functions.as_slice() {
+            [] => None,
+            [auto] if auto == "auto" => Some(fxonnx::ModuleFunctions::Auto),
+            classes => Some(fxonnx::ModuleFunctions::Classes(classes.to_vec())),
+        },
         ..Default::default()
     };
     let result = if source.is_instance_of::<PyBytes>() {

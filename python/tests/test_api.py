@@ -119,3 +119,12 @@ def test_weight_free_save_and_apply_weights_give_the_model_back(tmp_path, name):
     assert (tmp_path / "again.onnx").read_bytes() == (tmp_path / "a" / "model.onnx").read_bytes()
     with pytest.raises(fxonnx.ExportError, match="no-weights"):
         fxonnx.apply_weights(tmp_path / "a" / "model.onnx", archive, tmp_path / "c.onnx")
+
+
+def test_functions_make_one_call_per_repeated_layer():
+    program = fxonnx.export(FIXTURES / "decoder_qwen2.pt2", functions="auto")
+    plain = fxonnx.export(FIXTURES / "decoder_qwen2.pt2")
+    assert program.model_bytes != plain.model_bytes
+    assert b"Qwen2DecoderLayer" in program.model_bytes and b"pkg.fxonnx" in program.model_bytes
+    named = fxonnx.export(FIXTURES / "decoder_qwen2.pt2", functions=["Qwen2DecoderLayer"])
+    assert named.model_bytes == program.model_bytes
