@@ -43,6 +43,9 @@ struct Args {
     /// ATen's aliases: translated, refused with a reason, missing).
     #[arg(long)]
     universe: bool,
+    /// Export at this opset (13 to 23; default fxonnx's).
+    #[arg(long)]
+    opset: Option<i64>,
     /// After the run, copy up to N passing cases per translation family into DEST (replacing its cases).
     #[arg(long, num_args = 2, value_names = ["N", "DEST"])]
     copy_subset: Option<Vec<String>>,
@@ -79,6 +82,7 @@ fn run(args: Args) -> Result<(), String> {
         work_dir: args.keep.clone(),
         progress: true,
         label,
+        opset: args.opset,
     };
 
     let report = conformance::run(&dir, &options)?;

@@ -19,17 +19,9 @@ use super::builder::{BuildError, Builder};
 use super::ir::{AttrValue, Attribute, DType, Dim, Node, TensorData, Value};
 
 /// The reductions whose axes became an input at opset 18 (`ReduceSum`'s did at 13).
-const REDUCE_18: &[&str] = &[
-    "ReduceL1",
-    "ReduceL2",
-    "ReduceLogSum",
-    "ReduceLogSumExp",
-    "ReduceMax",
-    "ReduceMean",
-    "ReduceMin",
-    "ReduceProd",
-    "ReduceSumSquare",
-];
+fn reduce_18(op_type: &str) -> bool {
+    op_type != "ReduceSum" && crate::optimize::shape_rules::REDUCE.contains(&op_type)
+}
 
 fn int_attr(node: &Node, name: &str) -> Option<i64> {
     match node.attr(name) {
@@ -71,7 +63,7 @@ impl Builder {
         let form = |form, since_version| BuildError::FormTooOld { op_type, form, since_version, opset };
         let n = self.node_ref(node);
         let error = match op_type {
-            _ if REDUCE_18.contains(&op_type) && opset < 18 => return self.reduce_axes_attribute(node, op_type),
+            _ if reduce_18(op_type) && opset < 18 => return self.reduce_axes_attribute(node, op_type),
             "Split" if opset < 18 && n.attr("num_outputs").is_some() => {
                 self.split_without_num_outputs(node);
                 None
@@ -150,7 +142,7 @@ impl Builder {
             Some(e) => self.errors.push(e),
             None if since_version > opset
                 && !matches!(op_type, "Pad" | "DFT" | "BatchNormalization")
-                && !REDUCE_18.contains(&op_type) =>
+                && !reduce_18(op_type) =>
             {
                 self.errors.push(too_old(since_version));
             }

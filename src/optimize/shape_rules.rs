@@ -65,7 +65,8 @@ pub(crate) const BROADCAST: &[&str] = &[
     "BitShift",
 ];
 
-const REDUCE: &[&str] = &[
+/// The reductions (`axes` an input from opset 18, `ReduceSum`'s from 13).
+pub(crate) const REDUCE: &[&str] = &[
     "ReduceL1",
     "ReduceL2",
     "ReduceLogSum",

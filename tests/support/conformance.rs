@@ -55,11 +55,21 @@ pub struct Options {
     pub progress: bool,
     /// How the corpus is named in the reports (a path without this machine's prefix).
     pub label: String,
+    /// The opset to export at (default: fxonnx's).
+    pub opset: Option<i64>,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { python: None, filter: None, threads: 2, work_dir: None, progress: false, label: "ops".into() }
+        Options {
+            python: None,
+            filter: None,
+            threads: 2,
+            work_dir: None,
+            progress: false,
+            label: "ops".into(),
+            opset: None,
+        }
     }
 }
 
@@ -403,7 +413,9 @@ fn onnx_path(work: &Path, case: &Case) -> PathBuf {
 }
 
 /// Export every case, `threads` at a time; results in `cases` order.
-pub fn export_all(cases: &[Case], work: &Path, threads: usize, progress: bool) -> Vec<Result<(), ExportFailure>> {
+pub fn export_all(cases: &[Case], work: &Path, options: &Options) -> Vec<Result<(), ExportFailure>> {
+    let (threads, progress) = (options.threads, options.progress);
+    let export_options = fxonnx::ExportOptions { opset_version: options.opset, ..Default::default() };
     install_panic_hook();
     let next = AtomicUsize::new(0);
     let done = AtomicUsize::new(0);
@@ -415,7 +427,7 @@ pub fn export_all(cases: &[Case], work: &Path, threads: usize, progress: bool) -
                 loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(case) = cases.get(i) else { break };
-                    let result = export_case(case, &onnx_path(work, case));
+                    let result = export_case_with(case, &onnx_path(work, case), &export_options);
                     // A poisoned lock would mean a panic outside catch_unwind: nothing to recover.
                     results.lock().expect("results lock")[i] = Some(result);
                     let n = done.fetch_add(1, Ordering::Relaxed) + 1;
@@ -570,7 +582,7 @@ pub fn run(dir: &Path, options: &Options) -> Result<Run, String> {
     };
 
     let start = Instant::now();
-    let exports = export_all(&cases, &work, options.threads, options.progress);
+    let exports = export_all(&cases, &work, options);
     let export_time = start.elapsed();
 
     let start = Instant::now();
