@@ -163,15 +163,13 @@ pub fn apply_weights(
         graph.initializer.insert(index, tensor);
     }
     let file = output.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_else(|| "model.onnx".into());
-    let external = DataPlacement::External { location: format!("{file}.data"), threshold: 1024 };
-    if external_data {
-        save::save_proto(proto, output, &external)?;
+    // As an export saves: external when asked, or when the weights would not fit inline.
+    let placement = if external_data || prost::Message::encoded_len(&proto) > save::PROTOBUF_LIMIT {
+        DataPlacement::External { location: format!("{file}.data"), threshold: 1024 }
     } else {
-        match save::save_proto(proto.clone(), output, &DataPlacement::Inline) {
-            Err(SaveError::TooLarge { .. }) => save::save_proto(proto, output, &external)?,
-            other => other?,
-        }
-    }
+        DataPlacement::Inline
+    };
+    save::save_proto(proto, output, &placement)?;
     Ok(count)
 }
 
