@@ -239,11 +239,26 @@ pub(crate) fn extract(model: &mut Model, which: &ModuleFunctions) -> FunctionSta
     stats
 }
 
+/// The values `node`'s subgraphs define: their inputs and their nodes' outputs, recursively.
+fn defined_inside(node: &Node, into: &mut HashSet<Value>) {
+    for a in &node.attributes {
+        if let AttrValue::Graph(g) = &a.value {
+            into.extend(g.inputs.iter().chain(&g.initializers).copied());
+            for n in &g.nodes {
+                into.extend(n.outputs.iter().copied());
+                defined_inside(n, into);
+            }
+        }
+    }
+}
+
 /// Why `nodes` are not in an order where each reads only values made before it, if they are not.
 fn misordered(model: &Model, nodes: &[Node]) -> Option<String> {
     let g = &model.graph;
     let mut ready: HashSet<Value> = g.inputs.iter().chain(&g.initializers).copied().collect();
     for n in nodes {
+        // A subgraph reads its own inputs and what its nodes make too.
+        defined_inside(n, &mut ready);
         let mut missing = None;
         n.for_each_read(&mut |v| {
             if !ready.contains(&v) && model.value(v).constant.is_none() && missing.is_none() {
@@ -561,4 +576,39 @@ fn call_metadata(first: &Node, call: &Call) -> MetadataProps {
         (CLASS_HIERARCHY, list(&|e| &e.1)),
         (NAME_SCOPES, list(&|e| &e.0)),
     ])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::onnx::builder::Builder;
+
+    /// A branch's own values are defined inside it: a graph with an If is in order.
+    #[test]
+    fn values_made_inside_subgraphs_are_in_order() {
+        let mut b = Builder::new(20);
+        let x = b.add_input(Some(DType::Float), Some(vec![Dim::Fixed(2)]));
+        let cond = b.add_input(Some(DType::Bool), Some(vec![]));
+        b.begin_subgraph("then");
+        let inner = b.Relu(x);
+        let th = b.Neg(inner);
+        let then_g = b.end_subgraph(vec![th]);
+        b.begin_subgraph("else");
+        let el = b.Neg(x);
+        let else_g = b.end_subgraph(vec![el]);
+        let out = b.If(cond).then_branch(then_g).else_branch(else_g).out();
+        let after = b.Relu(out);
+        b.graphs[0].outputs = vec![after];
+        let m = b.finish();
+        assert_eq!(misordered(&m, &m.graph.nodes), None);
+        // The If after its reader is out of order.
+        let swapped: Vec<Node> = m.graph.nodes.iter().rev().cloned().collect();
+        assert!(misordered(&m, &swapped).is_some());
+    }
+
+    #[test]
+    fn python_lists_of_names_parse() {
+        assert_eq!(py_list("['', 'model', 'model.layers.0']"), ["", "model", "model.layers.0"]);
+        assert!(py_list("[]").is_empty());
+    }
 }
