@@ -477,7 +477,7 @@ impl OnnxProgram {
         }
         if !self.include_initializers {
             // Small: the weights stay behind, so the plain path's message is no burden.
-            let (proto, _) = crate::weights::withhold(&self.model, &self.locator);
+            let proto = crate::weights::withhold(&self.model, &self.locator);
             return Ok(save::save_proto(proto, path, &DataPlacement::Inline)?);
         }
         if self.external_data {

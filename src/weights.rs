@@ -13,13 +13,14 @@
 //! its initializer at its place and writes the model: byte for byte what a normal export of the
 //! archive with the same options writes.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
 use crate::onnx::derived::Recipe;
 use crate::onnx::infer::dtype_from_onnx;
-use crate::onnx::ir::{Derived, Model, TensorData};
+use crate::onnx::ir::{Derived, Model, TensorData, Value};
 use crate::onnx::proto;
 use crate::onnx::save::{self, DataPlacement, SaveError};
 use crate::pt2::{Archive, Locator, Pt2Error};
@@ -66,36 +67,39 @@ pub enum WeightsError {
     Save(#[from] SaveError),
 }
 
-/// What a weight-free model records of an initializer it withholds; `None` for one that stays
-/// (its bytes are not the archive's).
-fn locate(t: &TensorData, locator: &Locator) -> Option<(Withheld, usize)> {
+/// What a weight-free model records of initializer `index` (`t`) to withhold it; `None` for one
+/// that stays (its bytes are not the archive's).
+fn locate(index: usize, t: &TensorData, locator: &Locator) -> Option<Withheld> {
     let (bytes, derived) = match t.raw.derived() {
         Some(d) => (d.source(), Some(d.recipe())),
         None => (t.raw.existing()?, None),
     };
     let (entry, offset, crc32) = locator.find(bytes)?;
-    Some((Withheld { index: 0, entry: entry.to_string(), offset, crc32, derived }, t.raw.len()))
+    Some(Withheld { index, entry: entry.to_string(), offset, crc32, derived })
 }
 
 /// `model` as a `ModelProto` with every initializer read from the archive withheld (see the
-/// module documentation), and how many bytes of weights that leaves out.
-pub(crate) fn withhold(model: &Model, locator: &Locator) -> (proto::ModelProto, usize) {
-    let mut proto = save::to_proto_withholding(model, &|t| locate(t, locator).is_some());
-    let Some(graph) = proto.graph.as_mut() else { return (proto, 0) };
-    let constants = model.graph.initializers.iter().filter_map(|&v| model.value(v).constant.as_ref());
+/// module documentation).
+pub(crate) fn withhold(model: &Model, locator: &Locator) -> proto::ModelProto {
+    // The initializers as written (those with contents), each located once.
+    let written: Vec<Value> =
+        model.graph.initializers.iter().copied().filter(|&v| model.value(v).constant.is_some()).collect();
+    let records: HashMap<Value, Withheld> = written
+        .iter()
+        .enumerate()
+        .filter_map(|(index, &v)| Some((v, locate(index, model.value(v).constant.as_deref()?, locator)?)))
+        .collect();
+    let mut proto = save::to_proto_withholding(model, &|v| records.contains_key(&v));
+    let Some(graph) = proto.graph.as_mut() else { return proto };
     let mut kept = Vec::with_capacity(graph.initializer.len());
-    let mut withheld_bytes = 0;
-    for (index, (header, t)) in std::mem::take(&mut graph.initializer).into_iter().zip(constants).enumerate() {
-        let Some((mut record, len)) = locate(t, locator) else {
-            kept.push(header);
-            continue;
-        };
-        record.index = index;
-        withheld_bytes += len;
-        graph.input.push(as_input(header, &record));
+    for (header, v) in std::mem::take(&mut graph.initializer).into_iter().zip(&written) {
+        match records.get(v) {
+            Some(record) => graph.input.push(as_input(header, record)),
+            None => kept.push(header),
+        }
     }
     graph.initializer = kept;
-    (proto, withheld_bytes)
+    proto
 }
 
 /// The graph input that stands for initializer `header` (which has no bytes).

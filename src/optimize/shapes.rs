@@ -575,13 +575,19 @@ fn input_types(model: &Model, node: &Node) -> Result<(), (String, bool)> {
     Ok(())
 }
 
+/// How many of a Scan's inputs are loop-carried states (the rest are scanned).
+fn scan_states(node: &Node) -> usize {
+    node.inputs.len().saturating_sub(attr_int(node, "num_scan_inputs", 0).max(0) as usize)
+}
+
 /// Scan's body reads each state input as it is and each scanned input without its first dim.
 fn scan_body_inputs(model: &Model, node: &Node, body: &Graph, table: &mut ShapeTable) -> Result<(), String> {
     if node.attr("scan_input_axes").is_some() {
         return Ok(());
     }
+    let states = scan_states(node);
     for (k, (&outer, &inner)) in node.inputs.iter().zip(&body.inputs).enumerate() {
-        let state = k < node.inputs.len().saturating_sub(attr_int(node, "num_scan_inputs", 0).max(0) as usize);
+        let state = k < states;
         if let (Some(a), Some(b)) = (outer.and_then(|v| model.value(v).dtype), model.value(inner).dtype) {
             if a != b {
                 return Err(format!(
@@ -673,7 +679,7 @@ fn body_types(model: &Model, node: &Node, body: &Graph) -> Result<(), String> {
     }
     // A loop-carried state leaves each step with the type it entered with.
     let (states, first_in) = match node.op_type.as_str() {
-        "Scan" => (node.inputs.len().saturating_sub(attr_int(node, "num_scan_inputs", 0).max(0) as usize), 0),
+        "Scan" => (scan_states(node), 0),
         "Loop" => (node.inputs.len().saturating_sub(2), 2),
         _ => return Ok(()),
     };

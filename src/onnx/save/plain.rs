@@ -22,8 +22,8 @@ pub fn to_proto(model: &Model) -> proto::ModelProto {
 
 /// [`to_proto`] with the initializers `withheld` picks as headers (name, type, dims, metadata;
 /// no bytes), for a weight-free model.
-pub fn to_proto_withholding(model: &Model, withheld: &dyn Fn(&TensorData) -> bool) -> proto::ModelProto {
-    model_proto(&Names::new(model), model, Detail { node_metadata: true, bytes: &|t| !withheld(t) })
+pub fn to_proto_withholding(model: &Model, withheld: &dyn Fn(Value) -> bool) -> proto::ModelProto {
+    model_proto(&Names::new(model), model, Detail { node_metadata: true, bytes: &|v| !withheld(v) })
 }
 
 /// [`to_proto`] without the initializers' bytes and the nodes' metadata: what printing the model
@@ -37,7 +37,7 @@ pub fn to_proto_outline(model: &Model) -> proto::ModelProto {
 #[derive(Clone, Copy)]
 struct Detail<'a> {
     node_metadata: bool,
-    bytes: &'a dyn Fn(&TensorData) -> bool,
+    bytes: &'a dyn Fn(Value) -> bool,
 }
 
 impl Detail<'_> {
@@ -164,7 +164,7 @@ fn graph_proto(names: &Names, g: &Graph, main: bool, detail: Detail) -> proto::G
             let info = names.model.value(v);
             if let Some(t) = &info.constant {
                 let name = names.value(v).owned();
-                gp.initializer.push(match (detail.bytes)(t) {
+                gp.initializer.push(match (detail.bytes)(v) {
                     true => tensor_proto(name, t, &info.metadata),
                     false => tensor_header(name, t, &info.metadata),
                 });
