@@ -24,13 +24,13 @@ enum Command {
         /// Where to write the ONNX model.
         #[arg(short, long)]
         output: PathBuf,
-        /// Default-domain opset (13 to 23).
-        #[arg(long, default_value_t = crate::DEFAULT_OPSET,
+        /// Default-domain opset (13 to 23; default 20, as torch.onnx).
+        #[arg(long,
               value_parser = clap::value_parser!(i64).range(*crate::SUPPORTED_OPSETS.start()..=*crate::SUPPORTED_OPSETS.end()))]
-        opset: i64,
-        /// Program of the archive to export.
-        #[arg(long, default_value = "model")]
-        model: String,
+        opset: Option<i64>,
+        /// Program of the archive to export (default: model).
+        #[arg(long)]
+        model: Option<String>,
         /// Names for the graph inputs, comma-separated, in order.
         #[arg(long, value_delimiter = ',')]
         input_names: Vec<String>,
@@ -77,7 +77,7 @@ enum Command {
         debug_outputs: bool,
         /// Fail when the constants the export computes would take more memory than this
         /// (bytes, or with a K, M or G suffix: 512M). Weights read from the archive don't count.
-        #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+        #[arg(long, value_name = "SIZE", value_parser = crate::parse_size)]
         max_memory: Option<u64>,
         /// Replace the output path even when it is a symbolic link, a FIFO or device, or the
         /// input archive itself (refused otherwise).
@@ -128,27 +128,6 @@ enum Command {
     },
 }
 
-/// `4096`, `64K`, `512M`, `2G` (powers of 1024).
-fn parse_size(s: &str) -> Result<u64, String> {
-    let (digits, unit) = match s.char_indices().last() {
-        Some((i, c)) if c.is_ascii_alphabetic() => (&s[..i], c.to_ascii_uppercase()),
-        _ => (s, 'B'),
-    };
-    let shift = match unit {
-        'B' => 0,
-        'K' => 10,
-        'M' => 20,
-        'G' => 30,
-        'T' => 40,
-        _ => return Err(format!("unknown unit `{unit}`; use K, M, G or T")),
-    };
-    digits
-        .parse::<u64>()
-        .ok()
-        .and_then(|n| n.checked_mul(1u64 << shift))
-        .ok_or_else(|| "expected a size in bytes, e.g. 4096, 512M or 2G".to_string())
-}
-
 fn parse_dim(d: &str) -> Result<(String, String), String> {
     match d.split_once('=') {
         Some((s, n)) if !s.is_empty() && !n.is_empty() => Ok((s.to_string(), n.to_string())),
@@ -194,8 +173,8 @@ fn execute(cli: Cli) -> Result<(), Failure> {
         } => {
             let start = Instant::now();
             let options = crate::ExportOptions {
-                model_name: Some(model),
-                opset_version: Some(opset),
+                model_name: model,
+                opset_version: opset,
                 input_names,
                 output_names,
                 tree_names,
@@ -209,11 +188,7 @@ fn execute(cli: Cli) -> Result<(), Failure> {
                 optimize: !no_optimize,
                 debug_outputs,
                 max_memory,
-                module_functions: match functions.as_slice() {
-                    [] => None,
-                    [auto] if auto == "auto" => Some(crate::ModuleFunctions::Auto),
-                    classes => Some(crate::ModuleFunctions::Classes(classes.to_vec())),
-                },
+                module_functions: crate::ModuleFunctions::from_names(&functions),
                 force,
                 progress: (!quiet).then(|| {
                     std::sync::Arc::new(|event: &crate::ProgressEvent| {
@@ -230,8 +205,8 @@ fn execute(cli: Cli) -> Result<(), Failure> {
                 } else {
                     e.to_string()
                 };
-                match e {
-                    crate::Error::Options(_) => Failure::Usage(message),
+                match e.kind() {
+                    crate::ErrorKind::Options(_) => Failure::Usage(message),
                     _ => Failure::Failed(message),
                 }
             })?;

@@ -1,43 +1,29 @@
 //! The library API: [`export`], [`ExportOptions`], [`OnnxProgram`].
 
 use std::collections::HashMap;
+
+use serde::Deserialize;
 use std::path::{Path, PathBuf};
 
-use crate::fx::{InputKind, Program, SignatureError};
+use crate::error::{Error, ErrorKind};
+use crate::fx::{InputKind, Program};
 use crate::onnx::ir::Model;
 use crate::onnx::save::{self, DataPlacement, SaveError};
-use crate::pt2::{Archive, ArchiveFile, Pt2Error};
+use crate::pt2::{Archive, ArchiveError, ArchiveFile};
 use crate::report::{ExportRecord, Stage};
 use crate::translate::dsl::TranslationTable;
-use crate::translate::lower::{self, LowerError, LowerOptions};
+use crate::translate::lower::{self, LowerOptions};
 
 /// torch.onnx's default opset.
 pub const DEFAULT_OPSET: i64 = 20;
 /// Opsets fxonnx emits.
 pub const SUPPORTED_OPSETS: std::ops::RangeInclusive<i64> = 13..=23;
 
-/// What can go wrong in an export, by stage.
-#[derive(Debug, thiserror::Error)]
-pub enum Error {
-    #[error(transparent)]
-    Archive(#[from] Pt2Error),
-    #[error(transparent)]
-    Signature(#[from] SignatureError),
-    #[error(transparent)]
-    Lower(#[from] LowerError),
-    #[error(transparent)]
-    Save(#[from] SaveError),
-    #[error("invalid option: {0}")]
-    Options(String),
-    #[error("cannot write the export report to {path}: {source}")]
-    Report { path: PathBuf, source: std::io::Error },
-    /// A bug: fxonnx panicked. The export failed cleanly (no output file); please report it.
-    #[error("internal error during {stage}: {message}; this is a bug in fxonnx, please report it with the archive")]
-    Internal { stage: String, message: String },
-}
-
-/// Options of [`export`], named after `torch.onnx.export`'s.
-#[derive(Clone)]
+/// Options of [`export`], named after `torch.onnx.export`'s. Every front end maps onto these
+/// (the command line's flags, Python's keywords through [`ExportOptions::from_json`]); the
+/// defaults are [`ExportOptions::default`]'s.
+#[derive(Clone, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct ExportOptions {
     /// Which program of the archive (`model` unless the archive was packaged with several).
     pub model_name: Option<String>,
@@ -63,6 +49,7 @@ pub struct ExportOptions {
     /// [`apply_weights`](crate::apply_weights) turns back into the initializer it was.
     pub include_initializers: bool,
     /// Translations that extend or override the built-in table, entry by entry.
+    #[serde(skip)]
     pub custom_translation_table: Option<TranslationTable>,
     /// Write a markdown report (`fxonnx_export_<time>_<status>.md`) whether the export succeeds or not.
     pub report: bool,
@@ -73,6 +60,7 @@ pub struct ExportOptions {
     /// Optimize the ONNX graph (default on, like torch.onnx's `optimize=True`).
     pub optimize: bool,
     /// Told of every finished stage ([`ProgressEvent`](crate::ProgressEvent)); the CLI prints a line each.
+    #[serde(skip)]
     pub progress: Option<crate::report::Progress>,
     /// Also make the value of every FX node of the main graph a graph output named
     /// `debug:<node name>`, after the model's own outputs: for comparing a model node by node
@@ -82,7 +70,9 @@ pub struct ExportOptions {
     /// The most memory, in bytes, the export may use for tensor data it computes: constants built
     /// by translations (an adaptive pooling matrix, an im2col index), over which the export fails
     /// naming the node. Weights are not counted: they are read in place from the archive's memory
-    /// map. `None` (the default): only the fixed bounds no real model reaches apply.
+    /// map. `None` (the default): only the fixed bounds no real model reaches apply. In JSON, a
+    /// number of bytes or a size such as `"512M"` ([`parse_size`]).
+    #[serde(deserialize_with = "size")]
     pub max_memory: Option<u64>,
     /// Make the calls of these module classes ONNX functions (`--functions`): one function per
     /// class and structure, one call node per module call (see [`ModuleFunctions`]).
@@ -118,6 +108,58 @@ impl Default for ExportOptions {
     }
 }
 
+impl ExportOptions {
+    /// Options from a JSON object whose keys are the fields' names (`{"opset_version": 17,
+    /// "dim_names": {"s77": "batch"}, "max_memory": "512M", "module_functions": "auto"}`); fields
+    /// left out keep their defaults, an unknown field is an error.
+    ///
+    /// ```
+    /// let options = fxonnx::ExportOptions::from_json(r#"{"opset_version": 17, "external_data": true}"#)?;
+    /// assert_eq!(options.opset_version, Some(17));
+    /// assert!(fxonnx::ExportOptions::from_json(r#"{"opset": 17}"#).is_err());
+    /// # Ok::<(), fxonnx::Error>(())
+    /// ```
+    pub fn from_json(text: &str) -> Result<ExportOptions, Error> {
+        serde_json::from_str(text).map_err(|e| Error::options(e.to_string()))
+    }
+}
+
+/// `4096`, `64K`, `512M`, `2G` (powers of 1024): a size in bytes, as `--max-memory` takes it.
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    let (digits, unit) = match s.char_indices().last() {
+        Some((i, c)) if c.is_ascii_alphabetic() => (&s[..i], c.to_ascii_uppercase()),
+        _ => (s, 'B'),
+    };
+    let shift = match unit {
+        'B' => 0,
+        'K' => 10,
+        'M' => 20,
+        'G' => 30,
+        'T' => 40,
+        _ => return Err(format!("unknown unit `{unit}`; use K, M, G or T")),
+    };
+    digits
+        .parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(1u64 << shift))
+        .ok_or_else(|| "expected a size in bytes, e.g. 4096, 512M or 2G".to_string())
+}
+
+/// A size in JSON: a number of bytes, or the text [`parse_size`] reads.
+fn size<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+    #[derive(serde::Deserialize)]
+    #[serde(untagged)]
+    enum Size {
+        Bytes(u64),
+        Text(String),
+    }
+    match Option::<Size>::deserialize(d)? {
+        None => Ok(None),
+        Some(Size::Bytes(n)) => Ok(Some(n)),
+        Some(Size::Text(t)) => parse_size(&t).map(Some).map_err(serde::de::Error::custom),
+    }
+}
+
 /// The names the graph inputs and outputs are given: the options', else with `tree_names` their
 /// paths in the program's trees (explicit names win, one by one).
 fn io_names(program: &Program<'_>, options: &ExportOptions) -> Result<(Vec<String>, Vec<String>), Error> {
@@ -126,7 +168,7 @@ fn io_names(program: &Program<'_>, options: &ExportOptions) -> Result<(Vec<Strin
         return Ok((inputs, outputs));
     }
     let paths = crate::fx::tree::paths(&program.loaded().program.graph_module)
-        .map_err(|e| Error::Options(format!("--tree-names: {e}")))?;
+        .map_err(|e| Error::options(format!("--tree-names: {e}")))?;
     // Each in_spec leaf is a user input or a constant one (baked in, not a graph input).
     let mut from_tree = Vec::new();
     let mut leaves = paths.inputs.into_iter();
@@ -158,7 +200,7 @@ fn check_names(
     let n_outputs = program.outputs().iter().filter(|o| matches!(o, crate::fx::OutputKind::User(_))).count();
     for (what, names, n) in [("input", inputs, n_inputs), ("output", outputs, n_outputs)] {
         if names.len() > n {
-            return Err(Error::Options(format!(
+            return Err(Error::options(format!(
                 "{} {what} names given, but the program has {n} {what}(s)",
                 names.len()
             )));
@@ -166,7 +208,7 @@ fn check_names(
     }
     let mut seen = std::collections::HashSet::new();
     if let Some(twice) = inputs.iter().chain(outputs).filter(|n| !n.is_empty()).find(|n| !seen.insert(n.as_str())) {
-        return Err(Error::Options(format!(
+        return Err(Error::options(format!(
             "the name `{twice}` is given twice (graph inputs and outputs need distinct names)"
         )));
     }
@@ -175,7 +217,7 @@ fn check_names(
     if !unknown.is_empty() {
         unknown.sort_unstable();
         let known: Vec<&str> = symbols.keys().map(|k| k.as_ref()).collect();
-        return Err(Error::Options(format!(
+        return Err(Error::options(format!(
             "no symbolic dimension named {} in the program (its symbols: {}); hint: `fxonnx inspect` shows them",
             unknown.join(", "),
             if known.is_empty() { "none, its shapes are static".to_string() } else { known.join(", ") }
@@ -250,7 +292,7 @@ impl Source<'_> {
         }
     }
 
-    fn open(self) -> Result<Archive, Pt2Error> {
+    fn open(self) -> Result<Archive, ArchiveError> {
         match self {
             Source::File(p) => Archive::open(p),
             Source::Memory(data) => Archive::from_bytes(Path::new("<archive in memory>"), data),
@@ -275,16 +317,22 @@ fn run(input: Source<'_>, output: Option<&Path>, options: &ExportOptions) -> Res
     // job calling the library carries on (the save's temporary files are dropped on unwinding).
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| stages(input, output, options, &mut record)))
         .unwrap_or_else(|panic| {
-            let message = crate::panic_message(panic.as_ref()).to_string();
-            let stage = record.fail_running(&message).map_or_else(|| "the export".to_string(), |s| s.to_string());
-            Err(Error::Internal { stage, message })
+            let message = crate::util::panic_message(panic.as_ref()).to_string();
+            let stage = record.fail_running(&message);
+            Err(ErrorKind::Internal { stage, message }.into())
         });
+    let stage = record.failed_stage();
     if !options.report {
-        return result;
+        return result.map_err(|e| e.located(stage, None));
     }
     let dir = options.artifacts_dir.clone().unwrap_or_else(|| PathBuf::from("."));
-    let path = record.write(&dir, options.report_html).map_err(|source| Error::Report { path: dir.clone(), source })?;
-    result.map(|p| OnnxProgram { report: Some(path), ..p })
+    let path = record
+        .write(&dir, options.report_html)
+        .map_err(|source| Error::from(ErrorKind::Report { path: dir.clone(), source }))?;
+    match result {
+        Ok(p) => Ok(OnnxProgram { report: Some(path), ..p }),
+        Err(e) => Err(e.located(stage, Some(path))),
+    }
 }
 
 fn stages(
@@ -295,7 +343,7 @@ fn stages(
 ) -> Result<OnnxProgram, Error> {
     let opset = options.opset_version.unwrap_or(DEFAULT_OPSET);
     if !SUPPORTED_OPSETS.contains(&opset) {
-        return Err(Error::Options(format!(
+        return Err(Error::options(format!(
             "opset {opset} is not supported; choose one of {}..={}",
             SUPPORTED_OPSETS.start(),
             SUPPORTED_OPSETS.end()

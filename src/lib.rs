@@ -9,7 +9,9 @@
 //!
 //! The public surface:
 //! - [`export`], [`export_bytes`] (an archive in memory) and [`export_to_file`] with [`ExportOptions`] (named after `torch.onnx.export`'s),
-//!   returning an [`OnnxProgram`] or an [`Error`] that says which stage failed;
+//!   returning an [`OnnxProgram`] or an [`Error`] that says which stage failed, at which node, and
+//!   what to do ([`ErrorKind`], one error type per stage: [`ArchiveError`], [`ProgramError`],
+//!   [`TranslateError`], [`SaveError`]);
 //! - [`view`]: a read-only view of the exported model (inputs, outputs, nodes, metadata);
 //! - [`TranslationTable`] and [`translate::prelude`]: the DSL in which translations are written,
 //!   to extend or override the built-in table (torch's `custom_translation_table`);
@@ -22,6 +24,7 @@
 //! ARCHITECTURE.md maps the stages to the modules behind them.
 
 pub mod cli;
+mod error;
 mod export;
 mod fx;
 mod hash;
@@ -34,11 +37,13 @@ mod sym;
 pub mod translate;
 #[path = "../translations/mod.rs"]
 mod translations;
+mod util;
 pub mod view;
 mod weights;
 
+pub use error::{ArchiveError, Error, ErrorKind, ProgramError, SaveError, TranslateError, UnsupportedOp};
 pub use export::{
-    export, export_bytes, export_to_file, Error, ExportOptions, OnnxProgram, DEFAULT_OPSET, SUPPORTED_OPSETS,
+    export, export_bytes, export_to_file, parse_size, ExportOptions, OnnxProgram, DEFAULT_OPSET, SUPPORTED_OPSETS,
 };
 pub use onnx::functions::{FunctionStats, ModuleFunctions};
 pub use optimize::{OptimizeStats, PassRecord};
@@ -47,24 +52,6 @@ pub use report::{Progress, ProgressEvent, Stage};
 pub use translate::dsl::TranslationTable;
 pub use weights::{apply_weights, WeightsError, WEIGHT_KEY};
 
-/// Run `side` on a second thread while this one runs `main`, when `worth_it` (the side work is
-/// large); otherwise both here, `main` first. Waking a thread on an idle core of a virtual machine
-/// can take milliseconds, more than a small program's side work.
-pub(crate) fn join_if<M, S>(worth_it: bool, main: impl FnOnce() -> M, side: impl FnOnce() -> S + Send) -> (M, S)
-where
-    S: Send,
-{
-    if !worth_it {
-        let m = main();
-        return (m, side());
-    }
-    std::thread::scope(|scope| {
-        let side = scope.spawn(side);
-        let m = main();
-        (m, side.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
-    })
-}
-
 /// The stages' internals, for fxonnx's own tests and benches. Not part of the API: anything here
 /// may change in any release.
 #[doc(hidden)]
@@ -72,9 +59,9 @@ pub mod internals {
     pub use crate::fx::{format_program, Program};
     pub use crate::onnx::{ir, proto, save, text};
     pub use crate::optimize::{clean_up, optimize};
-    pub use crate::pt2::{Archive, Pt2Error, Weight};
+    pub use crate::pt2::{Archive, ArchiveError, Weight};
     pub mod lower {
-        pub use crate::translate::lower::{check_types, find_unsupported, lower, LowerError, LowerOptions};
+        pub use crate::translate::lower::{check_types, find_unsupported, lower, LowerOptions};
     }
     pub mod schemas {
         pub use crate::translate::schemas::{arg_names, schema};
@@ -87,12 +74,3 @@ pub mod internals {
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]
 struct ReadmeDoctests;
-
-/// The text of a caught panic's payload (`panic!` gives a `&str` or a `String`).
-pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> &str {
-    payload
-        .downcast_ref::<&str>()
-        .copied()
-        .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
-        .unwrap_or("a panic without a message")
-}

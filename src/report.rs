@@ -155,6 +155,11 @@ impl ExportRecord {
 
     /// End the stage a panic interrupted as failed with `error`; returns it (`None` when the panic
     /// came between stages).
+    /// The stage that failed, when one did.
+    pub fn failed_stage(&self) -> Option<Stage> {
+        Stage::ALL.into_iter().find(|&s| self.stages[s as usize].ran && !self.stages[s as usize].ok)
+    }
+
     pub fn fail_running(&mut self, error: &str) -> Option<Stage> {
         let stage = self.running.take()?;
         let s = &mut self.stages[stage as usize];

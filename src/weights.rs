@@ -22,7 +22,7 @@ use crate::onnx::derived::Recipe;
 use crate::onnx::ir::{DType, Derived, Model, TensorData, Value};
 use crate::onnx::proto;
 use crate::onnx::save::{self, DataPlacement, SaveError};
-use crate::pt2::{Archive, Locator, Pt2Error};
+use crate::pt2::{Archive, ArchiveError, Locator};
 
 /// The `metadata_props` key of a withheld weight's graph input.
 pub const WEIGHT_KEY: &str = "pkg.fxonnx.weight";
@@ -50,20 +50,36 @@ pub enum WeightsError {
     Io { path: PathBuf, source: std::io::Error },
     #[error("{path} is not an ONNX model: {detail}")]
     NotOnnx { path: PathBuf, detail: String },
-    #[error(
-        "{path} has no withheld weights (graph inputs with `{WEIGHT_KEY}` metadata); hint: export it with --no-weights"
-    )]
+    #[error("{path} has no withheld weights (graph inputs with `{WEIGHT_KEY}` metadata); hint: {NO_WEIGHTS_HINT}")]
     NothingWithheld { path: PathBuf },
-    #[error("weight `{name}`: {detail}; hint: the model was edited after export, or written by another fxonnx")]
+    #[error("weight `{name}`: {detail}; hint: {EDITED_HINT}")]
     BadRecord { name: String, detail: String },
     #[error(
-        "weight `{name}`: the archive's entry `{entry}` is not the one the model was exported from (CRC-32 {found:08x}, expected {expected:08x}); hint: apply the weights of the archive the model was exported from"
+        "weight `{name}`: the archive's entry `{entry}` is not the one the model was exported from (CRC-32 {found:08x}, expected {expected:08x}); hint: {OTHER_ARCHIVE_HINT}"
     )]
     OtherArchive { name: String, entry: String, expected: u32, found: u32 },
     #[error(transparent)]
-    Archive(#[from] Pt2Error),
+    Archive(#[from] ArchiveError),
     #[error(transparent)]
     Save(#[from] SaveError),
+}
+
+const NO_WEIGHTS_HINT: &str = "export it with --no-weights";
+const EDITED_HINT: &str = "the model was edited after export, or written by another fxonnx";
+const OTHER_ARCHIVE_HINT: &str = "apply the weights of the archive the model was exported from";
+
+impl WeightsError {
+    /// What the user can do about it.
+    pub fn hint(&self) -> Option<&str> {
+        match self {
+            WeightsError::NothingWithheld { .. } => Some(NO_WEIGHTS_HINT),
+            WeightsError::BadRecord { .. } => Some(EDITED_HINT),
+            WeightsError::OtherArchive { .. } => Some(OTHER_ARCHIVE_HINT),
+            WeightsError::Archive(e) => e.hint(),
+            WeightsError::Save(e) => e.hint(),
+            _ => None,
+        }
+    }
 }
 
 /// What a weight-free model records of initializer `index` (`t`) to withhold it; `None` for one

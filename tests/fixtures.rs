@@ -240,7 +240,10 @@ fn external_data_round_trips() {
 fn custom_op_without_translation_names_the_op_and_node() {
     let err = fxonnx::export(fixtures().join("custom_op.pt2"), &Default::default()).err().expect("must fail");
     let msg = err.to_string();
-    assert!(matches!(err, fxonnx::Error::Lower(fxonnx::internals::lower::LowerError::Unsupported(_))), "{msg}");
+    assert!(matches!(err.kind(), fxonnx::ErrorKind::Translate(fxonnx::TranslateError::Unsupported(_))), "{msg}");
+    assert_eq!(err.unsupported().len(), 1);
+    assert_eq!(err.stage(), Some(fxonnx::Stage::Translate));
+    assert!(err.hint().is_some_and(|h| h.contains("custom_translation_table")), "{msg}");
     assert!(msg.contains("torch.ops.fxonnx_samples.mix.default"), "{msg}");
     assert!(msg.contains("mix"), "{msg}");
 }
@@ -255,7 +258,7 @@ fn in_place_update_through_reshape_is_refused_not_guessed() {
         fxonnx::export(fixtures().join("view_mutation_refused.pt2"), &Default::default()).err().expect("must fail");
     let msg = err.to_string();
     assert!(
-        matches!(&err, fxonnx::Error::Lower(fxonnx::internals::lower::LowerError::Node { node, .. }) if node == "fill_"),
+        matches!(err.kind(), fxonnx::ErrorKind::Translate(fxonnx::TranslateError::Node { node, .. }) if node == "fill_"),
         "{msg}"
     );
     for part in ["mutates `slice_1` in place", "`mul`", "node `add`", "through `reshape`", "ep.run_decompositions()"] {
@@ -269,8 +272,9 @@ fn pickled_subclass_weight_names_the_tensor() {
         fxonnx::export(fixtures().join("pickled_subclass_weight.pt2"), &Default::default()).err().expect("must fail");
     assert!(
         matches!(
-            err,
-            fxonnx::Error::Lower(fxonnx::internals::lower::LowerError::Archive(fxonnx::internals::Pt2Error::Pickled { ref fqn, .. })) if fqn == "w"
+            err.kind(),
+            fxonnx::ErrorKind::Translate(fxonnx::TranslateError::Archive(fxonnx::ArchiveError::Pickled { fqn, .. }))
+                if fqn == "w"
         ),
         "{err}"
     );

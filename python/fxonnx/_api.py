@@ -282,17 +282,9 @@ def export(
         report=report,
         artifacts_dir=os.fspath(artifacts_dir),
         max_memory=max_memory,
-        functions=[functions] if isinstance(functions, str) else list(functions or []),
+        module_functions=[functions] if isinstance(functions, str) else list(functions or []) or None,
     )
-    folder = pathlib.Path(artifacts_dir)
-    before = set(folder.glob("fxonnx_export_*.md")) if report else set()
-    try:
-        inner = _fxonnx.export(source, **options)
-    except _fxonnx.ExportError as e:
-        # The report of a failed export is the one this call added to the folder.
-        written = sorted(set(folder.glob("fxonnx_export_*.md")) - before) if report else []
-        e.report_path = written[-1] if written else None
-        raise
+    inner = _fxonnx.export(source, **options)
     onnx_program = ONNXProgram(inner, exported, options, source)
     if verify:
         onnx_program.verify()

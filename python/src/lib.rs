@@ -1,16 +1,15 @@
 //! `fxonnx._fxonnx`: the Rust library as a Python extension module. Thin on purpose: options in,
 //! an exported program or a typed exception out; the Python API (`python/fxonnx/`) does the rest.
 
-use std::collections::HashMap;
 use std::ffi::OsString;
 use std::path::PathBuf;
 
-use fxonnx::internals::lower::LowerError;
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedBytes;
 use pyo3::types::PyBytes;
+use pyo3::types::PyDict;
 
 create_exception!(
     _fxonnx,
@@ -91,44 +90,22 @@ impl Program {
     }
 }
 
-/// Export `source` (the bytes of a .pt2 archive, or its path) with torch.onnx's option names;
-/// with `output`, the model is saved there as part of the export (and its report covers it).
+/// Export `source` (the bytes of a .pt2 archive, or its path) with `options`, named as
+/// `fxonnx::ExportOptions`'s fields (the library maps them: defaults and checks are its own); with
+/// `output`, the model is saved there as part of the export (and its report covers it).
 #[pyfunction]
-#[pyo3(signature = (source, *, output=None, input_names=Vec::new(), output_names=Vec::new(), opset_version=None,
-    dim_names=HashMap::new(), external_data=false, optimize=true, report=false, artifacts_dir=None,
-    max_memory=None, functions=Vec::new()))]
-#[allow(clippy::too_many_arguments)]
+#[pyo3(signature = (source, *, output=None, **options))]
 fn export(
     source: &Bound<'_, PyAny>,
     output: Option<PathBuf>,
-    input_names: Vec<String>,
-    output_names: Vec<String>,
-    opset_version: Option<i64>,
-    dim_names: HashMap<String, String>,
-    external_data: bool,
-    optimize: bool,
-    report: bool,
-    artifacts_dir: Option<PathBuf>,
-    max_memory: Option<u64>,
-    functions: Vec<String>,
+    options: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<Program> {
-    let options = fxonnx::ExportOptions {
-        input_names,
-        output_names,
-        opset_version,
-        dim_names,
-        external_data,
-        optimize,
-        report,
-        artifacts_dir,
-        max_memory,
-        module_functions: match functions.as_slice() {
-            [] => None,
-            [auto] if auto == "auto" => Some(fxonnx::ModuleFunctions::Auto),
-            classes => Some(fxonnx::ModuleFunctions::Classes(classes.to_vec())),
-        },
-        ..Default::default()
+    let py = source.py();
+    let json = match options {
+        Some(o) => py.import("json")?.call_method1("dumps", (o,))?.extract::<String>()?,
+        None => "{}".to_string(),
     };
+    let options = fxonnx::ExportOptions::from_json(&json).map_err(|e| to_py(&e))?;
     let result = if source.is_instance_of::<PyBytes>() {
         let data: PyBackedBytes = source.extract()?;
         if output.is_some() {
@@ -168,35 +145,34 @@ fn cli(args: Vec<OsString>) -> i32 {
     fxonnx::cli::run(args)
 }
 
-/// The exception of an export error's stage, with `node`, `target`, `hint` and `stage` set.
+/// The exception of an export error's kind, with `stage`, `node`, `target`, `hint` and
+/// `report_path` set from the error.
 fn to_py(e: &fxonnx::Error) -> PyErr {
-    use fxonnx::Error as E;
+    use fxonnx::{ErrorKind as K, TranslateError as T};
     let message = e.to_string();
-    let (err, stage, node, target) = match e {
-        E::Options(_) => (OptionsError::new_err(message.clone()), "options", None, None),
-        E::Archive(_) => (ArchiveError::new_err(message.clone()), "read", None, None),
-        E::Signature(_) => (ProgramError::new_err(message.clone()), "resolve", None, None),
-        E::Lower(LowerError::Unsupported(_)) => {
-            (UnsupportedOpsError::new_err(message.clone()), "translate", None, None)
-        }
-        E::Lower(LowerError::Node { node, target, .. }) => {
-            (TranslationError::new_err(message.clone()), "translate", Some(node.clone()), Some(target.clone()))
-        }
-        E::Lower(LowerError::Program(_)) => (ProgramError::new_err(message.clone()), "translate", None, None),
-        E::Lower(LowerError::Archive(_)) => (ArchiveError::new_err(message.clone()), "translate", None, None),
-        E::Save(_) => (SaveError::new_err(message.clone()), "save", None, None),
-        E::Report { .. } => (SaveError::new_err(message.clone()), "report", None, None),
-        E::Internal { stage, .. } => (InternalError::new_err(message.clone()), stage.as_str(), None, None),
+    let err = match e.kind() {
+        K::Options(_) => OptionsError::new_err(message),
+        K::Archive(_) | K::Translate(T::Archive(_)) => ArchiveError::new_err(message),
+        K::Program(_) | K::Translate(T::Program { .. }) => ProgramError::new_err(message),
+        K::Translate(T::Unsupported(_)) => UnsupportedOpsError::new_err(message),
+        K::Translate(_) => TranslationError::new_err(message),
+        K::Save(_) | K::Report { .. } => SaveError::new_err(message),
+        _ => InternalError::new_err(message),
     };
-    let hint = message.split_once("hint: ").map(|(_, h)| h.lines().next().unwrap_or(h).to_string());
+    let stage = match e.kind() {
+        K::Options(_) => Some("options"),
+        K::Report { .. } => Some("report"),
+        _ => e.stage().map(fxonnx::Stage::short_name),
+    };
     Python::attach(|py| {
         let value = err.value(py);
         // Attribute errors cannot happen on a fresh exception instance; ignoring them keeps the
         // original error.
         let _ = value.setattr("stage", stage);
-        let _ = value.setattr("node", node);
-        let _ = value.setattr("target", target);
-        let _ = value.setattr("hint", hint);
+        let _ = value.setattr("node", e.node());
+        let _ = value.setattr("target", e.target());
+        let _ = value.setattr("hint", e.hint());
+        let _ = value.setattr("report_path", e.report_path().map(PathBuf::from));
     });
     err
 }

@@ -60,11 +60,11 @@ pub struct Program<'a> {
 /// A signature the reader cannot make sense of.
 #[derive(Debug, thiserror::Error)]
 #[error("graph signature: {0}")]
-pub struct SignatureError(pub String);
+pub struct ProgramError(pub String);
 
 impl<'a> Program<'a> {
     /// Classify the placeholders and outputs of `loaded`.
-    pub fn new(loaded: &'a Loaded<'a>) -> Result<Program<'a>, SignatureError> {
+    pub fn new(loaded: &'a Loaded<'a>) -> Result<Program<'a>, ProgramError> {
         let gm = &loaded.program.graph_module;
         let sig = &gm.signature;
         let mut inputs = Vec::with_capacity(sig.input_specs.len());
@@ -87,7 +87,7 @@ impl<'a> Program<'a> {
                         Input { name: n.to_string(), kind: InputKind::UserSymInt }
                     }
                     other => {
-                        return Err(SignatureError(format!(
+                        return Err(ProgramError(format!(
                             "user input of kind {} is not supported (tensors and SymInts are)",
                             other.kind()
                         )))
@@ -122,7 +122,7 @@ impl<'a> Program<'a> {
                 | OutputSpec::GradientToParameter { .. }
                 | OutputSpec::GradientToUserInput { .. }
                 | OutputSpec::ParameterMutation { .. } => {
-                    return Err(SignatureError(
+                    return Err(ProgramError(
                         "training outputs (loss, gradients, parameter mutations) are not supported; export an inference program".into(),
                     ))
                 }
@@ -216,10 +216,10 @@ pub fn for_each_value_name<'a>(arg: &'a Argument<'_>, f: &mut dyn FnMut(&'a str)
 /// Every value type the program records, checked before anything reads it: a known dtype, sizes
 /// that are not negative, and at most 2^40 elements where they are static. What translations and
 /// the model's value_info take from `tensor_values` is then sound; subgraphs included.
-fn check_values(graph: &crate::pt2::schema::Graph<'_>) -> Result<(), SignatureError> {
+fn check_values(graph: &crate::pt2::schema::Graph<'_>) -> Result<(), ProgramError> {
     use crate::pt2::schema::SymInt;
     for (name, meta) in &graph.tensor_values {
-        let bad = |reason: String| SignatureError(format!("value `{name}`: {reason}"));
+        let bad = |reason: String| ProgramError(format!("value `{name}`: {reason}"));
         if crate::pt2::scalar_type(meta.dtype).is_none() {
             return Err(bad(format!(
                 "unknown ScalarType id {}; the archive is corrupt or from a newer torch",

@@ -28,13 +28,43 @@ use crate::onnx::ir::{
 pub const DOMAIN: &str = "pkg.fxonnx";
 
 /// Which module classes become functions.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Deserialize)]
+#[serde(from = "Names")]
 pub enum ModuleFunctions {
     /// Classes called at least twice outside any other chosen class, outermost first.
     Auto,
     /// These classes, by full name (`transformers.models.bert.modeling_bert.BertLayer`) or the
     /// name after the last dot (`BertLayer`).
     Classes(Vec<String>),
+}
+
+impl ModuleFunctions {
+    /// `["auto"]` is [`ModuleFunctions::Auto`], other names are classes; no name, no functions.
+    pub fn from_names(names: &[String]) -> Option<ModuleFunctions> {
+        match names {
+            [] => None,
+            [auto] if auto == "auto" => Some(ModuleFunctions::Auto),
+            classes => Some(ModuleFunctions::Classes(classes.to_vec())),
+        }
+    }
+}
+
+/// How options name the classes: `"auto"`, `"BertLayer,T5Block"` or a list of names.
+#[derive(serde::Deserialize)]
+#[serde(untagged)]
+enum Names {
+    Text(String),
+    List(Vec<String>),
+}
+
+impl From<Names> for ModuleFunctions {
+    fn from(names: Names) -> Self {
+        let names: Vec<String> = match names {
+            Names::Text(t) => t.split(',').map(str::to_string).collect(),
+            Names::List(l) => l,
+        };
+        ModuleFunctions::from_names(&names).unwrap_or(ModuleFunctions::Classes(Vec::new()))
+    }
 }
 
 /// What [`extract`] did.

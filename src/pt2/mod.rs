@@ -18,20 +18,20 @@ pub use weights::{element_count, scalar_type, ScalarType, Weight};
 
 /// Errors of the archive layer. Every message names the entry or tensor concerned.
 #[derive(Debug, thiserror::Error)]
-pub enum Pt2Error {
+pub enum ArchiveError {
     #[error("cannot read {path}: {source}")]
     Io { path: PathBuf, source: std::io::Error },
-    #[error("{path} is not a regular file (a pipe, a directory or a device); hint: pass the path of the .pt2 file written by torch.export.save")]
+    #[error("{path} is not a regular file (a pipe, a directory or a device); hint: {NOT_A_FILE_HINT}")]
     NotAFile { path: PathBuf },
-    #[error("{path} is not a zip archive ({detail}); hint: pass the file written by torch.export.save")]
+    #[error("{path} is not a zip archive ({detail}); hint: {TORCH_SAVE_HINT}")]
     NotZip { path: PathBuf, detail: String },
-    #[error("{path} is a zip archive but not a .pt2 program (no `<root>/archive_format` entry saying pt2); hint: pass the file written by torch.export.save")]
+    #[error("{path} is a zip archive but not a .pt2 program (no `<root>/archive_format` entry saying pt2); hint: {TORCH_SAVE_HINT}")]
     NotPt2 { path: PathBuf },
     #[error("unsupported archive_version {found:?} (this reader knows version 0, written by torch 2.9 to 2.15)")]
     ArchiveVersion { found: String },
-    #[error("archive entry `{entry}` is missing; {hint}")]
-    MissingEntry { entry: String, hint: String },
-    #[error("archive entry `{entry}` is compressed (method {method}); .pt2 entries are stored, so the archive was re-zipped by another tool; hint: re-save it with torch.export.save")]
+    #[error("archive entry `{entry}` is missing; {detail}")]
+    MissingEntry { entry: String, detail: String },
+    #[error("archive entry `{entry}` is compressed (method {method}); .pt2 entries are stored, so the archive was re-zipped by another tool; hint: {RESAVE_HINT}")]
     Compressed { entry: String, method: String },
     #[error("archive entry `{entry}` lies outside the file (truncated archive?)")]
     Truncated { entry: String },
@@ -41,15 +41,35 @@ pub enum Pt2Error {
     SchemaVersion { entry: String, major: i64, minor: i64 },
     #[error("no program named `{name}` in the archive; it holds: {available}")]
     UnknownModel { name: String, available: String },
-    #[error("unsupported pickled payload `{fqn}` ({path}): it needs Python to unpickle (a tensor subclass or custom object); hint: save plain tensors, e.g. unwrap the subclass before torch.export")]
+    #[error("unsupported pickled payload `{fqn}` ({path}): it needs Python to unpickle (a tensor subclass or custom object); hint: {PICKLED_HINT}")]
     Pickled { fqn: String, path: String },
-    #[error("legacy pickled weights `{entry}`; hint: re-save the program with torch 2.9 or newer")]
+    #[error("legacy pickled weights `{entry}`; hint: {LEGACY_HINT}")]
     LegacyWeights { entry: String },
     #[error("tensor `{fqn}`: {reason}")]
     BadTensor { fqn: String, reason: String },
 }
 
-pub type Result<T, E = Pt2Error> = std::result::Result<T, E>;
+const NOT_A_FILE_HINT: &str = "pass the path of the .pt2 file written by torch.export.save";
+const TORCH_SAVE_HINT: &str = "pass the file written by torch.export.save";
+const RESAVE_HINT: &str = "re-save it with torch.export.save";
+const PICKLED_HINT: &str = "save plain tensors, e.g. unwrap the subclass before torch.export";
+const LEGACY_HINT: &str = "re-save the program with torch 2.9 or newer";
+
+impl ArchiveError {
+    /// What the user can do about it.
+    pub fn hint(&self) -> Option<&str> {
+        match self {
+            ArchiveError::NotAFile { .. } => Some(NOT_A_FILE_HINT),
+            ArchiveError::NotZip { .. } | ArchiveError::NotPt2 { .. } => Some(TORCH_SAVE_HINT),
+            ArchiveError::Compressed { .. } => Some(RESAVE_HINT),
+            ArchiveError::Pickled { .. } => Some(PICKLED_HINT),
+            ArchiveError::LegacyWeights { .. } => Some(LEGACY_HINT),
+            _ => None,
+        }
+    }
+}
+
+pub type Result<T, E = ArchiveError> = std::result::Result<T, E>;
 
 /// The entries of an archive by position, to name the entry a slice of its bytes lies in.
 #[derive(Clone, Debug, Default)]
@@ -89,11 +109,11 @@ pub struct Archive {
 impl Archive {
     /// Memory-map and index `path`. Checks the `archive_format` and `archive_version` entries.
     pub fn open(path: &Path) -> Result<Archive> {
-        let io = |source| Pt2Error::Io { path: path.to_path_buf(), source };
+        let io = |source| ArchiveError::Io { path: path.to_path_buf(), source };
         let file = std::fs::File::open(path).map_err(io)?;
         // A pipe or a device cannot be mapped (and /dev/zero would never end): say so plainly.
         if !file.metadata().map_err(io)?.is_file() {
-            return Err(Pt2Error::NotAFile { path: path.to_path_buf() });
+            return Err(ArchiveError::NotAFile { path: path.to_path_buf() });
         }
         // SAFETY: the map is read-only; a file truncated underneath us faults (SIGBUS), the
         // trade-off of every mmap-based reader, which `install_truncation_guard` turns into an
@@ -110,24 +130,24 @@ impl Archive {
 
     /// Index an archive already in memory (tests, buffers).
     pub fn from_bytes(path: &Path, data: Bytes) -> Result<Archive> {
-        let not_zip = |detail: String| Pt2Error::NotZip { path: path.to_path_buf(), detail };
+        let not_zip = |detail: String| ArchiveError::NotZip { path: path.to_path_buf(), detail };
         let dir = zipdir::Directory::read(&data).map_err(not_zip)?;
         let root = dir
             .names(&data)
             .find_map(|n| n.strip_suffix("archive_format").filter(|r| r.is_empty() || r.ends_with('/')))
             .map(str::to_string)
-            .ok_or_else(|| Pt2Error::NotPt2 { path: path.to_path_buf() })?;
+            .ok_or_else(|| ArchiveError::NotPt2 { path: path.to_path_buf() })?;
         let entries = dir.under(&data, &root);
         let archive = Archive { path: path.to_path_buf(), data, file: None, entries, root };
         if archive.entry("archive_format")?.as_ref() != b"pt2" {
-            return Err(Pt2Error::NotPt2 { path: path.to_path_buf() });
+            return Err(ArchiveError::NotPt2 { path: path.to_path_buf() });
         }
         // torch treats a missing archive_version as 0.
         if archive.has("archive_version") {
             let v = archive.entry("archive_version")?;
             let v = String::from_utf8_lossy(&v).trim().to_string();
             if v != "0" {
-                return Err(Pt2Error::ArchiveVersion { found: v });
+                return Err(ArchiveError::ArchiveVersion { found: v });
             }
         }
         Ok(archive)
@@ -170,15 +190,15 @@ impl Archive {
 
     fn located(&self, name: &str) -> Result<zipdir::Located> {
         let located = self.entries.locate(&self.data, name).map_err(|e| match e {
-            zipdir::LocateError::BadHeader(detail) => Pt2Error::NotZip { path: self.path.clone(), detail },
-            zipdir::LocateError::Outside => Pt2Error::Truncated { entry: format!("{}{name}", self.root) },
+            zipdir::LocateError::BadHeader(detail) => ArchiveError::NotZip { path: self.path.clone(), detail },
+            zipdir::LocateError::Outside => ArchiveError::Truncated { entry: format!("{}{name}", self.root) },
         })?;
-        let l = located.ok_or_else(|| Pt2Error::MissingEntry {
+        let l = located.ok_or_else(|| ArchiveError::MissingEntry {
             entry: format!("{}{name}", self.root),
-            hint: "the archive is incomplete; re-save it with torch.export.save".into(),
+            detail: "the archive is incomplete; re-save it with torch.export.save".into(),
         })?;
         if l.method != 0 {
-            return Err(Pt2Error::Compressed { entry: name.to_string(), method: l.method.to_string() });
+            return Err(ArchiveError::Compressed { entry: name.to_string(), method: l.method.to_string() });
         }
         Ok(l)
     }
@@ -215,11 +235,11 @@ impl Archive {
         if !models.iter().any(|m| m == name) {
             let available =
                 if models.is_empty() { "none (no `models/<name>.json` entry)".to_string() } else { models.join(", ") };
-            return Err(Pt2Error::UnknownModel { name: name.to_string(), available });
+            return Err(ArchiveError::UnknownModel { name: name.to_string(), available });
         }
         for legacy in [format!("data/weights/{name}.pt"), format!("data/constants/{name}.pt")] {
             if self.has(&legacy) {
-                return Err(Pt2Error::LegacyWeights { entry: legacy });
+                return Err(ArchiveError::LegacyWeights { entry: legacy });
             }
         }
         let entry = format!("models/{name}.json");
@@ -227,7 +247,7 @@ impl Archive {
         // weights config is a good part of its JSON.
         let weights_entry = format!("data/weights/{name}_weights_config.json");
         let large = self.span(&weights_entry).is_ok_and(|(start, end)| end - start >= 1 << 20);
-        let (program, configs) = crate::join_if(
+        let (program, configs) = crate::util::join_if(
             large,
             || self.json::<schema::ExportedProgram<'_>>(&entry),
             || -> Result<_> {
@@ -238,7 +258,7 @@ impl Archive {
         );
         let program = program?;
         if program.schema_version.major != 8 {
-            return Err(Pt2Error::SchemaVersion {
+            return Err(ArchiveError::SchemaVersion {
                 entry,
                 major: program.schema_version.major,
                 minor: program.schema_version.minor,
@@ -250,7 +270,7 @@ impl Archive {
 
     fn json<'a, T: serde::Deserialize<'a>>(&'a self, entry: &str) -> Result<T> {
         let bytes = self.entry_ref(entry)?;
-        serde_json::from_slice(bytes).map_err(|source| Pt2Error::Json { entry: entry.to_string(), source })
+        serde_json::from_slice(bytes).map_err(|source| ArchiveError::Json { entry: entry.to_string(), source })
     }
 
     /// A payload config; a program without weights may have none.
@@ -285,18 +305,18 @@ impl Loaded<'_> {
             None => {
                 let (other, other_folder) =
                     if in_weights { (&self.constants, "data/constants") } else { (&self.weights, "data/weights") };
-                let m = other.config.get(fqn).ok_or_else(|| Pt2Error::MissingEntry {
+                let m = other.config.get(fqn).ok_or_else(|| ArchiveError::MissingEntry {
                     entry: format!("{folder}/{}_*_config.json[{fqn}]", self.name),
-                    hint: format!("the payload config has no tensor `{fqn}`; the archive is incomplete"),
+                    detail: format!("the payload config has no tensor `{fqn}`; the archive is incomplete"),
                 })?;
                 (m, other_folder)
             }
         };
         let path = format!("{folder}/{}", meta.path_name);
         if meta.use_pickle {
-            return Err(Pt2Error::Pickled { fqn: fqn.to_string(), path });
+            return Err(ArchiveError::Pickled { fqn: fqn.to_string(), path });
         }
-        let tmeta = meta.tensor_meta.as_ref().ok_or_else(|| Pt2Error::BadTensor {
+        let tmeta = meta.tensor_meta.as_ref().ok_or_else(|| ArchiveError::BadTensor {
             fqn: fqn.to_string(),
             reason: "payload config has no tensor_meta".into(),
         })?;

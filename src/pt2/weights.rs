@@ -3,7 +3,7 @@
 use bytes::Bytes;
 
 use super::schema::{SymInt, TensorMeta};
-use super::{Pt2Error, Result};
+use super::{ArchiveError, Result};
 
 /// The schema's ScalarType enum (not c10's numbering: FLOAT is 7, BOOL is 12).
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
@@ -133,7 +133,7 @@ pub struct Weight {
 fn concrete(fqn: &str, what: &str, s: &SymInt) -> Result<i64> {
     match s {
         SymInt::AsInt(v) => Ok(*v),
-        SymInt::AsExpr(e) => Err(Pt2Error::BadTensor {
+        SymInt::AsExpr(e) => Err(ArchiveError::BadTensor {
             fqn: fqn.to_string(),
             reason: format!("{what} is symbolic ({}), but stored tensors have concrete shapes", e.expr_str),
         }),
@@ -154,7 +154,7 @@ impl Weight {
     /// View `storage` (the whole stored entry) as described by `meta`. Every size, stride and
     /// offset is checked before use; the view must lie inside the stored bytes.
     pub fn view(fqn: &str, path: &str, storage: Bytes, meta: &TensorMeta) -> Result<Weight> {
-        let bad = |reason: String| Pt2Error::BadTensor { fqn: fqn.to_string(), reason };
+        let bad = |reason: String| ArchiveError::BadTensor { fqn: fqn.to_string(), reason };
         let dtype = scalar_type(meta.dtype).ok_or_else(|| bad(format!("unknown ScalarType id {}", meta.dtype)))?;
         let sizes = meta.sizes.iter().map(|s| concrete(fqn, "size", s)).collect::<Result<Vec<_>>>()?;
         let strides = meta.strides.iter().map(|s| concrete(fqn, "stride", s)).collect::<Result<Vec<_>>>()?;

@@ -42,29 +42,41 @@ pub type Tensor = Value;
 #[derive(Debug, Clone, PartialEq)]
 pub struct OpError {
     pub message: String,
+    /// What the user can do about it (the message says what went wrong).
+    pub hint: Option<String>,
 }
 
 impl OpError {
     pub fn new(message: impl Into<String>) -> Self {
-        OpError { message: message.into() }
+        OpError { message: message.into(), hint: None }
+    }
+
+    /// The same error, with what the user can do about it.
+    pub fn with_hint(self, hint: impl Into<String>) -> Self {
+        OpError { hint: Some(hint.into()), ..self }
     }
 }
 
+/// The message, then `; hint: ` and the hint.
 impl std::fmt::Display for OpError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.message)
+        f.write_str(&self.message)?;
+        match &self.hint {
+            Some(h) => write!(f, "; hint: {h}"),
+            None => Ok(()),
+        }
     }
 }
 
 impl From<String> for OpError {
     fn from(message: String) -> Self {
-        OpError { message }
+        OpError::new(message)
     }
 }
 
 impl From<&str> for OpError {
     fn from(message: &str) -> Self {
-        OpError { message: message.to_string() }
+        OpError::new(message)
     }
 }
 

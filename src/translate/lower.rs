@@ -18,7 +18,7 @@ use crate::hash::{FxHashMap, FxHashSet};
 use crate::onnx::builder::Builder;
 use crate::onnx::ir::{Dim, Model, TensorData, Value};
 use crate::pt2::schema::{self, Argument, SymBoolArgument, SymFloatArgument, SymIntArgument};
-use crate::pt2::{Pt2Error, ScalarType};
+use crate::pt2::{ArchiveError, ScalarType};
 
 use super::aliasing::{Aliases, FirstArg};
 use super::dsl::{onnx_dtype, target_key, NodeCtx, OpError, SubgraphLowerer, TranslationTable};
@@ -37,17 +37,42 @@ pub struct UnsupportedOp {
     pub reason: Option<&'static str>,
 }
 
-/// Errors of the lowering layer.
+/// Errors of the translation stage: unsupported operators (all of them at once), a node that
+/// could not be translated (its FX name and target), or a program ONNX cannot express.
 #[derive(Debug, thiserror::Error)]
-pub enum LowerError {
+pub enum TranslateError {
     #[error("{}", unsupported_message(.0))]
     Unsupported(Vec<UnsupportedOp>),
-    #[error("node `{node}` ({target}): {message}")]
-    Node { node: String, target: String, message: String },
-    #[error("{0}")]
-    Program(String),
+    #[error("node `{node}` ({target}): {message}{}", hint_suffix(.hint))]
+    Node { node: String, target: String, message: String, hint: Option<String> },
+    #[error("{message}{}", hint_suffix(.hint))]
+    Program { message: String, hint: Option<String> },
     #[error(transparent)]
-    Archive(#[from] Pt2Error),
+    Archive(#[from] ArchiveError),
+}
+
+/// The hint unsupported operators get: how to add translations.
+pub const UNSUPPORTED_HINT: &str = "add translations with fxonnx::translations! and pass them as \
+                                    ExportOptions::custom_translation_table; `fxonnx ops` lists the supported targets";
+
+impl TranslateError {
+    /// A program ONNX cannot express.
+    pub fn program(message: impl Into<String>) -> Self {
+        TranslateError::Program { message: message.into(), hint: None }
+    }
+
+    /// What the user can do about it.
+    pub fn hint(&self) -> Option<&str> {
+        match self {
+            TranslateError::Unsupported(_) => Some(UNSUPPORTED_HINT),
+            TranslateError::Node { hint, .. } | TranslateError::Program { hint, .. } => hint.as_deref(),
+            TranslateError::Archive(e) => e.hint(),
+        }
+    }
+}
+
+fn hint_suffix(hint: &Option<String>) -> String {
+    hint.as_ref().map(|h| format!("; hint: {h}")).unwrap_or_default()
 }
 
 fn unsupported_message(ops: &[UnsupportedOp]) -> String {
@@ -58,10 +83,8 @@ fn unsupported_message(ops: &[UnsupportedOp]) -> String {
             s.push_str(&format!("\n    not translated on purpose: {reason}"));
         }
     }
-    s.push_str(
-        "\nhint: add translations with fxonnx::translations! and pass them as ExportOptions::custom_translation_table; \
-         `fxonnx ops` lists the supported targets",
-    );
+    s.push_str("\nhint: ");
+    s.push_str(UNSUPPORTED_HINT);
     s
 }
 
@@ -155,7 +178,7 @@ fn bind_inputs<'g>(
     lw: &Lowerer,
     op: &mut Builder,
     env: &mut Scope<'g>,
-) -> Result<BoundInputs, LowerError> {
+) -> Result<BoundInputs, TranslateError> {
     let (graph, opts) = (program.graph(), lw.opts);
     // Sized for every input up front: a large program has hundreds of thousands of weights, and
     // growing the map one rehash at a time would show in the lowering.
@@ -167,7 +190,8 @@ fn bind_inputs<'g>(
     for input in program.inputs() {
         match &input.kind {
             InputKind::Parameter { fqn } | InputKind::Buffer { fqn, .. } | InputKind::Constant { fqn } => {
-                let in_weights = matches!(input.kind, InputKind::Parameter { .. } | InputKind::Buffer { persistent: true, .. });
+                let in_weights =
+                    matches!(input.kind, InputKind::Parameter { .. } | InputKind::Buffer { persistent: true, .. });
                 let mut w = program.loaded().tensor(fqn, in_weights)?;
                 check_weight_type(&w, fqn, graph, &input.name)?;
                 let v = match tied.entry(std::mem::take(&mut w.key)) {
@@ -205,12 +229,17 @@ fn bind_inputs<'g>(
             }
             InputKind::UserTensor => {
                 let meta = graph.tensor_values.get(input.name.as_str()).ok_or_else(|| {
-                    LowerError::Program(format!("user input `{}` has no entry in tensor_values", input.name))
+                    TranslateError::program(format!("user input `{}` has no entry in tensor_values", input.name))
                 })?;
                 let (dtype, shape, complex) = lw.tensor_type(meta);
                 let v = op.add_input(Some(dtype), Some(shape));
                 op.info_mut(v).complex = complex;
-                let name = opts.input_names.get(n_user).filter(|n| !n.is_empty()).cloned().unwrap_or_else(|| input.name.clone());
+                let name = opts
+                    .input_names
+                    .get(n_user)
+                    .filter(|n| !n.is_empty())
+                    .cloned()
+                    .unwrap_or_else(|| input.name.clone());
                 lw.name(op, v, &name);
                 let mut meta = metadata::input_metadata(&input.kind, &input.name);
                 if name == input.name {
@@ -223,7 +252,12 @@ fn bind_inputs<'g>(
             }
             InputKind::UserSymInt => {
                 let v = op.add_input(Some(crate::onnx::ir::DType::Int64), Some(vec![]));
-                let name = opts.input_names.get(n_user).filter(|n| !n.is_empty()).cloned().unwrap_or_else(|| input.name.clone());
+                let name = opts
+                    .input_names
+                    .get(n_user)
+                    .filter(|n| !n.is_empty())
+                    .cloned()
+                    .unwrap_or_else(|| input.name.clone());
                 lw.name(op, v, &name);
                 let mut meta = metadata::input_metadata(&input.kind, &input.name);
                 if name == input.name {
@@ -240,10 +274,13 @@ fn bind_inputs<'g>(
                 env.insert(&input.name, v);
             }
             InputKind::CustomObj { fqn, class_fqn } => {
-                return Err(LowerError::Program(format!(
-                    "input `{}` is a custom object `{fqn}` of class {class_fqn}; ONNX has no equivalent (hint: keep TorchBind objects out of the exported forward)",
-                    input.name
-                )))
+                return Err(TranslateError::Program {
+                    message: format!(
+                        "input `{}` is a custom object `{fqn}` of class {class_fqn}; ONNX has no equivalent",
+                        input.name
+                    ),
+                    hint: Some("keep TorchBind objects out of the exported forward".into()),
+                })
             }
         }
     }
@@ -252,10 +289,10 @@ fn bind_inputs<'g>(
 }
 
 /// Lower a resolved program into an ONNX model.
-pub fn lower(program: &Program<'_>, opts: &LowerOptions<'_>) -> Result<(Model, Vec<String>), LowerError> {
+pub fn lower(program: &Program<'_>, opts: &LowerOptions<'_>) -> Result<(Model, Vec<String>), TranslateError> {
     let unsupported = find_unsupported(program.graph(), opts.table);
     if !unsupported.is_empty() {
-        return Err(LowerError::Unsupported(unsupported));
+        return Err(TranslateError::Unsupported(unsupported));
     }
     let lw = Lowerer {
         opts,
@@ -277,7 +314,7 @@ pub fn lower(program: &Program<'_>, opts: &LowerOptions<'_>) -> Result<(Model, V
     // Counting every value's readers and printing the signature (torch's graph metadata) only read
     // the program: for a large one a second thread does both while this one binds the inputs.
     let large = graph.nodes.len() + program.inputs().len() >= 20_000;
-    let (bound, (users, graph_metadata)) = crate::join_if(
+    let (bound, (users, graph_metadata)) = crate::util::join_if(
         large,
         || bind_inputs(program, &lw, &mut op, &mut env),
         || (metadata::user_counts(graph), metadata::graph_metadata(&program.loaded().program)),
@@ -379,10 +416,10 @@ pub fn lower(program: &Program<'_>, opts: &LowerOptions<'_>) -> Result<(Model, V
     }
     if final_outputs.is_empty() {
         // ONNX Runtime refuses a model without outputs, and it would compute nothing.
-        return Err(LowerError::Program(
-            "the program returns nothing: an ONNX model needs at least one output; hint: return a tensor from forward"
-                .into(),
-        ));
+        return Err(TranslateError::Program {
+            message: "the program returns nothing: an ONNX model needs at least one output".into(),
+            hint: Some("return a tensor from forward".into()),
+        });
     }
     op.graph_mut().outputs = final_outputs;
     let mut warnings = lw.warnings.into_inner();
@@ -403,8 +440,8 @@ fn identity_of(op: &mut Builder, v: Value) -> Value {
     id
 }
 
-fn lookup(env: &Scope, name: &str) -> Result<Value, LowerError> {
-    env.get(name).copied().ok_or_else(|| LowerError::Program(format!("output `{name}` is not defined by any node")))
+fn lookup(env: &Scope, name: &str) -> Result<Value, TranslateError> {
+    env.get(name).copied().ok_or_else(|| TranslateError::program(format!("output `{name}` is not defined by any node")))
 }
 
 fn arg_name<'g>(arg: &'g Argument<'_>) -> Option<&'g str> {
@@ -576,14 +613,19 @@ fn is_inplace(key: &str) -> bool {
 
 /// A stored tensor must be what the program says it reads: the same dtype and, where the
 /// program's sizes are static, the same sizes. Otherwise every shape after it would be wrong.
-fn check_weight_type(w: &crate::pt2::Weight, fqn: &str, graph: &schema::Graph, value: &str) -> Result<(), LowerError> {
+fn check_weight_type(
+    w: &crate::pt2::Weight,
+    fqn: &str,
+    graph: &schema::Graph,
+    value: &str,
+) -> Result<(), TranslateError> {
     let Some(meta) = graph.tensor_values.get(value) else { return Ok(()) };
     let same_sizes = meta.sizes.len() == w.sizes.len()
         && meta.sizes.iter().zip(&w.sizes).all(|(s, &n)| !matches!(s, schema::SymInt::AsInt(m) if *m != n));
     if crate::pt2::scalar_type(meta.dtype) == Some(w.dtype) && same_sizes {
         return Ok(());
     }
-    Err(LowerError::Program(format!(
+    Err(TranslateError::program(format!(
         "tensor `{fqn}` is stored as {} {:?}, but the program reads it as {}; the archive is inconsistent",
         w.dtype.name(),
         w.sizes,
@@ -656,7 +698,7 @@ impl Lowerer<'_> {
     }
 
     /// The ONNX value of an output argument (tensor or symbolic scalar, or a literal).
-    fn value_of(&self, op: &mut Builder, arg: &Argument, env: &Scope) -> Result<Value, LowerError> {
+    fn value_of(&self, op: &mut Builder, arg: &Argument, env: &Scope) -> Result<Value, TranslateError> {
         if let Some(name) = arg_name(arg) {
             return lookup(env, name);
         }
@@ -668,7 +710,7 @@ impl Lowerer<'_> {
             Argument::Bool(b) | Argument::SymBool(SymBoolArgument::AsBool(b)) => {
                 Ok(op.scalar(crate::onnx::ir::DType::Bool, *b as i64 as f64))
             }
-            _ => Err(LowerError::Program(format!("output of kind {} cannot be an ONNX graph output", arg.kind()))),
+            _ => Err(TranslateError::program(format!("output of kind {} cannot be an ONNX graph output", arg.kind()))),
         }
     }
 
@@ -678,7 +720,7 @@ impl Lowerer<'_> {
         graph: &'g schema::Graph<'_>,
         index: usize,
         env: &mut Scope<'g>,
-    ) -> Result<(), LowerError> {
+    ) -> Result<(), TranslateError> {
         if env.checks_only.get(index) == Some(&true) {
             return Ok(());
         }
@@ -687,9 +729,10 @@ impl Lowerer<'_> {
         let logical_rank = |n: &str| graph.tensor_values.get(n).map(|m| m.sizes.len());
         if super::vmap::is_bracket(&node.target) {
             let Scope { values, vmap, .. } = env;
-            let out = vmap.lower_bracket(op, node, &|n| values.get(n).copied(), &logical_rank).map_err(&err)?;
+            let out =
+                vmap.lower_bracket(op, node, &|n| values.get(n).copied(), &logical_rank).map_err(|e| err(e.into()))?;
             if let Some((name, v, varies)) = out {
-                let v = self.bind_output(op, name, &fx_value(graph, name), v).map_err(&err)?;
+                let v = self.bind_output(op, name, &fx_value(graph, name), v).map_err(|e| err(e.into()))?;
                 env.insert(name, v);
                 let rank = logical_rank(name).unwrap_or_default();
                 env.vmap.bind(op, name, v, varies, rank);
@@ -748,11 +791,12 @@ impl Lowerer<'_> {
         op.node_metadata = saved_meta;
         result?;
         match op.memory_limit {
-            Some(limit) if op.built_bytes > limit => Err(err(format!(
+            Some(limit) if op.built_bytes > limit => Err(err(OpError::new(format!(
                 "the constants built by the translations take {} bytes, over the memory limit of {limit} bytes \
-                 (--max-memory); hint: raise the limit",
+                     (--max-memory)",
                 op.built_bytes
-            ))),
+            ))
+            .with_hint("raise the limit"))),
             _ => Ok(()),
         }
     }
@@ -767,11 +811,11 @@ impl Lowerer<'_> {
         key: &str,
         values: &FxHashMap<&str, Value>,
         out_types: Vec<Option<crate::onnx::ir::DType>>,
-    ) -> Result<(Result<super::dsl::Outputs, OpError>, bool, &'t str), LowerError> {
+    ) -> Result<(Result<super::dsl::Outputs, OpError>, bool, &'t str), TranslateError> {
         let view = super::dsl::NodeView { node, graph };
         let (entry, inplace, functional_key) = resolve(self.opts.table, key, &view).ok_or_else(|| {
             let node_name = fx::node_name(node).to_string();
-            LowerError::Unsupported(vec![UnsupportedOp {
+            TranslateError::Unsupported(vec![UnsupportedOp {
                 target: node.target.to_string(),
                 key: key.to_string(),
                 nodes: vec![node_name],
@@ -787,7 +831,7 @@ impl Lowerer<'_> {
                 Err(OpError::new(format!(
                     "internal error in the translation `{}`: {}; this is a bug in fxonnx, please report it with the archive",
                     entry.name,
-                    crate::panic_message(panic.as_ref())
+                    crate::util::panic_message(panic.as_ref())
                 )))
             });
         op.out_types = saved;
@@ -807,8 +851,8 @@ impl Lowerer<'_> {
         target: &'g str,
         output: Option<&'g str>,
         new: Value,
-        err: &dyn Fn(String) -> LowerError,
-    ) -> Result<(), LowerError> {
+        err: &dyn Fn(OpError) -> TranslateError,
+    ) -> Result<(), TranslateError> {
         let target = env.aliases.resolve(target);
         if let Some(o) = output {
             env.aliases.same(o, target);
@@ -856,7 +900,8 @@ impl Lowerer<'_> {
                  and a guess could give wrong results. Workaround: export the program after \
                  `ep.run_decompositions()`, which makes the update functional, or write it out of place",
                 super::aliasing::reader_after(graph, alias, index)
-            ))
+            )
+            .into())
         };
         if write_back {
             let path = env.aliases.path(target).map_err(|through| refuse(through, base))?;
@@ -922,7 +967,7 @@ impl Lowerer<'_> {
         graph: &'g schema::Graph<'_>,
         node: usize,
         env: &mut Scope<'g>,
-    ) -> Result<(), LowerError> {
+    ) -> Result<(), TranslateError> {
         let node = &graph.nodes[node];
         let (slots, out_types) = output_slots(graph, node);
         let key = target_key(&node.target);
@@ -943,14 +988,15 @@ impl Lowerer<'_> {
         base: &'g str,
         path: &[(usize, &'g str, &'g str)],
         new: Value,
-        err: &dyn Fn(String) -> LowerError,
-    ) -> Result<Value, LowerError> {
+        err: &dyn Fn(OpError) -> TranslateError,
+    ) -> Result<Value, TranslateError> {
         use crate::onnx::ir::DType;
         let base_value = lookup(env, base)?;
         if op.info(base_value).complex {
             return Err(err(format!(
                 "mutates a view of the complex tensor `{base}` in place; writing it back is not supported"
-            )));
+            )
+            .into()));
         }
         let shape = op.Shape(base_value).out();
         let base_shape = op.info(base_value).shape.clone();
@@ -988,9 +1034,10 @@ impl Lowerer<'_> {
                 }
             }
             let (outputs, _, _) = translated?;
-            let outputs = outputs.map_err(|e| err(e.message))?;
+            let outputs = outputs.map_err(err)?;
             positions = outputs.0.get(slot).copied().flatten().ok_or_else(|| {
-                err(format!("writing back into `{base}`: the view `{out}` could not be applied to its positions"))
+                err(format!("writing back into `{base}`: the view `{out}` could not be applied to its positions")
+                    .into())
             })?;
             // The positions have the view's shape (later views on the path ask for its rank).
             if let FxValue::Tensor(meta) = fx_value(graph, out) {
@@ -1031,12 +1078,12 @@ impl Lowerer<'_> {
         inplace: bool,
         slots: &[Option<(&'g str, FxValue<'g>)>],
         translation: &str,
-        err: &dyn Fn(String) -> LowerError,
-    ) -> Result<Option<Value>, LowerError> {
-        let outputs = outputs.map_err(|e| err(e.message))?;
+        err: &dyn Fn(OpError) -> TranslateError,
+    ) -> Result<Option<Value>, TranslateError> {
+        let outputs = outputs.map_err(err)?;
         let build_errors = op.take_errors();
         if let Some(e) = build_errors.first() {
-            return Err(err(format!("{e}; hint: export with a newer --opset")));
+            return Err(err(OpError::new(e.to_string()).with_hint("export with a newer --opset")));
         }
         let produced = outputs.0;
         if produced.len() < slots.iter().filter(|s| s.is_some()).count().min(1) && !slots.is_empty() {
@@ -1045,7 +1092,8 @@ impl Lowerer<'_> {
                 translation,
                 produced.len(),
                 slots.len()
-            )));
+            )
+            .into()));
         }
         for (i, slot) in slots.iter().enumerate() {
             let Some((name, fx_type)) = slot else { continue };
@@ -1057,10 +1105,11 @@ impl Lowerer<'_> {
                     return Err(err(format!(
                         "the translation `{}` did not compute output {i} (`{name}`), which later nodes use",
                         translation
-                    )))
+                    )
+                    .into()))
                 }
             };
-            let v = self.bind_output(op, name, fx_type, v).map_err(err)?;
+            let v = self.bind_output(op, name, fx_type, v).map_err(|e| err(e.into()))?;
             env.insert(name, v);
         }
         if !inplace {
@@ -1160,20 +1209,27 @@ fn output_slots<'g>(
 /// ([`crate::onnx::check::check`]): a contradiction is an error naming the FX node. Run on
 /// the translated graph and again on the optimized one, where folded shape computations let more
 /// shapes be computed.
-pub fn check_types(model: &Model) -> Result<(), LowerError> {
-    crate::onnx::check::check(model).map_err(|c| LowerError::Node {
-        node: c.node,
-        target: format!("ONNX {}", c.op),
-        message: if c.inconsistent {
-            format!("{}; the archive's metadata is inconsistent (corrupt or edited)", c.message)
+pub fn check_types(model: &Model) -> Result<(), TranslateError> {
+    crate::onnx::check::check(model).map_err(|c| {
+        let (message, hint) = if c.inconsistent {
+            (format!("{}; the archive's metadata is inconsistent (corrupt or edited)", c.message), None)
         } else {
-            format!("{}, so no valid model computes this node; hint: run it in a type ONNX accepts", c.message)
-        },
+            (
+                format!("{}, so no valid model computes this node", c.message),
+                Some("run it in a type ONNX accepts".into()),
+            )
+        };
+        TranslateError::Node { node: c.node, target: format!("ONNX {}", c.op), message, hint }
     })
 }
 
-fn node_error<'n>(node: &'n schema::Node<'_>) -> impl Fn(String) -> LowerError + 'n {
-    move |message| LowerError::Node { node: fx::node_name(node).to_string(), target: node.target.to_string(), message }
+/// The error of node `node`: its name and target with what went wrong (a message, or an
+/// [`OpError`] with its hint).
+fn node_error<'n>(node: &'n schema::Node<'_>) -> impl Fn(OpError) -> TranslateError + 'n {
+    move |e| {
+        let OpError { message, hint } = e;
+        TranslateError::Node { node: fx::node_name(node).to_string(), target: node.target.to_string(), message, hint }
+    }
 }
 
 fn fx_value<'g>(graph: &'g schema::Graph<'_>, name: &str) -> FxValue<'g> {

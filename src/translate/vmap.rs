@@ -10,6 +10,7 @@
 //! Any other op reads dims by position and would need them remapped: inside a region it is refused,
 //! with its name, rather than translated wrongly.
 
+use super::dsl::OpError;
 use crate::hash::FxHashMap;
 use crate::onnx::builder::Builder;
 use crate::onnx::ir::{Dim, Value};
@@ -237,7 +238,7 @@ impl<'g> Vmap<'g> {
         key: &str,
         value: &dyn Fn(&str) -> Option<Value>,
         logical_rank: &dyn Fn(&str) -> Option<usize>,
-    ) -> Result<Plan<'g>, String> {
+    ) -> Result<Plan<'g>, OpError> {
         let mut batched = Vec::new();
         for input in &node.inputs {
             crate::fx::for_each_value_name(&input.arg, &mut |n| {
@@ -250,11 +251,11 @@ impl<'g> Vmap<'g> {
             return Ok(Plan::Plain);
         }
         if !ELEMENTWISE.contains(&base(key)) {
-            return Err(format!(
-                "inside torch.vmap only elementwise ops are translated, and `{key}` reads the batched `{}`; \
-                 hint: compute it outside the vmap, or translate the whole function in a custom table",
+            return Err(OpError::new(format!(
+                "inside torch.vmap only elementwise ops are translated, and `{key}` reads the batched `{}`",
                 batched[0]
-            ));
+            ))
+            .with_hint("compute it outside the vmap, or translate the whole function in a custom table"));
         }
         let k = self.levels.len();
         if UNBATCHED_CREATIONS.contains(&base(key)) {

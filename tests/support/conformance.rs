@@ -26,7 +26,7 @@ use std::time::{Duration, Instant};
 use serde::Deserialize;
 use serde_json::{json, Value as Json};
 
-use fxonnx::internals::lower::LowerError;
+use fxonnx::{ErrorKind, TranslateError};
 
 /// The batch checker run by the Python process.
 pub const CHECKER: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/check_cases.py");
@@ -394,15 +394,17 @@ fn meta_target(fx_target: &str) -> String {
 }
 
 fn classify_export_error(e: fxonnx::Error) -> ExportFailure {
-    match e {
-        fxonnx::Error::Lower(LowerError::Unsupported(ops)) => {
+    match e.kind() {
+        ErrorKind::Translate(TranslateError::Unsupported(ops)) => {
             let targets: BTreeSet<String> = ops.iter().map(|op| meta_target(&op.target)).collect();
             ExportFailure::Unsupported(targets.into_iter().collect())
         }
-        fxonnx::Error::Lower(LowerError::Node { target, message, .. }) => {
-            ExportFailure::Translation { target: meta_target(&target), message }
+        ErrorKind::Translate(TranslateError::Node { target, message, hint, .. }) => {
+            // As the error says it, hint included.
+            let message = hint.as_ref().map_or_else(|| message.clone(), |h| format!("{message}; hint: {h}"));
+            ExportFailure::Translation { target: meta_target(target), message }
         }
-        other => ExportFailure::Other(other.to_string()),
+        _ => ExportFailure::Other(e.to_string()),
     }
 }
 

@@ -55,7 +55,9 @@ pub enum DataPlacement {
 pub enum SaveError {
     #[error("cannot write {path}: {source}")]
     Io { path: PathBuf, source: std::io::Error },
-    #[error("the model is {size} bytes with its weights inline, over protobuf's 2 GiB limit; hint: save with external data (--external-data)")]
+    #[error(
+        "the model is {size} bytes with its weights inline, over protobuf's 2 GiB limit; hint: {EXTERNAL_DATA_HINT}"
+    )]
     TooLarge { size: usize },
     #[error(
         "the model is {size} bytes without its weights (mostly graph and metadata_props), over protobuf's 2 GiB limit"
@@ -66,7 +68,18 @@ pub enum SaveError {
     Target { path: PathBuf, what: &'static str, hint: &'static str },
 }
 
+const EXTERNAL_DATA_HINT: &str = "save with external data (--external-data)";
+
 impl SaveError {
+    /// What the user can do about it.
+    pub fn hint(&self) -> Option<&str> {
+        match self {
+            SaveError::TooLarge { .. } => Some(EXTERNAL_DATA_HINT),
+            SaveError::Target { hint, .. } => Some(hint),
+            _ => None,
+        }
+    }
+
     fn too_large(size: usize, placement: &DataPlacement) -> SaveError {
         match placement {
             DataPlacement::Inline => SaveError::TooLarge { size },
