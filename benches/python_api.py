@@ -89,7 +89,10 @@ def main():
             f"| {name} | {'pass' if ok else 'FAIL'} | {sets} | {n} | {ea:.3g} | {er:.3g} | {ts * 1e3:.1f} "
             f"| {tr * 1e3:.1f} | {tp * 1e3:.1f} | {tp / tr:.2f}× | {torch_cells} |"
         )
-    a.out.write_text("\n".join(lines) + "\n")
+    # The "Wheels" section (python/release.sh's figures, written by hand) is kept as it is.
+    old = a.out.read_text() if a.out.exists() else ""
+    kept = old[old.find("\n## Wheels"):] if "\n## Wheels" in old else ""
+    a.out.write_text("\n".join(lines) + "\n" + kept)
     print(f"wrote {a.out}")
 
 
