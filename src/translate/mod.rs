@@ -3,7 +3,6 @@
 //! and the driver that walks the FX graph and calls them (`lower`).
 
 pub(crate) mod aliases;
-pub(crate) mod aliasing;
 pub mod dsl;
 mod helpers;
 pub(crate) mod lower;
