@@ -250,8 +250,9 @@ fn execute(cli: Cli) -> Result<(), Failure> {
                 eprintln!("report: {}", r.display());
             }
             if let Some(dir) = &genai_config {
-                let files = crate::genai::write_config(&program.model(), &output, dir.as_deref())
-                    .map_err(|e| format!("{e}\n(the model was written to {}; genai_config.json was not)", output.display()))?;
+                let files = crate::genai::write_config(&program.model(), &output, dir.as_deref()).map_err(|e| {
+                    format!("{e}\n(the model was written to {}; genai_config.json was not)", output.display())
+                })?;
                 for w in &files.warnings {
                     eprintln!("warning: {w}");
                 }

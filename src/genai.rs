@@ -68,7 +68,8 @@ pub fn write_config(model: &Model, model_path: &Path, model_dir: Option<&Path>) 
     let config = config_json(model, &filename, hf.as_ref(), &mut files.warnings)?;
     let path = folder.join("genai_config.json");
     let text = serde_json::to_string_pretty(&config).unwrap_or_default() + "\n";
-    crate::onnx::save::write_whole(&path, text.as_bytes()).map_err(|source| GenaiError::Io { path: path.clone(), source })?;
+    crate::onnx::save::write_whole(&path, text.as_bytes())
+        .map_err(|source| GenaiError::Io { path: path.clone(), source })?;
     files.written.push(path);
     if let Some(dir) = model_dir {
         for name in TOKENIZER_FILES {
@@ -76,8 +77,10 @@ pub fn write_config(model: &Model, model_path: &Path, model_dir: Option<&Path>) 
             if !from.is_file() || same_file(&from, &to) {
                 continue;
             }
-            let bytes = std::fs::read(&from).map_err(|e| GenaiError::Config { path: from.clone(), message: e.to_string() })?;
-            crate::onnx::save::write_whole(&to, &bytes).map_err(|source| GenaiError::Io { path: to.clone(), source })?;
+            let bytes =
+                std::fs::read(&from).map_err(|e| GenaiError::Config { path: from.clone(), message: e.to_string() })?;
+            crate::onnx::save::write_whole(&to, &bytes)
+                .map_err(|source| GenaiError::Io { path: to.clone(), source })?;
             files.written.push(to);
         }
     }
@@ -95,8 +98,7 @@ fn config_json(
     hf: Option<&Checkpoint>,
     warnings: &mut Vec<String>,
 ) -> Result<Json, GenaiError> {
-    let inputs: Vec<(&str, Vec<Dim<'_>>)> =
-        model.inputs().map(|v| (v.name(), v.shape().unwrap_or_default())).collect();
+    let inputs: Vec<(&str, Vec<Dim<'_>>)> = model.inputs().map(|v| (v.name(), v.shape().unwrap_or_default())).collect();
     let outputs: Vec<(&str, Vec<Dim<'_>>)> =
         model.outputs().map(|v| (v.name(), v.shape().unwrap_or_default())).collect();
     let names = |vs: &[(&str, Vec<Dim<'_>>)]| vs.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ");
@@ -153,7 +155,8 @@ fn config_json(
     }
     io_in.insert("past_key_names".into(), json!("past_key_values.%d.key"));
     io_in.insert("past_value_names".into(), json!("past_key_values.%d.value"));
-    let io_out = json!({"logits": "logits", "present_key_names": "present.%d.key", "present_value_names": "present.%d.value"});
+    let io_out =
+        json!({"logits": "logits", "present_key_names": "present.%d.key", "present_value_names": "present.%d.value"});
 
     let mut decoder = Map::new();
     decoder.insert("filename".into(), json!(filename));

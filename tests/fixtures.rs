@@ -218,9 +218,7 @@ fn transformers_cache_objects_take_genai_names_and_dims() {
     export_to("hf_cache_llama", "model", &out, &opts);
     let (inputs, outputs) = io(&fxonnx::export(fixtures().join("hf_cache_llama.pt2"), &opts).expect("export"));
     let kv = |p: &str, len: &str| -> Vec<String> {
-        (0..2)
-            .flat_map(|i| ["key", "value"].map(|k| format!("{p}.{i}.{k}[batch_size,2,{len},8]")))
-            .collect()
+        (0..2).flat_map(|i| ["key", "value"].map(|k| format!("{p}.{i}.{k}[batch_size,2,{len},8]"))).collect()
     };
     let mut want = vec![
         "input_ids[batch_size,sequence_length]".to_string(),
@@ -235,22 +233,40 @@ fn transformers_cache_objects_take_genai_names_and_dims() {
 
     let bart = fxonnx::export(fixtures().join("hf_cache_bart.pt2"), &opts).expect("export");
     let (inputs, outputs) = io(&bart);
-    assert_eq!(inputs[..3], [
-        "decoder_input_ids[batch_size,decoder_sequence_length]",
-        "encoder_outputs.last_hidden_state[batch_size,encoder_sequence_length,32]",
-        "past_key_values.0.decoder.key[batch_size,2,past_decoder_sequence_length,16]",
-    ]);
+    assert_eq!(
+        inputs[..3],
+        [
+            "decoder_input_ids[batch_size,decoder_sequence_length]",
+            "encoder_outputs.last_hidden_state[batch_size,encoder_sequence_length,32]",
+            "past_key_values.0.decoder.key[batch_size,2,past_decoder_sequence_length,16]",
+        ]
+    );
     assert_eq!(inputs[6], "past_key_values.0.encoder.key[batch_size,2,encoder_sequence_length,16]");
-    assert_eq!(outputs[1], "present.0.decoder.key[batch_size,2,decoder_sequence_length + past_decoder_sequence_length,16]");
-    assert_eq!(outputs.last().map(String::as_str), Some("encoder_last_hidden_state[batch_size,encoder_sequence_length,32]"));
+    assert_eq!(
+        outputs[1],
+        "present.0.decoder.key[batch_size,2,decoder_sequence_length + past_decoder_sequence_length,16]"
+    );
+    assert_eq!(
+        outputs.last().map(String::as_str),
+        Some("encoder_last_hidden_state[batch_size,encoder_sequence_length,32]")
+    );
     let bart_out = tmp.path().join("bart.onnx");
     export_to("hf_cache_bart", "model", &bart_out, &opts);
 
     // Names the options give win, one by one; the rest keep the tree's.
     let named = fxonnx::ExportOptions { input_names: vec!["ids".into()], output_names: vec!["scores".into()], ..opts };
     let (inputs, outputs) = io(&fxonnx::export(fixtures().join("hf_cache_llama.pt2"), &named).expect("export"));
-    assert_eq!((inputs[0].as_str(), inputs[1].as_str()), ("ids[batch_size,sequence_length]", "attention_mask[batch_size,total_sequence_length]"));
-    assert_eq!((outputs[0].as_str(), outputs[1].as_str()), ("scores[batch_size,sequence_length,64]", "present.0.key[batch_size,2,past_sequence_length + sequence_length,8]"));
+    assert_eq!(
+        (inputs[0].as_str(), inputs[1].as_str()),
+        ("ids[batch_size,sequence_length]", "attention_mask[batch_size,total_sequence_length]")
+    );
+    assert_eq!(
+        (outputs[0].as_str(), outputs[1].as_str()),
+        (
+            "scores[batch_size,sequence_length,64]",
+            "present.0.key[batch_size,2,past_sequence_length + sequence_length,8]"
+        )
+    );
     if let Some(py) = python() {
         check_numerics(&py, "hf_cache_llama", "model", &out);
         check_numerics(&py, "hf_cache_bart", "model", &bart_out);

@@ -68,7 +68,11 @@ impl Program {
     /// `model_dir`, a transformers checkpoint folder, its values and tokenizer files); returns the
     /// files written and the warnings.
     #[pyo3(signature = (model_path, model_dir=None))]
-    fn write_genai_config(&self, model_path: PathBuf, model_dir: Option<PathBuf>) -> PyResult<(Vec<PathBuf>, Vec<String>)> {
+    fn write_genai_config(
+        &self,
+        model_path: PathBuf,
+        model_dir: Option<PathBuf>,
+    ) -> PyResult<(Vec<PathBuf>, Vec<String>)> {
         use fxonnx::genai::GenaiError as G;
         let files = fxonnx::genai::write_config(&self.inner.model(), &model_path, model_dir.as_deref());
         files.map(|f| (f.written, f.warnings)).map_err(|e| match e {
