@@ -29,6 +29,7 @@ transformers = pytest.importorskip("transformers")
 tokenizers = pytest.importorskip("tokenizers")
 og = pytest.importorskip("onnxruntime_genai")
 
+import fxonnx  # noqa: E402
 import fxonnx.genai  # noqa: E402
 
 NEW_TOKENS = 24
@@ -107,6 +108,22 @@ def test_genai_generates_transformers_tokens(arch, tmp_path):
     for r in out["results"]:
         assert len(r["hf"]) == r["prompt_len"] + NEW_TOKENS
         assert r["genai"] == r["hf"], f"{arch}, {r['prompt']!r}: GenAI {r['genai']} != transformers {r['hf']}"
+
+
+def test_save_with_genai_writes_the_config(tmp_path):
+    """`ONNXProgram.save(path, genai=True)`: the config beside the model, named after its file,
+    with a warning for what no checkpoint folder gave; a model with no cache is refused."""
+    torch.manual_seed(0)
+    model = ARCHS["llama"](300).eval()
+    onnx_program = fxonnx.genai.export_decoder(model, tmp_path / "first")
+    with pytest.warns(UserWarning, match="context_length 2048"):
+        onnx_program.save(tmp_path / "step.onnx", genai=True)
+    config = json.loads((tmp_path / "genai_config.json").read_text())
+    assert config["model"]["decoder"]["filename"] == "step.onnx"
+    assert config["model"]["decoder"]["num_hidden_layers"] == 2
+    plain = fxonnx.export(torch.nn.Linear(4, 2), (torch.randn(3, 4),))
+    with pytest.raises(fxonnx.OptionsError, match="no past_key_values.N.key inputs"):
+        plain.save(tmp_path / "linear.onnx", genai=True)
 
 
 def main():
