@@ -123,16 +123,13 @@ impl Default for ExportOptions {
 /// A program whose inputs hold a transformers cache object gets tree names and its decoder dims
 /// named (`batch_size`, `past_sequence_length`, ...) without asking: the names ONNX Runtime GenAI
 /// and Optimum run it by.
-fn io_names(
-    program: &Program<'_>,
-    options: &ExportOptions,
-) -> Result<(Vec<String>, Vec<String>, HashMap<String, String>), Error> {
+fn io_names(program: &Program<'_>, options: &ExportOptions) -> Result<IoNames, Error> {
     let (mut inputs, mut outputs) = (options.input_names.clone(), options.output_names.clone());
     let mut dims = options.dim_names.clone();
     let paths = match crate::fx::tree::paths(&program.loaded().program.graph_module) {
         Ok(paths) if options.tree_names || paths.has_cache => paths,
         Err(e) if options.tree_names => return Err(Error::Options(format!("--tree-names: {e}"))),
-        _ => return Ok((inputs, outputs, dims)),
+        _ => return Ok(IoNames { inputs, outputs, dims }),
     };
     // Each in_spec leaf is a user input or a constant one (baked in, not a graph input).
     let mut from_tree = Vec::new();
@@ -162,7 +159,14 @@ fn io_names(
             }
         }
     }
-    Ok((inputs, outputs, dims))
+    Ok(IoNames { inputs, outputs, dims })
+}
+
+/// The names of the graph inputs and outputs (empty: the FX name) and of symbolic dims.
+struct IoNames {
+    inputs: Vec<String>,
+    outputs: Vec<String>,
+    dims: HashMap<String, String>,
 }
 
 /// Per dim of the program's input `name`, its symbol when the dim is one symbol (`s77`).
@@ -350,7 +354,7 @@ fn stages(
         record.analysis = Some(crate::report::analysis(&loaded, &table, &options.dim_names));
     }
     let program = record.stage(Stage::ResolveProgram, || Program::new(&loaded))?;
-    let (input_names, output_names, dim_names) = io_names(&program, options)?;
+    let IoNames { inputs: input_names, outputs: output_names, dims: dim_names } = io_names(&program, options)?;
     check_names(&program, &input_names, &output_names, &options.dim_names)?;
     let lower_options = LowerOptions {
         opset,
