@@ -419,6 +419,8 @@ def main():
     p.add_argument("--json", default=str(ROOT / "reports" / "deploy.json"))
     p.add_argument("--work", help="folder for the exported models (default: a temporary one)")
     p.add_argument("--render", help="only render this JSON results file to --out")
+    p.add_argument("--update", action="store_true",
+                   help="measure --cases again and replace their records in --json (the others are kept)")
     args = p.parse_args()
     from deploy_cases import write_section
 
@@ -435,7 +437,11 @@ def main():
     meta = {"date": datetime.date.today().isoformat(), "command": "python benches/deploy.py " + " ".join(sys.argv[1:]),
             "git": git, "machine": f"{platform.machine()}, {os.cpu_count()} cores", "versions": versions(),
             "target": target, "seconds": args.seconds}
-    records = []
+    records, kept = [], {}
+    if args.update:
+        old = json.loads(pathlib.Path(args.json).read_text())
+        kept = {r["case"]: r for r in old["records"]}
+        meta["command"] = old["meta"]["command"] + f"; then {meta['command']}"
     with tempfile.TemporaryDirectory() as tmp:
         work = pathlib.Path(args.work or tmp)
         for name in names:
@@ -450,9 +456,10 @@ def main():
             r = records[-1]
             print(f"{name}: {time.perf_counter() - start:.0f} s, ratios {r['ratios']}, "
                   f"errors {[k for k in r if k.endswith('_error')]}", file=sys.stderr, flush=True)
-            loads = [x for r in records for x in (r.get("load_before"), r.get("load_after")) if x is not None]
+            merged = [r for r in ({**kept, **{r["case"]: r for r in records}}).values()]
+            loads = [x for r in merged for x in (r.get("load_before"), r.get("load_after")) if x is not None]
             meta["load_range"] = f"{min(loads):.1f}–{max(loads):.1f}"
-            data = {"meta": meta, "records": records}
+            data = {"meta": meta, "records": merged}
             pathlib.Path(args.json).write_text(json.dumps(data, indent=1, default=float) + "\n")
             write_section(args.out, "bench", render(data))
 

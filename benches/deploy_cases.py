@@ -143,8 +143,10 @@ def _cases():
             prefill_inputs, "moe"),
         "mixtral": Case(_seeded(lambda: tf.MixtralForCausalLM(tf.MixtralConfig(**moe, num_local_experts=8))),
                         prefill_inputs, "moe"),
+        # Multi-head latent attention has as many key/value heads as query heads (DeepSeek-V3's own
+        # config); with fewer, eager runs but torch.export's SDPA shapes do not broadcast.
         "deepseek_v3": Case(_seeded(lambda: tf.DeepseekV3ForCausalLM(tf.DeepseekV3Config(
-            **moe, n_routed_experts=8, n_shared_experts=1, moe_intermediate_size=128, first_k_dense_replace=1,
+            **dict(moe, num_key_value_heads=4), n_routed_experts=8, n_shared_experts=1, moe_intermediate_size=128, first_k_dense_replace=1,
             n_group=2, topk_group=1, kv_lora_rank=32, q_lora_rank=64, qk_rope_head_dim=16, qk_nope_head_dim=16,
             v_head_dim=32))), prefill_inputs, "moe"),
         "bart": Case(_seeded(lambda: tf.BartForConditionalGeneration(tf.BartConfig(
