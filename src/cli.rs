@@ -41,6 +41,11 @@ enum Command {
         /// past_key_values.0.key, present.1.value (ONNX Runtime GenAI's and Optimum's names).
         #[arg(long)]
         tree_names: bool,
+        /// Also write genai_config.json beside the model, for ONNX Runtime GenAI (a decoder with
+        /// its cache); =DIR, a transformers checkpoint folder, gives config.json's values and its
+        /// tokenizer files are copied beside the model.
+        #[arg(long, value_name = "MODEL_DIR", num_args = 0..=1, require_equals = true)]
+        genai_config: Option<Option<PathBuf>>,
         /// Rename a symbolic dimension: --dim s77=batch (repeatable).
         #[arg(long = "dim", value_name = "SYMBOL=NAME", value_parser = parse_dim)]
         dims: Vec<(String, String)>,
@@ -158,6 +163,7 @@ fn execute(cli: Cli) -> Result<(), Failure> {
             input_names,
             output_names,
             tree_names,
+            genai_config,
             dims,
             external_data,
             no_weights,
@@ -217,6 +223,19 @@ fn execute(cli: Cli) -> Result<(), Failure> {
             }
             if let Some(r) = program.report_path() {
                 eprintln!("report: {}", r.display());
+            }
+            if let Some(dir) = &genai_config {
+                let files = crate::genai::write_config(&program.model(), &output, dir.as_deref()).map_err(|e| {
+                    format!("{e}\n(the model was written to {}; genai_config.json was not)", output.display())
+                })?;
+                for w in &files.warnings {
+                    eprintln!("warning: {w}");
+                }
+                if !quiet {
+                    for f in &files.written {
+                        eprintln!("wrote {}", f.display());
+                    }
+                }
             }
             if quiet {
                 return Ok(());

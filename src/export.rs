@@ -161,14 +161,18 @@ fn size<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error>
 }
 
 /// The names the graph inputs and outputs are given: the options', else with `tree_names` their
-/// paths in the program's trees (explicit names win, one by one).
-fn io_names(program: &Program<'_>, options: &ExportOptions) -> Result<(Vec<String>, Vec<String>), Error> {
+/// paths in the program's trees (explicit names win, one by one); and the names of symbolic dims.
+/// A program whose inputs hold a transformers cache object gets tree names and its decoder dims
+/// named (`batch_size`, `past_sequence_length`, ...) without asking: the names ONNX Runtime GenAI
+/// and Optimum run it by.
+fn io_names(program: &Program<'_>, options: &ExportOptions) -> Result<IoNames, Error> {
     let (mut inputs, mut outputs) = (options.input_names.clone(), options.output_names.clone());
-    if !options.tree_names {
-        return Ok((inputs, outputs));
-    }
-    let paths = crate::fx::tree::paths(&program.loaded().program.graph_module)
-        .map_err(|e| Error::options(format!("--tree-names: {e}")))?;
+    let mut dims = options.dim_names.clone();
+    let paths = match crate::fx::tree::paths(&program.loaded().program.graph_module) {
+        Ok(paths) if options.tree_names || paths.has_cache => paths,
+        Err(e) if options.tree_names => return Err(Error::options(format!("--tree-names: {e}"))),
+        _ => return Ok(IoNames { inputs, outputs, dims }),
+    };
     // Each in_spec leaf is a user input or a constant one (baked in, not a graph input).
     let mut from_tree = Vec::new();
     let mut leaves = paths.inputs.into_iter();
@@ -183,7 +187,43 @@ fn io_names(program: &Program<'_>, options: &ExportOptions) -> Result<(Vec<Strin
     }
     fill_in(&mut inputs, from_tree);
     fill_in(&mut outputs, paths.outputs.into_iter().map(Option::unwrap_or_default).collect());
-    Ok((inputs, outputs))
+    if paths.has_cache {
+        let user = program.inputs().iter().filter(|i| matches!(i.kind, InputKind::UserTensor | InputKind::UserSymInt));
+        let symbols: Vec<(String, Vec<Option<String>>)> = user
+            .zip(&inputs)
+            .filter(|(input, _)| input.kind == InputKind::UserTensor)
+            .map(|(input, name)| (name.clone(), input_symbols(program, &input.name)))
+            .collect();
+        for (symbol, name) in crate::fx::tree::decoder_dims(&symbols) {
+            // Names the options give win, by symbol and by name.
+            if !dims.contains_key(&symbol) && !dims.values().any(|n| *n == name) {
+                dims.insert(symbol, name);
+            }
+        }
+    }
+    Ok(IoNames { inputs, outputs, dims })
+}
+
+/// The names of the graph inputs and outputs (empty: the FX name) and of symbolic dims.
+struct IoNames {
+    inputs: Vec<String>,
+    outputs: Vec<String>,
+    dims: HashMap<String, String>,
+}
+
+/// Per dim of the program's input `name`, its symbol when the dim is one symbol (`s77`).
+fn input_symbols(program: &Program<'_>, name: &str) -> Vec<Option<String>> {
+    let Some(meta) = program.graph().tensor_values.get(name) else { return Vec::new() };
+    meta.sizes
+        .iter()
+        .map(|size| match size {
+            crate::pt2::schema::SymInt::AsExpr(e) => match crate::sym::parse(&e.expr_str) {
+                Ok(crate::sym::SymExpr::Symbol(s)) => Some(s),
+                _ => None,
+            },
+            crate::pt2::schema::SymInt::AsInt(_) => None,
+        })
+        .collect()
 }
 
 /// The names an export was asked to give must fit the program: no more than its inputs and
@@ -362,12 +402,12 @@ fn stages(
         record.analysis = Some(crate::report::analysis(&loaded, &table, &options.dim_names));
     }
     let program = record.stage(Stage::ResolveProgram, || Program::new(&loaded))?;
-    let (input_names, output_names) = io_names(&program, options)?;
+    let IoNames { inputs: input_names, outputs: output_names, dims: dim_names } = io_names(&program, options)?;
     check_names(&program, &input_names, &output_names, &options.dim_names)?;
     let lower_options = LowerOptions {
         opset,
         table: &table,
-        dim_names: &options.dim_names,
+        dim_names: &dim_names,
         input_names: &input_names,
         output_names: &output_names,
         debug_outputs: options.debug_outputs,

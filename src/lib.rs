@@ -17,6 +17,7 @@
 //!   to extend or override the built-in table (torch's `custom_translation_table`);
 //! - [`cli`]: the `fxonnx` command line itself, for programs that embed it (the Python package);
 //! - [`inspect`]: the text forms `fxonnx inspect` prints, and an archive's untranslated ops;
+//! - [`genai`]: `genai_config.json` for ONNX Runtime GenAI beside an exported decoder;
 //! - [`Stage`] and [`ProgressEvent`] for progress callbacks;
 //! - [`install_truncation_guard`]: an archive truncated while mapped ends the process with an
 //!   error message instead of SIGBUS (for programs that own their signal handlers, as the CLI).
@@ -27,6 +28,7 @@ pub mod cli;
 mod error;
 mod export;
 mod fx;
+pub mod genai;
 mod hash;
 pub mod inspect;
 mod onnx;

@@ -690,3 +690,70 @@ fn an_archive_truncated_during_an_export_is_an_error() {
     }
     eprintln!("{faults} of 30 truncations hit the memory map");
 }
+
+/// `--genai-config` writes genai_config.json from the model's own inputs and outputs; with a
+/// checkpoint folder, its config's values and its tokenizer files; a model that is no decoder
+/// with a cache is refused, naming what it lacks.
+#[test]
+fn genai_config_beside_an_exported_decoder() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().join("decoder.onnx");
+    let archive = fixture("hf_cache_llama.pt2");
+    let export = |extra: &[&std::ffi::OsStr]| {
+        let mut args: Vec<&std::ffi::OsStr> =
+            vec!["export".as_ref(), archive.as_os_str(), "-o".as_ref(), out.as_os_str()];
+        args.extend_from_slice(extra);
+        fxonnx(&args)
+    };
+    let o = export(&["--genai-config".as_ref()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(stderr.contains("warning: genai_config.json: context_length 2048"), "{stderr}");
+    let read = || -> serde_json::Value {
+        serde_json::from_slice(&std::fs::read(dir.path().join("genai_config.json")).expect("genai_config.json"))
+            .expect("json")
+    };
+    let config = read();
+    let decoder = &config["model"]["decoder"];
+    assert_eq!(config["model"]["type"], "decoder");
+    assert_eq!(config["model"]["vocab_size"], 64);
+    assert_eq!(decoder["filename"], "decoder.onnx");
+    assert_eq!((decoder["num_hidden_layers"].as_i64(), decoder["num_key_value_heads"].as_i64()), (Some(2), Some(2)));
+    assert_eq!(decoder["head_size"], 8);
+    assert_eq!(decoder["inputs"]["position_ids"], "position_ids");
+    assert_eq!(decoder["inputs"]["past_key_names"], "past_key_values.%d.key");
+    assert_eq!(decoder["outputs"]["present_value_names"], "present.%d.value");
+    assert!(config["model"].get("eos_token_id").is_none());
+
+    // A checkpoint folder: its context length, tokens, heads and tokenizer files.
+    let ckpt = dir.path().join("checkpoint");
+    std::fs::create_dir(&ckpt).expect("mkdir");
+    let cfg = r#"{"max_position_embeddings": 128, "num_attention_heads": 4, "hidden_size": 32, "eos_token_id": 2}"#;
+    std::fs::write(ckpt.join("config.json"), cfg).expect("write");
+    std::fs::write(ckpt.join("generation_config.json"), r#"{"eos_token_id": [2, 5], "bos_token_id": 1}"#)
+        .expect("write");
+    std::fs::write(ckpt.join("tokenizer.json"), "{}").expect("write");
+    let flag = std::ffi::OsString::from(format!("--genai-config={}", ckpt.display()));
+    let o = export(&[&flag, "-q".as_ref()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let config = read();
+    assert_eq!(config["model"]["context_length"], 128);
+    assert_eq!(config["search"]["max_length"], 128);
+    assert_eq!(config["model"]["eos_token_id"], serde_json::json!([2, 5]), "generation_config.json first");
+    assert_eq!(config["model"]["bos_token_id"], 1);
+    assert_eq!(config["model"]["decoder"]["num_attention_heads"], 4);
+    assert_eq!(std::fs::read(dir.path().join("tokenizer.json")).expect("copied"), b"{}");
+
+    // A folder without config.json, and a model with no cache: errors that say so.
+    let empty = dir.path().join("empty");
+    std::fs::create_dir(&empty).expect("mkdir");
+    let flag = std::ffi::OsString::from(format!("--genai-config={}", empty.display()));
+    let o = export(&[&flag]);
+    assert!(!o.status.success());
+    assert_one_line(&String::from_utf8_lossy(&o.stderr), "no config.json");
+    let convnet = fixture("convnet.pt2");
+    let o =
+        fxonnx(&["export".as_ref(), convnet.as_os_str(), "-o".as_ref(), out.as_os_str(), "--genai-config".as_ref()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_one_line(&String::from_utf8_lossy(&o.stderr), "the model has no past_key_values.N.key inputs");
+}

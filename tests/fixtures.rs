@@ -192,6 +192,87 @@ fn decoder_cache_takes_genai_names_and_runs_prefill_and_decode() {
     }
 }
 
+/// Decoders whose cache is transformers' own object, captured as `transformers.exporters` captures
+/// (`DynamicCache`, `EncoderDecoderCache` registered as pytree nodes): without being asked, the
+/// inputs and outputs carry ONNX Runtime GenAI's and Optimum's names and dims, a ModelOutput's
+/// fields name its outputs, and the models match transformers on a decode step and a prefill.
+#[test]
+fn transformers_cache_objects_take_genai_names_and_dims() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let io = |program: &fxonnx::OnnxProgram| {
+        let model = program.model();
+        let show = |v: fxonnx::view::ValueView<'_>| {
+            let dims: Vec<String> = (v.shape().unwrap_or_default().iter())
+                .map(|d| match d {
+                    fxonnx::view::Dim::Fixed(n) => n.to_string(),
+                    fxonnx::view::Dim::Symbolic(s) => s.to_string(),
+                    fxonnx::view::Dim::Unknown => "?".into(),
+                })
+                .collect();
+            format!("{}[{}]", v.name(), dims.join(","))
+        };
+        (model.inputs().map(show).collect::<Vec<_>>(), model.outputs().map(show).collect::<Vec<_>>())
+    };
+    let opts = fxonnx::ExportOptions::default();
+    let out = tmp.path().join("llama.onnx");
+    export_to("hf_cache_llama", "model", &out, &opts);
+    let (inputs, outputs) = io(&fxonnx::export(fixtures().join("hf_cache_llama.pt2"), &opts).expect("export"));
+    let kv = |p: &str, len: &str| -> Vec<String> {
+        (0..2).flat_map(|i| ["key", "value"].map(|k| format!("{p}.{i}.{k}[batch_size,2,{len},8]"))).collect()
+    };
+    let mut want = vec![
+        "input_ids[batch_size,sequence_length]".to_string(),
+        "attention_mask[batch_size,total_sequence_length]".into(),
+        "position_ids[batch_size,sequence_length]".into(),
+    ];
+    want.extend(kv("past_key_values", "past_sequence_length"));
+    assert_eq!(inputs, want);
+    let mut want = vec!["logits[batch_size,sequence_length,64]".to_string()];
+    want.extend(kv("present", "past_sequence_length + sequence_length"));
+    assert_eq!(outputs, want);
+
+    let bart = fxonnx::export(fixtures().join("hf_cache_bart.pt2"), &opts).expect("export");
+    let (inputs, outputs) = io(&bart);
+    assert_eq!(
+        inputs[..3],
+        [
+            "decoder_input_ids[batch_size,decoder_sequence_length]",
+            "encoder_outputs.last_hidden_state[batch_size,encoder_sequence_length,32]",
+            "past_key_values.0.decoder.key[batch_size,2,past_decoder_sequence_length,16]",
+        ]
+    );
+    assert_eq!(inputs[6], "past_key_values.0.encoder.key[batch_size,2,encoder_sequence_length,16]");
+    assert_eq!(
+        outputs[1],
+        "present.0.decoder.key[batch_size,2,decoder_sequence_length + past_decoder_sequence_length,16]"
+    );
+    assert_eq!(
+        outputs.last().map(String::as_str),
+        Some("encoder_last_hidden_state[batch_size,encoder_sequence_length,32]")
+    );
+    let bart_out = tmp.path().join("bart.onnx");
+    export_to("hf_cache_bart", "model", &bart_out, &opts);
+
+    // Names the options give win, one by one; the rest keep the tree's.
+    let named = fxonnx::ExportOptions { input_names: vec!["ids".into()], output_names: vec!["scores".into()], ..opts };
+    let (inputs, outputs) = io(&fxonnx::export(fixtures().join("hf_cache_llama.pt2"), &named).expect("export"));
+    assert_eq!(
+        (inputs[0].as_str(), inputs[1].as_str()),
+        ("ids[batch_size,sequence_length]", "attention_mask[batch_size,total_sequence_length]")
+    );
+    assert_eq!(
+        (outputs[0].as_str(), outputs[1].as_str()),
+        (
+            "scores[batch_size,sequence_length,64]",
+            "present.0.key[batch_size,2,past_sequence_length + sequence_length,8]"
+        )
+    );
+    if let Some(py) = python() {
+        check_numerics(&py, "hf_cache_llama", "model", &out);
+        check_numerics(&py, "hf_cache_bart", "model", &bart_out);
+    }
+}
+
 /// Tree names of nested inputs: the argument, then dict keys and list positions.
 #[test]
 fn tree_names_follow_dicts_and_lists() {

@@ -114,15 +114,20 @@ class ONNXProgram:
         return p.read_text() if p is not None else None
 
     def save(self, destination: str | os.PathLike, *, external_data: bool | None = None,
-             include_initializers: bool = True) -> None:
+             include_initializers: bool = True, genai: bool | str | os.PathLike = False) -> None:
         """Write the model; with ``external_data`` (default: the export's choice) the weights go
         to ``<file>.data`` beside it. ``include_initializers=False`` writes a weight-free model, as
         torch.onnx's ``keep_initializers_as_inputs=True`` does: each weight read from the archive
-        becomes a graph input of its type and shape; ``fxonnx.apply_weights`` puts them back."""
+        becomes a graph input of its type and shape; ``fxonnx.apply_weights`` puts them back.
+        ``genai=True`` also writes ``genai_config.json`` for ONNX Runtime GenAI (``fxonnx.genai``);
+        ``genai=DIR``, a transformers checkpoint folder, gives its values and tokenizer files."""
         if external_data is not None and external_data != self._options.get("external_data", False):
             self._program.set_external_data(external_data)
             self._options["external_data"] = external_data
         self._program.save(os.fspath(destination), include_initializers)
+        if genai is not False:
+            from . import genai as _genai
+            _genai.write_config(self, destination, None if genai is True else genai)
 
     def rename_axes(self, rename_mapping: Mapping[str, str]) -> None:
         """Rename symbolic dims: ``{"batch": "N", "s27": "seq"}`` (current names or the program's

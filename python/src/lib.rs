@@ -63,6 +63,23 @@ impl Program {
         saved.map_err(|e| to_py(&e))
     }
 
+    /// Write genai_config.json beside the model saved at `model_path` for ONNX Runtime GenAI (with
+    /// `model_dir`, a transformers checkpoint folder, its values and tokenizer files); returns the
+    /// files written and the warnings.
+    #[pyo3(signature = (model_path, model_dir=None))]
+    fn write_genai_config(
+        &self,
+        model_path: PathBuf,
+        model_dir: Option<PathBuf>,
+    ) -> PyResult<(Vec<PathBuf>, Vec<String>)> {
+        use fxonnx::genai::GenaiError as G;
+        let files = fxonnx::genai::write_config(&self.inner.model(), &model_path, model_dir.as_deref());
+        files.map(|f| (f.written, f.warnings)).map_err(|e| match e {
+            G::Io { .. } => SaveError::new_err(e.to_string()),
+            _ => OptionsError::new_err(e.to_string()),
+        })
+    }
+
     /// Save weights beside the model (`<file>.data`) from now on, or inline.
     fn set_external_data(&mut self, external: bool) {
         self.inner.set_external_data(external);
