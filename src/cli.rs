@@ -77,6 +77,7 @@ enum Command {
         debug_outputs: bool,
         /// Fail when the constants the export computes would take more memory than this
         /// (bytes, or with a K, M or G suffix: 512M). Weights read from the archive don't count.
+        /// Default: 256M in all and 64M per constant.
         #[arg(long, value_name = "SIZE", value_parser = parse_size)]
         max_memory: Option<u64>,
         /// Replace the output path even when it is a symbolic link, a FIFO or device, or the
