@@ -152,23 +152,19 @@ pub fn promote_with_scalar(tensor: DType, other: Operand, op: &Builder) -> DType
     }
 }
 
-/// The most elements a translation builds into one constant (64 Mi): the pooling, interpolation
-/// and index tables of real models are far smaller, and a corrupt size must fail, not allocate.
-pub const MAX_CONSTANT_ELEMENTS: i64 = 1 << 26;
-
 /// The element count of a constant of shape `dims` that a translation is about to build, or an
-/// error naming `what` when it would exceed [`MAX_CONSTANT_ELEMENTS`] (or a size is negative), or
-/// when building it (at 8 bytes an element, the widest a translation computes in) would pass the
-/// export's memory bound ([`crate::ExportOptions::max_memory`], or the default). Checked before
+/// error naming `what` when a size is negative or the count overflows, or when building it (at 8
+/// bytes an element, the widest a translation computes in) would pass the export's memory bound
+/// ([`crate::ExportOptions::max_memory`], or the default: 64 MiB a constant). Checked before
 /// anything is allocated.
 pub fn constant_elements(op: &Builder, what: &str, dims: &[i64]) -> OpResult<usize> {
     let n = dims
         .iter()
-        .try_fold(1i64, |n, &d| if d < 0 { None } else { n.checked_mul(d) })
-        .filter(|&n| n <= MAX_CONSTANT_ELEMENTS)
+        .try_fold(1u64, |n, &d| u64::try_from(d).ok().and_then(|d| n.checked_mul(d)))
+        .filter(|&n| n <= u64::MAX / 8)
         .ok_or_else(|| OpError::new(format!("{what} of shape {dims:?} would be larger than any real model needs")))?;
-    op.bound.room(&format!("{what} of shape {dims:?}"), n as u64 * 8).map_err(OpError::new)?;
-    Ok(n as usize)
+    op.bound.room(&format!("{what} of shape {dims:?}"), n * 8).map_err(OpError::new)?;
+    usize::try_from(n).map_err(|_| OpError::new(format!("{what} of shape {dims:?} does not fit this machine's memory")))
 }
 
 /// An empty vector with room for the elements of a constant of shape `dims` (checked as

@@ -810,7 +810,7 @@ impl Lowerer<'_> {
                 Err(OpError::new(format!(
                     "internal error in the translation `{}`: {}; this is a bug in fxonnx, please report it with the archive",
                     entry.name,
-                    crate::panic_message(panic.as_ref())
+                    crate::panic_message(panic.as_ref()).replace('\n', " ")
                 )))
             });
         op.out_types = saved;
