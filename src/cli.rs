@@ -82,6 +82,7 @@ enum Command {
         debug_outputs: bool,
         /// Fail when the constants the export computes would take more memory than this
         /// (bytes, or with a K, M or G suffix: 512M). Weights read from the archive don't count.
+        /// Default: 256M in all and 64M per constant.
         #[arg(long, value_name = "SIZE", value_parser = crate::parse_size)]
         max_memory: Option<u64>,
         /// Replace the output path even when it is a symbolic link, a FIFO or device, or the
@@ -372,7 +373,16 @@ pub fn run(args: impl IntoIterator<Item = std::ffi::OsString>) -> i32 {
             return e.exit_code();
         }
     };
-    match execute(cli) {
+    quiet_panics();
+    // A panic is a bug: the export turns its own into an error naming the stage or node; one
+    // anywhere else still ends as one line, not an unwinding through `main`.
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| execute(cli))).unwrap_or_else(|panic| {
+        Err(Failure::Failed(format!(
+            "internal error: {}; this is a bug in fxonnx, please report it with the command and its input",
+            crate::util::panic_message(panic.as_ref())
+        )))
+    });
+    match outcome {
         Ok(()) => 0,
         Err(Failure::Failed(e)) => {
             eprintln!("error: {e}");
@@ -383,4 +393,18 @@ pub fn run(args: impl IntoIterator<Item = std::ffi::OsString>) -> i32 {
             2
         }
     }
+}
+
+/// The panics fxonnx catches are reported as one `error:` line (naming the FX node when a
+/// translation panicked); Rust's default hook would first print the panic's text and, with
+/// `RUST_BACKTRACE`, a backtrace. The hook is quiet unless `RUST_BACKTRACE` asks for the
+/// backtrace, which a bug report may then include.
+fn quiet_panics() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        if std::env::var_os("RUST_BACKTRACE").is_some_and(|v| v != "0") {
+            return;
+        }
+        std::panic::set_hook(Box::new(|_| {}));
+    });
 }

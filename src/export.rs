@@ -69,9 +69,11 @@ pub struct ExportOptions {
     pub debug_outputs: bool,
     /// The most memory, in bytes, the export may use for tensor data it computes: constants built
     /// by translations (an adaptive pooling matrix, an im2col index), over which the export fails
-    /// naming the node. Weights are not counted: they are read in place from the archive's memory
-    /// map. `None` (the default): only the fixed bounds no real model reaches apply. In JSON, a
-    /// number of bytes or a size such as `"512M"` ([`parse_size`]).
+    /// naming the node, and values the optimizer folds (past it they are computed at run time).
+    /// Weights are not counted: they are read in place from the archive's memory map. `None` (the
+    /// default): 256 MiB in all and 64 MiB per constant (less on a machine with under 2 GiB), far
+    /// above what real models build and far below what a hostile archive of a few kilobytes asks for.
+    /// In JSON, a number of bytes or a size such as `"512M"` ([`parse_size`]).
     #[serde(deserialize_with = "size")]
     pub max_memory: Option<u64>,
     /// Make the calls of these module classes ONNX functions (`--functions`): one function per

@@ -192,19 +192,21 @@ translations! {
     /// tril_indices(int row, int col, int offset=0, *, ScalarType? dtype=4, Layout? layout=None, Device? device=None,
     ///     bool? pin_memory=None) -> Tensor
     #[target("aten::tril_indices")]
-    fn tril_indices(op, row: i64, col: i64, offset: i64 = 0) -> Value {
+    fn tril_indices(op, row: i64, col: i64, offset: i64 = 0) -> OpResult<Value> {
         let t = op.out_dtype(0).unwrap_or(DType::Int64);
-        let c = op.constant_tensor(tri_indices(row, col, offset, false));
-        cast(op, c, t)
+        let c = tri_indices(op, row, col, offset, false)?;
+        let c = op.constant_tensor(c);
+        Ok(cast(op, c, t))
     }
 
     /// triu_indices(int row, int col, int offset=0, *, ScalarType? dtype=4, Layout? layout=None, Device? device=None,
     ///     bool? pin_memory=None) -> Tensor
     #[target("aten::triu_indices")]
-    fn triu_indices(op, row: i64, col: i64, offset: i64 = 0) -> Value {
+    fn triu_indices(op, row: i64, col: i64, offset: i64 = 0) -> OpResult<Value> {
         let t = op.out_dtype(0).unwrap_or(DType::Int64);
-        let c = op.constant_tensor(tri_indices(row, col, offset, true));
-        cast(op, c, t)
+        let c = tri_indices(op, row, col, offset, true)?;
+        let c = op.constant_tensor(c);
+        Ok(cast(op, c, t))
     }
 
     /// one_hot(Tensor self, int num_classes=-1) -> Tensor
@@ -304,7 +306,15 @@ translations! {
             bail!("combinations with r < 1 is not supported");
         }
         let n = shape[0];
-        let mut tuples: Vec<i64> = Vec::new();
+        // The recursion below is r deep.
+        unroll_count(r, "combinations' r")?;
+        // C(n, r) tuples, or C(n + r - 1, r) with replacement: counted before any is built.
+        let r_ = r as i128;
+        let top = if with_replacement { n as i128 + r_ - 1 } else { n as i128 };
+        let count = (0..r_.min(top + 1)).try_fold(1i128, |c, i| c.checked_mul(top - i).map(|c| c / (i + 1)));
+        let count = if r_ > top { Some(0) } else { count };
+        let c = count.and_then(|c| i64::try_from(c).ok()).unwrap_or(i64::MAX);
+        let mut tuples: Vec<i64> = constant_vec(op, "combinations' index", &[c, r])?;
         let mut cur = vec![0i64; r as usize];
         fn rec(pos: usize, start: i64, n: i64, rep: bool, cur: &mut Vec<i64>, out: &mut Vec<i64>) {
             if pos == cur.len() {
@@ -318,9 +328,6 @@ translations! {
         }
         rec(0, 0, n, with_replacement, &mut cur, &mut tuples);
         let c = tuples.len() as i64 / r;
-        if c > 1 << 20 {
-            bail!("combinations: too many tuples to build a constant");
-        }
         let idx = op.constant_tensor(TensorData::from_i64s(vec![c, r], &tuples));
         Ok(op.Gather(self_, idx).axis(0).out())
     }
@@ -383,6 +390,7 @@ fn window(op: &mut Builder, length: i64, periodic: bool, f: impl Fn(f64) -> f64)
         bail!("window_length must be non-negative, got {length}");
     }
     let n = if periodic { length + 1 } else { length };
+    constant_elements(op, "the window", &[length])?;
     let values: Vec<f64> = match length {
         0 => vec![],
         1 => vec![1.0],
@@ -413,19 +421,28 @@ fn linspace_values(op: &mut Builder, start: Operand, end: Operand, steps: i64, w
     op.Where(first, lo, hi)
 }
 
-/// Indices of the lower (`upper` = false) or upper triangle of a row × col matrix, as [2, N].
-fn tri_indices(row: i64, col: i64, offset: i64, upper: bool) -> TensorData {
-    let (mut rs, mut cs) = (Vec::new(), Vec::new());
-    for i in 0..row.max(0) {
-        for j in 0..col.max(0) {
-            let keep = if upper { j - i >= offset } else { j - i <= offset };
-            if keep {
-                rs.push(i);
-                cs.push(j);
-            }
-        }
+/// Indices of the lower (`upper` = false) or upper triangle of a row × col matrix, as [2, N]. The
+/// size is known before anything is built, and only the rows that hold indices are visited: the
+/// work is that of the indices written, which the export's memory bound limits.
+fn tri_indices(op: &Builder, row: i64, col: i64, offset: i64, upper: bool) -> OpResult<TensorData> {
+    let what = if upper { "triu_indices" } else { "tril_indices" };
+    let (row, col, offset) = (row.max(0) as i128, col.max(0) as i128, offset as i128);
+    // Row i keeps the columns j with j - i <= offset (lower) or j - i >= offset (upper).
+    let span = |i: i128| if upper { ((i + offset).clamp(0, col), col) } else { (0, (i + offset + 1).clamp(0, col)) };
+    let (first, end) = if upper { (0, row.min(col - offset)) } else { ((-offset).max(0), row) };
+    let rows = (end - first).max(0);
+    // Each of these rows holds at least one index.
+    constant_elements(op, &format!("{what}' index"), &[2, i64::try_from(rows).unwrap_or(i64::MAX)])?;
+    let n: i128 = (first..first + rows).map(|i| span(i).1 - span(i).0).sum();
+    let n = i64::try_from(n).unwrap_or(i64::MAX);
+    let mut out: Vec<i64> = constant_vec(op, &format!("{what}' index"), &[2, n])?;
+    for i in first..first + rows {
+        let (a, b) = span(i);
+        out.extend(std::iter::repeat_n(i as i64, (b - a) as usize));
     }
-    let n = rs.len() as i64;
-    rs.extend(cs);
-    TensorData::from_i64s(vec![2, n], &rs)
+    for i in first..first + rows {
+        let (a, b) = span(i);
+        out.extend((a..b).map(|j| j as i64));
+    }
+    Ok(TensorData::from_i64s(vec![2, n], &out))
 }

@@ -779,6 +779,7 @@ translations! {
             _ => DType::Float,
         };
         let frames = 1 + (len - n_fft) / hop;
+        constant_elements(op, "stft's frame index", &[frames, n_fft])?;
         let idx: Vec<i64> = (0..frames).flat_map(|f| (0..n_fft).map(move |k| f * hop + k)).collect();
         let idx = TensorData::from_i64s(vec![frames, n_fft], &idx);
         let idx = op.constant_tensor(idx);

@@ -180,6 +180,25 @@ fn chain_product(op: &mut Builder, ms: &[Value], split: &[Vec<usize>], i: usize,
     op.MatMul(l, r)
 }
 
+/// The longest chain whose multiplication order multi_dot searches (in time cubic in its length).
+const MAX_CHAIN_SEARCH: usize = 256;
+
+/// A multi_dot product with the row (`first_1d`) and column (`last_1d`) axes of 1-D ends squeezed out.
+fn squeeze_ends(op: &mut Builder, p: Value, first_1d: bool, last_1d: bool) -> Value {
+    let squeeze: Vec<i64> = match (first_1d, last_1d) {
+        (true, true) => vec![0, 1],
+        (true, false) => vec![0],
+        (false, true) => vec![1],
+        (false, false) => vec![],
+    };
+    if squeeze.is_empty() {
+        p
+    } else {
+        let ax = op.const_i64s(&squeeze);
+        op.Squeeze(p, Some(ax))
+    }
+}
+
 translations! {
     /// linalg_multi_dot(Tensor[] tensors) -> Tensor
     #[target("aten::linalg_multi_dot")]
@@ -215,6 +234,13 @@ translations! {
             dims.push(s[1]);
             ms.push(x);
         }
+        if n > MAX_CHAIN_SEARCH {
+            // The order search is cubic in the count: a longer chain (no real model has one)
+            // multiplies left to right, in time and nodes linear in the count.
+            let p = ms[1..].iter().fold(ms[0], |acc, &m| op.MatMul(acc, m));
+            let p = cast(op, p, t);
+            return Ok(squeeze_ends(op, p, first_1d, last_1d));
+        }
         let mut split = vec![vec![0usize; n]; n];
         if n == 3 {
             let (a, b, c, d) = (dims[0], dims[1], dims[2], dims[3]);
@@ -228,7 +254,9 @@ translations! {
                     let j = i + l;
                     cost[i][j] = i64::MAX;
                     for k in i..j {
-                        let q = cost[i][k] + cost[k + 1][j] + dims[i] * dims[k + 1] * dims[j + 1];
+                        let q = cost[i][k]
+                            .saturating_add(cost[k + 1][j])
+                            .saturating_add(dims[i].saturating_mul(dims[k + 1]).saturating_mul(dims[j + 1]));
                         if q < cost[i][j] {
                             cost[i][j] = q;
                             split[i][j] = k;
@@ -239,18 +267,7 @@ translations! {
         }
         let p = chain_product(op, &ms, &split, 0, n - 1);
         let p = cast(op, p, t);
-        let squeeze: Vec<i64> = match (first_1d, last_1d) {
-            (true, true) => vec![0, 1],
-            (true, false) => vec![0],
-            (false, true) => vec![1],
-            (false, false) => vec![],
-        };
-        Ok(if squeeze.is_empty() {
-            p
-        } else {
-            let ax = op.const_i64s(&squeeze);
-            op.Squeeze(p, Some(ax))
-        })
+        Ok(squeeze_ends(op, p, first_1d, last_1d))
     }
 
     /// einsum(str equation, Tensor[] tensors, *, int[]? path=None) -> Tensor
@@ -627,7 +644,11 @@ translations! {
             bail!("pdist needs p >= 0");
         }
         let n = shape[0];
-        let (mut is, mut js) = (Vec::new(), Vec::new());
+        // The n(n-1)/2 pairs, checked against the memory bound before they are built.
+        let k = i64::try_from(n as i128 * (n as i128 - 1) / 2).unwrap_or(i64::MAX);
+        constant_elements(op, "pdist's index pairs", &[2, k])?;
+        let (mut is, mut js): (Vec<i64>, Vec<i64>) =
+            (constant_vec(op, "pdist's index", &[k])?, constant_vec(op, "pdist's index", &[k])?);
         for i in 0..n {
             for j in i + 1..n {
                 is.push(i);

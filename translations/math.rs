@@ -1351,7 +1351,13 @@ translations! {
         let axes = op.const_i64s(&[axis]);
         let (zero, one, m1, end) =
             (op.const_i64s(&[0]), op.const_i64s(&[1]), op.const_i64s(&[-1]), op.const_i64s(&[i64::MAX]));
-        for _ in 0..n {
+        // Each step shortens the axis by one: past its length the result stays empty, so the steps
+        // stop there; along a symbolic axis, `n` itself is bounded.
+        let steps = match op.shape(x).and_then(|s| s.get(axis as usize)) {
+            Some(Dim::Fixed(len)) => n.min(*len),
+            _ => unroll_count(n, "diff's n")? as i64,
+        };
+        for _ in 0..steps {
             let hi = op.Slice(x, one, end, Some(axes), None);
             let lo = op.Slice(x, zero, m1, Some(axes), None);
             x = if t == DType::Bool { op.Xor(hi, lo) } else { op.Sub(hi, lo) };

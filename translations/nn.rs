@@ -227,6 +227,7 @@ fn batch_normalized(
     let Some(c) = dim(op, 1).filter(|_| r >= 2 && matches!(t, DType::Float | DType::Double)) else {
         return Ok(None);
     };
+    constant_elements(op, "the per-channel constants", &[c])?;
     let mut filled = |v: Option<Value>, fill: f64| -> OpResult<Value> {
         match v {
             Some(v) => Ok(cast(op, v, t)),
@@ -385,6 +386,11 @@ fn resize(
     extra: impl FnOnce(crate::onnx::ops::Resize<'_>) -> crate::onnx::ops::Resize<'_>,
 ) -> OpResult<Value> {
     let r = rank_of(op, input)?;
+    // One size or scale per spatial axis, after the batch and channel axes.
+    let given = output_size.as_ref().map(Vec::len).or(scale_factors.as_ref().map(Vec::len)).unwrap_or(0);
+    if given > r.saturating_sub(2) {
+        bail!("upsample with {given} output sizes or scales for an input of rank {r}");
+    }
     let (scales, sizes) = match (output_size, scale_factors) {
         (Some(size), _) => {
             let lead = op.Shape(input).start(0).end((r - size.len()) as i64).out();

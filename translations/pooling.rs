@@ -21,6 +21,14 @@ fn spatial_sizes(op: &Builder, x: Value, k: usize, what: &str) -> OpResult<Vec<i
         .collect()
 }
 
+/// The most windows adaptive max pooling writes one by one (17 nodes each); a 7×7 output has 49.
+const MAX_WINDOWS: i64 = 1024;
+
+/// The number of output windows of an adaptive pooling (saturating).
+fn windows(output_size: &[i64]) -> i64 {
+    output_size.iter().fold(1i64, |n, &o| n.saturating_mul(o.max(0)))
+}
+
 /// torch's adaptive pooling bins of `n` inputs into `o` outputs: `[floor(i·n/o), ceil((i+1)·n/o))`.
 fn adaptive_bins(n: i64, o: i64) -> Vec<(i64, i64)> {
     (0..o).map(|i| ((i * n) / o, ((i + 1) * n + o - 1) / o)).collect()
@@ -210,11 +218,11 @@ fn sum_pool_divided(
         pads_begin.push(p);
         pads_end.push(((out - 1) * s + kk - l - p).max(0));
     }
-    let n: i64 = kernel.iter().product();
     let planes = c.unwrap_or(1);
     let mut wshape = vec![planes, 1];
     wshape.extend_from_slice(kernel);
-    let Some(w) = TensorData::from_f64_as(t, wshape, &vec![1.0; (planes * n) as usize]) else {
+    let n = constant_elements(op, "avg_pool's kernel", &wshape)?;
+    let Some(w) = TensorData::from_f64_as(t, wshape, &vec![1.0; n]) else {
         bail!("avg_pool of {t:?} is not supported")
     };
     let w = op.constant_tensor(w);
@@ -278,6 +286,8 @@ fn fractional_max_pool(
     let mut positions = Vec::new();
     for d in 0..k {
         let (o, p) = (output[d], kernel[d]);
+        constant_elements(op, "fractional_max_pool's window starts", &[o])?;
+        constant_elements(op, "fractional_max_pool's window offsets", &[p])?;
         let size = dim_size(op, x, (2 + d) as i64);
         let pool = op.const_i64s(&[p]);
         let last = op.Sub(size, pool);
@@ -491,6 +501,11 @@ translations! {
         let Ok(sizes) = spatial_sizes(op, self_, k, "adaptive_max_pool") else {
             return adaptive_max_dynamic(op, self_, &output_size);
         };
+        // Window by window is for the few windows of real models; more take the masked form,
+        // whose nodes do not grow with the output.
+        if output_size.iter().any(|&o| o < 1) || windows(&output_size) > MAX_WINDOWS {
+            return adaptive_max_dynamic(op, self_, &output_size);
+        }
         let lead = r - k;
         let w_in = if k == 2 { sizes[1] } else { 1 };
         let (oh, ow) = if k == 2 { (output_size[0], output_size[1]) } else { (1, output_size[0]) };
@@ -553,6 +568,9 @@ translations! {
         let Ok(sizes) = spatial_sizes(op, self_, 3, "adaptive_max_pool3d") else {
             return adaptive_max_dynamic(op, self_, &output_size);
         };
+        if output_size.iter().any(|&o| o < 1) || windows(&output_size) > MAX_WINDOWS {
+            return adaptive_max_dynamic(op, self_, &output_size);
+        }
         let lead = r - 3;
         let (nd, nh, nw) = (sizes[0], sizes[1], sizes[2]);
         let mut planes = (Vec::new(), Vec::new());

@@ -13,8 +13,9 @@ fn split_into(op: &mut Builder, x: Value, sizes: &[SymInt], axis: i64) -> Vec<Va
     op.Split(x, Some(s)).axis(axis).outs_vec(sizes.len())
 }
 
-/// Sizes of `split(split_size)` of an axis of `total` elements.
-fn chunk_sizes(total: i64, chunk: i64) -> Vec<SymInt> {
+/// Sizes of `split(split_size)` of an axis of `total` elements, as many as the node has outputs.
+fn chunk_sizes(op: &Builder, total: i64, chunk: i64) -> OpResult<Vec<SymInt>> {
+    pieces(op, "the split", if chunk > 0 { total / chunk + i64::from(total % chunk != 0) } else { 0 })?;
     let mut sizes = Vec::new();
     let mut left = total;
     while left > 0 {
@@ -24,7 +25,7 @@ fn chunk_sizes(total: i64, chunk: i64) -> Vec<SymInt> {
     if sizes.is_empty() {
         sizes.push(SymInt::Const(0));
     }
-    sizes
+    Ok(sizes)
 }
 
 /// The fixed size of `x` along `axis`, or an error naming `what`.
@@ -455,6 +456,7 @@ fn window_positions(op: &mut Builder, x: Value, axis: usize, [k, d, p, s]: [i64;
         if out < 1 {
             bail!("im2col: the kernel does not fit the input");
         }
+        constant_elements(op, "the windows' positions", &[k, out])?;
         let taps: Vec<i64> = (0..k).flat_map(|ki| (0..out).map(move |i| ki * d + i * s)).collect();
         return Ok((op.constant_tensor(TensorData::from_i64s(vec![k, out], &taps)), Some(out)));
     }
@@ -465,6 +467,7 @@ fn window_positions(op: &mut Builder, x: Value, axis: usize, [k, d, p, s]: [i64;
     let limit = op.Sub(size, room);
     let (zero, step) = (op.scalar_i64(0), op.scalar_i64(s));
     let starts = op.Range(zero, limit, step);
+    constant_elements(op, "the windows' taps", &[k])?;
     let taps: Vec<i64> = (0..k).map(|ki| ki * d).collect();
     let taps = op.constant_tensor(TensorData::from_i64s(vec![k, 1], &taps));
     Ok((op.Add(starts, taps), None))
@@ -725,12 +728,7 @@ translations! {
         if chunk <= 0 {
             bail!("split_size must be positive, got {chunk}");
         }
-        let mut sizes = Vec::new();
-        let mut left = total;
-        while left > 0 {
-            sizes.push(SymInt::Const(chunk.min(left)));
-            left -= chunk;
-        }
+        let sizes = chunk_sizes(op, total, chunk)?;
         if sizes.len() <= 1 {
             return Ok(vec![self_]);
         }
@@ -1241,6 +1239,7 @@ translations! {
         let r = rank_of(op, self_)?;
         let axis = normalize_axis(dim, r)?;
         let n = fixed_dim(op, self_, axis, "unbind")?;
+        pieces(op, "unbind", n)?;
         let axes = op.const_i64s(&[axis]);
         if n == 1 {
             return Ok(vec![op.Squeeze(self_, Some(axes))]);
@@ -1263,7 +1262,7 @@ translations! {
         if size == 0 {
             return Ok(vec![self_]);
         }
-        let sizes = chunk_sizes(n, size);
+        let sizes = chunk_sizes(op, n, size)?;
         if sizes.len() == 1 {
             return Ok(vec![self_]);
         }
@@ -1935,6 +1934,7 @@ fn tensor_split(
             if k <= 0 || n % k != 0 {
                 bail!("cannot split {n} elements into {k} equal sections");
             }
+            pieces(op, "the split", k)?;
             (1..k).map(|i| i * (n / k)).collect()
         }
         (None, Some(ix)) => ix,

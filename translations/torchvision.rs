@@ -132,7 +132,8 @@ translations! {
             bail!("ps_roi_align needs the input's rank");
         };
         let Dim::Fixed(c) = channels else { bail!("ps_roi_align needs a static channel count") };
-        let bins = h * w;
+        let Some(bins) = h.checked_mul(w) else { bail!("ps_roi_align: {h}x{w} bins") };
+        constant_elements(op, "ps_roi_align's bin mask", &[bins, h, w])?;
         if c % bins != 0 {
             bail!("ps_roi_align: {c} channels are not a multiple of the {bins} bins");
         }

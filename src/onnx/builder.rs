@@ -93,10 +93,14 @@ pub struct Builder {
     pub(crate) warnings: Vec<String>,
     /// Element types of the FX node being translated, per output (from its TensorMeta).
     pub(crate) out_types: Vec<Option<DType>>,
-    /// Bytes of the constants translations built (weights, slices of the archive, not counted),
-    /// and the most they may take ([`crate::ExportOptions::max_memory`]).
-    pub(crate) built_bytes: u64,
-    pub(crate) memory_limit: Option<u64>,
+    /// The bytes of the constants translations built (weights, slices of the archive, not
+    /// counted) and the most they may take ([`crate::ExportOptions::max_memory`]).
+    pub(crate) bound: MemoryBound,
+    /// Why a constant built without a check beforehand passed the bound: the lowering fails the
+    /// node with it.
+    pub(crate) over_bound: Option<String>,
+    /// Nodes appended so far, in every graph: the lowering counts those of each FX node.
+    pub(crate) nodes_appended: u64,
 }
 
 impl Builder {
@@ -111,8 +115,9 @@ impl Builder {
             custom_domains: Vec::new(),
             out_types: Vec::new(),
             warnings: Vec::new(),
-            built_bytes: 0,
-            memory_limit: None,
+            bound: MemoryBound::default(),
+            over_bound: None,
+            nodes_appended: 0,
         }
     }
 
@@ -241,7 +246,13 @@ impl Builder {
     /// A constant tensor. Small constants are shared across the main graph; constants made while a
     /// subgraph is being built also live in the main graph, which subgraphs can read.
     pub fn constant_tensor(&mut self, data: TensorData) -> Value {
-        self.built_bytes = self.built_bytes.saturating_add(data.raw.len() as u64);
+        // Translations check a large constant's size before building it (`constant_elements`);
+        // one built without that check still fails its node when it passed the bound.
+        let bytes = data.raw.len() as u64;
+        if let Err(why) = self.bound.room(&format!("a constant of shape {:?}", data.dims), bytes) {
+            self.over_bound.get_or_insert(why);
+        }
+        self.bound.built = self.bound.built.saturating_add(bytes);
         // Only small constants are keyed (and so copied): large ones stay zero-copy `Bytes`.
         if data.raw.len() > 1024 {
             return self.add_initializer(data);
@@ -324,6 +335,7 @@ impl Builder {
             inputs.pop();
         }
         let metadata = self.node_metadata.clone();
+        self.nodes_appended += 1;
         let g = self.graph_mut();
         g.nodes.push(Node {
             op_type,
@@ -462,6 +474,7 @@ impl Builder {
             opset_imports,
             producer_version: env!("CARGO_PKG_VERSION").to_string(),
             metadata: Vec::new(),
+            bound: self.bound,
         }
     }
 }

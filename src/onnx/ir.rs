@@ -488,6 +488,125 @@ pub struct Model {
     pub opset_imports: Vec<(String, i64)>,
     pub producer_version: String,
     pub metadata: Metadata,
+    /// What the translations built, and what the optimizer may still fold within.
+    pub bound: MemoryBound,
+}
+
+/// The bound on the tensor data an export makes beyond the archive's weights: constants the
+/// translations build (index tables, averaging matrices) and values the optimizer folds.
+/// Weights are not counted: they are read in place from the archive's map. Without a limit from
+/// the user ([`crate::ExportOptions::max_memory`]) the default applies, far above what real models
+/// build (under 1 MB in the DEV sweep) and low enough that a few kilobytes of archive cannot
+/// become a model of hundreds of megabytes, or take the machine's memory, without being asked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MemoryBound {
+    /// Bytes built so far.
+    pub built: u64,
+    /// The most they may reach.
+    pub limit: u64,
+    /// The most one constant may take.
+    pub per_constant: u64,
+    /// The limit is the user's (`--max-memory`), not the default.
+    pub explicit: bool,
+}
+
+impl Default for MemoryBound {
+    fn default() -> Self {
+        MemoryBound::new(None)
+    }
+}
+
+impl MemoryBound {
+    /// The default bound on all the constants an export builds: 256 MiB, or an eighth of the
+    /// memory the process may use when that is less.
+    pub const DEFAULT_LIMIT: u64 = 256 << 20;
+    /// The default bound on one constant: 64 MiB.
+    pub const DEFAULT_PER_CONSTANT: u64 = 64 << 20;
+
+    /// The bound of an export: the user's `max_memory` (for all the constants together and for
+    /// each), else the default.
+    pub fn new(max_memory: Option<u64>) -> Self {
+        match max_memory {
+            Some(limit) => MemoryBound { built: 0, limit, per_constant: limit, explicit: true },
+            None => {
+                let limit = Self::DEFAULT_LIMIT.min(usable_memory().map_or(u64::MAX, |m| m / 8));
+                MemoryBound { built: 0, limit, per_constant: Self::DEFAULT_PER_CONSTANT.min(limit), explicit: false }
+            }
+        }
+    }
+
+    /// Whether one more constant of `bytes` stays within the bound; if not, why (`what` names it:
+    /// "tril_indices' index of shape [2, 32004000]").
+    pub fn room(&self, what: &str, bytes: u64) -> Result<(), String> {
+        let total = self.built.saturating_add(bytes);
+        if self.explicit {
+            return match total > self.limit {
+                true => Err(format!(
+                    "{what} would take the constants built to {total} bytes, over the memory limit of {} bytes \
+                     (--max-memory)",
+                    self.limit
+                )),
+                false => Ok(()),
+            };
+        }
+        let (amount, bound) = if bytes > self.per_constant {
+            (format!("would be a constant of {}", size(bytes)), format!("{} per constant", size(self.per_constant)))
+        } else if total > self.limit {
+            (format!("would take the constants built to {}", size(total)), format!("{} in all", size(self.limit)))
+        } else {
+            return Ok(());
+        };
+        Err(format!(
+            "{what} {amount}, over the default bound of {bound} on the data an export builds beyond the archive's \
+             weights; hint: real models need far less; if this one does, raise the bound with --max-memory \
+             (Python: max_memory=)"
+        ))
+    }
+
+    /// Count `bytes` more as built, if they fit (else nothing changes and `false`).
+    pub fn charge(&mut self, bytes: u64) -> bool {
+        let fits = bytes <= self.per_constant && self.built.saturating_add(bytes) <= self.limit;
+        if fits {
+            self.built += bytes;
+        }
+        fits
+    }
+}
+
+/// `1.5 GiB`, `64 MiB`, `12 KiB`, `100 bytes`.
+fn size(bytes: u64) -> String {
+    let units = [(30, "GiB"), (20, "MiB"), (10, "KiB")];
+    match units.iter().find(|(shift, _)| bytes >= 1 << shift) {
+        Some((shift, unit)) if bytes.is_multiple_of(1 << shift) => format!("{} {unit}", bytes >> shift),
+        Some((shift, unit)) => format!("{:.1} {unit}", bytes as f64 / (1u64 << shift) as f64),
+        None => format!("{bytes} bytes"),
+    }
+}
+
+/// The memory this process may use: the physical memory, or the address-space limit
+/// (`ulimit -v`) when that is lower. `None` where neither is known.
+fn usable_memory() -> Option<u64> {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: sysconf and getrlimit only read system values into the given locals.
+        let physical = unsafe {
+            let (pages, page) = (libc::sysconf(libc::_SC_PHYS_PAGES), libc::sysconf(libc::_SC_PAGESIZE));
+            (pages > 0 && page > 0).then(|| (pages as u64).saturating_mul(page as u64))
+        };
+        let mut limit = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+        // SAFETY: as above.
+        let address_space = (unsafe { libc::getrlimit(libc::RLIMIT_AS, &mut limit) } == 0
+            && limit.rlim_cur != libc::RLIM_INFINITY)
+            .then_some(limit.rlim_cur);
+        match (physical, address_space) {
+            (Some(p), Some(a)) => Some(p.min(a)),
+            (p, a) => p.or(a),
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        None
+    }
 }
 
 impl Model {

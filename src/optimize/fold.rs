@@ -40,7 +40,9 @@ pub(crate) fn run(model: &mut Model, rules: &mut super::Rules) -> usize {
         };
         let out = if consts.iter().flatten().all(|c| c.numel() <= INPUT_LIMIT) {
             match operators::eval(&node, &consts) {
-                Some(out) if out.numel() <= OUTPUT_LIMIT => out,
+                // A new constant counts toward the export's memory bound, which many folds of
+                // small inputs could otherwise pass: past it the node stays and computes at run time.
+                Some(out) if out.numel() <= OUTPUT_LIMIT && model.bound.charge(out.raw.len() as u64) => out,
                 _ => return Action::Keep(node),
             }
         } else if big(0) || big(1) {

@@ -68,9 +68,13 @@ impl std::fmt::Display for OpError {
     }
 }
 
+/// A message that ends in `; hint: ...` keeps its hint apart.
 impl From<String> for OpError {
     fn from(message: String) -> Self {
-        OpError::new(message)
+        match message.split_once("; hint: ") {
+            Some((message, hint)) => OpError::new(message).with_hint(hint),
+            None => OpError::new(message),
+        }
     }
 }
 

@@ -152,29 +152,61 @@ pub fn promote_with_scalar(tensor: DType, other: Operand, op: &Builder) -> DType
     }
 }
 
-/// The most elements a translation builds into one constant (64 Mi): the pooling, interpolation
-/// and index tables of real models are far smaller, and a corrupt size must fail, not allocate.
-pub const MAX_CONSTANT_ELEMENTS: i64 = 1 << 26;
-
 /// The element count of a constant of shape `dims` that a translation is about to build, or an
-/// error naming `what` when it would exceed [`MAX_CONSTANT_ELEMENTS`] (or a size is negative), or
-/// when building it (at 8 bytes an element, the widest) would pass the export's memory limit.
+/// error naming `what` when a size is negative or the count overflows, or when building it (at 8
+/// bytes an element, the widest a translation computes in) would pass the export's memory bound
+/// ([`crate::ExportOptions::max_memory`], or the default: 64 MiB a constant). Checked before
+/// anything is allocated.
 pub fn constant_elements(op: &Builder, what: &str, dims: &[i64]) -> OpResult<usize> {
     let n = dims
         .iter()
-        .try_fold(1i64, |n, &d| if d < 0 { None } else { n.checked_mul(d) })
-        .filter(|&n| n <= MAX_CONSTANT_ELEMENTS)
+        .try_fold(1u64, |n, &d| u64::try_from(d).ok().and_then(|d| n.checked_mul(d)))
+        .filter(|&n| n <= u64::MAX / 8)
         .ok_or_else(|| OpError::new(format!("{what} of shape {dims:?} would be larger than any real model needs")))?;
-    if let Some(limit) = op.memory_limit {
-        let needed = op.built_bytes.saturating_add(n as u64 * 8);
-        if needed > limit {
-            return Err(OpError::new(format!(
-                "{what} of shape {dims:?} would take the constants built to {needed} bytes, over the memory limit of \
-                 {limit} bytes (--max-memory)"
-            )));
-        }
+    op.bound.room(&format!("{what} of shape {dims:?}"), n * 8).map_err(OpError::new)?;
+    usize::try_from(n).map_err(|_| OpError::new(format!("{what} of shape {dims:?} does not fit this machine's memory")))
+}
+
+/// An empty vector with room for the elements of a constant of shape `dims` (checked as
+/// [`constant_elements`] checks them): the memory is reserved up front, and a failed reservation
+/// is an error naming `what`, not an abort.
+pub fn constant_vec<T>(op: &Builder, what: &str, dims: &[i64]) -> OpResult<Vec<T>> {
+    let n = constant_elements(op, what, dims)?;
+    let mut v = Vec::new();
+    v.try_reserve_exact(n)
+        .map_err(|_| OpError::new(format!("{what} of shape {dims:?}: out of memory reserving {n} elements")))?;
+    Ok(v)
+}
+
+/// `count`, the pieces a translation splits a tensor into, when the node lists as many outputs
+/// (one per piece): a recorded size or an argument asking for more (an axis of 2^32 split by 1)
+/// makes the archive inconsistent, and is an error before anything is built.
+pub fn pieces(op: &Builder, what: &str, count: i64) -> OpResult<usize> {
+    let listed = op.out_types.len().max(1);
+    match usize::try_from(count) {
+        Ok(n) if n <= listed => Ok(n),
+        _ => Err(OpError::new(format!(
+            "{what} makes {count} pieces of the input's recorded size, but the node has {listed} output(s); the \
+             archive's metadata is inconsistent (corrupt or edited)"
+        ))),
     }
-    Ok(n as usize)
+}
+
+/// How many times a translation may repeat its nodes for one count of its arguments (windows,
+/// terms, matrices): more than any real model asks for, small enough that the export of a
+/// hostile count ends at once.
+pub const MAX_UNROLL: i64 = 4096;
+
+/// `count`, when a translation may write its nodes that many times ([`MAX_UNROLL`]); else an error
+/// naming `what` ("adaptive_max_pool2d's output_size [2, 1000000000]").
+pub fn unroll_count(count: i64, what: &str) -> OpResult<usize> {
+    if !(0..=MAX_UNROLL).contains(&count) {
+        return Err(OpError::new(format!(
+            "{what} asks for {count} repetitions of the translation's nodes, more than any real model needs (at most \
+             {MAX_UNROLL})"
+        )));
+    }
+    Ok(count as usize)
 }
 
 /// `dim` in `0..rank` (torch accepts negative dims, and a 0-d tensor takes 0 and -1). A dim out

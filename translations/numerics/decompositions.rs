@@ -55,17 +55,31 @@ fn float_type(op: &Builder, x: Value, what: &str) -> OpResult<DType> {
         Some(t) => t,
         None => dtype_of(op, x)?,
     };
-    if op.info(x).complex || !t.is_float() {
-        bail!("{what} is translated for real floating-point tensors only");
+    if op.info(x).complex || !computes_in(t) {
+        bail!("{what} is translated for real float16, bfloat16, float32 and float64 tensors only, not {t:?}");
     }
     Ok(t)
 }
 
-/// A constant `[rows, cols]` tensor of type `t` from `f(i, j)`.
+/// The floating-point types the decompositions compute in (torch has no linear algebra in float8
+/// either).
+fn computes_in(t: DType) -> bool {
+    matches!(t, DType::Float | DType::Double | DType::Float16 | DType::BFloat16)
+}
+
+/// A constant `[rows, cols]` tensor of type `t` from `f(i, j)`. The decompositions run in the
+/// types [`float_type`] admits, whose constants are encoded directly; any other type gets the
+/// float64 constant cast to it, never a panic.
 fn const_mat(op: &mut Builder, t: DType, rows: i64, cols: i64, f: impl Fn(i64, i64) -> f64) -> Value {
     let vals: Vec<f64> = (0..rows).flat_map(|i| (0..cols).map(move |j| (i, j))).map(|(i, j)| f(i, j)).collect();
-    let data = TensorData::from_f64_as(t, vec![rows, cols], &vals).expect("encodable constant");
-    op.constant_tensor(data)
+    match TensorData::from_f64_as(t, vec![rows, cols], &vals) {
+        Some(data) => op.constant_tensor(data),
+        None => {
+            let raw: Vec<u8> = vals.iter().flat_map(|v| v.to_le_bytes()).collect();
+            let c = op.constant_tensor(TensorData { dtype: DType::Double, dims: vec![rows, cols], raw: raw.into() });
+            cast(op, c, t)
+        }
+    }
 }
 
 /// A constant bool `[rows, cols]` mask.
@@ -657,8 +671,8 @@ fn matrix_rank_impl(
 /// The input's float type (the output type of matrix_rank is int64, so not from the output).
 fn float_type_of(op: &Builder, x: Value, what: &str) -> OpResult<DType> {
     let t = dtype_of(op, x)?;
-    if op.info(x).complex || !t.is_float() {
-        bail!("{what} is translated for real floating-point tensors only");
+    if op.info(x).complex || !computes_in(t) {
+        bail!("{what} is translated for real float16, bfloat16, float32 and float64 tensors only, not {t:?}");
     }
     Ok(t)
 }

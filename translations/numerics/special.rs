@@ -9,6 +9,7 @@
 //! recurrences in an ONNX Loop) and rounded once to the result type.
 
 use super::float64::{in_float64, polevl, D};
+use crate::onnx::ir::TensorData;
 use crate::translate::prelude::*;
 use crate::translations;
 use crate::translations::shared::pointwise::{float_t, log1p_f};
@@ -884,6 +885,27 @@ fn igamma_d(op: &mut Builder, a: Value, x: Value, upper: bool) -> Value {
     op.Where(nn, nan, r)
 }
 
+/// The most terms of mvlgamma written one lgamma each (54 nodes a term).
+const MVLGAMMA_UNROLLED: i64 = 16;
+
+/// mvlgamma of `p` terms at once: `x - j/2` for every j along a new last axis, one lgamma, summed,
+/// plus p(p-1)/4 · ln π. The nodes do not grow with `p`; the `[p]` constant counts toward the
+/// export's memory bound.
+fn mvlgamma_terms(op: &mut Builder, x: Value, p: i64, t: DType) -> OpResult<Value> {
+    let n = constant_elements(op, "mvlgamma's terms", &[p])?;
+    let halves: Vec<f64> = (0..n).map(|j| j as f64 / 2.0).collect();
+    let Some(halves) = TensorData::from_f64_as(D, vec![p], &halves) else { bail!("mvlgamma's terms") };
+    let halves = op.constant_tensor(halves);
+    let last = op.const_i64s(&[-1]);
+    let xs = op.Unsqueeze(x, last);
+    let a = op.Sub(xs, halves);
+    let l = lgamma_d(op, a);
+    let sum = op.ReduceSum(l, Some(last)).keepdims(0).out();
+    let c = op.scalar(D, p as f64 * (p - 1) as f64 / 4.0 * PI.ln());
+    let r = op.Add(c, sum);
+    Ok(cast(op, r, t))
+}
+
 /// igamma / igammac: promoted to the result type, evaluated in float64, rounded once.
 fn igamma_op(op: &mut Builder, a: Value, x: Value, upper: bool) -> Value {
     let t = match op.out_dtype(0) {
@@ -924,7 +946,8 @@ translations! {
                 // (-1)^(n+1) · n! · ζ(n + 1, x)
                 let sv = op.scalar(D, (n + 1) as f64);
                 let z = zeta_d(op, sv, x)?;
-                let fact: f64 = (1..=n).map(|i| i as f64).product();
+                // n! in float64 is infinite from 171 on: the product stops there, whatever n.
+                let fact: f64 = if n > 170 { f64::INFINITY } else { (1..=n).map(|i| i as f64).product() };
                 let c = op.scalar(D, if n % 2 == 1 { fact } else { -fact });
                 op.Mul(c, z)
             }
@@ -940,6 +963,9 @@ translations! {
         }
         let t = float_t(op, self_);
         let x = cast(op, self_, D);
+        if p > MVLGAMMA_UNROLLED {
+            return mvlgamma_terms(op, x, p, t);
+        }
         // Σ_{j<p} lgamma(x - j/2) + p(p-1)/4 · ln π
         let mut acc = op.scalar(D, (p * (p - 1)) as f64 / 4.0 * PI.ln());
         for j in 0..p {

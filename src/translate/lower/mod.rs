@@ -79,6 +79,12 @@ impl<'g> Scope<'g> {
     }
 }
 
+/// The most ONNX nodes one FX node's translation writes (its subgraphs' nodes apart): 17 times the
+/// most any operator-corpus case or model of the DEV sweep needs (3,735, for `linalg_pinv`). More
+/// comes from an argument no real model has (a count of windows, terms or matrices), and the
+/// export fails naming the node instead of writing a model of millions of nodes.
+pub const MAX_NODES_PER_NODE: u64 = 1 << 16;
+
 struct Lowerer<'a> {
     opts: &'a LowerOptions<'a>,
     /// Values already named (ONNX names are global across subgraphs), found by their name: the
@@ -89,6 +95,9 @@ struct Lowerer<'a> {
     scopes: RefCell<metadata::ScopeCache>,
     /// Symbolic sizes already parsed (every tensor of a dynamic batch repeats the same few).
     dims: RefCell<FxHashMap<String, Dim>>,
+    /// ONNX nodes written by the FX nodes of subgraphs lowered inside the node being lowered (a
+    /// control-flow body's), which do not count as its own.
+    nested_nodes: std::cell::Cell<u64>,
 }
 
 /// Lower a resolved program into an ONNX model.
@@ -103,10 +112,11 @@ pub fn lower(program: &Program<'_>, opts: &LowerOptions<'_>) -> Result<(Model, V
         warnings: RefCell::new(Vec::new()),
         scopes: Default::default(),
         dims: Default::default(),
+        nested_nodes: Default::default(),
     };
     let graph = program.graph();
     let mut op = Builder::new(opts.opset);
-    op.memory_limit = opts.max_memory;
+    op.bound = crate::onnx::ir::MemoryBound::new(opts.max_memory);
     // Most FX nodes become one to three ONNX nodes and values; room reserved but never touched
     // costs nothing, while growing copies (and faults in) the whole arena each time.
     op.reserve(graph.nodes.len() * 3, graph.nodes.len() * 4);
@@ -268,11 +278,29 @@ impl Lowerer<'_> {
         let users = env.users.get(node_name).copied().unwrap_or(0);
         let meta = metadata::node_metadata(node, users, &mut self.scopes.borrow_mut());
         let saved_meta = std::mem::replace(&mut op.node_metadata, std::rc::Rc::new(meta));
+        let (nodes_before, outer_nested) = (op.nodes_appended, self.nested_nodes.replace(0));
         let translated = {
             let values = batched.as_ref().map_or(&env.values, |(v, _)| v);
             self.translate(op, graph, node, &key, values, out_types)
         };
+        let appended = op.nodes_appended - nodes_before;
+        let own_nodes = appended - self.nested_nodes.get();
+        self.nested_nodes.set(outer_nested + appended);
+        let over_bound = op.over_bound.take();
         let result = translated.and_then(|(outputs, inplace, name)| {
+            // What a translation built past the bounds fails the node (its own error first).
+            if outputs.is_ok() {
+                if let Some(why) = over_bound {
+                    return Err(err(why.into()));
+                }
+                if own_nodes > MAX_NODES_PER_NODE {
+                    return Err(err(OpError::new(format!(
+                        "the translation `{name}` wrote {own_nodes} ONNX nodes for this node, more than any real \
+                         model needs (at most {MAX_NODES_PER_NODE}): an argument asks for more repetitions than a \
+                         model could mean"
+                    ))));
+                }
+            }
             let new = self.finish_node(op, env, outputs, inplace, &slots, name, &err)?;
             let first = views::first_tensor(node);
             match (new, first, views::first_arg(&key)) {
@@ -297,16 +325,7 @@ impl Lowerer<'_> {
             }
         }
         op.node_metadata = saved_meta;
-        result?;
-        match op.memory_limit {
-            Some(limit) if op.built_bytes > limit => Err(err(OpError::new(format!(
-                "the constants built by the translations take {} bytes, over the memory limit of {limit} bytes \
-                     (--max-memory)",
-                op.built_bytes
-            ))
-            .with_hint("raise the limit"))),
-            _ => Ok(()),
-        }
+        result
     }
 
     /// Run the translation of `node` (table key `key`) with its arguments read from `values`;
@@ -339,7 +358,7 @@ impl Lowerer<'_> {
                 Err(OpError::new(format!(
                     "internal error in the translation `{}`: {}; this is a bug in fxonnx, please report it with the archive",
                     entry.name,
-                    crate::util::panic_message(panic.as_ref())
+                    crate::util::panic_message(panic.as_ref()).replace('\n', " ")
                 )))
             });
         op.out_types = saved;

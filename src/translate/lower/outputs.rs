@@ -111,12 +111,15 @@ pub(super) fn bind_outputs<'g>(
     let n_user_outputs = program.outputs().iter().filter(|o| matches!(o, fx::OutputKind::User(_))).count();
     let mut final_outputs = Vec::with_capacity(outputs.len());
     let mut seen: FxHashSet<Value> = FxHashSet::default();
+    // A set, not a scan of the input list per output: a program with many inputs and outputs
+    // stays linear.
+    let graph_inputs: FxHashSet<Value> = op.graph_mut().inputs.iter().copied().collect();
     for (i, (v, fx_name)) in outputs.into_iter().enumerate() {
         let wanted =
             if i < n_user_outputs { opts.output_names.get(i).filter(|n| !n.is_empty()).cloned() } else { None };
         let wanted = wanted.unwrap_or_else(|| fx_name.clone());
         // A graph output must be produced by a node, under its own name, once.
-        let is_io = op.graph_mut().inputs.contains(&v) || op.info(v).constant.is_some();
+        let is_io = graph_inputs.contains(&v) || op.info(v).constant.is_some();
         let v = if is_io || seen.contains(&v) || (op.info(v).name != wanted && !op.info(v).name.is_empty()) {
             identity_of(op, v)
         } else {
