@@ -25,6 +25,7 @@ pub mod cli;
 mod export;
 mod fx;
 mod hash;
+mod input;
 pub mod inspect;
 mod onnx;
 mod optimize;
@@ -42,8 +43,8 @@ pub use export::{
 };
 pub use onnx::functions::{FunctionStats, ModuleFunctions};
 pub use optimize::{OptimizeStats, PassRecord};
-pub use pt2::install_truncation_guard;
-pub use report::{Progress, ProgressEvent, Stage};
+pub use pt2::{install_recovering_truncation_guard, install_truncation_guard};
+pub use report::{Interrupt, Progress, ProgressEvent, Stage};
 pub use translate::dsl::TranslationTable;
 pub use weights::{apply_weights, WeightsError, WEIGHT_KEY};
 
