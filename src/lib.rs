@@ -72,7 +72,7 @@ where
 pub mod internals {
     pub use crate::fx::{format_program, Program};
     pub use crate::onnx::{ir, proto, save, text};
-    pub use crate::optimize::{clean_up, optimize};
+    pub use crate::optimize::{clean_up, optimize, random};
     pub use crate::pt2::{Archive, Pt2Error, Weight};
     pub mod lower {
         pub use crate::translate::lower::{check_types, find_unsupported, lower, LowerError, LowerOptions};
