@@ -4,7 +4,8 @@
 //! shape check, and — with `FXONNX_PYTHON` — compute the same outputs in ONNX Runtime as the graph
 //! did (`tests/check_pairs.py`, symbolic dims at 1, 2 and 3). `FXONNX_PROP_CASES` (default 400)
 //! and `FXONNX_PROP_SEED` (default 1) choose the cases, a failure names its case; with
-//! `FXONNX_PROP_KEEP=DIR` the pairs stay in DIR (`case<i>/a.onnx`, `b.onnx`) to be looked at.
+//! `FXONNX_PROP_KEEP=DIR` the pairs stay in DIR (`case<i>/a.onnx`, `b.onnx`) to be looked at, and
+//! `FXONNX_PROP_FIRST=i` starts at case i (one case: `FXONNX_PROP_FIRST=i FXONNX_PROP_CASES=1`).
 
 #[path = "support/fixture_check.rs"]
 #[allow(dead_code)]
@@ -31,14 +32,14 @@ fn case_bytes(seed: u64, i: u64) -> Vec<u8> {
 #[test]
 fn optimized_random_graphs_compute_what_they_did() {
     let env = |k: &str, d: u64| std::env::var(k).ok().and_then(|v| v.parse().ok()).unwrap_or(d);
-    let (cases, seed) = (env("FXONNX_PROP_CASES", 400), env("FXONNX_PROP_SEED", 1));
+    let (cases, seed, first) = (env("FXONNX_PROP_CASES", 400), env("FXONNX_PROP_SEED", 1), env("FXONNX_PROP_FIRST", 0));
     let temp = tempfile::tempdir().expect("tempdir");
     let kept = std::env::var_os("FXONNX_PROP_KEEP").map(std::path::PathBuf::from);
     let dir = kept.as_deref().unwrap_or(temp.path());
     std::fs::create_dir_all(dir).expect("mkdir");
     let mut fired: BTreeMap<String, usize> = BTreeMap::new();
     let (mut changed, mut failures) = (0, Vec::new());
-    for i in 0..cases {
+    for i in first..first + cases {
         let bytes = case_bytes(seed, i);
         let case = match fxonnx::internals::random::case(&bytes) {
             Ok(c) => c,

@@ -727,7 +727,9 @@ impl Gen<'_> {
 
     fn clip_min_max(&mut self) -> Option<()> {
         let x = self.pick(|t| matches!(t.dt, DType::Float | DType::Double))?;
-        let (lo, hi) = (-(self.d.below(3) as f64), 1.0 + self.d.below(6) as f64);
+        // 0.0 - k: a bound of zero is +0 (`Max(x, -0)` keeps a negative zero that a fused Clip
+        // may not: signed zeros are no value change, but a Reciprocal after makes them ±inf).
+        let (lo, hi) = (0.0 - self.d.below(3) as f64, 1.0 + self.d.below(6) as f64);
         match self.d.below(3) {
             0 => {
                 let (l, h) = (self.constant(x.dt, vec![], &[lo]), self.constant(x.dt, vec![], &[hi]));
