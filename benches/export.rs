@@ -211,20 +211,19 @@ fn child(archive: &Path, out: &Path, external: bool) {
     fxonnx::internals::lower::check_types(&model).expect("recorded shapes agree with the optimized graph");
     lap(&mut wall, &mut cpu);
     let placement = if external {
-        let file = out.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
-        fxonnx::internals::save::DataPlacement::External { location: format!("{file}.data"), threshold: 1024 }
+        fxonnx::internals::save::DataPlacement::EXTERNAL
     } else {
         fxonnx::internals::save::DataPlacement::Inline
     };
-    let encoder = fxonnx::internals::save::Encoder::new(&model, &placement).expect("encode");
+    let encoder = fxonnx::internals::save::Encoder::new(&model, &placement, out).expect("encode");
     lap(&mut wall, &mut cpu);
-    encoder.write(out, archive.file().as_ref()).expect("save");
+    encoder.write(out, &fxonnx::internals::save::Sources::archive(archive.file().as_ref())).expect("save");
     lap(&mut wall, &mut cpu);
     stop.store(true, Ordering::Relaxed);
     let _ = sampler.join();
     let process_cpu = process_cpu_seconds();
     let onnx_bytes = std::fs::metadata(out).map(|m| m.len()).unwrap_or(0);
-    let data_bytes = std::fs::metadata(out.with_extension("onnx.data")).map(|m| m.len()).unwrap_or(0);
+    let data_bytes = data_file(out).and_then(|d| std::fs::metadata(d).ok()).map(|m| m.len()).unwrap_or(0);
     let join = |v: &[f64]| v.iter().map(|x| format!("{x:.6}")).collect::<Vec<_>>().join(",");
     println!(
         "RESULT wall={} cpu={} process_cpu={process_cpu:.6} hwm_kib={} anon_kib={} onnx_nodes={} onnx_bytes={onnx_bytes} data_bytes={data_bytes}",
@@ -333,7 +332,7 @@ fn weights_match(archive: &Path, onnx: &Path) -> Result<Matched, String> {
     let graph = model.graph.ok_or("no graph")?;
     let a = fxonnx::internals::Archive::open(archive).map_err(|e| e.to_string())?;
     let loaded = a.load("model").map_err(|e| e.to_string())?;
-    let data = std::fs::File::open(onnx.with_extension("onnx.data")).ok();
+    let data = data_file(onnx).and_then(|d| std::fs::File::open(d).ok());
     // SAFETY: a read-only map of a file this process just wrote and nobody else touches.
     let data = data.map(|f| unsafe { memmap2::Mmap::map(&f) }.expect("map the data file"));
     fn bytes_in<'a>(t: &'a fxonnx::internals::proto::TensorProto, data: Option<&'a [u8]>) -> Result<&'a [u8], String> {
@@ -454,8 +453,11 @@ fn main() {
             let out2 = out_dir.path().join("b").join("model.onnx");
             std::fs::create_dir_all(out2.parent().unwrap()).expect("out dir");
             run_child(&path, &out2, case.external);
-            let data = |p: &Path| p.with_extension("onnx.data");
-            identical = Some(same_file(&out, &out2) && (!case.external || same_file(&data(&out), &data(&out2))));
+            let same_data = match (data_file(&out), data_file(&out2)) {
+                (Some(a), Some(b)) => a.file_name() == b.file_name() && same_file(&a, &b),
+                (a, b) => a.is_none() && b.is_none(),
+            };
+            identical = Some(same_file(&out, &out2) && same_data);
             matched = Some(weights_match(&path, &out));
             let _ = std::fs::remove_dir_all(out2.parent().unwrap());
         }
@@ -575,4 +577,9 @@ fn write_report(rows: &[Row]) {
     };
     std::fs::write(&path, new).expect("write reports/performance.md");
     eprintln!("wrote {}", path.display());
+}
+
+/// The data file of the model at `onnx` (`<file>.<hash>.data`), if it has one.
+fn data_file(onnx: &Path) -> Option<std::path::PathBuf> {
+    fxonnx::internals::save::data_files_of(onnx).into_iter().next()
 }

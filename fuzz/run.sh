@@ -12,7 +12,7 @@ set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 seconds=${1:-60}
 [ $# -gt 0 ] && shift
-targets=${*:-archive program_json structured}
+targets=${*:-archive program_json structured optimizer}
 export CARGO_TARGET_DIR="$here/target"
 export RUSTFLAGS="-Cpasses=sancov-module -Cllvm-args=-sanitizer-coverage-level=4 \
  -Cllvm-args=-sanitizer-coverage-inline-8bit-counters -Cllvm-args=-sanitizer-coverage-pc-table \
@@ -25,7 +25,7 @@ for t in $targets; do
     corpus="$here/corpus/$t"
     mkdir -p "$corpus" "$here/artifacts/$t"
     # Seeds: the fixtures themselves (archive), their program JSON (program_json, after a
-    # selector byte), nothing for structured (its input is a plan, and any bytes make one).
+    # selector byte), nothing for structured and optimizer (any bytes make a plan or a graph).
     case $t in
         # The fixtures under 100 KB: larger ones slow every run and grow the corpus fast.
         archive) find "$here/../tests/fixtures" -maxdepth 1 -name '*.pt2' -size -100k -exec cp -n {} "$corpus/" \; ;;
@@ -41,9 +41,10 @@ for i, n in enumerate(names):
 PY
             ;;
     esac
-    # A structured input is a plan of edits: long plans from the start, not grown byte by byte.
+    # A structured input is a plan of edits, an optimizer input a graph's choices: long ones from
+    # the start, not grown byte by byte.
     case $t in
-        structured) len="-max_len=4096 -len_control=0" ;;
+        structured|optimizer) len="-max_len=4096 -len_control=0" ;;
         *) len="-max_len=131072" ;;
     esac
     echo "fuzz: $t for ${seconds}s" >&2

@@ -8,6 +8,15 @@ use std::time::Instant;
 
 use clap::{Parser, Subcommand};
 
+/// `eprintln!` that cannot panic: progress, warnings and error messages go to stderr best effort.
+/// A stderr that is closed, full or a pipe whose reader left (`2>&1 | head -1`) loses them, and
+/// changes neither the export nor the exit status.
+macro_rules! note {
+    ($($arg:tt)*) => {{
+        let _ = writeln!(std::io::stderr().lock(), $($arg)*);
+    }};
+}
+
 #[derive(Parser)]
 #[command(name = "fxonnx", version, about = "Convert torch.export .pt2 archives into ONNX models, without Python")]
 struct Cli {
@@ -197,20 +206,20 @@ fn execute(cli: Cli) -> Result<(), Failure> {
                 max_memory,
                 module_functions: crate::ModuleFunctions::from_names(&functions),
                 force,
+                interrupt: None,
                 progress: (!quiet).then(|| {
                     std::sync::Arc::new(|event: &crate::ProgressEvent| {
                         let crate::ProgressEvent::StageFinished { stage, ok, elapsed, .. } = event;
                         let mark = if *ok { "ok" } else { "failed" };
-                        eprintln!("[fxonnx] {stage}: {mark} ({:.1} ms)", elapsed.as_secs_f64() * 1e3);
+                        note!("[fxonnx] {stage}: {mark} ({:.1} ms)", elapsed.as_secs_f64() * 1e3);
                     }) as crate::Progress
                 }),
             };
             let program = crate::export_to_file(&input, &output, &options).map_err(|e| {
-                let message = if options.report {
-                    let dir = artifacts_dir.clone().unwrap_or_else(|| PathBuf::from("."));
-                    format!("{e}\n(the export report is in {})", dir.display())
-                } else {
-                    e.to_string()
+                // Not when the report itself could not be written.
+                let message = match e.report_path() {
+                    Some(path) => format!("{e}\n(the export report is {})", path.display()),
+                    None => e.to_string(),
                 };
                 match e.kind() {
                     crate::ErrorKind::Options(_) => Failure::Usage(message),
@@ -220,10 +229,10 @@ fn execute(cli: Cli) -> Result<(), Failure> {
             // The process ends right after: freeing a large graph value by value would only add time.
             let program = std::mem::ManuallyDrop::new(program);
             for w in program.warnings() {
-                eprintln!("warning: {w}");
+                note!("warning: {w}");
             }
             if let Some(r) = program.report_path() {
-                eprintln!("report: {}", r.display());
+                note!("report: {}", r.display());
             }
             if let Some(dir) = &genai_config {
                 let files = crate::genai::write_config(&program.model(), &output, dir.as_deref()).map_err(|e| {
@@ -241,7 +250,7 @@ fn execute(cli: Cli) -> Result<(), Failure> {
             if quiet {
                 return Ok(());
             }
-            eprintln!(
+            note!(
                 "exported {} -> {} ({} nodes, {} initializers, {:.1} ms)",
                 input.display(),
                 output.display(),
@@ -254,7 +263,7 @@ fn execute(cli: Cli) -> Result<(), Failure> {
         Command::ApplyWeights { model, archive, output, external_data } => {
             let start = Instant::now();
             let count = crate::apply_weights(&model, &archive, &output, external_data).map_err(|e| e.to_string())?;
-            eprintln!(
+            note!(
                 "applied {count} weights of {} to {} -> {} ({:.1} ms)",
                 archive.display(),
                 model.display(),
@@ -267,34 +276,27 @@ fn execute(cli: Cli) -> Result<(), Failure> {
         Command::Ops { check: None, .. } => {
             let table = crate::TranslationTable::builtin();
             let (min, max) = (crate::SUPPORTED_OPSETS.start(), crate::SUPPORTED_OPSETS.end());
-            // Written, not printed: a closed pipe (`fxonnx ops | head`) ends the listing quietly.
-            let mut out = std::io::stdout().lock();
-            let _ = writeln!(
-                out,
-                "# {} targets; exports target opsets {min} to {max} (an op that needs a newer opset says so when used)",
+            let mut text = format!(
+                "# {} targets; exports target opsets {min} to {max} (an op that needs a newer opset says so when used)\n",
                 table.len()
             );
             for key in table.keys() {
                 let doc = table.get(key).map(|e| e.schema()).unwrap_or_default();
-                if writeln!(out, "{key}\t{doc}").is_err() {
-                    break;
-                }
+                text.push_str(&format!("{key}\t{doc}\n"));
             }
-            Ok(())
+            Ok(write_out(&text)?)
         }
         Command::Ops { check: Some(path), model, .. } => {
             let table = crate::TranslationTable::builtin();
             let missing = crate::inspect::untranslated_ops(&path, &model, &table).map_err(|e| e.to_string())?;
-            let mut out = std::io::stdout().lock();
             if missing.is_empty() {
-                let _ = writeln!(out, "every target of {} has a translation", path.display());
-                return Ok(());
+                return Ok(write_out(&format!("every target of {} has a translation\n", path.display()))?);
             }
+            let mut text = String::new();
             for op in &missing {
-                if writeln!(out, "{}\t{} node(s): {}", op.target, op.nodes.len(), op.nodes.join(", ")).is_err() {
-                    break;
-                }
+                text.push_str(&format!("{}\t{} node(s): {}\n", op.target, op.nodes.len(), op.nodes.join(", ")));
             }
+            write_out(&text)?;
             Err(Failure::Failed(format!("{} target(s) have no translation", missing.len())))
         }
         Command::Inspect { input, model, metadata } => Ok(inspect(&input, &model, metadata)?),
@@ -306,7 +308,7 @@ fn execute(cli: Cli) -> Result<(), Failure> {
 fn universe(refused: bool) -> Result<(), String> {
     use crate::inspect::{Source, Status};
     let all = crate::inspect::universe(&crate::TranslationTable::builtin());
-    let mut out = std::io::stdout().lock();
+    let mut out = String::new();
     let mut missing = 0;
     for source in Source::ALL {
         let of: Vec<_> = all.iter().filter(|t| t.source == source).collect();
@@ -314,16 +316,20 @@ fn universe(refused: bool) -> Result<(), String> {
         let (tr, rf) = (count(&|s| matches!(s, Status::Translated(_))), count(&|s| matches!(s, Status::Refused(_))));
         let miss = of.len() - tr - rf;
         missing += miss;
-        let _ =
-            writeln!(out, "# {}: {} targets, {tr} translated, {rf} refused, {miss} missing", source.label(), of.len());
+        out.push_str(&format!(
+            "# {}: {} targets, {tr} translated, {rf} refused, {miss} missing\n",
+            source.label(),
+            of.len()
+        ));
         for t in &of {
             match &t.status {
-                Status::Missing => _ = writeln!(out, "missing\t{}", t.key),
-                Status::Refused(why) if refused => _ = writeln!(out, "refused\t{}\t{why}", t.key),
+                Status::Missing => out.push_str(&format!("missing\t{}\n", t.key)),
+                Status::Refused(why) if refused => out.push_str(&format!("refused\t{}\t{why}\n", t.key)),
                 _ => {}
             }
         }
     }
+    write_out(&out)?;
     if missing > 0 {
         return Err(format!("{missing} target(s) of the operator universe have no translation and no stated reason"));
     }
@@ -333,33 +339,43 @@ fn universe(refused: bool) -> Result<(), String> {
 /// `fxonnx inspect`: a zip file (starting with `PK`) is a .pt2 archive, anything else must decode as
 /// an ONNX ModelProto. External data files are not read: the text form shows no weights.
 fn inspect(input: &Path, model: &str, metadata: bool) -> Result<(), String> {
-    let mut magic = [0u8; 2];
-    let is_zip = std::fs::File::open(input)
-        .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut magic))
-        .map(|()| &magic == b"PK")
-        .unwrap_or(false);
-    if is_zip {
-        let text = crate::inspect::program_text(input, model).map_err(|e| e.to_string())?;
-        write_out(&text);
-        return Ok(());
-    }
-    let meta = std::fs::metadata(input).map_err(|e| format!("cannot read {}: {e}", input.display()))?;
-    if !meta.is_file() {
-        return Err(format!(
+    use std::io::Read;
+    // A FIFO or device is refused before a byte is read: neither would ever end.
+    let cannot_read = |e: std::io::Error| format!("cannot read {}: {e}", input.display());
+    let mut file = crate::input::open_regular(input).map_err(|e| match e {
+        crate::input::OpenError::Io(e) => cannot_read(e),
+        crate::input::OpenError::NotAFile => format!(
             "{} is not a regular file; hint: pass the path of a .pt2 archive or an .onnx model",
             input.display()
-        ));
+        ),
+    })?;
+    let mut bytes = Vec::new();
+    (&mut file).take(2).read_to_end(&mut bytes).map_err(cannot_read)?;
+    if bytes == b"PK" {
+        let text = crate::inspect::program_text(input, model).map_err(|e| e.to_string())?;
+        return write_out(&text);
     }
-    let bytes = std::fs::read(input).map_err(|e| format!("cannot read {}: {e}", input.display()))?;
+    file.read_to_end(&mut bytes).map_err(cannot_read)?;
     let text = crate::inspect::onnx_text(bytes, metadata)
         .map_err(|e| format!("{} is neither a .pt2 archive nor an ONNX model: {}", input.display(), e.0))?;
-    write_out(&text);
-    Ok(())
+    write_out(&text)
 }
 
-/// Text to stdout; a reader that went away (`| head`) ends the output, not the process with a panic.
-fn write_out(text: &str) {
-    let _ = std::io::stdout().lock().write_all(text.as_bytes());
+/// A command's output to stdout. A reader that went away (`| head`) ends it quietly, as the
+/// listing was wanted only that far; any other failure (a full device, a closed stdout) is the
+/// command's failure: what it was asked to print is not there.
+fn write_out(text: &str) -> Result<(), String> {
+    #[cfg(target_os = "linux")]
+    // SAFETY: F_GETFD on a descriptor number only reads its flags. Rust's stdout swallows EBADF,
+    // so a closed stdout is asked about directly.
+    if unsafe { libc::fcntl(1, libc::F_GETFD) } == -1 {
+        return Err("cannot write the output: stdout is closed".into());
+    }
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(format!("cannot write the output to stdout: {e}")),
+        _ => Ok(()),
+    }
 }
 
 /// Run the command line on `args` (the program name first, as `std::env::args_os` gives them);
@@ -385,11 +401,11 @@ pub fn run(args: impl IntoIterator<Item = std::ffi::OsString>) -> i32 {
     match outcome {
         Ok(()) => 0,
         Err(Failure::Failed(e)) => {
-            eprintln!("error: {e}");
+            note!("error: {e}");
             1
         }
         Err(Failure::Usage(e)) => {
-            eprintln!("error: {e}");
+            note!("error: {e}");
             2
         }
     }

@@ -61,6 +61,10 @@ pub enum ErrorKind {
     /// The export report cannot be written.
     #[error("cannot write the export report to {path}: {source}")]
     Report { path: PathBuf, source: std::io::Error },
+    /// [`ExportOptions::interrupt`](crate::ExportOptions::interrupt) stopped the export after
+    /// `stage`; nothing was written.
+    #[error("interrupted after the stage `{stage}`; nothing was written")]
+    Interrupted { stage: Stage },
     /// A bug: fxonnx panicked. The export failed cleanly (no output file); please report it.
     #[error(
         "internal error during {}: {message}; this is a bug in fxonnx, please report it with the archive",

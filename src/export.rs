@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use crate::error::{Error, ErrorKind};
 use crate::fx::{InputKind, Program};
 use crate::onnx::ir::Model;
-use crate::onnx::save::{self, DataPlacement, SaveError};
+use crate::onnx::save::{self, DataPlacement, SaveError, Sources};
 use crate::pt2::{Archive, ArchiveError, ArchiveFile};
 use crate::report::{ExportRecord, Stage};
 use crate::translate::dsl::TranslationTable;
@@ -62,6 +62,11 @@ pub struct ExportOptions {
     /// Told of every finished stage ([`ProgressEvent`](crate::ProgressEvent)); the CLI prints a line each.
     #[serde(skip)]
     pub progress: Option<crate::report::Progress>,
+    /// Asked after every stage but the save; `true` stops the export with
+    /// [`ErrorKind::Interrupted`] before anything is written (the Python module asks whether
+    /// Ctrl-C was pressed).
+    #[serde(skip)]
+    pub interrupt: Option<crate::report::Interrupt>,
     /// Also make the value of every FX node of the main graph a graph output named
     /// `debug:<node name>`, after the model's own outputs: for comparing a model node by node
     /// with the program run in torch (`benches/node_diff.py`). Not for deployment: the extra
@@ -102,6 +107,7 @@ impl Default for ExportOptions {
             artifacts_dir: None,
             optimize: true,
             progress: None,
+            interrupt: None,
             debug_outputs: false,
             max_memory: None,
             module_functions: None,
@@ -353,27 +359,38 @@ pub fn export_to_file(
 }
 
 fn run(input: Source<'_>, output: Option<&Path>, options: &ExportOptions) -> Result<OnnxProgram, Error> {
-    let mut record =
-        ExportRecord { archive: input.path().to_path_buf(), progress: options.progress.clone(), ..Default::default() };
+    let mut record = ExportRecord {
+        archive: input.path().to_path_buf(),
+        progress: options.progress.clone(),
+        interrupt: options.interrupt.clone(),
+        ..Default::default()
+    };
+    // The report's folder is checked first: a report that cannot be written fails the export
+    // before any model is, naming the folder's own problem.
+    let report_dir = options.report.then(|| options.artifacts_dir.clone().unwrap_or_else(|| PathBuf::from(".")));
+    if let Some(dir) = &report_dir {
+        save::check_folder(dir).map_err(|source| Error::from(ErrorKind::Report { path: dir.clone(), source }))?;
+    }
     // A panic that escapes a stage is a bug: it becomes an error, so that a service or a batch
     // job calling the library carries on (the save's temporary files are dropped on unwinding).
+    // An interrupt between stages unwinds the same way, and is no bug.
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| stages(input, output, options, &mut record)))
         .unwrap_or_else(|panic| {
+            if let Some(crate::report::Interrupted(stage)) = panic.downcast_ref() {
+                return Err(ErrorKind::Interrupted { stage: *stage }.into());
+            }
             let message = crate::util::panic_message(panic.as_ref()).to_string();
             let stage = record.fail_running(&message);
             Err(ErrorKind::Internal { stage, message }.into())
         });
     let stage = record.failed_stage();
-    if !options.report {
-        return result.map_err(|e| e.located(stage, None));
-    }
-    let dir = options.artifacts_dir.clone().unwrap_or_else(|| PathBuf::from("."));
-    let path = record
-        .write(&dir, options.report_html)
-        .map_err(|source| Error::from(ErrorKind::Report { path: dir.clone(), source }))?;
-    match result {
-        Ok(p) => Ok(OnnxProgram { report: Some(path), ..p }),
-        Err(e) => Err(e.located(stage, Some(path))),
+    let Some(dir) = report_dir else { return result.map_err(|e| e.located(stage, None)) };
+    match (record.write(&dir, options.report_html), result) {
+        (Ok(path), Ok(p)) => Ok(OnnxProgram { report: Some(path), ..p }),
+        (Ok(path), Err(e)) => Err(e.located(stage, Some(path))),
+        (Err(source), Ok(_)) => Err(ErrorKind::Report { path: dir, source }.into()),
+        // A failed export's own error says what went wrong; the report's would hide it.
+        (Err(_), Err(e)) => Err(e.located(stage, None)),
     }
 }
 
@@ -430,6 +447,11 @@ fn stages(
     })?;
     record.optimize = Some(stats);
     record.stage(Stage::Optimize, || lower::check_types(&model))?;
+    // Weights read from an archive written over in place meanwhile (or zeros, where the
+    // recovering truncation guard caught a fault) would make a model of mixed weights.
+    if let Some(file) = archive.file() {
+        record.stage(Stage::Optimize, || file.check_unchanged())?;
+    }
     if let Some(which) = &options.module_functions {
         let stats = crate::onnx::functions::extract(&mut model, which);
         if let Some((scope, why)) = stats.inline.first() {
@@ -555,29 +577,39 @@ impl OnnxProgram {
             .sum()
     }
 
-    /// Write the model to `path`. Weights go to `<file name>.data` beside it when the export asked for
-    /// external data or when they would not fit in one protobuf message (2 GiB).
+    /// Write the model to `path`. Weights go to a data file beside it, `<file name>.<hash>.data`
+    /// (named after its contents, so that the model and its data file are replaced as one), when
+    /// the export asked for external data or when they would not fit in one protobuf message
+    /// (2 GiB). Fails, writing nothing, when `path` is the archive (without
+    /// [`ExportOptions::force`]) or when the archive changed in place since the export.
     pub fn save(&self, path: impl AsRef<Path>) -> Result<(), Error> {
         let path = path.as_ref();
-        let file = path.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_else(|| "model.onnx".into());
-        let external_placement = DataPlacement::External { location: format!("{file}.data"), threshold: 1024 };
-        let archive = self.archive.as_ref();
-        if self.force {
-            save::clear_target(path, &format!("{file}.data"), archive)?;
-        }
+        let sources = Sources::archive(self.archive.as_ref()).forced(self.force);
         if !self.include_initializers {
             // Small: the weights stay behind, so the plain path's message is no burden.
             let proto = crate::weights::withhold(&self.model, &self.locator);
-            return Ok(save::save_proto(proto, path, &DataPlacement::Inline)?);
+            return Ok(save::save_proto(proto, path, &DataPlacement::Inline, &sources)?);
         }
         if self.external_data {
-            return Ok(save::save_model(&self.model, path, &external_placement, archive)?);
+            return Ok(save::save_model(&self.model, path, &DataPlacement::EXTERNAL, &sources)?);
         }
         // The encoder measures the whole message first: over the limit inline (weights plus a large
         // graph), the weights move out.
-        match save::save_model(&self.model, path, &DataPlacement::Inline, archive) {
-            Err(SaveError::TooLarge { .. }) => Ok(save::save_model(&self.model, path, &external_placement, archive)?),
+        match save::save_model(&self.model, path, &DataPlacement::Inline, &sources) {
+            Err(SaveError::TooLarge { .. }) => {
+                Ok(save::save_model(&self.model, path, &DataPlacement::EXTERNAL, &sources)?)
+            }
             other => Ok(other?),
+        }
+    }
+
+    /// Fail when the archive the weights are read from changed in place since the export (a
+    /// rewrite of the same file, a truncation): what [`save`](Self::save) checks before and after
+    /// writing, for callers that read the model otherwise ([`model_bytes`](Self::model_bytes)).
+    pub fn check_archive(&self) -> Result<(), Error> {
+        match &self.archive {
+            Some(a) => Ok(a.check_unchanged()?),
+            None => Ok(()),
         }
     }
 }

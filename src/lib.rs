@@ -30,6 +30,7 @@ mod export;
 mod fx;
 pub mod genai;
 mod hash;
+mod input;
 pub mod inspect;
 mod onnx;
 mod optimize;
@@ -49,8 +50,8 @@ pub use export::{
 };
 pub use onnx::functions::{FunctionStats, ModuleFunctions};
 pub use optimize::{OptimizeStats, PassRecord};
-pub use pt2::install_truncation_guard;
-pub use report::{Progress, ProgressEvent, Stage};
+pub use pt2::{install_recovering_truncation_guard, install_truncation_guard};
+pub use report::{Interrupt, Progress, ProgressEvent, Stage};
 pub use translate::dsl::TranslationTable;
 pub use weights::{apply_weights, WeightsError, WEIGHT_KEY};
 
@@ -60,7 +61,7 @@ pub use weights::{apply_weights, WeightsError, WEIGHT_KEY};
 pub mod internals {
     pub use crate::fx::{format_program, Program};
     pub use crate::onnx::{ir, proto, save, text};
-    pub use crate::optimize::{clean_up, optimize};
+    pub use crate::optimize::{clean_up, optimize, random};
     pub use crate::pt2::{Archive, ArchiveError, Weight};
     pub mod lower {
         pub use crate::translate::lower::{check_types, find_unsupported, lower, LowerOptions};

@@ -80,6 +80,14 @@ pub enum ProgressEvent {
 /// A progress callback ([`crate::ExportOptions::progress`]); `fxonnx export` prints a line per event.
 pub type Progress = std::sync::Arc<dyn Fn(&ProgressEvent) + Send + Sync>;
 
+/// Asked after every stage but the save ([`crate::ExportOptions::interrupt`]): `true` stops the
+/// export there with [`crate::Error::Interrupted`], before any file is written.
+pub type Interrupt = std::sync::Arc<dyn Fn() -> bool + Send + Sync>;
+
+/// The unwinding payload that carries an interrupt from between two stages to the export's
+/// boundary (`export::run`), past code that knows nothing of it; never a panic, so no message.
+pub(crate) struct Interrupted(pub Stage);
+
 #[derive(Clone, Debug, Default)]
 pub(crate) struct StageRecord {
     pub ran: bool,
@@ -109,6 +117,10 @@ pub struct ExportRecord {
     pub functions: Option<crate::FunctionStats>,
     /// Told about every finished stage.
     pub progress: Option<Progress>,
+    /// Asked after every stage but the save whether to stop.
+    pub interrupt: Option<Interrupt>,
+    /// The export was interrupted after this stage.
+    pub(crate) interrupted: Option<Stage>,
     /// The stage running now (what a panic interrupted).
     pub(crate) running: Option<Stage>,
 }
@@ -127,6 +139,13 @@ impl ExportRecord {
         let result = self.stage_part(stage, f);
         if result.is_ok() {
             self.tell(stage);
+            // Stopped between stages, before the save: nothing was written, and all that was
+            // built is dropped on the way out.
+            if stage != Stage::Save && self.interrupt.as_ref().is_some_and(|i| i()) {
+                self.interrupted = Some(stage);
+                self.errors.push(format!("interrupted after {stage}"));
+                std::panic::resume_unwind(Box::new(Interrupted(stage)));
+            }
         }
         result
     }
@@ -181,8 +200,11 @@ impl ExportRecord {
         }
     }
 
-    /// `success`, or the short name of the first stage that failed.
+    /// `success`, or the short name of the first stage that failed, or `interrupted`.
     pub fn status(&self) -> &'static str {
+        if self.interrupted.is_some() {
+            return "interrupted";
+        }
         match Stage::ALL.iter().zip(&self.stages).find(|(_, s)| s.ran && !s.ok) {
             Some((stage, _)) => stage.short_name(),
             None => "success",
@@ -266,13 +288,12 @@ impl ExportRecord {
         std::fs::create_dir_all(dir)?;
         let md = self.markdown();
         let stem = format!("fxonnx_export_{}_{}", utc_timestamp(), self.status());
-        let path = dir.join(format!("{stem}.md"));
-        // Whole or not at all: a kill or a full disk never leaves a partial report.
-        crate::onnx::save::write_whole(&path, md.as_bytes())?;
-        if html {
-            crate::onnx::save::write_whole(&dir.join(format!("{stem}.html")), to_html(&md).as_bytes())?;
-        }
-        Ok(path)
+        let html = html.then(|| to_html(&md));
+        let mut parts = vec![(".md", md.as_bytes())];
+        parts.extend(html.as_ref().map(|h| (".html", h.as_bytes())));
+        // Whole or not at all (a kill or a full disk never leaves a partial report), and never
+        // over another export's report of the same microsecond.
+        crate::onnx::save::write_new(dir, &stem, &parts)
     }
 }
 

@@ -21,7 +21,7 @@ use serde::{Deserialize, Serialize};
 use crate::onnx::derived::Recipe;
 use crate::onnx::ir::{DType, Derived, Model, TensorData, Value};
 use crate::onnx::proto;
-use crate::onnx::save::{self, DataPlacement, SaveError};
+use crate::onnx::save::{self, DataPlacement, SaveError, Sources};
 use crate::pt2::{Archive, ArchiveError, Locator};
 
 /// The `metadata_props` key of a withheld weight's graph input.
@@ -48,6 +48,8 @@ struct Withheld {
 pub enum WeightsError {
     #[error("cannot read {path}: {source}")]
     Io { path: PathBuf, source: std::io::Error },
+    #[error("{path} is not a regular file (a pipe, a directory or a device); hint: pass the path of the model written by `fxonnx export --no-weights`")]
+    NotAFile { path: PathBuf },
     #[error("{path} is not an ONNX model: {detail}")]
     NotOnnx { path: PathBuf, detail: String },
     #[error("{path} has no withheld weights (graph inputs with `{WEIGHT_KEY}` metadata); hint: {NO_WEIGHTS_HINT}")]
@@ -139,7 +141,8 @@ fn as_input(header: proto::TensorProto, record: &Withheld) -> proto::ValueInfoPr
 
 /// Put the weights of `archive` back into the weight-free model at `model` (see the module
 /// documentation) and write it to `output`, its weights inline or, with `external_data` or over
-/// protobuf's 2 GiB limit, in `<output file name>.data`. Returns how many weights were put back.
+/// protobuf's 2 GiB limit, in `<output file name>.<hash>.data`. Returns how many weights were put
+/// back. `output` must be neither `model` nor `archive`: the refusal writes nothing.
 ///
 /// ```no_run
 /// fxonnx::apply_weights("graph.onnx", "model.pt2", "model.onnx", false)?;
@@ -152,7 +155,10 @@ pub fn apply_weights(
     external_data: bool,
 ) -> Result<usize, WeightsError> {
     let (model, output) = (model.as_ref(), output.as_ref());
-    let bytes = std::fs::read(model).map_err(|source| WeightsError::Io { path: model.to_path_buf(), source })?;
+    let bytes = crate::input::read_regular(model).map_err(|e| match e {
+        crate::input::OpenError::Io(source) => WeightsError::Io { path: model.to_path_buf(), source },
+        crate::input::OpenError::NotAFile => WeightsError::NotAFile { path: model.to_path_buf() },
+    })?;
     let mut proto = <proto::ModelProto as prost::Message>::decode(bytes.as_slice())
         .map_err(|e| WeightsError::NotOnnx { path: model.to_path_buf(), detail: e.to_string() })?;
     let archive = Archive::open(archive.as_ref())?;
@@ -181,14 +187,17 @@ pub fn apply_weights(
         }
         graph.initializer.insert(index, tensor);
     }
-    let file = output.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_else(|| "model.onnx".into());
     // As an export saves: external when asked, or when the weights would not fit inline.
     let placement = if external_data || prost::Message::encoded_len(&proto) > save::PROTOBUF_LIMIT {
-        DataPlacement::External { location: format!("{file}.data"), threshold: 1024 }
+        DataPlacement::EXTERNAL
     } else {
         DataPlacement::Inline
     };
-    save::save_proto(proto, output, &placement)?;
+    // Neither input may be written over (the model was read whole, but it is the user's file).
+    let sources = Sources::archive(archive.file().as_ref())
+        .and_file(archive.path(), "the archive the weights are read from")
+        .and_file(model, "the weight-free model whose weights are applied");
+    save::save_proto(proto, output, &placement, &sources)?;
     Ok(count)
 }
 

@@ -271,20 +271,21 @@ fn output_paths_that_must_not_be_replaced_are_refused() {
     assert_eq!(std::fs::read_dir(&folder).expect("ls").count(), 0);
 }
 
-/// An export killed (SIGKILL) at any moment, 100 times, leaves no temporary file in the output
-/// folder, and the output is either the old file, untouched, or the complete new model with its
-/// data; a report in the same folder is complete when it is there.
+/// An export killed (SIGKILL) at any moment, 100 times, over an existing model and its data
+/// file, leaves no temporary file in the output folder, and leaves the old pair, untouched, or
+/// the complete new pair: never a model with another's data (a data file of the new export
+/// beside the old pair at most, which the next save removes); a report in the same folder is
+/// complete when it is there.
 #[cfg(target_os = "linux")]
 #[test]
 fn a_killed_export_leaves_the_old_output_or_the_new_one() {
     let archive = fixture("decoder_mistral.pt2");
     let dir = tempfile::tempdir().expect("tempdir");
     let out = dir.path().join("m.onnx");
-    let data = dir.path().join("m.onnx.data");
-    let args = |out: &Path| -> Vec<std::ffi::OsString> {
+    let args = |archive: &Path, out: &Path| -> Vec<std::ffi::OsString> {
         [
             "export".into(),
-            archive.clone().into_os_string(),
+            archive.as_os_str().into(),
             "-o".into(),
             out.as_os_str().into(),
             "--external-data".into(),
@@ -295,22 +296,30 @@ fn a_killed_export_leaves_the_old_output_or_the_new_one() {
         ]
         .to_vec()
     };
-    // The complete result, for comparison.
+    let export = |archive: &Path, out: &Path| {
+        let o = Command::new(env!("CARGO_BIN_EXE_fxonnx")).args(args(archive, out)).output().expect("run");
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let data = fxonnx::internals::save::data_files_of(out);
+        assert_eq!(data.len(), 1, "{data:?}");
+        let name = data[0].file_name().expect("name").to_string_lossy().into_owned();
+        (std::fs::read(out).expect("model"), name, std::fs::read(&data[0]).expect("data"))
+    };
+    // The complete results, for comparison: the old pair (another archive) and the new one.
     let reference = tempfile::tempdir().expect("tempdir");
-    let ref_out = reference.path().join("m.onnx");
+    let (old_model, old_name, old_data) = export(&fixture("tiny_transformer.pt2"), &reference.path().join("m.onnx"));
     let start = std::time::Instant::now();
-    assert!(Command::new(env!("CARGO_BIN_EXE_fxonnx")).args(args(&ref_out)).output().expect("run").status.success());
+    let (new_model, new_name, new_data) = export(&archive, &reference.path().join("m.onnx"));
     // Kill moments spread over 1.5 times one export (the save included), whatever the machine's speed.
     let span = (start.elapsed().as_micros() as u64 * 3 / 2).max(1000);
-    let (new_model, new_data) =
-        (std::fs::read(&ref_out).expect("model"), std::fs::read(reference.path().join("m.onnx.data")).expect("data"));
-    let old = b"an older model".to_vec();
     let mut replaced = 0;
     for i in 0..100u64 {
-        std::fs::write(&out, &old).expect("write");
-        let _ = std::fs::remove_file(&data);
+        for e in std::fs::read_dir(dir.path()).expect("ls") {
+            std::fs::remove_file(e.expect("entry").path()).expect("clean");
+        }
+        std::fs::write(&out, &old_model).expect("write");
+        std::fs::write(dir.path().join(&old_name), &old_data).expect("write");
         let mut child = Command::new(env!("CARGO_BIN_EXE_fxonnx"))
-            .args(args(&out))
+            .args(args(&archive, &out))
             .stderr(std::process::Stdio::null())
             .spawn()
             .expect("spawn");
@@ -328,34 +337,43 @@ fn a_killed_export_leaves_the_old_output_or_the_new_one() {
         let (temporaries, names): (Vec<String>, Vec<String>) =
             names.into_iter().partition(|n| n.starts_with(".fxonnx-") && n.ends_with(".tmp"));
         // Reports go last, whole or not at all: each one ends with its last section's table.
-        let (reports, names): (Vec<String>, Vec<String>) =
+        let (reports, mut names): (Vec<String>, Vec<String>) =
             names.into_iter().partition(|n| n.starts_with("fxonnx_export_") && n.ends_with(".md"));
         for r in &reports {
             let text = std::fs::read_to_string(dir.path().join(r)).expect("report");
             assert!(text.contains("## Time and memory per stage") && text.ends_with("|\n"), "kill {i}: {r} is whole");
-            std::fs::remove_file(dir.path().join(r)).expect("remove");
         }
         for t in &temporaries {
             let bytes = std::fs::read(dir.path().join(t)).expect("temporary");
             assert!(bytes == new_model || bytes == new_data, "kill {i}: {t} is a complete output");
         }
+        let read = |name: &str| std::fs::read(dir.path().join(name)).unwrap_or_default();
         let model = std::fs::read(&out).expect("the output is still there");
-        if model == old {
-            // Between the two renames (microseconds) the new data file may already be in place.
-            if names.len() > 1 {
-                assert!(std::fs::read(&data).expect("data") == new_data, "kill {i}: a data file is complete");
-            }
-            assert!(names.iter().all(|n| n == "m.onnx" || n == "m.onnx.data"), "kill {i}: left {names:?}");
+        // Whichever pair is in place is whole; the other export's data file may be there too
+        // (the new one's, linked before the kill; the old one's, not yet removed after it).
+        let (ours, ours_data, theirs, theirs_data) = if model == old_model {
+            (&old_name, &old_data, &new_name, &new_data)
         } else {
             assert!(model == new_model, "kill {i}: the model is complete");
-            assert!(std::fs::read(&data).expect("data") == new_data, "kill {i}: its data is complete");
-            assert_eq!(names, ["m.onnx", "m.onnx.data"], "kill {i}: nothing else");
             replaced += 1;
+            (&new_name, &new_data, &old_name, &old_data)
+        };
+        assert!(read(ours) == *ours_data, "kill {i}: the model's data file is there, whole");
+        names.retain(|n| n != "m.onnx" && n != ours);
+        if let Some(other) = names.first() {
+            assert!(names.len() == 1 && other == theirs && read(other) == *theirs_data, "kill {i}: left {names:?}");
         }
     }
     assert!(replaced < 100, "every kill came after the save: none tested an interrupted export");
+    assert!(replaced > 0, "every kill came before the save: none tested a kill after it");
     // A complete export removes what killed ones left, and leaves only its own files.
-    assert!(Command::new(env!("CARGO_BIN_EXE_fxonnx")).args(args(&out)).output().expect("run").status.success());
+    for e in std::fs::read_dir(dir.path()).expect("ls") {
+        let p = e.expect("entry").path();
+        if p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("fxonnx_export_")) {
+            std::fs::remove_file(p).expect("remove");
+        }
+    }
+    let _ = export(&archive, &out);
     let mut names: Vec<String> = std::fs::read_dir(dir.path())
         .expect("ls")
         .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
@@ -363,7 +381,7 @@ fn a_killed_export_leaves_the_old_output_or_the_new_one() {
     names.sort();
     assert_eq!(names.len(), 3, "{names:?}");
     assert!(names[0].starts_with("fxonnx_export_") && names[0].ends_with("_success.md"), "{names:?}");
-    assert_eq!(names[1..], ["m.onnx", "m.onnx.data"]);
+    assert_eq!(names[1..], ["m.onnx".to_string(), new_name]);
 }
 
 /// `mlp_bn` with its JSON entry ending in `entry` edited by `edit`.

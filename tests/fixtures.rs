@@ -292,7 +292,9 @@ fn external_data_round_trips() {
     let out = tmp.path().join("convnet.onnx");
     let opts = fxonnx::ExportOptions { external_data: true, ..Default::default() };
     export_to("convnet", "model", &out, &opts);
-    let data = std::fs::read(tmp.path().join("convnet.onnx.data")).expect("external data file");
+    let data_files = fxonnx::internals::save::data_files_of(&out);
+    assert_eq!(data_files.len(), 1, "{data_files:?}");
+    let data = std::fs::read(&data_files[0]).expect("external data file");
     // Every large initializer points into the data file, at its own bytes.
     use prost::Message;
     let model = fxonnx::internals::proto::ModelProto::decode(&std::fs::read(&out).expect("model")[..]).expect("decode");

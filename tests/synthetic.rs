@@ -255,8 +255,8 @@ fn exports_are_byte_identical() {
             std::fs::create_dir(&sub).unwrap();
             let out = sub.join("model.onnx");
             export(&archive, &out, external, true);
-            let data = sub.join("model.onnx.data");
-            runs.push((std::fs::read(&out).unwrap(), data.exists().then(|| std::fs::read(&data).unwrap())));
+            let data = fxonnx::internals::save::data_files_of(&out);
+            runs.push((std::fs::read(&out).unwrap(), data.first().map(|d| std::fs::read(d).unwrap())));
         }
         assert!(runs[0].0 == runs[1].0, "model bytes differ (external: {external})");
         assert!(runs[0].1 == runs[1].1, "data bytes differ (external: {external})");
@@ -269,7 +269,7 @@ fn exports_are_byte_identical() {
 /// folded ones; `src/onnx/save/tests.rs` does the same on every fixture.
 #[test]
 fn streamed_saves_equal_plain_ones() {
-    use fxonnx::internals::save::{plain, save_model, DataPlacement};
+    use fxonnx::internals::save::{data_files_of, plain, save_model, DataPlacement, Sources};
     let dir = tempfile::tempdir().unwrap();
     // Weights of 64 KiB and more are read from the archive file, smaller ones copied.
     let wide = Transformer { blocks: 1, d_model: 128, heads: 4, ffn: 512, seq: 4 };
@@ -290,20 +290,36 @@ fn streamed_saves_equal_plain_ones() {
             let program = fxonnx::export(archive, &options).unwrap_or_else(|e| panic!("{}: {e}", archive.display()));
             let placement = match external_data {
                 false => DataPlacement::Inline,
-                true => DataPlacement::External { location: "m.onnx.data".into(), threshold: 1024 },
+                true => DataPlacement::EXTERNAL,
             };
             let what = format!("{} ({placement:?})", archive.display());
-            plain::save(program.ir(), &plain_dir.join("m.onnx"), &placement).unwrap();
+            plain::save(program.ir(), &plain_dir.join("m.onnx"), &placement, &Sources::none()).unwrap();
             // The export's own save reads stored weights from the archive file; without the
             // archive they are copied from memory.
             program.save(stream_dir.join("m.onnx")).unwrap();
             assert!(read(&plain_dir.join("m.onnx")) == read(&stream_dir.join("m.onnx")), "{what}: .onnx differs");
-            save_model(program.ir(), &stream_dir.join("m.onnx"), &placement, None).unwrap();
+            save_model(program.ir(), &stream_dir.join("m.onnx"), &placement, &Sources::none()).unwrap();
             assert!(read(&plain_dir.join("m.onnx")) == read(&stream_dir.join("m.onnx")), "{what}: .onnx differs");
             if external_data {
-                let data = read(&plain_dir.join("m.onnx.data"));
-                assert!(data == read(&stream_dir.join("m.onnx.data")), "{what}: .data differs");
-                data_bytes += data.len();
+                // One data file each (the last save's; earlier ones went with their models),
+                // named alike since alike.
+                let (plain_data, stream_data) =
+                    (data_files_of(&plain_dir.join("m.onnx")), data_files_of(&stream_dir.join("m.onnx")));
+                // None when no weight reaches `EXTERNAL`'s 1,024 bytes (the convnet's are 576).
+                let ir = program.ir();
+                let external = ir
+                    .graph
+                    .initializers
+                    .iter()
+                    .any(|&v| ir.value(v).constant.as_ref().is_some_and(|c| c.raw.len() >= 1024));
+                let files = usize::from(external);
+                assert_eq!((plain_data.len(), stream_data.len()), (files, files), "{what}");
+                for (p, s) in plain_data.iter().zip(&stream_data) {
+                    assert_eq!(p.file_name(), s.file_name(), "{what}");
+                    let data = read(p);
+                    assert!(data == read(s), "{what}: .data differs");
+                    data_bytes += data.len();
+                }
             }
         }
     }

@@ -175,7 +175,9 @@ fn cli_inspects_onnx_models() {
     let ext = dir.path().join("ext.onnx");
     let options = fxonnx::ExportOptions { external_data: true, optimize: false, ..Default::default() };
     fxonnx::export(fixture("mlp_bn.pt2"), &options).expect("export").save(&ext).expect("save");
-    std::fs::remove_file(dir.path().join("ext.onnx.data")).ok();
+    for data in fxonnx::internals::save::data_files_of(&ext) {
+        std::fs::remove_file(data).expect("remove the data file");
+    }
     let o = fxonnx(&["inspect".as_ref(), ext.as_os_str()]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let text = String::from_utf8_lossy(&o.stdout);

@@ -47,7 +47,11 @@ def test_options_reach_the_export(tmp_path):
     assert b"features" in text and b"scores" in text and b"batch" in text
     assert program.report is not None and "Translate the graph into ONNX" in program.report
     program.save(tmp_path / "m.onnx", external_data=True)
-    assert (tmp_path / "m.onnx.data").exists()
+    # mlp_bn's weights are all under 1 KiB: they stay in the model, and no data file is written.
+    assert sorted(p.name for p in tmp_path.iterdir() if p.suffix == ".data") == []
+    fxonnx.export(FIXTURES / "convnet.pt2").save(tmp_path / "c.onnx", external_data=True)
+    # The data file is named after its contents (model and data file are one unit).
+    assert [p.name[:7] for p in tmp_path.glob("c.onnx.*.data")] == ["c.onnx."]
 
 
 @pytest.mark.parametrize(

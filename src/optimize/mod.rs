@@ -19,6 +19,7 @@ pub mod egraph;
 pub(crate) mod fold;
 pub(crate) mod gemm;
 pub(crate) mod noop;
+pub mod random;
 pub(crate) mod shapes;
 #[cfg(test)]
 pub(crate) mod testing;

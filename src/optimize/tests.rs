@@ -684,7 +684,8 @@ fn large_weight_transpose_and_scale_fold_lazily() {
     eager.values[v.index()].constant = Some(Box::new(want.clone()));
     let dir = tempfile::tempdir().expect("temp dir");
     let path = dir.path().join("m.onnx");
-    crate::onnx::save::save_model(&m, &path, &crate::onnx::save::DataPlacement::Inline, None).expect("save");
+    let sources = crate::onnx::save::Sources::none();
+    crate::onnx::save::save_model(&m, &path, &crate::onnx::save::DataPlacement::Inline, &sources).expect("save");
     assert!(folded.raw.existing().is_none(), "the save computed it whole");
     assert!(std::fs::read(&path).expect("read") == bytes(&eager));
     assert!(folded.raw == want.raw);

@@ -29,6 +29,16 @@ impl Map {
             slot,
         }
     }
+
+    /// Whether a read of the map faulted (the file shrank under it) and the recovering guard put
+    /// zeros in its place.
+    fn faulted(&self) -> bool {
+        #[cfg(target_os = "linux")]
+        if let Some(slot) = self.slot {
+            return guard::faulted(slot);
+        }
+        false
+    }
 }
 
 impl Drop for Map {
@@ -57,25 +67,54 @@ impl AsRef<[u8]> for MappedFile {
 }
 
 /// Make a fault on an archive's memory map — the file was truncated while being read — end the
-/// process with a message and exit status 1 instead of a bare SIGBUS. Faults elsewhere keep the
-/// default action. The CLI installs it; a library leaves the signal handlers of its host alone,
-/// so a program embedding fxonnx decides for itself (no-op outside Linux). Nothing is left behind:
-/// outputs are unnamed until they are complete (ARCHITECTURE.md, "Files").
+/// process with a message and exit status 1 instead of a bare SIGBUS. Faults elsewhere go to the
+/// handler that was there before. The CLI installs it; a library leaves the signal handlers of its
+/// host alone, so a program embedding fxonnx decides for itself (no-op outside Linux). Nothing is
+/// left behind: outputs are unnamed until they are complete (ARCHITECTURE.md, "Files").
 pub fn install_truncation_guard() {
     #[cfg(target_os = "linux")]
-    guard::install();
+    guard::install(guard::Mode::Exit);
+}
+
+/// Like [`install_truncation_guard`], for a host that must live on (the Python module): a fault
+/// on an archive's map puts zero pages where the file's pages were and marks the map, and the
+/// save (or [`crate::OnnxProgram::check_archive`]) then fails with an error saying the archive
+/// changed. No model is written from the zeros.
+pub fn install_recovering_truncation_guard() {
+    #[cfg(target_os = "linux")]
+    guard::install(guard::Mode::Recover);
 }
 
 #[cfg(target_os = "linux")]
 mod guard {
     //! The maps in use as address ranges in fixed atomic slots, which a signal handler may read.
-    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
+    use std::sync::OnceLock;
 
     const SLOTS: usize = 64;
     /// Start of the map in each slot: 0 when free, `CLAIMED` while being filled in.
     static STARTS: [AtomicUsize; SLOTS] = [const { AtomicUsize::new(0) }; SLOTS];
     static ENDS: [AtomicUsize; SLOTS] = [const { AtomicUsize::new(0) }; SLOTS];
+    /// A fault hit the map in this slot, and zero pages replaced its file's (recovering mode).
+    static FAULTED: [AtomicBool; SLOTS] = [const { AtomicBool::new(false) }; SLOTS];
     const CLAIMED: usize = usize::MAX;
+
+    /// What a fault on an archive's map does.
+    #[derive(Clone, Copy, PartialEq, Eq)]
+    pub enum Mode {
+        /// A message and exit status 1 (the CLI).
+        Exit = 1,
+        /// Zero pages in place of the file's, and the map marked as faulted (the Python module).
+        Recover = 2,
+    }
+    static MODE: AtomicU8 = AtomicU8::new(0);
+    static PAGE: AtomicUsize = AtomicUsize::new(4096);
+    /// The SIGBUS action before ours, for faults that are not on an archive's map.
+    static PREVIOUS: OnceLock<Previous> = OnceLock::new();
+    struct Previous(libc::sigaction);
+    // SAFETY: a plain C struct, written once before the handler can read it, never changed.
+    unsafe impl Sync for Previous {}
+    unsafe impl Send for Previous {}
 
     /// Record the map `[start, start + len)`; `None` when every slot is taken (then a fault in it
     /// is a plain SIGBUS, as without the guard).
@@ -85,6 +124,7 @@ mod guard {
         }
         let slot = (0..SLOTS)
             .find(|&i| STARTS[i].compare_exchange(0, CLAIMED, Ordering::AcqRel, Ordering::Relaxed).is_ok())?;
+        FAULTED[slot].store(false, Ordering::Release);
         ENDS[slot].store(start.saturating_add(len), Ordering::Release);
         STARTS[slot].store(start, Ordering::Release);
         Some(slot)
@@ -94,8 +134,12 @@ mod guard {
         STARTS[slot].store(0, Ordering::Release);
     }
 
-    fn is_mapped_archive(addr: usize) -> bool {
-        (0..SLOTS).any(|i| {
+    pub fn faulted(slot: usize) -> bool {
+        FAULTED[slot].load(Ordering::Acquire)
+    }
+
+    fn slot_of(addr: usize) -> Option<usize> {
+        (0..SLOTS).find(|&i| {
             let start = STARTS[i].load(Ordering::Acquire);
             start != 0 && start != CLAIMED && addr >= start && addr < ENDS[i].load(Ordering::Acquire)
         })
@@ -104,64 +148,149 @@ mod guard {
     const MESSAGE: &[u8] = b"error: the archive changed while it was read (it was truncated or rewritten: a fault \
 on its memory map); no output was written\nhint: export from a copy that nothing else writes to\n";
 
-    extern "C" fn on_sigbus(_: libc::c_int, info: *mut libc::siginfo_t, _: *mut libc::c_void) {
-        // SAFETY: the kernel passes a valid siginfo_t to an SA_SIGINFO handler; write and _exit
-        // are async-signal-safe, and the slots are atomics.
+    extern "C" fn on_sigbus(signal: libc::c_int, info: *mut libc::siginfo_t, context: *mut libc::c_void) {
+        // SAFETY: the kernel passes a valid siginfo_t to an SA_SIGINFO handler; write, mmap,
+        // sigaction and _exit are system calls, and the slots are atomics.
         unsafe {
-            if is_mapped_archive((*info).si_addr() as usize) {
+            let addr = (*info).si_addr() as usize;
+            if let Some(slot) = slot_of(addr) {
+                if MODE.load(Ordering::Acquire) == Mode::Recover as u8 {
+                    // The file ends before this page now: zeros from here to the map's end, so the
+                    // access retried on return succeeds; the map is marked, and no model is
+                    // written from it (`ArchiveFile::check_unchanged`).
+                    let page = addr & !(PAGE.load(Ordering::Relaxed) - 1);
+                    let len = ENDS[slot].load(Ordering::Acquire) - page;
+                    let flags = libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_FIXED;
+                    let zeros = libc::mmap(page as *mut libc::c_void, len, libc::PROT_READ, flags, -1, 0);
+                    if zeros != libc::MAP_FAILED {
+                        FAULTED[slot].store(true, Ordering::Release);
+                        return;
+                    }
+                }
                 libc::write(2, MESSAGE.as_ptr().cast(), MESSAGE.len());
                 libc::_exit(1);
             }
-            // Not an archive's page: back to the default action, which the faulting access,
-            // retried on return, then takes.
-            libc::signal(libc::SIGBUS, libc::SIG_DFL);
+            // Not an archive's page: the action that was there before ours takes it.
+            match PREVIOUS.get() {
+                Some(Previous(previous)) if previous.sa_flags & libc::SA_SIGINFO != 0 => {
+                    let handler: extern "C" fn(libc::c_int, *mut libc::siginfo_t, *mut libc::c_void) =
+                        std::mem::transmute(previous.sa_sigaction);
+                    handler(signal, info, context);
+                }
+                Some(Previous(previous))
+                    if previous.sa_sigaction != libc::SIG_DFL && previous.sa_sigaction != libc::SIG_IGN =>
+                {
+                    let handler: extern "C" fn(libc::c_int) = std::mem::transmute(previous.sa_sigaction);
+                    handler(signal);
+                }
+                // The default action, which the faulting access, retried on return, then takes.
+                _ => {
+                    libc::signal(libc::SIGBUS, libc::SIG_DFL);
+                }
+            }
         }
     }
 
-    pub fn install() {
-        // SAFETY: a zeroed sigaction with a handler of the SA_SIGINFO signature and an empty mask.
-        unsafe {
-            let mut action: libc::sigaction = std::mem::zeroed();
-            action.sa_sigaction = on_sigbus as *const () as usize;
-            action.sa_flags = libc::SA_SIGINFO;
-            libc::sigemptyset(&mut action.sa_mask);
-            libc::sigaction(libc::SIGBUS, &action, std::ptr::null_mut());
+    pub fn install(mode: Mode) {
+        // Recovering wins: a host that must live on keeps living when it also runs the CLI.
+        let _ = MODE.fetch_max(mode as u8, Ordering::AcqRel);
+        // SAFETY: sysconf has no preconditions.
+        let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+        if page > 0 {
+            PAGE.store(page as usize, Ordering::Relaxed);
         }
+        PREVIOUS.get_or_init(|| {
+            // SAFETY: a zeroed sigaction with a handler of the SA_SIGINFO signature and an empty
+            // mask; the old action is read into `old`.
+            unsafe {
+                let mut action: libc::sigaction = std::mem::zeroed();
+                action.sa_sigaction = on_sigbus as *const () as usize;
+                action.sa_flags = libc::SA_SIGINFO;
+                libc::sigemptyset(&mut action.sa_mask);
+                let mut old: libc::sigaction = std::mem::zeroed();
+                libc::sigaction(libc::SIGBUS, &action, &mut old);
+                Previous(old)
+            }
+        });
     }
 }
 
 /// An archive file and its read-only map: what the save needs to read weights that are slices of
-/// the map from the file instead.
+/// the map from the file instead, and to know that the file is still what was read.
 #[derive(Clone)]
 pub struct ArchiveFile {
     map: Arc<Map>,
     file: Arc<File>,
+    path: Arc<std::path::Path>,
+    /// The file as it was when mapped: a write in place (a truncation, or `torch.export.save` to
+    /// the same path, which rewrites the same file) changes its size or times.
+    stamp: Option<Stamp>,
+}
+
+/// What an in-place change of a file changes: its size, its modification and status-change
+/// times (nanoseconds; any write sets both, and no user can set the status-change time back).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+struct Stamp {
+    len: u64,
+    modified: (i64, i64),
+    changed: (i64, i64),
+}
+
+impl Stamp {
+    fn of(file: &File) -> Option<Stamp> {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::MetadataExt;
+            let m = file.metadata().ok()?;
+            Some(Stamp { len: m.len(), modified: (m.mtime(), m.mtime_nsec()), changed: (m.ctime(), m.ctime_nsec()) })
+        }
+        #[cfg(not(unix))]
+        {
+            let m = file.metadata().ok()?;
+            Some(Stamp { len: m.len(), modified: (0, 0), changed: (0, 0) })
+        }
+    }
 }
 
 impl ArchiveFile {
     /// Whether `path` names this archive's file (the same inode; on other platforms, never):
     /// an output written there would replace the archive it is read from.
     pub fn is_at(&self, path: &std::path::Path) -> bool {
+        std::fs::metadata(path).is_ok_and(|m| self.is(&m))
+    }
+
+    /// Whether `meta` describes this archive's file (the same device and inode).
+    pub fn is(&self, meta: &std::fs::Metadata) -> bool {
         #[cfg(unix)]
         {
             use std::os::unix::fs::MetadataExt;
-            match (self.file.metadata(), std::fs::metadata(path)) {
-                (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
-                _ => false,
-            }
+            self.file.metadata().is_ok_and(|a| a.dev() == meta.dev() && a.ino() == meta.ino())
         }
         #[cfg(not(unix))]
         {
-            let _ = path;
+            let _ = meta;
             false
         }
     }
 
-    /// `map` maps all of `file`, from its start. Returns the handle and the map as `Bytes`.
-    pub(crate) fn new(map: Mmap, file: File) -> (ArchiveFile, Bytes) {
+    /// Fail when the file is no longer what was mapped: written in place since (its size or
+    /// times differ), or a read of the map faulted because it shrank. Weights read after such a
+    /// change could be another model's, or zeros: nothing may be written from them. A file
+    /// replaced by a rename is no change: the map holds the old one.
+    pub fn check_unchanged(&self) -> Result<(), super::ArchiveError> {
+        if self.map.faulted() || Stamp::of(&self.file) != self.stamp {
+            return Err(super::ArchiveError::Changed { path: self.path.to_path_buf() });
+        }
+        Ok(())
+    }
+
+    /// `map` maps all of `file` (at `path`), from its start. Returns the handle and the map as
+    /// `Bytes`. The file's stamp is taken before the map's contents are read.
+    pub(crate) fn new(map: Mmap, file: File, path: &std::path::Path) -> (ArchiveFile, Bytes) {
+        let stamp = Stamp::of(&file);
         let map = Arc::new(Map::new(map));
         let bytes = Bytes::from_owner(MappedFile(map.clone()));
-        (ArchiveFile { map, file: Arc::new(file) }, bytes)
+        (ArchiveFile { map, file: Arc::new(file), path: path.into(), stamp }, bytes)
     }
 
     /// Where `bytes` start in the file, when they are a (non-empty) slice of this archive's map.
@@ -206,6 +335,39 @@ mod tests {
     use super::*;
     use std::io::Write;
 
+    /// With the recovering guard (the Python module's), a read of a map whose file was truncated
+    /// meanwhile gives zeros instead of SIGBUS, and the archive then says it changed; so does a
+    /// rewrite in place of the same size, without any fault.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_file_changed_under_its_map_is_an_error_never_sigbus() {
+        install_recovering_truncation_guard();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.pt2");
+        std::fs::write(&path, vec![7u8; 3 * 4096]).unwrap();
+        let file = File::open(&path).unwrap();
+        // SAFETY: the test truncates the file under the map on purpose: the guard is installed.
+        let map = unsafe { Mmap::map(&file) }.unwrap();
+        let (archive, bytes) = ArchiveFile::new(map, file, &path);
+        assert!(archive.check_unchanged().is_ok());
+        std::fs::OpenOptions::new().write(true).open(&path).unwrap().set_len(0).unwrap();
+        assert_eq!(bytes[2 * 4096 + 5], 0, "zeros where the file's pages were");
+        assert!(archive.check_unchanged().is_err());
+        drop((archive, bytes));
+
+        std::fs::write(&path, vec![7u8; 4096]).unwrap();
+        let file = File::open(&path).unwrap();
+        // SAFETY: as above.
+        let map = unsafe { Mmap::map(&file) }.unwrap();
+        let (archive, bytes) = ArchiveFile::new(map, file, &path);
+        std::thread::sleep(std::time::Duration::from_millis(10));
+        let mut f = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+        f.write_all(&[9u8; 16]).unwrap();
+        assert_eq!(bytes[0], 9, "a shared map sees the new bytes");
+        let err = archive.check_unchanged().unwrap_err().to_string();
+        assert!(err.contains("changed after it was read"), "{err}");
+    }
+
     #[test]
     fn read_into_reads_slices_of_the_map_from_the_file_and_copies_the_rest() {
         let contents: Vec<u8> = (0..100_000u32).map(|i| (i * 7 % 251) as u8).collect();
@@ -213,7 +375,7 @@ mod tests {
         file.write_all(&contents).unwrap();
         // SAFETY: a private temporary file, not modified while mapped.
         let map = unsafe { Mmap::map(&file) }.unwrap();
-        let (archive, bytes) = ArchiveFile::new(map, file.try_clone().unwrap());
+        let (archive, bytes) = ArchiveFile::new(map, file.try_clone().unwrap(), std::path::Path::new("t"));
         // Unaligned both ends: the read is at the slice's offset in the file.
         let slice = bytes.slice(12_345..80_001);
         assert_eq!(archive.offset_of(&slice), Some(12_345));

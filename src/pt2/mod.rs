@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 use bytes::Bytes;
 
-pub use mapped::{install_truncation_guard, ArchiveFile};
+pub use mapped::{install_recovering_truncation_guard, install_truncation_guard, ArchiveFile};
 pub use weights::{element_count, scalar_type, ScalarType, Weight};
 
 /// Errors of the archive layer. Every message names the entry or tensor concerned.
@@ -47,6 +47,8 @@ pub enum ArchiveError {
     LegacyWeights { entry: String },
     #[error("tensor `{fqn}`: {reason}")]
     BadTensor { fqn: String, reason: String },
+    #[error("the archive {path} changed after it was read (rewritten or truncated in place), so its weights are no longer the ones exported; nothing was written; hint: export it again, from a copy that nothing else writes to")]
+    Changed { path: PathBuf },
 }
 
 const NOT_A_FILE_HINT: &str = "pass the path of the .pt2 file written by torch.export.save";
@@ -110,16 +112,17 @@ impl Archive {
     /// Memory-map and index `path`. Checks the `archive_format` and `archive_version` entries.
     pub fn open(path: &Path) -> Result<Archive> {
         let io = |source| ArchiveError::Io { path: path.to_path_buf(), source };
-        let file = std::fs::File::open(path).map_err(io)?;
-        // A pipe or a device cannot be mapped (and /dev/zero would never end): say so plainly.
-        if !file.metadata().map_err(io)?.is_file() {
-            return Err(ArchiveError::NotAFile { path: path.to_path_buf() });
-        }
+        // A pipe or a device cannot be mapped (and /dev/zero would never end, a FIFO never open):
+        // say so plainly.
+        let file = crate::input::open_regular(path).map_err(|e| match e {
+            crate::input::OpenError::Io(source) => io(source),
+            crate::input::OpenError::NotAFile => ArchiveError::NotAFile { path: path.to_path_buf() },
+        })?;
         // SAFETY: the map is read-only; a file truncated underneath us faults (SIGBUS), the
         // trade-off of every mmap-based reader, which `install_truncation_guard` turns into an
         // error message for the CLI.
         let map = unsafe { memmap2::Mmap::map(&file) }.map_err(io)?;
-        let (file, data) = ArchiveFile::new(map, file);
+        let (file, data) = ArchiveFile::new(map, file, path);
         Ok(Archive { file: Some(file), ..Self::from_bytes(path, data)? })
     }
 

@@ -1,13 +1,28 @@
 //! The output files of a save: written where no one sees them and put into place once complete,
-//! so a failed save — or a killed process — never leaves a partial model.
+//! so a failed save — or a killed process — never leaves a partial model, never replaces the
+//! files it reads, and never separates a model from its data.
 //!
 //! On Linux each file is created unnamed (`O_TMPFILE` in the output folder): a process killed
 //! while writing leaves nothing, since the kernel frees a file without a name when it is closed.
 //! Once complete it is linked to the output's name (`linkat`), or, to replace an existing file,
 //! to a temporary name renamed over it: a kill in that instant leaves a `.fxonnx-<pid>-<n>.tmp`,
-//! which the next save in the folder removes. Where the platform or the file system cannot do that, the file is a named temporary (`.tmpXXXXXX` in the
-//! output folder) that is removed on any error or unwinding, though not after a SIGKILL.
+//! which the next save in the folder removes. Where the platform or the file system cannot do
+//! that, the file is a named temporary (`.tmpXXXXXX` in the output folder) that is removed on any
+//! error or unwinding, though not after a SIGKILL.
+//!
+//! A model and its external data are one unit. The data file's name holds a hash of its contents,
+//! `<model file>.<16 hex digits>.data` ([`data_location`]), recorded in the model: it is put in
+//! place first, under a name no other contents take, and the model's rename is the one step that
+//! switches from the old pair to the new. A kill or a failure before it leaves the old model with
+//! its old data file (and at most an unreferenced new data file, which the next save removes); a
+//! kill after it, the new pair. The same input gives the same name, so the same bytes. Saves into
+//! one folder take turns for these renames and for removing the data files the replaced model
+//! used ([`FolderLock`]), so that concurrent saves to one path end with one writer's pair.
+//!
+//! [`Outputs::create`] is the one way a save opens its outputs, and it takes the save's
+//! [`Sources`]: no output replaces a file the save reads (the archive, a weight-free model).
 
+use std::ffi::OsString;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
@@ -15,6 +30,75 @@ use tempfile::NamedTempFile;
 
 use super::SaveError;
 use crate::pt2::ArchiveFile;
+
+/// The files a save reads, which its outputs must never replace, and whether it may replace a
+/// symbolic link, FIFO or device, or the archive itself (`--force`). Every save takes one.
+#[derive(Clone, Default)]
+pub struct Sources {
+    archive: Option<ArchiveFile>,
+    /// Other files read, by device and inode, with what they are.
+    others: Vec<((u64, u64), &'static str)>,
+    force: bool,
+}
+
+impl Sources {
+    /// A save that reads no file (an archive in memory, a model built in memory).
+    pub fn none() -> Sources {
+        Sources::default()
+    }
+
+    /// An export's: the archive whose weights the save reads (when it was mapped from a file).
+    pub fn archive(archive: Option<&ArchiveFile>) -> Sources {
+        Sources { archive: archive.cloned(), ..Sources::default() }
+    }
+
+    /// Also the file at `path`, which the save's caller read (`what` names it in the refusal). A
+    /// path that names nothing protects nothing.
+    pub fn and_file(mut self, path: &Path, what: &'static str) -> Sources {
+        if let Some(id) = std::fs::metadata(path).ok().as_ref().and_then(file_id) {
+            self.others.push((id, what));
+        }
+        self
+    }
+
+    /// Replace a symbolic link, FIFO, socket or device, or the archive, at an output path
+    /// (`--force`); a directory is always refused.
+    pub fn forced(mut self, force: bool) -> Sources {
+        self.force = force;
+        self
+    }
+
+    /// The archive the save reads weights from.
+    pub(super) fn archive_file(&self) -> Option<&ArchiveFile> {
+        self.archive.as_ref()
+    }
+
+    /// What `meta` (an existing output path's) is among the sources, if it is one.
+    fn holds(&self, meta: &std::fs::Metadata) -> Option<(&'static str, &'static str)> {
+        let id = file_id(meta);
+        if let Some((_, what)) = self.others.iter().find(|(i, _)| Some(*i) == id) {
+            return Some((what, "choose another output path"));
+        }
+        self.archive.as_ref().is_some_and(|a| a.is(meta)).then_some((
+            "the archive being exported",
+            "choose another output path, or replace the archive with --force",
+        ))
+    }
+}
+
+/// A file's device and inode (unix; elsewhere none, and no file is recognised as a source).
+fn file_id(meta: &std::fs::Metadata) -> Option<(u64, u64)> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        Some((meta.dev(), meta.ino()))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = meta;
+        None
+    }
+}
 
 /// An output file being written: unnamed where the platform allows, else named.
 enum Temp {
@@ -49,6 +133,18 @@ impl Temp {
             Temp::Named(t) => t.persist(path).map(drop).map_err(|e| io(e.error)),
         }
     }
+
+    /// Put the complete file at `path` if nothing is there; else hand it back.
+    fn persist_new(self, path: &Path) -> Result<(), (Temp, std::io::Error)> {
+        match self {
+            #[cfg(target_os = "linux")]
+            Temp::Unnamed(file) => {
+                use std::os::fd::AsRawFd;
+                link(&format!("/proc/self/fd/{}", file.as_raw_fd()), path).map_err(|e| (Temp::Unnamed(file), e))
+            }
+            Temp::Named(t) => t.persist_noclobber(path).map(drop).map_err(|e| (Temp::Named(e.file), e.error)),
+        }
+    }
 }
 
 /// The folder a file at `path` goes in (`.` for a bare file name): where its temporary is made,
@@ -60,12 +156,12 @@ fn folder_of(path: &Path) -> PathBuf {
     }
 }
 
-/// Write `bytes` to `path` whole or not at all (the export report): an unnamed temporary linked
-/// into place, so neither a kill nor a full disk leaves a partial file under the name.
+/// Write `bytes` to `path` whole or not at all (genai_config.json, a tokenizer file copied
+/// beside the model): an unnamed temporary linked into place, so neither a kill nor a full disk
+/// leaves a partial file under the name.
 pub fn write_whole(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     use std::io::Write;
-    let dir = folder_of(path);
-    let temp = Temp::create(&dir)?;
+    let temp = Temp::create(&folder_of(path))?;
     temp.file().write_all(bytes)?;
     temp.persist(path).map_err(|e| match e {
         SaveError::Io { source, .. } => source,
@@ -73,35 +169,124 @@ pub fn write_whole(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     })
 }
 
-/// The model file and, with external data, the data file, both still temporary.
-pub(super) struct Outputs {
-    path: PathBuf,
-    model: Temp,
-    data: Option<(Temp, PathBuf)>,
+/// Write the files `<stem><ext>` in `dir`, one per part (the export report and its HTML), each
+/// whole or not at all and never over an existing file: when the first name is taken (another
+/// export's report of the same microsecond), `<stem>-2<ext>`, `<stem>-3<ext>`, ... The first
+/// part's name decides: the other parts follow it. Returns the first part's path.
+pub fn write_new(dir: &Path, stem: &str, parts: &[(&str, &[u8])]) -> std::io::Result<PathBuf> {
+    use std::io::Write;
+    let mut temps = Vec::with_capacity(parts.len());
+    for (_, bytes) in parts {
+        let temp = Temp::create(dir)?;
+        temp.file().write_all(bytes)?;
+        temps.push(temp);
+    }
+    let mut temps = temps.into_iter();
+    let Some(mut first) = temps.next() else { return Ok(dir.join(stem)) };
+    for attempt in 1..=1000u32 {
+        let stem = if attempt == 1 { stem.to_string() } else { format!("{stem}-{attempt}") };
+        let path = dir.join(format!("{stem}{}", parts[0].0));
+        match first.persist_new(&path) {
+            Ok(()) => {
+                for (temp, (ext, _)) in temps.zip(&parts[1..]) {
+                    temp.persist_new(&dir.join(format!("{stem}{ext}"))).map_err(|(_, e)| e)?;
+                }
+                return Ok(path);
+            }
+            Err((temp, e)) if e.kind() == std::io::ErrorKind::AlreadyExists => first = temp,
+            Err((_, e)) => return Err(e),
+        }
+    }
+    Err(std::io::Error::new(std::io::ErrorKind::AlreadyExists, "a thousand reports of that name are there already"))
 }
 
-impl Outputs {
-    /// Temporary files for `path` and, if `data` names one, for the data file (beside the model),
-    /// once both paths are known to be fit to write ([`check_target`]).
-    pub(super) fn create(path: &Path, data: Option<&str>, archive: Option<&ArchiveFile>) -> Result<Outputs, SaveError> {
-        let dir = folder_of(path);
-        check_target(path, archive)?;
-        if let Some(location) = data {
-            check_target(&dir.join(location), archive)?;
-        }
-        let io = |p: &Path| {
-            let p = p.to_path_buf();
-            move |source| SaveError::Io { path: p, source }
-        };
-        let model = Temp::create(&dir).map_err(io(path))?;
-        let data = match data {
-            None => None,
-            Some(location) => {
-                let data_path = dir.join(location);
-                Some((Temp::create(&dir).map_err(io(&data_path))?, data_path))
+/// Make sure files can be created in the folder `dir` (made if missing): the export report's,
+/// checked before the export so that a report that cannot be written fails it before any model
+/// is written, with the folder's own problem named (a file in the way, no permission).
+pub fn check_folder(dir: &Path) -> std::io::Result<()> {
+    if std::fs::metadata(dir).is_ok_and(|m| !m.is_dir()) {
+        return Err(std::io::Error::new(std::io::ErrorKind::NotADirectory, "it is a file, not a folder"));
+    }
+    std::fs::create_dir_all(dir)?;
+    // A file that is never named: nothing is left, whatever happens.
+    Temp::create(dir).map(drop)
+}
+
+/// The start of the names of the data files of the model at `path`: its file name, with `%` and
+/// bytes that are not UTF-8 escaped as `%XX`. Distinct file names give distinct stems (names
+/// that are not UTF-8 included: two such names never share a data file), and a UTF-8 name
+/// without `%` is its own stem.
+pub fn data_stem(path: &Path) -> String {
+    let Some(name) = path.file_name() else { return "model.onnx".into() };
+    #[cfg(unix)]
+    let bytes = std::os::unix::ffi::OsStrExt::as_bytes(name);
+    #[cfg(not(unix))]
+    let lossy = name.to_string_lossy();
+    #[cfg(not(unix))]
+    let bytes = lossy.as_bytes();
+    let mut stem = String::with_capacity(bytes.len());
+    for chunk in bytes.utf8_chunks() {
+        for c in chunk.valid().chars() {
+            match c {
+                '%' => stem.push_str("%25"),
+                c => stem.push(c),
             }
+        }
+        for b in chunk.invalid() {
+            stem.push_str(&format!("%{b:02X}"));
+        }
+    }
+    stem
+}
+
+/// The data file of a model whose data file stem is `stem` ([`data_stem`]) and whose data hashes
+/// to `digest` (XXH64 of the file's bytes): `<stem>.<16 hex digits>.data`, relative to the model.
+pub fn data_location(stem: &str, digest: u64) -> String {
+    format!("{stem}.{digest:016x}.data")
+}
+
+/// The data files beside the model at `path` ([`data_location`]): after a save, the one its model
+/// uses, if any (older ones are removed); for tests and tools that look for it.
+pub fn data_files_of(path: &Path) -> Vec<PathBuf> {
+    let stem = data_stem(path);
+    let Ok(entries) = std::fs::read_dir(folder_of(path)) else { return Vec::new() };
+    let mut found: Vec<PathBuf> =
+        entries.flatten().filter(|e| is_data_of(&e.file_name(), &stem)).map(|e| e.path()).collect();
+    found.sort();
+    found
+}
+
+/// Whether `name` is a data file name of `stem` ([`data_location`]).
+fn is_data_of(name: &std::ffi::OsStr, stem: &str) -> bool {
+    let digits = name.to_str().and_then(|n| n.strip_prefix(stem)?.strip_prefix('.')?.strip_suffix(".data"));
+    digits.is_some_and(|d| d.len() == 16 && d.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)))
+}
+
+/// The model file and, with external data, the data file, both still temporary.
+pub(super) struct Outputs<'s> {
+    path: PathBuf,
+    dir: PathBuf,
+    stem: String,
+    model: Temp,
+    data: Option<Temp>,
+    sources: &'s Sources,
+}
+
+impl<'s> Outputs<'s> {
+    /// Temporary files for the model at `path` and, with `data`, for its data file (beside the
+    /// model), once `path` is known to be fit to write ([`check_target`]). The one way a save
+    /// opens its outputs.
+    pub(super) fn create(path: &Path, data: bool, sources: &'s Sources) -> Result<Outputs<'s>, SaveError> {
+        let dir = folder_of(path);
+        check_target(path, sources)?;
+        let stem = data_stem(path);
+        let io = |p: PathBuf| move |source| SaveError::Io { path: p, source };
+        let model = Temp::create(&dir).map_err(io(path.to_path_buf()))?;
+        let data = match data {
+            false => None,
+            true => Some(Temp::create(&dir).map_err(io(dir.join(format!("{stem}.data"))))?),
         };
-        Ok(Outputs { path: path.to_path_buf(), model, data })
+        Ok(Outputs { path: path.to_path_buf(), dir, stem, model, data, sources })
     }
 
     pub(super) fn model_file(&self) -> &File {
@@ -110,7 +295,7 @@ impl Outputs {
 
     /// The data file (the model file when the placement is inline: nothing is written there then).
     pub(super) fn data_file(&self) -> &File {
-        self.data.as_ref().map_or(self.model.file(), |(t, _)| t.file())
+        self.data.as_ref().map_or(self.model.file(), |t| t.file())
     }
 
     pub(super) fn has_data(&self) -> bool {
@@ -121,25 +306,119 @@ impl Outputs {
         &self.path
     }
 
-    pub(super) fn data_path(&self) -> &Path {
-        self.data.as_ref().map_or(&self.path, |(_, p)| p)
+    /// The data file's stem ([`data_stem`]).
+    pub(super) fn stem(&self) -> &str {
+        &self.stem
     }
 
-    /// Put the complete files into place, the data file first (a model never refers to a data
-    /// file that is not there yet); if the model then fails, the data file goes again.
-    pub(super) fn persist(self) -> Result<(), SaveError> {
-        let data_path = match self.data {
-            Some((tmp, data_path)) => {
-                tmp.persist(&data_path)?;
-                Some(data_path)
+    /// How errors name the data file before its contents, and so its name, are known.
+    pub(super) fn data_label(&self) -> PathBuf {
+        self.dir.join(format!("{}.<hash>.data", self.stem))
+    }
+
+    /// Put the complete files into place: the data file (whose contents hash to `digest`) under
+    /// its name, then the model over the old one, then the data files the old model used go. A
+    /// failure before the model's rename removes only a data file this save created: the old
+    /// pair stays as it was.
+    pub(super) fn persist(self, digest: Option<u64>) -> Result<(), SaveError> {
+        // The archive must still be what was read: a change in place (or a fault on its map)
+        // means the weights written may be someone else's, or zeros.
+        if let Some(archive) = self.sources.archive_file() {
+            archive.check_unchanged()?;
+        }
+        let _lock = FolderLock::take(&self.dir)?;
+        check_target(&self.path, self.sources)?;
+        let data = match (self.data, digest) {
+            (Some(temp), Some(digest)) => {
+                let name = data_location(&self.stem, digest);
+                let path = self.dir.join(&name);
+                check_target(&path, self.sources)?;
+                let existed = std::fs::symlink_metadata(&path).is_ok();
+                temp.persist(&path)?;
+                Some((name, path, existed))
             }
-            None => None,
+            _ => None,
         };
-        self.model.persist(&self.path).inspect_err(|_| {
-            if let Some(p) = data_path {
-                let _ = std::fs::remove_file(p);
+        if let Err(e) = self.model.persist(&self.path) {
+            if let Some((_, path, false)) = &data {
+                let _ = std::fs::remove_file(path);
             }
-        })
+            return Err(e);
+        }
+        let keep = data.map(|(name, _, _)| OsString::from(name));
+        remove_stale_data(&self.dir, &self.path, &self.stem, keep.as_deref(), self.sources);
+        Ok(())
+    }
+}
+
+/// Remove the data files in `dir` that the model at `path` no longer uses, after it was put in
+/// place: those of its stem other than `keep` (its own), and `<file name>.data`, the name older
+/// fxonnx (and torch.onnx) gave its data. Best effort: a file that cannot be removed stays. Never
+/// a source of the save, nor anything but a regular file.
+fn remove_stale_data(dir: &Path, path: &Path, stem: &str, keep: Option<&std::ffi::OsStr>, sources: &Sources) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    let legacy = path.file_name().map(|f| {
+        let mut n = f.to_os_string();
+        n.push(".data");
+        n
+    });
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        if Some(name.as_os_str()) == keep || !(is_data_of(&name, stem) || legacy.as_ref() == Some(&name)) {
+            continue;
+        }
+        match std::fs::symlink_metadata(entry.path()) {
+            Ok(meta) if meta.is_file() && sources.holds(&meta).is_none() => {
+                let _ = std::fs::remove_file(entry.path());
+            }
+            _ => {}
+        }
+    }
+}
+
+/// An exclusive lock on an output folder (`flock` on the folder itself: nothing is created, and
+/// the kernel drops it when the process dies), held while a save renames its files into place
+/// and removes the ones the old model used: concurrent saves to one path take turns, so each
+/// model lands with its own data. Waits at most [`FolderLock::WAIT`]; where the file system has
+/// no such locks, the save goes on without.
+struct FolderLock {
+    #[cfg(target_os = "linux")]
+    _folder: Option<File>,
+}
+
+impl FolderLock {
+    /// A lock is held for two renames and a listing: a holder past this is stopped or stuck.
+    const WAIT: std::time::Duration = std::time::Duration::from_secs(30);
+
+    fn take(dir: &Path) -> Result<FolderLock, SaveError> {
+        #[cfg(target_os = "linux")]
+        {
+            use std::os::fd::AsRawFd;
+            let Ok(folder) = File::open(dir) else { return Ok(FolderLock { _folder: None }) };
+            let deadline = std::time::Instant::now() + Self::WAIT;
+            let mut pause = std::time::Duration::from_micros(200);
+            loop {
+                // SAFETY: a plain system call on an open descriptor of ours.
+                if unsafe { libc::flock(folder.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
+                    return Ok(FolderLock { _folder: Some(folder) });
+                }
+                let e = std::io::Error::last_os_error();
+                if e.kind() != std::io::ErrorKind::WouldBlock {
+                    // No flock on this file system (some network ones): no turns to take.
+                    return Ok(FolderLock { _folder: None });
+                }
+                if std::time::Instant::now() >= deadline {
+                    return Err(SaveError::Locked { dir: dir.to_path_buf(), seconds: Self::WAIT.as_secs() });
+                }
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(std::time::Duration::from_millis(20));
+            }
+        }
+        #[cfg(not(target_os = "linux"))]
+        {
+            let _ = dir;
+            Ok(FolderLock {})
+        }
     }
 }
 
@@ -220,16 +499,19 @@ fn remove_stale_temporaries(dir: &Path) {
     }
 }
 
-/// Refuse an output path that a save would wrongly replace: a directory, anything but a regular
-/// file (a symbolic link, a FIFO, a device: renaming over them replaces them with a regular file),
-/// or the archive the weights are read from.
-fn check_target(path: &Path, archive: Option<&ArchiveFile>) -> Result<(), SaveError> {
+/// Refuse an output path that a save would wrongly replace: a directory; unless forced, anything
+/// but a regular file (a symbolic link, a FIFO, a device: renaming over them replaces them with a
+/// regular file), and a file the save reads ([`Sources`]).
+fn check_target(path: &Path, sources: &Sources) -> Result<(), SaveError> {
     let refuse = |what, hint| Err(SaveError::Target { path: path.to_path_buf(), what, hint });
     let Ok(meta) = std::fs::symlink_metadata(path) else {
         return Ok(());
     };
     if meta.is_dir() {
         return refuse("a directory", "name a file inside it");
+    }
+    if sources.force {
+        return Ok(());
     }
     if meta.file_type().is_symlink() {
         return refuse("a symbolic link", "name the file it points to, or replace the link with --force");
@@ -240,23 +522,8 @@ fn check_target(path: &Path, archive: Option<&ArchiveFile>) -> Result<(), SaveEr
             "name a regular file, or replace it with --force",
         );
     }
-    if archive.is_some_and(|a| a.is_at(path)) {
-        return refuse("the archive being exported", "choose another output path, or replace the archive with --force");
-    }
-    Ok(())
-}
-
-/// With `--force`: remove a symbolic link, special file or the archive itself at the model's path
-/// or the data file's (`location`, beside it), so the save writes a new file there. Regular files
-/// are left for the save to replace; a directory stays and is refused.
-pub fn clear_target(path: &Path, location: &str, archive: Option<&ArchiveFile>) -> Result<(), SaveError> {
-    let dir = folder_of(path);
-    for p in [path.to_path_buf(), dir.join(location)] {
-        let Ok(meta) = std::fs::symlink_metadata(&p) else { continue };
-        let special = meta.file_type().is_symlink() || !(meta.is_file() || meta.is_dir());
-        if special || archive.is_some_and(|a| a.is_at(&p)) {
-            std::fs::remove_file(&p).map_err(|source| SaveError::Io { path: p.clone(), source })?;
-        }
+    if let Some((what, hint)) = sources.holds(&meta) {
+        return refuse(what, hint);
     }
     Ok(())
 }
@@ -297,3 +564,41 @@ pub(super) fn preallocate(file: &File, len: usize) {
 /// Elsewhere files are written without reserving their blocks first.
 #[cfg(not(all(target_os = "linux", target_pointer_width = "64")))]
 pub(super) fn preallocate(_file: &File, _len: usize) {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::ffi::OsStr;
+
+    /// Two reports of the same microsecond (concurrent exports): each its own name, whole, the
+    /// HTML beside its markdown.
+    #[test]
+    fn reports_of_one_moment_get_their_own_names() {
+        let dir = tempfile::tempdir().unwrap();
+        let first = write_new(dir.path(), "r", &[(".md", b"one"), (".html", b"<p>one</p>")]).unwrap();
+        let second = write_new(dir.path(), "r", &[(".md", b"two"), (".html", b"<p>two</p>")]).unwrap();
+        assert_eq!((first, second.clone()), (dir.path().join("r.md"), dir.path().join("r-2.md")));
+        assert_eq!(std::fs::read(&second).unwrap(), b"two");
+        assert_eq!(std::fs::read(dir.path().join("r-2.html")).unwrap(), b"<p>two</p>");
+        assert_eq!(std::fs::read(dir.path().join("r.md")).unwrap(), b"one");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 4);
+    }
+
+    /// Distinct file names never share a data file: `%` and bytes that are not UTF-8 are
+    /// escaped, so no two names give one stem; a plain name is its own.
+    #[cfg(unix)]
+    #[test]
+    fn distinct_file_names_give_distinct_data_stems() {
+        use std::os::unix::ffi::OsStrExt;
+        let stem = |b: &[u8]| data_stem(Path::new(OsStr::from_bytes(b)));
+        let names: [&[u8]; 6] =
+            [b"m.onnx", b"m\xff.onnx", b"m\xfe.onnx", b"m%FF.onnx", b"m%25FF.onnx", "m\u{fffd}.onnx".as_bytes()];
+        let stems: Vec<String> = names.iter().map(|n| stem(n)).collect();
+        assert_eq!(stems, ["m.onnx", "m%FF.onnx", "m%FE.onnx", "m%25FF.onnx", "m%2525FF.onnx", "m\u{fffd}.onnx"]);
+        assert_eq!(data_location("m.onnx", 0xab), "m.onnx.00000000000000ab.data");
+        assert!(is_data_of(OsStr::new("m.onnx.00000000000000ab.data"), "m.onnx"));
+        assert!(!is_data_of(OsStr::new("m.onnx.data"), "m.onnx"));
+        assert!(!is_data_of(OsStr::new("xm.onnx.00000000000000ab.data"), "m.onnx"));
+        assert!(!is_data_of(OsStr::new("m.onnx.00000000000000AB.data"), "m.onnx"));
+    }
+}

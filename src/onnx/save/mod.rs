@@ -10,9 +10,11 @@
 //!   the whole encoded graph in memory at once: the zoo's peak RSS would grow 3–28×, past the
 //!   1/5 of torch.onnx's that fxonnx must stay under (reports/performance.md).
 //!
-//! Both take their names from [`names`], and their files from [`files`] (temporary names,
-//! renamed into place once complete).
+//! Both take their names from [`names`], and their files from [`files`] (unnamed until complete,
+//! never over a file the save reads, a model and its data file one unit), given the save's
+//! [`Sources`]. The data file's name holds the XXH64 of its bytes ([`digest`]).
 
+mod digest;
 mod files;
 mod names;
 pub mod plain;
@@ -23,9 +25,8 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use crate::onnx::ir::{Graph, Model, Value};
-use crate::pt2::ArchiveFile;
 
-pub use files::{clear_target, write_whole};
+pub use files::{check_folder, data_files_of, data_location, data_stem, write_new, write_whole, Sources};
 pub use plain::{save_proto, to_proto, to_proto_outline, to_proto_withholding};
 pub use stream::Encoder;
 
@@ -46,8 +47,15 @@ const ALIGNMENT: usize = 64;
 pub enum DataPlacement {
     /// In the ModelProto's `raw_data`.
     Inline,
-    /// In `location` (a file name relative to the model), for tensors of at least `threshold` bytes.
-    External { location: String, threshold: usize },
+    /// In the data file beside the model, for tensors of at least `threshold` bytes. Its name is
+    /// the model's file name and a hash of its contents ([`data_location`]: `model.onnx.<16 hex
+    /// digits>.data`), so that a model and its data file are replaced together.
+    External { threshold: usize },
+}
+
+impl DataPlacement {
+    /// External data as exports write it: tensors of 1 KiB and more.
+    pub const EXTERNAL: DataPlacement = DataPlacement::External { threshold: 1024 };
 }
 
 /// Errors while writing a model.
@@ -66,6 +74,12 @@ pub enum SaveError {
     /// The output path names something a save must not replace.
     #[error("refusing to write {path}: it is {what}; hint: {hint}")]
     Target { path: PathBuf, what: &'static str, hint: &'static str },
+    /// Another save into the folder held its lock (for putting its files in place) too long.
+    #[error("cannot write into {dir}: another save into this folder has held its lock for {seconds} s; hint: look for a stopped fxonnx process")]
+    Locked { dir: PathBuf, seconds: u64 },
+    /// The archive the weights are read from changed while, or since, it was read.
+    #[error(transparent)]
+    Archive(#[from] crate::pt2::ArchiveError),
 }
 
 const EXTERNAL_DATA_HINT: &str = "save with external data (--external-data)";
@@ -89,14 +103,10 @@ impl SaveError {
 }
 
 /// Write `model` to `path`, its weights placed as `placement` says, with the fast writer
-/// ([`stream`]). Stored weights that are slices of `archive`'s map are read from its file.
-pub fn save_model(
-    model: &Model,
-    path: &Path,
-    placement: &DataPlacement,
-    archive: Option<&ArchiveFile>,
-) -> Result<(), SaveError> {
-    Encoder::new(model, placement)?.write(path, archive)
+/// ([`stream`]). Stored weights that are slices of the map of `sources`' archive are read from
+/// its file; no output replaces a source.
+pub fn save_model(model: &Model, path: &Path, placement: &DataPlacement, sources: &Sources) -> Result<(), SaveError> {
+    Encoder::new(model, placement, path)?.write(path, sources)
 }
 
 /// Values of `g` that get no `value_info` entry of their own: its inputs and outputs are

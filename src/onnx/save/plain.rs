@@ -8,7 +8,8 @@ use std::path::Path;
 use bytes::Bytes;
 use prost::Message;
 
-use super::files::Outputs;
+use super::digest::Xxh64;
+use super::files::{self, Outputs, Sources};
 use super::names::Names;
 use super::{described, io_values, DataPlacement, SaveError, ALIGNMENT, IR_VERSION, PRODUCER, PROTOBUF_LIMIT};
 use crate::onnx::ir::*;
@@ -45,27 +46,39 @@ impl Detail<'_> {
 }
 
 /// Write `model` to `path` by building its `ModelProto` (see the module documentation).
-pub fn save(model: &Model, path: &Path, placement: &DataPlacement) -> Result<(), SaveError> {
-    save_proto(to_proto(model), path, placement)
+pub fn save(model: &Model, path: &Path, placement: &DataPlacement, sources: &Sources) -> Result<(), SaveError> {
+    save_proto(to_proto(model), path, placement, sources)
 }
 
 /// Write a built `ModelProto` to `path`, its weights placed as `placement` says. The files are
-/// written under temporary names and renamed into place, so a failure leaves no partial output.
-pub fn save_proto(mut model: proto::ModelProto, path: &Path, placement: &DataPlacement) -> Result<(), SaveError> {
-    let location = match placement {
-        DataPlacement::Inline => None,
-        DataPlacement::External { location, .. } => Some(location.as_str()),
+/// unnamed until complete and never replace a source ([`files`]), so a failure leaves no
+/// partial output.
+pub fn save_proto(
+    mut model: proto::ModelProto,
+    path: &Path,
+    placement: &DataPlacement,
+    sources: &Sources,
+) -> Result<(), SaveError> {
+    let threshold = match placement {
+        DataPlacement::Inline => usize::MAX,
+        DataPlacement::External { threshold } => *threshold,
     };
-    let out = Outputs::create(path, location, None)?;
-    if let (DataPlacement::External { location, threshold }, Some(graph)) = (placement, model.graph.as_mut()) {
-        let data_path = out.data_path().to_path_buf();
-        let io = |source| SaveError::Io { path: data_path.clone(), source };
-        let mut data = std::io::BufWriter::new(out.data_file());
+    let external: Vec<usize> = model
+        .graph
+        .iter()
+        .flat_map(|g| g.initializer.iter().enumerate())
+        .filter(|(_, t)| t.raw_data.len() >= threshold)
+        .map(|(i, _)| i)
+        .collect();
+    let out = Outputs::create(path, !external.is_empty(), sources)?;
+    let mut digest = None;
+    if let (false, Some(graph)) = (external.is_empty(), model.graph.as_mut()) {
+        let io = |source| SaveError::Io { path: out.data_label(), source };
+        let mut data = Hashing { file: std::io::BufWriter::new(out.data_file()), digest: Xxh64::default() };
         let mut offset = 0usize;
-        for t in &mut graph.initializer {
-            if t.raw_data.len() < *threshold {
-                continue;
-            }
+        let mut placed = Vec::with_capacity(external.len());
+        for &i in &external {
+            let t = &mut graph.initializer[i];
             // Aligned, so that readers can map every tensor in place.
             let pad = offset.next_multiple_of(ALIGNMENT) - offset;
             data.write_all(&[0u8; ALIGNMENT][..pad]).map_err(io)?;
@@ -74,10 +87,17 @@ pub fn save_proto(mut model: proto::ModelProto, path: &Path, placement: &DataPla
             data.write_all(&t.raw_data).map_err(io)?;
             t.raw_data = Bytes::new();
             t.data_location = proto::tensor_proto::DataLocation::External as i32;
-            t.external_data = external_data(location, offset, len);
+            placed.push((i, offset, len));
             offset += len;
         }
-        data.flush().map_err(io)?;
+        data.file.flush().map_err(io)?;
+        // The data file's name holds its hash: known only now.
+        let d = data.digest.finish();
+        let location = files::data_location(out.stem(), d);
+        for (i, offset, len) in placed {
+            graph.initializer[i].external_data = external_data(&location, offset, len);
+        }
+        digest = Some(d);
     }
     let size = model.encoded_len();
     if size > PROTOBUF_LIMIT {
@@ -85,7 +105,20 @@ pub fn save_proto(mut model: proto::ModelProto, path: &Path, placement: &DataPla
     }
     let bytes = model.encode_to_vec();
     out.model_file().write_all(&bytes).map_err(|source| SaveError::Io { path: path.to_path_buf(), source })?;
-    out.persist()
+    out.persist(digest)
+}
+
+/// A writer that hashes what it writes (the data file: its name holds the hash).
+struct Hashing<W> {
+    file: W,
+    digest: Xxh64,
+}
+
+impl<W: Write> Hashing<W> {
+    fn write_all(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        self.digest.update(bytes);
+        self.file.write_all(bytes)
+    }
 }
 
 /// The `external_data` entries of a tensor at `offset` of the data file.

@@ -10,7 +10,7 @@
 
 use std::path::Path;
 
-use super::files::{self, Outputs};
+use super::files::{self, Outputs, Sources};
 use super::names::{Name, Names};
 use super::plain::attribute;
 use super::write_behind::{Target, WriteBehind};
@@ -34,9 +34,9 @@ pub struct Encoder<'m> {
 }
 
 impl<'m> Encoder<'m> {
-    /// Name and measure `model` for saving as `placement` says. Fails when the `ModelProto` would
-    /// pass protobuf's 2 GiB limit.
-    pub fn new(model: &'m Model, placement: &DataPlacement) -> Result<Encoder<'m>, SaveError> {
+    /// Name and measure `model` for saving to `path` as `placement` says (the data file's name
+    /// depends on the model's). Fails when the `ModelProto` would pass protobuf's 2 GiB limit.
+    pub fn new(model: &'m Model, placement: &DataPlacement, path: &Path) -> Result<Encoder<'m>, SaveError> {
         let names = Names::new(model);
         let mut node_lens = Vec::with_capacity(model.graph.nodes.len());
         let base = names.base(&model.graph);
@@ -48,7 +48,7 @@ impl<'m> Encoder<'m> {
         let mut enc = Encoder {
             model,
             names,
-            placement: Placement::new(model, placement),
+            placement: Placement::new(model, placement, path),
             node_lens,
             graph_len: 0,
             model_len: 0,
@@ -75,10 +75,18 @@ impl<'m> Encoder<'m> {
     }
 
     /// Write the model to `path` (and the external data beside it), stored weights read from
-    /// `archive` when they are slices of its map. Files are written under temporary names and
-    /// renamed into place, so a failure never leaves a partial output.
-    pub fn write(&self, path: &Path, archive: Option<&ArchiveFile>) -> Result<(), SaveError> {
-        let outputs = Outputs::create(path, self.external.then_some(self.placement.location.as_str()), archive)?;
+    /// the archive of `sources` when they are slices of its map. Files are unnamed until complete
+    /// and never replace a source, so a failure never leaves a partial output
+    /// ([`files`]). The model is written with the data file's name holding zeros for its hash,
+    /// which the writer thread computes as it writes the data; the digits are then written in.
+    pub fn write(&self, path: &Path, sources: &Sources) -> Result<(), SaveError> {
+        let archive = sources.archive_file();
+        if let Some(a) = archive {
+            // Changed since the export read it: its weights are no longer the ones exported
+            // (and reading a truncated map would fault).
+            a.check_unchanged()?;
+        }
+        let outputs = Outputs::create(path, self.external && self.placement.any_external, sources)?;
         files::preallocate(outputs.model_file(), self.model_len);
         if outputs.has_data() {
             files::preallocate(outputs.data_file(), self.data_len());
@@ -86,15 +94,24 @@ impl<'m> Encoder<'m> {
         let data = outputs.has_data().then(|| outputs.data_file());
         let written = std::thread::scope(|scope| {
             let files = WriteBehind::start(scope, outputs.model_file(), data).map_err(|e| (Target::Model, e))?;
-            let mut out = Out { files, archive };
+            let mut out = Out { files, archive, model_pos: 0, digest_slots: Vec::new() };
             self.write_model(&mut out);
-            out.files.finish()
+            let digest = out.files.finish()?;
+            Ok((digest, out.digest_slots))
         });
-        if let Err((target, source)) = written {
-            let path = if target == Target::Data { outputs.data_path() } else { outputs.model_path() };
-            return Err(SaveError::Io { path: path.to_path_buf(), source });
+        let io = |target, source| {
+            let path = if target == Target::Data { outputs.data_label() } else { outputs.model_path().to_path_buf() };
+            SaveError::Io { path, source }
+        };
+        let (digest, slots) = written.map_err(|(target, source)| io(target, source))?;
+        let digest = outputs.has_data().then_some(digest);
+        if let Some(d) = digest {
+            let digits = format!("{d:016x}");
+            for at in slots {
+                write_at(outputs.model_file(), digits.as_bytes(), at).map_err(|e| io(Target::Model, e))?;
+            }
         }
-        outputs.persist()
+        outputs.persist(digest)
     }
 
     fn graph_msg(&self) -> GraphMsg<'_> {
@@ -131,6 +148,10 @@ impl<'m> Encoder<'m> {
 /// Where encoded bytes go: [`Counter`] measures a message, [`Out`] writes it.
 trait Sink {
     fn put(&mut self, b: &[u8]);
+    /// The 16 hex digits of the data file's hash in its name ([`DIGEST_PLACEHOLDER`] until known).
+    fn digest_slot(&mut self) {
+        self.put(DIGEST_PLACEHOLDER);
+    }
     /// Tensor bytes inline in the model.
     fn raw(&mut self, b: &Raw);
     /// Bytes of an external tensor, `pad` zero bytes first (for alignment): to the data file.
@@ -159,11 +180,33 @@ impl Sink for Counter {
     }
 }
 
+/// What the data file's hash is written as until it is known: digits of the same length.
+const DIGEST_PLACEHOLDER: &[u8; 16] = b"0000000000000000";
+
+/// `bytes` at `offset` of `file` (the data file's hash, into the finished model).
+fn write_at(file: &std::fs::File, bytes: &[u8], offset: u64) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::FileExt::write_all_at(file, bytes, offset)
+    }
+    #[cfg(not(unix))]
+    {
+        use std::io::{Seek, Write};
+        let mut f = file;
+        f.seek(std::io::SeekFrom::Start(offset))?;
+        f.write_all(bytes)
+    }
+}
+
 /// Writes the model and the external data through the writer thread; the first IO error stops
 /// the writing and is returned when the save finishes.
 struct Out<'s, 'a> {
     files: WriteBehind<'s>,
     archive: Option<&'a ArchiveFile>,
+    /// Bytes of the model file written so far.
+    model_pos: u64,
+    /// Where the model file holds the data file's hash (placeholder digits until it is known).
+    digest_slots: Vec<u64>,
 }
 
 /// Stored weights from this size on are read from the archive file; smaller ones share their
@@ -199,9 +242,15 @@ impl Out<'_, '_> {
 
 impl Sink for Out<'_, '_> {
     fn put(&mut self, b: &[u8]) {
+        self.model_pos += b.len() as u64;
         self.files.write(Target::Model, b);
     }
+    fn digest_slot(&mut self) {
+        self.digest_slots.push(self.model_pos);
+        self.put(DIGEST_PLACEHOLDER);
+    }
     fn raw(&mut self, b: &Raw) {
+        self.model_pos += b.len() as u64;
         self.tensor(Target::Model, b);
     }
     fn external(&mut self, pad: usize, raw: &Raw) {
@@ -350,6 +399,22 @@ impl<M: prost::Message> Msg for Prost<'_, M> {
 
 /// A `StringStringEntryProto`: key, and a value given in two pieces (see [`MetadataProps`]).
 struct Entry<'a>(&'a str, &'a str, &'a str);
+
+/// The `location` entry of an external tensor: `<stem>.<hash>.data` ([`files::data_location`]),
+/// the hash's digits written where the sink keeps them.
+struct LocationEntry<'a>(&'a str);
+
+impl Msg for LocationEntry<'_> {
+    fn write<S: Sink>(&self, s: &mut S) {
+        string(s, 1, "location");
+        key(s, 2, LEN);
+        varint(s, (self.0.len() + 1 + DIGEST_PLACEHOLDER.len() + ".data".len()) as u64);
+        s.put(self.0.as_bytes());
+        s.put(b".");
+        s.digest_slot();
+        s.put(b".data");
+    }
+}
 
 impl Msg for Entry<'_> {
     fn write<S: Sink>(&self, s: &mut S) {
@@ -541,7 +606,8 @@ struct TensorMsg<'a> {
     t: &'a TensorData,
     metadata: &'a Metadata,
     placed: Placed,
-    location: &'a str,
+    /// The data file's stem ([`files::data_stem`]).
+    stem: &'a str,
 }
 
 impl Msg for TensorMsg<'_> {
@@ -562,7 +628,8 @@ impl Msg for TensorMsg<'_> {
             Placed::External { offset, pad } => {
                 s.external(pad, &self.t.raw);
                 let (offset, length) = (offset.to_string(), self.t.raw.len().to_string());
-                for (k, v) in [("location", self.location), ("offset", offset.as_str()), ("length", length.as_str())] {
+                message(s, 13, &LocationEntry(self.stem));
+                for (k, v) in [("offset", offset.as_str()), ("length", length.as_str())] {
                     message(s, 13, &Entry(k, "", v));
                 }
                 int(s, 14, proto::tensor_proto::DataLocation::External as i64);
@@ -597,13 +664,8 @@ impl Msg for GraphMsg<'_> {
             for (t, &v) in p.tensors.iter().zip(&p.values) {
                 let info = names.model.value(v);
                 let Some(data) = &info.constant else { continue };
-                let m = TensorMsg {
-                    name: names.value(v),
-                    t: data,
-                    metadata: &info.metadata,
-                    placed: *t,
-                    location: &p.location,
-                };
+                let m =
+                    TensorMsg { name: names.value(v), t: data, metadata: &info.metadata, placed: *t, stem: &p.stem };
                 message(s, 5, &m);
             }
         }
@@ -637,19 +699,22 @@ impl Msg for GraphMsg<'_> {
 struct Placement {
     values: Vec<Value>,
     tensors: Vec<Placed>,
-    location: String,
+    /// The data file's stem ([`files::data_stem`]).
+    stem: String,
     data_len: usize,
+    /// Some tensor goes to the data file (else none is written).
+    any_external: bool,
 }
 
 impl Placement {
-    fn new(model: &Model, placement: &DataPlacement) -> Placement {
+    fn new(model: &Model, placement: &DataPlacement, path: &Path) -> Placement {
         let values: Vec<Value> =
             model.graph.initializers.iter().copied().filter(|&v| model.value(v).constant.is_some()).collect();
         let mut tensors = Vec::with_capacity(values.len());
         let mut offset = 0usize;
-        let (location, threshold) = match placement {
-            DataPlacement::Inline => (String::new(), usize::MAX),
-            DataPlacement::External { location, threshold } => (location.clone(), *threshold),
+        let threshold = match placement {
+            DataPlacement::Inline => usize::MAX,
+            DataPlacement::External { threshold } => *threshold,
         };
         for &v in &values {
             let len = model.value(v).constant.as_ref().map_or(0, |t| t.raw.len());
@@ -662,7 +727,8 @@ impl Placement {
             tensors.push(Placed::External { offset, pad });
             offset += len;
         }
-        Placement { values, tensors, location, data_len: offset }
+        let any_external = tensors.iter().any(|t| matches!(t, Placed::External { .. }));
+        Placement { values, tensors, stem: files::data_stem(path), data_len: offset, any_external }
     }
 }
 

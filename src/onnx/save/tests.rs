@@ -56,22 +56,26 @@ fn plain_and_streamed_saves_are_byte_identical() {
         for threshold in [None, Some(64), Some(1024)] {
             let placement = match threshold {
                 None => DataPlacement::Inline,
-                Some(threshold) => DataPlacement::External { location: "m.onnx.data".into(), threshold },
+                Some(threshold) => DataPlacement::External { threshold },
             };
             let what = format!("{} ({placement:?})", fixture.display());
-            plain::save(&model, &plain_path, &placement).unwrap_or_else(|e| panic!("{what}: {e}"));
+            plain::save(&model, &plain_path, &placement, &Sources::none()).unwrap_or_else(|e| panic!("{what}: {e}"));
             // With the archive's file (weights read from it) and without (copied from memory).
             for file in [archive.file(), None] {
-                save_model(&model, &stream_path, &placement, file.as_ref()).unwrap_or_else(|e| panic!("{what}: {e}"));
+                let sources = Sources::archive(file.as_ref());
+                save_model(&model, &stream_path, &placement, &sources).unwrap_or_else(|e| panic!("{what}: {e}"));
                 assert!(read(&plain_path) == read(&stream_path), "{what}: the .onnx files differ");
                 if threshold.is_some() {
-                    let data = read(&plain_dir.path().join("m.onnx.data"));
-                    let streamed_data = read(&stream_dir.path().join("m.onnx.data"));
-                    assert!(data == streamed_data, "{what}: the .data files differ");
+                    let (plain_data, stream_data) = (data_files_of(&plain_path), data_files_of(&stream_path));
+                    assert_eq!(plain_data.len(), stream_data.len(), "{what}");
+                    for (p, s) in plain_data.iter().zip(&stream_data) {
+                        assert_eq!(p.file_name(), s.file_name(), "{what}");
+                        assert!(read(p) == read(s), "{what}: the .data files differ");
+                    }
                 }
             }
             if threshold == Some(64) {
-                let encoder = Encoder::new(&model, &placement).unwrap();
+                let encoder = Encoder::new(&model, &placement, &stream_path).unwrap();
                 external_tensors += usize::from(encoder.data_len() > 0);
                 assert_eq!(read(&stream_path).len(), encoder.encoded_len(), "{what}");
             }

@@ -7,7 +7,8 @@
 //! [`BUF`] bytes (or of the largest chunk [`WriteBehind::reserve`] was asked for, if larger).
 //!
 //! Writes reach each file in the order they were made: the bytes are those a sequential writer
-//! would produce.
+//! would produce. The writer thread also hashes the data file's bytes as it writes them (its
+//! name holds the hash: [`super::files`]).
 
 use std::fs::File;
 use std::io::{self, Write};
@@ -51,7 +52,7 @@ pub(crate) struct WriteBehind<'scope> {
     free: Receiver<Buf>,
     /// The buffer being filled for each target (without bytes until first used).
     filling: [Buf; 2],
-    thread: ScopedJoinHandle<'scope, Result<(), Failure>>,
+    thread: ScopedJoinHandle<'scope, Result<u64, Failure>>,
     /// The writer thread has stopped (it failed): nothing more is sent.
     stopped: bool,
 }
@@ -128,8 +129,9 @@ impl<'scope> WriteBehind<'scope> {
         Some(&mut self.filling[target as usize])
     }
 
-    /// Write what is buffered, wait for the writer thread, and return its first error.
-    pub fn finish(mut self) -> Result<(), Failure> {
+    /// Write what is buffered, wait for the writer thread, and return its first error, or the
+    /// XXH64 of the bytes written to the data file.
+    pub fn finish(mut self) -> Result<u64, Failure> {
         self.send_filling(Target::Model);
         self.send_filling(Target::Data);
         // Closing the channel ends the writer's loop.
@@ -163,15 +165,21 @@ impl<'scope> WriteBehind<'scope> {
     }
 }
 
-/// The writer thread: write each buffer to its file in order; stop at the first error.
-fn run(files: [Option<&File>; 2], jobs: Receiver<Job>, free: SyncSender<Buf>) -> Result<(), Failure> {
+/// The writer thread: write each buffer to its file in order, hashing the data file's; stop at
+/// the first error.
+fn run(files: [Option<&File>; 2], jobs: Receiver<Job>, free: SyncSender<Buf>) -> Result<u64, Failure> {
+    let mut digest = super::digest::Xxh64::default();
     for Job(target, mut buf) in jobs {
-        file(&files, target)?.write_all(&buf.bytes[..buf.used]).map_err(|e| (target, e))?;
+        let bytes = &buf.bytes[..buf.used];
+        file(&files, target)?.write_all(bytes).map_err(|e| (target, e))?;
+        if target == Target::Data {
+            digest.update(bytes);
+        }
         buf.used = 0;
         // The encoder may have finished and stopped taking buffers back.
         let _ = free.send(buf);
     }
-    Ok(())
+    Ok(digest.finish())
 }
 
 fn file<'f>(files: &[Option<&'f File>; 2], target: Target) -> Result<&'f File, Failure> {
@@ -216,7 +224,10 @@ mod tests {
                     }
                 }
             }
-            w.finish().unwrap();
+            let digest = w.finish().unwrap();
+            let mut want = crate::onnx::save::digest::Xxh64::default();
+            want.update(&want_data);
+            assert_eq!(digest, want.finish(), "the hash of the data file's bytes");
         });
         assert_eq!(read(&model), want_model);
         assert_eq!(read(&data), want_data);

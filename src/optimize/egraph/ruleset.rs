@@ -414,7 +414,7 @@ fn hard_sigmoid(c: &mut Ctx, b: &Bind) -> Result<Id, Skip> {
 
 fn hard_sigmoid_consts(c: &Ctx, b: &Bind) -> Result<(), Skip> {
     let x = b.get("x");
-    check(is_float(c.dtype(x)), "not a float type")?;
+    check(has_fused_kernel(c.dtype(x)), "no runtime kernel of the fused op in this type")?;
     for (n, v) in [("three", 3.0), ("zero", 0.0), ("six", 6.0), ("six2", 6.0)] {
         check(scalar_for(c, b.get(n), x)? == v, "constants are not 3, 0, 6")?;
     }
@@ -734,8 +734,7 @@ fn layer_norm(c: &mut Ctx, b: &Bind) -> Result<Id, Skip> {
         )?;
         inputs.push(bias);
     }
-    let attrs =
-        vec![("axis".into(), AttrLit::Int(axis as i64)), ("epsilon".into(), AttrLit::Float((eps as f32).to_bits()))];
+    let attrs = vec![("axis".into(), AttrLit::Int(axis as i64)), ("epsilon".into(), f32_attr(eps, c.dtype(x))?)];
     Ok(c.add_like_matched("LayerNormalization", &inputs, attrs))
 }
 
@@ -782,7 +781,7 @@ fn gelu_erf(c: &mut Ctx, b: &Bind) -> Result<Id, Skip> {
 
 fn gelu_consts(c: &Ctx, b: &Bind, wanted: &[(&str, f64)]) -> Result<Id, Skip> {
     let x = b.get("x");
-    check(is_float(c.dtype(x)), "not a float type")?;
+    check(has_fused_kernel(c.dtype(x)), "no runtime kernel of the fused op in this type")?;
     for &(n, v) in wanted {
         check(near(scalar_for(c, b.get(n), x)?, v), "constants are not GELU's")?;
     }
@@ -825,8 +824,7 @@ fn rms_norm(c: &mut Ctx, b: &Bind) -> Result<Id, Skip> {
     let eps = scalar_for(c, b.get("eps"), x)?;
     check(c.shape(w) == Some(&norm[..]) && c.dtype(w) == c.dtype(x), "scale shape is not the normalized shape")?;
     check(c.shape(c.matched) == c.shape(x), "scale broadcasts the input")?;
-    let attrs =
-        vec![("axis".into(), AttrLit::Int(axis as i64)), ("epsilon".into(), AttrLit::Float((eps as f32).to_bits()))];
+    let attrs = vec![("axis".into(), AttrLit::Int(axis as i64)), ("epsilon".into(), f32_attr(eps, c.dtype(x))?)];
     Ok(c.add_like_matched("RMSNormalization", &[x, w], attrs))
 }
 
@@ -858,12 +856,17 @@ fn attention(c: &mut Ctx, b: &Bind) -> Result<Id, Skip> {
     if let Some(mask) = b.try_get("mask") {
         check(c.dtype(mask) == Some(DType::Bool), "mask not boolean")?;
         check(c.rank(mask).is_some_and(|r| r <= 4), "mask rank")?;
+        // A row the mask hides whole: the softmax of -inf alone is NaN, where Attention gives
+        // zeros (found by `tests/optimizer_props.rs`). Only a constant mask proves it has none.
+        let m = c.konst(mask).ok_or("mask not constant: a row it hides whole would change from NaN to zeros")?;
+        let (bits, row) = (m.to_i64s().ok_or("mask values")?, m.dims.last().copied().unwrap_or(1).max(1) as usize);
+        check(bits.chunks(row).all(|r| r.iter().any(|&b| b != 0)), "the mask hides a whole row")?;
         let ninf = c.scalar(b.get("ninf")).ok_or("fill not constant")?;
         check(ninf == f64::NEG_INFINITY, "fill is not -inf")?;
         check(c.rank(b.get("ninf")).is_some_and(|r| r <= 4), "fill broadcasts")?;
         inputs.push(mask);
     }
-    let attrs = vec![("scale".into(), AttrLit::Float((scale as f32).to_bits()))];
+    let attrs = vec![("scale".into(), f32_attr(scale, c.dtype(q))?)];
     Ok(c.add_like_matched("Attention", &inputs, attrs))
 }
 
@@ -875,6 +878,22 @@ fn check(cond: bool, why: Skip) -> Result<(), Skip> {
     } else {
         Err(why)
     }
+}
+
+/// `value` as the float32 attribute of a fused op (an epsilon, a scale): in a float64 graph only
+/// when float32 holds it exactly, else the fused op would compute with another constant (found by
+/// `tests/optimizer_props.rs`: a double layer norm with epsilon 1e-5).
+fn f32_attr(value: f64, dtype: Option<DType>) -> Result<AttrLit, Skip> {
+    let f = value as f32;
+    check(dtype != Some(DType::Double) || f as f64 == value, "constant not exact in the fused op's float32 attribute")?;
+    Ok(AttrLit::Float(f.to_bits()))
+}
+
+/// Whether ONNX Runtime's CPU provider runs HardSigmoid, HardSwish and Gelu in this type: not
+/// double (ONNX allows it, onnxruntime 1.31 has no kernel), so fusing a double graph would turn a
+/// model that runs into one that does not (found by `tests/optimizer_props.rs`).
+fn has_fused_kernel(d: Option<DType>) -> bool {
+    matches!(d, Some(DType::Float | DType::Float16 | DType::BFloat16))
 }
 
 fn is_float(d: Option<DType>) -> bool {
