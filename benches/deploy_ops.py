@@ -2,13 +2,13 @@
 """deploy_ops.py -- ONNX Runtime latency of fxonnx's models against transformers' own exporter, for the
 attention and mixture-of-experts lowerings (issue 32; figures in reports/deploy_ops.md).
 
-    python benches/deploy_ops.py OUT_DIR [--fxonnx BIN[,BIN2]] [--cases mixtral,qwen3_moe,bert]
+    python benches/deploy_ops.py OUT_DIR [--fxonnx BIN[@OPSET][,BIN2[@OPSET]]] [--cases mixtral,qwen3_moe,bert]
                                  [--batch 4 --seq 128] [--profile] [--opset N]
 
 Per case: a tiny transformers model (random weights, seed 0) is captured by transformers'
 `DynamoExporter` (dynamic shapes, example input batch 2 × 16 tokens) and saved as a .pt2, which each
-fxonnx binary exports; transformers' `OnnxExporter` (plain: no ONNX Runtime fusions) exports the same
-model. Each model is checked against eager at batch × seq (max |diff| of the logits / last hidden
+fxonnx binary exports (at `--opset`, or the opset after its `@`); transformers' `OnnxExporter` (plain: no
+ONNX Runtime fusions, its default opset 20 unless `--opset`) exports the same model. Each model is checked against eager at batch × seq (max |diff| of the logits / last hidden
 state), then all sessions (CPU, 1 thread) live in this process and run alternately, in rotating
 order, on the same inputs; the table gives each median and the ratio to transformers' model.
 `--profile` also runs ONNX Runtime's profiler on each model and prints the time per operator type.
@@ -71,14 +71,16 @@ def build(case, out, binaries, opset):
     if not os.path.exists(pt2):
         ep, _ = DynamoExporter().export_program(model, dict(sample), DynamoConfig(dynamic=True))
         torch.export.save(ep, pt2)
-    hf = os.path.join(out, f"{case}.hf.onnx")
+    hf = os.path.join(out, f"{case}.hf{opset or ''}.onnx")
     if not os.path.exists(hf):
         exported = OnnxExporter().export(model, dict(sample), OnnxConfig(dynamic=True, opset_version=opset))
         onnx_ir.save(exported.program, hf, external_data=os.path.basename(hf) + ".data")
     paths["hf"] = hf
-    for i, binary in enumerate(binaries):
+    for i, entry in enumerate(binaries):
+        binary, _, own = entry.partition("@")
+        at = int(own) if own else opset
         path = os.path.join(out, f"{case}.fx{i}.onnx")
-        cmd = [binary, "export", pt2, "-o", path, "--force"] + (["--opset", str(opset)] if opset else [])
+        cmd = [binary, "export", pt2, "-o", path, "--force"] + (["--opset", str(at)] if at else [])
         t = time.perf_counter()
         subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
         print(f"{case}: {binary} export {time.perf_counter() - t:.2f} s", file=sys.stderr)

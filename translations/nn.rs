@@ -61,10 +61,13 @@ fn rows_like(op: &mut Builder, rows: Value, a: &Sdpa) -> Value {
 fn attention_and_logsumexp(op: &mut Builder, a: &Sdpa, keep_lse_dim: bool) -> OpResult<(Value, Value)> {
     let y = attention(op, a)?;
     // The logits again, for the log-sum-exp alone: unread (the usual case), they are removed with it.
-    let (scores, _) = attention_logits(op, a)?;
+    let (scores, hidden) = attention_logits(op, a)?;
     let axes = op.const_i64s(&[-1]);
     let lse = op.ReduceLogSumExp(scores, Some(axes)).keepdims(keep_lse_dim as i64).out();
-    Ok((y, lse))
+    let Some(rows) = hidden else { return Ok((y, lse)) };
+    // A query hidden from every key has a log-sum-exp of 0 in torch's CPU flash kernel (not -inf).
+    let rows = if keep_lse_dim { rows } else { op.Squeeze(rows, Some(axes)) };
+    Ok((y, op.Where(rows, 0.0, lse)))
 }
 
 /// Key and value with as many heads as the query: with `enable_gqa`, each of the `Hkv` heads
@@ -97,8 +100,9 @@ fn attention_logits(op: &mut Builder, a: &Sdpa) -> OpResult<(Value, Option<Value
             op.Squeeze(inv, Some(axes))
         }
     };
+    // Repeating the heads keeps the rank (the repeated key records none).
+    let kr = rank_of(op, a.key)?;
     let (key, _) = grouped_kv(op, a);
-    let kr = rank_of(op, key)?;
     let mut perm: Vec<i64> = (0..kr as i64).collect();
     perm.swap(kr - 2, kr - 1);
     let kt = op.Transpose(key).perm(&perm).out();
