@@ -1046,6 +1046,18 @@ translations! {
             },
         };
         let k = normalized_shape.len() as i64;
+        if op.opset() >= 23 && t == DType::Float && k >= 1 {
+            // ONNX RMSNormalization: x / sqrt(mean(x², trailing k axes) + eps) · scale, as torch; two to
+            // three times faster in ONNX Runtime 1.31 than the written-out form (reports/deploy_ops.md).
+            let scale = match weight {
+                Some(w) => cast(op, w, t),
+                None => {
+                    let n = op.Shape(input).start(-k).out();
+                    op.ConstantOfShape(n).value(constant_data(t, vec![1], &[1.0])?).out()
+                }
+            };
+            return Ok(op.RMSNormalization(input, scale).axis(-k).epsilon(eps as f32).out());
+        }
         let axes: Vec<i64> = (-k..0).collect();
         let axes = op.const_i64s(&axes);
         let sq = op.Mul(input, input);
