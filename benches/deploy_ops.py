@@ -107,7 +107,10 @@ def feeds_for(sess, inputs):
     return dict(zip(names, values))
 
 
-def profile_ops(path, inputs, prefix, runs=20):
+def profile_ops(path, inputs, prefix, runs=50):
+    """Kernel time per operator type in ONNX Runtime's profiler: per run, the sum over the type's nodes;
+    then the median over the runs (a run another process slowed down does not skew it)."""
+    import bisect
     s = session(path, profile=prefix)
     feeds = feeds_for(s, inputs)
     for _ in range(runs):
@@ -116,11 +119,13 @@ def profile_ops(path, inputs, prefix, runs=20):
     with open(trace) as f:
         events = json.load(f)
     os.remove(trace)
-    per_op = collections.Counter()
+    starts = sorted(e["ts"] for e in events if e.get("name") == "model_run")
+    per_run = collections.defaultdict(lambda: [0.0] * len(starts))
     for e in events:
         if e.get("cat") == "Node" and e["name"].endswith("_kernel_time"):
-            per_op[e["args"]["op_name"]] += e["dur"]
-    return {k: v / runs for k, v in per_op.most_common()}
+            per_run[e["args"]["op_name"]][bisect.bisect_right(starts, e["ts"]) - 1] += e["dur"]
+    per_op = {k: statistics.median(v[5:]) for k, v in per_run.items()}
+    return dict(sorted(per_op.items(), key=lambda kv: -kv[1]))
 
 
 def main():
@@ -184,7 +189,7 @@ def main():
                 ops = profile_ops(p, inputs, os.path.join(args.out, f"prof_{case}_{k}"))
                 total = sum(ops.values())
                 top = ", ".join(f"{o} {us:.0f}" for o, us in list(ops.items())[:12])
-                print(f"\n{case} {k}: kernels {total:.0f} µs per run; {top}"
+                print(f"\n{case} {k}: kernels {total:.0f} µs per run (medians); {top}"
                       f"; Where {ops.get('Where', 0):.0f}, IsNaN {ops.get('IsNaN', 0):.0f}", flush=True)
             print()
 

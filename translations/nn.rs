@@ -183,6 +183,14 @@ fn onnx_attention(op: &mut Builder, a: &Sdpa) -> OpResult<Option<Value>> {
     if q[0] != k[0] || k[..3] != v[..3] || q[3] != k[3] || !heads {
         return Ok(None);
     }
+    // Where ONNX Runtime 1.31's CPU kernel is at least as fast as Softmax between MatMuls
+    // (reports/deploy_ops.md): always with a mask or grouped heads; without either, for heads
+    // under 128 wide (plain) or up to 32 wide (causal, whose masked half it computes all the same).
+    let head = if let Dim::Fixed(e) = q[3] { e } else { i64::MAX };
+    let faster = a.mask.is_some() || q[1] != k[1] || if a.is_causal { head <= 32 } else { head < 128 };
+    if !faster {
+        return Ok(None);
+    }
     let mask = match a.mask {
         Some(m) => match attention_mask_operand(op, a, m, t)? {
             Some(m) => Some(m),
