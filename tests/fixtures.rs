@@ -114,6 +114,7 @@ fn every_fixture_exports_at_opsets_13_to_17_or_names_the_opset_it_needs() {
 
 /// Fixtures without a node reference, and why.
 const NO_NODE_REFERENCE: &[(&str, &str)] = &[
+    ("attention_device_kernels", "torch has no CPU kernel for cuDNN, efficient or overrideable attention"),
     ("attention_internals", "torch has no CPU kernel for flash attention: the program cannot run in torch"),
     (
         "quantized_convnet",

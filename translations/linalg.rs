@@ -52,6 +52,110 @@ fn cross_along(op: &mut Builder, self_: Value, other: Value, dim: i64) -> OpResu
     Ok(op.Concat(&parts).axis(axis).out())
 }
 
+/// The number of groups of a grouped product, when the program fixes it (`dims` are the sizes
+/// that count the groups: the stacked operand's first and the length of `offs`).
+fn static_groups(op: &Builder, dims: &[(Value, usize)]) -> Option<usize> {
+    dims.iter().find_map(|&(v, axis)| match op.shape(v)?.get(axis)? {
+        Dim::Fixed(g) if *g >= 1 => usize::try_from(*g).ok(),
+        _ => None,
+    })
+}
+
+/// Each group's `[start, end)` along a jagged dim whose groups end at `offs`, as 1-element int64
+/// tensors (the first group starts at 0).
+fn group_bounds(op: &mut Builder, offs: Value, groups: usize) -> Vec<(Value, Value)> {
+    let ends = cast(op, offs, DType::Int64);
+    let mut start = op.const_i64s(&[0]);
+    (0..groups as i64)
+        .map(|g| {
+            let end = slice_along(op, ends, 0, g, g + 1);
+            let bounds = (start, end);
+            start = end;
+            bounds
+        })
+        .collect()
+}
+
+/// Group `g` of a `[G, ...]` stack of matrices (a constant one is folded by ONNX Runtime at load).
+fn group_matrix(op: &mut Builder, stack: Value, g: usize) -> Value {
+    let index = op.scalar_i64(g as i64);
+    op.Gather(stack, index).axis(0).out()
+}
+
+/// `[rows, cols]` of zeros of type `t` (the positions past `offs[-1]`, which torch leaves undefined).
+fn zeros_2d(op: &mut Builder, rows: Value, cols: Value, t: DType) -> OpResult<Value> {
+    let shape = op.Concat(&[rows, cols]).axis(0).out();
+    Ok(op.ConstantOfShape(shape).value(constant_data(t, vec![1], &[0.0])?).out())
+}
+
+/// [M, K] x [G, K, N] -> [M, N] with the rows grouped by `offs` and G fixed: each group's rows (a
+/// slice: they come sorted by group) times its own matrix, concatenated. The jagged product's
+/// own work, `offs[-1]` rows in all; rows past `offs[-1]` are zeros.
+fn rows_grouped_unrolled(
+    op: &mut Builder,
+    a: Value,
+    b: Value,
+    offs: Value,
+    groups: usize,
+    t: DType,
+) -> OpResult<Value> {
+    let axis = op.const_i64s(&[0]);
+    let mut parts = Vec::with_capacity(groups + 1);
+    let bounds = group_bounds(op, offs, groups);
+    for (g, &(start, end)) in bounds.iter().enumerate() {
+        let rows = op.Slice(a, start, end, Some(axis), None);
+        let w = group_matrix(op, b, g);
+        parts.push(op.MatMul(rows, w));
+    }
+    let m = dim_size(op, a, 0);
+    let last = bounds[groups - 1].1;
+    let tail = op.Sub(m, last);
+    let n = dim_size(op, b, 2);
+    parts.push(zeros_2d(op, tail, n, t)?);
+    Ok(op.Concat(&parts).axis(0).out())
+}
+
+/// [G, M, K] x [K, N] -> [M, N] with the columns grouped by `offs` and G fixed: each group's matrix
+/// times its own columns of `b`, side by side; columns past `offs[-1]` are zeros.
+fn cols_grouped_unrolled(
+    op: &mut Builder,
+    a: Value,
+    b: Value,
+    offs: Value,
+    groups: usize,
+    t: DType,
+) -> OpResult<Value> {
+    let axis = op.const_i64s(&[1]);
+    let mut parts = Vec::with_capacity(groups + 1);
+    let bounds = group_bounds(op, offs, groups);
+    for (g, &(start, end)) in bounds.iter().enumerate() {
+        let cols = op.Slice(b, start, end, Some(axis), None);
+        let x = group_matrix(op, a, g);
+        parts.push(op.MatMul(x, cols));
+    }
+    let m = dim_size(op, a, 1);
+    let n = dim_size(op, b, 1);
+    let tail = op.Sub(n, bounds[groups - 1].1);
+    parts.push(zeros_2d(op, m, tail, t)?);
+    Ok(op.Concat(&parts).axis(1).out())
+}
+
+/// [M, K] x [K, N] -> [G, M, N] with the shared K grouped by `offs` and G fixed: each group's
+/// slice of `a`'s columns times the same rows of `b`, stacked.
+fn inner_grouped_unrolled(op: &mut Builder, a: Value, b: Value, offs: Value, groups: usize) -> Value {
+    let (cols, rows, stack) = (op.const_i64s(&[1]), op.const_i64s(&[0]), op.const_i64s(&[0]));
+    let parts: Vec<Value> = group_bounds(op, offs, groups)
+        .into_iter()
+        .map(|(start, end)| {
+            let x = op.Slice(a, start, end, Some(cols), None);
+            let y = op.Slice(b, start, end, Some(rows), None);
+            let p = op.MatMul(x, y);
+            op.Unsqueeze(p, stack)
+        })
+        .collect();
+    op.Concat(&parts).axis(0).out()
+}
+
 /// [M, K] x [G, K, N] -> [M, N] with the rows grouped by `offs` (their ends): every group's
 /// product is computed and each row keeps its own group's (G times the work of the jagged
 /// product, in plain MatMuls); rows past `offs[-1]` are zeros.
@@ -484,20 +588,30 @@ translations! {
         _out_dtype: Ignored,
     ) -> OpResult<Value> {
         // Mixture-of-experts matmuls: `offs[g]` ends group g of the jagged dim of a 2-D operand;
-        // torch leaves positions past `offs[-1]` undefined, here they are zeros. Every group's product is
-        // computed and each position keeps its own group's: G times the work of the jagged one,
-        // in exchange for plain MatMuls.
+        // torch leaves positions past `offs[-1]` undefined, here they are zeros. With the number of
+        // groups fixed (a model's expert count), one MatMul per group on its own slice: the jagged
+        // product's work. Otherwise every group's product is computed and each position keeps its
+        // own group's (G times the work, in plain MatMuls).
         if bias.is_some() {
             bail!("_grouped_mm with a bias is not supported yet");
         }
         let t = op.out_dtype(0).unwrap_or(dtype_of(op, self_)?);
         let (a, b) = (cast(op, self_, t), cast(op, mat2, t));
-        match (rank_of(op, a)?, rank_of(op, b)?, offs) {
-            (3, 3, None) => Ok(op.MatMul(a, b)),
+        let (ra, rb) = (rank_of(op, a)?, rank_of(op, b)?);
+        let groups = match (ra, rb, offs) {
+            (2, 3, Some(offs)) => static_groups(op, &[(b, 0), (offs, 0)]),
+            (3, 2, Some(offs)) => static_groups(op, &[(a, 0), (offs, 0)]),
+            (2, 2, Some(offs)) => static_groups(op, &[(offs, 0)]),
+            _ => None,
+        };
+        match (ra, rb, offs, groups) {
+            (3, 3, None, _) => Ok(op.MatMul(a, b)),
             // [M, K] x [G, K, N] -> [M, N]: rows grouped.
-            (2, 3, Some(offs)) => Ok(rows_grouped_mm(op, a, b, offs, t)),
+            (2, 3, Some(offs), Some(g)) => rows_grouped_unrolled(op, a, b, offs, g, t),
+            (2, 3, Some(offs), None) => Ok(rows_grouped_mm(op, a, b, offs, t)),
             // [G, M, K] x [K, N] -> [M, N]: columns grouped.
-            (3, 2, Some(offs)) => {
+            (3, 2, Some(offs), Some(g)) => cols_grouped_unrolled(op, a, b, offs, g, t),
+            (3, 2, Some(offs), None) => {
                 let all = op.MatMul(a, b);
                 let cols = dim_size(op, b, 1);
                 let (group, valid) = group_of_positions(op, offs, cols);
@@ -506,7 +620,8 @@ translations! {
                 Ok(op.Where(valid, picked, zero))
             }
             // [M, K] x [K, N] -> [G, M, N]: the shared K grouped.
-            (2, 2, Some(offs)) => {
+            (2, 2, Some(offs), Some(g)) => Ok(inner_grouped_unrolled(op, a, b, offs, g)),
+            (2, 2, Some(offs), None) => {
                 let k = dim_size(op, a, 1);
                 let (group, valid) = group_of_positions(op, offs, k);
                 let groups = {
@@ -527,7 +642,7 @@ translations! {
                 let masked = op.Mul(a, mask);
                 Ok(op.MatMul(masked, b))
             }
-            (ra, rb, offs) => bail!(
+            (ra, rb, offs, _) => bail!(
                 "_grouped_mm of a {ra}-D and a {rb}-D operand {} offsets is not a form torch defines",
                 if offs.is_some() { "with" } else { "without" }
             ),
@@ -543,7 +658,10 @@ translations! {
         let t = op.out_dtype(0).unwrap_or(dtype_of(op, input)?);
         let (a, b) = (cast(op, input, t), cast(op, weight, t));
         match (rank_of(op, a)?, rank_of(op, b)?) {
-            (2, 3) => Ok(rows_grouped_mm(op, a, b, offs, t)),
+            (2, 3) => match static_groups(op, &[(b, 0), (offs, 0)]) {
+                Some(g) => rows_grouped_unrolled(op, a, b, offs, g, t),
+                None => Ok(rows_grouped_mm(op, a, b, offs, t)),
+            },
             (ra, rb) => bail!("grouped_mm_fallback takes a 2-D input and 3-D weights, not {ra}-D and {rb}-D"),
         }
     }

@@ -5,25 +5,93 @@ use crate::translate::prelude::*;
 use crate::translations;
 use crate::translations::shared::window::{expand_param, pads_of};
 
-/// `scale · Q·Kᵀ`, with the causal mask and `attn_mask` applied: the logits softmax turns into
-/// attention weights.
-fn attention_scores(
-    op: &mut Builder,
+/// One attention call, whichever overload made it (`scaled_dot_product_attention` or one of the
+/// `_scaled_dot_product_*` kernels): what every lowering of it reads.
+struct Sdpa {
     query: Value,
     key: Value,
-    attn_mask: Option<Value>,
+    value: Value,
+    /// Boolean (true: the query attends to the key) or additive (added to the logits).
+    mask: Option<Value>,
     is_causal: bool,
     scale: Option<f64>,
-) -> OpResult<Value> {
-    let t = dtype_of(op, query)?;
-    let r = rank_of(op, query)?;
+    /// `enable_gqa`: key and value have fewer heads than the query, each shared by a group.
+    gqa: bool,
+}
+
+/// The attention output: one ONNX `Attention` node where the opset has it and it computes what
+/// torch does (`onnx_attention`), else Q·Kᵀ → +mask → Softmax → ·V with a zero for every query
+/// the mask hides from all keys.
+fn attention(op: &mut Builder, a: &Sdpa) -> OpResult<Value> {
+    if let Some(y) = onnx_attention(op, a)? {
+        return Ok(y);
+    }
+    let (scores, hidden) = attention_logits(op, a)?;
+    let w = op.Softmax(scores).axis(-1).out();
+    let (_, value) = grouped_kv(op, a);
+    let y = op.MatMul(w, value);
+    Ok(match hidden {
+        Some(rows) => {
+            let rows = rows_like(op, rows, a);
+            op.Where(rows, 0.0, y)
+        }
+        None => y,
+    })
+}
+
+/// The hidden-rows flag (`[..., L, 1]`) expanded to the output's static sizes (heads, head size):
+/// ONNX Runtime's `Where` is three times slower broadcasting along the last axis than elementwise,
+/// and the expansion, read from the flag and constants alone, is one for all layers after CSE.
+fn rows_like(op: &mut Builder, rows: Value, a: &Sdpa) -> Value {
+    let (Some(q), Some(v)) = (op.shape(a.query), op.shape(a.value)) else { return rows };
+    // The output is [..., L, Ev]: the query's leading dims and the value's head size.
+    let mut sizes: Vec<i64> =
+        q[..q.len().saturating_sub(2)].iter().map(|d| if let Dim::Fixed(n) = d { *n } else { 1 }).collect();
+    sizes.push(1);
+    sizes.push(if let Some(Dim::Fixed(n)) = v.last() { *n } else { 1 });
+    if sizes.iter().all(|&n| n == 1) {
+        return rows;
+    }
+    let sizes = op.const_i64s(&sizes);
+    op.Expand(rows, sizes)
+}
+
+/// The attention output and the log of each query's softmax denominator (`[..., L]`, or
+/// `[..., L, 1]` with `keep_lse_dim`), as the fused kernels return them.
+fn attention_and_logsumexp(op: &mut Builder, a: &Sdpa, keep_lse_dim: bool) -> OpResult<(Value, Value)> {
+    let y = attention(op, a)?;
+    // The logits again, for the log-sum-exp alone: unread (the usual case), they are removed with it.
+    let (scores, hidden) = attention_logits(op, a)?;
+    let axes = op.const_i64s(&[-1]);
+    let lse = op.ReduceLogSumExp(scores, Some(axes)).keepdims(keep_lse_dim as i64).out();
+    let Some(rows) = hidden else { return Ok((y, lse)) };
+    // A query hidden from every key has a log-sum-exp of 0 in torch's CPU flash kernel (not -inf).
+    let rows = if keep_lse_dim { rows } else { op.Squeeze(rows, Some(axes)) };
+    Ok((y, op.Where(rows, 0.0, lse)))
+}
+
+/// Key and value with as many heads as the query: with `enable_gqa`, each of the `Hkv` heads
+/// repeated `Hq / Hkv` times in a row, as `repeat_interleave` does.
+fn grouped_kv(op: &mut Builder, a: &Sdpa) -> (Value, Value) {
+    if a.gqa {
+        (repeat_heads(op, a.key, a.query), repeat_heads(op, a.value, a.query))
+    } else {
+        (a.key, a.value)
+    }
+}
+
+/// `scale · Q·Kᵀ + bias` and, when a mask is given, the queries it hides from every key
+/// (`[..., L, 1]`, true where torch's kernels give a row of zeros and a plain softmax NaN).
+fn attention_logits(op: &mut Builder, a: &Sdpa) -> OpResult<(Value, Option<Value>)> {
+    let t = dtype_of(op, a.query)?;
+    let r = rank_of(op, a.query)?;
     if r < 2 {
         bail!("attention needs query of rank 2 or more, got rank {r}");
     }
-    let scale = match scale {
+    let scale = match a.scale {
         Some(s) => op.scalar(t, s),
         None => {
-            let e = op.Shape(query).start(-1).out();
+            let e = op.Shape(a.query).start(-1).out();
             let e = cast(op, e, t);
             let s = op.Sqrt(e);
             let one = op.scalar(t, 1.0);
@@ -32,48 +100,132 @@ fn attention_scores(
             op.Squeeze(inv, Some(axes))
         }
     };
-    let mut perm: Vec<i64> = (0..r as i64).collect();
-    perm.swap(r - 2, r - 1);
+    // Repeating the heads keeps the rank (the repeated key records none).
+    let kr = rank_of(op, a.key)?;
+    let (key, _) = grouped_kv(op, a);
+    let mut perm: Vec<i64> = (0..kr as i64).collect();
+    perm.swap(kr - 2, kr - 1);
     let kt = op.Transpose(key).perm(&perm).out();
-    let qk = op.MatMul(query, kt);
-    let mut scores = op.Mul(qk, scale);
-    if is_causal {
-        // Keep j <= i (+ the key/query length offset, as torch's tril(diagonal=0) on L×S).
-        let l = op.Shape(query).start(-2).end(-1).out();
-        let s = op.Shape(key).start(-2).end(-1).out();
+    let qk = op.MatMul(a.query, kt);
+    let scores = op.Mul(qk, scale);
+    let bias = attention_bias(op, a, t)?;
+    let hidden = match (a.mask, bias) {
+        (Some(_), Some(b)) => Some(hidden_rows(op, b)),
+        _ => None,
+    };
+    Ok((bias.map_or(scores, |b| op.Add(scores, b)), hidden))
+}
+
+/// The additive bias of the logits: 0 where a key is attended and -inf where the causal mask or a
+/// boolean `attn_mask` hides it (as torch's math kernel converts them), plus a float mask as it is.
+/// It is computed from the masks alone, so the layers that read one mask share it after CSE, and
+/// one broadcast `Add` replaces a `Where` on every layer's logits.
+fn attention_bias(op: &mut Builder, a: &Sdpa, t: DType) -> OpResult<Option<Value>> {
+    let causal = if a.is_causal {
+        // Keep j <= i, as torch's tril(diagonal=0) of an L×S matrix of ones (top-left aligned).
+        let l = op.Shape(a.query).start(-2).end(-1).out();
+        let s = op.Shape(a.key).start(-2).end(-1).out();
         let ls = op.Concat(&[l, s]).axis(0).out();
         let ones = op.ConstantOfShape(ls).value(constant_data(DType::Bool, vec![1], &[1.0])?).out();
         let ones = cast(op, ones, DType::Int64);
         let tri = op.Trilu(ones, None).upper(0).out();
         let keep = cast(op, tri, DType::Bool);
-        let ninf = op.scalar(t, f64::NEG_INFINITY);
-        scores = op.Where(keep, scores, ninf);
-    }
-    if let Some(mask) = attn_mask {
-        scores = if op.dtype(mask) == Some(DType::Bool) {
-            let ninf = op.scalar(t, f64::NEG_INFINITY);
-            op.Where(mask, scores, ninf)
-        } else {
-            op.Add(scores, mask)
-        };
-    }
-    Ok(scores)
+        Some(additive_mask(op, keep, t))
+    } else {
+        None
+    };
+    let mask = match a.mask {
+        Some(m) if op.dtype(m) == Some(DType::Bool) => Some(additive_mask(op, m, t)),
+        Some(m) => Some(cast(op, m, t)),
+        None => None,
+    };
+    Ok(match (causal, mask) {
+        (Some(c), Some(m)) => Some(op.Add(m, c)),
+        (c, m) => c.or(m),
+    })
 }
 
-/// Softmax of attention logits, as torch's `_safe_softmax`: a query that every key is masked from
-/// (its logits all -inf, a padded row) gets weights of 0, where a plain softmax gives NaN. Only a
-/// mask can do that (a causal one keeps key 0 for every query).
-fn attention_weights(op: &mut Builder, scores: Value, masked: bool) -> OpResult<Value> {
-    let w = op.Softmax(scores).axis(-1).out();
-    if !masked {
-        return Ok(w);
-    }
-    // Softmax of a row that is -inf throughout is NaN (its max is -inf): those rows become 0, as
-    // torch's safe softmax makes them. Finite scores never give NaN.
-    let t = dtype_of(op, scores)?;
-    let nan = op.IsNaN(w);
+/// A boolean mask as logit bias: 0 where true, -inf where false.
+fn additive_mask(op: &mut Builder, keep: Value, t: DType) -> Value {
     let zero = op.scalar(t, 0.0);
-    Ok(op.Where(nan, zero, w))
+    let ninf = op.scalar(t, f64::NEG_INFINITY);
+    op.Where(keep, zero, ninf)
+}
+
+/// The queries a bias hides from every key: its maximum over the keys is -inf. Softmax gives such
+/// a row NaN; torch's kernels give zeros (its math kernel's `_safe_softmax`, the CPU flash kernel).
+fn hidden_rows(op: &mut Builder, bias: Value) -> Value {
+    let axes = op.const_i64s(&[-1]);
+    let top = op.ReduceMax(bias, Some(axes)).keepdims(1).out();
+    op.Equal(top, f64::NEG_INFINITY)
+}
+
+/// ONNX `Attention` (opset 23) for a call it computes as torch does, as torch.onnx writes it: one
+/// node with the mask, `is_causal`, `scale`, and grouped heads read from the shapes. ONNX Runtime's
+/// kernel gives zeros for fully masked queries and NaN for NaN logits, as torch does.
+fn onnx_attention(op: &mut Builder, a: &Sdpa) -> OpResult<Option<Value>> {
+    if op.opset() < 23 || a.is_causal && a.mask.is_some() {
+        return Ok(None);
+    }
+    let t = dtype_of(op, a.query)?;
+    let (Some(q), Some(k), Some(v)) = (op.shape(a.query), op.shape(a.key), op.shape(a.value)) else {
+        return Ok(None);
+    };
+    if t != DType::Float || q.len() != 4 || k.len() != 4 || v.len() != 4 {
+        return Ok(None);
+    }
+    // One batch; K and V over one sequence and one set of heads; a head size Q and K share; the
+    // query heads a multiple of the key/value heads (a group each, or the broadcast of one head).
+    let heads = match (&q[1], &k[1]) {
+        (Dim::Fixed(hq), Dim::Fixed(hkv)) => *hkv > 0 && hq % hkv == 0,
+        (hq, hkv) => hq == hkv,
+    };
+    if q[0] != k[0] || k[..3] != v[..3] || q[3] != k[3] || !heads {
+        return Ok(None);
+    }
+    // Where ONNX Runtime 1.31's CPU kernel is at least as fast as Softmax between MatMuls
+    // (reports/deploy_ops.md): always with a mask or grouped heads; without either, for heads
+    // under 128 wide (plain) or up to 32 wide (causal, whose masked half it computes all the same).
+    let head = if let Dim::Fixed(e) = q[3] { e } else { i64::MAX };
+    let faster = a.mask.is_some() || q[1] != k[1] || if a.is_causal { head <= 32 } else { head < 128 };
+    if !faster {
+        return Ok(None);
+    }
+    let mask = match a.mask {
+        Some(m) => match attention_mask_operand(op, a, m, t)? {
+            Some(m) => Some(m),
+            None => return Ok(None),
+        },
+        None => None,
+    };
+    let mut node = op.Attention(a.query, a.key, a.value, mask, None, None).is_causal(a.is_causal as i64);
+    if let Some(s) = a.scale {
+        node = node.scale(s as f32);
+    }
+    Ok(Some(node.out()))
+}
+
+/// The mask as `Attention` takes it: boolean or of the query's type, with the query and key
+/// lengths as its last two dims (ONNX Runtime does not broadcast those two); `None` for a mask of
+/// more than 4 dims.
+fn attention_mask_operand(op: &mut Builder, a: &Sdpa, m: Value, t: DType) -> OpResult<Option<Value>> {
+    let (Some(ms), Some(q), Some(k)) = (op.shape(m), op.shape(a.query), op.shape(a.key)) else {
+        return Ok(None);
+    };
+    let (r, fits) = (ms.len(), ms.len() >= 2 && ms[ms.len() - 2] == q[2] && ms[ms.len() - 1] == k[2]);
+    if r > 4 {
+        return Ok(None);
+    }
+    let m = if op.dtype(m) == Some(DType::Bool) { m } else { cast(op, m, t) };
+    if fits {
+        return Ok(Some(m));
+    }
+    // Broadcast over the query or key positions (a [B, 1, 1, S] padding mask): expanded once to
+    // [..., L, S]; the layers reading one mask share the expansion after CSE.
+    let l = op.Shape(a.query).start(-2).end(-1).out();
+    let s = op.Shape(a.key).start(-2).end(-1).out();
+    let ls = op.Concat(&[l, s]).axis(0).out();
+    Ok(Some(op.Expand(m, ls)))
 }
 
 /// Grouped-query attention: repeat each of the `Hkv` key/value heads (axis -3) `Hq / Hkv` times in
@@ -908,6 +1060,18 @@ translations! {
             },
         };
         let k = normalized_shape.len() as i64;
+        if op.opset() >= 23 && t == DType::Float && k >= 1 {
+            // ONNX RMSNormalization: x / sqrt(mean(x², trailing k axes) + eps) · scale, as torch; two to
+            // three times faster in ONNX Runtime 1.31 than the written-out form (reports/deploy_ops.md).
+            let scale = match weight {
+                Some(w) => cast(op, w, t),
+                None => {
+                    let n = op.Shape(input).start(-k).out();
+                    op.ConstantOfShape(n).value(constant_data(t, vec![1], &[1.0])?).out()
+                }
+            };
+            return Ok(op.RMSNormalization(input, scale).axis(-k).epsilon(eps as f32).out());
+        }
         let axes: Vec<i64> = (-k..0).collect();
         let axes = op.const_i64s(&axes);
         let sq = op.Mul(input, input);
@@ -1284,11 +1448,7 @@ translations! {
         enable_gqa: bool = false,
     ) -> OpResult<Value> {
         no_attention_dropout(dropout_p)?;
-        let (key, value) =
-            if enable_gqa { (repeat_heads(op, key, query), repeat_heads(op, value, query)) } else { (key, value) };
-        let scores = attention_scores(op, query, key, attn_mask, is_causal, scale)?;
-        let w = attention_weights(op, scores, attn_mask.is_some())?;
-        Ok(op.MatMul(w, value))
+        attention(op, &Sdpa { query, key, value, mask: attn_mask, is_causal, scale, gqa: enable_gqa })
     }
 
     /// _scaled_dot_product_flash_attention_for_cpu(Tensor query, Tensor key, Tensor value, float dropout_p=0.,
@@ -1305,12 +1465,9 @@ translations! {
         scale: Option<f64> = None,
     ) -> OpResult<Vec<Value>> {
         no_attention_dropout(dropout_p)?;
-        let scores = attention_scores(op, query, key, attn_mask, is_causal, scale)?;
-        let w = attention_weights(op, scores, attn_mask.is_some())?;
-        let output = op.MatMul(w, value);
+        let a = Sdpa { query, key, value, mask: attn_mask, is_causal, scale, gqa: false };
         // The log of the softmax denominator, per query position: [..., L].
-        let axes = op.const_i64s(&[-1]);
-        let logsumexp = op.ReduceLogSumExp(scores, Some(axes)).keepdims(0).out();
+        let (output, logsumexp) = attention_and_logsumexp(op, &a, false)?;
         Ok(vec![output, logsumexp])
     }
 
@@ -1333,11 +1490,8 @@ translations! {
         if return_debug_mask {
             bail!("return_debug_mask=True: the debug attention mask is a CUDA kernel's internal state");
         }
-        let scores = attention_scores(op, query, key, None, is_causal, scale)?;
-        let w = attention_weights(op, scores, false)?;
-        let output = op.MatMul(w, value);
-        let axes = op.const_i64s(&[-1]);
-        let logsumexp = op.ReduceLogSumExp(scores, Some(axes)).keepdims(0).out();
+        let a = Sdpa { query, key, value, mask: None, is_causal, scale, gqa: false };
+        let (output, logsumexp) = attention_and_logsumexp(op, &a, false)?;
         // The sequence offsets, maximum lengths and RNG state describe the CUDA kernel's launch (its
         // varlen batching and dropout seed): not computed, so a program that reads them fails.
         let mut outs = vec![Some(output), Some(logsumexp)];
@@ -1363,10 +1517,71 @@ translations! {
         scale: Option<f64> = None,
     ) -> OpResult<Vec<Option<Value>>> {
         no_attention_dropout(dropout_p)?;
-        let scores = attention_scores(op, query, key, attn_bias, is_causal, scale)?;
-        let w = attention_weights(op, scores, attn_bias.is_some())?;
+        let a = Sdpa { query, key, value, mask: attn_bias, is_causal, scale, gqa: false };
         // The philox seed and offset are the dropout RNG's state.
-        Ok(vec![Some(op.MatMul(w, value)), None, None, None])
+        Ok(vec![Some(attention(op, &a)?), None, None, None])
+    }
+
+    /// _scaled_dot_product_cudnn_attention(Tensor query, Tensor key, Tensor value, Tensor? attn_bias,
+    ///     bool compute_log_sumexp, float dropout_p=0., bool is_causal=False, bool return_debug_mask=False, *,
+    ///     float? scale=None) -> (Tensor output, Tensor logsumexp, Tensor cum_seq_q, Tensor cum_seq_k, SymInt max_q,
+    ///     SymInt max_k, Tensor philox_seed, Tensor philox_offset, Tensor debug_attn_mask)
+    #[target("aten::_scaled_dot_product_cudnn_attention")]
+    fn _scaled_dot_product_cudnn_attention(
+        op,
+        query: Tensor,
+        key: Tensor,
+        value: Tensor,
+        attn_bias: Option<Tensor>,
+        // Whether the kernel fills the log-sum-exp; it is computed either way.
+        _compute_log_sumexp: Ignored,
+        dropout_p: f64 = 0.0,
+        is_causal: bool = false,
+        return_debug_mask: bool = false,
+        scale: Option<f64> = None,
+    ) -> OpResult<Vec<Option<Value>>> {
+        no_attention_dropout(dropout_p)?;
+        if return_debug_mask {
+            bail!("return_debug_mask=True: the debug attention mask is a CUDA kernel's internal state");
+        }
+        let a = Sdpa { query, key, value, mask: attn_bias, is_causal, scale, gqa: false };
+        // cuDNN's log-sum-exp is [B, H, L, 1]; the sequence offsets, lengths and RNG state are the
+        // kernel's launch, not computed.
+        let (output, logsumexp) = attention_and_logsumexp(op, &a, true)?;
+        let mut outs = vec![Some(output), Some(logsumexp)];
+        outs.extend(std::iter::repeat_n(None, 7));
+        Ok(outs)
+    }
+
+    /// _scaled_dot_product_fused_attention_overrideable(Tensor query, Tensor key, Tensor value,
+    ///     Tensor? attn_bias=None, float dropout_p=0., bool is_causal=False, bool return_debug_mask=False, *,
+    ///     float? scale=None) -> (Tensor output, Tensor logsumexp, Tensor cum_seq_q, Tensor cum_seq_k, SymInt max_q,
+    ///     SymInt max_k, Tensor philox_seed, Tensor philox_offset, Tensor debug_attn_mask)
+    ///
+    /// The fused kernel of out-of-tree devices (XPU, MTIA, PrivateUse1).
+    #[target("aten::_scaled_dot_product_fused_attention_overrideable")]
+    fn _scaled_dot_product_fused_attention_overrideable(
+        op,
+        query: Tensor,
+        key: Tensor,
+        value: Tensor,
+        attn_bias: Option<Tensor> = None,
+        dropout_p: f64 = 0.0,
+        is_causal: bool = false,
+        return_debug_mask: bool = false,
+        scale: Option<f64> = None,
+    ) -> OpResult<Vec<Option<Value>>> {
+        no_attention_dropout(dropout_p)?;
+        if return_debug_mask {
+            bail!("return_debug_mask=True: the debug attention mask is a device kernel's internal state");
+        }
+        let a = Sdpa { query, key, value, mask: attn_bias, is_causal, scale, gqa: false };
+        // The log-sum-exp is [B, H, L] for 4-D inputs ([1, H, L] for 3-D ones: not computed).
+        let (output, logsumexp) = attention_and_logsumexp(op, &a, false)?;
+        let logsumexp = (rank_of(op, query)? == 4).then_some(logsumexp);
+        let mut outs = vec![Some(output), logsumexp];
+        outs.extend(std::iter::repeat_n(None, 7));
+        Ok(outs)
     }
 
     /// native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)

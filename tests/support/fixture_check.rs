@@ -12,7 +12,10 @@ pub fn fixtures() -> PathBuf {
 /// (`multi_model` packs two).
 pub const EXPORTABLE: &[(&str, &str)] = &[
     ("aliases", "model"),
+    ("attention_device_kernels", "model"),
     ("attention_internals", "model"),
+    ("attention_kernels", "model"),
+    ("attention_masks", "model"),
     ("bincount", "model"),
     ("buffer_mutation", "model"),
     ("buffer_mutation_decomposed", "model"),
@@ -36,7 +39,9 @@ pub const EXPORTABLE: &[(&str, &str)] = &[
     ("lifted_constant", "model"),
     ("mlp_bn", "model"),
     ("mlp_strict", "model"),
+    ("model_mixtral", "model"),
     ("model_moe", "model"),
+    ("model_qwen3_moe", "model"),
     ("more_ops", "model"),
     ("multi_model", "model"),
     ("multi_model", "second"),

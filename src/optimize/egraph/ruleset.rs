@@ -803,25 +803,44 @@ fn gelu_tanh(c: &mut Ctx, b: &Bind) -> Result<Id, Skip> {
     Ok(c.add_like_matched("Gelu", &[x], vec![("approximate".into(), AttrLit::Str("tanh".into()))]))
 }
 
-/// `w * x / sqrt(mean(x^2) + eps)` over trailing axes.
+/// `w * x / sqrt(mean(x^2) + eps)` over trailing axes; without `w` (a norm without affine, or one
+/// whose unit scale was folded away), the scale is ones.
 pub const RMS_NORM: Rule = Rule {
     name: "rms-norm",
     min_opset: 23,
     patterns: &[
         "(Mul ?w (Mul ?x (Reciprocal (Sqrt (Add (ReduceMean:r (Pow ?x #two) #ax) #eps)))))",
         "(Mul ?w (Div ?x (Sqrt (Add (ReduceMean:r (Pow ?x #two) #ax) #eps))))",
+        "(Mul ?x (Reciprocal (Sqrt (Add (ReduceMean:r (Pow ?x #two) #ax) #eps))))",
+        "(Div ?x (Sqrt (Add (ReduceMean:r (Pow ?x #two) #ax) #eps)))",
     ],
     precheck: None,
     apply: rms_norm,
 };
 
 fn rms_norm(c: &mut Ctx, b: &Bind) -> Result<Id, Skip> {
-    let (x, w) = (b.get("x"), b.get("w"));
+    let x = b.get("x");
     check(is_float(c.dtype(x)), "not a float type")?;
     keepdims(c, b, "r")?;
     let (axis, norm) = trailing_axis(c, x, b.get("ax"))?;
     check(c.scalar(b.get("two")) == Some(2.0), "not a square")?;
     let eps = scalar_for(c, b.get("eps"), x)?;
+    let w = match b.try_get("w") {
+        Some(w) => w,
+        None => {
+            let dims: Vec<i64> = norm
+                .iter()
+                .map(|d| if let Dim::Fixed(n) = d { Some(*n) } else { None })
+                .collect::<Option<_>>()
+                .ok_or("normalized shape not static")?;
+            let n: i64 = dims.iter().product();
+            check(n <= 1 << 20, "normalized shape too large for a constant scale")?;
+            let dtype = c.dtype(x).ok_or("unknown dtype")?;
+            let ones =
+                TensorData::from_f64_as(dtype, dims, &vec![1.0; n as usize]).ok_or("no constant of that type")?;
+            c.add_const(ones)
+        }
+    };
     check(c.shape(w) == Some(&norm[..]) && c.dtype(w) == c.dtype(x), "scale shape is not the normalized shape")?;
     check(c.shape(c.matched) == c.shape(x), "scale broadcasts the input")?;
     let attrs = vec![("axis".into(), AttrLit::Int(axis as i64)), ("epsilon".into(), f32_attr(eps, c.dtype(x))?)];

@@ -830,7 +830,7 @@ fn rms_norm_needs_opset_23() {
            {
              y = RMSNormalization <axis = 2, epsilon = 1e-6> (x, w)
            }
-           # fired: rms-norm"#,
+           # fired: rms-norm x2"#,
     );
     check_egraph(
         20,
@@ -847,6 +847,28 @@ fn rms_norm_needs_opset_23() {
              n = Mul (x, inv)
              y = Mul (w, n)
            }"#,
+    );
+}
+
+/// A norm without a scale (or whose unit scale was folded into the next MatMul): the scale is ones.
+#[test]
+fn rms_norm_without_scale_gets_a_unit_one() {
+    check_egraph(
+        23,
+        r#"(float[N,5,8] x) => (float[N,5,8] y)
+            <float two = {2}, int64[1] ax = {-1}, float eps = {1e-6}>
+            { sq = Pow (x, two)          # float[N,5,8]
+              ms = ReduceMean (sq, ax)   # float[N,5,1]
+              a = Add (ms, eps)          # float[N,5,1]
+              r = Sqrt (a)               # float[N,5,1]
+              inv = Reciprocal (r)       # float[N,5,1]
+              y = Mul (x, inv)           # float[N,5,8] }"#,
+        r#"(float[N,5,8] x) => (float[N,5,8] y)
+           <float[8] _0 = {1, 1, 1, 1, 1, 1, 1, 1}>
+           {
+             y = RMSNormalization <axis = 2, epsilon = 1e-6> (x, _0)
+           }
+           # fired: rms-norm"#,
     );
 }
 
