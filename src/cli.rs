@@ -215,6 +215,7 @@ fn execute(cli: Cli) -> Result<(), Failure> {
                     classes => Some(crate::ModuleFunctions::Classes(classes.to_vec())),
                 },
                 force,
+                mutations_as_outputs: true,
                 progress: (!quiet).then(|| {
                     std::sync::Arc::new(|event: &crate::ProgressEvent| {
                         let crate::ProgressEvent::StageFinished { stage, ok, elapsed, .. } = event;

@@ -8,7 +8,7 @@
 //! ```
 //!
 //! The public surface:
-//! - [`export`], [`export_bytes`] (an archive in memory) and [`export_to_file`] with [`ExportOptions`] (named after `torch.onnx.export`'s),
+//! - [`export`], [`export_bytes`] (an archive in memory), [`export_entries`] (its entries in memory) and [`export_to_file`] with [`ExportOptions`] (named after `torch.onnx.export`'s),
 //!   returning an [`OnnxProgram`] or an [`Error`] that says which stage failed;
 //! - [`view`]: a read-only view of the exported model (inputs, outputs, nodes, metadata);
 //! - [`TranslationTable`] and [`translate::prelude`]: the DSL in which translations are written,
@@ -38,7 +38,7 @@ pub mod view;
 mod weights;
 
 pub use export::{
-    export, export_bytes, export_to_file, Error, ExportOptions, OnnxProgram, DEFAULT_OPSET, SUPPORTED_OPSETS,
+    export, export_bytes, export_entries, export_to_file, Error, ExportOptions, OnnxProgram, DEFAULT_OPSET, SUPPORTED_OPSETS,
 };
 pub use onnx::functions::{FunctionStats, ModuleFunctions};
 pub use optimize::{OptimizeStats, PassRecord};

@@ -10,7 +10,9 @@ use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedBytes;
-use pyo3::types::PyBytes;
+use pyo3::types::{PyBytes, PyDict};
+
+mod entries;
 
 create_exception!(
     _fxonnx,
@@ -89,6 +91,23 @@ impl Program {
     fn node_count(&self) -> usize {
         self.inner.node_count()
     }
+
+    #[getter]
+    fn initializer_count(&self) -> usize {
+        self.inner.initializer_count()
+    }
+
+    /// Total bytes of the initializers.
+    #[getter]
+    fn weight_bytes(&self) -> usize {
+        self.inner.weight_bytes()
+    }
+
+    /// The model in ONNX's text form (`onnx.printer`'s), weights as type and shape only.
+    fn text(&self) -> String {
+        let proto = fxonnx::internals::save::to_proto_outline(self.inner.ir());
+        fxonnx::internals::text::model_text(&proto, false)
+    }
 }
 
 /// Export `source` (the bytes of a .pt2 archive, or its path) with torch.onnx's option names;
@@ -96,7 +115,7 @@ impl Program {
 #[pyfunction]
 #[pyo3(signature = (source, *, output=None, input_names=Vec::new(), output_names=Vec::new(), opset_version=None,
     dim_names=HashMap::new(), external_data=false, optimize=true, report=false, artifacts_dir=None,
-    max_memory=None, functions=Vec::new()))]
+    max_memory=None, functions=Vec::new(), tree_names=false, mutations_as_outputs=true))]
 #[allow(clippy::too_many_arguments)]
 fn export(
     source: &Bound<'_, PyAny>,
@@ -111,6 +130,8 @@ fn export(
     artifacts_dir: Option<PathBuf>,
     max_memory: Option<u64>,
     functions: Vec<String>,
+    tree_names: bool,
+    mutations_as_outputs: bool,
 ) -> PyResult<Program> {
     let options = fxonnx::ExportOptions {
         input_names,
@@ -127,9 +148,16 @@ fn export(
             [auto] if auto == "auto" => Some(fxonnx::ModuleFunctions::Auto),
             classes => Some(fxonnx::ModuleFunctions::Classes(classes.to_vec())),
         },
+        tree_names,
+        mutations_as_outputs,
         ..Default::default()
     };
-    let result = if source.is_instance_of::<PyBytes>() {
+    let result = if let Ok(dict) = source.cast::<PyDict>() {
+        if output.is_some() {
+            return Err(OptionsError::new_err("save an export from memory with ONNXProgram.save"));
+        }
+        fxonnx::export_entries(entries::from_dict(dict)?, &options)
+    } else if source.is_instance_of::<PyBytes>() {
         let data: PyBackedBytes = source.extract()?;
         if output.is_some() {
             return Err(OptionsError::new_err("save an export from bytes with ONNXProgram.save"));
@@ -143,6 +171,13 @@ fn export(
         }
     };
     result.map(|inner| Program { inner }).map_err(|e| to_py(&e))
+}
+
+/// The targets of a program (its archive entries, bytes or path) that no translation serves:
+/// `(target, table key, nodes, reason it is refused)` each.
+#[pyfunction]
+fn untranslated_ops(source: &Bound<'_, PyAny>) -> PyResult<Vec<(String, String, Vec<String>, Option<String>)>> {
+    entries::untranslated_ops(source).map_err(|e| to_py(&e))
 }
 
 /// Put the weights of `archive` back into the weight-free model at `model` and write `output`;
@@ -206,6 +241,7 @@ fn _fxonnx(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(export, m)?)?;
     m.add_function(wrap_pyfunction!(cli, m)?)?;
     m.add_function(wrap_pyfunction!(apply_weights, m)?)?;
+    m.add_function(wrap_pyfunction!(untranslated_ops, m)?)?;
     m.add_class::<Program>()?;
     let py = m.py();
     m.add("ExportError", py.get_type::<ExportError>())?;

@@ -79,6 +79,9 @@ pub struct LowerOptions<'a> {
     pub debug_outputs: bool,
     /// The most bytes translations may build constants of ([`crate::ExportOptions::max_memory`]).
     pub max_memory: Option<u64>,
+    /// Mutated buffers and user inputs become graph outputs
+    /// ([`crate::ExportOptions::mutations_as_outputs`]); otherwise each is dropped with a warning.
+    pub mutations_as_outputs: bool,
 }
 
 /// The prefix of the graph outputs [`LowerOptions::debug_outputs`] adds: `debug:add_1`.
@@ -300,28 +303,32 @@ pub fn lower(program: &Program<'_>, opts: &LowerOptions<'_>) -> Result<(Model, V
     }
 
     // Outputs: user outputs, then mutated buffers and user inputs (torch.onnx drops those).
+    // A `None` output has no ONNX value: dropped, as torch.onnx drops it.
     let mut outputs: Vec<(Value, String)> = Vec::new();
     let mut kinds: Vec<&str> = Vec::new();
     for out in program.outputs() {
         if let fx::OutputKind::User(arg) = out {
+            if matches!(arg, Argument::None) {
+                continue;
+            }
             let v = lw.value_of(&mut op, arg, &env)?;
             outputs.push((v, arg_name(arg).unwrap_or_default().to_string()));
             kinds.push("USER_OUTPUT");
         }
     }
+    let n_user_outputs = outputs.len();
+    let mut mutations: Vec<(Value, String, &str)> = Vec::new();
     // Functional programs list mutations before user outputs; ONNX users expect theirs first.
     for out in program.outputs() {
         match out {
             fx::OutputKind::User(_) => {}
             fx::OutputKind::BufferMutation { value, fqn } => {
                 let v = lookup(&env, value)?;
-                outputs.push((v, mutation_output_name(MutationKind::Buffer, fqn)));
-                kinds.push("BUFFER_MUTATION");
+                mutations.push((v, mutation_output_name(MutationKind::Buffer, fqn), "BUFFER_MUTATION"));
             }
             fx::OutputKind::UserInputMutation { value, input } => {
                 let v = lookup(&env, value)?;
-                outputs.push((v, mutation_output_name(MutationKind::UserInput, input)));
-                kinds.push("USER_INPUT_MUTATION");
+                mutations.push((v, mutation_output_name(MutationKind::UserInput, input), "USER_INPUT_MUTATION"));
             }
             fx::OutputKind::Token => {}
         }
@@ -331,21 +338,33 @@ pub fn lower(program: &Program<'_>, opts: &LowerOptions<'_>) -> Result<(Model, V
         for (placeholder, fqn, original) in &buffers {
             if let Some(&v) = env.get(placeholder) {
                 if v != *original {
-                    outputs.push((v, mutation_output_name(MutationKind::Buffer, fqn)));
-                    kinds.push("BUFFER_MUTATION");
+                    mutations.push((v, mutation_output_name(MutationKind::Buffer, fqn), "BUFFER_MUTATION"));
                 }
             }
         }
         for (name, original) in &user_inputs {
             if let Some(&v) = env.get(name) {
                 if v != *original {
-                    outputs.push((v, mutation_output_name(MutationKind::UserInput, name)));
-                    kinds.push("USER_INPUT_MUTATION");
+                    mutations.push((v, mutation_output_name(MutationKind::UserInput, name), "USER_INPUT_MUTATION"));
                 }
             }
         }
     }
-    let n_user_outputs = program.outputs().iter().filter(|o| matches!(o, fx::OutputKind::User(_))).count();
+    for (v, name, kind) in mutations {
+        if opts.mutations_as_outputs {
+            outputs.push((v, name));
+            kinds.push(kind);
+        } else {
+            let what = match name.strip_prefix("buffer_mutation_") {
+                Some(fqn) => format!("buffer `{fqn}`"),
+                None => format!("user input `{}`", name.trim_start_matches("user_input_mutation_")),
+            };
+            op.warn(format!(
+                "the program mutates {what}; its new value is not a graph output (torch.onnx drops it too); \
+                 hint: export with mutations_as_outputs=True to keep it as output `{name}` (needed for static caches)"
+            ));
+        }
+    }
     let mut final_outputs = Vec::with_capacity(outputs.len());
     let mut seen: FxHashSet<Value> = FxHashSet::default();
     for (i, (v, fx_name)) in outputs.into_iter().enumerate() {

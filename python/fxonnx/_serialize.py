@@ -1,0 +1,252 @@
+"""An ExportedProgram as the entries of a ``.pt2`` archive, in memory, without writing one.
+
+``torch.export.save`` pickles nothing for plain tensors but copies every weight into the zip it
+writes (and fails on programs torch.onnx converts in memory). fxonnx hands Rust the archive's
+entries instead: the program's schema JSON from torch's graph-level serializer (the same JSON
+``torch.export.save`` writes as ``models/model.json``), the payload configs, and each tensor's
+storage as a zero-copy buffer (its address and size, kept alive by the tensor's storage object).
+
+Where torch's serializer has no form for something the program holds, fxonnx fills the gap while
+it serializes (the serializer's classes are patched for the call, then restored):
+
+- a ``while_loop`` carrying a Python int (``(0, x)``): the int is carried as a 0-d int64 tensor
+  made by an ``aten.scalar_tensor`` node (ONNX loops carry tensors anyway);
+- a SymBool user output (``x.shape[0] < n``): as ``as_sym_bool`` (torch's output specs lack it);
+- ``torch.sym_sum``: serialized as the symbolic op it is (torch's list of them lacks it);
+- ``torch.float4_e2m1fn_x2``: dtype number 45 (c10's), which fxonnx reads as ONNX FLOAT4E2M1;
+- nodes with a custom translation (``custom_translation_table``): written as an
+  ``fxonnx::onnx_graph`` node that carries the ONNX the translation built for it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import threading
+from typing import Any, Callable
+
+import torch
+
+# fxonnx's number for torch.float4_e2m1fn_x2, which torch's schema has none for: c10's ScalarType.
+FLOAT4_E2M1FN_X2 = 45
+MODEL = "model"
+_lock = threading.Lock()
+
+
+class Storage:
+    """A tensor storage handed to Rust without a copy: ``address``/``nbytes`` of its bytes, and
+    ``owner`` (the storage object) kept alive while Rust holds them."""
+
+    __slots__ = ("address", "nbytes", "owner")
+
+    def __init__(self, address: int, nbytes: int, owner: Any):
+        self.address = address
+        self.nbytes = nbytes
+        self.owner = owner
+
+
+def _storage_of(t: torch.Tensor) -> Storage:
+    if t.device.type != "cpu":
+        t = t.detach().cpu()
+    storage = t.untyped_storage()
+    return Storage(storage.data_ptr(), storage.nbytes(), storage)
+
+
+def _payloads(tensors: dict[str, Any], folder: str, prefix: str, entries: dict[str, Any]) -> dict:
+    """The payload config of ``tensors`` (fqn → tensor), one entry per distinct storage."""
+    from torch._export.serde import schema
+    from torch._export.serde.serialize import serialize_tensor_meta
+
+    config: dict[str, Any] = {}
+    by_storage: dict[tuple[int, int], str] = {}
+    for fqn, t in tensors.items():
+        if not isinstance(t, torch.Tensor):
+            # A custom object (ScriptObject): only Python can unpickle it; fxonnx refuses it by name.
+            config[fqn] = schema.PayloadMeta(path_name=f"{prefix}obj_{len(config)}", is_param=False, use_pickle=True,
+                                             tensor_meta=None)
+            continue
+        subclass = type(t.data) is not torch.Tensor and not _is_fake(t)
+        meta = serialize_tensor_meta(t)
+        if subclass:
+            config[fqn] = schema.PayloadMeta(path_name=f"{prefix}{len(by_storage)}_pickled", is_param=False,
+                                             use_pickle=True, tensor_meta=meta)
+            continue
+        if _is_fake(t) or t.untyped_storage().data_ptr() == 0:
+            key = (id(t), 0)
+            storage = Storage(0, 0, None)
+        else:
+            storage = _storage_of(t)
+            key = (storage.address, storage.nbytes)
+        name = by_storage.get(key)
+        if name is None:
+            name = f"{prefix}{len(by_storage)}"
+            by_storage[key] = name
+            entries[f"{folder}/{name}"] = storage
+        config[fqn] = schema.PayloadMeta(path_name=name, is_param=isinstance(t, torch.nn.Parameter),
+                                         use_pickle=False, tensor_meta=meta)
+    return config
+
+
+def _is_fake(t: torch.Tensor) -> bool:
+    try:
+        from torch._subclasses.fake_tensor import is_fake
+
+        return bool(is_fake(t))
+    except ImportError:  # pragma: no cover
+        return False
+
+
+def _json(obj: Any) -> bytes:
+    from torch._export.serde.serialize import EnumEncoder, _dataclass_to_dict
+
+    return json.dumps(_dataclass_to_dict(obj), cls=EnumEncoder, allow_nan=False).encode("utf-8")
+
+
+@contextlib.contextmanager
+def _serializer_gaps(custom: Callable[[Any], Any] | None):
+    """Patch torch's GraphModuleSerializer for what it cannot write (see the module docstring)."""
+    from torch._export.serde import schema
+    from torch._export.serde import serialize as S
+
+    cls = S.GraphModuleSerializer
+    saved_input = cls.serialize_input
+    saved_call = cls.handle_call_function
+    saved_spec = cls.serialize_argument_spec
+    saved_canonicalize = S.canonicalize
+
+    def canonicalize(*args, **kwargs):
+        # torch calls it only to check its canonical form is defined (the result is dropped);
+        # it rejects the forms above, which Rust reads.
+        try:
+            return saved_canonicalize(*args, **kwargs)
+        except (AssertionError, KeyError):
+            return None
+    added_sym = torch.sym_sum not in S._SYM_OPS
+    float4 = getattr(torch, "float4_e2m1fn_x2", None)
+    added_dtype = float4 is not None and float4 not in S._TORCH_TO_SERIALIZE_DTYPE
+
+    def serialize_input(self, arg, arg_type=None):
+        if isinstance(arg, (list, tuple)) and len(arg) > 0:
+            nodes = [a for a in arg if isinstance(a, torch.fx.Node)]
+            ints = [a for a in arg if type(a) is int]
+            if nodes and ints and len(nodes) + len(ints) == len(arg) and all(
+                isinstance(n.meta.get("val"), torch.Tensor) for n in nodes
+            ):
+                # A loop carrying an int: carry it as a 0-d int64 tensor.
+                out = []
+                for a in arg:
+                    if isinstance(a, torch.fx.Node):
+                        out.append(schema.TensorArgument(name=a.name))
+                        continue
+                    name = f"fxonnx_int_carry_{len(self.graph_state.nodes)}_{len(out)}"
+                    self.graph_state.tensor_values[name] = schema.TensorMeta(
+                        dtype=schema.ScalarType.LONG,
+                        sizes=[],
+                        requires_grad=False,
+                        device=schema.Device(type="cpu"),
+                        strides=[],
+                        storage_offset=schema.SymInt.create(as_int=0),
+                        layout=schema.Layout.Strided,
+                    )
+                    self.graph_state.nodes.append(
+                        schema.Node(
+                            target="torch.ops.aten.scalar_tensor.default",
+                            inputs=[
+                                schema.NamedArgument(name="s", arg=schema.Argument.create(as_int=a),
+                                                     kind=schema.ArgumentKind.POSITIONAL),
+                                schema.NamedArgument(
+                                    name="dtype",
+                                    arg=schema.Argument.create(as_scalar_type=schema.ScalarType.LONG),
+                                    kind=schema.ArgumentKind.KEYWORD,
+                                ),
+                            ],
+                            outputs=[schema.Argument.create(as_tensor=schema.TensorArgument(name=name))],
+                            metadata={},
+                            name=name,
+                        )
+                    )
+                    out.append(schema.TensorArgument(name=name))
+                return schema.Argument.create(as_tensors=out)
+        return saved_input(self, arg, arg_type)
+
+    def serialize_argument_spec(self, x):
+        from torch.export import graph_signature as gs
+
+        if isinstance(x, gs.SymBoolArgument):
+            return schema.Argument.create(as_sym_bool=schema.SymBoolArgument.create(as_name=x.name))
+        return saved_spec(self, x)
+
+    def handle_call_function(self, node):
+        if custom is not None and node.op == "call_function":
+            replacement = custom(node)
+            if replacement is not None:
+                inputs, graph_bytes = replacement
+                ex_node = schema.Node(
+                    name=node.name,
+                    target="torch.ops.fxonnx.onnx_graph.default",
+                    inputs=[
+                        schema.NamedArgument(
+                            name="inputs",
+                            arg=schema.Argument.create(
+                                as_tensors=[schema.TensorArgument(name=n.name) for n in inputs]
+                            ),
+                            kind=schema.ArgumentKind.POSITIONAL,
+                        ),
+                        schema.NamedArgument(
+                            name="graph",
+                            arg=schema.Argument.create(as_string=graph_bytes.hex()),
+                            kind=schema.ArgumentKind.POSITIONAL,
+                        ),
+                    ],
+                    outputs=self.serialize_outputs(node),
+                    metadata=self.serialize_metadata(node),
+                )
+                self.graph_state.nodes.append(ex_node)
+                return
+        return saved_call(self, node)
+
+    with _lock:
+        cls.serialize_input = serialize_input
+        cls.handle_call_function = handle_call_function
+        cls.serialize_argument_spec = serialize_argument_spec
+        S.canonicalize = canonicalize
+        if added_sym:
+            S._SYM_OPS.add(torch.sym_sum)
+        if added_dtype:
+            S._TORCH_TO_SERIALIZE_DTYPE[float4] = FLOAT4_E2M1FN_X2
+        try:
+            yield
+        finally:
+            cls.serialize_input = saved_input
+            cls.handle_call_function = saved_call
+            cls.serialize_argument_spec = saved_spec
+            S.canonicalize = saved_canonicalize
+            if added_sym:
+                S._SYM_OPS.discard(torch.sym_sum)
+            if added_dtype:
+                S._TORCH_TO_SERIALIZE_DTYPE.pop(float4, None)
+
+
+def program_json(exported: Any, custom: Callable[[Any], Any] | None = None) -> bytes:
+    """``models/model.json``: what ``torch.export.save`` writes, from torch's graph-level
+    serializer (no weights, no pickled example inputs)."""
+    from torch._export.serde import serialize as S
+
+    with _serializer_gaps(custom), S._enable_graph_inputs_of_type_nn_module(exported.example_inputs):
+        serialized = S.ExportedProgramSerializer().serialize(
+            exported, serialize_state_dict=False, serialize_constants=False, serialize_example_inputs=False
+        )
+    return _json(serialized.exported_program)
+
+
+def entries(exported: Any, custom: Callable[[Any], Any] | None = None) -> dict[str, Any]:
+    """The archive entries of ``exported``: JSON as bytes, tensor storages as :class:`Storage`."""
+    from torch._export.serde import schema
+
+    out: dict[str, Any] = {"archive_format": b"pt2", "archive_version": b"0"}
+    weights = _payloads(dict(exported.state_dict), "data/weights", "weight_", out)
+    constants = _payloads(dict(exported.constants), "data/constants", "tensor_", out)
+    out[f"data/weights/{MODEL}_weights_config.json"] = _json(schema.PayloadConfig(config=weights))
+    out[f"data/constants/{MODEL}_constants_config.json"] = _json(schema.PayloadConfig(config=constants))
+    out[f"models/{MODEL}.json"] = program_json(exported, custom)
+    return out
