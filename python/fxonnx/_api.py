@@ -180,9 +180,13 @@ class ONNXProgram:
         ``external_data=True`` writes the weights to ``<file>.data`` beside the model; ``None``
         does so when they exceed 1.5 GiB (torch.onnx's rule) or protobuf's 2 GiB limit."""
         destination = os.fspath(destination)
-        if self._ir is None and (include_initializers or keep_initializers_as_inputs) and not (
-            include_initializers and keep_initializers_as_inputs
-        ):
+        # Rust saves the model as exported, and the weight-free form of an archive (each weight an
+        # input recording where it lies in the archive, for fxonnx.apply_weights); the other forms
+        # go through onnx_ir, as torch.onnx's do.
+        from_archive = not isinstance(self._source, dict)
+        rust_form = (include_initializers and not keep_initializers_as_inputs) or (
+            from_archive and not include_initializers and keep_initializers_as_inputs)
+        if self._ir is None and rust_form:
             external = bool(external_data) if external_data is not None else (
                 self._program.weight_bytes > _LARGE_MODEL_THRESHOLD)
             self._program.set_external_data(external)

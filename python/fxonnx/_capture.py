@@ -203,7 +203,10 @@ def capture_error(capture: Capture, report_path: str | None) -> _errors.CaptureE
         "Failed to export the model with torch.export (step 1 of the export: capture). Every strategy failed:",
     ]
     for a in capture.attempts:
-        summary = str(a.error).strip().split("\n", 1)[0]
+        text = [t.strip() for t in str(a.error).strip().splitlines() if t.strip()]
+        summary = " ".join(text[:3])
+        if len(summary) > 400:
+            summary = summary[:400] + "..."
         lines.append(f"- {a.strategy}: {type(a.error).__name__}: {summary}")
     lines.append(
         "hint: change the model for torch.export.export to capture it (https://pytorch.org/docs/stable/"

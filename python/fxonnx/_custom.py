@@ -176,9 +176,13 @@ def choose(node, candidates: Sequence[Any]) -> Any:
         if fn is None:
             return c
         try:
-            params = list(inspect.signature(fn).parameters.values())
-        except (TypeError, ValueError):
-            return c
+            # Annotations may be strings (`from __future__ import annotations`): resolve them.
+            params = list(inspect.signature(fn, eval_str=True).parameters.values())
+        except (TypeError, ValueError, NameError):
+            try:
+                params = list(inspect.signature(fn).parameters.values())
+            except (TypeError, ValueError):
+                return c
         ok = True
         for p, a in zip(params, args):
             if isinstance(a, torch.fx.Node) and not _accepts(p.annotation, _val_dtype(a.meta.get("val"))):

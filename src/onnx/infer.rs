@@ -296,6 +296,7 @@ pub fn dtype_from_onnx(code: i32) -> Option<DType> {
         18 => Float8E4M3FNUZ,
         19 => Float8E5M2,
         20 => Float8E5M2FNUZ,
+        23 => Float4E2M1,
         24 => Float8E8M0,
         _ => return None,
     })

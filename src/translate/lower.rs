@@ -371,8 +371,11 @@ pub fn lower(program: &Program<'_>, opts: &LowerOptions<'_>) -> Result<(Model, V
         let wanted =
             if i < n_user_outputs { opts.output_names.get(i).filter(|n| !n.is_empty()).cloned() } else { None };
         let wanted = wanted.unwrap_or_else(|| fx_name.clone());
-        // A graph output must be produced by a node, under its own name, once.
-        let is_io = op.graph_mut().inputs.contains(&v) || op.info(v).constant.is_some();
+        // A graph output must be produced by a node, under its own name, once. A float4 constant
+        // is output as the initializer itself: below opset 23 no operator (Identity included)
+        // takes float4, and ONNX allows an initializer as a graph output.
+        let float4_constant = op.info(v).constant.is_some() && op.dtype(v) == Some(crate::onnx::ir::DType::Float4E2M1);
+        let is_io = !float4_constant && (op.graph_mut().inputs.contains(&v) || op.info(v).constant.is_some());
         let v = if is_io || seen.contains(&v) || (op.info(v).name != wanted && !op.info(v).name.is_empty()) {
             identity_of(&mut op, v)
         } else {
@@ -616,6 +619,12 @@ fn weight_tensor(w: &crate::pt2::Weight) -> TensorData {
     if w.dtype.is_complex() {
         dims.push(2);
     }
+    if w.dtype == ScalarType::Float4E2M1FnX2 {
+        // Two 4-bit elements a byte: ONNX's last dim counts them.
+        if let Some(last) = dims.last_mut() {
+            *last *= 2;
+        }
+    }
     TensorData { dtype: onnx_dtype(w.dtype), dims, raw: w.raw.clone().into() }
 }
 
@@ -668,6 +677,15 @@ impl Lowerer<'_> {
     fn tensor_type(&self, meta: &schema::ValueMeta) -> (crate::onnx::ir::DType, Vec<Dim>, bool) {
         let st = crate::pt2::scalar_type(meta.dtype).unwrap_or(ScalarType::Float32);
         let mut shape: Vec<Dim> = meta.sizes.iter().map(|s| self.dim(s)).collect();
+        if st == ScalarType::Float4E2M1FnX2 {
+            // ONNX counts the 4-bit elements: the last dim is twice torch's (two a byte).
+            if let Some(last) = shape.last_mut() {
+                *last = match last {
+                    Dim::Fixed(n) => Dim::Fixed(*n * 2),
+                    Dim::Param(p) => Dim::Param(format!("2*{p}").into()),
+                };
+            }
+        }
         if st.is_complex() {
             shape.push(Dim::Fixed(2));
         }
