@@ -38,7 +38,8 @@ pub mod view;
 mod weights;
 
 pub use export::{
-    export, export_bytes, export_entries, export_to_file, Error, ExportOptions, OnnxProgram, DEFAULT_OPSET, SUPPORTED_OPSETS,
+    export, export_bytes, export_entries, export_to_file, Error, ExportOptions, OnnxProgram, DEFAULT_OPSET,
+    SUPPORTED_OPSETS,
 };
 pub use onnx::functions::{FunctionStats, ModuleFunctions};
 pub use optimize::{OptimizeStats, PassRecord};

@@ -31,7 +31,10 @@ fn float4_zeros(op: &mut Builder, size: &[SymInt]) -> OpResult<Value> {
     for s in size {
         match s {
             SymInt::Const(n) if *n >= 0 => dims.push(*n),
-            _ => bail!("a float4_e2m1fn_x2 tensor of dynamic size cannot be built in ONNX (no operator takes float4 below opset 23); hint: make its size static"),
+            _ => bail!(
+                "a float4_e2m1fn_x2 tensor of dynamic size cannot be built in ONNX (no operator takes float4 below \
+                 opset 23); hint: make its size static"
+            ),
         }
     }
     let packed: i64 = dims.iter().product();

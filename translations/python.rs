@@ -19,7 +19,7 @@ fn unhex(text: &str) -> Result<Vec<u8>, OpError> {
         _ => Err(OpError::new("fxonnx::onnx_graph: `graph` is not hex")),
     };
     let bytes = text.as_bytes();
-    if bytes.len() % 2 != 0 {
+    if !bytes.len().is_multiple_of(2) {
         bail!("fxonnx::onnx_graph: `graph` has an odd number of hex digits");
     }
     bytes.chunks(2).map(|p| Ok(digit(p[0])? << 4 | digit(p[1])?)).collect()
@@ -28,8 +28,9 @@ fn unhex(text: &str) -> Result<Vec<u8>, OpError> {
 /// A tensor attribute or initializer, from its proto (raw data, or the typed fields ONNX also
 /// allows for small tensors).
 fn tensor_data(t: &proto::TensorProto) -> Result<TensorData, OpError> {
-    let dtype = crate::onnx::infer::dtype_from_onnx(t.data_type)
-        .ok_or_else(|| OpError::new(format!("tensor `{}` has ONNX type {}, which fxonnx does not know", t.name, t.data_type)))?;
+    let dtype = crate::onnx::infer::dtype_from_onnx(t.data_type).ok_or_else(|| {
+        OpError::new(format!("tensor `{}` has ONNX type {}, which fxonnx does not know", t.name, t.data_type))
+    })?;
     let n: i64 = t.dims.iter().product();
     let raw: Vec<u8> = if !t.raw_data.is_empty() {
         t.raw_data.to_vec()
@@ -46,7 +47,11 @@ fn tensor_data(t: &proto::TensorProto) -> Result<TensorData, OpError> {
     } else if n == 0 {
         Vec::new()
     } else {
-        bail!("tensor `{}` of type {}: its values are in a field fxonnx does not read; write raw_data", t.name, dtype.name());
+        bail!(
+            "tensor `{}` of type {}: its values are in a field fxonnx does not read; write raw_data",
+            t.name,
+            dtype.name()
+        );
     };
     if dtype.size().is_some_and(|s| raw.len() as i64 != n * s as i64) {
         bail!("tensor `{}` has {} bytes for {n} elements of {}", t.name, raw.len(), dtype.name());
@@ -61,7 +66,9 @@ fn attribute(a: &proto::AttributeProto) -> Result<AttrValue, OpError> {
         T::Float => AttrValue::Float(a.f),
         T::Int => AttrValue::Int(a.i),
         T::String => AttrValue::String(text(&a.s)),
-        T::Tensor => AttrValue::Tensor(Box::new(tensor_data(a.t.as_ref().ok_or("a tensor attribute without tensor")?)?)),
+        T::Tensor => {
+            AttrValue::Tensor(Box::new(tensor_data(a.t.as_ref().ok_or("a tensor attribute without tensor")?)?))
+        }
         T::Floats => AttrValue::Floats(a.floats.clone()),
         T::Ints => AttrValue::Ints(a.ints.clone()),
         T::Strings => AttrValue::Strings(a.strings.iter().map(|s| text(s)).collect()),
@@ -79,53 +86,58 @@ fn version(model: &proto::ModelProto, domain: &str) -> i64 {
     model.opset_import.iter().find(|o| o.domain == domain).map_or(1, |o| o.version)
 }
 
+/// Emit the nodes of the serialized `ModelProto` in `graph` (hex), its inputs bound to `inputs`.
+fn emit(op: &mut Builder, inputs: &[Value], graph: &str) -> OpResult<Vec<Value>> {
+    let bytes = unhex(graph)?;
+    let model: proto::ModelProto = prost::Message::decode(bytes.as_slice())
+        .map_err(|e| OpError::new(format!("the ONNX of the translation is not a ModelProto: {e}")))?;
+    let g = model.graph.as_ref().ok_or("the ModelProto of the translation has no graph")?;
+    if !model.functions.is_empty() {
+        bail!("the translation's ONNX still calls model-local functions; they are inlined before it reaches fxonnx");
+    }
+    let formal: Vec<&str> = g.input.iter().map(|i| i.name.as_str()).collect();
+    if formal.len() != inputs.len() {
+        bail!("the translation's graph takes {} inputs; the node passes {}", formal.len(), inputs.len());
+    }
+    let mut env: std::collections::HashMap<&str, Value> = formal.iter().copied().zip(inputs.iter().copied()).collect();
+    for init in &g.initializer {
+        let v = op.constant_tensor(tensor_data(init)?);
+        env.insert(init.name.as_str(), v);
+    }
+    for n in &g.node {
+        let read = |name: &str| match name {
+            "" => Ok(None),
+            name => env.get(name).copied().map(Some).ok_or_else(|| {
+                OpError::new(format!(
+                    "the translation's node `{}` ({}) reads `{name}`, which nothing defines",
+                    n.name, n.op_type
+                ))
+            }),
+        };
+        let ins: Vec<Option<Value>> = n.input.iter().map(|name| read(name)).collect::<Result<_, OpError>>()?;
+        let mut call = op.node(&n.domain, version(&model, &n.domain), &n.op_type, ins);
+        for a in &n.attribute {
+            call = call.attr(&a.name, attribute(a)?);
+        }
+        let outs = call.outs_vec(n.output.len());
+        for (name, v) in n.output.iter().zip(outs) {
+            if !name.is_empty() {
+                env.insert(name.as_str(), v);
+            }
+        }
+    }
+    let output = |name: &str| {
+        env.get(name)
+            .copied()
+            .ok_or_else(|| OpError::new(format!("the translation's output `{name}` is never computed")))
+    };
+    g.output.iter().map(|o| output(&o.name)).collect()
+}
+
 translations! {
     /// onnx_graph(Tensor[] inputs, str graph) -> Tensor[]
     #[target("fxonnx::onnx_graph")]
     fn onnx_graph(op, inputs: Vec<Tensor>, graph: &str) -> OpResult<Vec<Value>> {
-        let bytes = unhex(graph)?;
-        let model: proto::ModelProto = prost::Message::decode(bytes.as_slice())
-            .map_err(|e| OpError::new(format!("fxonnx::onnx_graph: the ONNX of the translation is not a ModelProto: {e}")))?;
-        let g = model.graph.as_ref().ok_or("fxonnx::onnx_graph: the ModelProto has no graph")?;
-        if !model.functions.is_empty() {
-            bail!("the translation's ONNX still calls model-local functions; they are inlined before it reaches fxonnx");
-        }
-        let formal: Vec<&str> = g.input.iter().map(|i| i.name.as_str()).collect();
-        if formal.len() != inputs.len() {
-            bail!("the translation's graph takes {} inputs; the node passes {}", formal.len(), inputs.len());
-        }
-        let mut env: std::collections::HashMap<&str, Value> = formal.iter().copied().zip(inputs.iter().copied()).collect();
-        for init in &g.initializer {
-            let v = op.constant_tensor(tensor_data(init)?);
-            env.insert(init.name.as_str(), v);
-        }
-        for n in &g.node {
-            let ins: Vec<Option<Value>> = n
-                .input
-                .iter()
-                .map(|name| match name.as_str() {
-                    "" => Ok(None),
-                    name => env
-                        .get(name)
-                        .copied()
-                        .map(Some)
-                        .ok_or_else(|| OpError::new(format!("the translation's node `{}` ({}) reads `{name}`, which nothing defines", n.name, n.op_type))),
-                })
-                .collect::<Result<_, OpError>>()?;
-            let mut call = op.node(&n.domain, version(&model, &n.domain), &n.op_type, ins);
-            for a in &n.attribute {
-                call = call.attr(&a.name, attribute(a)?);
-            }
-            let outs = call.outs_vec(n.output.len());
-            for (name, v) in n.output.iter().zip(outs) {
-                if !name.is_empty() {
-                    env.insert(name.as_str(), v);
-                }
-            }
-        }
-        g.output
-            .iter()
-            .map(|o| env.get(o.name.as_str()).copied().ok_or_else(|| OpError::new(format!("the translation's output `{}` is never computed", o.name))))
-            .collect()
+        emit(op, &inputs, graph)
     }
 }

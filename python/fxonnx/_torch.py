@@ -212,8 +212,10 @@ def verify(onnx_program: Any) -> Any:
     sets = [("example", exported.example_inputs)]
     sizes = _other_sizes(exported)
     if sizes:
-        sets.append(("other sizes (" + ", ".join(f"{k}={v}" for k, v in sorted(sizes.items())) + ")",
-                     _resized(exported, sizes)))
+        # Dims by the names the user gave them (`batch=4`), else the program's symbols.
+        names = dict(onnx_program._options.get("dim_names") or {})
+        label = ", ".join(f"{names.get(k, k)}={v}" for k, v in sorted(sizes.items()))
+        sets.append((f"other sizes ({label})", _resized(exported, sizes)))
     for label, (args, kwargs) in sets:
         with torch.no_grad():
             expected = _as_outputs(pytree.tree_leaves(module(*args, **kwargs)))

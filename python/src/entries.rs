@@ -48,10 +48,11 @@ pub fn from_dict(dict: &Bound<'_, PyDict>) -> PyResult<Vec<(String, Bytes)>> {
     Ok(out)
 }
 
+/// An untranslated target: `(target, table key, nodes, reason it is refused)`.
+pub type Untranslated = (String, String, Vec<String>, Option<String>);
+
 /// What `fxonnx.export` reports for a program whose ops lack a translation, before lowering.
-pub fn untranslated_ops(
-    source: &Bound<'_, PyAny>,
-) -> Result<Vec<(String, String, Vec<String>, Option<String>)>, fxonnx::Error> {
+pub fn untranslated_ops(source: &Bound<'_, PyAny>) -> Result<Vec<Untranslated>, fxonnx::Error> {
     use fxonnx::internals::Archive;
     let archive = if let Ok(dict) = source.cast::<PyDict>() {
         let entries = from_dict(dict).map_err(|e| fxonnx::Error::Options(e.to_string()))?;

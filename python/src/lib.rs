@@ -176,7 +176,7 @@ fn export(
 /// The targets of a program (its archive entries, bytes or path) that no translation serves:
 /// `(target, table key, nodes, reason it is refused)` each.
 #[pyfunction]
-fn untranslated_ops(source: &Bound<'_, PyAny>) -> PyResult<Vec<(String, String, Vec<String>, Option<String>)>> {
+fn untranslated_ops(source: &Bound<'_, PyAny>) -> PyResult<Vec<entries::Untranslated>> {
     entries::untranslated_ops(source).map_err(|e| to_py(&e))
 }
 

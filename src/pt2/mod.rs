@@ -121,8 +121,7 @@ impl Archive {
             .map(str::to_string)
             .ok_or_else(|| Pt2Error::NotPt2 { path: path.to_path_buf() })?;
         let entries = dir.under(&data, &root);
-        let archive =
-            Archive { path: path.to_path_buf(), data, file: None, entries, root, memory: Default::default() };
+        let archive = Archive { path: path.to_path_buf(), data, file: None, entries, root, memory: Default::default() };
         memory::check_format(&archive, path)?;
         Ok(archive)
     }
