@@ -345,13 +345,34 @@ def dynamic_axes_to_dynamic_shapes(model, args, kwargs, dynamic_axes, input_name
             elif param in kwargs:
                 inputs.append(kwargs[param])
         _, tree = _pytree.tree_flatten(inputs)
-        dynamic_shapes = _pytree.tree_unflatten(list(shapes.values()), tree)
+        dynamic_shapes = _unflatten_as_containers(list(shapes.values()), tree)
         return dynamic_shapes, tuple(inputs), {}
     except Exception as e:
         raise _errors.OptionsError(
             "# Failed to convert 'dynamic_axes' to 'dynamic_shapes'. Please provide 'dynamic_shapes' directly. "
             f"Refer to the documentation for 'torch.export.export' for more information on dynamic shapes. ({e})"
         ) from e
+
+
+def _unflatten_as_containers(values: list, spec: Any) -> Any:
+    """``values`` in the structure of ``spec`` (torch.onnx's ``tree_unflatten``), except that a
+    node of a class registered with pytree (a transformers ``DynamicCache``) becomes the list of
+    its children's specs, the form torch.export takes for it (the class itself cannot hold axes)."""
+    it = iter(values)
+
+    def build(s):
+        if s.is_leaf():
+            return next(it)
+        children = [build(c) for c in s.children_specs]
+        if s.type is dict:
+            return dict(zip(s.context, children))
+        if s.type is list:
+            return children
+        if s.type is tuple or (isinstance(s.type, type) and issubclass(s.type, tuple)):
+            return tuple(children)
+        return children
+
+    return build(spec)
 
 
 def user_input_dims(exported) -> list[tuple[str, list[Any]]]:
