@@ -81,7 +81,7 @@ impl<'m> ValueView<'m> {
 
     /// The element type (`None` when the value is not a tensor).
     pub fn dtype(&self) -> Option<DType> {
-        crate::onnx::infer::dtype_from_onnx(self.tensor_type()?.elem_type)
+        crate::onnx::ir::DType::from_onnx(self.tensor_type()?.elem_type)
     }
 
     /// The shape, one entry per axis (`None` when the rank is unknown).

@@ -19,8 +19,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::onnx::derived::Recipe;
-use crate::onnx::infer::dtype_from_onnx;
-use crate::onnx::ir::{Derived, Model, TensorData, Value};
+use crate::onnx::ir::{DType, Derived, Model, TensorData, Value};
 use crate::onnx::proto;
 use crate::onnx::save::{self, DataPlacement, SaveError};
 use crate::pt2::{Archive, Locator, Pt2Error};
@@ -191,7 +190,7 @@ fn restore(
     let Some(proto::type_proto::Value::TensorType(tensor)) = input.r#type.and_then(|t| t.value) else {
         return Err(bad("it is not a tensor".into()));
     };
-    let dtype = dtype_from_onnx(tensor.elem_type).ok_or_else(|| bad(format!("element type {}", tensor.elem_type)))?;
+    let dtype = DType::from_onnx(tensor.elem_type).ok_or_else(|| bad(format!("element type {}", tensor.elem_type)))?;
     let dims: Vec<i64> = tensor
         .shape
         .iter()

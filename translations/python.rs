@@ -28,7 +28,7 @@ fn unhex(text: &str) -> Result<Vec<u8>, OpError> {
 /// A tensor attribute or initializer, from its proto (raw data, or the typed fields ONNX also
 /// allows for small tensors).
 fn tensor_data(t: &proto::TensorProto) -> Result<TensorData, OpError> {
-    let dtype = crate::onnx::infer::dtype_from_onnx(t.data_type).ok_or_else(|| {
+    let dtype = DType::from_onnx(t.data_type).ok_or_else(|| {
         OpError::new(format!("tensor `{}` has ONNX type {}, which fxonnx does not know", t.name, t.data_type))
     })?;
     let n: i64 = t.dims.iter().product();

@@ -21,6 +21,7 @@ it serializes (the serializer's classes are patched for the call, then restored)
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import threading
 from typing import Any, Callable
@@ -290,6 +291,24 @@ def _serializer_gaps(custom: Callable[[Any], Any] | None):
             return found
 
         S.serialize_tensor_meta = serialize_tensor_meta
+        # Unions: the reserved-name check of each instance (the same for every instance of a
+        # class) skipped, each class's empty fields computed once.
+        from torch._export.serde import union as U
+
+        saved_create = U._Union.__dict__["create"]
+        saved_post_init = U._Union.__post_init__
+        empty: dict[type, dict[str, None]] = {}
+
+        def create(cls, **kwargs):
+            blank = empty.get(cls)
+            if blank is None:
+                blank = empty[cls] = {f.name: None for f in dataclasses.fields(cls)}
+            obj = cls(**{**blank, **kwargs})
+            obj._type = U._UnionTag.create(next(iter(kwargs)), cls)
+            return obj
+
+        U._Union.create = classmethod(create)
+        U._Union.__post_init__ = lambda self: None
         # The serializer prints each graph for a debug log whether or not the log is on.
         saved_print = torch.fx.GraphModule.print_readable
         torch.fx.GraphModule.print_readable = lambda self, *a, **k: ""
@@ -306,6 +325,8 @@ def _serializer_gaps(custom: Callable[[Any], Any] | None):
             S.canonicalize = saved_canonicalize
             torch.fx.GraphModule.print_readable = saved_print
             S.serialize_tensor_meta = saved_meta
+            U._Union.create = saved_create
+            U._Union.__post_init__ = saved_post_init
             if added_sym:
                 S._SYM_OPS.discard(torch.sym_sum)
             if added_dtype:

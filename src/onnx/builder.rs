@@ -7,6 +7,7 @@
 use std::rc::Rc;
 
 use super::ir::*;
+use super::operators;
 
 /// Why a node could not be built (reported by the lowering with the FX node that asked for it).
 #[derive(Clone, Debug, PartialEq)]
@@ -412,9 +413,9 @@ impl<'b> Call<'b> {
 
     /// The node's first `n` outputs (variadic outputs such as `Split`'s).
     pub fn outs_vec(self, n: usize) -> Vec<Value> {
-        let Call { b, node, form } = self;
-        let mut node = b.legalize_pad_axes(node);
+        let Call { b, mut node, form } = self;
         if let Some((op_type, since_version)) = form {
+            node = b.for_runtimes(node, op_type);
             if let Some(outs) = b.downgrade(&mut node, op_type, since_version, n) {
                 return outs;
             }
@@ -423,7 +424,7 @@ impl<'b> Call<'b> {
         let mut outs: Vec<Value> = (0..n).map(|_| b.new_value()).collect();
         let node_ref = &mut b.graph_mut().nodes[node];
         node_ref.outputs = outs.clone();
-        super::infer::infer_node(b, node);
+        b.infer_outputs(node);
         for (o, t) in cast_back {
             if let Some(v) = outs.get_mut(o) {
                 *v = b.Cast(*v).to(t as i64).out();
@@ -434,6 +435,31 @@ impl<'b> Call<'b> {
 }
 
 impl Builder {
+    /// Fill in the element types of the outputs of node `node` of the innermost graph, and the
+    /// shape of output 0 when the operator keeps its input's shape (the operator table says
+    /// which), so translations can ask `op.dtype(v)` of intermediate values too. Leaves known
+    /// ones alone. Other shapes are left to ONNX's own inference.
+    fn infer_outputs(&mut self, node: usize) {
+        let g = self.graphs.last().expect("the main graph is never popped");
+        let n = &g.nodes[node];
+        let values = &self.values;
+        let input_type = |k: usize| n.inputs.get(k).copied().flatten().and_then(|v| values[v.index()].dtype);
+        let types: Vec<Option<DType>> =
+            (0..n.outputs.len()).map(|i| operators::output_type(n, &input_type, i)).collect();
+        let same_shape = operators::of(n).is_some_and(|op| matches!(op.shape, operators::Shape::Same));
+        let shape = if same_shape { input_type_shape(values, n) } else { None };
+        let outputs = n.outputs.clone();
+        for (i, (v, t)) in outputs.into_iter().zip(types).enumerate() {
+            let info = &mut self.values[v.index()];
+            if info.dtype.is_none() {
+                info.dtype = t;
+            }
+            if i == 0 && info.shape.is_none() {
+                info.shape = shape.clone();
+            }
+        }
+    }
+
     /// Finish the model (the main graph as built, with its opset imports).
     pub(crate) fn finish(mut self) -> Model {
         let graph = std::mem::take(&mut self.graphs[0]);
@@ -447,6 +473,26 @@ impl Builder {
             producer_version: env!("CARGO_PKG_VERSION").to_string(),
             metadata: Vec::new(),
         }
+    }
+}
+
+/// The shape of `node`'s first input.
+fn input_type_shape(values: &[ValueInfo], node: &Node) -> Option<Vec<Dim>> {
+    node.inputs.first().copied().flatten().and_then(|v| values[v.index()].shape.clone())
+}
+
+/// What the operator table's rules read of the values being built (older forms, types).
+impl operators::Facts for Builder {
+    fn dtype(&self, v: Value) -> Option<DType> {
+        self.values[v.index()].dtype
+    }
+
+    fn shape(&self, v: Value) -> Option<&[Dim]> {
+        self.values[v.index()].shape.as_deref()
+    }
+
+    fn constant(&self, v: Value) -> Option<&TensorData> {
+        self.values[v.index()].constant.as_deref()
     }
 }
 

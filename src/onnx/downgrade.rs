@@ -1,38 +1,26 @@
 //! Older forms for older opsets. The builder's methods (`ops.rs`) write each operator in the form
 //! of its newest version; right after a node is built, [`Builder::downgrade`] rewrites it into the
 //! form the export's opset has, or records why it cannot be expressed there. Translations stay
-//! written against one form ("reading a translation is reading the ONNX it emits"), and every
-//! opset difference lives here:
+//! written against one form ("reading a translation is reading the ONNX it emits").
 //!
-//! - the same operator, another form: `Reduce*` axes as an attribute before opset 18, `Split`
-//!   without `num_outputs`, `DFT` with an `axis` attribute before 20, `Shape` without
-//!   `start`/`end` before 15 (a `Slice` of the whole shape), `BatchNormalization`'s version 9;
-//! - an operator the opset lacks, written as its ONNX function body or an exact equivalent:
-//!   `LayerNormalization` before 17, `HardSwish` and `Trilu` before 14, `BitwiseNot` before 18;
-//! - a form nothing older computes (computed `Reduce*` axes, `Resize` with `antialias`,
-//!   `ScatterElements` with a reduction, `BitwiseAnd`): a [`BuildError`] naming the operator, the
-//!   form and the lowest opset that has it; the lowering adds the FX node.
+//! Which forms an operator's older versions lack, from which opset, and how an older opset gets
+//! each is the operator table's ([`operators::Form`]); here is how the builder carries out the
+//! rewrites the table names ([`Rewrite`]): the same operator in another form (`Reduce*` axes as an
+//! attribute, `Split` sizes instead of `num_outputs`, `DFT`'s axis attribute, `Shape` then
+//! `Slice`), or an operator the opset lacks written as its ONNX function body or an exact
+//! equivalent (`LayerNormalization`, `HardSwish`, `Trilu`, `BitwiseNot`). A form nothing older
+//! computes is a [`BuildError`] naming the operator, the form and the lowest opset that has it;
+//! the lowering adds the FX node.
 //!
 //! At the newest forms (opset 20 and above) nothing here runs, so those exports do not change.
 
 use super::builder::{BuildError, Builder};
 use super::ir::{AttrValue, Attribute, DType, Dim, Node, TensorData, Value};
-
-/// The reductions whose axes became an input at opset 18 (`ReduceSum`'s did at 13).
-fn reduce_18(op_type: &str) -> bool {
-    op_type != "ReduceSum" && crate::optimize::shape_rules::REDUCE.contains(&op_type)
-}
+use super::operators::{self, FormCtx, Older, Rewrite};
 
 fn int_attr(node: &Node, name: &str) -> Option<i64> {
     match node.attr(name) {
         Some(AttrValue::Int(v)) => Some(*v),
-        _ => None,
-    }
-}
-
-fn str_attr<'n>(node: &'n Node, name: &str) -> Option<&'n str> {
-    match node.attr(name) {
-        Some(AttrValue::String(v)) => Some(v),
         _ => None,
     }
 }
@@ -43,9 +31,11 @@ fn input(node: &Node, i: usize) -> Option<Value> {
 
 impl Builder {
     /// Rewrite node `*node` (the last of the current graph), an `op_type` whose builder form is
-    /// valid from opset `since_version`, for the export's opset. Returns the outputs of a
-    /// replacement when the node was replaced (it is then gone), `None` when the node stays (as
-    /// it was, rewritten, or with an error recorded; `*node` is then its position, still the last).
+    /// valid from opset `since_version`, for the export's opset: the first of the operator's
+    /// older forms (the operator table's [`operators::Form`]s) that the opset lacks and the node
+    /// uses decides. Returns the outputs of a replacement when the node was replaced (it is then
+    /// gone), `None` when the node stays (as it was, rewritten, or with an error recorded;
+    /// `*node` is then its position, still the last).
     pub(super) fn downgrade(
         &mut self,
         node: &mut usize,
@@ -57,98 +47,82 @@ impl Builder {
         if opset >= 20 && since_version <= opset {
             return None;
         }
-        let pos = node;
-        let node = *pos;
         let too_old = |since_version| BuildError::OpsetTooOld { op_type, since_version, opset };
-        let form = |form, since_version| BuildError::FormTooOld { op_type, form, since_version, opset };
-        let n = self.node_ref(node);
-        let error = match op_type {
-            _ if reduce_18(op_type) && opset < 18 => return self.reduce_axes_attribute(node, op_type),
-            "Split" if opset < 18 && n.attr("num_outputs").is_some() => {
-                self.split_without_num_outputs(node);
+        let record = operators::get(op_type);
+        let introduced = record.and_then(|op| op.introduced);
+        if let Some(introduced) = introduced.filter(|&v| opset < v) {
+            self.errors.push(too_old(introduced));
+            return None;
+        }
+        let form = record.and_then(|op| {
+            let ctx = FormCtx { node: self.node_ref(*node), facts: self, outputs: n_outputs };
+            op.forms.iter().find(|f| opset < f.since && (f.used)(&ctx))
+        });
+        let error = match form.map(|f| (f, f.older)) {
+            Some((f, Older::Nothing)) => {
+                Some(BuildError::FormTooOld { op_type, form: f.form, since_version: f.since, opset })
+            }
+            Some((_, Older::DropAttribute(name))) => {
+                self.drop_attribute(*node, name);
                 None
             }
-            "Pad" if opset < 18 && input(n, 3).is_some() => self.pad_axes_at_run_time(pos),
-            "Pad" if opset < 19 && str_attr(n, "mode") == Some("wrap") => Some(form("in wrap mode", 19)),
-            "Pad" => None,
-            "Resize" if opset < 18 && int_attr(n, "antialias").unwrap_or(0) != 0 => Some(form("with antialias", 18)),
-            "Resize" if opset < 18 && n.attr("axes").is_some() => Some(form("with axes", 18)),
-            "Resize" if opset < 18 && str_attr(n, "keep_aspect_ratio_policy").is_some_and(|p| p != "stretch") => {
-                Some(form("with keep_aspect_ratio_policy", 18))
-            }
-            "Resize" if opset < 19 && str_attr(n, "coordinate_transformation_mode") == Some("half_pixel_symmetric") => {
-                Some(form("with half_pixel_symmetric coordinates", 19))
-            }
-            "ScatterElements" | "ScatterND" => match str_attr(n, "reduction") {
-                Some("none") if opset < 16 => {
-                    self.drop_attribute(node, "reduction");
-                    None
-                }
-                Some("add" | "mul") if opset < 16 => Some(form("with a reduction", 16)),
-                Some("max" | "min") if opset < 18 => Some(form("with reduction max or min", 18)),
-                _ => None,
-            },
-            // Version 10 samples as version 16's `output_half_pixel` (torchvision's aligned=False).
-            "RoiAlign" if opset < 16 => match str_attr(n, "coordinate_transformation_mode") {
-                Some("output_half_pixel") => {
-                    self.drop_attribute(node, "coordinate_transformation_mode");
-                    None
-                }
-                _ => Some(form("with half_pixel coordinates (torchvision's aligned=True)", 16)),
-            },
-            "Reshape" if opset < 14 && int_attr(n, "allowzero").unwrap_or(0) != 0 => {
-                let zero = input(n, 1).and_then(|s| self.constant(s)).and_then(TensorData::to_i64s);
-                match zero {
-                    Some(shape) if !shape.contains(&0) => {
-                        // Without a 0 in the shape, `allowzero` changes nothing.
-                        self.drop_attribute(node, "allowzero");
-                        None
-                    }
-                    _ => Some(form("with allowzero (a 0 in the shape that is an empty axis)", 14)),
-                }
-            }
-            "Shape" if opset < 15 && (n.attr("start").is_some() || n.attr("end").is_some()) => {
-                return Some(self.shape_then_slice(node));
-            }
-            "BatchNormalization" if opset < 15 => {
-                let types: Vec<Option<DType>> = n.inputs.iter().map(|v| v.and_then(|v| self.dtype(v))).collect();
-                if types.iter().any(|t| *t != types[0]) {
-                    Some(form("with parameters of another type than its input", 15))
-                } else if opset < 14 && (n_outputs > 1 || int_attr(n, "training_mode").unwrap_or(0) != 0) {
-                    Some(form("in training mode", 14))
-                } else {
-                    // Version 9 (opset 9 to 13) reads the same five inputs and writes `Y`.
-                    if opset < 14 {
-                        self.drop_attribute(node, "training_mode");
-                    }
-                    None
-                }
-            }
-            "DFT" if (17..20).contains(&opset) => self.dft_axis_attribute(node),
-            "DFT" if opset < 17 => Some(too_old(17)),
-            "GridSample" if opset < 20 && input(n, 0).and_then(|x| self.rank(x)).is_some_and(|r| r != 4) => {
-                Some(form("of an input that is not 4-D", 20))
-            }
-            "LayerNormalization" if opset < 17 => return self.layer_norm_body(node, n_outputs),
-            "HardSwish" if opset < 14 => return Some(self.hard_swish_body(node)),
-            "Trilu" if opset < 14 => return Some(self.trilu_by_mask(node)),
-            "BitwiseNot" if opset < 18 => match self.bitwise_not_by_sub(node) {
-                Some(outs) => return Some(outs),
-                None => Some(too_old(18)),
-            },
-            _ => None,
+            Some((f, Older::Rewrite(rewrite))) => return self.rewrite(node, op_type, rewrite, f.since, n_outputs),
+            None => None,
         };
         match error {
             Some(e) => self.errors.push(e),
-            None if since_version > opset
-                && !matches!(op_type, "Pad" | "DFT" | "BatchNormalization")
-                && !reduce_18(op_type) =>
-            {
-                self.errors.push(too_old(since_version));
-            }
+            // An operator whose older versions its forms describe is valid at any opset from the
+            // one it was introduced in.
+            None if since_version > opset && introduced.is_none() => self.errors.push(too_old(since_version)),
             None => {}
         }
         None
+    }
+
+    /// Apply `rewrite` to node `*node`, whose form needs opset `since`: the outputs of its
+    /// replacement, or `None` when it stays (rewritten in place, or with an error recorded).
+    fn rewrite(
+        &mut self,
+        node: &mut usize,
+        op_type: &'static str,
+        rewrite: Rewrite,
+        since: i64,
+        n_outputs: usize,
+    ) -> Option<Vec<Value>> {
+        let opset = self.opset();
+        let at = *node;
+        match rewrite {
+            Rewrite::AxesAttribute => self.reduce_axes_attribute(at, op_type),
+            Rewrite::SplitSizes => {
+                self.split_without_num_outputs(at);
+                None
+            }
+            Rewrite::PadAxesAtRunTime => {
+                if let Some(e) = self.pad_axes_at_run_time(node, op_type) {
+                    self.errors.push(e);
+                }
+                None
+            }
+            Rewrite::ShapeThenSlice => Some(self.shape_then_slice(at)),
+            Rewrite::DftAxisAttribute => {
+                if let Some(e) = self.dft_axis_attribute(at, op_type) {
+                    self.errors.push(e);
+                }
+                None
+            }
+            Rewrite::LayerNormBody => self.layer_norm_body(at, op_type, n_outputs),
+            Rewrite::HardSwishBody => Some(self.hard_swish_body(at)),
+            Rewrite::TriluByMask => Some(self.trilu_by_mask(at)),
+            Rewrite::BitwiseNotBySub => {
+                let outs = self.bitwise_not_by_sub(at);
+                if outs.is_none() {
+                    self.errors.push(BuildError::OpsetTooOld { op_type, since_version: since, opset });
+                }
+                outs
+            }
+            // Not an older form: the builder applies it at every opset (`legalize.rs`).
+            Rewrite::PadAxesSpread => None,
+        }
     }
 
     fn node_ref(&self, node: usize) -> &Node {
@@ -230,17 +204,12 @@ impl Builder {
     /// `Pad` with an `axes` input before opset 18, where `legalize_pad_axes` could not spread the
     /// pads over every axis (the input's rank is not known here): the same spreading at run time,
     /// the rank being the size of the input's shape. Computed axes have no older form.
-    fn pad_axes_at_run_time(&mut self, node: &mut usize) -> Option<BuildError> {
+    fn pad_axes_at_run_time(&mut self, node: &mut usize, op_type: &'static str) -> Option<BuildError> {
         let n = self.node_ref(*node);
         let (x, pads, axes) = (input(n, 0)?, input(n, 1)?, input(n, 3)?);
         let Some(axes) = self.constant(axes).and_then(TensorData::to_i64s) else {
             let opset = self.opset();
-            return Some(BuildError::FormTooOld {
-                op_type: "Pad",
-                form: "with computed axes",
-                since_version: 18,
-                opset,
-            });
+            return Some(BuildError::FormTooOld { op_type, form: "with computed axes", since_version: 18, opset });
         };
         // The new nodes go in front of the Pad, which stays the last node.
         let pad = self.take_node(*node);
@@ -270,7 +239,7 @@ impl Builder {
     }
 
     /// `DFT` at opsets 17 to 19: version 17 takes the axis as an attribute.
-    fn dft_axis_attribute(&mut self, node: usize) -> Option<BuildError> {
+    fn dft_axis_attribute(&mut self, node: usize, op_type: &'static str) -> Option<BuildError> {
         let opset = self.opset();
         let n = self.node_ref(node);
         let axis = match input(n, 2) {
@@ -279,12 +248,7 @@ impl Builder {
             Some(a) => self.constant(a).and_then(TensorData::to_i64s).and_then(|v| (v.len() == 1).then(|| v[0])),
         };
         let Some(axis) = axis else {
-            return Some(BuildError::FormTooOld {
-                op_type: "DFT",
-                form: "with a computed axis",
-                since_version: 20,
-                opset,
-            });
+            return Some(BuildError::FormTooOld { op_type, form: "with a computed axis", since_version: 20, opset });
         };
         let n = &mut self.graph_mut().nodes[node];
         n.inputs.truncate(2);
@@ -356,12 +320,12 @@ impl Builder {
     /// times `Scale` plus `B`. float16 and bfloat16 are normalized in float32 (torch's
     /// accumulation type; the operator's `stash_type` 1), the others in their own type. `Mean`
     /// and `InvStdDev` come out as that computation type.
-    fn layer_norm_body(&mut self, node: usize, n_outputs: usize) -> Option<Vec<Value>> {
+    fn layer_norm_body(&mut self, node: usize, op_type: &'static str, n_outputs: usize) -> Option<Vec<Value>> {
         let x = input(self.node_ref(node), 0)?;
         let Some(rank) = self.rank(x) else {
             let opset = self.opset();
             self.errors.push(BuildError::FormTooOld {
-                op_type: "LayerNormalization",
+                op_type,
                 form: "of an input of unknown rank",
                 since_version: 17,
                 opset,

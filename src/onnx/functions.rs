@@ -19,10 +19,10 @@
 
 use std::collections::{HashMap, HashSet};
 
+use super::keys::{CLASS_HIERARCHY, NAMESPACE, NAME_SCOPES};
 use crate::onnx::ir::{
     AttrValue, Attribute, DType, Dim, Function, Graph, MetadataProps, Model, Node, TensorData, Value, ValueInfo,
 };
-use crate::translate::metadata::{CLASS_HIERARCHY, NAMESPACE, NAME_SCOPES};
 
 /// The domain of the module functions.
 pub const DOMAIN: &str = "pkg.fxonnx";

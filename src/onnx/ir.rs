@@ -47,6 +47,36 @@ pub enum DType {
 }
 
 impl DType {
+    /// The type of an ONNX `TensorProto.DataType` number.
+    pub fn from_onnx(code: i32) -> Option<DType> {
+        use DType::*;
+        Some(match code {
+            1 => Float,
+            2 => Uint8,
+            3 => Int8,
+            4 => Uint16,
+            5 => Int16,
+            6 => Int32,
+            7 => Int64,
+            8 => String,
+            9 => Bool,
+            10 => Float16,
+            11 => Double,
+            12 => Uint32,
+            13 => Uint64,
+            14 => Complex64,
+            15 => Complex128,
+            16 => BFloat16,
+            17 => Float8E4M3FN,
+            18 => Float8E4M3FNUZ,
+            19 => Float8E5M2,
+            20 => Float8E5M2FNUZ,
+            23 => Float4E2M1,
+            24 => Float8E8M0,
+            _ => return None,
+        })
+    }
+
     /// Bytes per element (`None` for strings).
     pub fn size(self) -> Option<usize> {
         use DType::*;
@@ -147,6 +177,43 @@ pub struct TensorData {
 }
 
 impl TensorData {
+    /// Decode a numeric constant as f64s (floats of every width, integers, bools).
+    pub fn to_f64s(&self) -> Option<Vec<f64>> {
+        let t = self;
+        let n = usize::try_from(t.numel()).ok()?;
+        let b = &t.raw[..];
+        let size = t.dtype.size()?;
+        if b.len() < n * size {
+            return None;
+        }
+        let chunk = |i: usize| &b[i * size..(i + 1) * size];
+        let arr = |i: usize| -> [u8; 8] {
+            let mut a = [0u8; 8];
+            a[..size].copy_from_slice(chunk(i));
+            a
+        };
+        Some(match t.dtype {
+            DType::Float => {
+                (0..n).map(|i| f32::from_le_bytes(arr(i)[..4].try_into().unwrap_or([0; 4])) as f64).collect()
+            }
+            DType::Double => (0..n).map(|i| f64::from_le_bytes(arr(i))).collect(),
+            DType::Float16 => {
+                (0..n).map(|i| f16_bits_to_f32(u16::from_le_bytes([b[2 * i], b[2 * i + 1]])) as f64).collect()
+            }
+            DType::BFloat16 => (0..n)
+                .map(|i| f32::from_bits((u16::from_le_bytes([b[2 * i], b[2 * i + 1]]) as u32) << 16) as f64)
+                .collect(),
+            DType::Int64 => (0..n).map(|i| i64::from_le_bytes(arr(i)) as f64).collect(),
+            DType::Int32 => {
+                (0..n).map(|i| i32::from_le_bytes(arr(i)[..4].try_into().unwrap_or([0; 4])) as f64).collect()
+            }
+            DType::Int16 => (0..n).map(|i| i16::from_le_bytes([b[2 * i], b[2 * i + 1]]) as f64).collect(),
+            DType::Int8 => b[..n].iter().map(|&x| x as i8 as f64).collect(),
+            DType::Uint8 | DType::Bool => b[..n].iter().map(|&x| x as f64).collect(),
+            _ => return None,
+        })
+    }
+
     pub fn numel(&self) -> i64 {
         self.dims.iter().product()
     }
@@ -433,4 +500,23 @@ impl Model {
     pub fn value(&self, v: Value) -> &ValueInfo {
         &self.values[v.index()]
     }
+}
+
+/// IEEE binary16 bits → f32.
+pub fn f16_bits_to_f32(h: u16) -> f32 {
+    let sign = ((h >> 15) as u32) << 31;
+    let exp = ((h >> 10) & 0x1f) as u32;
+    let man = (h & 0x3ff) as u32;
+    let bits = match (exp, man) {
+        (0, 0) => sign,
+        (0, m) => {
+            // Subnormal: value is m * 2^-24.
+            let v = m as f32 * f32::from_bits(0x3380_0000);
+            return if sign != 0 { -v } else { v };
+        }
+        (0x1f, 0) => sign | 0x7f80_0000,
+        (0x1f, m) => sign | 0x7fc0_0000 | (m << 13),
+        (e, m) => sign | ((e + 112) << 23) | (m << 13),
+    };
+    f32::from_bits(bits)
 }

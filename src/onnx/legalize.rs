@@ -10,7 +10,8 @@
 
 use super::builder::Builder;
 use super::ir::{DType, Value};
-use super::ops::{allowed_at, type_constraints};
+use super::operators::schema::{allowed_at, type_constraints};
+use super::operators::{self, Rewrite};
 
 /// Types that hold every value of `t`, nearest first. Nothing narrows and no float becomes an
 /// integer; float64 has no wider type, so an operator without float64 stays illegal (the checker
@@ -34,76 +35,21 @@ fn allows(mask: u32, t: DType) -> bool {
     mask & (1 << t as u32) != 0
 }
 
-/// Types the ONNX spec allows but onnxruntime's CPU provider has no kernel for (`Where` of bools
-/// fails with "Could not find an implementation"): the integer and bool gaps of the operators
-/// fxonnx emits, measured with onnxruntime 1.23 by building every operator for every type its
-/// first type variable allows (`tests/runtime_gaps.py`). Treated like the spec's own gaps: the
-/// carriers hold every value, so the result is the same on any runtime. Types without a carrier
-/// stay, valid ONNX for the runtimes that have them: float64 (`Conv`, `Erf`, `Resize`) and every
-/// bfloat16 computation (onnxruntime's CPU provider has no bfloat16 `Relu`, `Add` or `Gemm`).
-const RUNTIME_GAPS: &[(&str, DType)] = &[
-    ("ArgMax", DType::Int16),
-    ("ArgMax", DType::Uint16),
-    ("ArgMax", DType::Uint32),
-    ("ArgMin", DType::Int16),
-    ("ArgMin", DType::Uint16),
-    ("ArgMin", DType::Uint32),
-    ("Clip", DType::Int16),
-    ("Clip", DType::Uint16),
-    ("CumSum", DType::Uint32),
-    ("Max", DType::Int16),
-    ("Max", DType::Uint16),
-    ("Min", DType::Int16),
-    ("Min", DType::Uint16),
-    ("NonZero", DType::Int8),
-    ("NonZero", DType::Int16),
-    ("NonZero", DType::Uint16),
-    ("NonZero", DType::Uint32),
-    ("Pad", DType::Int16),
-    ("Pad", DType::Uint16),
-    ("ReduceL1", DType::Uint32),
-    ("ReduceL2", DType::Uint32),
-    ("ReduceLogSumExp", DType::Uint32),
-    ("ReduceMax", DType::Uint32),
-    ("ReduceMean", DType::Uint32),
-    ("ReduceMin", DType::Uint32),
-    ("ReduceProd", DType::Uint32),
-    ("ReduceSum", DType::Uint32),
-    ("ReduceSumSquare", DType::Uint32),
-    ("Relu", DType::Int16),
-    ("Resize", DType::Bool),
-    ("Resize", DType::Int16),
-    ("Resize", DType::Uint16),
-    ("Resize", DType::BFloat16),
-    ("Trilu", DType::Int8),
-    ("Trilu", DType::Uint8),
-    ("Trilu", DType::Int16),
-    ("Trilu", DType::Uint16),
-    ("Trilu", DType::Uint32),
-    ("Unique", DType::Bool),
-    ("Unique", DType::Uint8),
-    ("Unique", DType::Int16),
-    ("Unique", DType::Uint16),
-    ("Unique", DType::Int32),
-    ("Unique", DType::Uint32),
-    ("Unique", DType::BFloat16),
-    ("Where", DType::Bool),
-    ("Where", DType::Int16),
-    ("Where", DType::Uint16),
-    ("Where", DType::Uint64),
-    ("Where", DType::BFloat16),
-];
-
-/// `allowed` without the types the runtime gaps of `op_type` exclude.
-fn runtime_allowed(op_type: &str, allowed: u32) -> u32 {
-    RUNTIME_GAPS.iter().filter(|(op, _)| *op == op_type).fold(allowed, |m, (_, t)| m & !(1 << *t as u32))
+/// `allowed` without the types ONNX Runtime has no kernel for (`gaps`, the operator table's
+/// `runtime_gaps`): treated like the spec's own gaps, the carriers hold every value, so the result
+/// is the same on any runtime. Types without a carrier stay, valid ONNX for the runtimes that have
+/// them: float64 (`Conv`, `Erf`, `Resize`) and every bfloat16 computation (onnxruntime's CPU
+/// provider has no bfloat16 `Relu`, `Add` or `Gemm`).
+fn runtime_allowed(gaps: &[DType], allowed: u32) -> u32 {
+    gaps.iter().fold(allowed, |m, t| m & !(1 << *t as u32))
 }
 
 /// Whether `op_type` takes `t` where its first type variable binds, in the spec and in
 /// onnxruntime: for rewrites that introduce an operator (the optimizer's `Min(Max(..))` → `Clip`),
 /// which must not reach a type the builder would have carried.
 pub(crate) fn runs_on(op_type: &str, t: DType) -> bool {
-    type_constraints(op_type).first().is_none_or(|c| allows(runtime_allowed(op_type, c.allowed), t))
+    let gaps = operators::get(op_type).map_or(&[][..], |op| op.runtime_gaps);
+    type_constraints(op_type).first().is_none_or(|c| allows(runtime_allowed(gaps, c.allowed), t))
 }
 
 impl Builder {
@@ -111,13 +57,15 @@ impl Builder {
     /// accept. Returns the node's new position (casts go in front of it) and, per output, the type
     /// it must be cast back to.
     pub(super) fn legalize_types(&mut self, node: usize) -> (usize, Vec<(usize, DType)>) {
-        let (constraints, gaps) = {
+        let (constraints, record) = {
             let n = &self.graph_mut().nodes[node];
             if !n.domain.is_empty() {
                 return (node, Vec::new());
             }
-            (type_constraints(&n.op_type), RUNTIME_GAPS.iter().any(|(op, _)| *op == n.op_type))
+            (type_constraints(&n.op_type), operators::get(&n.op_type))
         };
+        let runtime_gaps = record.map_or(&[][..], |op| op.runtime_gaps);
+        let gaps = !runtime_gaps.is_empty();
         let opset = self.opset();
         // The operator's version at an older opset may allow fewer types (`Add` of int8 is from 14).
         // Only below 18: from 18 on exports keep the newest version's types, as they always have
@@ -128,7 +76,7 @@ impl Builder {
         let mut back = Vec::new();
         for (index, c) in constraints.iter().enumerate() {
             let allowed = if older { allowed_at(&op_type, index, opset).unwrap_or(c.allowed) } else { c.allowed };
-            let allowed = if gaps { runtime_allowed(&op_type, allowed) } else { allowed };
+            let allowed = if gaps { runtime_allowed(runtime_gaps, allowed) } else { allowed };
             let inputs = self.graph_mut().nodes[node].inputs.clone();
             let bound: Vec<usize> = (0..inputs.len())
                 .filter(|i| c.inputs.contains(i) || c.variadic_from.is_some_and(|from| *i >= from))
@@ -139,8 +87,10 @@ impl Builder {
             if allows(allowed, t) || types.iter().any(|&x| x != Some(t)) {
                 continue;
             }
-            // `Where` only moves values: int64 carries uint64's bits there and back unchanged.
-            let moved = (gaps && op_type == "Where" && t == DType::Uint64).then_some(&[DType::Int64][..]);
+            // An operator that only moves values (`Where`): int64 carries uint64's bits there and
+            // back unchanged.
+            let moves = record.is_some_and(|op| op.moves_values);
+            let moved = (gaps && moves && t == DType::Uint64).then_some(&[DType::Int64][..]);
             let Some(&carrier) = moved.unwrap_or(carriers(t)).iter().find(|&&k| allows(allowed, k)) else { continue };
             for &i in &bound {
                 let Some(v) = inputs[i] else { continue };
@@ -153,15 +103,21 @@ impl Builder {
         (node, back)
     }
 
+    /// Rewrite node `node`, an `op_type` of the default domain, out of a form ONNX Runtime
+    /// mishandles (the operator table's `for_runtimes`). Returns the node's new position.
+    pub(super) fn for_runtimes(&mut self, node: usize, op_type: &str) -> usize {
+        match operators::get(op_type).and_then(|op| op.for_runtimes) {
+            Some(Rewrite::PadAxesSpread) => self.spread_pad_axes(node),
+            _ => node,
+        }
+    }
+
     /// A `Pad` with an `axes` input, rewritten with pads for every axis and no `axes`: ONNX
     /// Runtime's transpose optimizer moves a Transpose across a Pad by permuting its pads as if
     /// they covered every axis, and the model then fails to run (timm's VOLO). Needs constant
     /// axes and the input's rank, else the node stays. Returns the node's new position.
-    pub(super) fn legalize_pad_axes(&mut self, node: usize) -> usize {
+    fn spread_pad_axes(&mut self, node: usize) -> usize {
         let n = &self.graph_mut().nodes[node];
-        if n.op_type != "Pad" || !n.domain.is_empty() {
-            return node;
-        }
         let (Some(&Some(x)), Some(&Some(pads)), Some(&Some(axes))) =
             (n.inputs.first(), n.inputs.get(1), n.inputs.get(3))
         else {

@@ -1,16 +1,22 @@
-//! The ONNX side: the in-memory graph ([`ir`]), the builder translations write to ([`builder`],
-//! with one typed method per operator in [`ops`]), saving as an ONNX file ([`save`]),
-//! and a readable text form of ONNX models ([`text`]).
+//! The ONNX side: the in-memory graph ([`ir`]), what fxonnx knows of each operator
+//! ([`operators`]), the builder translations write to ([`builder`], with one typed method per
+//! operator in [`ops`]), the export check ([`check`]), saving as an ONNX file ([`save`]), and a
+//! readable text form of ONNX models ([`text`]).
 
 pub mod builder;
+pub(crate) mod check;
 pub mod dce;
 pub mod derived;
 mod downgrade;
+pub(crate) mod facts;
 pub mod functions;
-pub mod infer;
 pub mod ir;
+pub mod keys;
 pub(crate) mod legalize;
+pub(crate) mod operators;
 pub mod ops;
 pub mod proto;
 pub mod save;
+#[cfg(test)]
+pub(crate) mod testing;
 pub mod text;

@@ -123,18 +123,6 @@ fn f64_text(x: f64) -> String {
     }
 }
 
-fn f16_to_f32(bits: u16) -> f32 {
-    let sign = if bits & 0x8000 != 0 { -1.0f32 } else { 1.0 };
-    let exp = ((bits >> 10) & 0x1f) as i32;
-    let frac = (bits & 0x3ff) as f32;
-    match exp {
-        0 => sign * frac * 2f32.powi(-24),
-        31 if frac == 0.0 => sign * f32::INFINITY,
-        31 => f32::NAN,
-        _ => sign * (1.0 + frac / 1024.0) * 2f32.powi(exp - 15),
-    }
-}
-
 fn bf16_to_f32(bits: u16) -> f32 {
     f32::from_bits((bits as u32) << 16)
 }
@@ -173,7 +161,7 @@ fn tensor_values(t: &proto::TensorProto) -> String {
                         T::Uint8 | T::Bool => (u as u8).to_string(),
                         T::Int16 => (u as u16 as i16).to_string(),
                         T::Uint16 => (u as u16).to_string(),
-                        T::Float16 => f32_text(f16_to_f32(u as u16)),
+                        T::Float16 => f32_text(super::ir::f16_bits_to_f32(u as u16)),
                         T::Bfloat16 => f32_text(bf16_to_f32(u as u16)),
                         T::Int32 => (u as u32 as i32).to_string(),
                         T::Uint32 => (u as u32).to_string(),
@@ -191,7 +179,7 @@ fn tensor_values(t: &proto::TensorProto) -> String {
             T::Double => Some(t.double_data.iter().map(|&x| f64_text(x)).collect()),
             T::Int64 => Some(t.int64_data.iter().map(|x| x.to_string()).collect()),
             T::Uint32 | T::Uint64 => Some(t.uint64_data.iter().map(|x| x.to_string()).collect()),
-            T::Float16 => Some(t.int32_data.iter().map(|&x| f32_text(f16_to_f32(x as u16))).collect()),
+            T::Float16 => Some(t.int32_data.iter().map(|&x| f32_text(super::ir::f16_bits_to_f32(x as u16))).collect()),
             T::Bfloat16 => Some(t.int32_data.iter().map(|&x| f32_text(bf16_to_f32(x as u16))).collect()),
             T::Int8 | T::Int16 | T::Int32 | T::Uint8 | T::Uint16 | T::Bool => {
                 Some(t.int32_data.iter().map(|x| x.to_string()).collect())

@@ -14,9 +14,7 @@ use super::edit::{self, Action};
 use super::Fire;
 use crate::hash::{FxBuild, FxHasher};
 use crate::onnx::ir::{AttrValue, Attribute, Model, Node, Value};
-
-const RANDOM: &[&str] =
-    &["RandomNormal", "RandomNormalLike", "RandomUniform", "RandomUniformLike", "Multinomial", "Bernoulli"];
+use crate::onnx::operators;
 
 const NONE: u32 = u32::MAX;
 
@@ -57,7 +55,7 @@ pub(crate) fn run(model: &mut Model, rules: &mut super::Rules) -> usize {
 /// The hash of `node`'s key (operator, inputs, output count, attributes in any order), or `None`
 /// when the node must not merge.
 fn key_hash(node: &Node) -> Option<u64> {
-    if !node.domain.is_empty() || node.inputs.is_empty() || RANDOM.contains(&node.op_type.as_str()) {
+    if !node.domain.is_empty() || node.inputs.is_empty() || operators::get(&node.op_type).is_some_and(|op| op.random) {
         return None;
     }
     let mut h = FxHasher::default();

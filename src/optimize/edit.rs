@@ -9,6 +9,7 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use crate::onnx::ir::{AttrValue, DType, Dim, Graph, MetadataProps, Model, Node, TensorData, Value, ValueInfo};
+pub(crate) use crate::onnx::operators::{attr_int, attr_ints, input};
 
 const NONE: u32 = u32::MAX;
 
@@ -356,26 +357,6 @@ pub(crate) fn new_constant(model: &mut Model, data: TensorData) -> Value {
     v
 }
 
-/// The integer attribute `name` of `node`, or `default`.
-pub(crate) fn attr_int(node: &Node, name: &str, default: i64) -> i64 {
-    match node.attr(name) {
-        Some(AttrValue::Int(i)) => *i,
-        _ => default,
-    }
-}
-
-pub(crate) fn attr_ints<'n>(node: &'n Node, name: &str) -> Option<&'n [i64]> {
-    match node.attr(name) {
-        Some(AttrValue::Ints(v)) => Some(v),
-        _ => None,
-    }
-}
-
-/// Input `i` of `node`, when present.
-pub(crate) fn input(node: &Node, i: usize) -> Option<Value> {
-    node.inputs.get(i).copied().flatten()
-}
-
 /// The constant contents of `v`.
 pub(crate) fn constant(model: &Model, v: Value) -> Option<&TensorData> {
     model.value(v).constant.as_deref()
@@ -388,11 +369,4 @@ pub(crate) fn const_ints(model: &Model, node: &Node, i: usize) -> Option<Vec<i64
         return None;
     }
     t.to_i64s()
-}
-
-/// Normalize an axis against `rank`.
-pub(crate) fn norm_axis(axis: i64, rank: usize) -> Option<usize> {
-    let r = rank as i64;
-    let a = if axis < 0 { axis + r } else { axis };
-    (0..r).contains(&a).then_some(a as usize)
 }

@@ -19,7 +19,6 @@ pub mod egraph;
 pub(crate) mod fold;
 pub(crate) mod gemm;
 pub(crate) mod noop;
-pub(crate) mod shape_rules;
 pub(crate) mod shapes;
 #[cfg(test)]
 pub(crate) mod testing;
@@ -147,7 +146,7 @@ const PASSES: [Pass; 6] = [
     // Does not count readers.
     Pass { name: "shape folding", run: shapes::run, enabled_by: |_| false },
     // Drops a `Dropout` whose mask is unread.
-    Pass { name: "no-op removal", run: noop::run, enabled_by: |r| r.dropout_mask_read },
+    Pass { name: "no-op removal", run: noop::run, enabled_by: |r| r.later_output_read },
     // Does not count readers.
     Pass { name: "common-subexpression elimination", run: cse::run, enabled_by: |_| false },
 ];
@@ -160,8 +159,9 @@ struct Removed {
     /// A removed node read a constant (its reader count dropped: constant folding folds a weight's
     /// `Transpose` only for the weight's sole reader).
     constant_read: bool,
-    /// A removed node read the mask of a `Dropout` (no-op removal drops one whose mask is unread).
-    dropout_mask_read: bool,
+    /// A removed node read a later output of a node with a no-op rule (no-op removal drops a
+    /// `Dropout` whose mask is unread).
+    later_output_read: bool,
 }
 
 fn dce_observed(model: &mut Model, removed: &mut Removed) -> usize {
@@ -175,11 +175,12 @@ fn dce_observed(model: &mut Model, removed: &mut Removed) -> usize {
     });
     if !reads.is_empty() {
         removed.constant_read = reads.iter().any(|&v| model.value(v).constant.is_some());
-        removed.dropout_mask_read = model
-            .graph
-            .nodes
-            .iter()
-            .any(|n| n.outputs.len() > 1 && reads.contains(&n.outputs[1]) && n.op_type == "Dropout");
+        // A no-op rule may depend on a later output being unread (Dropout's mask).
+        removed.later_output_read = model.graph.nodes.iter().any(|n| {
+            n.outputs.len() > 1
+                && reads.contains(&n.outputs[1])
+                && crate::onnx::operators::of(n).is_some_and(|op| op.noop.is_some())
+        });
     }
     before - model.graph.nodes.len()
 }

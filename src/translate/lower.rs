@@ -997,7 +997,7 @@ impl Lowerer<'_> {
         let mut positions = match fixed {
             // A small base of static shape: the positions are a constant, so the optimizer can fold
             // the whole write-back (a mask built by fill_ on slices becomes one constant).
-            Some(dims) if dims.iter().product::<i64>() <= crate::optimize::fold::INPUT_LIMIT => {
+            Some(dims) if dims.iter().product::<i64>() <= crate::onnx::operators::INPUT_LIMIT => {
                 let n = dims.iter().product::<i64>();
                 op.constant_tensor(TensorData::from_i64s(dims, &(0..n).collect::<Vec<i64>>()))
             }
@@ -1194,11 +1194,11 @@ fn output_slots<'g>(
 
 /// The error of a failed node: its name and target with `message`.
 /// The recorded shapes and element types of `model` against what its nodes compute
-/// ([`crate::optimize::shapes::check`]): a contradiction is an error naming the FX node. Run on
+/// ([`crate::onnx::check::check`]): a contradiction is an error naming the FX node. Run on
 /// the translated graph and again on the optimized one, where folded shape computations let more
 /// shapes be computed.
 pub fn check_types(model: &Model) -> Result<(), LowerError> {
-    crate::optimize::shapes::check(model).map_err(|c| LowerError::Node {
+    crate::onnx::check::check(model).map_err(|c| LowerError::Node {
         node: c.node,
         target: format!("ONNX {}", c.op),
         message: if c.inconsistent {

@@ -7,17 +7,7 @@ use std::rc::Rc;
 use crate::onnx::ir::{Metadata, MetadataProps, PrefixedProps};
 use crate::pt2::schema;
 
-pub const NAMESPACE: &str = "namespace";
-pub const CLASS_HIERARCHY: &str = "pkg.torch.onnx.class_hierarchy";
-pub const NAME_SCOPES: &str = "pkg.torch.onnx.name_scopes";
-pub const FX_NODE: &str = "pkg.torch.onnx.fx_node";
-pub const STACK_TRACE: &str = "pkg.torch.onnx.stack_trace";
-pub const ORIGINAL_NODE_NAME: &str = "pkg.torch.onnx.original_node_name";
-pub const INPUT_KIND: &str = "pkg.torch.export.graph_signature.InputSpec.kind";
-pub const INPUT_PERSISTENT: &str = "pkg.torch.export.graph_signature.InputSpec.persistent";
-pub const OUTPUT_KIND: &str = "pkg.torch.export.graph_signature.OutputSpec.kind";
-pub const GRAPH_SIGNATURE: &str = "pkg.torch.export.ExportedProgram.graph_signature";
-pub const RANGE_CONSTRAINTS: &str = "pkg.torch.export.ExportedProgram.range_constraints";
+pub use crate::onnx::keys::*;
 
 /// Split an `nn_module_stack` entry `key,path,type` on the commas outside brackets.
 fn split_entry(entry: &str) -> Vec<&str> {

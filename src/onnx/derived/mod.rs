@@ -38,14 +38,12 @@ pub enum BinOp {
 }
 
 impl BinOp {
-    pub fn from_onnx(op: &str) -> Option<BinOp> {
-        Some(match op {
-            "Add" => BinOp::Add,
-            "Sub" => BinOp::Sub,
-            "Mul" => BinOp::Mul,
-            "Div" => BinOp::Div,
-            _ => return None,
-        })
+    const ALL: [BinOp; 4] = [BinOp::Add, BinOp::Sub, BinOp::Mul, BinOp::Div];
+
+    /// The operation named `name`: its variant's name, which is also the ONNX operator computing
+    /// it (a [`Recipe`] writes operations by name).
+    pub fn from_name(name: &str) -> Option<BinOp> {
+        BinOp::ALL.into_iter().find(|op| format!("{op:?}") == name)
     }
 }
 
@@ -159,7 +157,7 @@ impl Derived {
         }
         let mut ops = Vec::with_capacity(recipe.ops.len());
         for o in &recipe.ops {
-            let op = BinOp::from_onnx(&o.op).ok_or_else(|| format!("unknown operation `{}`", o.op))?;
+            let op = BinOp::from_name(&o.op).ok_or_else(|| format!("unknown operation `{}`", o.op))?;
             let konst = hex_bytes(&o.konst).ok_or("a constant that is not hex")?;
             if !konst.len().is_multiple_of(es) || !within(&o.strides, konst.len()) {
                 return Err("a constant smaller than its strides read".into());
@@ -661,7 +659,7 @@ fn run_op<T: Float>(chunk: &mut [u8], s: usize, at: usize, konst: impl Fn(usize)
 mod tests {
     use super::*;
     use crate::onnx::ir::{AttrValue, Node};
-    use crate::optimize::fold;
+    use crate::onnx::operators as fold;
 
     /// Deterministic pseudo-random bytes (xorshift), so values cover signs, NaNs and subnormals.
     fn noise(n: usize, seed: u64) -> Vec<u8> {

@@ -176,7 +176,7 @@ pub fn to_attributes(set: &AttrSet) -> Vec<Attribute> {
                 AttrLit::Floats(v) => AttrValue::Floats(v.iter().map(|b| f32::from_bits(*b)).collect()),
                 AttrLit::Strs(v) => AttrValue::Strings(v.clone()),
                 AttrLit::Tensor(dt, dims, raw) => AttrValue::Tensor(Box::new(TensorData {
-                    dtype: crate::onnx::infer::dtype_from_onnx(*dt).unwrap_or(DType::Float),
+                    dtype: crate::onnx::ir::DType::from_onnx(*dt).unwrap_or(DType::Float),
                     dims: dims.clone(),
                     raw: raw.clone().into(),
                 })),

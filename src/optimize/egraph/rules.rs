@@ -13,7 +13,7 @@ use std::sync::OnceLock;
 
 use egg::{Applier, ENodeOrVar, Id, PatternAst, Rewrite, Subst, Symbol, Var};
 
-use super::analysis::{add_with, to_f64s, Data, OGraph, OnnxAnalysis};
+use super::analysis::{add_with, Data, OGraph, OnnxAnalysis};
 use super::lang::{AttrSet, ONode, OpKey};
 use super::window::Producers;
 use crate::onnx::ir::{DType, Dim, Model, Node, TensorData};
@@ -49,9 +49,6 @@ pub enum Precheck {
     /// for fails at every node is not built.
     Window(fn(&Model, &Node, &Producers) -> bool),
 }
-
-/// Operators whose two inputs commute.
-const COMMUTATIVE: &[&str] = &["Add", "Mul", "Min", "Max", "And", "Or", "Xor", "Equal", "BitwiseAnd", "BitwiseOr"];
 
 /// A parsed pattern (also used by the window selection to find possible matches cheaply).
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -126,7 +123,7 @@ impl Pat {
                 }
                 let mut out = BTreeSet::new();
                 for c in combos {
-                    if COMMUTATIVE.contains(&op.as_str()) && c.len() == 2 {
+                    if crate::onnx::operators::get(op).is_some_and(|o| o.commutative) && c.len() == 2 {
                         out.insert(Pat::Op {
                             op: op.clone(),
                             label: label.clone(),
@@ -352,7 +349,7 @@ impl Ctx<'_> {
         self.eg[id].data.konst.as_ref()
     }
     pub fn values(&self, id: Id) -> Option<Vec<f64>> {
-        to_f64s(self.konst(id)?)
+        self.konst(id)?.to_f64s()
     }
     pub fn ints(&self, id: Id) -> Option<Vec<i64>> {
         self.konst(id)?.to_i64s()

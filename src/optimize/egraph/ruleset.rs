@@ -9,7 +9,6 @@
 
 use egg::Id;
 
-use super::analysis::to_f64s;
 use super::lang::{get_float, get_int, get_ints, AttrLit, AttrSet};
 use super::rules::{Bind, Ctx, Precheck, Rule, Skip};
 use super::window::Producers;
@@ -100,7 +99,7 @@ fn cast_cast(c: &mut Ctx, b: &Bind) -> Result<Id, Skip> {
 }
 
 fn cast_to(attrs: &AttrSet) -> Result<DType, Skip> {
-    get_int(attrs, "to").and_then(|t| crate::onnx::infer::dtype_from_onnx(t as i32)).ok_or("unknown cast target")
+    get_int(attrs, "to").and_then(|t| crate::onnx::ir::DType::from_onnx(t as i32)).ok_or("unknown cast target")
 }
 
 /// Every value of `from` is exactly representable in `to`.
@@ -268,11 +267,11 @@ fn may_neutral(m: &Model, n: &Node, value: f64) -> bool {
         let size = t.dtype.size().unwrap_or(0);
         if t.numel() > 1 && size > 0 && t.raw.len() >= size {
             let first = TensorData { dtype: t.dtype, dims: Vec::new(), raw: t.raw.prefix(size).into_owned().into() };
-            if to_f64s(&first).is_some_and(|f| f.first() != Some(&value)) {
+            if first.to_f64s().is_some_and(|f| f.first() != Some(&value)) {
                 return false;
             }
         }
-        to_f64s(t).is_some_and(|vals| vals.iter().all(|&x| x == value))
+        t.to_f64s().is_some_and(|vals| vals.iter().all(|&x| x == value))
     })
 }
 
