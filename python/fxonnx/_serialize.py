@@ -136,23 +136,31 @@ def _plain(obj: Any) -> Any:
     return obj
 
 
+_UNIONS: set[type] = set()
+
+
 def _shallow(obj: Any) -> Any:
     """One level of ``_plain``, for ``json.dumps(default=...)``: the C encoder walks the dicts
     and lists itself and calls back only for the schema's dataclasses and enums."""
+    t = type(obj)
+    names = _FIELDS.get(t)
+    if names is not None:
+        return {n: getattr(obj, n) for n in names}
+    if t in _UNIONS:
+        # The tag as a plain str: the union's tag class hashes and compares in Python.
+        tag = str(object.__getattribute__(obj, "_type"))
+        return {tag: object.__getattribute__(obj, tag)}
     import dataclasses
     import enum
 
     from torch._export.serde.union import _Union
 
     if isinstance(obj, _Union):
-        tag = object.__getattribute__(obj, "_type")
-        return {tag: object.__getattribute__(obj, tag)}
-    t = type(obj)
-    names = _FIELDS.get(t)
-    if names is None and dataclasses.is_dataclass(obj):
-        names = _FIELDS[t] = tuple(f.name for f in dataclasses.fields(obj))
-    if names is not None:
-        return {n: getattr(obj, n) for n in names}
+        _UNIONS.add(t)
+        return _shallow(obj)
+    if dataclasses.is_dataclass(obj):
+        _FIELDS[t] = tuple(f.name for f in dataclasses.fields(obj))
+        return _shallow(obj)
     if isinstance(obj, enum.Enum):
         return obj.value
     raise TypeError(f"cannot write {t.__name__} as JSON")

@@ -101,7 +101,10 @@ def test_every_argument_is_accepted(tmp_path, capsys):
     assert [i.name for i in program.model.graph.inputs] == ["inp"]
     assert program.model.graph.inputs[0].shape[0].value == "batch"  # dynamic_axes, with its name
     assert program.report is not None and "Capture (stage 0)" in program.report
-    assert list(tmp_path.glob("fxonnx_export_*.pt2"))  # dump_exported_program
+    (dumped,) = tmp_path.glob("fxonnx_export_*.pt2")  # dump_exported_program, re-runnable by the CLI
+    out = subprocess.run([sys.executable, "-m", "fxonnx", "export", str(dumped), "-o", str(tmp_path / "again.onnx"),
+                          "-q"], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
 
 
 def test_dynamo_false_is_refused_and_removed_arguments_are_type_errors():
