@@ -203,6 +203,7 @@ fn child(archive: &Path, out: &Path, external: bool) {
         output_names: &[],
         debug_outputs: false,
         max_memory: None,
+        mutations_as_outputs: true,
     };
     let (mut model, _) = fxonnx::internals::lower::lower(&program, &opts).expect("lower");
     lap(&mut wall, &mut cpu);

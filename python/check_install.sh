@@ -64,5 +64,5 @@ PYEOF
     pytest=pytest==9.2.0
     [ "$version" != 3.9 ] || pytest=pytest==8.4.2  # pytest 9 needs Python 3.10
     "$venv/bin/python" "${PIP[@]}" install "$pytest"
-    "$venv/bin/python" -m pytest -q python/tests/test_api.py
+    "$venv/bin/python" -m pytest -q python/tests/test_api.py python/tests/test_files.py
 done

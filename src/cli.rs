@@ -207,6 +207,7 @@ fn execute(cli: Cli) -> Result<(), Failure> {
                 module_functions: crate::ModuleFunctions::from_names(&functions),
                 force,
                 interrupt: None,
+                mutations_as_outputs: true,
                 progress: (!quiet).then(|| {
                     std::sync::Arc::new(|event: &crate::ProgressEvent| {
                         let crate::ProgressEvent::StageFinished { stage, ok, elapsed, .. } = event;

@@ -88,6 +88,11 @@ pub struct ExportOptions {
     /// target), a FIFO, socket or device, or the archive being exported (its map keeps the old
     /// contents readable); these are refused otherwise. A directory is always refused.
     pub force: bool,
+    /// Make mutated buffers and user inputs extra graph outputs after the user outputs
+    /// (`buffer_mutation_<fqn>`), as the CLI does (the default); `false` drops them as torch.onnx
+    /// does, each with a warning naming what was dropped (the Python API's default; static KV
+    /// caches need them).
+    pub mutations_as_outputs: bool,
 }
 
 impl Default for ExportOptions {
@@ -112,6 +117,7 @@ impl Default for ExportOptions {
             max_memory: None,
             module_functions: None,
             force: false,
+            mutations_as_outputs: true,
         }
     }
 }
@@ -325,10 +331,23 @@ pub fn export_bytes(data: impl Into<bytes::Bytes>, options: &ExportOptions) -> R
     run(Source::Memory(data.into()), None, options)
 }
 
+/// Export a program whose archive entries are already in memory, each its own buffer (what the
+/// Python package hands over for an `ExportedProgram`: the program's JSON, its payload configs,
+/// and each tensor storage as [`bytes::Bytes`] over the tensor's memory). Names are those inside
+/// a `.pt2`'s root folder (`archive_format`, `models/model.json`, `data/weights/weight_0`...);
+/// nothing is copied.
+pub fn export_entries(
+    entries: impl IntoIterator<Item = (String, bytes::Bytes)>,
+    options: &ExportOptions,
+) -> Result<OnnxProgram, Error> {
+    run(Source::Entries(entries.into_iter().collect()), None, options)
+}
+
 /// Where an archive is read from.
 enum Source<'a> {
     File(&'a Path),
     Memory(bytes::Bytes),
+    Entries(Vec<(String, bytes::Bytes)>),
 }
 
 impl Source<'_> {
@@ -337,6 +356,7 @@ impl Source<'_> {
         match self {
             Source::File(p) => p,
             Source::Memory(_) => Path::new("<archive in memory>"),
+            Source::Entries(_) => Path::new("<program in memory>"),
         }
     }
 
@@ -344,6 +364,7 @@ impl Source<'_> {
         match self {
             Source::File(p) => Archive::open(p),
             Source::Memory(data) => Archive::from_bytes(Path::new("<archive in memory>"), data),
+            Source::Entries(entries) => Archive::from_entries(entries),
         }
     }
 }
@@ -431,6 +452,7 @@ fn stages(
         output_names: &output_names,
         debug_outputs: options.debug_outputs,
         max_memory: options.max_memory,
+        mutations_as_outputs: options.mutations_as_outputs,
     };
     let (mut model, mut warnings) = record.stage(Stage::Translate, || lower::lower(&program, &lower_options))?;
     // The model no longer needs the parsed program (weights are slices of the map, held by the

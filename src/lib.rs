@@ -8,7 +8,7 @@
 //! ```
 //!
 //! The public surface:
-//! - [`export`], [`export_bytes`] (an archive in memory) and [`export_to_file`] with [`ExportOptions`] (named after `torch.onnx.export`'s),
+//! - [`export`], [`export_bytes`] (an archive in memory), [`export_entries`] (its entries in memory) and [`export_to_file`] with [`ExportOptions`] (named after `torch.onnx.export`'s),
 //!   returning an [`OnnxProgram`] or an [`Error`] that says which stage failed, at which node, and
 //!   what to do ([`ErrorKind`], one error type per stage: [`ArchiveError`], [`ProgramError`],
 //!   [`TranslateError`], [`SaveError`]);
@@ -46,7 +46,8 @@ mod weights;
 
 pub use error::{ArchiveError, Error, ErrorKind, ProgramError, SaveError, TranslateError, UnsupportedOp};
 pub use export::{
-    export, export_bytes, export_to_file, parse_size, ExportOptions, OnnxProgram, DEFAULT_OPSET, SUPPORTED_OPSETS,
+    export, export_bytes, export_entries, export_to_file, parse_size, ExportOptions, OnnxProgram, DEFAULT_OPSET,
+    SUPPORTED_OPSETS,
 };
 pub use onnx::functions::{FunctionStats, ModuleFunctions};
 pub use optimize::{OptimizeStats, PassRecord};

@@ -24,11 +24,35 @@ fn filled(op: &mut Builder, shape: Value, value: Operand) -> OpResult<Value> {
     Ok(op.ConstantOfShape(shape).value(fill).out())
 }
 
+/// Zeros of `torch.float4_e2m1fn_x2` (two 4-bit floats a byte) as a constant: no operator takes
+/// float4 below opset 23, so the size must be static. ONNX's shape counts the unpacked elements.
+fn float4_zeros(op: &mut Builder, size: &[SymInt]) -> OpResult<Value> {
+    let mut dims = Vec::with_capacity(size.len());
+    for s in size {
+        match s {
+            SymInt::Const(n) if *n >= 0 => dims.push(*n),
+            _ => bail!(
+                "a float4_e2m1fn_x2 tensor of dynamic size cannot be built in ONNX (no operator takes float4 below \
+                 opset 23); hint: make its size static"
+            ),
+        }
+    }
+    let packed: i64 = dims.iter().product();
+    constant_elements(op, "float4 zeros", &dims)?;
+    if let Some(last) = dims.last_mut() {
+        *last *= 2;
+    }
+    Ok(op.constant_tensor(TensorData { dtype: DType::Float4E2M1, dims, raw: vec![0u8; packed as usize].into() }))
+}
+
 translations! {
     /// zeros(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None,
     ///     bool? pin_memory=None) -> Tensor
     #[target("aten::zeros", "aten::new_zeros", "aten::empty.memory_format", "aten::new_empty")]
     fn zeros(op, size: Vec<SymInt>) -> OpResult<Value> {
+        if op.out_dtype(0) == Some(DType::Float4E2M1) {
+            return float4_zeros(op, &size);
+        }
         // empty() is uninitialised in torch; zeros are one valid content.
         let shape = shape_vec(op, &size);
         filled(op, shape, Scalar::Int(0).into())

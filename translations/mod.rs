@@ -23,6 +23,7 @@ pub mod nn;
 pub mod numerics;
 pub mod operator;
 pub mod pooling;
+pub mod python;
 pub mod quantized;
 pub mod random;
 pub mod recurrent;
@@ -53,6 +54,7 @@ pub const FAMILIES: &[(&str, Register)] = &[
     ("nn", nn::register),
     ("operator", operator::register),
     ("pooling", pooling::register),
+    ("python", python::register),
     ("quantized", quantized::register),
     ("random", random::register),
     ("recurrent", recurrent::register),

@@ -996,6 +996,19 @@ translations! {
         if r < 3 || t != DType::Float {
             return Ok(group_norm_of(op, input, weight, bias, num_groups, eps)?.0);
         }
+        // From opset 21 GroupNormalization takes per-channel scale and bias, torch's affine: one
+        // node, as torch.onnx writes it there (a missing weight or bias needs the channel count).
+        if let (true, Some(Dim::Fixed(c))) = (op.opset() >= 21, channels.clone()) {
+            constant_elements(op, "group_norm's per-channel constants", &[c])?;
+            let mut per_channel = |v: Option<Value>, fill: f64| -> OpResult<Value> {
+                Ok(match v {
+                    Some(v) => cast(op, v, t),
+                    None => op.constant_tensor(constant_data(t, vec![c], &vec![fill; c as usize])?),
+                })
+            };
+            let (scale, shift) = (per_channel(weight, 1.0)?, per_channel(bias, 0.0)?);
+            return Ok(op.GroupNormalization(input, scale, shift).num_groups(num_groups).epsilon(eps as f32).out());
+        }
         // One channel per group: each channel is an instance, and the affine is InstanceNormalization's own.
         if channels == Some(Dim::Fixed(num_groups)) {
             let mut per_channel = |v: Option<Value>, fill: f64| -> OpResult<Value> {

@@ -196,13 +196,14 @@ translations! {
         op.Abs(v)
     }
 
-    /// torch.sym_sum(args): the sum of a list of SymInts.
+    /// torch.sym_sum(args): the sum of a list of SymInts, a chain of Add as torch.onnx writes it
+    /// (the optimizer folds the constant terms).
     #[target("torch.sym_sum")]
     fn sym_sum(op, args: Vec<SymInt>) -> Value {
         let values: Vec<Value> = args.into_iter().map(|s| sym_value(op, s)).collect();
-        match values.len() {
-            0 => op.scalar_i64(0),
-            _ => op.Sum(&values),
+        match values.split_first() {
+            None => op.scalar_i64(0),
+            Some((&first, rest)) => rest.iter().fold(first, |acc, &v| op.Add(acc, v)),
         }
     }
 

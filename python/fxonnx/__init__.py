@@ -2,34 +2,40 @@
 with the conversion in Rust.
 
     import fxonnx
-    onnx_program = fxonnx.export(model, (x,), dynamic_shapes={"x": {0: "batch"}})
-    onnx_program.save("model.onnx")
+    onnx_program = fxonnx.export(model, (x,), "model.onnx", dynamic_shapes=({0: "batch"},))
 
-Importing fxonnx needs no other package: torch captures ``nn.Module``s, onnx gives
-``ONNXProgram.model_proto`` and onnxruntime runs and verifies models, each when installed. A saved
+``fxonnx.export`` takes ``torch.onnx.export``'s arguments, in its order. Importing fxonnx needs no
+other package: torch captures ``nn.Module``s, onnx / onnx-ir give ``ONNXProgram.model_proto`` and
+``ONNXProgram.model``, onnxruntime runs and verifies models, each when installed
+(``pip install fxonnx[torch]``, ``fxonnx[onnx]``, ``fxonnx[onnxruntime]``, ``fxonnx[all]``). A saved
 ``.pt2`` archive (a path or its bytes) exports without torch.
 """
 
-from ._api import ONNXProgram, VerificationError, VerificationResult, export
-from ._fxonnx import (
+from ._api import ONNXProgram, OutputComparison, VerificationResult, export
+from ._errors import (
     ArchiveError,
+    CaptureError,
     ExportError,
     InternalError,
+    MissingPackageError,
     OptionsError,
     ProgramError,
     SaveError,
     TranslationError,
     UnsupportedOpsError,
-    __version__,
-    apply_weights,
+    VerificationError,
 )
+from ._fxonnx import __version__, apply_weights
 
 __all__ = [
     "ArchiveError",
+    "CaptureError",
     "ExportError",
     "InternalError",
+    "MissingPackageError",
     "ONNXProgram",
     "OptionsError",
+    "OutputComparison",
     "ProgramError",
     "SaveError",
     "TranslationError",

@@ -1,27 +1,25 @@
-"""``fxonnx.export`` and ``fxonnx.ONNXProgram``, named and behaving like torch.onnx's."""
+"""``fxonnx.export`` and ``fxonnx.ONNXProgram``: ``torch.onnx.export(..., dynamo=True)``'s call and
+program, with the conversion in Rust."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import datetime
+import io
 import os
 import pathlib
-from typing import Any, Mapping, Sequence
+import tempfile
+import time
+import warnings
+from typing import Any, Collection, Mapping, Sequence
 
-from . import _fxonnx
+from . import _errors, _fxonnx
+from ._errors import OptionsError, VerificationError
 
-
-class VerificationError(_fxonnx.ExportError):
-    """The exported model's outputs differ from the program's (``verify=True``); ``result`` holds
-    every comparison, ``output`` names the first output that differs."""
-
-    def __init__(self, message: str, result: "VerificationResult", output: str):
-        super().__init__(message)
-        self.result = result
-        self.output = output
-        self.stage = "verify"
-        self.node = None
-        self.target = None
-        self.hint = "run the program and the model on the inputs in `result` to compare them"
+DEFAULT_OPSET = 20
+# torch.onnx saves weights beside the model above this size (ONNXProgram._LARGE_MODEL_THRESHOLD).
+_LARGE_MODEL_THRESHOLD = 1536 * 1024 * 1024
 
 
 @dataclasses.dataclass
@@ -63,43 +61,82 @@ class VerificationResult:
         return "\n".join(rows) + "\n"
 
 
-class ONNXProgram:
-    """An exported model: its bytes, its ``onnx.ModelProto`` (with onnx installed), ``save``, and
-    ``__call__`` / ``verify`` through onnxruntime (when installed)."""
+def _timestamp() -> str:
+    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d_%H-%M-%S-%f")
 
-    def __init__(self, program: Any, exported_program: Any, options: dict, source: Any):
+
+class ONNXProgram:
+    """An exported model, as torch.onnx's ``ONNXProgram``: ``model`` (an ``onnx_ir.Model``),
+    ``model_proto``, ``save``, ``apply_weights``, ``compute_values``, ``call_reference``,
+    ``__call__`` (onnxruntime), ``optimize``, ``rename_axes``, ``release``; plus fxonnx's
+    ``model_bytes``, ``verify`` and ``report``.
+
+    The model lives in Rust until ``model`` is first read; from then on the ``onnx_ir.Model`` is
+    the program (what ``save``, ``model_proto`` and ``__call__`` use), so that changes made to it
+    are kept, as with torch.onnx."""
+
+    def __init__(self, program: Any, exported_program: Any, options: dict, source: Any,
+                 capture_strategy: str | None = None):
         self._program = program
-        self._exported_program = exported_program
+        self.exported_program = exported_program
         self._options = options
-        # The archive (bytes or path) the model came from: renaming axes exports it again.
+        # What the model was exported from (archive bytes, path or in-memory entries): renaming
+        # axes or comparing with the unoptimized model exports it again.
         self._source = source
         self._bytes: bytes | None = None
-        self._session: Any = None
+        self._ir: Any = None
+        self._tempdir: tempfile.TemporaryDirectory | None = None
+        self._inference_session: Any = None
+        self._capture_strategy = capture_strategy
         self.verification: VerificationResult | None = None
+        self.static_dims: list[tuple[str, int, str]] = []
 
-    # The model.
+    # --- the model ---------------------------------------------------------------------------
+
     @property
     def model_bytes(self) -> bytes:
         """The serialized ``ModelProto``, weights inline."""
+        if self._ir is not None:
+            return self.model_proto.SerializeToString()
         if self._bytes is None:
             self._bytes = self._program.model_bytes()
         return self._bytes
 
     @property
-    def model_proto(self) -> Any:
-        """The model as an ``onnx.ModelProto`` (needs the onnx package)."""
-        import onnx
+    def model(self) -> Any:
+        """The model as an ``onnx_ir.Model`` (needs onnx-ir: ``pip install fxonnx[onnx]``)."""
+        if self._ir is None:
+            ir = _errors.require("onnx_ir", "onnx", "ONNXProgram.model")
+            if self._program.weight_bytes > 256 * 1024 * 1024:
+                # Large: weights stay in a file beside it, mapped on demand, not copied into Python.
+                self._tempdir = tempfile.TemporaryDirectory(prefix="fxonnx_", ignore_cleanup_errors=True)
+                path = os.path.join(self._tempdir.name, "model.onnx")
+                self._program.set_external_data(True)
+                self._program.save(path, True)
+                self._program.set_external_data(bool(self._options.get("external_data")))
+                self._ir = ir.load(path)
+            else:
+                onnx = _errors.require("onnx", "onnx", "ONNXProgram.model")
+                self._ir = ir.serde.deserialize_model(onnx.ModelProto.FromString(self._program.model_bytes()))
+        return self._ir
 
-        return onnx.load_model_from_string(self.model_bytes)
+    @model.setter
+    def model(self, value: Any) -> None:
+        self._ir = value
+        self.release()
 
     @property
-    def exported_program(self) -> Any:
-        """The ``torch.export.ExportedProgram`` exported (``None`` for an archive exported without
-        torch installed)."""
-        return self._exported_program
+    def model_proto(self) -> Any:
+        """The model as an ``onnx.ModelProto`` (needs onnx)."""
+        onnx = _errors.require("onnx", "onnx", "ONNXProgram.model_proto")
+        if self._ir is not None:
+            ir = _errors.require("onnx_ir", "onnx", "ONNXProgram.model_proto")
+            return ir.serde.serialize_model(self._ir)
+        return onnx.ModelProto.FromString(self.model_bytes)
 
     @property
     def warnings(self) -> list[str]:
+        """What the export dropped or changed that a user should know about."""
         return list(self._program.warnings)
 
     @property
@@ -111,29 +148,116 @@ class ONNXProgram:
     def report(self) -> str | None:
         """The export report's markdown, when ``report=True`` wrote one."""
         p = self.report_path
-        return p.read_text() if p is not None else None
+        return p.read_text(encoding="utf-8") if p is not None else None
 
-    def save(self, destination: str | os.PathLike, *, external_data: bool | None = None,
-             include_initializers: bool = True, genai: bool | str | os.PathLike = False) -> None:
-        """Write the model; with ``external_data`` (default: the export's choice) the weights go
-        to ``<file>.data`` beside it. ``include_initializers=False`` writes a weight-free model, as
-        torch.onnx's ``keep_initializers_as_inputs=True`` does: each weight read from the archive
-        becomes a graph input of its type and shape; ``fxonnx.apply_weights`` puts them back.
+    def __repr__(self) -> str:
+        lines = [f"ONNXProgram(opset {self._options.get('opset_version') or DEFAULT_OPSET}, "
+                 f"{self._program.node_count} nodes, {self._program.initializer_count} initializers, "
+                 f"{self._program.weight_bytes / 2**20:.1f} MiB of weights"]
+        if self._capture_strategy:
+            lines[0] += f", captured with {self._capture_strategy}"
+        lines[0] += ")"
+        lines.append("    model=")
+        lines.append("\n".join("        " + line for line in self._program.text().splitlines()))
+        if self.exported_program is not None:
+            lines.append("    exported_program=")
+            lines.append("\n".join("        " + line for line in str(self.exported_program).splitlines()))
+        return "\n".join(lines)
+
+    # --- saving ------------------------------------------------------------------------------
+
+    def save(self, destination: str | os.PathLike, *, include_initializers: bool = True,
+             keep_initializers_as_inputs: bool = False, external_data: bool | None = None,
+             genai: bool | str | os.PathLike = False) -> None:
+        """Save the model, with torch.onnx's meanings:
+
+        * ``include_initializers=True, keep_initializers_as_inputs=False`` (default): the weights
+          are in the model;
+        * ``True, True``: the weights are in the model and also graph inputs (overridable);
+        * ``False, False``: no weights, and they are not inputs (to attach them later);
+        * ``False, True``: no weights, each a graph input of its type and shape (a weight-free
+          model: ``fxonnx.apply_weights`` puts them back from the archive).
+
+        ``external_data=True`` writes the weights to ``<file>.data`` beside the model; ``None``
+        does so when they exceed 1.5 GiB (torch.onnx's rule) or protobuf's 2 GiB limit.
+
         ``genai=True`` also writes ``genai_config.json`` for ONNX Runtime GenAI (``fxonnx.genai``);
         ``genai=DIR``, a transformers checkpoint folder, gives its values and tokenizer files."""
-        if external_data is not None and external_data != self._options.get("external_data", False):
-            self._program.set_external_data(external_data)
-            self._options["external_data"] = external_data
-        self._program.save(os.fspath(destination), include_initializers)
+        destination = os.fspath(destination)
+        self._save_model(destination, include_initializers, keep_initializers_as_inputs, external_data)
         if genai is not False:
             from . import genai as _genai
+
             _genai.write_config(self, destination, None if genai is True else genai)
 
-    def rename_axes(self, rename_mapping: Mapping[str, str]) -> None:
+    def _save_model(self, destination: str, include_initializers: bool, keep_initializers_as_inputs: bool,
+                    external_data: bool | None) -> None:
+        # Rust saves the model as exported, and the weight-free form of an archive (each weight an
+        # input recording where it lies in the archive, for fxonnx.apply_weights); the other forms
+        # go through onnx_ir, as torch.onnx's do.
+        from_archive = not isinstance(self._source, dict)
+        rust_form = (include_initializers and not keep_initializers_as_inputs) or (
+            from_archive and not include_initializers and keep_initializers_as_inputs)
+        if self._ir is None and rust_form:
+            external = bool(external_data) if external_data is not None else (
+                self._program.weight_bytes > _LARGE_MODEL_THRESHOLD)
+            self._program.set_external_data(external)
+            try:
+                self._program.save(destination, include_initializers)
+            finally:
+                self._program.set_external_data(bool(self._options.get("external_data")))
+            return
+        ir = _errors.require("onnx_ir", "onnx", "ONNXProgram.save with these options")
+        model = self.model
+        graph = model.graph
+        initializers = dict(graph.initializers)
+        inputs = list(graph.inputs)
+        if not include_initializers:
+            graph.initializers.clear()
+        if keep_initializers_as_inputs:
+            graph.inputs.extend(v for v in initializers.values() if v not in inputs)
+        try:
+            size = sum(v.const_value.nbytes for v in graph.initializers.values() if v.const_value is not None)
+            if external_data or (external_data is None and size > _LARGE_MODEL_THRESHOLD):
+                ir.save(model, destination, external_data=os.path.basename(destination) + ".data")
+            else:
+                ir.save(model, destination)
+        finally:
+            if not include_initializers:
+                graph.initializers.update(initializers)
+            if keep_initializers_as_inputs:
+                graph.inputs.clear()
+                graph.inputs.extend(inputs)
+
+    def apply_weights(self, state_dict: Mapping[str, Any]) -> None:
+        """Replace initializers by name with the tensors of ``state_dict`` (unknown names are
+        skipped with a warning, as torch.onnx does)."""
+        import torch
+
+        from torch.onnx._internal.exporter._core import TorchTensor
+
+        graph = self.model.graph
+        for name, tensor in state_dict.items():
+            if name in graph.initializers:
+                if tensor.dtype.is_complex:
+                    tensor = torch.view_as_real(tensor)
+                graph.initializers[name].const_value = TorchTensor(tensor, name)
+            else:
+                warnings.warn(f"Weight '{name}' not found in the model. Skipped applying.", stacklevel=2)
+        self.release()
+
+    def rename_axes(self, rename_mapping: Mapping[Any, str]) -> None:
         """Rename symbolic dims: ``{"batch": "N", "s27": "seq"}`` (current names or the program's
-        symbols). The model is exported again from its archive, so derived dims follow (``2*N``)."""
+        symbols; onnx_ir ``SymbolicDim``s are accepted as keys). Derived dims follow (``2*N``)."""
+        mapping = {str(getattr(k, "value", k)): v for k, v in rename_mapping.items()}
+        if self._ir is not None:
+            from torch.onnx._internal.exporter import _ir_passes
+
+            _ir_passes.rename_axis(self._ir, mapping)
+            self.release()
+            return
         names = dict(self._options["dim_names"])
-        for old, new in rename_mapping.items():
+        for old, new in mapping.items():
             renamed = [symbol for symbol, name in names.items() if name == old]
             for symbol in renamed or [old]:
                 names[symbol] = new
@@ -145,59 +269,135 @@ class ONNXProgram:
 
     def optimize(self) -> None:
         """Optimize a program exported with ``optimize=False`` (what ``optimize=True`` does)."""
+        if self._ir is not None:
+            raise OptionsError("optimize() runs on the exported program, before `model` is read; "
+                               "export with optimize=True instead")
         self._program.optimize()
         self._bytes = None
         self.release()
 
-    # Running the model.
-    def initialize_inference_session(self, initializer: Any = None) -> None:
-        """Create the onnxruntime session ``__call__`` uses (``initializer(model_bytes)`` if given)."""
-        if initializer is None:
-            import onnxruntime as ort
+    # --- running -----------------------------------------------------------------------------
 
-            self._session = ort.InferenceSession(self.model_bytes, providers=["CPUExecutionProvider"])
+    def _session_model(self) -> Any:
+        """What onnxruntime loads: the bytes, or a file with external data for a large model."""
+        if self._program.weight_bytes > _LARGE_MODEL_THRESHOLD:
+            self._tempdir = self._tempdir or tempfile.TemporaryDirectory(prefix="fxonnx_", ignore_cleanup_errors=True)
+            path = os.path.join(self._tempdir.name, "session.onnx")
+            self.save(path, external_data=True)
+            return path
+        return self.model_bytes
+
+    def initialize_inference_session(self, initializer: Any = None) -> None:
+        """Create the onnxruntime session ``__call__`` uses (``initializer(model)`` if given)."""
+        if initializer is None:
+            ort = _errors.require("onnxruntime", "onnxruntime", "running an ONNXProgram")
+            options = ort.SessionOptions()
+            options.log_severity_level = 3
+            providers = [p for p in ("CUDAExecutionProvider", "CPUExecutionProvider")
+                         if p in ort.get_available_providers()]
+            self._inference_session = ort.InferenceSession(self._session_model(), providers=providers,
+                                                           sess_options=options)
         else:
-            self._session = initializer(self.model_bytes)
+            self._inference_session = initializer(self._session_model())
+
+    @property
+    def _session(self) -> Any:
+        return self._inference_session
 
     def release(self) -> None:
-        """Drop the inference session."""
-        self._session = None
+        """Drop the inference session (and the temporary files of a large model's session)."""
+        self._inference_session = None
 
-    def __call__(self, *args: Any, **kwargs: Any) -> list[Any]:
-        """Run the model in onnxruntime on the program's inputs (tensors or arrays, nested as the
-        program takes them); returns the outputs as torch tensors when torch is installed."""
-        if self._session is None:
+    def _graph_input_names(self) -> list[str]:
+        if self._ir is not None:
+            return [v.name for v in self._ir.graph.inputs]
+        return [i.name for i in self._inference_session.get_inputs()]
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        """Run the model in onnxruntime on the program's inputs (nested as the program takes them);
+        returns a tuple of torch tensors (numpy arrays without torch)."""
+        if self._inference_session is None:
             self.initialize_inference_session()
         feeds = _flatten_inputs(args, kwargs)
-        names = [i.name for i in self._session.get_inputs()]
-        outputs = self._session.run(None, dict(zip(names, feeds)))
         try:
-            import torch
+            import torch  # noqa: F401
+            from torch.onnx._internal.exporter._onnx_program import _from_ort_value, _to_ort_value
         except ImportError:
-            return outputs
-        return [torch.from_numpy(o) for o in outputs]
+            names = [i.name for i in self._inference_session.get_inputs()]
+            return tuple(self._inference_session.run(None, dict(zip(names, feeds))))
+        ort = _errors.require("onnxruntime", "onnxruntime", "running an ONNXProgram")
+        names = [i.name for i in self._inference_session.get_inputs()]
+        ort_input = {name: _to_ort_value(v) for name, v in zip(names, feeds)}
+        run_options = ort.RunOptions()
+        run_options.log_severity_level = 3
+        outputs = self._inference_session.run_with_ort_values(None, ort_input, run_options=run_options)
+        return tuple(_from_ort_value(o) for o in outputs)
+
+    def call_reference(self, *args: Any, **kwargs: Any) -> Any:
+        """Run the model with ``onnx.reference.ReferenceEvaluator`` (needs onnx)."""
+        _errors.require("onnx", "onnx", "ONNXProgram.call_reference")
+        import onnx.reference
+
+        proto = self.model_proto
+        evaluator = onnx.reference.ReferenceEvaluator(proto)
+        names = [i.name for i in proto.graph.input]
+        feeds = _flatten_inputs(args, kwargs, numpy=True)
+        outputs = evaluator.run(None, dict(zip(names, feeds)))
+        try:
+            from torch.onnx._internal.exporter._onnx_program import _from_numpy_array
+
+            return tuple(_from_numpy_array(o) for o in outputs)
+        except ImportError:
+            return tuple(outputs)
+
+    def compute_values(self, value_names: Sequence[str], args: Any = (), kwargs: Any = None) -> Any:
+        """The values named ``value_names`` inside the model on these inputs (the graph's outputs
+        are set to them for the run)."""
+        self.release()
+        graph = self.model.graph
+        values: dict[str, Any] = dict(graph.initializers)
+        values.update({v.name: v for v in graph.inputs if v.name})
+        for node in graph:
+            values.update({v.name: v for v in node.outputs if v.name})
+        missing = [n for n in value_names if n not in values]
+        if missing:
+            raise ValueError(f"Value '{missing[0]}' not found in the model. Please provide a valid value name.")
+        original = list(graph.outputs)
+        graph.outputs.clear()
+        graph.outputs.extend(values[n] for n in value_names)
+        try:
+            return self(*args, **(kwargs or {}))
+        finally:
+            graph.outputs.clear()
+            graph.outputs.extend(original)
+            self.release()
 
     def verify(self, *, raise_on_mismatch: bool = True, compare_unoptimized: bool = False) -> VerificationResult:
         """Run the model in onnxruntime and the exported program in torch on the example inputs
         and on inputs with other sizes within each dynamic dim's range; compare every output's
         shape, dtype and values. With ``compare_unoptimized``, the model exported without the
-        optimizer is compared too. Raises ``VerificationError`` naming the first output that differs."""
+        optimizer is compared too. Raises ``VerificationError`` naming the first output that
+        differs, or the first dynamic dim that came out static."""
         from . import _torch
 
-        if self._exported_program is None:
-            raise _fxonnx.OptionsError("verify needs the exported program: export a module or an ExportedProgram")
+        if self.exported_program is None:
+            raise OptionsError("verify needs the exported program: export a module or an ExportedProgram")
         result = _torch.verify(self)
         if compare_unoptimized:
             plain = ONNXProgram(_fxonnx.export(self._source, **{**self._options, "optimize": False}),
-                                self._exported_program, {**self._options, "optimize": False}, self._source)
+                                self.exported_program, {**self._options, "optimize": False}, self._source)
             for c in _torch.verify(plain).comparisons:
                 c.input_set = f"{c.input_set}, unoptimized model"
                 result.comparisons.append(c)
         self.verification = result
         p = self.report_path
         if p is not None:
-            with open(p, "a") as f:
+            with open(p, "a", encoding="utf-8") as f:
                 f.write("\n## Verification\n\n" + result.markdown())
+        if raise_on_mismatch and self.static_dims:
+            from ._capture import static_dims_message
+
+            raise VerificationError(static_dims_message(self.static_dims), result, None)
         if raise_on_mismatch and not result.passed:
             bad = next(c for c in result.comparisons if not c.passed)
             raise VerificationError(
@@ -208,89 +408,239 @@ class ONNXProgram:
             )
         return result
 
-    def __repr__(self) -> str:
-        return f"ONNXProgram({self._program.node_count} nodes)"
 
-
-def _flatten_inputs(args: Sequence[Any], kwargs: Mapping[str, Any] | None) -> list[Any]:
-    """The graph inputs of nested (args, kwargs), in torch.export's order, as numpy arrays."""
+def _flatten_inputs(args: Sequence[Any], kwargs: Mapping[str, Any] | None, numpy: bool = False) -> list[Any]:
+    """The graph inputs of nested (args, kwargs), flattened as torch.onnx does: ``None`` dropped,
+    complex tensors as their real view."""
     try:
+        import torch
         import torch.utils._pytree as pytree
 
         leaves = pytree.tree_leaves((tuple(args), dict(kwargs or {})))
     except ImportError:
+        torch = None
         leaves = list(args) + list((kwargs or {}).values())
     out = []
     for leaf in leaves:
-        if hasattr(leaf, "detach"):
-            leaf = leaf.detach().cpu().numpy()
-        if leaf is not None:
-            out.append(leaf)
+        if leaf is None:
+            continue
+        if torch is not None and isinstance(leaf, torch.Tensor) and leaf.is_complex():
+            leaf = torch.view_as_real(leaf.resolve_conj())
+        if numpy:
+            if torch is not None and isinstance(leaf, torch.Tensor):
+                from torch.onnx._internal.exporter._onnx_program import _to_numpy_array
+
+                leaf = _to_numpy_array(leaf)
+            elif isinstance(leaf, (int, float, bool)):
+                import numpy as np
+
+                leaf = np.array(leaf, dtype=np.int64 if isinstance(leaf, int) and not isinstance(leaf, bool)
+                                else np.float32 if isinstance(leaf, float) else np.bool_)
+        out.append(leaf)
     return out
 
 
+# --- export --------------------------------------------------------------------------------------
+
+
+def _printer(verbose: bool | None):
+    if verbose is False:
+        return lambda *_: None
+    return lambda message: print("[fxonnx]", message)
+
+
+def _is_archive(model: Any) -> bool:
+    return isinstance(model, (bytes, bytearray, memoryview, str, os.PathLike))
+
+
+@contextlib.contextmanager
+def _profiled(profile: bool, sink: list):
+    if not profile:
+        yield
+        return
+    try:
+        import pyinstrument
+    except ImportError as e:
+        raise _errors.MissingPackageError(
+            "profile=True needs the `pyinstrument` package, which is not installed; install it with "
+            "`pip install pyinstrument` (torch.onnx needs it too)"
+        ) from e
+    profiler = pyinstrument.Profiler(async_mode="disabled")
+    profiler.start()
+    try:
+        yield
+    finally:
+        profiler.stop()
+        sink.append(profiler.output_text(unicode=True))
+
+
 def export(
-    program: Any,
-    args: Sequence[Any] | None = None,
-    kwargs: Mapping[str, Any] | None = None,
+    model: Any,
+    args: Any = (),
+    f: str | os.PathLike | io.BytesIO | None = None,
     *,
-    dynamic_shapes: Any = None,
+    kwargs: Mapping[str, Any] | None = None,
+    verbose: bool | None = None,
     input_names: Sequence[str] | None = None,
     output_names: Sequence[str] | None = None,
-    opset_version: int | None = 20,
-    external_data: bool = False,
-    optimize: bool = True,
+    opset_version: int | None = None,
+    dynamo: bool = True,
+    external_data: bool = True,
+    dynamic_shapes: Any = None,
+    custom_translation_table: Mapping[Any, Any] | None = None,
     report: bool = False,
-    artifacts_dir: str | os.PathLike = ".",
+    optimize: bool = True,
     verify: bool = False,
+    profile: bool = False,
     dump_exported_program: bool = False,
+    artifacts_dir: str | os.PathLike = ".",
+    export_params: bool = True,
+    keep_initializers_as_inputs: bool = False,
+    dynamic_axes: Mapping[str, Any] | None = None,
+    training: Any = None,
+    operator_export_type: Any = None,
+    do_constant_folding: bool = True,
+    custom_opsets: Mapping[str, int] | None = None,
+    export_modules_as_functions: bool | Collection[type] = False,
+    autograd_inlining: bool = True,
+    tree_names: bool = False,
+    functions: str | Sequence[str] | None = None,
     dim_names: Mapping[str, str] | None = None,
     max_memory: int | None = None,
-    functions: str | Sequence[str] | None = None,
+    mutations_as_outputs: bool = False,
 ) -> ONNXProgram:
-    """Export ``program`` to ONNX, as ``torch.onnx.export(..., dynamo=True)`` does.
+    """Export ``model`` to ONNX: ``torch.onnx.export(..., dynamo=True)``'s call, argument for
+    argument, with the conversion in Rust.
 
-    ``program`` is a ``torch.nn.Module`` (captured with ``torch.export.export(strict=False)`` on
-    ``args``/``kwargs``/``dynamic_shapes``), a ``torch.export.ExportedProgram``, the path of a
-    ``.pt2`` archive, or its bytes. Dimension names given in ``dynamic_shapes``
-    (``torch.export.Dim("batch")`` or a string) become the ONNX ``dim_param``s; ``dim_names``
-    renames symbols directly (``{"s77": "batch"}``). ``functions="auto"`` (or a list of module
-    class names) makes every call of the repeated module classes one call of an ONNX function.
+    ``model`` is an ``nn.Module`` (captured with torch.export as torch.onnx captures it: non-strict,
+    then strict; strings and named ``Dim``s in ``dynamic_shapes`` name the ONNX dims and are
+    captured as ``Dim.DYNAMIC``), a ``torch.export.ExportedProgram`` (converted in memory,
+    weights read in place), the path of a ``.pt2`` archive, or its bytes.
+
+    ``f``: the model is also saved there (``external_data`` as torch.onnx decides: weights in
+    ``<f>.data``). ``training``, ``operator_export_type``, ``do_constant_folding``,
+    ``custom_opsets`` and ``autograd_inlining`` are accepted and ignored, as on torch.onnx's dynamo
+    path; ``export_modules_as_functions`` makes the calls of those module classes ONNX functions.
+    ``dynamo=False`` is refused: fxonnx converts torch.export programs.
+
+    fxonnx's own keywords: ``tree_names`` (name inputs and outputs after the program's input and
+    output trees: ``past_key_values.0.key``, ``logits``), ``functions`` (``"auto"`` or class
+    names), ``dim_names`` (``{"s77": "batch"}``), ``max_memory`` (bytes for the constants an export
+    computes), ``mutations_as_outputs`` (mutated buffers as extra outputs, for static caches).
     """
-    exported = None
-    names: dict[str, str] = {}
-    if isinstance(program, (bytes, bytearray, memoryview)):
-        source: Any = bytes(program)
-    elif isinstance(program, (str, os.PathLike)):
-        source = os.fspath(program)
-    else:
-        from . import _torch
-
-        exported, names = _torch.capture(program, args, kwargs, dynamic_shapes, input_names)
-        source = _torch.archive_bytes(exported)
-    names.update(dim_names or {})
-    if exported is None and verify:
-        from . import _torch
-
-        exported = _torch.load(source)
-    if dump_exported_program and exported is not None:
-        folder = pathlib.Path(artifacts_dir)
-        folder.mkdir(parents=True, exist_ok=True)
-        (folder / "fxonnx_exported_program.txt").write_text(str(exported))
+    del do_constant_folding, custom_opsets, autograd_inlining, training, operator_export_type
+    is_archive = _is_archive(model)
+    if dynamo is False and not is_archive and type(model).__name__ != "ExportedProgram":
+        raise OptionsError(
+            "dynamo=False: fxonnx converts torch.export programs; the TorchScript exporter is not available. "
+            "hint: call fxonnx.export without dynamo=False (torch.onnx's default since 2.9), or use "
+            "torch.onnx.export(..., dynamo=False) for TorchScript"
+        )
+    opset = DEFAULT_OPSET if opset_version is None else int(opset_version)
+    printer = _printer(verbose)
+    artifacts = pathlib.Path(artifacts_dir)
+    if report or profile or dump_exported_program:
+        artifacts.mkdir(parents=True, exist_ok=True)
+    if export_modules_as_functions and functions is None:
+        functions = "auto" if export_modules_as_functions is True else [
+            c if isinstance(c, str) else f"{c.__module__}.{c.__qualname__}" for c in export_modules_as_functions
+        ]
     options = dict(
         input_names=list(input_names or []),
         output_names=list(output_names or []),
-        opset_version=opset_version,
-        dim_names=names,
-        external_data=external_data,
+        opset_version=opset,
+        dim_names=dict(dim_names or {}),
+        external_data=False,
         optimize=optimize,
         report=report,
-        artifacts_dir=os.fspath(artifacts_dir),
+        artifacts_dir=os.fspath(artifacts),
         max_memory=max_memory,
         module_functions=[functions] if isinstance(functions, str) else list(functions or []) or None,
+        tree_names=tree_names,
+        mutations_as_outputs=mutations_as_outputs,
     )
-    inner = _fxonnx.export(source, **options)
-    onnx_program = ONNXProgram(inner, exported, options, source)
+    timestamp = _timestamp()
+    profile_text: list[str] = []
+    exported = None
+    capture = None
+    static: list = []
+    with _profiled(profile, profile_text):
+        if is_archive:
+            if custom_translation_table:
+                raise OptionsError(
+                    "custom_translation_table needs the program in memory: export the nn.Module or its "
+                    "ExportedProgram (a .pt2 archive is read by Rust as it is)"
+                )
+            source: Any = bytes(model) if isinstance(model, (bytes, bytearray, memoryview)) else os.fspath(model)
+            if dynamic_shapes is not None:
+                from . import _archive_names
+
+                names, static = _archive_names.dim_names(source, dynamic_shapes)
+                options["dim_names"] = {**names, **options["dim_names"]}
+            if verify:
+                from . import _torch
+
+                exported = _torch.load(source)
+        else:
+            from . import _torch
+
+            exported, capture, names, static, source = _torch.prepare(
+                model, args, kwargs, dynamic_shapes=dynamic_shapes, dynamic_axes=dynamic_axes,
+                input_names=input_names, output_names=output_names, table=custom_translation_table,
+                opset=opset, printer=printer, report=report, artifacts=artifacts, timestamp=timestamp,
+                dump=dump_exported_program,
+            )
+            options["dim_names"] = {**names, **options["dim_names"]}
+        if static:
+            from ._capture import static_dims_message
+
+            message = static_dims_message(static)
+            if verify:
+                err = VerificationError(message)
+                err.hint = message.split("hint: ", 1)[-1]
+                raise err
+            warnings.warn(message, UserWarning, stacklevel=2)
+        printer("Translate the graph into ONNX...")
+        try:
+            inner = _fxonnx.export(source, **options)
+        except _fxonnx.ExportError as e:
+            printer("Translate the graph into ONNX... ❌")
+            # The binding sets the report of the failed export (never another export's).
+            report_path = e.report_path
+            if report_path is not None:
+                from . import _reporting
+
+                _reporting.add_capture_section(report_path, capture, exported)
+            if isinstance(e, _fxonnx.UnsupportedOpsError):
+                from . import _reporting
+
+                raise _reporting.python_route(e, exported, report_path, source) from None
+            raise
+        printer("Translate the graph into ONNX... ✅")
+    program = ONNXProgram(inner, exported, options, source, capture.strategy if capture is not None else None)
+    program.static_dims = static
+    for w in program.warnings:
+        warnings.warn(w, UserWarning, stacklevel=2)
+    if report and program.report_path is not None:
+        from . import _reporting
+
+        _reporting.add_capture_section(program.report_path, capture, exported)
+        if profile_text:
+            with open(program.report_path, "a", encoding="utf-8") as fh:
+                fh.write("\n## Profiling result\n\n```\n" + profile_text[0] + "\n```\n")
+    elif profile_text:
+        printer("Profile result:")
+        printer(profile_text[0])
+    if f is not None:
+        if isinstance(f, io.BytesIO):
+            warnings.warn("Saving ONNX model to a BytesIO object is deprecated. Please use a file path instead.",
+                          DeprecationWarning, stacklevel=2)
+            f.write(program.model_bytes)
+        else:
+            program.save(f, include_initializers=export_params,
+                         keep_initializers_as_inputs=keep_initializers_as_inputs, external_data=external_data)
     if verify:
-        onnx_program.verify()
-    return onnx_program
+        printer("Verify the model with ONNX Runtime...")
+        program.verify()
+        printer("Verify the model with ONNX Runtime... ✅")
+    return program

@@ -3,28 +3,79 @@ verifying a model against the program. Imported only when torch is needed."""
 
 from __future__ import annotations
 
-import inspect
 import io
 import math
+import pathlib
 from typing import Any
 
 import torch
 import torch.utils._pytree as pytree
 
 
-def capture(model: Any, args: Any, kwargs: Any, dynamic_shapes: Any, input_names: Any) -> tuple[Any, dict[str, str]]:
-    """The ExportedProgram of ``model`` (itself when it is one) and the names its dynamic dims
-    get: ``{"s77": "batch"}`` from ``Dim("batch")`` or the string ``"batch"`` in ``dynamic_shapes``."""
+def prepare(model, args, kwargs, *, dynamic_shapes, dynamic_axes, input_names, output_names, table, opset,
+            printer, report, artifacts, timestamp, dump):
+    """Capture ``model`` as torch.onnx does (itself when it is an ExportedProgram) and serialize it
+    for Rust in memory. Returns the program, the capture (``None`` for an ExportedProgram), the
+    dim names (``{"s77": "batch"}``), the axes asked dynamic that came out static, and the
+    archive entries."""
+    from . import _capture, _custom, _reporting
+
+    custom = _custom.Table.of(table)
+    capture = None
     if isinstance(model, torch.export.ExportedProgram):
-        return model, {}
-    args = tuple(args) if isinstance(args, (tuple, list)) else ((args,) if args is not None else ())
-    kwargs = dict(kwargs or {})
-    # torch.export takes Dim objects: a string names a dim it should find on its own (Dim.AUTO),
-    # as torch.onnx lets one write.
-    shapes = _strings_to_auto(dynamic_shapes)
-    exported = torch.export.export(model, args, kwargs=kwargs, dynamic_shapes=shapes, strict=False)
-    named = _named_axes(model, args, kwargs, dynamic_shapes)
-    return exported, _symbol_names(exported, named)
+        exported = model
+    else:
+        args, kwargs = _capture.normalize_args(args, kwargs)
+        if dynamic_shapes is None and dynamic_axes is not None:
+            dynamic_shapes, args, kwargs = _capture.dynamic_axes_to_dynamic_shapes(
+                model, args, kwargs, dynamic_axes, input_names, output_names
+            )
+        shapes, _ = _capture.strings_to_dims(dynamic_shapes)
+        capture = _capture.capture(model, args, kwargs, shapes, printer)
+        if capture.exported_program is None:
+            path = _reporting.capture_failure_report(artifacts, timestamp, capture) if report else None
+            raise _capture.capture_error(capture, path)
+        exported = capture.exported_program
+    names: dict[str, str] = {}
+    static: list = []
+    if dynamic_shapes is not None:
+        _, named = _capture.strings_to_dims(dynamic_shapes)
+        mapping, static = _capture.dim_names_and_static(exported, dynamic_shapes, warn=named)
+        if named:
+            names = mapping
+    if dump:
+        path = pathlib.Path(artifacts) / f"fxonnx_export_{timestamp}.pt2"
+        try:
+            torch.export.save(exported, path)
+            printer(f"ExportedProgram has been saved to '{path}' (re-run it with `fxonnx export {path}`).")
+        except Exception as e:  # torch cannot write every program; the export goes on
+            printer(f"Failed to save ExportedProgram due to an error: {e}")
+    exported, entries = _entries_translatable(exported, custom, opset)
+    return exported, capture, names, static, entries
+
+
+def _entries_translatable(exported: Any, custom: Any, opset: int) -> tuple[Any, dict]:
+    """The program's archive entries; ops fxonnx has no translation for (nor the custom table)
+    but torch can decompose (a custom op with a CompositeImplicitAutograd kernel, as torch.onnx's
+    decomposition step does) are decomposed first, those ops only."""
+    from . import _custom, _fxonnx, _serialize
+
+    translator = custom.translator(opset) if custom is not None else None
+    entries = _serialize.entries(exported, translator)
+    missing = _fxonnx.untranslated_ops(entries)
+    if not missing:
+        return exported, entries
+    keys = {m[1] for m in missing}
+    table = torch.export.default_decompositions()
+    wanted = {op for op in list(table.keys()) if isinstance(op, torch._ops.OpOverload)
+              and _custom.target_key(op) in keys}
+    if not wanted:
+        return exported, entries
+    for op in list(table.keys()):
+        if op not in wanted:
+            del table[op]
+    decomposed = exported.run_decompositions(table)
+    return decomposed, _serialize.entries(decomposed, translator)
 
 
 def archive_bytes(exported: Any) -> bytes:
@@ -36,80 +87,6 @@ def archive_bytes(exported: Any) -> bytes:
 
 def load(source: Any) -> Any:
     return torch.export.load(io.BytesIO(source) if isinstance(source, bytes) else source)
-
-
-def _strings_to_auto(spec: Any) -> Any:
-    if isinstance(spec, str):
-        return torch.export.Dim.AUTO
-    if isinstance(spec, dict):
-        return {k: _strings_to_auto(v) for k, v in spec.items()}
-    if isinstance(spec, (list, tuple)):
-        return type(spec)(_strings_to_auto(v) for v in spec)
-    return spec
-
-
-def _dim_name(d: Any) -> str | None:
-    if isinstance(d, str):
-        return d
-    name = getattr(d, "__name__", None)
-    return name if isinstance(name, str) else None
-
-
-def _named_axes(model: Any, args: tuple, kwargs: dict, dynamic_shapes: Any) -> dict[int, dict[int, str]]:
-    """id(tensor) → {axis: name} for every axis ``dynamic_shapes`` names, found by walking the
-    inputs and the spec together (dicts by key, sequences by position)."""
-    out: dict[int, dict[int, str]] = {}
-    if dynamic_shapes is None:
-        return out
-
-    def walk(value: Any, spec: Any) -> None:
-        if spec is None:
-            return
-        if isinstance(value, torch.Tensor):
-            axes = spec.items() if isinstance(spec, dict) else enumerate(spec) if isinstance(spec, (list, tuple)) else ()
-            for axis, d in axes:
-                name = _dim_name(d)
-                if name is not None:
-                    out.setdefault(id(value), {})[int(axis)] = name
-        elif isinstance(value, dict) and isinstance(spec, dict):
-            for k, v in value.items():
-                walk(v, spec.get(k))
-        elif isinstance(value, (list, tuple)) and isinstance(spec, (list, tuple)):
-            for v, s in zip(value, spec):
-                walk(v, s)
-
-    forward = model.forward if hasattr(model, "forward") else model
-    bound = inspect.signature(forward).bind(*args, **kwargs)
-    values = list(bound.arguments.items())
-    if isinstance(dynamic_shapes, dict):
-        for name, value in values:
-            walk(value, dynamic_shapes.get(name))
-    else:
-        for (_, value), spec in zip(values, dynamic_shapes):
-            walk(value, spec)
-    return out
-
-
-def _symbol_names(exported: Any, named: dict[int, dict[int, str]]) -> dict[str, str]:
-    """Symbol → name: each named axis of a user input is a symbol of the program's placeholder."""
-    if not named:
-        return {}
-    user = [s.arg.name for s in exported.graph_signature.input_specs if s.kind.name == "USER_INPUT"]
-    placeholders = {n.name: n for n in exported.graph.nodes if n.op == "placeholder"}
-    leaves = pytree.tree_leaves(exported.example_inputs) if exported.example_inputs else []
-    names: dict[str, str] = {}
-    for tensor, name in zip(leaves, user):
-        axes = named.get(id(tensor))
-        node = placeholders.get(name)
-        if not axes or node is None or not hasattr(node.meta.get("val"), "shape"):
-            continue
-        shape = node.meta["val"].shape
-        for axis, dim_name in axes.items():
-            if axis < len(shape) and isinstance(shape[axis], torch.SymInt):
-                symbol = str(shape[axis])
-                if symbol.isidentifier():
-                    names.setdefault(symbol, dim_name)
-    return names
 
 
 # Verification.
@@ -207,6 +184,21 @@ def _compare(input_set: str, names: list[str], expected: list[Any], actual: list
     return rows
 
 
+def _as_outputs(leaves: list) -> list:
+    """The program's outputs as the model has them (torch.onnx's convention): ``None`` dropped,
+    Python numbers as 0-d tensors, complex tensors as their real view."""
+    out = []
+    for x in leaves:
+        if x is None:
+            continue
+        if not isinstance(x, torch.Tensor):
+            x = torch.tensor(x)
+        elif x.is_complex():
+            x = torch.view_as_real(x.resolve_conj())
+        out.append(x)
+    return out
+
+
 def verify(onnx_program: Any) -> Any:
     from ._api import VerificationResult
 
@@ -220,11 +212,13 @@ def verify(onnx_program: Any) -> Any:
     sets = [("example", exported.example_inputs)]
     sizes = _other_sizes(exported)
     if sizes:
-        sets.append(("other sizes (" + ", ".join(f"{k}={v}" for k, v in sorted(sizes.items())) + ")",
-                     _resized(exported, sizes)))
+        # Dims by the names the user gave them (`batch=4`), else the program's symbols.
+        names = dict(onnx_program._options.get("dim_names") or {})
+        label = ", ".join(f"{names.get(k, k)}={v}" for k, v in sorted(sizes.items()))
+        sets.append((f"other sizes ({label})", _resized(exported, sizes)))
     for label, (args, kwargs) in sets:
         with torch.no_grad():
-            expected = pytree.tree_leaves(module(*args, **kwargs))
+            expected = _as_outputs(pytree.tree_leaves(module(*args, **kwargs)))
         actual = onnx_program(*args, **kwargs)
         rows += _compare(label, names, expected, actual)
     return VerificationResult(rows)

@@ -94,6 +94,8 @@ class FxonnxExporter(OnnxExporter):
             output_names=outputs_names,
             opset_version=config.opset_version,
             optimize=config.optimize,
+            # transformers' runner feeds a static cache's updates back (torch.onnx drops them).
+            mutations_as_outputs=True,
         )
         # Through a file with external data, as OnnxExporter saves: the weights stay in the file,
         # which the runner opens itself (`meta["path"]`) and which lives as long as the model.

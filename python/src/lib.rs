@@ -20,6 +20,8 @@ use pyo3::pybacked::PyBackedBytes;
 use pyo3::types::PyBytes;
 use pyo3::types::PyDict;
 
+mod entries;
+
 create_exception!(
     _fxonnx,
     ExportError,
@@ -159,6 +161,25 @@ impl Program {
     fn node_count(&self, py: Python<'_>) -> PyResult<usize> {
         self.call(py, "node_count", |p| Ok(p.node_count()))
     }
+
+    #[getter]
+    fn initializer_count(&self, py: Python<'_>) -> PyResult<usize> {
+        self.call(py, "initializer_count", |p| Ok(p.initializer_count()))
+    }
+
+    /// Total bytes of the initializers.
+    #[getter]
+    fn weight_bytes(&self, py: Python<'_>) -> PyResult<usize> {
+        self.call(py, "weight_bytes", |p| Ok(p.weight_bytes()))
+    }
+
+    /// The model in ONNX's text form (`onnx.printer`'s), weights as type and shape only.
+    fn text(&self, py: Python<'_>) -> PyResult<String> {
+        self.call(py, "text", |p| {
+            let proto = fxonnx::internals::save::to_proto_outline(p.ir());
+            Ok(fxonnx::internals::text::model_text(&proto, false))
+        })
+    }
 }
 
 /// `f`'s result, or the message of its panic.
@@ -229,10 +250,16 @@ fn export(
     let interrupt: fxonnx::Interrupt = Arc::new(move || stop_asked.load(Ordering::Relaxed));
     let options = fxonnx::ExportOptions { interrupt: Some(interrupt), ..options };
     enum Input {
+        Entries(Vec<(String, bytes::Bytes)>),
         Bytes(bytes::Bytes),
         Path(PathBuf),
     }
-    let input = if source.is_instance_of::<PyBytes>() {
+    let input = if let Ok(dict) = source.cast::<PyDict>() {
+        if output.is_some() {
+            return Err(OptionsError::new_err("save an export from memory with ONNXProgram.save"));
+        }
+        Input::Entries(entries::from_dict(dict)?)
+    } else if source.is_instance_of::<PyBytes>() {
         let data: PyBackedBytes = source.extract()?;
         if output.is_some() {
             return Err(OptionsError::new_err("save an export from bytes with ONNXProgram.save"));
@@ -247,6 +274,7 @@ fn export(
     let (jobs, jobs_rx) = std::sync::mpsc::channel::<Job>();
     let owner = move || {
         let exported = no_panic(|| match input {
+            Input::Entries(entries) => fxonnx::export_entries(entries, &options),
             Input::Bytes(data) => fxonnx::export_bytes(data, &options),
             Input::Path(path) => match output {
                 Some(out) => fxonnx::export_to_file(path, out, &options),
@@ -285,6 +313,13 @@ fn export(
         Some(Err(panic)) => Err(internal("export", &panic)),
         None => Err(internal("export", "the export's thread ended without an answer")),
     }
+}
+
+/// The targets of a program (its archive entries, bytes or path) that no translation serves:
+/// `(target, table key, nodes, reason it is refused)` each.
+#[pyfunction]
+fn untranslated_ops(source: &Bound<'_, PyAny>) -> PyResult<Vec<entries::Untranslated>> {
+    entries::untranslated_ops(source).map_err(|e| to_py(&e))
 }
 
 /// Put the weights of `archive` back into the weight-free model at `model` and write `output`;
@@ -357,6 +392,7 @@ fn _fxonnx(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(export, m)?)?;
     m.add_function(wrap_pyfunction!(cli, m)?)?;
     m.add_function(wrap_pyfunction!(apply_weights, m)?)?;
+    m.add_function(wrap_pyfunction!(untranslated_ops, m)?)?;
     m.add_class::<Program>()?;
     let py = m.py();
     m.add("ExportError", py.get_type::<ExportError>())?;

@@ -47,7 +47,7 @@ def input_shapes(model_proto):
 def test_documentation_example_names_its_dims_like_torch_onnx(batch):
     args, kwargs = mlp_call()
     shapes = {"tensor_x": {0: batch}, "input_dict": {"tensor_x": {0: batch}}, "input_list": [{0: batch}]}
-    program = fxonnx.export(MLPModel(), args, kwargs, dynamic_shapes=shapes, verify=True)
+    program = fxonnx.export(MLPModel(), args, kwargs=kwargs, dynamic_shapes=shapes, verify=True)
     assert input_shapes(program.model_proto) == [("batch_size", 8), ("batch_size", 2), ("batch_size", 2)]
     onnx.checker.check_model(program.model_proto, full_check=True)
     assert program.verification.passed
@@ -90,7 +90,7 @@ def test_verify_catches_a_wrong_model():
     """A model that computes something else (its first Sigmoid made a Tanh) fails verify, naming
     the output."""
     args, kwargs = mlp_call()
-    program = fxonnx.export(MLPModel(), args, kwargs)
+    program = fxonnx.export(MLPModel(), args, kwargs=kwargs)
     proto = program.model_proto
     node = next(n for n in proto.graph.node if n.op_type == "Sigmoid")
     node.op_type = "Tanh"
@@ -105,7 +105,7 @@ def test_rename_axes_and_the_unoptimized_comparison():
     args, kwargs = mlp_call()
     batch = torch.export.Dim("batch_size")
     shapes = {"tensor_x": {0: batch}, "input_dict": {"tensor_x": {0: batch}}, "input_list": [{0: batch}]}
-    program = fxonnx.export(MLPModel(), args, kwargs, dynamic_shapes=shapes)
+    program = fxonnx.export(MLPModel(), args, kwargs=kwargs, dynamic_shapes=shapes)
     program.rename_axes({"batch_size": "N"})
     assert input_shapes(program.model_proto)[0] == ("N", 8)
     result = program.verify(compare_unoptimized=True)

@@ -328,6 +328,16 @@ impl Builder {
         self.call_domain(op_type.to_string(), domain.to_string(), inputs)
     }
 
+    /// Append a node whose operator is known only at run time (a node of ONNX built outside
+    /// fxonnx: a Python custom translation), in `domain` at `version` (the default domain keeps
+    /// the export's opset). No older form is chosen for it; types are legalized as for any node.
+    pub fn node(&mut self, domain: &str, version: i64, op_type: &str, inputs: Vec<Option<Value>>) -> Call<'_> {
+        if domain.is_empty() {
+            return self.call_domain(op_type.to_string(), String::new(), inputs);
+        }
+        self.custom(domain, version, op_type, inputs)
+    }
+
     fn call_domain(&mut self, op_type: String, domain: String, inputs: Vec<Option<Value>>) -> Call<'_> {
         // Trailing omitted inputs are dropped, as ONNX prefers.
         let mut inputs = inputs;

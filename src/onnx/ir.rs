@@ -41,6 +41,9 @@ pub enum DType {
     Float8E5M2 = 19,
     Float8E5M2FNUZ = 20,
     Float8E8M0 = 24,
+    /// Two 4-bit floats a byte; ONNX shapes count the unpacked elements. Its size in bytes per
+    /// element is not whole: [`DType::size`] is `None`, so no arithmetic assumes one.
+    Float4E2M1 = 23,
 }
 
 impl DType {
@@ -68,6 +71,7 @@ impl DType {
             18 => Float8E4M3FNUZ,
             19 => Float8E5M2,
             20 => Float8E5M2FNUZ,
+            23 => Float4E2M1,
             24 => Float8E8M0,
             _ => return None,
         })
@@ -82,7 +86,7 @@ impl DType {
             Float | Int32 | Uint32 => 4,
             Double | Int64 | Uint64 | Complex64 => 8,
             Complex128 => 16,
-            String => return None,
+            String | Float4E2M1 => return None,
         })
     }
 
@@ -99,6 +103,7 @@ impl DType {
                 | Float8E5M2
                 | Float8E5M2FNUZ
                 | Float8E8M0
+                | Float4E2M1
         )
     }
 
@@ -136,6 +141,7 @@ impl DType {
             Float8E5M2 => "float8_e5m2",
             Float8E5M2FNUZ => "float8_e5m2fnuz",
             Float8E8M0 => "float8_e8m0fnu",
+            Float4E2M1 => "float4_e2m1",
         }
     }
 }

@@ -5,6 +5,7 @@
 //! non-contiguous view that must be gathered into a dense buffer.
 
 mod mapped;
+mod memory;
 pub mod schema;
 mod weights;
 mod zipdir;
@@ -106,6 +107,8 @@ pub struct Archive {
     /// The entries under the root folder, named relative to it.
     entries: zipdir::Directory,
     root: String,
+    /// Entries held in memory, each its own buffer ([`Archive::from_entries`]); looked up first.
+    memory: memory::Entries,
 }
 
 impl Archive {
@@ -141,18 +144,8 @@ impl Archive {
             .map(str::to_string)
             .ok_or_else(|| ArchiveError::NotPt2 { path: path.to_path_buf() })?;
         let entries = dir.under(&data, &root);
-        let archive = Archive { path: path.to_path_buf(), data, file: None, entries, root };
-        if archive.entry("archive_format")?.as_ref() != b"pt2" {
-            return Err(ArchiveError::NotPt2 { path: path.to_path_buf() });
-        }
-        // torch treats a missing archive_version as 0.
-        if archive.has("archive_version") {
-            let v = archive.entry("archive_version")?;
-            let v = String::from_utf8_lossy(&v).trim().to_string();
-            if v != "0" {
-                return Err(ArchiveError::ArchiveVersion { found: v });
-            }
-        }
+        let archive = Archive { path: path.to_path_buf(), data, file: None, entries, root, memory: Default::default() };
+        memory::check_format(&archive, path)?;
         Ok(archive)
     }
 
@@ -166,22 +159,28 @@ impl Archive {
     }
 
     pub fn has(&self, name: &str) -> bool {
-        self.entries.contains(&self.data, name)
+        self.memory.get(name).is_some() || self.entries.contains(&self.data, name)
     }
 
     /// Entry names, relative to the root folder.
     pub fn entry_names(&self) -> impl Iterator<Item = &str> {
-        self.entries.names(&self.data)
+        self.memory.names().chain(self.entries.names(&self.data))
     }
 
     /// The bytes of an entry, as a slice of the memory map.
     pub fn entry(&self, name: &str) -> Result<Bytes> {
+        if let Some(bytes) = self.memory.get(name) {
+            return Ok(bytes.clone());
+        }
         let (start, end) = self.span(name)?;
         Ok(self.data.slice(start..end))
     }
 
     /// The bytes of an entry, borrowed from the memory map (parsed JSON borrows its strings).
     fn entry_ref(&self, name: &str) -> Result<&[u8]> {
+        if let Some(bytes) = self.memory.get(name) {
+            return Ok(bytes);
+        }
         let (start, end) = self.span(name)?;
         Ok(&self.data[start..end])
     }
@@ -225,8 +224,7 @@ impl Archive {
 
     /// The names of the programs in the archive (`models/<name>.json`), in archive order.
     pub fn model_names(&self) -> Vec<String> {
-        self.entries
-            .names(&self.data)
+        self.entry_names()
             .filter_map(|n| n.strip_prefix("models/")?.strip_suffix(".json"))
             .map(str::to_string)
             .collect()

@@ -29,6 +29,9 @@ pub enum ScalarType {
     Float8E8M0FNU,
     Uint32,
     Uint64,
+    /// `torch.float4_e2m1fn_x2`: two 4-bit floats a byte. torch's schema has no number for it;
+    /// fxonnx's Python serializer writes 45, c10's.
+    Float4E2M1FnX2,
 }
 
 /// Map a schema ScalarType id to [`ScalarType`].
@@ -56,6 +59,7 @@ pub fn scalar_type(id: i64) -> Option<ScalarType> {
         33 => Float8E8M0FNU,
         34 => Uint32,
         35 => Uint64,
+        45 => Float4E2M1FnX2,
         _ => return None,
     })
 }
@@ -64,7 +68,8 @@ impl ScalarType {
     pub fn size(self) -> usize {
         use ScalarType::*;
         match self {
-            Uint8 | Int8 | Bool | Float8E4M3FN | Float8E5M2 | Float8E4M3FNUZ | Float8E5M2FNUZ | Float8E8M0FNU => 1,
+            Uint8 | Int8 | Bool | Float8E4M3FN | Float8E5M2 | Float8E4M3FNUZ | Float8E5M2FNUZ | Float8E8M0FNU
+            | Float4E2M1FnX2 => 1,
             Int16 | Float16 | BFloat16 | Uint16 => 2,
             Int32 | Float32 | Complex32 | Uint32 => 4,
             Int64 | Float64 | Complex64 | Uint64 => 8,
@@ -97,6 +102,7 @@ impl ScalarType {
             Float8E8M0FNU => "float8_e8m0fnu",
             Uint32 => "uint32",
             Uint64 => "uint64",
+            Float4E2M1FnX2 => "float4_e2m1fn_x2",
         }
     }
 

@@ -741,6 +741,7 @@ pub fn onnx_dtype(t: ScalarType) -> DType {
         S::Float8E8M0FNU => DType::Float8E8M0,
         S::Uint32 => DType::Uint32,
         S::Uint64 => DType::Uint64,
+        S::Float4E2M1FnX2 => DType::Float4E2M1,
     }
 }
 

@@ -31,6 +31,7 @@ fn export(archive: &Archive) -> Option<Model> {
         output_names: &[],
         debug_outputs: false,
         max_memory: None,
+        mutations_as_outputs: true,
     };
     let (mut model, _) = crate::translate::lower::lower(&program, &options).ok()?;
     crate::optimize::optimize(&mut model);

@@ -165,5 +165,11 @@ fn weight_tensor(w: &crate::pt2::Weight) -> TensorData {
     if w.dtype.is_complex() {
         dims.push(2);
     }
+    if w.dtype == crate::pt2::ScalarType::Float4E2M1FnX2 {
+        // Two 4-bit elements a byte: ONNX's last dim counts them.
+        if let Some(last) = dims.last_mut() {
+            *last *= 2;
+        }
+    }
     TensorData { dtype: onnx_dtype(w.dtype), dims, raw: w.raw.clone().into() }
 }

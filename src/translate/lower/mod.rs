@@ -50,6 +50,9 @@ pub struct LowerOptions<'a> {
     pub debug_outputs: bool,
     /// The most bytes translations may build constants of ([`crate::ExportOptions::max_memory`]).
     pub max_memory: Option<u64>,
+    /// Mutated buffers and user inputs become graph outputs
+    /// ([`crate::ExportOptions::mutations_as_outputs`]); otherwise each is dropped with a warning.
+    pub mutations_as_outputs: bool,
 }
 
 /// The FX names bound in one graph, and which names are in-place aliases of one tensor. Names
@@ -209,6 +212,15 @@ impl Lowerer<'_> {
     fn tensor_type(&self, meta: &schema::ValueMeta) -> (crate::onnx::ir::DType, Vec<Dim>, bool) {
         let st = crate::pt2::scalar_type(meta.dtype).unwrap_or(ScalarType::Float32);
         let mut shape: Vec<Dim> = meta.sizes.iter().map(|s| self.dim(s)).collect();
+        if st == ScalarType::Float4E2M1FnX2 {
+            // ONNX counts the 4-bit elements: the last dim is twice torch's (two a byte).
+            if let Some(last) = shape.last_mut() {
+                *last = match last {
+                    Dim::Fixed(n) => Dim::Fixed(*n * 2),
+                    Dim::Param(p) => Dim::Param(format!("2*{p}").into()),
+                };
+            }
+        }
         if st.is_complex() {
             shape.push(Dim::Fixed(2));
         }

@@ -65,26 +65,30 @@ pub(super) fn bind_outputs<'g>(
     // Outputs: user outputs, then mutated buffers and user inputs (torch.onnx drops those).
     let mut outputs: Vec<(Value, String)> = Vec::new();
     let mut kinds: Vec<&str> = Vec::new();
+    // A `None` output has no ONNX value: dropped, as torch.onnx drops it.
     for out in program.outputs() {
         if let fx::OutputKind::User(arg) = out {
+            if matches!(arg, Argument::None) {
+                continue;
+            }
             let v = lw.value_of(op, arg, env)?;
             outputs.push((v, arg_name(arg).unwrap_or_default().to_string()));
             kinds.push("USER_OUTPUT");
         }
     }
+    let n_user_outputs = outputs.len();
+    let mut mutations: Vec<(Value, String, &str)> = Vec::new();
     // Functional programs list mutations before user outputs; ONNX users expect theirs first.
     for out in program.outputs() {
         match out {
             fx::OutputKind::User(_) => {}
             fx::OutputKind::BufferMutation { value, fqn } => {
                 let v = lookup(env, value)?;
-                outputs.push((v, mutation_output_name(MutationKind::Buffer, fqn)));
-                kinds.push("BUFFER_MUTATION");
+                mutations.push((v, mutation_output_name(MutationKind::Buffer, fqn), "BUFFER_MUTATION"));
             }
             fx::OutputKind::UserInputMutation { value, input } => {
                 let v = lookup(env, value)?;
-                outputs.push((v, mutation_output_name(MutationKind::UserInput, input)));
-                kinds.push("USER_INPUT_MUTATION");
+                mutations.push((v, mutation_output_name(MutationKind::UserInput, input), "USER_INPUT_MUTATION"));
             }
             fx::OutputKind::Token => {}
         }
@@ -94,21 +98,33 @@ pub(super) fn bind_outputs<'g>(
         for (placeholder, fqn, original) in buffers {
             if let Some(&v) = env.get(placeholder) {
                 if v != *original {
-                    outputs.push((v, mutation_output_name(MutationKind::Buffer, fqn)));
-                    kinds.push("BUFFER_MUTATION");
+                    mutations.push((v, mutation_output_name(MutationKind::Buffer, fqn), "BUFFER_MUTATION"));
                 }
             }
         }
         for (name, original) in user_inputs {
             if let Some(&v) = env.get(name) {
                 if v != *original {
-                    outputs.push((v, mutation_output_name(MutationKind::UserInput, name)));
-                    kinds.push("USER_INPUT_MUTATION");
+                    mutations.push((v, mutation_output_name(MutationKind::UserInput, name), "USER_INPUT_MUTATION"));
                 }
             }
         }
     }
-    let n_user_outputs = program.outputs().iter().filter(|o| matches!(o, fx::OutputKind::User(_))).count();
+    for (v, name, kind) in mutations {
+        if opts.mutations_as_outputs {
+            outputs.push((v, name));
+            kinds.push(kind);
+        } else {
+            let what = match name.strip_prefix("buffer_mutation_") {
+                Some(fqn) => format!("buffer `{fqn}`"),
+                None => format!("user input `{}`", name.trim_start_matches("user_input_mutation_")),
+            };
+            op.warn(format!(
+                "the program mutates {what}; its new value is not a graph output (torch.onnx drops it too); \
+                 hint: export with mutations_as_outputs=True to keep it as output `{name}` (needed for static caches)"
+            ));
+        }
+    }
     let mut final_outputs = Vec::with_capacity(outputs.len());
     let mut seen: FxHashSet<Value> = FxHashSet::default();
     // A set, not a scan of the input list per output: a program with many inputs and outputs
@@ -118,8 +134,11 @@ pub(super) fn bind_outputs<'g>(
         let wanted =
             if i < n_user_outputs { opts.output_names.get(i).filter(|n| !n.is_empty()).cloned() } else { None };
         let wanted = wanted.unwrap_or_else(|| fx_name.clone());
-        // A graph output must be produced by a node, under its own name, once.
-        let is_io = graph_inputs.contains(&v) || op.info(v).constant.is_some();
+        // A graph output must be produced by a node, under its own name, once. A float4 constant
+        // is output as the initializer itself: below opset 23 no operator (Identity included)
+        // takes float4, and ONNX allows an initializer as a graph output.
+        let float4_constant = op.info(v).constant.is_some() && op.dtype(v) == Some(crate::onnx::ir::DType::Float4E2M1);
+        let is_io = !float4_constant && (graph_inputs.contains(&v) || op.info(v).constant.is_some());
         let v = if is_io || seen.contains(&v) || (op.info(v).name != wanted && !op.info(v).name.is_empty()) {
             identity_of(op, v)
         } else {

@@ -1,0 +1,99 @@
+"""fxonnx's exceptions, importable and picklable from ``fxonnx``.
+
+The stage errors are raised by the Rust extension (``fxonnx._fxonnx``); they are re-homed here
+under the module name ``fxonnx`` so that pickle finds them (a ``ProcessPoolExecutor`` parent gets
+the worker's exception with its ``stage``, ``node``, ``target`` and ``hint``). The Python stages add
+``CaptureError`` (torch.export could not capture the model) and ``VerificationError``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ._fxonnx import (
+    ArchiveError,
+    ExportError,
+    InternalError,
+    OptionsError,
+    ProgramError,
+    SaveError,
+    TranslationError,
+    UnsupportedOpsError,
+)
+
+for _cls in (ArchiveError, ExportError, InternalError, OptionsError, ProgramError, SaveError, TranslationError,
+             UnsupportedOpsError):
+    # Pickle finds a class by its module and name: `fxonnx.ExportError`, not the extension's.
+    _cls.__module__ = "fxonnx"
+
+
+def _init_fields(e: ExportError, stage: str | None, node: str | None = None, target: str | None = None,
+                 hint: str | None = None) -> None:
+    e.stage = stage
+    e.node = node
+    e.target = target
+    e.hint = hint
+
+
+class CaptureError(ExportError):
+    """torch.export could not capture the model with any strategy (stage ``capture``).
+    ``errors`` maps each strategy (torch.onnx's class names, ``TorchExportNonStrictStrategy``...)
+    to its exception; the first one is also ``__cause__``."""
+
+    def __init__(self, message: str = "", errors: dict[str, BaseException] | None = None):
+        super().__init__(message)
+        _init_fields(self, "capture")
+        self.errors = dict(errors or {})
+        self.report_path = None
+
+    def __reduce__(self) -> Any:
+        # The strategies' exceptions may not pickle (they hold torch objects): their text does.
+        state = {**self.__dict__, "errors": {k: f"{type(v).__name__}: {v}" for k, v in self.errors.items()}}
+        return (type(self), self.args, state)
+
+
+class VerificationError(ExportError):
+    """The exported model's outputs differ from the program's (``verify=True``), or a dynamic dim
+    asked for came out static; ``result`` holds every comparison, ``output`` names the first
+    output that differs."""
+
+    def __init__(self, message: str = "", result: Any = None, output: str | None = None):
+        super().__init__(message)
+        _init_fields(self, "verify", hint="run the program and the model on the inputs in `result` to compare them")
+        self.result = result
+        self.output = output
+
+
+class MissingPackageError(ModuleNotFoundError):
+    """An optional package fxonnx needs for what was asked is not installed; the message names
+    the extra that installs it (``pip install fxonnx[torch]``)."""
+
+
+def require(module: str, extra: str, for_what: str) -> Any:
+    """Import ``module`` or fail naming the package and the extra that installs it."""
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError as e:
+        package = {"onnx_ir": "onnx-ir"}.get(module, module)
+        raise MissingPackageError(
+            f"{for_what} needs the `{package}` package, which is not installed; "
+            f"install it with `pip install fxonnx[{extra}]` (or `pip install {package}`)"
+        ) from e
+
+
+__all__ = [
+    "ArchiveError",
+    "CaptureError",
+    "ExportError",
+    "InternalError",
+    "MissingPackageError",
+    "OptionsError",
+    "ProgramError",
+    "SaveError",
+    "TranslationError",
+    "UnsupportedOpsError",
+    "VerificationError",
+    "require",
+]

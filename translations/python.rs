@@ -1,0 +1,143 @@
+//! `fxonnx::onnx_graph`: a node whose ONNX was built outside fxonnx, by a Python custom
+//! translation (`custom_translation_table`, see `python/fxonnx/_custom.py`). The Python package
+//! writes such a node in place of the FX node it translated: its tensor arguments, and the ONNX
+//! as a serialized `ModelProto` (hex) whose graph takes them as inputs, in order, and whose outputs
+//! are the node's outputs. Its model-local functions were inlined in Python; its nodes are emitted
+//! here as they are (the translation is inlined: no function remains in the exported model).
+
+use crate::onnx::ir::AttrValue;
+use crate::onnx::proto;
+use crate::translate::prelude::*;
+use crate::translations;
+
+/// The bytes of a hex string.
+fn unhex(text: &str) -> Result<Vec<u8>, OpError> {
+    let digit = |c: u8| match c {
+        b'0'..=b'9' => Ok(c - b'0'),
+        b'a'..=b'f' => Ok(c - b'a' + 10),
+        b'A'..=b'F' => Ok(c - b'A' + 10),
+        _ => Err(OpError::new("fxonnx::onnx_graph: `graph` is not hex")),
+    };
+    let bytes = text.as_bytes();
+    if !bytes.len().is_multiple_of(2) {
+        bail!("fxonnx::onnx_graph: `graph` has an odd number of hex digits");
+    }
+    bytes.chunks(2).map(|p| Ok(digit(p[0])? << 4 | digit(p[1])?)).collect()
+}
+
+/// A tensor attribute or initializer, from its proto (raw data, or the typed fields ONNX also
+/// allows for small tensors).
+fn tensor_data(t: &proto::TensorProto) -> Result<TensorData, OpError> {
+    let dtype = DType::from_onnx(t.data_type).ok_or_else(|| {
+        OpError::new(format!("tensor `{}` has ONNX type {}, which fxonnx does not know", t.name, t.data_type))
+    })?;
+    let n: i64 = t.dims.iter().product();
+    let raw: Vec<u8> = if !t.raw_data.is_empty() {
+        t.raw_data.to_vec()
+    } else if !t.float_data.is_empty() && dtype == DType::Float {
+        t.float_data.iter().flat_map(|v| v.to_le_bytes()).collect()
+    } else if !t.double_data.is_empty() && dtype == DType::Double {
+        t.double_data.iter().flat_map(|v| v.to_le_bytes()).collect()
+    } else if !t.int64_data.is_empty() && dtype == DType::Int64 {
+        t.int64_data.iter().flat_map(|v| v.to_le_bytes()).collect()
+    } else if !t.int32_data.is_empty() && dtype == DType::Int32 {
+        t.int32_data.iter().flat_map(|v| v.to_le_bytes()).collect()
+    } else if !t.int32_data.is_empty() && matches!(dtype, DType::Bool | DType::Uint8 | DType::Int8) {
+        t.int32_data.iter().map(|&v| v as u8).collect()
+    } else if n == 0 {
+        Vec::new()
+    } else {
+        bail!(
+            "tensor `{}` of type {}: its values are in a field fxonnx does not read; write raw_data",
+            t.name,
+            dtype.name()
+        );
+    };
+    if dtype.size().is_some_and(|s| raw.len() as i64 != n * s as i64) {
+        bail!("tensor `{}` has {} bytes for {n} elements of {}", t.name, raw.len(), dtype.name());
+    }
+    Ok(TensorData { dtype, dims: t.dims.clone(), raw: raw.into() })
+}
+
+fn attribute(a: &proto::AttributeProto) -> Result<AttrValue, OpError> {
+    use proto::attribute_proto::AttributeType as T;
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    Ok(match T::try_from(a.r#type).unwrap_or(T::Undefined) {
+        T::Float => AttrValue::Float(a.f),
+        T::Int => AttrValue::Int(a.i),
+        T::String => AttrValue::String(text(&a.s)),
+        T::Tensor => {
+            AttrValue::Tensor(Box::new(tensor_data(a.t.as_ref().ok_or("a tensor attribute without tensor")?)?))
+        }
+        T::Floats => AttrValue::Floats(a.floats.clone()),
+        T::Ints => AttrValue::Ints(a.ints.clone()),
+        T::Strings => AttrValue::Strings(a.strings.iter().map(|s| text(s)).collect()),
+        other => bail!(
+            "attribute `{}` is of kind {other:?}, which a Python translation cannot pass to fxonnx yet (subgraphs, \
+             sparse tensors and types are not read); hint: build the control flow with onnxscript ops outside the \
+             attribute, or write the translation in Rust",
+            a.name
+        ),
+    })
+}
+
+/// The opset version the graph imports `domain` at.
+fn version(model: &proto::ModelProto, domain: &str) -> i64 {
+    model.opset_import.iter().find(|o| o.domain == domain).map_or(1, |o| o.version)
+}
+
+/// Emit the nodes of the serialized `ModelProto` in `graph` (hex), its inputs bound to `inputs`.
+fn emit(op: &mut Builder, inputs: &[Value], graph: &str) -> OpResult<Vec<Value>> {
+    let bytes = unhex(graph)?;
+    let model: proto::ModelProto = prost::Message::decode(bytes.as_slice())
+        .map_err(|e| OpError::new(format!("the ONNX of the translation is not a ModelProto: {e}")))?;
+    let g = model.graph.as_ref().ok_or("the ModelProto of the translation has no graph")?;
+    if !model.functions.is_empty() {
+        bail!("the translation's ONNX still calls model-local functions; they are inlined before it reaches fxonnx");
+    }
+    let formal: Vec<&str> = g.input.iter().map(|i| i.name.as_str()).collect();
+    if formal.len() != inputs.len() {
+        bail!("the translation's graph takes {} inputs; the node passes {}", formal.len(), inputs.len());
+    }
+    let mut env: std::collections::HashMap<&str, Value> = formal.iter().copied().zip(inputs.iter().copied()).collect();
+    for init in &g.initializer {
+        let v = op.constant_tensor(tensor_data(init)?);
+        env.insert(init.name.as_str(), v);
+    }
+    for n in &g.node {
+        let read = |name: &str| match name {
+            "" => Ok(None),
+            name => env.get(name).copied().map(Some).ok_or_else(|| {
+                OpError::new(format!(
+                    "the translation's node `{}` ({}) reads `{name}`, which nothing defines",
+                    n.name, n.op_type
+                ))
+            }),
+        };
+        let ins: Vec<Option<Value>> = n.input.iter().map(|name| read(name)).collect::<Result<_, OpError>>()?;
+        let mut call = op.node(&n.domain, version(&model, &n.domain), &n.op_type, ins);
+        for a in &n.attribute {
+            call = call.attr(&a.name, attribute(a)?);
+        }
+        let outs = call.outs_vec(n.output.len());
+        for (name, v) in n.output.iter().zip(outs) {
+            if !name.is_empty() {
+                env.insert(name.as_str(), v);
+            }
+        }
+    }
+    let output = |name: &str| {
+        env.get(name)
+            .copied()
+            .ok_or_else(|| OpError::new(format!("the translation's output `{name}` is never computed")))
+    };
+    g.output.iter().map(|o| output(&o.name)).collect()
+}
+
+translations! {
+    /// onnx_graph(Tensor[] inputs, str graph) -> Tensor[]
+    #[target("fxonnx::onnx_graph")]
+    fn onnx_graph(op, inputs: Vec<Tensor>, graph: &str) -> OpResult<Vec<Value>> {
+        emit(op, &inputs, graph)
+    }
+}
