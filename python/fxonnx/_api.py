@@ -208,6 +208,7 @@ class ONNXProgram:
                 self._program.set_external_data(bool(self._options.get("external_data")))
             return
         ir = _errors.require("onnx_ir", "onnx", "ONNXProgram.save with these options")
+        self._refuse_overwriting_the_archive(destination)
         model = self.model
         graph = model.graph
         initializers = dict(graph.initializers)
@@ -216,18 +217,34 @@ class ONNXProgram:
             graph.initializers.clear()
         if keep_initializers_as_inputs:
             graph.inputs.extend(v for v in initializers.values() if v not in inputs)
+        folder = os.path.dirname(os.path.abspath(destination))
+        name = os.path.basename(destination)
         try:
             size = sum(v.const_value.nbytes for v in graph.initializers.values() if v.const_value is not None)
-            if external_data or (external_data is None and size > _LARGE_MODEL_THRESHOLD):
-                ir.save(model, destination, external_data=os.path.basename(destination) + ".data")
-            else:
-                ir.save(model, destination)
+            # Written in a temporary folder beside the destination, then moved into place (the data
+            # file first): a failed save leaves no partial model under the name.
+            with tempfile.TemporaryDirectory(prefix=".fxonnx-save-", dir=folder) as temp:
+                if external_data or (external_data is None and size > _LARGE_MODEL_THRESHOLD):
+                    ir.save(model, os.path.join(temp, name), external_data=name + ".data")
+                else:
+                    ir.save(model, os.path.join(temp, name))
+                for written in sorted(os.listdir(temp), key=lambda n: n == name):
+                    os.replace(os.path.join(temp, written), os.path.join(folder, written))
         finally:
             if not include_initializers:
                 graph.initializers.update(initializers)
             if keep_initializers_as_inputs:
                 graph.inputs.clear()
                 graph.inputs.extend(inputs)
+
+    def _refuse_overwriting_the_archive(self, destination: str) -> None:
+        """The save through onnx_ir refuses the archive being exported, as Rust's saves do."""
+        source = self._source if isinstance(self._source, (str, os.PathLike)) else None
+        if source is not None and os.path.exists(destination) and os.path.samefile(source, destination):
+            err = _fxonnx.SaveError(f"refusing to write {destination}: it is the archive being exported; "
+                                    "hint: choose another output path")
+            _errors._init_fields(err, "save", hint="choose another output path")
+            raise err
 
     def apply_weights(self, state_dict: Mapping[str, Any]) -> None:
         """Replace initializers by name with the tensors of ``state_dict`` (unknown names are

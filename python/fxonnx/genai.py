@@ -75,8 +75,16 @@ def _decoder_dynamic_shapes(model: Any, inputs: dict[str, Any]) -> dict[str, Any
     leaves = pytree.tree_leaves(cache)
     if not leaves or any(t.dim() != 4 for t in leaves):
         raise ValueError("export_decoder needs a cache of [batch, heads, length, head size] tensors (a DynamicCache)")
+    # In the cache's own structure, whichever flattening is registered for it (transformers'
+    # exporters give a flat list; `register_dynamic_cache_export_support` a dict of two lists).
+    def spec_shapes(spec: Any) -> Any:
+        if spec.is_leaf():
+            return {0: batch, 2: past}
+        children = spec.children() if hasattr(spec, "children") else spec.children_specs
+        return [spec_shapes(child) for child in children]
+
     shapes = {"input_ids": {0: batch, 1: seq}, "attention_mask": {0: batch, 1: Dim.AUTO},
-              "position_ids": {0: batch, 1: seq}, "past_key_values": [{0: batch, 2: past}] * len(leaves)}
+              "position_ids": {0: batch, 1: seq}, "past_key_values": spec_shapes(pytree.tree_structure(cache))}
     return {k: v for k, v in shapes.items() if k in inputs}
 
 

@@ -58,10 +58,13 @@ pub fn untranslated_ops(source: &Bound<'_, PyAny>) -> Result<Vec<Untranslated>, 
         let entries = from_dict(dict).map_err(|e| fxonnx::Error::from(fxonnx::ErrorKind::Options(e.to_string())))?;
         Archive::from_entries(entries)?
     } else if source.is_instance_of::<PyBytes>() {
-        let data: PyBackedBytes = source.extract().map_err(|e| fxonnx::Error::from(fxonnx::ErrorKind::Options(PyErr::from(e).to_string())))?;
+        let data: PyBackedBytes = source
+            .extract()
+            .map_err(|e| fxonnx::Error::from(fxonnx::ErrorKind::Options(PyErr::from(e).to_string())))?;
         Archive::from_bytes(std::path::Path::new("<archive in memory>"), Bytes::from_owner(data))?
     } else {
-        let path: PathBuf = source.extract().map_err(|e: PyErr| fxonnx::Error::from(fxonnx::ErrorKind::Options(e.to_string())))?;
+        let path: PathBuf =
+            source.extract().map_err(|e: PyErr| fxonnx::Error::from(fxonnx::ErrorKind::Options(e.to_string())))?;
         Archive::open(&path)?
     };
     let loaded = archive.load("model")?;

@@ -197,8 +197,9 @@ fn internal(what: &str, message: &str) -> PyErr {
     ))
 }
 
-/// Wait for `rx`'s value without the GIL, asking Python every 10 ms whether a signal came
-/// (Ctrl-C: Python runs its handlers only on the main thread, and only when asked). The first
+/// Wait for `rx`'s value without the GIL, asking Python every millisecond whether a signal came
+/// (Ctrl-C: Python runs its handlers only on the main thread, and only when asked). Small models
+/// export in a few milliseconds: a coarser poll would only see the signal after the save. The first
 /// exception a handler raises sets `stop` (which the export reads between stages) and is
 /// returned with the value, to be raised.
 fn wait_interruptibly<T: Send>(
@@ -210,7 +211,7 @@ fn wait_interruptibly<T: Send>(
     let mut raised = None;
     loop {
         let (back, got) = py.detach(move || {
-            let got = rx.recv_timeout(std::time::Duration::from_millis(10));
+            let got = rx.recv_timeout(std::time::Duration::from_millis(1));
             (rx, got)
         });
         rx = back;

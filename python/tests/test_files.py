@@ -26,11 +26,12 @@ def test_no_save_replaces_its_input(tmp_path):
     archive.write_bytes((FIXTURES / "convnet.pt2").read_bytes())
     before = archive.read_bytes()
     program = fxonnx.export(archive)
-    for include in (True, False):
+    # Every form: the Rust saves (with weights, weight-free) and onnx_ir's (weights as inputs, none).
+    for include, as_inputs in ((True, False), (False, True), (True, True), (False, False)):
         with pytest.raises(fxonnx.SaveError, match="the archive being exported"):
-            program.save(archive, include_initializers=include)
+            program.save(archive, include_initializers=include, keep_initializers_as_inputs=as_inputs)
     free = tmp_path / "free.onnx"
-    program.save(free, include_initializers=False)
+    program.save(free, include_initializers=False, keep_initializers_as_inputs=True)
     free_bytes = free.read_bytes()
     files = listing(tmp_path)
     for output, what in ((archive, "the archive the weights are read from"),
@@ -51,7 +52,7 @@ ARCHIVE_REWRITTEN = """
     src, out, how = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2]), sys.argv[3]
     archive = out / "m.pt2"
     shutil.copy(src / "convnet.pt2", archive)
-    program = fxonnx.export(archive)
+    program = fxonnx.export(archive, verbose=False)
     if how == "other archive":
         archive.write_bytes((src / "tiny_transformer.pt2").read_bytes())
     elif how == "truncated":
@@ -156,13 +157,14 @@ CTRL_C = """
     _fxonnx.export(archive, output=str(out / "timing.onnx"))
     span = time.perf_counter() - start
     os.remove(out / "timing.onnx")
-    for k in range(1, 21):
+    # A small model exports in a few milliseconds: 40 moments over one export, each twice.
+    for k in range(1, 41):
         target = out / "m.onnx"
-        # From a twentieth of an export on: the call has started when the signal comes.
-        timer = threading.Timer(span * k / 20, os.kill, (os.getpid(), signal.SIGINT))
+        timer = threading.Timer(span * ((k + 1) // 2) / 20, os.kill, (os.getpid(), signal.SIGINT))
         outcome = None
-        timer.start()
         try:
+            # Inside the try: a signal due sooner than the timer's thread starts lands here.
+            timer.start()
             _fxonnx.export(archive, output=str(target))
             outcome = "exported"
             # A SIGINT after the call is raised here, not in the next attempt.
@@ -187,6 +189,6 @@ def test_ctrl_c_stops_the_export_between_stages_writing_nothing(tmp_path):
                         str(tmp_path)], capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
     outcomes = r.stdout.splitlines()
-    assert len(outcomes) == 20, r.stdout
+    assert len(outcomes) == 40, r.stdout
     assert all(o in ("interrupted nothing", "interrupted complete", "exported complete") for o in outcomes), outcomes
     assert "interrupted nothing" in outcomes, outcomes

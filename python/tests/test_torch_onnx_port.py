@@ -1295,6 +1295,24 @@ def test_from_dynamic_axes_to_dynamic_shapes_on_llm(export_fn):
 # value_cache: [...]}`, and `dynamic_shapes` follows that structure.
 
 
+@pytest.fixture
+def executorch_cache_registration():
+    """`register_dynamic_cache_export_support` registers the cache with pytree for the whole
+    process; the registration is undone after the test, so that later tests (transformers'
+    exporters, which register their own flattening) see the cache as they would alone."""
+    transformers = pytest.importorskip("transformers")
+    import torch.fx._pytree as fx_pytree
+    import torch.utils._pytree as pytree
+
+    cls = transformers.DynamicCache
+    before = cls in pytree.SUPPORTED_NODES
+    yield
+    if not before and cls in pytree.SUPPORTED_NODES:
+        pytree._deregister_pytree_node(cls)
+        fx_pytree.SUPPORTED_NODES.pop(cls, None)
+        getattr(fx_pytree, "SUPPORTED_NODES_EXACT_MATCH", {}).pop(cls, None)
+
+
 def _prepare_llm_model_gptj_to_test():
     transformers = pytest.importorskip("transformers")
     torch.manual_seed(0)
@@ -1341,7 +1359,7 @@ def _prepare_llm_model_gptj_to_test():
 
 
 @pytest.mark.slow
-def test_onnx_export_huggingface_llm_models_with_kv_cache(export):
+def test_onnx_export_huggingface_llm_models_with_kv_cache(export, executorch_cache_registration):
     model, kwargs, dynamic_axes, input_names, output_names = _prepare_llm_model_gptj_to_test()
     onnx_program = export(
         model, kwargs=kwargs, input_names=input_names, output_names=output_names, dynamic_axes=dynamic_axes
@@ -1350,7 +1368,7 @@ def test_onnx_export_huggingface_llm_models_with_kv_cache(export):
 
 
 @pytest.mark.slow
-def test_onnx_export_with_custom_axis_names_in_dynamic_shapes(export):
+def test_onnx_export_with_custom_axis_names_in_dynamic_shapes(export, executorch_cache_registration):
     model, kwargs, _, input_names, output_names = _prepare_llm_model_gptj_to_test()
     dynamic_shapes = {
         "input_ids": {0: "batch_size", 1: "sequence_length"},

@@ -46,7 +46,8 @@ impl Archive {
             }
         }
         let data = Bytes::from_static(EMPTY_ZIP);
-        let dir = zipdir::Directory::read(&data).map_err(|detail| ArchiveError::NotZip { path: path.clone(), detail })?;
+        let dir =
+            zipdir::Directory::read(&data).map_err(|detail| ArchiveError::NotZip { path: path.clone(), detail })?;
         let archive = Archive { path, data, file: None, entries: dir, root: String::new(), memory };
         check_format(&archive, Path::new("<program in memory>"))?;
         Ok(archive)
