@@ -171,7 +171,8 @@ fn onnx_attention(op: &mut Builder, a: &Sdpa) -> OpResult<Option<Value>> {
     let (Some(q), Some(k), Some(v)) = (op.shape(a.query), op.shape(a.key), op.shape(a.value)) else {
         return Ok(None);
     };
-    if t != DType::Float || q.len() != 4 || k.len() != 4 || v.len() != 4 {
+    // float16 as torch.onnx writes it (ONNX Runtime's CPU kernel takes both; bfloat16 it lacks).
+    if !matches!(t, DType::Float | DType::Float16) || q.len() != 4 || k.len() != 4 || v.len() != 4 {
         return Ok(None);
     }
     // One batch; K and V over one sequence and one set of heads; a head size Q and K share; the
