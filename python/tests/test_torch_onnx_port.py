@@ -661,7 +661,7 @@ def test_group_norm_opset_21(export):
     assert "GroupNormalization" in op_types(onnx_program)
 
 
-def test_attention_opset_23(export_fn, export):
+def test_attention_opset_23(export):
     class Model(torch.nn.Module):
         def forward(self, query, key, value):
             return torch.nn.functional.scaled_dot_product_attention(query, key, value)
@@ -670,11 +670,6 @@ def test_attention_opset_23(export_fn, export):
     key = torch.rand(32, 8, 128, 64, dtype=torch.float16)
     value = torch.rand(32, 8, 128, 64, dtype=torch.float16)
     onnx_program = export(Model(), (query, key, value), opset_version=23)
-    if is_fxonnx(export_fn) and op_types(onnx_program) != ["Attention"]:
-        # ONNX Attention at opset 23 comes with the attn branch (issue 32); until it is merged,
-        # fxonnx writes SDPA as its decomposition: checked for values, not as one node.
-        onnx_testing.assert_onnx_program(onnx_program, atol=1e-2, rtol=1)
-        pytest.xfail("SDPA at opset 23 is not yet one ONNX Attention node (attn branch)")
     assert op_types(onnx_program) == ["Attention"]
     onnx_testing.assert_onnx_program(onnx_program, atol=1e-2, rtol=1)
 
