@@ -35,6 +35,7 @@ pub const EXPORTABLE: &[(&str, &str)] = &[
     ("fft_ops", "model"),
     ("global_pool_dynamic", "model"),
     ("half_dtypes", "model"),
+    ("halo_attn", "model"),
     ("hops_loops", "model"),
     ("lifted_constant", "model"),
     ("mlp_bn", "model"),
