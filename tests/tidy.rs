@@ -102,3 +102,50 @@ fn translation_lines_fit_the_configured_width() {
     }
     assert!(long.is_empty(), "lines wider than {width} columns:\n{}", long.join("\n"));
 }
+
+/// The `crate::` paths in `text` (not `$crate::`), each as the path that follows `crate::`.
+fn crate_paths(text: &str) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let code = line.split("//").next().unwrap_or("");
+        let mut rest = code;
+        let mut offset = 0;
+        while let Some(at) = rest.find("crate::") {
+            let before = code[..offset + at].chars().next_back();
+            let path: String = rest[at + "crate::".len()..]
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == ':' || *c == '{')
+                .collect();
+            if !before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '$') {
+                out.push((i + 1, path));
+            }
+            offset += at + "crate::".len();
+            rest = &code[offset..];
+        }
+    }
+    out
+}
+
+/// Built-in translations are written as a user's table is: with the public DSL
+/// (`translate::prelude`) and their own sibling modules (`crate::translations`, which is also the
+/// `translations!` macro), nothing else of the crate.
+#[test]
+fn translations_use_only_the_public_dsl() {
+    let mut bad = Vec::new();
+    for file in rust_files("translations") {
+        let text = std::fs::read_to_string(root().join(&file)).expect("read");
+        for (line, path) in crate_paths(&text) {
+            let allowed =
+                path.starts_with("translate::prelude") || path == "translations" || path.starts_with("translations::");
+            if !allowed {
+                bad.push(format!("{file}:{line}: crate::{path}"));
+            }
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "translations/ may use only `crate::translate::prelude` and its own modules (re-export what a \
+         translation needs from the prelude, which users' tables use too):\n{}",
+        bad.join("\n")
+    );
+}

@@ -8,7 +8,7 @@
 //! special and Bessel functions); `shared/` the building blocks several families use. A family
 //! never imports another family's helpers.
 
-use crate::translate::dsl::TranslationTable;
+use crate::translate::prelude::TranslationTable;
 
 pub mod activation;
 pub mod control_flow;

@@ -21,5 +21,9 @@ pub mod prelude {
     pub use crate::bail;
     pub use crate::onnx::builder::Builder;
     pub use crate::onnx::ir::{DType, Dim, TensorData, Value};
+    /// The builder's per-operator node types (`ops::Resize<'_>`), for helpers that set attributes.
+    pub use crate::onnx::ops;
+    /// The FX program's argument kinds, as `ctx.arg` and `ctx.node` give them.
+    pub use crate::pt2::schema::{Argument, SymBoolArgument, SymFloatArgument, SymIntArgument};
     pub use crate::pt2::ScalarType;
 }
