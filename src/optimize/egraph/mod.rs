@@ -18,6 +18,7 @@ pub mod window;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, HashSet};
 use std::rc::Rc;
+use std::sync::OnceLock;
 use std::time::Duration;
 
 use egg::{Id, Runner, SimpleScheduler, StopReason};
@@ -26,6 +27,13 @@ use self::analysis::{add_with, Data, OGraph, OnnxAnalysis};
 use self::lang::{attr_set, to_attributes, ONode, OpKey};
 use super::OptimizeStats;
 use crate::onnx::ir::{AttrValue, Graph, MetadataProps, Model, Node, Value, ValueInfo};
+
+/// The variants of the rule set (`ruleset::RULES`), parsed and commuted once per process: the
+/// window selection and the rule machinery take them from here, and know no concrete rule.
+pub fn variants() -> &'static [rules::Variant] {
+    static V: OnceLock<Vec<rules::Variant>> = OnceLock::new();
+    V.get_or_init(|| rules::variants(ruleset::RULES))
+}
 
 /// Bounds on the work per window.
 #[derive(Clone, Debug)]
@@ -120,13 +128,13 @@ struct Spliced {
 }
 
 fn round(model: &mut Model, opset: i64, limits: &Limits, stats: &mut OptimizeStats) -> bool {
-    let selection = window::select(model, opset, limits.max_window_nodes);
+    let all = variants();
+    let selection = window::select(model, all, opset, limits.max_window_nodes);
     stats.egraph_candidates_dropped += selection.dropped;
     if selection.windows.is_empty() {
         return false;
     }
     let (uses, pinned) = readers(model);
-    let all = rules::variants();
     let mut removed = vec![false; model.graph.nodes.len()];
     let mut spliced = Vec::new();
     for (w, picked) in &selection.windows {

@@ -10,8 +10,7 @@
 use egg::Id;
 
 use super::lang::{get_float, get_int, get_ints, AttrLit, AttrSet};
-use super::rules::{Bind, Ctx, Precheck, Rule, Skip};
-use super::window::Producers;
+use super::rules::{Bind, Ctx, Precheck, Producers, Rule, Skip};
 use crate::onnx::ir::{BinOp, DType, Derived, Dim, Model, Node, TensorData, Value};
 
 /// Every rule, in the order windows try them.
