@@ -27,7 +27,6 @@ pub mod quantized;
 pub mod random;
 pub mod recurrent;
 pub mod reduction;
-pub mod refused;
 pub mod shape;
 pub(crate) mod shared;
 pub mod sorting;
@@ -63,6 +62,13 @@ pub const FAMILIES: &[(&str, Register)] = &[
     ("statistics", statistics::register),
     ("torchvision", torchvision::register),
 ];
+
+impl TranslationTable {
+    /// Every built-in translation (what an export uses when no custom table is given).
+    pub fn builtin() -> Self {
+        default_table()
+    }
+}
 
 /// Every built-in translation.
 pub fn default_table() -> TranslationTable {

@@ -7,6 +7,7 @@ pub mod dsl;
 mod helpers;
 pub(crate) mod lower;
 pub(crate) mod metadata;
+pub(crate) mod refused;
 pub(crate) mod schemas;
 pub(crate) mod universe;
 pub(crate) mod vmap;
