@@ -189,68 +189,116 @@ fn module_of(file: &str) -> Vec<String> {
     parts
 }
 
-/// `text` without comments, string and char literals (their contents blanked, lines kept), and
-/// without `#[cfg(test)]` modules: test code may reach any layer.
-fn code_only(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
+/// `text` split into code (comments removed, the contents of string and char literals blanked,
+/// lines kept) and its string literals with their line numbers.
+fn scan(text: &str) -> (String, Vec<(usize, String)>) {
     let b: Vec<char> = text.chars().collect();
-    let mut i = 0;
+    let (mut code, mut strings) = (String::with_capacity(text.len()), Vec::new());
+    let (mut i, mut line) = (0, 1);
+    // Copies the newlines of b[from..to] into the code, so that its lines stay the text's.
+    let newlines = |code: &mut String, line: &mut usize, from: usize, to: usize| {
+        for _ in b[from..to.min(b.len())].iter().filter(|&&c| c == '\n') {
+            code.push('\n');
+            *line += 1;
+        }
+    };
     while i < b.len() {
         let c = b[i];
+        let after_ident = i > 0 && (b[i - 1].is_alphanumeric() || b[i - 1] == '_');
         if c == '/' && b.get(i + 1) == Some(&'/') {
             while i < b.len() && b[i] != '\n' {
                 i += 1;
             }
+        } else if c == '/' && b.get(i + 1) == Some(&'*') {
+            let end = (i + 2..b.len().saturating_sub(1)).find(|&j| b[j] == '*' && b[j + 1] == '/').unwrap_or(b.len());
+            newlines(&mut code, &mut line, i, end);
+            i = end + 2;
+        } else if c == 'r' && !after_ident && matches!(b.get(i + 1), Some('#') | Some('"')) {
+            // A raw string `r#"..."#`: it ends at a quote followed by as many hashes.
+            let hashes = b[i + 1..].iter().take_while(|&&c| c == '#').count();
+            if b.get(i + 1 + hashes) != Some(&'"') {
+                code.push(c);
+                i += 1;
+                continue;
+            }
+            let start = i + 2 + hashes;
+            let close: String = std::iter::once('"').chain(std::iter::repeat_n('#', hashes)).collect();
+            let close: Vec<char> = close.chars().collect();
+            let end = (start..b.len()).find(|&j| b[j..].starts_with(&close)).unwrap_or(b.len());
+            strings.push((line, b[start..end].iter().collect()));
+            newlines(&mut code, &mut line, start, end);
+            code.push_str("\"\"");
+            i = end + close.len();
         } else if c == '"' {
-            // A string (raw strings here have no `"` inside in this crate's sources' paths).
-            i += 1;
-            while i < b.len() && b[i] != '"' {
-                if b[i] == '\\' {
-                    i += 1;
-                }
-                if b.get(i) == Some(&'\n') {
-                    out.push('\n');
-                }
-                i += 1;
+            let mut j = i + 1;
+            while j < b.len() && b[j] != '"' {
+                j += if b[j] == '\\' { 2 } else { 1 };
             }
-            out.push_str("\"\"");
-            i += 1;
-        } else if c == '\'' && b.get(i + 2) == Some(&'\'') {
-            out.push_str("' '");
-            i += 3;
+            strings.push((line, b[i + 1..j.min(b.len())].iter().collect()));
+            newlines(&mut code, &mut line, i, j);
+            code.push_str("\"\"");
+            i = j + 1;
         } else if c == '\'' && b.get(i + 1) == Some(&'\\') {
-            while i < b.len() && !(b[i] == '\'' && i > 0 && b[i - 1] != '\\' && out.ends_with('\\')) {
-                i += 1;
-                if b.get(i) == Some(&'\'') {
-                    break;
-                }
-            }
-            out.push_str("' '");
-            i += 1;
+            // An escaped char literal (`'\''`, `'\u{2014}'`).
+            let end = (i + 3..b.len()).find(|&j| b[j] == '\'').unwrap_or(b.len());
+            code.push_str("' '");
+            i = end + 1;
+        } else if c == '\'' && b.get(i + 2) == Some(&'\'') {
+            code.push_str("' '");
+            i += 3;
         } else {
-            out.push(c);
+            if c == '\n' {
+                line += 1;
+            }
+            code.push(c);
             i += 1;
         }
     }
-    // Drop `#[cfg(test)] mod name { ... }` blocks by brace depth (literals are blanked above).
-    let mut kept = String::with_capacity(out.len());
-    let mut lines = out.lines().peekable();
-    while let Some(line) = lines.next() {
-        if line.trim() == "#[cfg(test)]"
-            && lines.peek().is_some_and(|n| n.trim_start().starts_with("mod ") && n.ends_with('{'))
-        {
+    (code, strings)
+}
+
+/// `text` without comments, string and char literals (their contents blanked, lines kept).
+fn blank_literals(text: &str) -> String {
+    scan(text).0
+}
+
+/// Which lines of `blanked` (see [`blank_literals`]) are inside a `#[cfg(test)] mod name { ... }`
+/// block, found by brace depth.
+fn test_lines(blanked: &str) -> Vec<bool> {
+    let lines: Vec<&str> = blanked.lines().collect();
+    let mut test = vec![false; lines.len()];
+    let mut i = 0;
+    while i < lines.len() {
+        let opens = lines.get(i + 1).is_some_and(|n| n.trim_start().starts_with("mod ") && n.ends_with('{'));
+        if lines[i].trim() == "#[cfg(test)]" && opens {
             let mut depth = 0i32;
-            for l in lines.by_ref() {
-                depth += l.matches('{').count() as i32 - l.matches('}').count() as i32;
-                kept.push('\n');
+            test[i] = true;
+            i += 1;
+            while i < lines.len() {
+                depth += lines[i].matches('{').count() as i32 - lines[i].matches('}').count() as i32;
+                test[i] = true;
+                i += 1;
                 if depth <= 0 {
                     break;
                 }
             }
-            kept.push('\n');
             continue;
         }
-        kept.push_str(line);
+        i += 1;
+    }
+    test
+}
+
+/// `text` without comments, string and char literals (their contents blanked, lines kept), and
+/// without `#[cfg(test)]` modules: test code may reach any layer.
+fn code_only(text: &str) -> String {
+    let blanked = blank_literals(text);
+    let test = test_lines(&blanked);
+    let mut kept = String::with_capacity(blanked.len());
+    for (line, t) in blanked.lines().zip(test) {
+        if !t {
+            kept.push_str(line);
+        }
         kept.push('\n');
     }
     kept
@@ -452,7 +500,7 @@ fn circles(arrows: &[(String, String, String)]) -> Vec<String> {
         }
     }
     let mut lines: Vec<String> =
-        found.into_iter().map(|(f, t, ats)| format!("{f} → {t} ({}, {} places)", ats[0], ats.len())).collect();
+        found.into_iter().map(|(f, t, ats)| format!("{f} → {t} ({}; {} in all)", ats[0], ats.len())).collect();
     lines.sort();
     lines
 }
@@ -522,4 +570,81 @@ fn the_layer_parse_reads_use_trees() {
         arrows.iter().any(|a| a.at.starts_with("src/onnx/ir/derived/mod.rs") && a.to == ["onnx", "ir"]),
         "`use super::{{DType, TensorData}}` in onnx/ir/derived resolves to onnx::ir"
     );
+}
+
+// ---- ONNX operator names: one table, no hand-written lists elsewhere. ----
+
+/// The string literals of `text` outside comments, with their line numbers.
+fn string_literals(text: &str) -> Vec<(usize, String)> {
+    scan(text).1
+}
+
+/// Every default-domain ONNX operator name, from the generated table (`OPERATORS`).
+fn onnx_operator_names() -> Vec<String> {
+    let schema = std::fs::read_to_string(root().join("src/onnx/operators/schema.rs")).expect("schema.rs");
+    let line = schema.lines().find(|l| l.contains("OPERATORS: &[&str]")).expect("schema.rs lists OPERATORS");
+    let list = &line[line.find("= &[").expect("a list")..];
+    string_literals(list).into_iter().map(|(_, s)| s).collect()
+}
+
+/// Where a string literal may be an ONNX operator's name: the operator table, the generated
+/// builder, the translations that emit operators, and the few places listed with their reason.
+/// `None` allows every name; otherwise only the names given.
+const OPERATOR_NAMES_ALLOWED: &[(&str, Option<&[&str]>, &str)] = &[
+    ("src/onnx/operators/", None, "the operator table"),
+    ("src/onnx/ops.rs", None, "the builder's typed methods, generated from the schemas"),
+    ("translations/", None, "translations emit operators"),
+    ("src/optimize/egraph/ruleset.rs", None, "each e-graph rule names the operators it matches and builds"),
+    ("src/onnx/functions.rs", Some(&["Constant"]), "a function body's constants become Constant nodes"),
+    ("src/onnx/ir/mod.rs", Some(&["Identity"]), "`Node::identity`, which splices and outputs use"),
+    ("src/optimize/gemm.rs", Some(&["Gemm", "Transpose"]), "the pass's own pattern: a Transpose feeding a Gemm"),
+    (
+        "src/sym.rs",
+        Some(&["Add", "And", "Identity", "Max", "Min", "Mod", "Mul", "Not", "Or", "Pow", "Where"]),
+        "sympy's function names in `srepr` text, spelt like some ONNX operators",
+    ),
+];
+
+/// No hand-written list of ONNX operator names outside the operator table (`src/onnx/operators/`):
+/// a string literal that is an operator's name appears only where `OPERATOR_NAMES_ALLOWED` says.
+/// Test code is exempt.
+#[test]
+fn onnx_operator_names_are_written_only_in_the_operator_table() {
+    let names = onnx_operator_names();
+    assert!(names.len() > 150 && names.iter().any(|n| n == "Reshape"), "OPERATORS not read: {names:?}");
+    let mut found = Vec::new();
+    let files = rust_files("src").into_iter().chain(rust_files("translations"));
+    for file in files.filter(|f| !f.ends_with("/tests.rs") && !f.ends_with("/testing.rs")) {
+        let text = std::fs::read_to_string(root().join(&file)).expect("read");
+        let test = test_lines(&blank_literals(&text));
+        for (line, s) in string_literals(&text) {
+            if !names.contains(&s) || test.get(line - 1).copied().unwrap_or(false) {
+                continue;
+            }
+            let allowed = OPERATOR_NAMES_ALLOWED
+                .iter()
+                .any(|(path, only, _)| file.starts_with(path) && only.is_none_or(|o| o.contains(&s.as_str())));
+            if !allowed {
+                found.push(format!("{file}:{line}: \"{s}\""));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "ONNX operator names written outside the operator table (read the fact from `onnx::operators`, or add \
+         the place to OPERATOR_NAMES_ALLOWED with its reason):\n{}",
+        found.join("\n")
+    );
+}
+
+/// The scan finds an operator name in code, not in comments or test modules.
+#[test]
+fn the_operator_name_scan_reads_literals() {
+    let text = "let a = \"Reshape\"; // \"Gemm\"\nlet c = '\"';\nlet b = \"x\\\"y\";\nlet r = r#\"a\"b\"#; /* \"Mul\" */ \"Add\"";
+    let lits: Vec<(usize, String)> = string_literals(text);
+    let want = [(1, "Reshape"), (3, "x\\\"y"), (4, "a\"b"), (4, "Add")];
+    assert_eq!(lits, want.map(|(l, s)| (l, s.to_string())));
+    assert_eq!(blank_literals(text).lines().count(), 4);
+    let t = test_lines(&blank_literals("fn f() {}\n#[cfg(test)]\nmod tests {\n    \"Reshape\";\n}\nfn g() {}\n"));
+    assert_eq!(t, [false, true, true, true, true, false]);
 }
