@@ -142,7 +142,7 @@ fn universe_markdown() -> String {
         .collect();
     refused.sort();
     refused.dedup();
-    md.push_str("\nRefused on purpose (`translations/refused.rs`):\n\n| target | reason |\n|---|---|\n");
+    md.push_str("\nRefused on purpose (`src/translate/refused.rs`):\n\n| target | reason |\n|---|---|\n");
     for (key, why) in refused {
         md.push_str(&format!("| `{key}` | {why} |\n"));
     }

@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::onnx::derived::Recipe;
+use crate::onnx::ir::derived::Recipe;
 use crate::onnx::ir::{DType, Derived, Model, TensorData, Value};
 use crate::onnx::proto;
 use crate::onnx::save::{self, DataPlacement, SaveError, Sources};

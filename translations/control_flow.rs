@@ -17,8 +17,8 @@ fn formal_like(op: &mut Builder, like: Value, drop_leading: bool) -> Value {
 
 /// An operand passed into an inlined subgraph: a tensor, or a symbolic (or constant) int, float or
 /// bool, which the subgraph's placeholder receives as a 0-d value.
-fn subgraph_operand(op: &mut Builder, ctx: &NodeCtx<'_>, arg: &crate::pt2::schema::Argument<'_>) -> OpResult<Value> {
-    use crate::pt2::schema::{Argument as A, SymBoolArgument as B, SymFloatArgument as F, SymIntArgument as I};
+fn subgraph_operand(op: &mut Builder, ctx: &NodeCtx<'_>, arg: &Argument<'_>) -> OpResult<Value> {
+    use {Argument as A, SymBoolArgument as B, SymFloatArgument as F, SymIntArgument as I};
     match arg {
         A::Tensor(t) => ctx.value(&t.name),
         A::SymInt(I::AsName(n)) | A::SymFloat(F::AsName(n)) | A::SymBool(B::AsName(n)) => ctx.value(n),
@@ -172,15 +172,15 @@ translations! {
         // reuse (`invoke_subgraph`) computes what its body does: inline the body. Its operands
         // follow the subgraph argument positionally; `invoke_subgraph`'s identifier string is not one.
         let args = &ctx.node.inputs;
-        let Some(at) = args.iter().position(|a| matches!(a.arg, crate::pt2::schema::Argument::Graph(_))) else {
+        let Some(at) = args.iter().position(|a| matches!(a.arg, Argument::Graph(_))) else {
             bail!("wrap_with_set_grad_enabled has no subgraph argument to inline");
         };
-        let crate::pt2::schema::Argument::Graph(g) = &args[at].arg else {
+        let Argument::Graph(g) = &args[at].arg else {
             bail!("wrap_with_set_grad_enabled has no subgraph argument to inline")
         };
         let operands: Vec<Value> = args[at + 1..]
             .iter()
-            .filter(|a| !matches!(a.arg, crate::pt2::schema::Argument::String(_)))
+            .filter(|a| !matches!(a.arg, Argument::String(_)))
             .map(|a| subgraph_operand(op, ctx, &a.arg))
             .collect::<OpResult<_>>()?;
         ctx.inline(op, &g.graph, &operands)

@@ -272,7 +272,7 @@ translations! {
         };
         // real → complex: the real view needs its zero imaginary half.
         let out_complex = match ctx.node.outputs.first() {
-            Some(crate::pt2::schema::Argument::Tensor(t)) => ctx.fx_dtype(&t.name).is_some_and(|d| d.is_complex()),
+            Some(Argument::Tensor(t)) => ctx.fx_dtype(&t.name).is_some_and(|d| d.is_complex()),
             _ => false,
         };
         if out_complex && !op.info(self_).complex {

@@ -3,7 +3,6 @@
 //! vectors (pairwise_distance, pdist, cdist, cosine_similarity). Decompositions and solvers are in
 //! `numerics/decompositions.rs`.
 
-use crate::onnx::ir::TensorData;
 use crate::translate::prelude::*;
 use crate::translations;
 use crate::translations::shared::norms::{pairwise, pnorm};

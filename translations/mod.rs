@@ -8,7 +8,7 @@
 //! special and Bessel functions); `shared/` the building blocks several families use. A family
 //! never imports another family's helpers.
 
-use crate::translate::dsl::TranslationTable;
+use crate::translate::prelude::TranslationTable;
 
 pub mod activation;
 pub mod control_flow;
@@ -28,7 +28,6 @@ pub mod quantized;
 pub mod random;
 pub mod recurrent;
 pub mod reduction;
-pub mod refused;
 pub mod shape;
 pub(crate) mod shared;
 pub mod sorting;
@@ -65,6 +64,13 @@ pub const FAMILIES: &[(&str, Register)] = &[
     ("statistics", statistics::register),
     ("torchvision", torchvision::register),
 ];
+
+impl TranslationTable {
+    /// Every built-in translation (what an export uses when no custom table is given).
+    pub fn builtin() -> Self {
+        default_table()
+    }
+}
 
 /// Every built-in translation.
 pub fn default_table() -> TranslationTable {

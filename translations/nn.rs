@@ -536,7 +536,7 @@ fn resize(
     scale_factors: Option<Vec<f64>>,
     mode: &str,
     coord: &str,
-    extra: impl FnOnce(crate::onnx::ops::Resize<'_>) -> crate::onnx::ops::Resize<'_>,
+    extra: impl FnOnce(ops::Resize<'_>) -> ops::Resize<'_>,
 ) -> OpResult<Value> {
     let r = rank_of(op, input)?;
     // One size or scale per spatial axis, after the batch and channel axes.
@@ -585,7 +585,7 @@ fn resize_to(
     align_corners: bool,
     mode: &str,
     coord: &str,
-    extra: impl FnOnce(crate::onnx::ops::Resize<'_>) -> crate::onnx::ops::Resize<'_>,
+    extra: impl FnOnce(ops::Resize<'_>) -> ops::Resize<'_>,
 ) -> OpResult<Value> {
     if align_corners || scales.iter().all(Option::is_none) {
         return resize(op, input, Some(output_size), None, mode, coord, extra);
@@ -611,12 +611,12 @@ fn resize_to(
 }
 
 /// torch's nearest: `src = floor(dst · scale)`.
-fn floor_nearest(c: crate::onnx::ops::Resize<'_>) -> crate::onnx::ops::Resize<'_> {
+fn floor_nearest(c: ops::Resize<'_>) -> ops::Resize<'_> {
     c.nearest_mode("floor")
 }
 
 /// torch's bicubic coefficient (-0.75).
-fn cubic_a(c: crate::onnx::ops::Resize<'_>) -> crate::onnx::ops::Resize<'_> {
+fn cubic_a(c: ops::Resize<'_>) -> ops::Resize<'_> {
     c.cubic_coeff_a(-0.75)
 }
 
@@ -632,7 +632,7 @@ fn antialias_mode(align_corners: bool, cubic: bool) -> OpResult<&'static str> {
 }
 
 /// The Resize attributes of [`antialias_mode`].
-fn antialias(c: crate::onnx::ops::Resize<'_>, cubic: bool) -> crate::onnx::ops::Resize<'_> {
+fn antialias(c: ops::Resize<'_>, cubic: bool) -> ops::Resize<'_> {
     let c = c.antialias(1).exclude_outside(1);
     if cubic {
         c.cubic_coeff_a(-0.5)

@@ -303,7 +303,7 @@ translations! {
     ) -> OpResult<Value> {
         // ONNX tensors have no storage: only an offset torch recorded as a constant can be given.
         let offset = match ctx.arg("self", 0) {
-            Some(crate::pt2::schema::Argument::Tensor(t)) => ctx.fx_storage_offset(&t.name),
+            Some(Argument::Tensor(t)) => ctx.fx_storage_offset(&t.name),
             _ => None,
         };
         match offset {

@@ -5,8 +5,6 @@
 //! are the node's outputs. Its model-local functions were inlined in Python; its nodes are emitted
 //! here as they are (the translation is inlined: no function remains in the exported model).
 
-use crate::onnx::ir::AttrValue;
-use crate::onnx::proto;
 use crate::translate::prelude::*;
 use crate::translations;
 

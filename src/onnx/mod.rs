@@ -6,7 +6,6 @@
 pub mod builder;
 pub(crate) mod check;
 pub mod dce;
-pub mod derived;
 mod downgrade;
 pub(crate) mod facts;
 pub mod functions;

@@ -42,7 +42,7 @@ pub struct OptimizeStats {
     pub rounds: usize,
     /// Total time spent optimizing.
     pub elapsed: Duration,
-    /// E-graph windows built, and those stopped by an iteration / e-node / time limit.
+    /// E-graph windows built, and those stopped by an iteration or e-node limit.
     pub egraph_windows: usize,
     pub egraph_windows_stopped: usize,
     /// Possible matches left out because their window would have passed the node limit.

@@ -641,11 +641,6 @@ pub struct TranslationTable {
 }
 
 impl TranslationTable {
-    /// Every built-in translation (what an export uses when no custom table is given).
-    pub fn builtin() -> Self {
-        crate::translations::default_table()
-    }
-
     pub fn new() -> Self {
         Self::default()
     }

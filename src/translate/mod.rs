@@ -7,6 +7,7 @@ pub mod dsl;
 mod helpers;
 pub(crate) mod lower;
 pub(crate) mod metadata;
+pub(crate) mod refused;
 pub(crate) mod schemas;
 pub(crate) mod universe;
 pub(crate) mod vmap;
@@ -21,5 +22,14 @@ pub mod prelude {
     pub use crate::bail;
     pub use crate::onnx::builder::Builder;
     pub use crate::onnx::ir::{DType, Dim, TensorData, Value};
+    /// A node attribute's value, for translations that copy nodes built elsewhere (an ONNX graph a
+    /// Python custom translation made).
+    pub use crate::onnx::ir::AttrValue;
+    /// ONNX's protobuf types, which such graphs arrive in.
+    pub use crate::onnx::proto;
+    /// The builder's per-operator node types (`ops::Resize<'_>`), for helpers that set attributes.
+    pub use crate::onnx::ops;
+    /// The FX program's argument kinds, as `ctx.arg` and `ctx.node` give them.
+    pub use crate::pt2::schema::{Argument, SymBoolArgument, SymFloatArgument, SymIntArgument};
     pub use crate::pt2::ScalarType;
 }

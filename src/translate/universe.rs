@@ -2,7 +2,7 @@
 //! (`torch_onnx_targets.txt`, torch 2.15 + onnxscript 0.7.2), the Core ATen IR
 //! (`core_aten_ops.txt`, the ops tagged `core`) and every overload of an ATen alias
 //! (`aliases::ALIASES`). Each target is translated, refused with a reason
-//! (`translations/refused.rs`) or missing; `fxonnx ops --missing` and `reports/coverage.md` show
+//! (`src/translate/refused.rs`) or missing; `fxonnx ops --missing` and `reports/coverage.md` show
 //! the counts, and a test keeps "missing" empty.
 
 use super::dsl::TranslationTable;
@@ -57,7 +57,7 @@ pub struct Target {
 pub fn universe(table: &TranslationTable) -> Vec<Target> {
     let status = |key: &str| match super::lower::serving_key(table, key) {
         Some(used) => Status::Translated(used),
-        None => crate::translations::refused::reason(key).map_or(Status::Missing, Status::Refused),
+        None => crate::translate::refused::reason(key).map_or(Status::Missing, Status::Refused),
     };
     let mut out = Vec::new();
     for (source, keys) in [

@@ -9,7 +9,6 @@
 //! Every algorithm works on whole `[..., m, n]` tensors, batched over the leading dims: one step of
 //! an elimination is a handful of Slice / Where / Mul / Sub nodes with constant masks.
 
-use crate::onnx::ir::TensorData;
 use crate::translate::prelude::*;
 use crate::translations;
 use crate::translations::shared::norms::pnorm;

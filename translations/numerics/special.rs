@@ -9,7 +9,6 @@
 //! recurrences in an ONNX Loop) and rounded once to the result type.
 
 use super::float64::{in_float64, polevl, D};
-use crate::onnx::ir::TensorData;
 use crate::translate::prelude::*;
 use crate::translations;
 use crate::translations::shared::pointwise::{float_t, log1p_f};

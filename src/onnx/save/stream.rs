@@ -15,7 +15,7 @@ use super::names::{Name, Names};
 use super::plain::attribute;
 use super::write_behind::{Target, WriteBehind};
 use super::{described, io_values, DataPlacement, SaveError, ALIGNMENT, IR_VERSION, PRODUCER, PROTOBUF_LIMIT};
-use crate::onnx::derived::ChunkRoom;
+use crate::onnx::ir::derived::ChunkRoom;
 use crate::onnx::ir::*;
 use crate::onnx::proto;
 use crate::pt2::ArchiveFile;

@@ -16,7 +16,7 @@ use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::thread::{Scope, ScopedJoinHandle};
 
 /// Bytes handed to the writer thread at a time: a folded weight's chunk is computed into one.
-pub(crate) const BUF: usize = crate::onnx::derived::CHUNK_BYTES;
+pub(crate) const BUF: usize = crate::onnx::ir::derived::CHUNK_BYTES;
 /// Buffers in circulation: two being filled (model and data file), the rest written meanwhile, so
 /// that the encoder can run ahead of the kernel's uneven copies.
 const POOL: usize = 8;

@@ -15,8 +15,7 @@ use egg::{Applier, ENodeOrVar, Id, PatternAst, Rewrite, Subst, Symbol, Var};
 
 use super::analysis::{add_with, Data, OGraph, OnnxAnalysis};
 use super::lang::{AttrSet, ONode, OpKey};
-use super::window::Producers;
-use crate::onnx::ir::{DType, Dim, Model, Node, TensorData};
+use crate::onnx::ir::{AttrValue, DType, Dim, Model, Node, TensorData, Value};
 
 /// Why a rule did not apply (kept short: it is a key of the statistics).
 pub type Skip = &'static str;
@@ -35,6 +34,45 @@ pub struct Rule {
     pub precheck: Option<Precheck>,
     /// Check the match exactly and build the replacement, or say why it does not apply.
     pub apply: fn(&mut Ctx, &Bind) -> Result<Id, Skip>,
+}
+
+/// Nodes that may enter a window: single-output default-domain operators without subgraphs (a
+/// subgraph body reads outer values by name, which windows leave to the nodes outside them).
+pub fn eligible(n: &Node) -> bool {
+    n.domain.is_empty() && n.outputs.len() == 1 && !n.attributes.iter().any(|a| matches!(a.value, AttrValue::Graph(_)))
+}
+
+/// The eligible node producing each value (a window only follows reads to eligible producers).
+pub struct Producers<'a> {
+    nodes: &'a [Node],
+    /// Per value: index of its producer, or `NONE`.
+    of: Vec<u32>,
+}
+
+const NONE: u32 = u32::MAX;
+
+impl<'a> Producers<'a> {
+    pub fn new(model: &'a Model) -> Self {
+        let nodes = &model.graph.nodes[..];
+        let mut of = vec![NONE; model.values.len()];
+        for (i, n) in nodes.iter().enumerate() {
+            if eligible(n) {
+                if let Some(slot) = of.get_mut(n.outputs[0].index()) {
+                    *slot = i as u32;
+                }
+            }
+        }
+        Producers { nodes, of }
+    }
+
+    /// Index of the node producing `v`.
+    pub fn index(&self, v: Value) -> Option<usize> {
+        self.of.get(v.index()).copied().filter(|&i| i != NONE).map(|i| i as usize)
+    }
+
+    pub fn node(&self, v: Value) -> Option<&'a Node> {
+        self.index(v).map(|i| &self.nodes[i])
+    }
 }
 
 /// A test on the graph node a pattern is rooted at that fails only where the rule cannot fire on
@@ -197,7 +235,9 @@ impl Pat {
 /// One variant: the rule it belongs to, its pattern tree, and its egg rewrite, compiled the first
 /// time a window needs it (compiling all of them would cost a few ms of every export).
 pub struct Variant {
+    /// The rule's index in its list (a key of the memo of rule results).
     pub rule: usize,
+    pub def: &'static Rule,
     pub pat: Pat,
     index: usize,
     rewrite: OnceLock<Rewrite<ONode, OnnxAnalysis>>,
@@ -206,7 +246,7 @@ pub struct Variant {
 impl Variant {
     pub fn rewrite(&self) -> &Rewrite<ONode, OnnxAnalysis> {
         self.rewrite.get_or_init(|| {
-            let rule = &super::ruleset::RULES[self.rule];
+            let rule = self.def;
             let mut ast = PatternAst::default();
             let mut n = 0;
             if let Err(e) = self.pat.to_ast(&mut ast, &mut n) {
@@ -217,7 +257,7 @@ impl Variant {
             // Sorted by name: the memo key must name the same variable in every variant.
             let mut vars = searcher.vars();
             vars.sort_by_cached_key(|v| v.to_string());
-            let applier = RuleApplier { rule: self.rule, vars };
+            let applier = RuleApplier { rule: self.rule, def: rule, vars };
             match Rewrite::new(format!("{}#{}", rule.name, self.index), searcher, applier) {
                 Ok(r) => r,
                 Err(e) => panic!("rule {}: {e}", rule.name),
@@ -226,29 +266,27 @@ impl Variant {
     }
 }
 
-/// Every rule's variants (parsed and commuted once per process).
-pub fn variants() -> &'static [Variant] {
-    static V: OnceLock<Vec<Variant>> = OnceLock::new();
-    V.get_or_init(|| {
-        let mut out = Vec::new();
-        for (ri, rule) in super::ruleset::RULES.iter().enumerate() {
-            for p in rule.patterns {
-                let pat = match Pat::parse(p) {
-                    Ok(p) => p,
-                    Err(e) => panic!("rule {}: {e}", rule.name),
-                };
-                for v in pat.commuted() {
-                    let index = out.len();
-                    out.push(Variant { rule: ri, pat: v, index, rewrite: OnceLock::new() });
-                }
+/// Every variant of `rules` (the caller keeps them: they are parsed and commuted once per process).
+pub fn variants(rules: &'static [Rule]) -> Vec<Variant> {
+    let mut out = Vec::new();
+    for (ri, rule) in rules.iter().enumerate() {
+        for p in rule.patterns {
+            let pat = match Pat::parse(p) {
+                Ok(p) => p,
+                Err(e) => panic!("rule {}: {e}", rule.name),
+            };
+            for v in pat.commuted() {
+                let index = out.len();
+                out.push(Variant { rule: ri, def: rule, pat: v, index, rewrite: OnceLock::new() });
             }
         }
-        out
-    })
+    }
+    out
 }
 
 struct RuleApplier {
     rule: usize,
+    def: &'static Rule,
     vars: Vec<Var>,
 }
 
@@ -261,7 +299,7 @@ impl Applier<ONode, OnnxAnalysis> for RuleApplier {
         _ast: Option<&PatternAst<ONode>>,
         _name: Symbol,
     ) -> Vec<Id> {
-        let rule = &super::ruleset::RULES[self.rule];
+        let rule = self.def;
         // The bound classes determine the matched node (hash-consing), so they alone key the memo;
         // the matched class id changes when it is merged, and recomputing would add a second copy
         // of every constant the rule builds.

@@ -10,8 +10,7 @@
 use egg::Id;
 
 use super::lang::{get_float, get_int, get_ints, AttrLit, AttrSet};
-use super::rules::{Bind, Ctx, Precheck, Rule, Skip};
-use super::window::Producers;
+use super::rules::{Bind, Ctx, Precheck, Producers, Rule, Skip};
 use crate::onnx::ir::{BinOp, DType, Derived, Dim, Model, Node, TensorData, Value};
 
 /// Every rule, in the order windows try them.
@@ -583,7 +582,7 @@ fn bn_fold(c: &mut Ctx, b: &Bind, into: &BnInto) -> Result<Id, Skip> {
     check([beta.len(), mean.len(), var.len()].iter().all(|&l| l == m), "parameter lengths differ")?;
     let f: Vec<f64> = (0..m).map(|i| s[i] / (var[i] + eps).sqrt()).collect();
     // Per-channel factors as a constant broadcasting to the weight's shape: the weight is then
-    // recorded as `w * factors` and computed while the model is written (see `onnx::derived`).
+    // recorded as `w * factors` and computed while the model is written (see `onnx::ir::derived`).
     let (fdims, fvals) = (into.factors)(c, &conv_attrs, &wt, &f)?;
     let new_w = scale_weights(&wt, &tensor(wt.dtype, fdims, &fvals)?)?;
     let old_b = match cb {

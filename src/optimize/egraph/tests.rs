@@ -19,7 +19,7 @@ fn fired(st: &OptimizeStats, rule: &str) -> usize {
 
 #[test]
 fn every_rule_pattern_compiles_and_commutes() {
-    let v = rules::variants();
+    let v = super::variants();
     for x in v {
         // Compiles the egg pattern (panics on a bad pattern).
         let _ = x.rewrite();

@@ -8,48 +8,9 @@
 
 use std::collections::BTreeSet;
 
-use super::rules::{variants, Pat, Precheck};
+use super::rules::{eligible, Pat, Precheck, Producers, Variant};
 use crate::hash::FxHashMap;
-use crate::onnx::ir::{AttrValue, Model, Node, Value};
-
-/// Nodes that may enter a window: single-output default-domain operators without subgraphs (a
-/// subgraph body reads outer values by name, which windows leave to the nodes outside them).
-pub fn eligible(n: &Node) -> bool {
-    n.domain.is_empty() && n.outputs.len() == 1 && !n.attributes.iter().any(|a| matches!(a.value, AttrValue::Graph(_)))
-}
-
-/// The eligible node producing each value (a window only follows reads to eligible producers).
-pub struct Producers<'a> {
-    nodes: &'a [Node],
-    /// Per value: index of its producer, or `NONE`.
-    of: Vec<u32>,
-}
-
-const NONE: u32 = u32::MAX;
-
-impl<'a> Producers<'a> {
-    pub fn new(model: &'a Model) -> Self {
-        let nodes = &model.graph.nodes[..];
-        let mut of = vec![NONE; model.values.len()];
-        for (i, n) in nodes.iter().enumerate() {
-            if eligible(n) {
-                if let Some(slot) = of.get_mut(n.outputs[0].index()) {
-                    *slot = i as u32;
-                }
-            }
-        }
-        Producers { nodes, of }
-    }
-
-    /// Index of the node producing `v`.
-    pub fn index(&self, v: Value) -> Option<usize> {
-        self.of.get(v.index()).copied().filter(|&i| i != NONE).map(|i| i as usize)
-    }
-
-    pub fn node(&self, v: Value) -> Option<&'a Node> {
-        self.index(v).map(|i| &self.nodes[i])
-    }
-}
+use crate::onnx::ir::Model;
 
 pub struct Selection {
     /// Node indices of each window, in graph order, with the rule variants that matched its
@@ -59,16 +20,16 @@ pub struct Selection {
     pub dropped: usize,
 }
 
-pub fn select(model: &Model, opset: i64, max_nodes: usize) -> Selection {
+/// Windows of `model` for the rule `variants` (indices into it) valid at `opset`.
+pub fn select(model: &Model, variants: &[Variant], opset: i64, max_nodes: usize) -> Selection {
     let graph = &model.graph;
-    let rules = super::ruleset::RULES;
-    let mut by_root: FxHashMap<&str, Vec<(&Pat, usize, usize)>> = FxHashMap::default();
-    for (vi, v) in variants().iter().enumerate() {
-        if rules[v.rule].min_opset > opset {
+    let mut by_root: FxHashMap<&str, Vec<(&Variant, usize)>> = FxHashMap::default();
+    for (vi, v) in variants.iter().enumerate() {
+        if v.def.min_opset > opset {
             continue;
         }
         if let Pat::Op { op, .. } = &v.pat {
-            by_root.entry(op.as_str()).or_default().push((&v.pat, v.rule, vi));
+            by_root.entry(op.as_str()).or_default().push((v, vi));
         }
     }
     let producer = Producers::new(model);
@@ -79,12 +40,12 @@ pub fn select(model: &Model, opset: i64, max_nodes: usize) -> Selection {
     let anything = graph.nodes.iter().enumerate().any(|(i, n)| {
         let Some(pats) = by_root.get(n.op_type.as_str()) else { return false };
         eligible(n)
-            && pats.iter().any(|&(p, rule, _)| match rules[rule].precheck {
+            && pats.iter().any(|&(v, _)| match v.def.precheck {
                 Some(Precheck::Window(test)) => test(model, n, &producer),
                 Some(Precheck::Root(test)) if !test(model, n, &producer) => false,
                 _ => {
                     found.clear();
-                    structural(model, &producer, p, i, &mut found)
+                    structural(model, &producer, &v.pat, i, &mut found)
                 }
             })
     });
@@ -101,14 +62,14 @@ pub fn select(model: &Model, opset: i64, max_nodes: usize) -> Selection {
             continue;
         }
         let mut seen: BTreeSet<Vec<usize>> = BTreeSet::new();
-        for &(p, rule, vi) in pats {
-            if let Some(Precheck::Root(test)) = rules[rule].precheck {
+        for &(v, vi) in pats {
+            if let Some(Precheck::Root(test)) = v.def.precheck {
                 if !test(model, n, &producer) {
                     continue;
                 }
             }
             found.clear();
-            if !structural(model, &producer, p, i, &mut found) {
+            if !structural(model, &producer, &v.pat, i, &mut found) {
                 continue;
             }
             found.sort_unstable();
@@ -184,11 +145,10 @@ pub fn select(model: &Model, opset: i64, max_nodes: usize) -> Selection {
     // reject every match (on large graphs: every biased MatMul is an add-zero and a Gemm candidate).
     // Failing candidates still join windows: a node in a window hands its metadata to the node
     // that replaces the value it computed.
-    let all = variants();
     packed.retain(|(w, picked)| {
         picked.iter().any(|&vi| {
-            let v = &all[vi];
-            let (Pat::Op { op, .. }, Some(Precheck::Window(test))) = (&v.pat, rules[v.rule].precheck) else {
+            let v = &variants[vi];
+            let (Pat::Op { op, .. }, Some(Precheck::Window(test))) = (&v.pat, v.def.precheck) else {
                 return true;
             };
             w.iter().any(|&i| {

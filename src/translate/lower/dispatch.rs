@@ -74,7 +74,7 @@ pub fn find_unsupported(graph: &schema::Graph, table: &TranslationTable) -> Vec<
             match found.iter_mut().find(|u| u.key == key) {
                 Some(u) => u.nodes.push(name),
                 None => {
-                    let reason = crate::translations::refused::reason(&key);
+                    let reason = crate::translate::refused::reason(&key);
                     found.push(UnsupportedOp { target: node.target.to_string(), key, nodes: vec![name], reason })
                 }
             }

@@ -11,7 +11,7 @@ pub struct UnsupportedOp {
     pub key: String,
     pub nodes: Vec<String>,
     /// Why the built-in table declines the target, when it does on purpose
-    /// (`translations/refused.rs`); `None` for a target it does not know.
+    /// (`src/translate/refused.rs`); `None` for a target it does not know.
     pub reason: Option<&'static str>,
 }
 

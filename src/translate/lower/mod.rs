@@ -358,7 +358,7 @@ impl Lowerer<'_> {
                 target: node.target.to_string(),
                 key: key.to_string(),
                 nodes: vec![node_name],
-                reason: crate::translations::refused::reason(key),
+                reason: crate::translate::refused::reason(key),
             }])
         })?;
         let saved = std::mem::replace(&mut op.out_types, out_types);

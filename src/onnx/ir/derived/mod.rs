@@ -17,7 +17,7 @@ use std::sync::{Arc, OnceLock};
 
 use bytes::Bytes;
 
-use super::ir::{DType, TensorData};
+use super::{DType, TensorData};
 
 mod transpose;
 

@@ -4,7 +4,9 @@
 //! It is deliberately smaller than `ModelProto`: names are only fixed at encode time, constants are
 //! values that carry their bytes, and weight bytes stay `Bytes` slices of the archive's memory map.
 
-pub use super::derived::{BinOp, Derived, Raw};
+pub mod derived;
+
+pub use self::derived::{BinOp, Derived, Raw};
 
 /// A value of the graph: an index into `values`. Cheap to copy; translations pass it around freely.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
