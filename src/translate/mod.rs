@@ -21,14 +21,14 @@ pub mod prelude {
     pub use super::helpers::*;
     pub use crate::bail;
     pub use crate::onnx::builder::Builder;
-    pub use crate::onnx::ir::{DType, Dim, TensorData, Value};
     /// A node attribute's value, for translations that copy nodes built elsewhere (an ONNX graph a
     /// Python custom translation made).
     pub use crate::onnx::ir::AttrValue;
-    /// ONNX's protobuf types, which such graphs arrive in.
-    pub use crate::onnx::proto;
+    pub use crate::onnx::ir::{DType, Dim, TensorData, Value};
     /// The builder's per-operator node types (`ops::Resize<'_>`), for helpers that set attributes.
     pub use crate::onnx::ops;
+    /// ONNX's protobuf types, which such graphs arrive in.
+    pub use crate::onnx::proto;
     /// The FX program's argument kinds, as `ctx.arg` and `ctx.node` give them.
     pub use crate::pt2::schema::{Argument, SymBoolArgument, SymFloatArgument, SymIntArgument};
     pub use crate::pt2::ScalarType;
