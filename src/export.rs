@@ -468,12 +468,16 @@ fn stages(
         })
     })?;
     record.optimize = Some(stats);
-    record.stage(Stage::Optimize, || lower::check_types(&model))?;
-    // Weights read from an archive written over in place meanwhile (or zeros, where the
-    // recovering truncation guard caught a fault) would make a model of mixed weights.
-    if let Some(file) = archive.file() {
-        record.stage(Stage::Optimize, || file.check_unchanged())?;
-    }
+    // The stage ends with the checks (one progress event for it): the recorded types and shapes,
+    // and the archive's weights, which an archive written over in place meanwhile (or zeros, where
+    // the recovering truncation guard caught a fault) would turn into a model of mixed weights.
+    record.stage(Stage::Optimize, || -> Result<(), Error> {
+        lower::check_types(&model)?;
+        match archive.file() {
+            Some(file) => Ok(file.check_unchanged()?),
+            None => Ok(()),
+        }
+    })?;
     if let Some(which) = &options.module_functions {
         let stats = crate::onnx::functions::extract(&mut model, which);
         if let Some((scope, why)) = stats.inline.first() {
