@@ -207,8 +207,8 @@ class ONNXProgram:
             finally:
                 self._program.set_external_data(bool(self._options.get("external_data")))
             return
-        ir = _errors.require("onnx_ir", "onnx", "ONNXProgram.save with these options")
         self._refuse_overwriting_the_archive(destination)
+        ir = _errors.require("onnx_ir", "onnx", "ONNXProgram.save with these options")
         model = self.model
         graph = model.graph
         initializers = dict(graph.initializers)
