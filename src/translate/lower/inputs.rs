@@ -83,36 +83,14 @@ pub(super) fn bind_inputs<'g>(
                 let (dtype, shape, complex) = lw.tensor_type(meta);
                 let v = op.add_input(Some(dtype), Some(shape));
                 op.info_mut(v).complex = complex;
-                let name = opts
-                    .input_names
-                    .get(n_user)
-                    .filter(|n| !n.is_empty())
-                    .cloned()
-                    .unwrap_or_else(|| input.name.clone());
-                lw.name(op, v, &name);
-                let mut meta = metadata::input_metadata(&input.kind, &input.name);
-                if name == input.name {
-                    meta.retain(|(k, _)| *k != metadata::ORIGINAL_NODE_NAME); // torch adds it on renames only
-                }
-                op.info_mut(v).metadata = meta;
+                name_user_input(lw, op, v, &input.kind, &input.name, opts.input_names.get(n_user));
                 env.insert(&input.name, v);
                 user_inputs.push((input.name.clone(), v));
                 n_user += 1;
             }
             InputKind::UserSymInt => {
                 let v = op.add_input(Some(crate::onnx::ir::DType::Int64), Some(vec![]));
-                let name = opts
-                    .input_names
-                    .get(n_user)
-                    .filter(|n| !n.is_empty())
-                    .cloned()
-                    .unwrap_or_else(|| input.name.clone());
-                lw.name(op, v, &name);
-                let mut meta = metadata::input_metadata(&input.kind, &input.name);
-                if name == input.name {
-                    meta.retain(|(k, _)| *k != metadata::ORIGINAL_NODE_NAME);
-                }
-                op.info_mut(v).metadata = meta;
+                name_user_input(lw, op, v, &input.kind, &input.name, opts.input_names.get(n_user));
                 env.insert(&input.name, v);
                 n_user += 1;
             }
@@ -139,6 +117,25 @@ pub(super) fn bind_inputs<'g>(
 
 /// A stored tensor must be what the program says it reads: the same dtype and, where the
 /// program's sizes are static, the same sizes. Otherwise every shape after it would be wrong.
+/// Name a user input `v` (the user's name for it, else the program's) and give it torch.onnx's
+/// metadata.
+fn name_user_input(
+    lw: &Lowerer,
+    op: &mut Builder,
+    v: Value,
+    kind: &InputKind,
+    program_name: &str,
+    user_name: Option<&String>,
+) {
+    let name = user_name.filter(|n| !n.is_empty()).map_or(program_name, String::as_str);
+    lw.name(op, v, name);
+    let mut meta = metadata::input_metadata(kind, program_name);
+    if name == program_name {
+        meta.retain(|(k, _)| *k != metadata::ORIGINAL_NODE_NAME); // torch adds it on renames only
+    }
+    op.info_mut(v).metadata = meta;
+}
+
 fn check_weight_type(
     w: &crate::pt2::Weight,
     fqn: &str,
