@@ -14,25 +14,31 @@ pub mod activation;
 pub mod control_flow;
 pub mod creation;
 pub mod elementwise;
+pub mod embedding;
 pub mod fft;
 pub mod indexing;
+pub mod joins;
 pub mod linalg;
 pub mod loss;
 pub mod math;
 pub mod nn;
 pub mod numerics;
 pub mod operator;
+pub mod padding;
 pub mod pooling;
 pub mod python;
 pub mod quantized;
 pub mod random;
 pub mod recurrent;
 pub mod reduction;
-pub mod shape;
+pub mod reorder;
 pub(crate) mod shared;
+pub mod slicing;
 pub mod sorting;
 pub mod statistics;
 pub mod torchvision;
+pub mod unfolding;
+pub mod views;
 
 /// A family's registration function (each `translations!` block defines one, `register`).
 pub type Register = fn(&mut TranslationTable);
@@ -45,24 +51,30 @@ pub const FAMILIES: &[(&str, Register)] = &[
     ("creation", creation::register),
     ("decompositions", numerics::decompositions::register),
     ("elementwise", elementwise::register),
+    ("embedding", embedding::register),
     ("fft", fft::register),
     ("indexing", indexing::register),
+    ("joins", joins::register),
     ("linalg", linalg::register),
     ("loss", loss::register),
     ("math", math::register),
     ("nn", nn::register),
     ("operator", operator::register),
+    ("padding", padding::register),
     ("pooling", pooling::register),
     ("python", python::register),
     ("quantized", quantized::register),
     ("random", random::register),
     ("recurrent", recurrent::register),
     ("reduction", reduction::register),
-    ("shape", shape::register),
+    ("reorder", reorder::register),
+    ("slicing", slicing::register),
     ("sorting", sorting::register),
     ("special", numerics::special::register),
     ("statistics", statistics::register),
     ("torchvision", torchvision::register),
+    ("unfolding", unfolding::register),
+    ("views", views::register),
 ];
 
 impl TranslationTable {
