@@ -159,8 +159,14 @@ const SPLIT: &[&str] = &["onnx", "optimize", "translate"];
 /// The layers, lowest first, as ARCHITECTURE.md's `## Layers` section lists them (one numbered
 /// line per layer naming its modules in backticks): the one place the order is written down.
 fn layers() -> Vec<Vec<String>> {
+    layers_of("Layers")
+}
+
+/// The layers a `## {title}` section of ARCHITECTURE.md lists, lowest first.
+fn layers_of(title: &str) -> Vec<Vec<String>> {
     let text = std::fs::read_to_string(root().join("ARCHITECTURE.md")).expect("ARCHITECTURE.md");
-    let start = text.find("\n## Layers").expect("ARCHITECTURE.md has a `## Layers` section");
+    let heading = format!("\n## {title}\n");
+    let start = text.find(&heading).unwrap_or_else(|| panic!("ARCHITECTURE.md has a `## {title}` section"));
     let section = &text[start + 1..];
     let end = section[3..].find("\n## ").map_or(section.len(), |i| i + 3);
     section[..end]
@@ -570,6 +576,145 @@ fn the_layer_parse_reads_use_trees() {
         arrows.iter().any(|a| a.at.starts_with("src/onnx/ir/derived/mod.rs") && a.to == ["onnx", "ir"]),
         "`use super::{{DType, TensorData}}` in onnx/ir/derived resolves to onnx::ir"
     );
+}
+
+// ---- The Python package's imports: the same layer rules over python/fxonnx/. ----
+
+/// `text` (Python) with comments removed and the contents of string literals blanked, lines kept.
+fn python_code(text: &str) -> String {
+    let b: Vec<char> = text.chars().collect();
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        if c == '#' {
+            while i < b.len() && b[i] != '\n' {
+                i += 1;
+            }
+        } else if c == '"' || c == '\'' {
+            let triple = i + 2 < b.len() && b[i + 1] == c && b[i + 2] == c;
+            let quote = if triple { 3 } else { 1 };
+            i += quote;
+            while i < b.len() {
+                if b[i] == '\\' {
+                    i += 2;
+                    continue;
+                }
+                if b[i] == c && (!triple || (i + 2 < b.len() && b[i + 1] == c && b[i + 2] == c)) {
+                    i += quote;
+                    break;
+                }
+                if b[i] == '\n' {
+                    out.push('\n');
+                }
+                i += 1;
+            }
+            out.push_str("\"\"");
+        } else {
+            out.push(c);
+            i += 1;
+        }
+    }
+    out
+}
+
+/// The package modules one Python file imports, with their line numbers: `from . import a, b`,
+/// `from .a import x`, `from fxonnx.a import x`, `from fxonnx import a`, `import fxonnx.a`, at any
+/// indentation (imports inside functions count).
+fn python_imports(text: &str) -> Vec<(usize, String)> {
+    let code = python_code(text);
+    let lines: Vec<&str> = code.lines().collect();
+    let mut out = Vec::new();
+    let names = |list: &str| -> Vec<String> {
+        list.split(',')
+            .map(|n| n.split(" as ").next().unwrap_or("").trim().trim_matches(|c| c == '(' || c == ')').trim())
+            .filter(|n| !n.is_empty())
+            .map(str::to_string)
+            .collect()
+    };
+    for (i, raw) in lines.iter().enumerate() {
+        let line = raw.trim();
+        let mut found = Vec::new();
+        if let Some(rest) = line.strip_prefix("from ") {
+            let Some((source, list)) = rest.split_once(" import ") else { continue };
+            let mut list = list.to_string();
+            // A parenthesized list may run over several lines.
+            let mut j = i;
+            while list.contains('(') && !list.contains(')') && j + 1 < lines.len() {
+                j += 1;
+                list.push_str(lines[j]);
+            }
+            let source = source.trim();
+            if source == "." || source == "fxonnx" {
+                found = names(&list);
+            } else if let Some(m) = source.strip_prefix('.').or_else(|| source.strip_prefix("fxonnx.")) {
+                found.push(m.split('.').next().unwrap_or(m).to_string());
+            }
+        } else if let Some(rest) = line.strip_prefix("import ") {
+            for n in names(rest) {
+                if let Some(m) = n.strip_prefix("fxonnx.") {
+                    found.push(m.split('.').next().unwrap_or(m).to_string());
+                }
+            }
+        }
+        out.extend(found.into_iter().map(|m| (i + 1, m)));
+    }
+    out
+}
+
+#[test]
+fn the_python_import_graph_points_down_and_has_no_circle() {
+    let layers = layers_of("Python layers");
+    let layer = |m: &str| layers.iter().position(|l| l.iter().any(|x| x == m));
+    let dir = root().join("python/fxonnx");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("python/fxonnx")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "py"))
+        .collect();
+    files.sort();
+    let mut arrows = Vec::new();
+    let mut problems = Vec::new();
+    for path in &files {
+        let from = path.file_stem().and_then(|s| s.to_str()).expect("a UTF-8 name").to_string();
+        if layer(&from).is_none() {
+            problems.push(format!("module `{from}` is in no layer of ARCHITECTURE.md's `## Python layers`"));
+        }
+        let text = std::fs::read_to_string(path).expect("a Python file");
+        for (line, to) in python_imports(&text) {
+            if to != from {
+                arrows.push((from.clone(), to, format!("python/fxonnx/{from}.py:{line}")));
+            }
+        }
+    }
+    assert!(
+        arrows.iter().any(|(f, t, _)| f == "_api" && t == "_torch"),
+        "the parse missed `from . import _torch` inside a function of _api.py: {arrows:?}"
+    );
+    for (f, t, at) in &arrows {
+        match (layer(f), layer(t)) {
+            (Some(lf), Some(lt)) if lt > lf => {
+                problems.push(format!("upward import: {f} (layer {}) imports {t} (layer {}) at {at}", lf + 1, lt + 1))
+            }
+            (_, None) => problems.push(format!("`{t}`, imported at {at}, is in no layer of `## Python layers`")),
+            _ => {}
+        }
+    }
+    problems.extend(circles(&arrows).into_iter().map(|c| format!("circle: {c}")));
+    assert!(
+        problems.is_empty(),
+        "python/fxonnx's imports break ARCHITECTURE.md's `## Python layers`:\n{}",
+        problems.join("\n")
+    );
+}
+
+#[test]
+fn the_python_import_parse_reads_every_form() {
+    let text = "\"\"\"Doc.\n\n    import fxonnx.doc\n\"\"\"\nfrom . import _a, _b as b\nfrom ._c import x  # from . import _z\n\
+                def f():\n    from fxonnx._d import (\n        y,\n    )\n    import fxonnx._e\n    s = 'from . import _q'\n\
+                from . import (\n    _f,\n    _g,\n)\n";
+    let found: Vec<String> = python_imports(text).into_iter().map(|(_, m)| m).collect();
+    assert_eq!(found, ["_a", "_b", "_c", "_d", "_e", "_f", "_g"]);
 }
 
 // ---- ONNX operator names: one table, no hand-written lists elsewhere. ----

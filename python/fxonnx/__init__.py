@@ -11,7 +11,7 @@ other package: torch captures ``nn.Module``s, onnx / onnx-ir give ``ONNXProgram.
 ``.pt2`` archive (a path or its bytes) exports without torch.
 """
 
-from ._api import ONNXProgram, OutputComparison, VerificationResult, export
+from ._api import ONNXProgram, export
 from ._errors import (
     ArchiveError,
     CaptureError,
@@ -26,6 +26,7 @@ from ._errors import (
     VerificationError,
 )
 from ._fxonnx import __version__, apply_weights
+from ._verification import OutputComparison, VerificationResult
 
 __all__ = [
     "ArchiveError",

@@ -4,7 +4,6 @@ program, with the conversion in Rust."""
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import datetime
 import io
 import os
@@ -16,49 +15,11 @@ from typing import Any, Collection, Mapping, Sequence
 
 from . import _errors, _fxonnx
 from ._errors import OptionsError, VerificationError
+from ._verification import OutputComparison, VerificationResult
 
 DEFAULT_OPSET = 20
 # torch.onnx saves weights beside the model above this size (ONNXProgram._LARGE_MODEL_THRESHOLD).
 _LARGE_MODEL_THRESHOLD = 1536 * 1024 * 1024
-
-
-@dataclasses.dataclass
-class OutputComparison:
-    """One output on one input set: where the model and the program differ most."""
-
-    input_set: str
-    output: str
-    shape_matches: bool
-    dtype_matches: bool
-    max_abs_error: float
-    max_rel_error: float
-    atol: float
-    rtol: float
-    passed: bool
-
-
-@dataclasses.dataclass
-class VerificationResult:
-    """Every output compared on the example inputs and on inputs of other sizes."""
-
-    comparisons: list[OutputComparison]
-
-    @property
-    def passed(self) -> bool:
-        return all(c.passed for c in self.comparisons)
-
-    def markdown(self) -> str:
-        rows = [
-            "| inputs | output | shape | dtype | max abs error | max rel error | atol | rtol | result |",
-            "|---|---|---|---|---:|---:|---:|---:|---|",
-        ]
-        for c in self.comparisons:
-            rows.append(
-                f"| {c.input_set} | `{c.output}` | {'ok' if c.shape_matches else 'differs'} "
-                f"| {'ok' if c.dtype_matches else 'differs'} | {c.max_abs_error:.3g} | {c.max_rel_error:.3g} "
-                f"| {c.atol:g} | {c.rtol:g} | {'pass' if c.passed else 'FAIL'} |"
-            )
-        return "\n".join(rows) + "\n"
 
 
 def _timestamp() -> str:
@@ -186,9 +147,17 @@ class ONNXProgram:
         destination = os.fspath(destination)
         self._save_model(destination, include_initializers, keep_initializers_as_inputs, external_data)
         if genai is not False:
-            from . import genai as _genai
+            self._write_genai_config(destination, None if genai is True else genai)
 
-            _genai.write_config(self, destination, None if genai is True else genai)
+    def _write_genai_config(self, model_path: str | os.PathLike,
+                            model_dir: str | os.PathLike | None) -> list[pathlib.Path]:
+        # fxonnx.genai.write_config's body: here, so that saving needs no import of the module above.
+        written, notes = self._program.write_genai_config(
+            os.fspath(model_path), None if model_dir is None else os.fspath(model_dir))
+        for note in notes:
+            # The caller of save() or of fxonnx.genai.write_config.
+            warnings.warn(note, stacklevel=3)
+        return [pathlib.Path(p) for p in written]
 
     def _save_model(self, destination: str, include_initializers: bool, keep_initializers_as_inputs: bool,
                     external_data: bool | None) -> None:

@@ -157,7 +157,7 @@ def _resized(exported: Any, sizes: dict[str, int]) -> tuple[tuple, dict]:
 
 
 def _compare(input_set: str, names: list[str], expected: list[Any], actual: list[Any]) -> list[Any]:
-    from ._api import OutputComparison
+    from ._verification import OutputComparison
 
     rows = []
     for name, e, a in zip(names, expected, actual):
@@ -200,7 +200,7 @@ def _as_outputs(leaves: list) -> list:
 
 
 def verify(onnx_program: Any) -> Any:
-    from ._api import VerificationResult
+    from ._verification import VerificationResult
 
     exported = onnx_program.exported_program
     if not exported.example_inputs:

@@ -30,13 +30,7 @@ def write_config(onnx_program: Any, model_path: str | os.PathLike,
     files of ``model_dir``, a transformers checkpoint folder whose ``config.json`` and
     ``generation_config.json`` give the context length, special tokens and search defaults).
     Returns the files written; values no folder gave are reported as warnings."""
-    import warnings
-
-    written, notes = onnx_program._program.write_genai_config(
-        os.fspath(model_path), None if model_dir is None else os.fspath(model_dir))
-    for note in notes:
-        warnings.warn(note, stacklevel=2)
-    return [pathlib.Path(p) for p in written]
+    return onnx_program._write_genai_config(model_path, model_dir)
 
 
 def decoder_inputs(model: Any, batch: int = 2, past: int = 5, seq: int = 3) -> dict[str, Any]:
