@@ -59,6 +59,7 @@ const OLDER_OPSET_FAILURES: &[(&str, i64, &str)] = &[
     ("nn_ops", 18, "Resize with antialias"),
     ("nn_ops_decomposed", 18, "Resize with antialias"),
     ("torchvision_ops", 16, "RoiAlign with half_pixel coordinates (torchvision's aligned=True)"),
+    ("universe_backward", 16, "ScatterElements with a reduction"),
 ];
 
 /// Opsets 13 to 17, where operators take their older forms (`src/onnx/downgrade.rs`): every

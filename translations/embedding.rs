@@ -1,4 +1,5 @@
-//! Embeddings: embedding, embedding_bag (sum, mean, max; per-sample weights), embedding_renorm.
+//! Embeddings: embedding, embedding_bag (sum, mean, max; per-sample weights), embedding_renorm, and the
+//! embedding's gradient (embedding_dense_backward).
 
 use crate::translate::prelude::*;
 use crate::translations;
@@ -178,6 +179,52 @@ translations! {
         // Here a negative padding_idx means none (the public overload has wrapped it).
         let padding_idx = Some(padding_idx);
         embedding_bag_of(op, weight, indices, offsets, mode, per_sample_weights, include_last_offset, padding_idx)
+    }
+
+    /// embedding_dense_backward(Tensor grad_output, Tensor indices, SymInt num_weights, SymInt padding_idx, bool
+    ///     scale_grad_by_freq) -> Tensor
+    #[target("aten::embedding_dense_backward")]
+    fn embedding_dense_backward(
+        op,
+        grad_output: Tensor,
+        indices: Tensor,
+        num_weights: SymInt,
+        padding_idx: SymInt,
+        scale_grad_by_freq: bool,
+    ) -> OpResult<Value> {
+        // Each looked-up row's gradient is added into the row it read: a ScatterND with "add" (an
+        // index read twice adds twice). Rows of padding_idx get none; scale_grad_by_freq divides
+        // each by how often its index occurs.
+        let t = float_result_dtype(op, grad_output)?;
+        let g = cast(op, grad_output, t);
+        let flat = op.const_i64s(&[-1]);
+        let idx = cast(op, indices, DType::Int64);
+        let idx = op.Reshape(idx, flat).out();
+        let width = op.Shape(g).start(-1).out();
+        let rows_shape = op.Concat(&[flat, width]).axis(0).out();
+        let mut rows = op.Reshape(g, rows_shape).out();
+        let last = op.const_i64s(&[-1]);
+        if !matches!(padding_idx, SymInt::Const(p) if p < 0) {
+            let pad = sym_value(op, padding_idx);
+            let is_pad = op.Equal(idx, pad);
+            let is_pad = op.Unsqueeze(is_pad, last);
+            rows = op.Where(is_pad, 0.0, rows);
+        }
+        let table = shape_vec(op, &[num_weights]);
+        let (zero, one) = (op.scalar(t, 0.0), op.scalar(t, 1.0));
+        if scale_grad_by_freq {
+            let zeros = op.Expand(zero, table);
+            let n = op.Shape(idx).out();
+            let ones = op.Expand(one, n);
+            let counts = op.ScatterElements(zeros, idx, ones).axis(0).reduction("add").out();
+            let freq = op.Gather(counts, idx).axis(0).out();
+            let freq = op.Unsqueeze(freq, last);
+            rows = op.Div(rows, freq);
+        }
+        let out_shape = op.Concat(&[table, width]).axis(0).out();
+        let zeros = op.Expand(zero, out_shape);
+        let at = op.Unsqueeze(idx, last);
+        Ok(op.ScatterND(zeros, at, rows).reduction("add").out())
     }
 
     /// embedding_renorm(Tensor self, Tensor indices, float max_norm, float norm_type) -> Tensor

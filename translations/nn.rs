@@ -679,6 +679,69 @@ fn norm_except_dim_of(op: &mut Builder, v: Value, pow: i64, dim: i64) -> OpResul
     })
 }
 
+/// The input gradient of a normalization over `axes` given `gw` (the output's gradient times the
+/// scale), the normalized input `x_hat` and `rstd`: `rstd · (gw - mean(gw) - x_hat · mean(gw · x_hat))`.
+fn normalized_input_grad(op: &mut Builder, gw: Value, x_hat: Value, rstd: Value, axes: &[i64]) -> Value {
+    let axes = op.const_i64s(axes);
+    let mean_g = op.ReduceMean(gw, Some(axes)).keepdims(1).out();
+    let gx = op.Mul(gw, x_hat);
+    let mean_gx = op.ReduceMean(gx, Some(axes)).keepdims(1).out();
+    let centered = op.Sub(gw, mean_g);
+    let along = op.Mul(x_hat, mean_gx);
+    let d = op.Sub(centered, along);
+    op.Mul(rstd, d)
+}
+
+/// `x` summed over `axes` (dropped); `x` itself when there are none (ReduceSum would reduce all).
+fn sum_over(op: &mut Builder, x: Value, axes: &[i64]) -> Value {
+    if axes.is_empty() {
+        return x;
+    }
+    let axes = op.const_i64s(axes);
+    op.ReduceSum(x, Some(axes)).keepdims(0).out()
+}
+
+/// The static sizes of the axes of `x` from `from` on, or an error naming `what`.
+fn static_tail(op: &Builder, x: Value, from: usize, what: &str) -> OpResult<Vec<i64>> {
+    let shape = op.shape(x).map(|s| s.to_vec()).unwrap_or_default();
+    shape
+        .get(from..)
+        .unwrap_or_default()
+        .iter()
+        .map(|d| match d {
+            Dim::Fixed(n) => Ok(*n),
+            _ => Err(OpError::new(format!("{what} needs static spatial sizes"))),
+        })
+        .collect()
+}
+
+/// The weight gradient of a convolution of one group: `x` `[N, C, ...]`, `g` `[N, O, ...]`. It is
+/// itself a convolution over the batch, the input as `[C, N, ...]` and the gradient as the kernel
+/// `[O, N, ...]`, with stride and dilation swapped; its first `kernel` positions per axis are the
+/// gradient (the padding's far end may add more).
+fn conv_weight_grad(op: &mut Builder, x: Value, g: Value, r: usize, c: &ConvGrad) -> Value {
+    let mut perm: Vec<i64> = (0..r as i64).collect();
+    perm.swap(0, 1);
+    let xt = op.Transpose(x).perm(&perm).out();
+    let gt = op.Transpose(g).perm(&perm).out();
+    let y = op.Conv(xt, gt, None).kernel_shape(&c.outs).strides(&c.dilation).dilations(&c.stride).pads(&c.pads).out();
+    let y = op.Transpose(y).perm(&perm).out();
+    let starts = op.const_i64s(&vec![0; c.kernel.len()]);
+    let ends = op.const_i64s(&c.kernel);
+    let axes: Vec<i64> = (2..r as i64).collect();
+    let axes = op.const_i64s(&axes);
+    op.Slice(y, starts, ends, Some(axes), None)
+}
+
+/// What the gradients of a convolution read: per spatial axis.
+struct ConvGrad {
+    stride: Vec<i64>,
+    dilation: Vec<i64>,
+    pads: Vec<i64>,
+    kernel: Vec<i64>,
+    outs: Vec<i64>,
+}
+
 translations! {
     /// linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor
     #[target("aten::linear")]
@@ -1623,6 +1686,208 @@ translations! {
             bail!("dropout in training mode is random; hint: call model.eval() before torch.export");
         }
         Ok(input)
+    }
+
+    /// native_layer_norm_backward(Tensor grad_out, Tensor input, SymInt[] normalized_shape, Tensor mean, Tensor rstd,
+    ///     Tensor? weight, Tensor? bias, bool[3] output_mask) -> (Tensor, Tensor, Tensor)
+    #[target("aten::native_layer_norm_backward")]
+    fn native_layer_norm_backward(
+        op,
+        grad_out: Tensor,
+        input: Tensor,
+        normalized_shape: Vec<SymInt>,
+        mean: Tensor,
+        rstd: Tensor,
+        weight: Option<Tensor>,
+        _bias: Ignored, // its gradient is the output's summed, whatever its value
+        output_mask: Vec<bool>,
+    ) -> OpResult<Vec<Option<Value>>> {
+        let t = float_result_dtype(op, grad_out)?;
+        let r = rank_of(op, input)?;
+        let k = normalized_shape.len();
+        if k > r || output_mask.len() != 3 {
+            bail!("native_layer_norm_backward: {k} normalized axes of a rank-{r} input, {} output flags", output_mask.len());
+        }
+        let norm_axes: Vec<i64> = (r - k..r).map(|a| a as i64).collect();
+        let batch_axes: Vec<i64> = (0..r - k).map(|a| a as i64).collect();
+        let g = cast(op, grad_out, t);
+        let (x, mean, rstd) = (cast(op, input, t), cast(op, mean, t), cast(op, rstd, t));
+        let centered = op.Sub(x, mean);
+        let x_hat = op.Mul(centered, rstd);
+        let gw = match weight {
+            Some(w) => {
+                let w = cast(op, w, t);
+                op.Mul(g, w)
+            }
+            None => g,
+        };
+        let grad_input = output_mask[0].then(|| normalized_input_grad(op, gw, x_hat, rstd, &norm_axes));
+        let grad_weight = output_mask[1].then(|| {
+            let gx = op.Mul(g, x_hat);
+            sum_over(op, gx, &batch_axes)
+        });
+        let grad_bias = output_mask[2].then(|| sum_over(op, g, &batch_axes));
+        Ok(vec![grad_input, grad_weight, grad_bias])
+    }
+
+    /// native_group_norm_backward(Tensor grad_out, Tensor input, Tensor mean, Tensor rstd, Tensor? weight, SymInt N,
+    ///     SymInt C, SymInt HxW, int group, bool[3] output_mask) -> (Tensor, Tensor, Tensor)
+    #[target("aten::native_group_norm_backward")]
+    fn native_group_norm_backward(
+        op,
+        grad_out: Tensor,
+        input: Tensor,
+        mean: Tensor,
+        rstd: Tensor,
+        weight: Option<Tensor>,
+        // The sizes come from the input's shape.
+        _N: Ignored,
+        _C: Ignored,
+        _HxW: Ignored,
+        group: i64,
+        output_mask: Vec<bool>,
+    ) -> OpResult<Vec<Option<Value>>> {
+        // Normalized over [N, group, C / group · HxW]: the layer norm's gradient there, with the
+        // per-channel scale applied in the input's own layout first.
+        let t = float_result_dtype(op, grad_out)?;
+        let r = rank_of(op, input)?;
+        if r < 2 || group < 1 || output_mask.len() != 3 {
+            bail!("native_group_norm_backward: a rank-{r} input in {group} groups, {} output flags", output_mask.len());
+        }
+        let channel_sums: Vec<i64> = std::iter::once(0).chain(2..r as i64).collect();
+        let g = cast(op, grad_out, t);
+        let (x, mean, rstd) = (cast(op, input, t), cast(op, mean, t), cast(op, rstd, t));
+        let gw = match weight {
+            Some(w) => {
+                let w = cast(op, w, t);
+                let w = if r > 2 {
+                    let trailing: Vec<i64> = (1..r as i64 - 1).collect();
+                    let trailing = op.const_i64s(&trailing);
+                    op.Unsqueeze(w, trailing)
+                } else {
+                    w
+                };
+                op.Mul(g, w)
+            }
+            None => g,
+        };
+        let grouped = op.const_i64s(&[0, group, -1]);
+        let last = op.const_i64s(&[2]);
+        let shape = op.Shape(x).out();
+        let x_g = op.Reshape(x, grouped).out();
+        let (mean, rstd) = (op.Unsqueeze(mean, last), op.Unsqueeze(rstd, last));
+        let centered = op.Sub(x_g, mean);
+        let x_hat = op.Mul(centered, rstd);
+        let grad_input = if output_mask[0] {
+            let gw_g = op.Reshape(gw, grouped).out();
+            let d = normalized_input_grad(op, gw_g, x_hat, rstd, &[2]);
+            Some(op.Reshape(d, shape).out())
+        } else {
+            None
+        };
+        let grad_weight = if output_mask[1] {
+            let x_hat = op.Reshape(x_hat, shape).out();
+            let gx = op.Mul(g, x_hat);
+            Some(sum_over(op, gx, &channel_sums))
+        } else {
+            None
+        };
+        let grad_bias = output_mask[2].then(|| sum_over(op, g, &channel_sums));
+        Ok(vec![grad_input, grad_weight, grad_bias])
+    }
+
+    /// convolution_backward(Tensor grad_output, Tensor input, Tensor weight, SymInt[]? bias_sizes, SymInt[] stride,
+    ///     SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups, bool[3]
+    ///     output_mask) -> (Tensor, Tensor, Tensor)
+    #[target("aten::convolution_backward")]
+    fn convolution_backward(
+        op,
+        grad_output: Tensor,
+        input: Tensor,
+        weight: Tensor,
+        _bias_sizes: Ignored, // the bias gradient's size is the output's channel count
+        stride: Vec<i64>,
+        padding: Vec<i64>,
+        dilation: Vec<i64>,
+        transposed: bool,
+        _output_padding: Ignored, // only a transposed convolution has one
+        groups: i64,
+        output_mask: Vec<bool>,
+    ) -> OpResult<Vec<Option<Value>>> {
+        if transposed {
+            bail!("the backward of a transposed convolution is not translated; hint: translate it in a custom table");
+        }
+        let r = rank_of(op, input)?;
+        if r < 3 || groups < 1 || output_mask.len() != 3 {
+            bail!("convolution_backward: a rank-{r} input in {groups} groups, {} output flags", output_mask.len());
+        }
+        let k = r - 2;
+        let ins = static_tail(op, input, 2, "convolution_backward")?;
+        let c = ConvGrad {
+            stride: expand_param(&stride, k, 1)?,
+            dilation: expand_param(&dilation, k, 1)?,
+            pads: pads_of(&padding, k)?,
+            kernel: static_tail(op, weight, 2, "convolution_backward's weight")?,
+            outs: static_tail(op, grad_output, 2, "convolution_backward's gradient")?,
+        };
+        let t = float_result_dtype(op, grad_output)?;
+        let (g, x, w) = (cast(op, grad_output, t), cast(op, input, t), cast(op, weight, t));
+        let grad_input = if output_mask[0] {
+            // The transposed convolution of the gradient by the same weight; output_padding
+            // restores the input positions past the last window (fewer than a stride).
+            let mut extra = Vec::with_capacity(k);
+            for (i, &n) in ins.iter().enumerate() {
+                let reach = (c.outs[i] - 1) * c.stride[i] - 2 * c.pads[i] + c.dilation[i] * (c.kernel[i] - 1) + 1;
+                extra.push(n - reach);
+            }
+            if extra.iter().any(|&e| e < 0) {
+                bail!("convolution_backward: the gradient's sizes {:?} do not fit an input of sizes {ins:?}", c.outs);
+            }
+            let y = op
+                .ConvTranspose(g, w, None)
+                .kernel_shape(&c.kernel)
+                .strides(&c.stride)
+                .dilations(&c.dilation)
+                .pads(&c.pads)
+                .output_padding(&extra)
+                .group(groups)
+                .out();
+            Some(y)
+        } else {
+            None
+        };
+        let grad_weight = if output_mask[1] {
+            if groups == 1 {
+                Some(conv_weight_grad(op, x, g, r, &c))
+            } else {
+                // One weight gradient per group, stacked along the output channels.
+                let (cin, cout) = match (static_tail(op, input, 1, "convolution_backward")?.first(), op.shape(g)) {
+                    (Some(&ci), Some(gs)) => match gs.get(1) {
+                        Some(Dim::Fixed(co)) => (ci, *co),
+                        _ => bail!("convolution_backward in groups needs a static channel count"),
+                    },
+                    _ => bail!("convolution_backward in groups needs a static channel count"),
+                };
+                if cin % groups != 0 || cout % groups != 0 {
+                    bail!("convolution_backward: {cin} and {cout} channels do not split into {groups} groups");
+                }
+                let one = op.const_i64s(&[1]);
+                let mut parts = Vec::new();
+                for i in 0..groups {
+                    let (xs, xe) = (op.const_i64s(&[i * cin / groups]), op.const_i64s(&[(i + 1) * cin / groups]));
+                    let (gs, ge) = (op.const_i64s(&[i * cout / groups]), op.const_i64s(&[(i + 1) * cout / groups]));
+                    let xi = op.Slice(x, xs, xe, Some(one), None);
+                    let gi = op.Slice(g, gs, ge, Some(one), None);
+                    parts.push(conv_weight_grad(op, xi, gi, r, &c));
+                }
+                Some(op.Concat(&parts).axis(0).out())
+            }
+        } else {
+            None
+        };
+        let channel_sums: Vec<i64> = std::iter::once(0).chain(2..r as i64).collect();
+        let grad_bias = output_mask[2].then(|| sum_over(op, g, &channel_sums));
+        Ok(vec![grad_input, grad_weight, grad_bias])
     }
 
     /// native_dropout_backward(Tensor grad_output, Tensor mask, float scale) -> Tensor

@@ -1,5 +1,5 @@
 //! Pooling: max pooling (with indices, and its backward), adaptive average / max pooling, average
-//! pooling, max unpooling.
+//! pooling (and the backward of both averages), max unpooling.
 
 use crate::translate::prelude::*;
 use crate::translations;
@@ -94,19 +94,47 @@ fn adaptive_avg(op: &mut Builder, x: Value, output_size: &[Option<i64>]) -> OpRe
             }
         }
         let w = op.constant_tensor(constant_data(t, vec![n, o], &w)?);
-        let axis = r - k + i;
-        y = if axis == r - 1 {
-            op.MatMul(y, w)
-        } else {
-            let mut perm: Vec<i64> = (0..r as i64).collect();
-            perm.swap(axis, r - 1);
-            let yt = op.Transpose(y).perm(&perm).out();
-            let m = op.MatMul(yt, w);
-            op.Transpose(m).perm(&perm).out()
-        };
+        y = multiply_along(op, y, r - k + i, r, w);
     }
     if y == x {
         return Ok(op.Identity(x));
+    }
+    Ok(y)
+}
+
+/// `y` (rank `r`) with its axis `axis` multiplied by the matrix `w` (`[size along axis, new size]`).
+fn multiply_along(op: &mut Builder, y: Value, axis: usize, r: usize, w: Value) -> Value {
+    if axis == r - 1 {
+        return op.MatMul(y, w);
+    }
+    let mut perm: Vec<i64> = (0..r as i64).collect();
+    perm.swap(axis, r - 1);
+    let yt = op.Transpose(y).perm(&perm).out();
+    let m = op.MatMul(yt, w);
+    op.Transpose(m).perm(&perm).out()
+}
+
+/// The gradient of a separable average pooling over the last `windows.len()` axes of `self_`:
+/// `windows[i]` lists, per output position along spatial axis `i`, the input range its window
+/// averaged and the divisor, so output `j`'s gradient spreads as `1 / divisor` over `start..end`.
+/// Each axis is one `[o, n]` matrix multiplied in (a window's divisor is a product of one length
+/// per axis in torch's kernels, so the spreading is separable too).
+fn spread_back(op: &mut Builder, grad: Value, self_: Value, windows: &[Vec<(i64, i64, f64)>]) -> OpResult<Value> {
+    let t = float_result_dtype(op, grad)?;
+    let k = windows.len();
+    let r = rank_of(op, grad)?;
+    let sizes = spatial_sizes(op, self_, k, "the pooling's input")?;
+    let mut y = cast(op, grad, t);
+    for (i, (axis_windows, &n)) in windows.iter().zip(&sizes).enumerate() {
+        let o = axis_windows.len() as i64;
+        let mut w = vec![0.0f64; constant_elements(op, "the pooling gradient's spreading matrix", &[o, n])?];
+        for (j, &(start, end, divisor)) in axis_windows.iter().enumerate() {
+            for col in start.max(0)..end.min(n) {
+                w[j * n as usize + col as usize] = 1.0 / divisor;
+            }
+        }
+        let w = op.constant_tensor(constant_data(t, vec![o, n], &w)?);
+        y = multiply_along(op, y, r - k + i, r, w);
     }
     Ok(y)
 }
@@ -463,6 +491,61 @@ fn adaptive_max_dynamic(op: &mut Builder, x: Value, output_size: &[i64]) -> OpRe
     Ok((vals, idx))
 }
 
+/// What a pooling writes: its pads and ceil_mode, and where the end padding was grown for
+/// ceil_mode's windows (see [`ceil_windows`]), per axis how far past torch's padding it reaches
+/// and the output size.
+struct Windows {
+    pads: Vec<i64>,
+    ceil_mode: bool,
+    grown: Option<(Vec<i64>, Vec<i64>)>,
+}
+
+/// The pads and ceil_mode to write for a pooling of `x` (its last `kernel.len()` axes).
+///
+/// With ceil_mode, a last window that would start in the end padding is dropped by torch and by
+/// ONNX Runtime's kernels, but kept by ONNX's shape inference: where that happens, the model's
+/// recorded sizes fail `onnx.checker` and the runtime's shape inference of the nodes after it.
+/// There the same windows are written without ceil_mode, the end padding set to reach the last
+/// window torch keeps; elsewhere (and on symbolic sizes) the pooling is written as torch calls it.
+/// Also returns, per axis, how far the grown end padding reaches past torch's and the output
+/// size (for an average that counts the padding).
+fn ceil_windows(
+    op: &Builder,
+    x: Value,
+    kernel: &[i64],
+    strides: &[i64],
+    pads: &[i64],
+    dilations: &[i64],
+    ceil_mode: bool,
+) -> Windows {
+    let k = kernel.len();
+    let unchanged = Windows { pads: pads.to_vec(), ceil_mode, grown: None };
+    let Ok(sizes) = spatial_sizes(op, x, k, "pooling") else { return unchanged };
+    if !ceil_mode || pads.len() != 2 * k || strides.len() != k || dilations.len() != k {
+        return unchanged;
+    }
+    let mut ends = Vec::with_capacity(k);
+    let mut outs = Vec::with_capacity(k);
+    let mut differs = false;
+    for i in 0..k {
+        let (l, s, pb, pe) = (sizes[i], strides[i], pads[i], pads[k + i]);
+        let reach = dilations[i] * (kernel[i] - 1) + 1;
+        if s < 1 || l + pb + pe < reach {
+            return unchanged;
+        }
+        let onnx = (l + pb + pe - reach + s - 1) / s + 1;
+        let torch = if (onnx - 1) * s >= l + pb { onnx - 1 } else { onnx };
+        differs |= torch != onnx;
+        ends.push((torch - 1) * s + reach - l - pb);
+        outs.push(torch);
+    }
+    if !differs || ends.iter().any(|&e| e < 0) {
+        return unchanged;
+    }
+    let beyond = ends.iter().zip(&pads[k..]).map(|(&e, &pe)| e - pe).collect();
+    Windows { pads: pads[..k].iter().chain(&ends).copied().collect(), ceil_mode: false, grown: Some((beyond, outs)) }
+}
+
 translations! {
     /// adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor
     #[target(
@@ -644,14 +727,39 @@ translations! {
             Some(axis) => op.Unsqueeze(self_, axis),
             None => self_,
         };
+        let ones = vec![1; k];
+        let Windows { pads, ceil_mode, grown } =
+            ceil_windows(op, x, &kernel, &strides, &pads_of(&padding, k)?, &ones, ceil_mode);
         let y = op
             .AveragePool(x)
             .kernel_shape(&kernel)
             .strides(&strides)
-            .pads(&pads_of(&padding, k)?)
+            .pads(&pads)
             .ceil_mode(ceil_mode as i64)
             .count_include_pad(count_include_pad as i64)
             .out();
+        let y = match grown {
+            // The grown end padding counts in the last windows' divisors, torch's does not:
+            // scale those windows by their length over torch's, axis by axis.
+            Some((beyond, outs)) if count_include_pad && beyond.iter().any(|&b| b > 0) => {
+                let mut scale = vec![1.0f64; constant_elements(op, "avg_pool's divisor correction", &outs)?];
+                for (i, (&o, &b)) in outs.iter().zip(&beyond).enumerate() {
+                    let stride_after: usize = outs[i + 1..].iter().product::<i64>() as usize;
+                    for (pos, f) in scale.iter_mut().enumerate() {
+                        let j = (pos / stride_after) as i64 % o;
+                        // Window j ends j·s - p + k; past the padding torch had, by `over`.
+                        let end = j * strides[i] + kernel[i];
+                        let last = (o - 1) * strides[i] + kernel[i];
+                        let over = (b - (last - end)).max(0);
+                        *f *= kernel[i] as f64 / (kernel[i] - over) as f64;
+                    }
+                }
+                let t = dtype_of(op, x)?;
+                let scale = op.constant_tensor(constant_data(t, outs, &scale)?);
+                op.Mul(y, scale)
+            }
+            _ => y,
+        };
         Ok(match zero {
             Some(axis) => op.Squeeze(y, Some(axis)),
             None => y,
@@ -676,13 +784,16 @@ translations! {
         let unbatched = rank_of(op, self_)? == k + 1;
         let zero = op.const_i64s(&[0]);
         let x = if unbatched { op.Unsqueeze(self_, zero) } else { self_ };
+        let dilations = expand_param(&dilation, k, 1)?;
+        let Windows { pads, ceil_mode, .. } =
+            ceil_windows(op, x, &kernel, &strides, &pads_of(&padding, k)?, &dilations, ceil_mode);
         // ONNX indices count over the whole tensor; torch's count within each (N, C) plane.
         let [y, idx] = op
             .MaxPool(x)
             .kernel_shape(&kernel)
             .strides(&strides)
-            .pads(&pads_of(&padding, k)?)
-            .dilations(&expand_param(&dilation, k, 1)?)
+            .pads(&pads)
+            .dilations(&dilations)
             .ceil_mode(ceil_mode as i64)
             .outs::<2>();
         let spatial = op.Shape(self_).start(-(k as i64)).out();
@@ -745,12 +856,15 @@ translations! {
         let unbatched = rank_of(op, self_)? == k + 1;
         let zero = op.const_i64s(&[0]);
         let x = if unbatched { op.Unsqueeze(self_, zero) } else { self_ };
+        let dilations = expand_param(&dilation, k, 1)?;
+        let Windows { pads, ceil_mode, .. } =
+            ceil_windows(op, x, &kernel_size, &strides, &pads_of(&padding, k)?, &dilations, ceil_mode);
         let y = op
             .MaxPool(x)
             .kernel_shape(&kernel_size)
             .strides(&strides)
-            .pads(&pads_of(&padding, k)?)
-            .dilations(&expand_param(&dilation, k, 1)?)
+            .pads(&pads)
+            .dilations(&dilations)
             .ceil_mode(ceil_mode as i64)
             .out();
         Ok(if unbatched { op.Squeeze(y, Some(zero)) } else { y })
@@ -787,6 +901,69 @@ translations! {
         let idx = op.Reshape(idx, flat_m1).out();
         let out = op.ScatterElements(zeros, idx, g).axis(r as i64 - 2).reduction("add").out();
         Ok(op.Reshape(out, s).out())
+    }
+
+    /// _adaptive_avg_pool2d_backward(Tensor grad_output, Tensor self) -> Tensor
+    #[target("aten::_adaptive_avg_pool2d_backward")]
+    fn _adaptive_avg_pool2d_backward(op, grad_output: Tensor, self_: Tensor) -> OpResult<Value> {
+        let outs = spatial_sizes(op, grad_output, 2, "_adaptive_avg_pool2d_backward's gradient")?;
+        let ins = spatial_sizes(op, self_, 2, "_adaptive_avg_pool2d_backward")?;
+        let windows: Vec<Vec<(i64, i64, f64)>> = ins
+            .iter()
+            .zip(&outs)
+            .map(|(&n, &o)| adaptive_bins(n, o).into_iter().map(|(s, e)| (s, e, (e - s) as f64)).collect())
+            .collect();
+        spread_back(op, grad_output, self_, &windows)
+    }
+
+    /// avg_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding,
+    ///     bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor
+    #[target("aten::avg_pool2d_backward")]
+    fn avg_pool2d_backward(
+        op,
+        grad_output: Tensor,
+        self_: Tensor,
+        kernel_size: Vec<i64>,
+        stride: Vec<i64>,
+        padding: Vec<i64>,
+        _ceil_mode: Ignored, // the gradient's own sizes say how many windows there are
+        count_include_pad: bool,
+        divisor_override: Option<i64>,
+    ) -> OpResult<Value> {
+        // torch's kernel: window j of an axis starts at j·s - p and ends at min(start + k, n + p);
+        // it averages the inputs in both the window and the input, dividing by the window's length
+        // with padding (count_include_pad), without it, or by divisor_override for the whole window.
+        let kernel = expand_param(&kernel_size, 2, 1)?;
+        let strides = if stride.is_empty() { kernel.clone() } else { expand_param(&stride, 2, 1)? };
+        let padding = expand_param(&padding, 2, 0)?;
+        let outs = spatial_sizes(op, grad_output, 2, "avg_pool2d_backward's gradient")?;
+        let ins = spatial_sizes(op, self_, 2, "avg_pool2d_backward")?;
+        let mut windows = Vec::new();
+        for i in 0..2 {
+            let (n, k, s, p) = (ins[i], kernel[i], strides[i], padding[i]);
+            let axis: Vec<(i64, i64, f64)> = (0..outs[i])
+                .map(|j| {
+                    let start = j * s - p;
+                    let end = (start + k).min(n + p);
+                    let len = if count_include_pad { end - start } else { end.min(n) - start.max(0) };
+                    (start, end, len as f64)
+                })
+                .collect();
+            windows.push(axis);
+        }
+        if let Some(d) = divisor_override {
+            if d == 0 {
+                bail!("avg_pool2d_backward: divisor_override is 0");
+            }
+            // The override divides the whole window once: the first axis carries it.
+            for w in &mut windows[0] {
+                w.2 = d as f64;
+            }
+            for w in &mut windows[1] {
+                w.2 = 1.0;
+            }
+        }
+        spread_back(op, grad_output, self_, &windows)
     }
 
     /// fractional_max_pool2d(Tensor self, int[2] kernel_size, int[2] output_size, Tensor random_samples) ->

@@ -4,10 +4,6 @@
 //! "unsupported"); a custom table may still translate it, since the table is looked up first.
 //! `fxonnx ops --missing` counts these as refused, not missing.
 
-/// A gradient op: only a backward graph calls it.
-const BACKWARD: &str = "a gradient (backward) op: only a training graph's backward pass calls it, and fxonnx exports \
-                        the forward program; export the model without its backward pass";
-
 /// `aten::atan2.out` and the other `out=` overloads.
 const OUT: &str = "an `out=` overload writes into a preallocated tensor; torch.export functionalizes it to the \
                    functional overload, so an exported program never calls it";
@@ -22,12 +18,6 @@ const REFUSED: &[(&str, &str)] = &[
         "torch.export.save lists a multi-output node's outputs on the node itself: `getitem` never appears in a \
          .pt2 archive",
     ),
-    ("aten::_adaptive_avg_pool2d_backward.default", BACKWARD),
-    ("aten::avg_pool2d_backward.default", BACKWARD),
-    ("aten::convolution_backward.default", BACKWARD),
-    ("aten::embedding_dense_backward.default", BACKWARD),
-    ("aten::native_group_norm_backward.default", BACKWARD),
-    ("aten::native_layer_norm_backward.default", BACKWARD),
     ("aten::sym_stride.int", STRIDES),
     (
         "torchvision::deform_conv2d.default",

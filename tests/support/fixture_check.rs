@@ -61,6 +61,7 @@ pub const EXPORTABLE: &[(&str, &str)] = &[
     ("unbacked_symbols", "model"),
     ("universe_grad_region", "model"),
     ("universe_grouped_mm", "model"),
+    ("universe_backward", "model"),
     ("universe_ops", "model"),
     ("universe_prims", "model"),
     ("universe_quant", "model"),
