@@ -72,6 +72,10 @@ pub mod internals {
     }
     pub use crate::translate::dsl::target_key;
     pub use crate::translations::{default_table, FAMILIES};
+    /// Graphs as text with their constants' values, compared token by token (`UPDATE_EXPECT`).
+    pub mod testing {
+        pub use crate::onnx::testing::{compare, parse, print};
+    }
 }
 
 /// The README's code examples compile and run as doc tests.

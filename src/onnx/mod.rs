@@ -16,6 +16,6 @@ pub(crate) mod operators;
 pub mod ops;
 pub mod proto;
 pub mod save;
-#[cfg(test)]
+/// Graphs as text for tests (the crate's and, through `internals::testing`, the integration tests').
 pub(crate) mod testing;
 pub mod text;

@@ -31,7 +31,7 @@ pub fn compare(actual: &str, expected: &str) {
         std::io::Write::write_all(&mut f, record.as_bytes()).expect("UPDATE_EXPECT write");
         return;
     }
-    panic!("optimized graph differs\n--- expected\n{expected}\n--- actual\n{actual}");
+    panic!("the graph differs\n--- expected\n{expected}\n--- actual\n{actual}");
 }
 
 struct Parser<'s> {
