@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """node_diff.py -- compare an fxonnx export with torch node by node and name the first node that diverges.
 
-    python benches/node_diff.py CASE... [--fxonnx target/release/fxonnx] [--no-optimize]
+    python benches/node_diff.py CASE... [--fxonnx target/release/fxonnx] [--no-optimize] [--sizes]
                                 [--json F.jsonl] [--out reports/node_diff.md] [--save-reference]
 
 Needs torch (the ExportedProgram is run in torch), onnx, onnxruntime and numpy. A CASE is a zoo or
@@ -22,6 +22,10 @@ For each case:
      are compared globally only.
    The first node whose local comparison fails is the divergence to fix: its translation is wrong
    (or the optimizer rewrote it wrongly: compare with --no-optimize).
+
+With --sizes, each case is checked at its example size, its alternative size (inputs_alt.npz) and
+the edges of its range constraints (inputs made as benches/sizes.py makes them), one record per
+size: the node whose translation is wrong at a size other than the example's.
 
 With --save-reference, torch's node values are written to NAME.nodes.npz beside a fixture archive
 (keys are FX node names; complex values as their real view): tests/fixtures.rs checks the
@@ -315,10 +319,15 @@ def local_value(torch, node, ort_values, recorded):
         return node.target(*args, **kwargs)
 
 
-def diff_case(torch, case: str, fxonnx: str, optimize: bool, save_reference: bool) -> dict:
+def diff_case(torch, case: str, fxonnx: str, optimize: bool, save_reference: bool, size=None) -> dict:
+    """`size` = (label, {symbol: size}, inputs): the check on those inputs instead of the example's."""
     name, pt2, inputs_path, rtol, atol, reference, scale = case_paths(case)
     rec = {"case": name, "optimize": optimize, "rtol": rtol, "atol": atol}
-    inputs = leaves(inputs_path)
+    if size is None:
+        inputs = leaves(inputs_path)
+    else:
+        rec["size"], rec["values"], inputs = size
+        reference = None  # the saved reference is the example's
     try:
         gm, recorded, stale, graph_inputs = run_torch(torch, pt2, inputs)
     except Exception as e:  # noqa: BLE001 -- any torch failure is recorded, not fatal
@@ -412,11 +421,33 @@ def diff_case(torch, case: str, fxonnx: str, optimize: bool, save_reference: boo
     return rec
 
 
+def other_sizes(torch, case: str) -> list:
+    """(label, {symbol: size}, inputs) of the case at its alternative size (inputs_alt.npz) and at the
+    edges of its range constraints (benches/sizes.py's `edge_sets` and `edge_inputs`)."""
+    sys.path.insert(0, HERE)
+    import sizes
+    _, pt2, inputs_path, *_ = case_paths(case)
+    ep = torch.export.load(pt2)
+    example = leaves(inputs_path)
+    out = [("example", sizes.symbol_values(ep, example), example)]
+    alt = os.path.join(case, "inputs_alt.npz") if os.path.isdir(case) else None
+    if alt and os.path.exists(alt):
+        out.append(("alt", sizes.symbol_values(ep, leaves(alt)), leaves(alt)))
+    return out + [(label, values, sizes.edge_inputs(ep, example, values)) for label, values in sizes.edge_sets(ep)]
+
+
 def fmt_div(d) -> str:
     if not d:
         return "–"
     r = d["tol_ratio"]
     return f"`{d['node']}` ({d['target']}, {'inf' if r == float('inf') else f'{r:.3g}'}×)"
+
+
+def case_label(r: dict) -> str:
+    """The case, and with --sizes the size: `hf_bert @ low 1×2` (symbol values in the symbols' order)."""
+    if "size" not in r:
+        return r["case"]
+    return f"{r['case']} @ {r['size']} " + "×".join(str(v) for _, v in sorted(r["values"].items()))
 
 
 def markdown(records: list) -> str:
@@ -441,11 +472,11 @@ def markdown(records: list) -> str:
              "|---|---|---:|---:|---:|---|---:|---|"]
     for r in records:
         if "error" in r:
-            lines.append(f"| {r['case']} | {'yes' if r['optimize'] else 'no'} | | | | not compared: "
+            lines.append(f"| {case_label(r)} | {'yes' if r['optimize'] else 'no'} | | | | not compared: "
                          f"{r['error'].replace('|', '/').splitlines()[0][:160]} | | |")
             continue
         wg = r["worst_global"]
-        lines.append(f"| {r['case']} | {'yes' if r['optimize'] else 'no'} | {r['nodes']} | {r['compared']} | "
+        lines.append(f"| {case_label(r)} | {'yes' if r['optimize'] else 'no'} | {r['nodes']} | {r['compared']} | "
                      f"{r['local_checked']} | {fmt_div(r['first_local_divergence'])} | "
                      f"{r['worst_local']['tol_ratio']:.3g} | {wg['tol_ratio']:.3g} (`{wg['node']}`) |")
     return "\n".join(lines) + "\n"
@@ -459,6 +490,9 @@ def main(argv=None) -> int:
     ap.add_argument("--json", default=None, help="append one JSON record per case")
     ap.add_argument("--out", default=None, help="markdown table")
     ap.add_argument("--save-reference", action="store_true", help="write NAME.nodes.npz beside fixture archives")
+    ap.add_argument("--sizes", action="store_true",
+                    help="check each case at the example size, the alternative size (inputs_alt.npz) and the "
+                    "edges of its range constraints (benches/sizes.py), one record per size")
     args = ap.parse_args(argv)
     import torch
     torch.set_num_threads(1)
@@ -473,15 +507,24 @@ def main(argv=None) -> int:
     records = []
     for case in args.cases:
         try:
-            rec = diff_case(torch, case, args.fxonnx, not args.no_optimize, args.save_reference)
-        except Exception as e:  # noqa: BLE001 -- one case's failure is recorded, the others still run
-            rec = {"case": os.path.basename(os.path.normpath(case)), "optimize": not args.no_optimize,
-                   "error": f"node_diff: {type(e).__name__}: {str(e).splitlines()[0][:200]}"}
-        records.append(rec)
-        print(json.dumps(rec), flush=True)
-        if args.json:
-            with open(args.json, "a") as f:
-                f.write(json.dumps(rec) + "\n")
+            size_list = other_sizes(torch, case) if args.sizes else [None]
+        except Exception as e:  # noqa: BLE001
+            size_list = [("?", {}, None, f"{type(e).__name__}: {str(e).splitlines()[0][:200]}")]
+        for size in size_list:
+            try:
+                if size is not None and len(size) == 4:
+                    raise RuntimeError(size[3])
+                rec = diff_case(torch, case, args.fxonnx, not args.no_optimize, args.save_reference, size)
+            except Exception as e:  # noqa: BLE001 -- one case's failure is recorded, the others still run
+                rec = {"case": os.path.basename(os.path.normpath(case)), "optimize": not args.no_optimize,
+                       "error": f"node_diff: {type(e).__name__}: {str(e).splitlines()[0][:200]}"}
+                if size is not None:
+                    rec.update(size=size[0], values=size[1])
+            records.append(rec)
+            print(json.dumps(rec), flush=True)
+            if args.json:
+                with open(args.json, "a") as f:
+                    f.write(json.dumps(rec) + "\n")
     if args.out:
         with open(args.out, "w") as f:
             f.write(markdown(records))

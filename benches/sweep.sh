@@ -11,6 +11,10 @@
 #     REPORT=reports/sweep_unseen.md benches/sweep.sh target/sweep-unseen --candidates benches/sweep_unseen.json
 #
 # Every stage is resumable (sweep.py skips what OUT_DIR already holds); --redo starts over.
+#
+# Then every dynamic model is checked at its example size, its alternative size and the edges of its
+# range constraints (benches/sizes.py, on the models the sweep exported); the table is appended to
+# the report, and a model wrong at any size makes the script fail after the report is written.
 set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:-$here/target/sweep}
@@ -25,3 +29,8 @@ report=${REPORT:-$here/reports/sweep.md}
 cp "$out/sweep.md" "$report"
 python3 "$here/benches/sweep_table.py" "$out" >> "$report"
 "$python" "$here/benches/sweep_latency.py" "$out" >> "$report"
+sizes_ok=0
+nice -n 10 "$python" "$here/benches/sizes.py" "$out/cases" --fxonnx "$out/fxonnx" --onnx-dir "$out/onnx-fxonnx" \
+    --checker "$tools/check_onnx.py" --out "$out/sizes.md" > "$out/sizes.jsonl" || sizes_ok=$?
+{ printf '\n## Every size in range (benches/sizes.py)\n\n'; cat "$out/sizes.md"; } >> "$report"
+exit "$sizes_ok"
