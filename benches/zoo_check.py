@@ -34,9 +34,11 @@ def sizes_cell(rec) -> str:
     checked = [s for s in rec["sizes"] if "ok" in s]
     right = sum(1 for s in checked if s["ok"])
     worst = max((s.get("tol_ratio", 0.0) for s in checked), default=0.0)
-    refused = len(rec["sizes"]) - len(checked)
+    refused = sum(1 for s in rec["sizes"] if "refused_by_program" in s)
+    skipped = sum(1 for s in rec["sizes"] if "skipped" in s)
     return (f"{right}/{len(checked)} (worst tol ratio {worst:.2g})"
-            + (f", {refused} refused by the program" if refused else ""))
+            + (f", {refused} torch refuses to run" if refused else "")
+            + (f", {skipped} skipped as too large" if skipped else ""))
 
 
 def main():
