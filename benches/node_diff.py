@@ -421,9 +421,10 @@ def diff_case(torch, case: str, fxonnx: str, optimize: bool, save_reference: boo
     return rec
 
 
-def other_sizes(torch, case: str) -> list:
+def other_sizes(torch, case: str, max_mb: float) -> list:
     """(label, {symbol: size}, inputs) of the case at its alternative size (inputs_alt.npz) and at the
-    edges of its range constraints (benches/sizes.py's `edge_sets` and `edge_inputs`)."""
+    edges of its range constraints (benches/sizes.py's `edge_sets` and `edge_inputs`; an edge whose
+    inputs or outputs are over `max_mb` with its symbols halved until they fit, or left out)."""
     sys.path.insert(0, HERE)
     import sizes
     _, pt2, inputs_path, *_ = case_paths(case)
@@ -433,7 +434,14 @@ def other_sizes(torch, case: str) -> list:
     alt = os.path.join(case, "inputs_alt.npz") if os.path.isdir(case) else None
     if alt and os.path.exists(alt):
         out.append(("alt", sizes.symbol_values(ep, leaves(alt)), leaves(alt)))
-    return out + [(label, values, sizes.edge_inputs(ep, example, values)) for label, values in sizes.edge_sets(ep)]
+    edges = sizes.edge_sets(ep)
+    for label, values in edges:
+        # Every node's value is kept, so memory grows with the size: a smaller edge than sizes.py's.
+        fitted = sizes.within(ep, example, values, edges[0][1], max_mb)
+        if fitted is not None:
+            label += " (reduced)" if fitted != values else ""
+            out.append((label, fitted, sizes.edge_inputs(ep, example, fitted)))
+    return out
 
 
 def fmt_div(d) -> str:
@@ -493,6 +501,9 @@ def main(argv=None) -> int:
     ap.add_argument("--sizes", action="store_true",
                     help="check each case at the example size, the alternative size (inputs_alt.npz) and the "
                     "edges of its range constraints (benches/sizes.py), one record per size")
+    ap.add_argument("--sizes-max-mb", type=float, default=4,
+                    help="--sizes: an edge whose inputs or outputs are larger is checked with its symbols halved "
+                    "until they fit (every node's value is kept, so memory grows with the size)")
     args = ap.parse_args(argv)
     import torch
     torch.set_num_threads(1)
@@ -507,7 +518,7 @@ def main(argv=None) -> int:
     records = []
     for case in args.cases:
         try:
-            size_list = other_sizes(torch, case) if args.sizes else [None]
+            size_list = other_sizes(torch, case, args.sizes_max_mb) if args.sizes else [None]
         except Exception as e:  # noqa: BLE001
             size_list = [("?", {}, None, f"{type(e).__name__}: {str(e).splitlines()[0][:200]}")]
         for size in size_list:
