@@ -87,7 +87,8 @@ def main():
         f"Measured {time.strftime('%Y-%m-%d')} by `benches/zoo_check.py` ({os.cpu_count()} cores). `ok` means "
         "onnx.checker (full) passed and ONNX Runtime matched the eager outputs within the case's tolerance on both "
         "input sets (the second with other dynamic sizes). *Every size in range*: sizes right / sizes checked by "
-        "`benches/sizes.py` (example, alternative, range edges; reports/sizes.md).",
+        "`benches/sizes.py` (example, alternative, range edges; [sizes.md](sizes.md)). `ok` now also requires every "
+        "size in range.",
         "",
         "| model | ok | export s | ONNX nodes | max abs err | alt max abs err | every size in range | ORT latency ms |",
         "|---|---|---:|---:|---:|---:|---|---:|",
