@@ -211,8 +211,10 @@ def case_info(case: str):
         return (os.path.basename(os.path.normpath(case)), os.path.join(case, "model.pt2"),
                 os.path.join(case, "inputs.npz"), float(meta["rtol"]), float(meta["atol"]), own)
     base = case[:-len(".pt2")] if case.endswith(".pt2") else case
-    return (os.path.basename(base), base + ".pt2", base + ".inputs.npz", 1e-4, 1e-5,
-            [("example", base + ".inputs.npz", None)])
+    own = [(label, base + i, base + e) for label, i, e in (("example", ".inputs.npz", ".expected.npz"),
+                                                          ("alt", ".inputs_alt.npz", ".expected_alt.npz"))
+           if os.path.exists(base + i)]
+    return os.path.basename(base), base + ".pt2", base + ".inputs.npz", 1e-4, 1e-5, own
 
 
 def recorded_static(case: str) -> bool:
