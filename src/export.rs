@@ -536,6 +536,18 @@ impl OnnxProgram {
         self.model.graph.initializers.len()
     }
 
+    /// The model in ONNX's text form (what `fxonnx inspect` prints of the saved model): the
+    /// signature, initializers by type and shape (never their data), one line per node.
+    ///
+    /// ```no_run
+    /// let program = fxonnx::export("model.pt2", &Default::default())?;
+    /// print!("{}", program.text());
+    /// # Ok::<(), fxonnx::Error>(())
+    /// ```
+    pub fn text(&self) -> String {
+        crate::onnx::text::model_text(&save::to_proto_outline(&self.model), false)
+    }
+
     /// The in-memory graph, for fxonnx's own tests and benches.
     #[doc(hidden)]
     pub fn ir(&self) -> &Model {

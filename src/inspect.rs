@@ -33,7 +33,28 @@ pub fn untranslated_ops(
     model: &str,
     table: &TranslationTable,
 ) -> Result<Vec<UnsupportedOp>, crate::Error> {
-    let archive = Archive::open(path.as_ref())?;
+    untranslated(Archive::open(path.as_ref())?, model, table)
+}
+
+/// [`untranslated_ops`] of an archive held in memory (as [`crate::export_bytes`] takes it).
+pub fn untranslated_ops_in_bytes(
+    data: impl Into<bytes::Bytes>,
+    model: &str,
+    table: &TranslationTable,
+) -> Result<Vec<UnsupportedOp>, crate::Error> {
+    untranslated(Archive::from_bytes(Path::new("<archive in memory>"), data.into())?, model, table)
+}
+
+/// [`untranslated_ops`] of archive entries held in memory (as [`crate::export_entries`] takes them).
+pub fn untranslated_ops_in_entries(
+    entries: impl IntoIterator<Item = (String, bytes::Bytes)>,
+    model: &str,
+    table: &TranslationTable,
+) -> Result<Vec<UnsupportedOp>, crate::Error> {
+    untranslated(Archive::from_entries(entries)?, model, table)
+}
+
+fn untranslated(archive: Archive, model: &str, table: &TranslationTable) -> Result<Vec<UnsupportedOp>, crate::Error> {
     let loaded = archive.load(model)?;
     Ok(crate::translate::lower::find_unsupported(&loaded.program.graph_module.graph, table))
 }

@@ -798,3 +798,24 @@ fn the_operator_name_scan_reads_literals() {
     let t = test_lines(&blank_literals("fn f() {}\n#[cfg(test)]\nmod tests {\n    \"Reshape\";\n}\nfn g() {}\n"));
     assert_eq!(t, [false, true, true, true, true, false]);
 }
+
+/// The Python binding is a front end like the CLI: it reaches the library through its public API
+/// only, never `fxonnx::internals` (the hidden bucket for fxonnx's own tests and benches).
+#[test]
+fn the_python_binding_uses_only_the_public_api() {
+    let dir = root().join("python/src");
+    let mut uses = Vec::new();
+    for entry in std::fs::read_dir(&dir).expect("python/src") {
+        let path = entry.expect("entry").path();
+        if path.extension().is_some_and(|e| e == "rs") {
+            let text = std::fs::read_to_string(&path).expect("a Rust file");
+            let code = code_only(&text);
+            for (i, line) in code.lines().enumerate() {
+                if line.contains("internals") {
+                    uses.push(format!("{}:{}: {}", path.display(), i + 1, line.trim()));
+                }
+            }
+        }
+    }
+    assert!(uses.is_empty(), "the Python binding uses fxonnx::internals:\n{}", uses.join("\n"));
+}

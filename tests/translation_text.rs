@@ -180,3 +180,25 @@ fn avg_pool2d_in_ceil_mode_writes_the_windows_torch_keeps() {
            }"#,
     );
 }
+
+/// A translation that writes a size of the example where the program records a symbolic one
+/// would give a model right at the example's size only (issue 31: HaloNet): the export check
+/// refuses the node. Here the program itself fixes the view's size to the example batch (2) and
+/// records the batch symbol for its output, as a translation that baked it would leave it.
+#[test]
+fn a_size_fixed_where_the_program_records_a_symbol_is_refused() {
+    let op = OneOp {
+        target: "aten.view.default",
+        inputs: vec![("x", f32(&[B, N(6)]))],
+        args: vec![("self", A::T("x")), ("size", A::SymInts(vec![Ok(2), Ok(2), Ok(3)]))],
+        out: f32(&[B, N(2), N(3)]),
+    };
+    let dir = std::env::temp_dir().join(format!("fxonnx-translation-text-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp folder");
+    let path = dir.join("baked_view.pt2");
+    write_archive(&path, &op, None).expect("write the archive");
+    let err = fxonnx::export(&path, &Default::default()).err().expect("the export must fail");
+    let _ = std::fs::remove_file(&path);
+    let text = err.to_string();
+    assert!(text.contains("node `view`") && text.contains("fixed to one size"), "{text}");
+}

@@ -1706,7 +1706,8 @@ translations! {
         let r = rank_of(op, input)?;
         let k = normalized_shape.len();
         if k > r || output_mask.len() != 3 {
-            bail!("native_layer_norm_backward: {k} normalized axes of a rank-{r} input, {} output flags", output_mask.len());
+            let flags = output_mask.len();
+            bail!("native_layer_norm_backward: {k} normalized axes of a rank-{r} input, {flags} output flags");
         }
         let norm_axes: Vec<i64> = (r - k..r).map(|a| a as i64).collect();
         let batch_axes: Vec<i64> = (0..r - k).map(|a| a as i64).collect();

@@ -53,22 +53,18 @@ pub type Untranslated = (String, String, Vec<String>, Option<String>);
 
 /// What `fxonnx.export` reports for a program whose ops lack a translation, before lowering.
 pub fn untranslated_ops(source: &Bound<'_, PyAny>) -> Result<Vec<Untranslated>, fxonnx::Error> {
-    use fxonnx::internals::Archive;
-    let archive = if let Ok(dict) = source.cast::<PyDict>() {
-        let entries = from_dict(dict).map_err(|e| fxonnx::Error::from(fxonnx::ErrorKind::Options(e.to_string())))?;
-        Archive::from_entries(entries)?
-    } else if source.is_instance_of::<PyBytes>() {
-        let data: PyBackedBytes = source
-            .extract()
-            .map_err(|e| fxonnx::Error::from(fxonnx::ErrorKind::Options(PyErr::from(e).to_string())))?;
-        Archive::from_bytes(std::path::Path::new("<archive in memory>"), Bytes::from_owner(data))?
-    } else {
-        let path: PathBuf =
-            source.extract().map_err(|e: PyErr| fxonnx::Error::from(fxonnx::ErrorKind::Options(e.to_string())))?;
-        Archive::open(&path)?
-    };
-    let loaded = archive.load("model")?;
+    use fxonnx::inspect::{untranslated_ops, untranslated_ops_in_bytes, untranslated_ops_in_entries};
     let table = fxonnx::TranslationTable::builtin();
-    let found = fxonnx::internals::lower::find_unsupported(&loaded.program.graph_module.graph, &table);
+    let options = |e: String| fxonnx::Error::from(fxonnx::ErrorKind::Options(e));
+    let found = if let Ok(dict) = source.cast::<PyDict>() {
+        let entries = from_dict(dict).map_err(|e| options(e.to_string()))?;
+        untranslated_ops_in_entries(entries, "model", &table)?
+    } else if source.is_instance_of::<PyBytes>() {
+        let data: PyBackedBytes = source.extract().map_err(|e| options(PyErr::from(e).to_string()))?;
+        untranslated_ops_in_bytes(Bytes::from_owner(data), "model", &table)?
+    } else {
+        let path: PathBuf = source.extract().map_err(|e: PyErr| options(e.to_string()))?;
+        untranslated_ops(&path, "model", &table)?
+    };
     Ok(found.into_iter().map(|u| (u.target, u.key, u.nodes, u.reason.map(str::to_string))).collect())
 }

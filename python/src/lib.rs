@@ -175,10 +175,7 @@ impl Program {
 
     /// The model in ONNX's text form (`onnx.printer`'s), weights as type and shape only.
     fn text(&self, py: Python<'_>) -> PyResult<String> {
-        self.call(py, "text", |p| {
-            let proto = fxonnx::internals::save::to_proto_outline(p.ir());
-            Ok(fxonnx::internals::text::model_text(&proto, false))
-        })
+        self.call(py, "text", |p| Ok(p.text()))
     }
 }
 

@@ -5,7 +5,7 @@
 //! not trust. Run after the lowering and again after the optimizer.
 
 use super::facts::ShapeTable;
-use super::ir::{AttrValue, DType, Graph, Model, Node, Value};
+use super::ir::{AttrValue, DType, Dim, Graph, Model, Node, Value};
 use super::keys::FX_NODE;
 use super::operators::{self, clash, schema, shape_text, Body, Facts};
 
@@ -19,6 +19,9 @@ pub(crate) struct Conflict {
     /// The program contradicts itself (a corrupt archive), rather than asking for an element type
     /// ONNX's operator does not take.
     pub inconsistent: bool,
+    /// The translation is at fault (it fixed a size the program records as symbolic): a bug to
+    /// report, not the input's.
+    pub translation: bool,
 }
 
 /// Check `model` (see the module documentation).
@@ -31,6 +34,7 @@ pub(crate) fn check(model: &Model) -> Result<(), Conflict> {
                 op: "graph input or output".into(),
                 message: format!("the program records no element type for `{}`", info.name),
                 inconsistent: true,
+                translation: false,
             });
         }
     }
@@ -45,6 +49,7 @@ fn check_nodes(model: &Model, nodes: &[Node], table: &mut ShapeTable) -> Result<
             op: node.op_type.clone(),
             message,
             inconsistent: true,
+            translation: false,
         };
         let op = operators::of(node);
         let body = op.and_then(|op| op.body);
@@ -90,6 +95,26 @@ fn check_nodes(model: &Model, nodes: &[Node], table: &mut ShapeTable) -> Result<
                 }
                 continue;
             };
+            // A size the program records as symbolic that the node computes as a number: the
+            // translation fixed a size of the example in the graph, and the model would be wrong
+            // at every other size the range constraints allow.
+            if let Some((recorded, d)) =
+                model.value(out).shape.as_deref().and_then(|r| baked(r, &computed).map(|d| (r, d)))
+            {
+                return Err(Conflict {
+                    inconsistent: false,
+                    translation: true,
+                    ..fail(format!(
+                        "the program records the shape {} for `{}`, but {} computes {} from its inputs: dim {d} is \
+                         fixed to one size where the program's varies, so the model would be wrong at other sizes \
+                         (from an archive torch wrote, a bug in this node's translation: please report it)",
+                        shape_text(recorded),
+                        value_name(model, out),
+                        node.op_type,
+                        shape_text(&computed)
+                    ))
+                });
+            }
             match model.value(out).shape.as_deref() {
                 Some(recorded) if clash(recorded, &computed) => {
                     return Err(fail(format!(
@@ -107,6 +132,12 @@ fn check_nodes(model: &Model, nodes: &[Node], table: &mut ShapeTable) -> Result<
         table.learn(model, node);
     }
     Ok(())
+}
+
+/// The first dim that `recorded` (the program's shape) has symbolic and `computed` (what the node
+/// computes from its inputs) has as a number.
+fn baked(recorded: &[Dim], computed: &[Dim]) -> Option<usize> {
+    recorded.iter().zip(computed).position(|(r, c)| matches!((r, c), (Dim::Param(_), Dim::Fixed(_))))
 }
 
 fn value_name(model: &Model, v: Value) -> &str {

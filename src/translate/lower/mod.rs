@@ -521,7 +521,9 @@ fn output_slots<'g>(
 /// shapes be computed.
 pub fn check_types(model: &Model) -> Result<(), TranslateError> {
     crate::onnx::check::check(model).map_err(|c| {
-        let (message, hint) = if c.inconsistent {
+        let (message, hint) = if c.translation {
+            (c.message, None)
+        } else if c.inconsistent {
             (format!("{}; the archive's metadata is inconsistent (corrupt or edited)", c.message), None)
         } else {
             (
