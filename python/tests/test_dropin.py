@@ -61,7 +61,7 @@ def test_the_signature_is_torch_onnx_export_s():
         if o.name not in ("training", "operator_export_type", "opset_version"):
             assert o.default == t.default, o.name
     extras = [p.name for p in ours[len(theirs):]]
-    assert extras == ["tree_names", "functions", "dim_names", "max_memory", "mutations_as_outputs"]
+    assert extras == ["tree_names", "functions", "dim_names", "max_memory", "mutations_as_outputs", "target"]
     assert all(p.kind is inspect.Parameter.KEYWORD_ONLY for p in ours[len(theirs):])
 
 
