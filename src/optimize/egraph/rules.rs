@@ -457,19 +457,6 @@ impl Ctx<'_> {
         let tuple = add_with(self.eg, ONode::Op(key, children), Data::default());
         outputs.iter().enumerate().map(|(i, d)| add_with(self.eg, ONode::Proj(i as u32, [tuple]), d.clone())).collect()
     }
-    /// Whether some node of the e-graph multiplies `id` by a constant.
-    pub fn scaled(&self, id: Id) -> bool {
-        let id = self.eg.find(id);
-        self.eg.classes().any(|class| {
-            class.nodes.iter().any(|n| match n {
-                ONode::Op(k, ch) if &*k.op == "Mul" && k.domain.is_empty() && ch.len() == 3 => {
-                    let (x, y) = (self.eg.find(ch[0]), self.eg.find(ch[1]));
-                    (x == id && self.konst(y).is_some()) || (y == id && self.konst(x).is_some())
-                }
-                _ => false,
-            })
-        })
-    }
     /// The class of an existing single-output node reading `inputs` with attributes `attrs`, if the
     /// e-graph has it.
     pub fn find_op(&mut self, op: &str, inputs: &[Id], attrs: AttrSet) -> Option<Id> {

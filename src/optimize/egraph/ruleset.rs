@@ -9,7 +9,7 @@
 
 use egg::Id;
 
-use super::lang::{get_float, get_int, get_ints, AttrLit, AttrSet};
+use super::lang::{get_float, get_int, get_ints, AttrLit, AttrSet, ONode};
 use super::analysis::Data;
 use super::rules::{Bind, Ctx, Precheck, Producers, Rule, Skip};
 use crate::onnx::ir::{BinOp, DType, Derived, Dim, Model, Node, TensorData, Value};
@@ -925,7 +925,7 @@ pub const SKIP_SIMPLIFIED_LAYER_NORM: Rule = Rule {
 
 fn skip_simplified_layer_norm(c: &mut Ctx, b: &Bind) -> Result<Id, Skip> {
     check(b.try_get("w").is_none(), "a scale follows: the Div form is faster")?;
-    check(!c.scaled(c.matched), "a scale follows: the Div form is faster")?;
+    check(!scaled(c, c.matched), "a scale follows: the Div form is faster")?;
     let (a, s) = (b.get("a"), b.get("b"));
     let dtype = c.dtype(a);
     // The type ONNX Runtime's CPU kernel is registered for.
@@ -960,6 +960,20 @@ fn skip_simplified_layer_norm(c: &mut Ctx, b: &Bind) -> Result<Id, Skip> {
     // The sum is the node's fourth output.
     c.eg.union(sum, outs[3]);
     Ok(outs[0])
+}
+
+/// Whether some node of the window's e-graph multiplies `id` by a constant.
+fn scaled(c: &Ctx, id: Id) -> bool {
+    let id = c.eg.find(id);
+    c.eg.classes().any(|class| {
+        class.nodes.iter().any(|n| match n {
+            ONode::Op(k, ch) if &*k.op == "Mul" && k.domain.is_empty() && ch.len() == 3 => {
+                let (x, y) = (c.eg.find(ch[0]), c.eg.find(ch[1]));
+                (x == id && c.konst(y).is_some()) || (y == id && c.konst(x).is_some())
+            }
+            _ => false,
+        })
+    })
 }
 
 /// Scaled dot-product attention, optionally masked with -inf.
