@@ -9,8 +9,8 @@
 
 use egg::Id;
 
-use super::lang::{get_float, get_int, get_ints, AttrLit, AttrSet, ONode};
 use super::analysis::Data;
+use super::lang::{get_float, get_int, get_ints, AttrLit, AttrSet, ONode};
 use super::rules::{Bind, Ctx, Precheck, Producers, Rule, Skip};
 use crate::onnx::ir::{BinOp, DType, Derived, Dim, Model, Node, TensorData, Value};
 
