@@ -863,53 +863,70 @@ fn rms_norm(c: &mut Ctx, b: &Bind) -> Result<Id, Skip> {
     Ok(c.add_like_matched("RMSNormalization", &[x, w], attrs))
 }
 
-/// `x * reciprocal(sqrt(mean(x^2) + eps))` (an RMS norm as `torch.rsqrt` writes it) as
-/// `x / sqrt(mean(x^2) + eps)`: ONNX Runtime fuses that form (with its scale `Mul`) into its
-/// `SimplifiedLayerNormalization` kernel at load, and leaves the reciprocal form as 7 nodes.
-/// ONNX Runtime 1.31 CPU, 1 thread, norm + residual Add, per call: hidden 128, 2 x 7 tokens
-/// 8.6 vs 11.8 us (0.73x), 4 x 128 tokens 74.8 vs 127.5 us (0.58x); hidden 256, 4 x 128: 0.74x
-/// (`SkipSimplifiedLayerNormalization` with the sum: 0.80x, 0.80x, 0.76x). At opset 23 [`RMS_NORM`]'s
-/// `RMSNormalization` (one node) is extracted instead: it runs as fast (35.0 vs 35.3 us at 4 x 128).
+/// `w * (x * reciprocal(sqrt(mean(x^2) + eps)))` (an RMS norm as `torch.rsqrt` writes it, with its
+/// scale) as `w * (x / sqrt(mean(x^2) + eps))`: ONNX Runtime fuses that form into its
+/// `SimplifiedLayerNormalization` kernel at load (it needs the scale `Mul`), and runs the
+/// reciprocal form as 7 nodes. ONNX Runtime 1.31 CPU, 1 thread, Add + norm + a later read of the sum
+/// (`benches/ort_fusions.py`, paired): hidden 128, 2 x 7 tokens 0.73x, 4 x 128 tokens 0.52x; hidden
+/// 256, 4 x 128 0.54x (`SkipSimplifiedLayerNormalization` instead: 0.80x, 0.96x, 1.09x). Without a
+/// scale ONNX Runtime does not fuse the form and it is not faster (0.98x, 1.02x, 1.07x): left alone.
+/// At opset 23 [`RMS_NORM`]'s `RMSNormalization` (one node) is extracted instead; it runs as fast.
 /// ONNX Runtime targets only: `x / s` and `x * (1 / s)` may differ in the last bit.
 pub const RMS_NORM_DIV: Rule = Rule {
     name: "rms-norm-div",
     min_opset: 13,
-    patterns: &["(Mul ?x (Reciprocal (Sqrt (Add (ReduceMean:r (Pow ?x #two) #ax) #eps))))"],
+    patterns: &["(Mul:m ?w (Mul ?x (Reciprocal (Sqrt (Add (ReduceMean:r (Pow ?x #two) #ax) #eps)))))"],
     precheck: None,
     apply: rms_norm_div,
 };
 
 fn rms_norm_div(c: &mut Ctx, b: &Bind) -> Result<Id, Skip> {
-    let x = b.get("x");
+    let (x, w) = (b.get("x"), b.get("w"));
+    let dtype = c.dtype(x);
     // The types ONNX Runtime's SimplifiedLayerNormalization fusion and kernels take.
-    check(matches!(c.dtype(x), Some(DType::Float | DType::Float16 | DType::BFloat16)), "no fused kernel of this type")?;
+    check(matches!(dtype, Some(DType::Float | DType::Float16 | DType::BFloat16)), "no fused kernel of this type")?;
     keepdims(c, b, "r")?;
-    let rank = c.rank(x).ok_or("unknown rank")?;
-    // ONNX Runtime fuses a mean over the last axis only.
-    check(trailing_axis(c, x, b.get("ax"))?.0 == rank - 1, "not a mean over the last axis")?;
+    let xs = c.shape(x).ok_or("unknown shape")?.to_vec();
+    // ONNX Runtime fuses a mean over the last axis only, scaled by a weight over that axis.
+    check(trailing_axis(c, x, b.get("ax"))?.0 + 1 == xs.len(), "not a mean over the last axis")?;
+    check(c.konst(w).is_some() && c.dtype(w) == dtype, "scale not a constant of the input's type")?;
+    check(c.shape(w) == xs.last().map(std::slice::from_ref), "scale not over the last axis")?;
     check(c.scalar(b.get("two")) == Some(2.0), "not a square")?;
     scalar_for(c, b.get("eps"), x)?;
-    check(c.shape(c.matched) == c.shape(x), "the norm broadcasts the input")?;
-    // The square root the reciprocal reads, found through the chain the pattern matched (its
-    // `Add` in either order).
+    check(c.shape(c.matched) == Some(&xs[..]), "the norm broadcasts the input")?;
+    // The nodes the pattern matched, found again (the commutative ones in either order).
     let (two, ax, eps) = (b.get("two"), b.get("ax"), b.get("eps"));
     let mean_attrs = c.attrs(b.get("r"));
     let pow = c.find_op("Pow", &[x, two], vec![]).ok_or("chain not found")?;
     let mean = c.find_op("ReduceMean", &[pow, ax], mean_attrs).ok_or("chain not found")?;
-    let var = match c.find_op("Add", &[mean, eps], vec![]) {
-        Some(v) => v,
-        None => c.find_op("Add", &[eps, mean], vec![]).ok_or("chain not found")?,
-    };
+    let var = find_commuted(c, "Add", mean, eps, vec![]).ok_or("chain not found")?;
     let root = c.find_op("Sqrt", &[var], vec![]).ok_or("chain not found")?;
-    Ok(c.add_like_matched("Div", &[x, root], vec![]))
+    let inverse = c.find_op("Reciprocal", &[root], vec![]).ok_or("chain not found")?;
+    let normed = find_commuted(c, "Mul", x, inverse, vec![]).ok_or("chain not found")?;
+    let div = c.add_op("Div", &[x, root], vec![], dtype, Some(xs));
+    // The scale keeps its side of the Mul.
+    let attrs = c.attrs(b.get("m"));
+    let inputs = if c.find_op("Mul", &[w, normed], attrs.clone()).is_some() { [w, div] } else { [div, w] };
+    Ok(c.add_like_matched("Mul", &inputs, attrs))
+}
+
+/// The class of `op(a, b)` or `op(b, a)`, whichever the e-graph has.
+fn find_commuted(c: &mut Ctx, op: &str, a: Id, b: Id, attrs: AttrSet) -> Option<Id> {
+    match c.find_op(op, &[a, b], attrs.clone()) {
+        Some(id) => Some(id),
+        None => c.find_op(op, &[b, a], attrs),
+    }
 }
 
 /// A residual sum and its RMS norm without a scale (a unit scale folded away, or into the next
 /// MatMul) as one `SkipSimplifiedLayerNormalization` (com.microsoft) with the sum as its fourth
-/// output. ONNX Runtime fuses [`RMS_NORM_DIV`]'s form only with a scale `Mul` after it, and that
-/// form is faster where there is one (so this rule leaves scaled norms to it). ONNX Runtime 1.31
-/// CPU, 1 thread, Add + norm + a later read of the sum, hidden 128: 2 x 7 tokens 9.5 vs 11.8 us
-/// (0.80x), 4 x 128 tokens 101.4 vs 127.5 us (0.80x); hidden 256, 4 x 128: 0.76x.
+/// output. Where the norm has a scale, [`RMS_NORM_DIV`]'s form is faster, so this rule leaves it.
+/// ONNX Runtime 1.31 CPU, 1 thread, Add + norm + a later read of the sum (`benches/ort_fusions.py`):
+/// faster for few tokens, slower for many: hidden 128, 2 x 7 tokens 0.86x, 4 x 128 tokens 1.16x;
+/// hidden 256, 4 x 128 1.31x. In whole models (`benches/deploy.py`, `reports/deploy.md`: the 12 GQA
+/// decoders, where it is the only rule that fires) the target is 0.91-0.99x of the standard export
+/// on decode steps and at 2 x 7 tokens, and 0.98-1.02x (noise) at 4 x 128 prefill: kept, as
+/// decoders run decode steps.
 pub const SKIP_SIMPLIFIED_LAYER_NORM: Rule = Rule {
     name: "skip-simplified-layer-norm",
     min_opset: 13,
