@@ -1068,3 +1068,32 @@ fn onnxruntime_rms_norm_with_scale_takes_the_form_onnxruntime_fuses() {
            }"#,
     );
 }
+
+/// The ONNX Runtime target's rewrites compute what the graphs did, in ONNX Runtime (with
+/// `FXONNX_PYTHON`: `tests/check_pairs.py`, symbolic dims at 1, 2 and 3): a scaled RMS norm in the
+/// Div form and an unscaled one after a residual sum as `SkipSimplifiedLayerNormalization`.
+#[test]
+fn onnxruntime_rules_compute_what_the_graphs_did_in_onnxruntime() {
+    let Some(py) = std::env::var("FXONNX_PYTHON").ok().filter(|p| !p.is_empty()) else { return };
+    let dir = tempfile::tempdir().expect("tempdir");
+    for (name, text, rule) in
+        [("scaled", RMS_NORM, "rms-norm-div"), ("skip", SKIP_RMS_NORM, "skip-simplified-layer-norm")]
+    {
+        let (original, _) = parse(20, text);
+        let (mut optimized, _) = parse(20, text);
+        let stats = crate::optimize::optimize_for(&mut optimized, Target::OnnxRuntimeCpu);
+        assert!(fired(&stats, rule) > 0, "{name}: {rule} did not fire: {:?}", stats.rules_fired);
+        let folder = dir.path().join(name);
+        std::fs::create_dir_all(&folder).expect("mkdir");
+        for (file, model) in [("a.onnx", &original), ("b.onnx", &optimized)] {
+            let placement = crate::onnx::save::DataPlacement::Inline;
+            crate::onnx::save::save_model(model, &folder.join(file), &placement, &crate::onnx::save::Sources::none())
+                .expect("save");
+        }
+    }
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/check_pairs.py");
+    let o = std::process::Command::new(py).arg(script).arg(dir.path()).output().expect("run python");
+    let report = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{report}\n{}", String::from_utf8_lossy(&o.stderr));
+    assert!(report.contains(r#""evaluated": 2"#), "{report}");
+}
