@@ -874,7 +874,8 @@ fn rms_norm(c: &mut Ctx, b: &Bind) -> Result<Id, Skip> {
 /// ONNX Runtime targets only: `x / s` and `x * (1 / s)` may differ in the last bit.
 pub const RMS_NORM_DIV: Rule = Rule {
     name: "rms-norm-div",
-    min_opset: 13,
+    // ReduceMean reads its axes as an input from opset 18 (the pattern's form).
+    min_opset: 18,
     patterns: &["(Mul:m ?w (Mul ?x (Reciprocal (Sqrt (Add (ReduceMean:r (Pow ?x #two) #ax) #eps)))))"],
     precheck: None,
     apply: rms_norm_div,
@@ -929,7 +930,8 @@ fn find_commuted(c: &mut Ctx, op: &str, a: Id, b: Id, attrs: AttrSet) -> Option<
 /// (within the noise) on 4 x 128 prefills: kept, as decoders spend their time in decode steps.
 pub const SKIP_SIMPLIFIED_LAYER_NORM: Rule = Rule {
     name: "skip-simplified-layer-norm",
-    min_opset: 13,
+    // ReduceMean reads its axes as an input from opset 18 (the pattern's form).
+    min_opset: 18,
     patterns: &[
         "(Mul (Add:s ?a ?b) (Reciprocal (Sqrt (Add (ReduceMean:r (Pow (Add:s ?a ?b) #two) #ax) #eps))))",
         "(Div (Add:s ?a ?b) (Sqrt (Add (ReduceMean:r (Pow (Add:s ?a ?b) #two) #ax) #eps)))",
