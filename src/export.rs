@@ -93,6 +93,12 @@ pub struct ExportOptions {
     /// does, each with a warning naming what was dropped (the Python API's default; static KV
     /// caches need them).
     pub mutations_as_outputs: bool,
+    /// The runtime the optimizer writes for (`--target`): standard ONNX (the default), or ONNX
+    /// Runtime, where it also rewrites into the forms ONNX Runtime runs faster ([`Target`]). In
+    /// JSON: `"onnx"`, `"onnxruntime"`, `"onnxruntime-cpu"` or `"onnxruntime-cuda"`.
+    ///
+    /// [`Target`]: crate::Target
+    pub target: crate::Target,
 }
 
 impl Default for ExportOptions {
@@ -118,6 +124,7 @@ impl Default for ExportOptions {
             module_functions: None,
             force: false,
             mutations_as_outputs: true,
+            target: crate::Target::Onnx,
         }
     }
 }
@@ -462,7 +469,7 @@ fn stages(
     record.warnings = warnings.clone();
     let stats = record.stage_part(Stage::Optimize, || {
         Ok::<_, Error>(if options.optimize {
-            crate::optimize::optimize(&mut model)
+            crate::optimize::optimize_for(&mut model, options.target)
         } else {
             crate::optimize::clean_up(&mut model)
         })

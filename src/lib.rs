@@ -50,7 +50,7 @@ pub use export::{
     SUPPORTED_OPSETS,
 };
 pub use onnx::functions::{FunctionStats, ModuleFunctions};
-pub use optimize::{OptimizeStats, PassRecord};
+pub use optimize::{OptimizeStats, PassRecord, Target};
 pub use pt2::{install_recovering_truncation_guard, install_truncation_guard};
 pub use report::{Interrupt, Progress, ProgressEvent, Stage};
 pub use translate::dsl::TranslationTable;
@@ -62,7 +62,7 @@ pub use weights::{apply_weights, WeightsError, WEIGHT_KEY};
 pub mod internals {
     pub use crate::fx::{format_program, Program};
     pub use crate::onnx::{ir, proto, save, text};
-    pub use crate::optimize::{clean_up, optimize, random};
+    pub use crate::optimize::{clean_up, optimize, optimize_for, random};
     pub use crate::pt2::{Archive, ArchiveError, Weight};
     pub mod lower {
         pub use crate::translate::lower::{check_types, find_unsupported, lower, LowerOptions};

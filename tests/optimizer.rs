@@ -86,3 +86,60 @@ fn corpus_cases_compute_the_same_with_and_without_optimization() {
     }
     assert!(failures.is_empty(), "{} of {} models fail:\n{}", failures.len(), entries.len(), failures.join("\n"));
 }
+
+/// The ONNX Runtime target's rewrites (`ruleset::ONNXRUNTIME_RULES`) keep results: every fixture
+/// exported for ONNX Runtime passes `onnx.checker` (full; ONNX Runtime's `com.microsoft` operators
+/// are outside its schemas) and matches PyTorch in ONNX Runtime on every input set, as the standard
+/// export does. The decoders' RMS norms are rewritten (so the check covers the rules), and no
+/// target export is larger than the standard one.
+#[test]
+fn fixtures_compute_the_same_for_onnxruntime() {
+    let py = python();
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let mut failures = Vec::new();
+    let mut rewritten = Vec::new();
+    for &(name, model) in EXPORTABLE {
+        let archive = root().join(format!("tests/fixtures/{name}.pt2"));
+        let standard = match fxonnx::export(&archive, &options(true, model)) {
+            Ok(p) => p,
+            Err(e) => {
+                failures.push(format!("{name}/{model}: export: {e}"));
+                continue;
+            }
+        };
+        let target = fxonnx::ExportOptions { target: fxonnx::Target::OnnxRuntimeCpu, ..options(true, model) };
+        let program = match fxonnx::export(&archive, &target) {
+            Ok(p) => p,
+            Err(e) => {
+                failures.push(format!("{name}/{model} (onnxruntime): export: {e}"));
+                continue;
+            }
+        };
+        let (a, b) = (standard.ir().graph.nodes.len(), program.ir().graph.nodes.len());
+        if b > a {
+            failures.push(format!("{name}/{model}: {b} nodes for onnxruntime > {a} for standard ONNX"));
+        }
+        let ops = |p: &fxonnx::OnnxProgram, op: &str| p.ir().graph.nodes.iter().filter(|n| n.op_type == op).count();
+        let fused = ops(&program, "SkipSimplifiedLayerNormalization") + ops(&program, "Div")
+            - ops(&standard, "SkipSimplifiedLayerNormalization")
+            - ops(&standard, "Div");
+        if a != b || fused > 0 {
+            rewritten.push(format!("{name}/{model}"));
+        }
+        let out = tmp.path().join(format!("{name}.{model}.onnxruntime.onnx"));
+        if let Err(e) = program.save(&out) {
+            failures.push(format!("{name}/{model} (onnxruntime): save: {e}"));
+            continue;
+        }
+        if let Some(py) = &py {
+            if let Err(e) = check_fixture(py, name, model, &out) {
+                failures.push(format!("{name}/{model} (onnxruntime):\n{e}"));
+            }
+        }
+    }
+    eprintln!("rewritten for onnxruntime: {}", rewritten.join(", "));
+    for decoder in ["decoder_llama/model", "decoder_mistral/model", "decoder_qwen2/model"] {
+        assert!(rewritten.iter().any(|r| r == decoder), "{decoder}: no ONNX Runtime rewrite");
+    }
+    assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
+}

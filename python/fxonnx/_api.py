@@ -494,6 +494,7 @@ def export(
     dim_names: Mapping[str, str] | None = None,
     max_memory: int | None = None,
     mutations_as_outputs: bool = False,
+    target: str = "onnx",
 ) -> ONNXProgram:
     """Export ``model`` to ONNX: ``torch.onnx.export(..., dynamo=True)``'s call, argument for
     argument, with the conversion in Rust.
@@ -512,7 +513,9 @@ def export(
     fxonnx's own keywords: ``tree_names`` (name inputs and outputs after the program's input and
     output trees: ``past_key_values.0.key``, ``logits``), ``functions`` (``"auto"`` or class
     names), ``dim_names`` (``{"s77": "batch"}``), ``max_memory`` (bytes for the constants an export
-    computes), ``mutations_as_outputs`` (mutated buffers as extra outputs, for static caches).
+    computes), ``mutations_as_outputs`` (mutated buffers as extra outputs, for static caches),
+    ``target`` (``"onnx"``, standard ONNX; ``"onnxruntime"`` / ``"onnxruntime-cpu"`` /
+    ``"onnxruntime-cuda"``: also ONNX Runtime's faster forms, as ``--target``).
     """
     del do_constant_folding, custom_opsets, autograd_inlining, training, operator_export_type
     is_archive = _is_archive(model)
@@ -544,6 +547,7 @@ def export(
         module_functions=[functions] if isinstance(functions, str) else list(functions or []) or None,
         tree_names=tree_names,
         mutations_as_outputs=mutations_as_outputs,
+        target=target,
     )
     timestamp = _timestamp()
     profile_text: list[str] = []

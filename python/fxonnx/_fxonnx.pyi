@@ -58,6 +58,7 @@ def export(
     functions: Sequence[str] = ...,
     tree_names: bool = False,
     mutations_as_outputs: bool = True,
+    target: str = "onnx",
 ) -> Program: ...
 def untranslated_ops(source: Source) -> list[tuple[str, str, list[str], str | None]]: ...
 def apply_weights(

@@ -61,7 +61,7 @@ def test_the_signature_is_torch_onnx_export_s():
         if o.name not in ("training", "operator_export_type", "opset_version"):
             assert o.default == t.default, o.name
     extras = [p.name for p in ours[len(theirs):]]
-    assert extras == ["tree_names", "functions", "dim_names", "max_memory", "mutations_as_outputs"]
+    assert extras == ["tree_names", "functions", "dim_names", "max_memory", "mutations_as_outputs", "target"]
     assert all(p.kind is inspect.Parameter.KEYWORD_ONLY for p in ours[len(theirs):])
 
 
@@ -514,3 +514,33 @@ def test_a_missing_optional_package_is_named_with_its_extra():
     )
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
     assert "pip install fxonnx[onnx]" in out.stdout
+
+
+def test_target_onnxruntime_writes_the_forms_onnxruntime_runs_faster(tmp_path):
+    class ScaledRMSNorm(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = torch.nn.Parameter(torch.rand(16) + 0.5)
+            self.lin = torch.nn.Linear(16, 16)
+
+        def forward(self, a, b):
+            x = a + self.lin(b)
+            return self.w * (x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6)) + x
+
+    model = ScaledRMSNorm().eval()
+    a, b = torch.randn(2, 5, 16), torch.randn(2, 5, 16)
+    expected = model(a, b).detach().numpy()
+    ops = {}
+    for target in ("onnx", "onnxruntime"):
+        f = tmp_path / f"{target}.onnx"
+        fxonnx.export(model, (a, b), f, target=target, verbose=False)
+        proto = onnx.load(f)
+        onnx.checker.check_model(proto, full_check=True)
+        ops[target] = [n.op_type for n in proto.graph.node]
+        (got,) = run(f, {"a": a.numpy(), "b": b.numpy()})
+        assert abs(got - expected).max() < 1e-5, target
+    # Standard ONNX keeps rsqrt's reciprocal; ONNX Runtime gets the Div form it fuses at load.
+    assert "Reciprocal" in ops["onnx"] and "Div" not in ops["onnx"]
+    assert "Div" in ops["onnxruntime"] and "Reciprocal" not in ops["onnxruntime"]
+    with pytest.raises(fxonnx.OptionsError, match="onnxruntime-cuda"):
+        fxonnx.export(model, (a, b), target="tensorrt", verbose=False)

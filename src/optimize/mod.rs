@@ -26,6 +26,46 @@ pub(crate) mod testing;
 #[cfg(test)]
 mod tests;
 
+/// The runtime an export is optimized for (`--target`, `ExportOptions::target`).
+///
+/// Standard ONNX (the default) runs anywhere. Under an ONNX Runtime target the e-graph also
+/// rewrites into ONNX Runtime's own operators (`com.microsoft`) and into the forms its load-time
+/// fusions recognize, rule by rule where ONNX Runtime measured faster (each rule keeps its
+/// measurement: `egraph/ruleset.rs`, `reports/deploy.md`); the model still passes `onnx.checker`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize)]
+pub enum Target {
+    #[default]
+    #[serde(rename = "onnx")]
+    Onnx,
+    /// ONNX Runtime's CPU provider, where the rules were measured (`onnxruntime` is this one).
+    #[serde(rename = "onnxruntime-cpu", alias = "onnxruntime")]
+    OnnxRuntimeCpu,
+    /// ONNX Runtime's CUDA provider: the same rules (each rewrites into an operator or a load-time
+    /// fusion the CUDA provider has too); not measured on a GPU.
+    #[serde(rename = "onnxruntime-cuda")]
+    OnnxRuntimeCuda,
+}
+
+impl Target {
+    /// Every name [`Target::parse`] takes.
+    pub const NAMES: &'static [&'static str] = &["onnx", "onnxruntime", "onnxruntime-cpu", "onnxruntime-cuda"];
+
+    /// The target named `name` (one of [`Target::NAMES`]).
+    pub fn parse(name: &str) -> Result<Target, String> {
+        match name {
+            "onnx" => Ok(Target::Onnx),
+            "onnxruntime" | "onnxruntime-cpu" => Ok(Target::OnnxRuntimeCpu),
+            "onnxruntime-cuda" => Ok(Target::OnnxRuntimeCuda),
+            _ => Err(format!("unknown target `{name}`; choose one of {}", Target::NAMES.join(", "))),
+        }
+    }
+
+    /// ONNX Runtime, on any provider.
+    pub fn is_onnxruntime(self) -> bool {
+        self != Target::Onnx
+    }
+}
+
 /// What the optimizer did, for the export report.
 #[derive(Clone, Debug, Default)]
 pub struct OptimizeStats {
@@ -243,8 +283,13 @@ fn linear_passes(model: &mut Model, stats: &mut OptimizeStats) -> usize {
     total
 }
 
-/// Optimize `model` in place.
+/// Optimize `model` in place, as standard ONNX.
 pub fn optimize(model: &mut Model) -> OptimizeStats {
+    optimize_for(model, Target::Onnx)
+}
+
+/// Optimize `model` in place for `target`.
+pub fn optimize_for(model: &mut Model, target: Target) -> OptimizeStats {
     let start = Instant::now();
     let mut stats = OptimizeStats { nodes_before: model.graph.nodes.len(), ..Default::default() };
     linear_passes(model, &mut stats);
@@ -254,7 +299,12 @@ pub fn optimize(model: &mut Model) -> OptimizeStats {
     let fired_before: usize = stats.rules_fired.values().sum();
     let start_rewrite = Instant::now();
     let nodes_before = model.graph.nodes.len();
-    egraph::rewrite(model, opset, &mut stats);
+    egraph::rewrite(model, opset, target, &mut stats);
+    // The ONNX Runtime rules may write ONNX Runtime's own operators: the model imports their domain.
+    let contrib = crate::onnx::operators::contrib::DOMAIN;
+    if model.graph.nodes.iter().any(|n| n.domain == contrib) && !model.opset_imports.iter().any(|(d, _)| d == contrib) {
+        model.opset_imports.push((contrib.into(), crate::onnx::operators::contrib::VERSION));
+    }
     let rewrites = stats.rules_fired.values().sum::<usize>() - fired_before;
     stats.passes.push(PassRecord {
         name: "e-graph rewrite",

@@ -16,7 +16,7 @@
 //!
 //! The syntax is `onnx::testing`'s.
 
-use super::{optimize, OptimizeStats};
+use super::{optimize, OptimizeStats, Target};
 pub use crate::onnx::testing::{compare, parse};
 
 /// The graph with the rules that fired.
@@ -44,9 +44,15 @@ pub fn check_linear(input: &str, expected: &str) {
 /// `input` (at `opset`) through the e-graph rewriter only, then dead-code elimination.
 #[track_caller]
 pub fn check_egraph(opset: i64, input: &str, expected: &str) {
+    check_egraph_for(opset, Target::Onnx, input, expected)
+}
+
+/// [`check_egraph`] with the rules of `target`.
+#[track_caller]
+pub fn check_egraph_for(opset: i64, target: Target, input: &str, expected: &str) {
     let (mut m, _) = parse(opset, input);
     let mut stats = OptimizeStats::default();
-    super::egraph::rewrite(&mut m, opset, &mut stats);
+    super::egraph::rewrite(&mut m, opset, target, &mut stats);
     crate::onnx::dce::eliminate_dead_code(&mut m.graph);
     compare(&print(&m, &stats), expected);
 }

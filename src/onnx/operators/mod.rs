@@ -26,6 +26,7 @@ use std::sync::OnceLock;
 use super::ir::{AttrValue, DType, Dim, Graph, Node, TensorData, Value};
 use crate::hash::FxHashMap;
 
+pub(crate) mod contrib;
 mod control;
 mod dims;
 mod elementwise;
@@ -295,13 +296,19 @@ pub(crate) fn get(op_type: &str) -> Option<&'static Op> {
         .copied()
 }
 
-/// The record of a node's operator: custom domains have none.
-pub(crate) fn of(node: &Node) -> Option<&'static Op> {
-    if node.domain.is_empty() {
-        get(&node.op_type)
-    } else {
-        None
+/// The record of `op_type` in `domain`: the default domain's, ONNX Runtime's contrib operators
+/// ([`contrib`]); other domains have none.
+pub(crate) fn get_in(domain: &str, op_type: &str) -> Option<&'static Op> {
+    match domain {
+        "" => get(op_type),
+        contrib::DOMAIN => contrib::OPS.iter().find(|op| op.name == op_type),
+        _ => None,
     }
+}
+
+/// The record of a node's operator.
+pub(crate) fn of(node: &Node) -> Option<&'static Op> {
+    get_in(&node.domain, &node.op_type)
 }
 
 /// `node` on constant inputs (`None`: an omitted optional input), where its operator's record

@@ -8,11 +8,11 @@ use crate::onnx::ir::{DType, Node};
 /// The element type of output `i` of `node`, where the operator and its inputs' types (`input(k)`)
 /// decide it.
 pub(crate) fn output_type(node: &Node, input: &dyn Fn(usize) -> Option<DType>, i: usize) -> Option<DType> {
+    if let Some(rule) = super::of(node).and_then(|op| op.types) {
+        return rule(node, input, i);
+    }
     if !node.domain.is_empty() {
         return None;
-    }
-    if let Some(rule) = super::get(&node.op_type).and_then(|op| op.types) {
-        return rule(node, input, i);
     }
     match schema::output_type(&node.op_type, i) {
         OutType::Input(k) => input(k),

@@ -5,7 +5,8 @@
 //! Each e-class keeps the set of classes its best choice reaches, as a bitset; passes over the
 //! classes improve choices until nothing changes. Windows are bounded, so a bitset is a few words.
 //! A choice whose children reach the class itself is a cycle and is never taken. Ties keep nodes
-//! of the original graph, so a window no rule improved comes back as it was.
+//! of the original graph, so a window no rule improved comes back as it was (and outputs of
+//! multi-output nodes, see below).
 //!
 //! An operator costs [`OP`]; a leaf that is computed outside the window and read only here costs 1,
 //! because a choice that stops reading it lets its producer die (a Reshape whose computed shape is
@@ -51,7 +52,7 @@ pub fn extract(eg: &OGraph, root: Id, original: &HashSet<ONode>) -> Option<HashM
         let mut changed = false;
         for ci in 0..n {
             let class = &eg[ids[ci]];
-            let mut pick: Option<(u64, bool, usize, Vec<u64>)> = None; // (cost, original, node, set)
+            let mut pick: Option<(u64, u8, usize, Vec<u64>)> = None; // (cost, rank, node, set)
             'nodes: for (ni, node) in class.nodes.iter().enumerate() {
                 let mut set = vec![0u64; words];
                 for ch in node.children() {
@@ -72,13 +73,20 @@ pub fn extract(eg: &OGraph, root: Id, original: &HashSet<ONode>) -> Option<HashM
                     }
                 }
                 set[ci / 64] |= 1 << (ci % 64);
-                let orig = !is_op || canon_original.contains(node);
+                // Ties keep original nodes; an output of a multi-output node (only rules make them)
+                // wins one, since another output of the same node is then free (a fused sum read
+                // after its norm: the norm chose the fused node first).
+                let rank = match node {
+                    ONode::Proj(..) => 2,
+                    _ if !is_op || canon_original.contains(node) => 1,
+                    _ => 0,
+                };
                 let better = match &pick {
                     None => true,
-                    Some((c, o, _, _)) => cost < *c || (cost == *c && orig && !o),
+                    Some((c, r, _, _)) => cost < *c || (cost == *c && rank > *r),
                 };
                 if better {
-                    pick = Some((cost, orig, ni, set));
+                    pick = Some((cost, rank, ni, set));
                 }
             }
             if let Some((cost, _, ni, set)) = pick {

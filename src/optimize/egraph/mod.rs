@@ -26,14 +26,21 @@ use egg::{Id, Runner, SimpleScheduler, StopReason};
 
 use self::analysis::{add_with, Data, OGraph, OnnxAnalysis};
 use self::lang::{attr_set, to_attributes, ONode, OpKey};
-use super::OptimizeStats;
+use super::{OptimizeStats, Target};
 use crate::onnx::ir::{AttrValue, Graph, MetadataProps, Model, Node, Value, ValueInfo};
 
-/// The variants of the rule set (`ruleset::RULES`), parsed and commuted once per process: the
-/// window selection and the rule machinery take them from here, and know no concrete rule.
-pub fn variants() -> &'static [rules::Variant] {
-    static V: OnceLock<Vec<rules::Variant>> = OnceLock::new();
-    V.get_or_init(|| rules::variants(ruleset::RULES))
+/// The variants of the rule set for `target`, parsed and commuted once per process: the window
+/// selection and the rule machinery take them from here, and know no concrete rule. Standard ONNX
+/// gets `ruleset::RULES` alone (the same variants, so the same windows and bytes, as before targets
+/// existed); ONNX Runtime gets `ruleset::ONNXRUNTIME_RULES` after them.
+pub fn variants(target: Target) -> &'static [rules::Variant] {
+    static STANDARD: OnceLock<Vec<rules::Variant>> = OnceLock::new();
+    static ONNXRUNTIME: OnceLock<Vec<rules::Variant>> = OnceLock::new();
+    if target.is_onnxruntime() {
+        ONNXRUNTIME.get_or_init(|| rules::variants(&[ruleset::RULES, ruleset::ONNXRUNTIME_RULES]))
+    } else {
+        STANDARD.get_or_init(|| rules::variants(&[ruleset::RULES]))
+    }
 }
 
 /// Bounds on the work per window. All count work, none measures time: the same model gives the
@@ -56,33 +63,47 @@ impl Default for Limits {
     }
 }
 
-/// Rewrite `model` in place with the rules valid at `opset`; `model` has no dead nodes (the linear
-/// passes end with dead-code elimination).
-pub fn rewrite(model: &mut Model, opset: i64, stats: &mut OptimizeStats) {
-    rewrite_rounds(model, opset, &Limits::default(), stats, true)
+/// Rewrite `model` in place with the rules of `target` valid at `opset`; `model` has no dead nodes
+/// (the linear passes end with dead-code elimination).
+pub fn rewrite(model: &mut Model, opset: i64, target: Target, stats: &mut OptimizeStats) {
+    rewrite_rounds(model, opset, target, &Limits::default(), stats, true)
 }
 
 /// [`rewrite`] with other limits, keeping nodes the rewrite made dead (for the tests of limits).
 #[cfg(test)]
 pub fn rewrite_with(model: &mut Model, opset: i64, limits: &Limits, stats: &mut OptimizeStats) {
-    rewrite_rounds(model, opset, limits, stats, false)
+    rewrite_rounds(model, opset, Target::Onnx, limits, stats, false)
 }
 
-fn rewrite_rounds(model: &mut Model, opset: i64, limits: &Limits, stats: &mut OptimizeStats, clean: bool) {
+fn rewrite_rounds(
+    model: &mut Model,
+    opset: i64,
+    target: Target,
+    limits: &Limits,
+    stats: &mut OptimizeStats,
+    clean: bool,
+) {
     // egg times its work with quanta, whose first use calibrates the TSC against the OS clock in a
     // busy loop of up to 200 ms (3 ms median on the zoo, a tenth of a small export). A mock clock
     // that never advances skips the calibration; no limit is a time (see `Limits`).
     let (clock, _) = quanta::Clock::mock();
-    quanta::with_clock(&clock, || rewrite_rounds_timed(model, opset, limits, stats, clean))
+    quanta::with_clock(&clock, || rewrite_rounds_timed(model, opset, target, limits, stats, clean))
 }
 
-fn rewrite_rounds_timed(model: &mut Model, opset: i64, limits: &Limits, stats: &mut OptimizeStats, clean: bool) {
+fn rewrite_rounds_timed(
+    model: &mut Model,
+    opset: i64,
+    target: Target,
+    limits: &Limits,
+    stats: &mut OptimizeStats,
+    clean: bool,
+) {
     for r in 0..limits.rounds {
         // Readers are counted on live nodes only: a dead reader would block every single-use fusion.
         if r > 0 || !clean {
             crate::onnx::dce::eliminate_dead_code(&mut model.graph);
         }
-        if !round(model, opset, limits, stats) {
+        if !round(model, opset, target, limits, stats) {
             break;
         }
     }
@@ -123,8 +144,8 @@ struct Spliced {
     initializers: Vec<Value>,
 }
 
-fn round(model: &mut Model, opset: i64, limits: &Limits, stats: &mut OptimizeStats) -> bool {
-    let all = variants();
+fn round(model: &mut Model, opset: i64, target: Target, limits: &Limits, stats: &mut OptimizeStats) -> bool {
+    let all = variants(target);
     let selection = window::select(model, all, opset, limits.max_window_nodes);
     stats.egraph_candidates_dropped += selection.dropped;
     if selection.windows.is_empty() {
@@ -335,7 +356,10 @@ impl Emitter<'_> {
                 vec![Some(v)]
             }
             ONode::Proj(i, [t]) => {
-                let outs = self.emit_all(t, parent)?;
+                // The node computing the tuple takes the metadata of the original node whose value
+                // this output now computes.
+                let here = self.origin.get(&class).map(|&k| (self.nodes[k].metadata.clone(), k));
+                let outs = self.emit_all(t, here.or(parent))?;
                 vec![*outs.get(i as usize)?]
             }
             ONode::Attrs(_) | ONode::Root(_) => return None,

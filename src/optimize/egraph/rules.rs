@@ -266,10 +266,11 @@ impl Variant {
     }
 }
 
-/// Every variant of `rules` (the caller keeps them: they are parsed and commuted once per process).
-pub fn variants(rules: &'static [Rule]) -> Vec<Variant> {
+/// Every variant of the rule lists, in order (the caller keeps them: they are parsed and commuted
+/// once per process).
+pub fn variants(lists: &[&'static [Rule]]) -> Vec<Variant> {
     let mut out = Vec::new();
-    for (ri, rule) in rules.iter().enumerate() {
+    for (ri, rule) in lists.iter().flat_map(|l| l.iter()).enumerate() {
         for p in rule.patterns {
             let pat = match Pat::parse(p) {
                 Ok(p) => p,
@@ -444,6 +445,26 @@ impl Ctx<'_> {
         let k = self.eg.analysis.consts.len() as u32;
         self.eg.analysis.consts.push(t);
         self.eg.add(ONode::Const(k))
+    }
+    /// A node of `domain` with one output per entry of `outputs` (their facts): one `Proj` class
+    /// per output, in order.
+    pub fn add_multi(&mut self, domain: &str, op: &str, inputs: &[Id], attrs: AttrSet, outputs: &[Data]) -> Vec<Id> {
+        let a = self.eg.analysis.attrs.intern(attrs);
+        let a = self.eg.add(ONode::Attrs(a));
+        let mut children = inputs.to_vec();
+        children.push(a);
+        let key = OpKey { op: op.into(), domain: domain.into(), outputs: outputs.len() as u32 };
+        let tuple = add_with(self.eg, ONode::Op(key, children), Data::default());
+        outputs.iter().enumerate().map(|(i, d)| add_with(self.eg, ONode::Proj(i as u32, [tuple]), d.clone())).collect()
+    }
+    /// The class of an existing single-output node reading `inputs` with attributes `attrs`, if the
+    /// e-graph has it.
+    pub fn find_op(&mut self, op: &str, inputs: &[Id], attrs: AttrSet) -> Option<Id> {
+        let a = self.eg.analysis.attrs.intern(attrs);
+        let a = self.eg.add(ONode::Attrs(a));
+        let mut children = inputs.to_vec();
+        children.push(a);
+        self.lookup_op(op, &children)
     }
     /// The class of an existing single-output node, if the e-graph has it.
     pub fn lookup_op(&self, op: &str, children: &[Id]) -> Option<Id> {

@@ -7,7 +7,7 @@ use std::rc::Rc;
 use super::*;
 use crate::onnx::builder::Builder;
 use crate::onnx::ir::{AttrValue, DType, Dim, Model, TensorData};
-use crate::optimize::testing::{check_egraph, parse, print};
+use crate::optimize::testing::{check_egraph, check_egraph_for, parse, print};
 
 fn ops(m: &Model) -> Vec<&str> {
     m.graph.nodes.iter().map(|n| n.op_type.as_str()).collect()
@@ -19,14 +19,18 @@ fn fired(st: &OptimizeStats, rule: &str) -> usize {
 
 #[test]
 fn every_rule_pattern_compiles_and_commutes() {
-    let v = super::variants();
+    let v = super::variants(Target::OnnxRuntimeCpu);
     for x in v {
         // Compiles the egg pattern (panics on a bad pattern).
         let _ = x.rewrite();
     }
-    for (i, r) in ruleset::RULES.iter().enumerate() {
+    for (i, r) in ruleset::RULES.iter().chain(ruleset::ONNXRUNTIME_RULES).enumerate() {
         assert!(v.iter().any(|x| x.rule == i), "{} has no variant", r.name);
     }
+    // Standard ONNX runs the standard rules alone, as the first variants of the target's list.
+    let standard = super::variants(Target::Onnx);
+    assert!(standard.iter().all(|x| x.rule < ruleset::RULES.len()));
+    assert!(standard.iter().zip(v).all(|(a, b)| a.rule == b.rule && a.pat == b.pat));
     // Two commutative nodes give four variants.
     let p = rules::Pat::parse("(Mul (Add ?x #c) ?y)").expect("parse");
     assert_eq!(p.commuted().len(), 4);
@@ -41,7 +45,7 @@ fn rewritten_nodes_keep_the_replaced_nodes_metadata() {
     }
     let bn_meta = m.graph.nodes.iter().find(|n| n.op_type == "BatchNormalization").map(|n| n.metadata.clone());
     let mut st = OptimizeStats::default();
-    rewrite(&mut m, 20, &mut st);
+    rewrite(&mut m, 20, Target::Onnx, &mut st);
     crate::onnx::dce::eliminate_dead_code(&mut m.graph);
     assert_eq!(ops(&m), ["Conv"]);
     assert_eq!(Some(m.graph.nodes[0].metadata.clone()), bn_meta);
@@ -67,7 +71,7 @@ fn values_read_by_subgraphs_are_kept() {
     b.graphs[0].outputs = vec![out];
     let mut m = b.finish();
     let mut st = OptimizeStats::default();
-    rewrite(&mut m, 20, &mut st);
+    rewrite(&mut m, 20, Target::Onnx, &mut st);
     crate::onnx::dce::eliminate_dead_code(&mut m.graph);
     // y = x * 1 is folded away, and the branches now read x.
     assert_eq!(fired(&st, "mul-one"), 1);
@@ -82,7 +86,7 @@ fn output_is_deterministic() {
         let run = || {
             let (mut m, _) = parse(20, &text);
             let mut st = OptimizeStats::default();
-            rewrite(&mut m, 20, &mut st);
+            rewrite(&mut m, 20, Target::Onnx, &mut st);
             format!("{:?}", m.graph.nodes)
         };
         assert_eq!(run(), run());
@@ -123,7 +127,7 @@ fn large_graph_time_is_linear() {
         let mut m = b.finish();
         let mut st = OptimizeStats::default();
         let start = std::time::Instant::now();
-        rewrite(&mut m, 20, &mut st);
+        rewrite(&mut m, 20, Target::Onnx, &mut st);
         let el = start.elapsed();
         crate::onnx::dce::eliminate_dead_code(&mut m.graph);
         assert_eq!(m.graph.nodes.len(), n);
@@ -546,7 +550,7 @@ fn zero_padding_folds_into_the_conv() {
         );
         let (mut m, _) = parse(20, &text);
         let mut st = OptimizeStats::default();
-        rewrite(&mut m, 20, &mut st);
+        rewrite(&mut m, 20, Target::Onnx, &mut st);
         assert_eq!(fired(&st, "pad-conv"), 0, "{}", print(&m, &st));
     }
 }
@@ -972,4 +976,124 @@ fn reshape_shape_from_output_shape() {
              y = Reshape (x, sh)
            }"#,
     );
+}
+
+/// An RMS norm without a scale after a residual sum that is read again (a decoder's unit-scale
+/// norm folded into the next MatMul).
+const SKIP_RMS_NORM: &str = r#"(float[N,5,8] a, float[N,5,8] b) => (float[N,5,8] y)
+    <float two = {2}, int64[1] ax = {-1}, float eps = {1e-6}>
+    { x = Add (a, b)             # float[N,5,8]
+      sq = Pow (x, two)          # float[N,5,8]
+      ms = ReduceMean (sq, ax)   # float[N,5,1]
+      v = Add (ms, eps)          # float[N,5,1]
+      r = Sqrt (v)               # float[N,5,1]
+      inv = Reciprocal (r)       # float[N,5,1]
+      n = Mul (x, inv)           # float[N,5,8]
+      y = Add (x, n)             # float[N,5,8] }"#;
+
+#[test]
+fn onnxruntime_rms_norm_without_scale_after_a_sum_is_one_skip_norm() {
+    check_egraph_for(
+        20,
+        Target::OnnxRuntimeCpu,
+        SKIP_RMS_NORM,
+        r#"(float[N,5,8] a, float[N,5,8] b) => (float[N,5,8] y)
+           <float[8] _0 = {1, 1, 1, 1, 1, 1, 1, 1}>
+           {
+             n, _1, _2, x = SkipSimplifiedLayerNormalization <epsilon = 1e-6> (a, b, _0)
+             y = Add (x, n)
+           }
+           # fired: skip-simplified-layer-norm x2"#,
+    );
+    // Standard ONNX keeps the graph.
+    check_egraph(
+        20,
+        SKIP_RMS_NORM,
+        r#"(float[N,5,8] a, float[N,5,8] b) => (float[N,5,8] y)
+           <float two = {2}, int64[1] ax = {-1}, float eps = {0.000001}>
+           {
+             x = Add (a, b)
+             sq = Pow (x, two)
+             ms = ReduceMean (sq, ax)
+             v = Add (ms, eps)
+             r = Sqrt (v)
+             inv = Reciprocal (r)
+             n = Mul (x, inv)
+             y = Add (x, n)
+           }"#,
+    );
+}
+
+#[test]
+fn onnxruntime_rms_norm_with_scale_takes_the_form_onnxruntime_fuses() {
+    check_egraph_for(
+        20,
+        Target::OnnxRuntimeCpu,
+        RMS_NORM,
+        r#"(float[N,5,8] x) => (float[N,5,8] y)
+           <float two = {2}, int64[1] ax = {-1}, float eps = {0.000001},
+            float[8] w = {2, 2, 2, 2, 2, 2, 2, 2}>
+           {
+             sq = Pow (x, two)
+             ms = ReduceMean (sq, ax)
+             a = Add (ms, eps)
+             r = Sqrt (a)
+             _0 = Div (x, r)
+             y = Mul (w, _0)
+           }
+           # fired: rms-norm-div"#,
+    );
+    // Without a scale ONNX Runtime does not fuse the Div form, which is then no faster: kept.
+    let unscaled = r#"(float[N,5,8] x) => (float[N,5,8] y)
+        <float two = {2}, int64[1] ax = {-1}, float eps = {1e-6}>
+        { sq = Pow (x, two)          # float[N,5,8]
+          ms = ReduceMean (sq, ax)   # float[N,5,1]
+          a = Add (ms, eps)          # float[N,5,1]
+          r = Sqrt (a)               # float[N,5,1]
+          inv = Reciprocal (r)       # float[N,5,1]
+          y = Mul (x, inv)           # float[N,5,8] }"#;
+    check_egraph_for(
+        20,
+        Target::OnnxRuntimeCpu,
+        unscaled,
+        r#"(float[N,5,8] x) => (float[N,5,8] y)
+           <float two = {2}, int64[1] ax = {-1}, float eps = {0.000001}>
+           {
+             sq = Pow (x, two)
+             ms = ReduceMean (sq, ax)
+             a = Add (ms, eps)
+             r = Sqrt (a)
+             inv = Reciprocal (r)
+             y = Mul (x, inv)
+           }"#,
+    );
+}
+
+/// The ONNX Runtime target's rewrites compute what the graphs did, in ONNX Runtime (with
+/// `FXONNX_PYTHON`: `tests/check_pairs.py`, symbolic dims at 1, 2 and 3): a scaled RMS norm in the
+/// Div form and an unscaled one after a residual sum as `SkipSimplifiedLayerNormalization`.
+#[test]
+fn onnxruntime_rules_compute_what_the_graphs_did_in_onnxruntime() {
+    let Some(py) = std::env::var("FXONNX_PYTHON").ok().filter(|p| !p.is_empty()) else { return };
+    let dir = tempfile::tempdir().expect("tempdir");
+    for (name, text, rule) in
+        [("scaled", RMS_NORM, "rms-norm-div"), ("skip", SKIP_RMS_NORM, "skip-simplified-layer-norm")]
+    {
+        let (original, _) = parse(20, text);
+        let (mut optimized, _) = parse(20, text);
+        let stats = crate::optimize::optimize_for(&mut optimized, Target::OnnxRuntimeCpu);
+        assert!(fired(&stats, rule) > 0, "{name}: {rule} did not fire: {:?}", stats.rules_fired);
+        let folder = dir.path().join(name);
+        std::fs::create_dir_all(&folder).expect("mkdir");
+        for (file, model) in [("a.onnx", &original), ("b.onnx", &optimized)] {
+            let placement = crate::onnx::save::DataPlacement::Inline;
+            crate::onnx::save::save_model(model, &folder.join(file), &placement, &crate::onnx::save::Sources::none())
+                .expect("save");
+        }
+    }
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/check_pairs.py");
+    let o = std::process::Command::new(py).arg(script).arg(dir.path()).output().expect("run python");
+    let report = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{report}\n{}", String::from_utf8_lossy(&o.stderr));
+    assert!(report.contains(r#""evaluated": 2"#), "{report}");
 }

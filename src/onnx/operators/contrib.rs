@@ -1,0 +1,38 @@
+//! ONNX Runtime's own operators (domain `com.microsoft`, version 1) that the optimizer's ONNX
+//! Runtime rules write (`optimize::egraph::ruleset::ONNXRUNTIME_RULES`): their output types and
+//! shapes, after onnxruntime's `docs/ContribOperators.md` (1.31). The export check reads them as
+//! it reads the default domain's records; `onnx.checker` knows no schema of this domain and checks
+//! the rest of the model.
+
+use super::dims::shape_of;
+use super::{Facts, Inferred, Op, Shape};
+use crate::onnx::ir::{DType, Node};
+
+/// The domain of ONNX Runtime's contrib operators.
+pub(crate) const DOMAIN: &str = "com.microsoft";
+
+/// The opset version of [`DOMAIN`] the model imports.
+pub(crate) const VERSION: i64 = 1;
+
+pub(super) const OPS: &[Op] = &[
+    // (input, skip, gamma[, epsilon]) -> (output, mean, inv_std_var, input_skip_bias_sum):
+    // input + skip, RMS-normalized over the last axis and scaled by gamma; the sum is output 3.
+    Op { types: Some(skip_norm_types), shape: Shape::Rule(skip_norm_shape), ..Op::NONE }
+        .named("SkipSimplifiedLayerNormalization"),
+];
+
+/// Output and sum of the input's type; mean and inverse standard deviation float32.
+fn skip_norm_types(_: &Node, input: &dyn Fn(usize) -> Option<DType>, i: usize) -> Option<DType> {
+    match i {
+        0 | 3 => input(0),
+        _ => Some(DType::Float),
+    }
+}
+
+/// Output and sum of the input's shape; ONNX Runtime does not document the statistics' shapes.
+fn skip_norm_shape(facts: &dyn Facts, node: &Node, i: usize) -> Inferred {
+    match i {
+        0 | 3 => Ok(shape_of(facts, node, 0).map(<[_]>::to_vec)),
+        _ => Ok(None),
+    }
+}
