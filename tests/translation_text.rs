@@ -42,15 +42,24 @@ fn copy<'a>(a: &A<'a>) -> A<'a> {
     }
 }
 
-/// The graph `op` translates to (unoptimized).
-fn lowered(op: &OneOp) -> String {
+/// `op` written into an archive and exported with `options`.
+fn export_one(op: &OneOp, options: &fxonnx::ExportOptions) -> Result<fxonnx::OnnxProgram, fxonnx::Error> {
     let dir = std::env::temp_dir().join(format!("fxonnx-translation-text-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp folder");
-    let path = dir.join(format!("{}.pt2", op.target.replace('.', "_")));
+    // Tests run in parallel, some on the same target: one file each.
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let path = dir.join(format!("{}_{n}.pt2", op.target.replace('.', "_")));
     write_archive(&path, op, None).expect("write the archive");
-    let options = fxonnx::ExportOptions { optimize: false, ..Default::default() };
-    let program = fxonnx::export(&path, &options).unwrap_or_else(|e| panic!("{}: {e}", op.target));
+    let result = fxonnx::export(&path, options);
     let _ = std::fs::remove_file(&path);
+    result
+}
+
+/// The graph `op` translates to (unoptimized).
+fn lowered(op: &OneOp) -> String {
+    let options = fxonnx::ExportOptions { optimize: false, ..Default::default() };
+    let program = export_one(op, &options).unwrap_or_else(|e| panic!("{}: {e}", op.target));
     fxonnx::internals::testing::print(program.ir(), &Default::default())
 }
 
@@ -193,12 +202,6 @@ fn a_size_fixed_where_the_program_records_a_symbol_is_refused() {
         args: vec![("self", A::T("x")), ("size", A::SymInts(vec![Ok(2), Ok(2), Ok(3)]))],
         out: f32(&[B, N(2), N(3)]),
     };
-    let dir = std::env::temp_dir().join(format!("fxonnx-translation-text-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp folder");
-    let path = dir.join("baked_view.pt2");
-    write_archive(&path, &op, None).expect("write the archive");
-    let err = fxonnx::export(&path, &Default::default()).err().expect("the export must fail");
-    let _ = std::fs::remove_file(&path);
-    let text = err.to_string();
+    let text = export_one(&op, &Default::default()).err().expect("the export must fail").to_string();
     assert!(text.contains("node `view`") && text.contains("fixed to one size"), "{text}");
 }
