@@ -701,20 +701,6 @@ fn sum_over(op: &mut Builder, x: Value, axes: &[i64]) -> Value {
     op.ReduceSum(x, Some(axes)).keepdims(0).out()
 }
 
-/// The static sizes of the axes of `x` from `from` on, or an error naming `what`.
-fn static_tail(op: &Builder, x: Value, from: usize, what: &str) -> OpResult<Vec<i64>> {
-    let shape = op.shape(x).map(|s| s.to_vec()).unwrap_or_default();
-    shape
-        .get(from..)
-        .unwrap_or_default()
-        .iter()
-        .map(|d| match d {
-            Dim::Fixed(n) => Ok(*n),
-            _ => Err(OpError::new(format!("{what} needs static spatial sizes"))),
-        })
-        .collect()
-}
-
 /// The weight gradient of a convolution of one group: `x` `[N, C, ...]`, `g` `[N, O, ...]`. It is
 /// itself a convolution over the batch, the input as `[C, N, ...]` and the gradient as the kernel
 /// `[O, N, ...]`, with stride and dilation swapped; its first `kernel` positions per axis are the
@@ -1761,13 +1747,7 @@ translations! {
         let gw = match weight {
             Some(w) => {
                 let w = cast(op, w, t);
-                let w = if r > 2 {
-                    let trailing: Vec<i64> = (1..r as i64 - 1).collect();
-                    let trailing = op.const_i64s(&trailing);
-                    op.Unsqueeze(w, trailing)
-                } else {
-                    w
-                };
+                let w = channel_view(op, w, r);
                 op.Mul(g, w)
             }
             None => g,
@@ -1862,13 +1842,11 @@ translations! {
                 Some(conv_weight_grad(op, x, g, r, &c))
             } else {
                 // One weight gradient per group, stacked along the output channels.
-                let (cin, cout) = match (static_tail(op, input, 1, "convolution_backward")?.first(), op.shape(g)) {
-                    (Some(&ci), Some(gs)) => match gs.get(1) {
-                        Some(Dim::Fixed(co)) => (ci, *co),
-                        _ => bail!("convolution_backward in groups needs a static channel count"),
-                    },
-                    _ => bail!("convolution_backward in groups needs a static channel count"),
+                let channels = |v: Value| match op.shape(v).and_then(|s| s.get(1)) {
+                    Some(Dim::Fixed(c)) => Ok(*c),
+                    _ => Err(OpError::new("convolution_backward in groups needs a static channel count")),
                 };
+                let (cin, cout) = (channels(x)?, channels(g)?);
                 if cin % groups != 0 || cout % groups != 0 {
                     bail!("convolution_backward: {cin} and {cout} channels do not split into {groups} groups");
                 }

@@ -8,17 +8,10 @@ use crate::translations::shared::window::{expand_param, pads_of};
 /// The static sizes of the last `k` axes of `x`.
 fn spatial_sizes(op: &Builder, x: Value, k: usize, what: &str) -> OpResult<Vec<i64>> {
     let r = rank_of(op, x)?;
-    let shape = op.shape(x).map(|s| s.to_vec()).unwrap_or_default();
     if r < k {
         bail!("{what}: input of rank {r} has fewer than {k} spatial axes");
     }
-    shape[r - k..]
-        .iter()
-        .map(|d| match d {
-            Dim::Fixed(n) => Ok(*n),
-            _ => Err(OpError::new(format!("{what} needs static spatial sizes"))),
-        })
-        .collect()
+    static_tail(op, x, r - k, what)
 }
 
 /// The most windows adaptive max pooling writes one by one (17 nodes each); a 7×7 output has 49.

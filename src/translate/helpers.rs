@@ -263,6 +263,20 @@ pub fn static_shape(op: &Builder, x: Value, what: &str) -> OpResult<Vec<i64>> {
         .collect()
 }
 
+/// The sizes of `x`'s axes from `from` on, which must be static (a convolution's or pooling's
+/// spatial sizes); the errors name `what` needed them.
+pub fn static_tail(op: &Builder, x: Value, from: usize, what: &str) -> OpResult<Vec<i64>> {
+    let Some(tail) = op.shape(x).and_then(|s| s.get(from..)) else {
+        return Err(OpError::new(format!("{what} needs the input's shape, which the archive does not record")));
+    };
+    tail.iter()
+        .map(|d| match d {
+            Dim::Fixed(n) => Ok(*n),
+            _ => Err(OpError::new(format!("{what} needs static spatial sizes"))),
+        })
+        .collect()
+}
+
 /// The broadcast of two static shapes (numpy rules), or `None` when they do not broadcast.
 pub fn broadcast_shapes(a: &[i64], b: &[i64]) -> Option<Vec<i64>> {
     let r = a.len().max(b.len());
