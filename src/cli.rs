@@ -33,7 +33,7 @@ enum Command {
         /// Where to write the ONNX model.
         #[arg(short, long)]
         output: PathBuf,
-        /// Default-domain opset (13 to 23; default 20, as torch.onnx).
+        /// Default-domain opset (13 to 23; default 20, as torch.onnx; 23 with an ONNX Runtime --target).
         #[arg(long,
               value_parser = clap::value_parser!(i64).range(*crate::SUPPORTED_OPSETS.start()..=*crate::SUPPORTED_OPSETS.end()))]
         opset: Option<i64>,

@@ -27,7 +27,8 @@ pub const SUPPORTED_OPSETS: std::ops::RangeInclusive<i64> = 13..=23;
 pub struct ExportOptions {
     /// Which program of the archive (`model` unless the archive was packaged with several).
     pub model_name: Option<String>,
-    /// Default-domain opset (13 to 23; default 20, like torch.onnx). Below 18 operators take
+    /// Default-domain opset (13 to 23; default 20, like torch.onnx, and 23 for an ONNX Runtime
+    /// [`target`](Self::target)). Below 18 operators take
     /// their older forms, and an op that has none at the opset fails naming the opset it needs.
     pub opset_version: Option<i64>,
     /// Names for the graph inputs, in order (the rest keep their FX names).
@@ -428,7 +429,7 @@ fn stages(
     options: &ExportOptions,
     record: &mut ExportRecord,
 ) -> Result<OnnxProgram, Error> {
-    let opset = options.opset_version.unwrap_or(DEFAULT_OPSET);
+    let opset = options.opset_version.unwrap_or(options.target.default_opset());
     if !SUPPORTED_OPSETS.contains(&opset) {
         return Err(Error::options(format!(
             "opset {opset} is not supported; choose one of {}..={}",

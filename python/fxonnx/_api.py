@@ -18,6 +18,9 @@ from ._errors import OptionsError, VerificationError
 from ._verification import OutputComparison, VerificationResult
 
 DEFAULT_OPSET = 20
+# An ONNX Runtime target writes opset 23 unless told otherwise (its Attention and RotaryEmbedding
+# kernels: fxonnx::Target::default_opset).
+ONNXRUNTIME_OPSET = 23
 # torch.onnx saves weights beside the model above this size (ONNXProgram._LARGE_MODEL_THRESHOLD).
 _LARGE_MODEL_THRESHOLD = 1536 * 1024 * 1024
 
@@ -515,7 +518,8 @@ def export(
     names), ``dim_names`` (``{"s77": "batch"}``), ``max_memory`` (bytes for the constants an export
     computes), ``mutations_as_outputs`` (mutated buffers as extra outputs, for static caches),
     ``target`` (``"onnx"``, standard ONNX; ``"onnxruntime"`` / ``"onnxruntime-cpu"`` /
-    ``"onnxruntime-cuda"``: also ONNX Runtime's faster forms, as ``--target``).
+    ``"onnxruntime-cuda"``: also ONNX Runtime's faster forms, as ``--target``, at opset 23 unless
+    ``opset_version`` says otherwise).
     """
     del do_constant_folding, custom_opsets, autograd_inlining, training, operator_export_type
     is_archive = _is_archive(model)
@@ -525,7 +529,10 @@ def export(
             "hint: call fxonnx.export without dynamo=False (torch.onnx's default since 2.9), or use "
             "torch.onnx.export(..., dynamo=False) for TorchScript"
         )
-    opset = DEFAULT_OPSET if opset_version is None else int(opset_version)
+    if opset_version is not None:
+        opset = int(opset_version)
+    else:
+        opset = ONNXRUNTIME_OPSET if str(target).startswith("onnxruntime") else DEFAULT_OPSET
     printer = _printer(verbose)
     artifacts = pathlib.Path(artifacts_dir)
     if report or profile or dump_exported_program:

@@ -103,6 +103,26 @@ pub fn extract(eg: &OGraph, root: Id, original: &HashSet<ONode>) -> Option<HashM
             break;
         }
     }
+    // A class that chose another node than an output of a multi-output node the extraction keeps
+    // anyway takes that output: it costs nothing more (a class's cost cannot see that another
+    // class pays for the node), and the value would otherwise be computed twice (an `Attention`
+    // whose present key is also the cache's own Concat). Not where the node reads the class.
+    let reached = reachable(eg, root, &ids, &best_node);
+    for (ci, &id) in ids.iter().enumerate() {
+        if !reached[ci] || matches!(eg[id].nodes.get(best_node[ci]), Some(ONode::Proj(..))) {
+            continue;
+        }
+        let free = eg[id].nodes.iter().position(|n| match n {
+            ONode::Proj(_, [t]) => {
+                let t = index[&eg.find(*t)];
+                reached[t] && best_set[t].as_ref().is_some_and(|s| !bit(s, ci))
+            }
+            _ => false,
+        });
+        if let Some(ni) = free {
+            best_node[ci] = ni;
+        }
+    }
     let mut out = HashMap::new();
     let mut stack = vec![eg.find(root)];
     while let Some(id) = stack.pop() {
@@ -115,4 +135,21 @@ pub fn extract(eg: &OGraph, root: Id, original: &HashSet<ONode>) -> Option<HashM
         out.insert(id, node);
     }
     Some(out)
+}
+
+/// Which classes (by index in `ids`) the choices reach from `root`.
+fn reachable(eg: &OGraph, root: Id, ids: &[Id], best_node: &[usize]) -> Vec<bool> {
+    let index: HashMap<Id, usize> = ids.iter().enumerate().map(|(i, &id)| (id, i)).collect();
+    let mut seen = vec![false; ids.len()];
+    let mut stack = vec![eg.find(root)];
+    while let Some(id) = stack.pop() {
+        let ci = index[&id];
+        if std::mem::replace(&mut seen[ci], true) {
+            continue;
+        }
+        if let Some(node) = eg[id].nodes.get(best_node[ci]) {
+            stack.extend(node.children().iter().map(|&c| eg.find(c)));
+        }
+    }
+    seen
 }

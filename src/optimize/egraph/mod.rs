@@ -381,8 +381,14 @@ impl Emitter<'_> {
                     vec![self.value_for(class)]
                 } else {
                     (0..key.outputs)
-                        .map(|i| match self.eg.lookup(ONode::Proj(i, [class])) {
-                            Some(p) => self.value_for(self.eg.find(p)),
+                        .map(|i| match self.eg.lookup(ONode::Proj(i, [class])).map(|p| self.eg.find(p)) {
+                            // The output names its class's value only where the class chose it;
+                            // else another node computes that value, and this output is unread.
+                            Some(p) if matches!(self.choice.get(&p), Some(ONode::Proj(..))) => self.value_for(p),
+                            Some(p) => {
+                                let d = self.eg[p].data.clone();
+                                self.new_value(&d)
+                            }
                             None => self.new_value(&Data::default()),
                         })
                         .collect()

@@ -930,6 +930,142 @@ fn attention_keeps_a_runtime_mask() {
     check_egraph(23, ATTENTION, ATTENTION_UNFUSED);
 }
 
+/// A decode step's attention as a decoder writes it: the cache grown by the new keys and values
+/// (graph outputs), each of 2 key/value heads repeated for 2 of the 4 query heads.
+const ATTENTION_KV: &str = r#"(float[2,4,3,8] q, float[2,2,3,8] k, float[2,2,3,8] v, float[2,2,5,8] pk,
+                               float[2,2,5,8] pv, float[2,1,3,8] mask)
+    => (float[2,4,3,8] y, float[2,2,8,8] ck, float[2,2,8,8] cv)
+    <int64[1] ax = {2}, int64[5] e = {1, 1, 2, 1, 1}, int64[4] r = {2, 4, 8, 8}>
+    { ck = Concat <axis = 2> (pk, k)   # float[2,2,8,8]
+      cv = Concat <axis = 2> (pv, v)   # float[2,2,8,8]
+      uk = Unsqueeze (ck, ax)          # float[2,2,1,8,8]
+      ek = Expand (uk, e)              # float[2,2,2,8,8]
+      rk = Reshape (ek, r)             # float[2,4,8,8]
+      uv = Unsqueeze (cv, ax)          # float[2,2,1,8,8]
+      ev = Expand (uv, e)              # float[2,2,2,8,8]
+      rv = Reshape (ev, r)             # float[2,4,8,8]
+      y = Attention <scale = 0.25> (q, rk, rv, mask)  # float[2,4,3,8] }"#;
+
+#[test]
+fn attention_reads_its_cache_and_grouped_heads_itself() {
+    check_egraph(
+        23,
+        ATTENTION_KV,
+        r#"(float[2,4,3,8] q, float[2,2,3,8] k, float[2,2,3,8] v, float[2,2,5,8] pk, float[2,2,5,8] pv, float[2,1,3,8] mask)
+              => (float[2,4,3,8] y, float[2,2,8,8] ck, float[2,2,8,8] cv)
+           {
+             y, ck, cv = Attention <scale = 0.25> (q, k, v, mask, pk, pv)
+           }
+           # fired: attention-kv x2"#,
+    );
+    // Causal attention keeps its cache (where the causal mask starts after a cache is the
+    // runtime's reading) but still reads the heads grouped.
+    let causal = ATTENTION_KV.replace("<scale = 0.25>", "<is_causal = 1, scale = 0.25>");
+    check_egraph(
+        23,
+        &causal,
+        r#"(float[2,4,3,8] q, float[2,2,3,8] k, float[2,2,3,8] v, float[2,2,5,8] pk, float[2,2,5,8] pv, float[2,1,3,8] mask)
+              => (float[2,4,3,8] y, float[2,2,8,8] ck, float[2,2,8,8] cv)
+           {
+             ck = Concat <axis = 2> (pk, k)
+             cv = Concat <axis = 2> (pv, v)
+             y = Attention <is_causal = 1, scale = 0.25> (q, ck, cv, mask)
+           }
+           # fired: attention-kv"#,
+    );
+    // A repetition that is not each head's group in a row (heads tiled: Expand before the heads).
+    let tiled = ATTENTION_KV
+        .replace("int64[5] e = {1, 1, 2, 1, 1}", "int64[5] e = {1, 2, 1, 1, 1}")
+        .replace("int64[1] ax = {2}", "int64[1] ax = {1}")
+        .replace("float[2,2,1,8,8]", "float[2,1,2,8,8]");
+    let (mut m, _) = parse(23, &tiled);
+    let mut stats = OptimizeStats::default();
+    rewrite(&mut m, 23, Target::Onnx, &mut stats);
+    assert!(ops(&m).contains(&"Expand"), "tiled heads were read as groups: {:?}", ops(&m));
+}
+
+/// transformers' `apply_rotary_pos_emb` on (batch, heads, sequence, 8): halves rotated.
+const ROTARY: &str = r#"(float[N,2,S,8] x, float[N,S,4] f) => (float[N,2,S,8] y)
+    <int64[1] one = {1}, int64[1] zero = {0}, int64[1] half = {4}, int64[1] end = {9223372036854775807},
+     int64[1] last = {3}>
+    { cat = Concat <axis = -1> (f, f)        # float[N,S,8]
+      cos = Cos (cat)                        # float[N,S,8]
+      sin = Sin (cat)                        # float[N,S,8]
+      uc = Unsqueeze (cos, one)              # float[N,1,S,8]
+      us = Unsqueeze (sin, one)              # float[N,1,S,8]
+      a = Mul (x, uc)                        # float[N,2,S,8]
+      x1 = Slice (x, zero, half, last, one)  # float[N,2,S,4]
+      x2 = Slice (x, half, end, last, one)   # float[N,2,S,4]
+      n = Neg (x2)                           # float[N,2,S,4]
+      r = Concat <axis = -1> (n, x1)         # float[N,2,S,8]
+      b = Mul (r, us)                        # float[N,2,S,8]
+      y = Add (a, b)                         # float[N,2,S,8] }"#;
+
+/// [`ROTARY`] with one set of angles for the whole batch.
+fn shared_angles() -> String {
+    ROTARY
+        .replace("float[N,S,4] f", "float[1,S,4] f")
+        .replace("float[N,S,8]", "float[1,S,8]")
+        .replace("float[N,1,S,8]", "float[1,1,S,8]")
+}
+
+#[test]
+fn rotary_embedding_needs_opset_23_and_the_halves_swapped() {
+    check_egraph(
+        23,
+        ROTARY,
+        r#"(float[N,2,S,8] x, float[N,S,4] f) => (float[N,2,S,8] y)
+           {
+             _0 = Cos (f)
+             _1 = Sin (f)
+             y = RotaryEmbedding (x, _0, _1)
+           }
+           # fired: rotary-embedding"#,
+    );
+    // Angles shared by the batch (a prefill's positions): the batch and heads rotate as one axis.
+    check_egraph(
+        23,
+        &shared_angles(),
+        r#"(float[N,2,S,8] x, float[1,S,4] f) => (float[N,2,S,8] y)
+           <int64[4] _0 = {1, -1, 0, 8}, int64[4] _1 = {-1, 2, 0, 8}>
+           {
+             _2 = Reshape (x, _0)
+             _3 = Cos (f)
+             _4 = Sin (f)
+             _5 = RotaryEmbedding (_2, _3, _4)
+             y = Reshape (_5, _1)
+           }
+           # fired: rotary-embedding"#,
+    );
+    for (text, why) in [
+        (ROTARY.to_string(), "opset 20"),
+        (ROTARY.replace("r = Concat <axis = -1> (n, x1)", "r = Concat <axis = -1> (x1, n)"), "halves not swapped"),
+        (ROTARY.replace("n = Neg (x2)", "n = Abs (x2)"), "no negation"),
+    ] {
+        let opset = if why == "opset 20" { 20 } else { 23 };
+        let (mut m, _) = parse(opset, &text);
+        let mut stats = OptimizeStats::default();
+        rewrite(&mut m, opset, Target::Onnx, &mut stats);
+        assert_eq!(fired(&stats, "rotary-embedding"), 0, "{why}");
+    }
+}
+
+/// The opset-23 rules compute what the graphs did, in ONNX Runtime (with `FXONNX_PYTHON`:
+/// `tests/check_pairs.py`, symbolic dims at 1, 2 and 3): the cache and grouped heads read by
+/// `Attention` itself, and `RotaryEmbedding`.
+#[test]
+fn opset_23_rules_compute_what_the_graphs_did_in_onnxruntime() {
+    check_pairs_in_onnxruntime(
+        23,
+        Target::Onnx,
+        &[
+            ("attention-kv", ATTENTION_KV, "attention-kv"),
+            ("rotary", ROTARY, "rotary-embedding"),
+            ("rotary-shared", &shared_angles(), "rotary-embedding"),
+        ],
+    );
+}
+
 #[test]
 fn extraction_counts_shared_nodes_once() {
     // y = Relu(a) and z = Relu(Relu(a)): the rewrite makes z's class equal y's; one Relu remains.
@@ -1074,14 +1210,22 @@ fn onnxruntime_rms_norm_with_scale_takes_the_form_onnxruntime_fuses() {
 /// Div form and an unscaled one after a residual sum as `SkipSimplifiedLayerNormalization`.
 #[test]
 fn onnxruntime_rules_compute_what_the_graphs_did_in_onnxruntime() {
+    check_pairs_in_onnxruntime(
+        20,
+        Target::OnnxRuntimeCpu,
+        &[("scaled", RMS_NORM, "rms-norm-div"), ("skip", SKIP_RMS_NORM, "skip-simplified-layer-norm")],
+    );
+}
+
+/// Each graph as written and as optimized for `target` at `opset` (the rule named must fire), run
+/// in ONNX Runtime by `tests/check_pairs.py` on the same inputs: every output must agree.
+fn check_pairs_in_onnxruntime(opset: i64, target: Target, cases: &[(&str, &str, &str)]) {
     let Some(py) = std::env::var("FXONNX_PYTHON").ok().filter(|p| !p.is_empty()) else { return };
     let dir = tempfile::tempdir().expect("tempdir");
-    for (name, text, rule) in
-        [("scaled", RMS_NORM, "rms-norm-div"), ("skip", SKIP_RMS_NORM, "skip-simplified-layer-norm")]
-    {
-        let (original, _) = parse(20, text);
-        let (mut optimized, _) = parse(20, text);
-        let stats = crate::optimize::optimize_for(&mut optimized, Target::OnnxRuntimeCpu);
+    for &(name, text, rule) in cases {
+        let (original, _) = parse(opset, text);
+        let (mut optimized, _) = parse(opset, text);
+        let stats = crate::optimize::optimize_for(&mut optimized, target);
         assert!(fired(&stats, rule) > 0, "{name}: {rule} did not fire: {:?}", stats.rules_fired);
         let folder = dir.path().join(name);
         std::fs::create_dir_all(&folder).expect("mkdir");
@@ -1095,5 +1239,5 @@ fn onnxruntime_rules_compute_what_the_graphs_did_in_onnxruntime() {
     let o = std::process::Command::new(py).arg(script).arg(dir.path()).output().expect("run python");
     let report = String::from_utf8_lossy(&o.stdout);
     assert!(o.status.success(), "{report}\n{}", String::from_utf8_lossy(&o.stderr));
-    assert!(report.contains(r#""evaluated": 2"#), "{report}");
+    assert!(report.contains(&format!(r#""evaluated": {}"#, cases.len())), "{report}");
 }
