@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """ort_fusions.py -- the measurements behind the ONNX Runtime target's rules (src/optimize/egraph/ruleset.rs,
-ONNXRUNTIME_RULES): each candidate fusion against the standard ONNX graph it would replace, in ONNX Runtime.
+ONNXRUNTIME_RULES, and the opset-23 rules the targets rely on): each candidate fusion against the standard
+ONNX graph it would replace, in ONNX Runtime.
 
     python benches/ort_fusions.py [--seconds 3]
 
@@ -24,9 +25,9 @@ from onnx import TensorProto, helper as h, numpy_helper as nh
 MS = "com.microsoft"
 
 
-def model(nodes, inputs, inits, opset=20):
+def model(nodes, inputs, inits, opset=20, outputs=("o",)):
     graph = h.make_graph(nodes, "g", [h.make_tensor_value_info(n, TensorProto.FLOAT, s) for n, s in inputs],
-                         [h.make_tensor_value_info("o", TensorProto.FLOAT, None)],
+                         [h.make_tensor_value_info(o, TensorProto.FLOAT, None) for o in outputs],
                          [nh.from_array(v, k) for k, v in inits.items()])
     return h.make_model(graph, opset_imports=[h.make_opsetid("", opset), h.make_opsetid(MS, 1)], ir_version=10)
 
@@ -115,6 +116,13 @@ def forms(shape, rng):
         "SkipLayerNormalization": model([h.make_node("SkipLayerNormalization", ["a", "s2", "w", "b"], ["o"],
                                                      domain=MS, epsilon=1e-5)], two_in, w),
     }
+    # Opset 23 (the targets' opset for programs with attention): ONNX's RMSNormalization.
+    yield "RMS norm with scale + sum (opset 23)", two_in, feed2, {
+        "x / sqrt(.) * w (rms-norm-div)": model(add + rms("x", "y", True, True) + out, two_in, i, 23),
+        "RMSNormalization (rms-norm)": model(add + [h.make_node("RMSNormalization", ["x", "w"], ["y"], axis=-1,
+                                                                epsilon=1e-6)] + out, two_in, i, 23),
+    }
+    yield from attention_forms(shape, rng)
     one_in = [("a", list(shape))]
     yield "Gelu (tanh)", one_in, feed1, {
         "Gelu(approximate=tanh)": model([h.make_node("Gelu", ["a"], ["o"], approximate="tanh")], one_in, {}),
@@ -128,6 +136,72 @@ def forms(shape, rng):
     yield "bias + Gelu (erf)", one_in, feed1, {
         "Add + Gelu": model([h.make_node("Add", ["a", "b"], ["x"]), h.make_node("Gelu", ["x"], ["o"])], one_in, w),
         "BiasGelu": model([h.make_node("BiasGelu", ["a", "b"], ["o"], domain=MS)], one_in, w),
+    }
+
+
+def attention_forms(shape, rng):
+    """A decoder layer's rotary embedding and attention over its KV cache (heads of 32, half as many
+    key/value heads as query heads) at opset 23: as translated, and as `rotary-embedding` and
+    `attention-kv` (src/optimize/egraph/ruleset.rs) write them. `tokens` are the past; a decode step
+    adds one token."""
+    batch, past, hidden = shape
+    heads, kv, head = hidden // 32, hidden // 64, 32
+    q_in = [("q", [batch, heads, 1, head]), ("k", [batch, kv, 1, head]), ("f", [batch, 1, head // 2])]
+    feed = {"q": rng.standard_normal((batch, heads, 1, head)).astype(np.float32),
+            "k": rng.standard_normal((batch, kv, 1, head)).astype(np.float32),
+            "f": rng.standard_normal((batch, 1, head // 2)).astype(np.float32)}
+    consts = {"zero": np.array([0], np.int64), "half": np.array([head // 2], np.int64), "one": np.array([1], np.int64),
+              "end": np.array([2**63 - 1], np.int64), "last": np.array([3], np.int64)}
+    angles = [h.make_node("Concat", ["f", "f"], ["cat"], axis=-1), h.make_node("Cos", ["cat"], ["cos"]),
+              h.make_node("Sin", ["cat"], ["sin"]), h.make_node("Unsqueeze", ["cos", "one"], ["uc"]),
+              h.make_node("Unsqueeze", ["sin", "one"], ["us"])]
+
+    def rotate(x, out):
+        return [h.make_node("Mul", [x, "uc"], [f"{x}c"]),
+                h.make_node("Slice", [x, "zero", "half", "last", "one"], [f"{x}1"]),
+                h.make_node("Slice", [x, "half", "end", "last", "one"], [f"{x}2"]),
+                h.make_node("Neg", [f"{x}2"], [f"{x}n"]), h.make_node("Concat", [f"{x}n", f"{x}1"], [f"{x}r"], axis=-1),
+                h.make_node("Mul", [f"{x}r", "us"], [f"{x}s"]), h.make_node("Add", [f"{x}c", f"{x}s"], [out])]
+
+    fused = [h.make_node("Cos", ["f"], ["c"]), h.make_node("Sin", ["f"], ["s"])]
+    yield "rotary embedding of queries and keys (opset 23)", q_in, feed, {
+        "x * cos + rotate_half(x) * sin (as translated)": model(
+            angles + rotate("q", "o") + rotate("k", "o2"), q_in, consts, 23, ("o", "o2")),
+        "RotaryEmbedding (rotary-embedding)": model(
+            fused + [h.make_node("RotaryEmbedding", ["q", "c", "s"], ["o"]),
+                     h.make_node("RotaryEmbedding", ["k", "c", "s"], ["o2"])], q_in, consts, 23, ("o", "o2")),
+    }
+    # A prefill: positions 0.. for every sequence, one set of angles for the batch, which the rule
+    # rotates with the batch and heads as one axis.
+    p_in = [("q", [batch, heads, past, head]), ("k", [batch, kv, past, head]), ("f", [1, past, head // 2])]
+    p_feed = {n: rng.standard_normal(sh).astype(np.float32) for n, sh in p_in}
+    flat = {"flat": np.array([1, -1, 0, head], np.int64), "qh": np.array([-1, heads, 0, head], np.int64),
+            "kh": np.array([-1, kv, 0, head], np.int64)}
+    yield "prefill rotary embedding, angles shared by the batch (opset 23)", p_in, p_feed, {
+        "x * cos + rotate_half(x) * sin (as translated)": model(
+            angles + rotate("q", "o") + rotate("k", "o2"), p_in, consts, 23, ("o", "o2")),
+        "Reshape + RotaryEmbedding + Reshape (rotary-embedding)": model(
+            fused + [h.make_node("Reshape", ["q", "flat"], ["qf"]), h.make_node("RotaryEmbedding", ["qf", "c", "s"], ["qr"]),
+                     h.make_node("Reshape", ["qr", "qh"], ["o"]), h.make_node("Reshape", ["k", "flat"], ["kf"]),
+                     h.make_node("RotaryEmbedding", ["kf", "c", "s"], ["kr"]), h.make_node("Reshape", ["kr", "kh"], ["o2"])],
+            p_in, {**consts, **flat}, 23, ("o", "o2")),
+    }
+    a_in = [("q", [batch, heads, 1, head]), ("k", [batch, kv, 1, head]), ("v", [batch, kv, 1, head]),
+            ("pk", [batch, kv, past, head]), ("pv", [batch, kv, past, head]), ("mask", [batch, 1, 1, past + 1])]
+    feed = {n: rng.standard_normal(s).astype(np.float32) for n, s in a_in}
+    reps = {"ax": np.array([2], np.int64), "e": np.array([1, 1, heads // kv, 1, 1], np.int64),
+            "r": np.array([batch, heads, past + 1, head], np.int64)}
+    repeat = lambda x: [h.make_node("Unsqueeze", [f"c{x}", "ax"], [f"u{x}"]), h.make_node("Expand", [f"u{x}", "e"], [f"e{x}"]),
+                        h.make_node("Reshape", [f"e{x}", "r"], [f"r{x}"])]
+    outs = ("o", "ck", "cv")
+    yield "decode step: attention over the KV cache, grouped heads (opset 23)", a_in, feed, {
+        "Concat + repeated heads + Attention (as translated)": model(
+            [h.make_node("Concat", ["pk", "k"], ["ck"], axis=2), h.make_node("Concat", ["pv", "v"], ["cv"], axis=2)]
+            + repeat("k") + repeat("v")
+            + [h.make_node("Attention", ["q", "rk", "rv", "mask"], ["o"], scale=head ** -0.5)], a_in, reps, 23, outs),
+        "Attention with past and present (attention-kv)": model(
+            [h.make_node("Attention", ["q", "k", "v", "mask", "pk", "pv"], list(outs), scale=head ** -0.5)],
+            a_in, {}, 23, outs),
     }
 
 

@@ -24,6 +24,8 @@ struct Cli {
     command: Command,
 }
 
+// One value per process, parsed from the command line: the size of its largest variant costs nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Subcommand)]
 enum Command {
     /// Export a .pt2 archive to ONNX.
@@ -33,7 +35,8 @@ enum Command {
         /// Where to write the ONNX model.
         #[arg(short, long)]
         output: PathBuf,
-        /// Default-domain opset (13 to 23; default 20, as torch.onnx; 23 with an ONNX Runtime --target).
+        /// Default-domain opset (13 to 23; default 20, as torch.onnx; with an ONNX Runtime --target, 23 for
+        /// a program that calls attention).
         #[arg(long,
               value_parser = clap::value_parser!(i64).range(*crate::SUPPORTED_OPSETS.start()..=*crate::SUPPORTED_OPSETS.end()))]
         opset: Option<i64>,
@@ -103,6 +106,14 @@ enum Command {
         /// the optimizer then also writes where measured faster.
         #[arg(long, value_name = "onnx|onnxruntime|onnxruntime-cpu|onnxruntime-cuda", value_parser = crate::Target::parse)]
         target: Option<crate::Target>,
+        /// With an ONNX Runtime --target: store every float32 MatMul weight as 4- or 8-bit integers
+        /// with a scale per block (`com.microsoft.MatMulNBits`). Lossy: results differ from
+        /// PyTorch's by the rounding of the weights.
+        #[arg(long, value_name = "int4|int8", value_parser = crate::WeightQuantization::parse)]
+        quantize: Option<crate::WeightQuantization>,
+        /// Weights per quantization block along K (a power of two from 16; default 32).
+        #[arg(long, value_name = "N", requires = "quantize")]
+        quantize_block: Option<u32>,
     },
     /// Put the weights of the archive back into a model exported with --no-weights: the result is
     /// the model a normal export of the archive (with the same options) writes, byte for byte.
@@ -192,6 +203,8 @@ fn execute(cli: Cli) -> Result<(), Failure> {
             max_memory,
             force,
             target,
+            quantize,
+            quantize_block,
         } => {
             let start = Instant::now();
             let options = crate::ExportOptions {
@@ -215,6 +228,8 @@ fn execute(cli: Cli) -> Result<(), Failure> {
                 interrupt: None,
                 mutations_as_outputs: true,
                 target: target.unwrap_or_default(),
+                weight_quantization: quantize
+                    .map(|q| crate::WeightQuantization { block_size: quantize_block.unwrap_or(q.block_size), ..q }),
                 progress: (!quiet).then(|| {
                     std::sync::Arc::new(|event: &crate::ProgressEvent| {
                         let crate::ProgressEvent::StageFinished { stage, ok, elapsed, .. } = event;

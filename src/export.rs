@@ -28,7 +28,7 @@ pub struct ExportOptions {
     /// Which program of the archive (`model` unless the archive was packaged with several).
     pub model_name: Option<String>,
     /// Default-domain opset (13 to 23; default 20, like torch.onnx, and 23 for an ONNX Runtime
-    /// [`target`](Self::target)). Below 18 operators take
+    /// [`target`](Self::target) where the program calls attention). Below 18 operators take
     /// their older forms, and an op that has none at the opset fails naming the opset it needs.
     pub opset_version: Option<i64>,
     /// Names for the graph inputs, in order (the rest keep their FX names).
@@ -100,6 +100,12 @@ pub struct ExportOptions {
     ///
     /// [`Target`]: crate::Target
     pub target: crate::Target,
+    /// Weight-only quantization for ONNX Runtime (`--quantize int4|int8`): every float32 MatMul by
+    /// a constant weight becomes `com.microsoft.MatMulNBits` ([`WeightQuantization`]); lossy, and
+    /// only with an ONNX Runtime [`target`](Self::target). In JSON: `{"bits": 4, "block_size": 32}`.
+    ///
+    /// [`WeightQuantization`]: crate::WeightQuantization
+    pub weight_quantization: Option<crate::WeightQuantization>,
 }
 
 impl Default for ExportOptions {
@@ -126,6 +132,7 @@ impl Default for ExportOptions {
             force: false,
             mutations_as_outputs: true,
             target: crate::Target::Onnx,
+            weight_quantization: None,
         }
     }
 }
@@ -423,24 +430,63 @@ fn run(input: Source<'_>, output: Option<&Path>, options: &ExportOptions) -> Res
     }
 }
 
+/// The opset of an export whose options name none: torch.onnx's default, 20, except for ONNX
+/// Runtime where the program calls attention: there opset 23, whose `Attention` (reading the KV
+/// cache and grouped heads itself) and `RotaryEmbedding` make the benchmark's decoders 0.74-0.95x
+/// of the same graph at 20 (`reports/deploy.md`). Not elsewhere, and not where an operator the
+/// program needs would not run: ONNX Runtime 1.31 has no kernel for the opset-22 forms of `RoiAlign`
+/// and the random operators (`RandomUniformLike`, ...), and its QDQ optimizer makes a
+/// `QuantizeLinear` its own checks refuse from opset 21 (`tests/optimizer.rs` runs every fixture).
+fn default_opset(target: crate::Target, graph: &crate::pt2::schema::Graph) -> i64 {
+    if !target.is_onnxruntime() {
+        return DEFAULT_OPSET;
+    }
+    // (`aten.dropout` of an eval program is an identity; `native_dropout` draws.)
+    const OLDER: &[&str] =
+        &["quantize", "roi_align", "rand", "bernoulli", "native_dropout", "normal", "uniform", "multinomial"];
+    let (mut attention, mut older) = (false, false);
+    lower::visit_nodes(graph, &mut |node, _| {
+        attention |= node.target.contains("scaled_dot_product");
+        older |= OLDER.iter().any(|t| node.target.contains(t));
+    });
+    if attention && !older {
+        ONNXRUNTIME_ATTENTION_OPSET
+    } else {
+        DEFAULT_OPSET
+    }
+}
+
+/// The opset an ONNX Runtime target writes for a program with attention ([`default_opset`]).
+pub const ONNXRUNTIME_ATTENTION_OPSET: i64 = 23;
+
 fn stages(
     input: Source<'_>,
     output: Option<&Path>,
     options: &ExportOptions,
     record: &mut ExportRecord,
 ) -> Result<OnnxProgram, Error> {
-    let opset = options.opset_version.unwrap_or(options.target.default_opset());
-    if !SUPPORTED_OPSETS.contains(&opset) {
+    if let Some(q) = options.weight_quantization {
+        if !options.target.is_onnxruntime() {
+            return Err(Error::options(
+                "weight quantization writes com.microsoft.MatMulNBits, an ONNX Runtime operator; \
+                 hint: add --target onnxruntime (Python: target=\"onnxruntime\")",
+            ));
+        }
+        q.check().map_err(|why| Error::options(format!("weight quantization: {why}")))?;
+    }
+    if let Some(opset) = options.opset_version.filter(|o| !SUPPORTED_OPSETS.contains(o)) {
         return Err(Error::options(format!(
             "opset {opset} is not supported; choose one of {}..={}",
             SUPPORTED_OPSETS.start(),
             SUPPORTED_OPSETS.end()
         )));
     }
-    record.opset = Some(opset);
     let name = options.model_name.as_deref().unwrap_or("model");
     let archive = record.stage_part(Stage::ReadArchive, || input.open())?;
     let loaded = record.stage(Stage::ReadArchive, || archive.load(name))?;
+    let opset =
+        options.opset_version.unwrap_or_else(|| default_opset(options.target, &loaded.program.graph_module.graph));
+    record.opset = Some(opset);
     let mut table = crate::translations::default_table();
     if let Some(custom) = &options.custom_translation_table {
         table.merge(custom);
@@ -475,6 +521,15 @@ fn stages(
             crate::optimize::clean_up(&mut model)
         })
     })?;
+    if let Some(q) = options.weight_quantization {
+        let n = crate::optimize::quantize::quantize_weights(&mut model, q);
+        warnings.push(format!(
+            "{n} MatMul weight(s) quantized to {} bits in blocks of {} (com.microsoft.MatMulNBits): results differ from \
+             PyTorch's by the rounding of the weights",
+            q.bits, q.block_size
+        ));
+        record.warnings = warnings.clone();
+    }
     record.optimize = Some(stats);
     // The stage ends with the checks (one progress event for it): the recorded types and shapes,
     // and the archive's weights, which an archive written over in place meanwhile (or zeros, where
@@ -532,6 +587,12 @@ impl OnnxProgram {
     /// no weight bytes). It is built on each call.
     pub fn model(&self) -> crate::view::Model {
         crate::view::Model::new(save::to_proto_outline(&self.model))
+    }
+
+    /// The default-domain opset the model imports (the options' `opset_version`, or the default
+    /// the export chose).
+    pub fn opset(&self) -> i64 {
+        self.model.opset_imports.iter().find(|(d, _)| d.is_empty() || d == "ai.onnx").map_or(0, |(_, v)| *v)
     }
 
     /// Nodes of the main graph.

@@ -50,7 +50,7 @@ pub use export::{
     SUPPORTED_OPSETS,
 };
 pub use onnx::functions::{FunctionStats, ModuleFunctions};
-pub use optimize::{OptimizeStats, PassRecord, Target};
+pub use optimize::{OptimizeStats, PassRecord, Target, WeightQuantization};
 pub use pt2::{install_recovering_truncation_guard, install_truncation_guard};
 pub use report::{Interrupt, Progress, ProgressEvent, Stage};
 pub use translate::dsl::TranslationTable;

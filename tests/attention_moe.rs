@@ -89,6 +89,44 @@ fn attention_at_opset_23_is_one_node_per_call() {
     }
 }
 
+/// At opset 23 a decoder's attention reads its KV cache and its grouped key/value heads itself (one
+/// `Attention` with `past_key` / `past_value` in and the grown cache out as `present_key` /
+/// `present_value`, no repeated heads) and its rotary embedding is `RotaryEmbedding` (queries and
+/// keys, per layer); ONNX Runtime computes what torch does on every input set.
+#[test]
+fn decoders_at_opset_23_read_their_cache_and_rotate_in_one_node() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    // (fixture, Attention nodes with a cache, RotaryEmbedding nodes)
+    for (name, cached, rotary) in [
+        ("hf_cache_llama", 2, 4),
+        ("decoder_llama", 2, 4),
+        ("decoder_mistral", 2, 4),
+        ("decoder_qwen2", 2, 4),
+        // Self-attention reads its cache; cross-attention has none. No rotary embedding.
+        ("hf_cache_bart", 2, 0),
+        ("model_qwen3_moe", 0, 2),
+    ] {
+        let out = tmp.path().join(format!("{name}.onnx"));
+        let model = export(name, Some(23), &out);
+        let graph = model.graph.as_ref().expect("graph");
+        let with_cache = graph.node.iter().filter(|n| n.op_type == "Attention" && n.input.len() == 6).count();
+        assert_eq!(with_cache, cached, "{name}: Attention nodes reading a cache");
+        for n in graph.node.iter().filter(|n| n.op_type == "Attention" && n.input.len() == 6) {
+            assert_eq!(n.output.len(), 3, "{name}: {n:?}");
+        }
+        assert_eq!(count(&model, "RotaryEmbedding"), rotary, "{name}");
+        if cached > 0 {
+            // The decoders' caches are graph outputs, written by Attention alone.
+            let concat_of_cache = graph
+                .node
+                .iter()
+                .any(|n| n.op_type == "Concat" && n.output.iter().any(|o| graph.output.iter().any(|g| &g.name == o)));
+            assert!(!concat_of_cache, "{name}: a cache output is still a Concat");
+        }
+        numerics(name, &out);
+    }
+}
+
 /// The routed rows of each fixture's input sets: tokens × experts per token (top-2).
 const MOE: &[(&str, usize, [usize; 2])] =
     &[("model_mixtral", 4, [2 * 8 * 2, 3 * 13 * 2]), ("model_qwen3_moe", 4, [32, 78]), ("model_moe", 4, [32, 78])];

@@ -18,9 +18,6 @@ from ._errors import OptionsError, VerificationError
 from ._verification import OutputComparison, VerificationResult
 
 DEFAULT_OPSET = 20
-# An ONNX Runtime target writes opset 23 unless told otherwise (its Attention and RotaryEmbedding
-# kernels: fxonnx::Target::default_opset).
-ONNXRUNTIME_OPSET = 23
 # torch.onnx saves weights beside the model above this size (ONNXProgram._LARGE_MODEL_THRESHOLD).
 _LARGE_MODEL_THRESHOLD = 1536 * 1024 * 1024
 
@@ -115,7 +112,7 @@ class ONNXProgram:
         return p.read_text(encoding="utf-8") if p is not None else None
 
     def __repr__(self) -> str:
-        lines = [f"ONNXProgram(opset {self._options.get('opset_version') or DEFAULT_OPSET}, "
+        lines = [f"ONNXProgram(opset {self._program.opset}, "
                  f"{self._program.node_count} nodes, {self._program.initializer_count} initializers, "
                  f"{self._program.weight_bytes / 2**20:.1f} MiB of weights"]
         if self._capture_strategy:
@@ -498,6 +495,8 @@ def export(
     max_memory: int | None = None,
     mutations_as_outputs: bool = False,
     target: str = "onnx",
+    quantize: str | None = None,
+    quantize_block: int = 32,
 ) -> ONNXProgram:
     """Export ``model`` to ONNX: ``torch.onnx.export(..., dynamo=True)``'s call, argument for
     argument, with the conversion in Rust.
@@ -518,8 +517,10 @@ def export(
     names), ``dim_names`` (``{"s77": "batch"}``), ``max_memory`` (bytes for the constants an export
     computes), ``mutations_as_outputs`` (mutated buffers as extra outputs, for static caches),
     ``target`` (``"onnx"``, standard ONNX; ``"onnxruntime"`` / ``"onnxruntime-cpu"`` /
-    ``"onnxruntime-cuda"``: also ONNX Runtime's faster forms, as ``--target``, at opset 23 unless
-    ``opset_version`` says otherwise).
+    ``"onnxruntime-cuda"``: also ONNX Runtime's faster forms, as ``--target``; without
+    ``opset_version``, opset 23 for a program that calls attention), ``quantize`` (``"int4"`` or
+    ``"int8"``, with an ONNX Runtime ``target``: MatMul weights as ``com.microsoft.MatMulNBits``,
+    ``quantize_block`` weights per scale; lossy).
     """
     del do_constant_folding, custom_opsets, autograd_inlining, training, operator_export_type
     is_archive = _is_archive(model)
@@ -529,10 +530,10 @@ def export(
             "hint: call fxonnx.export without dynamo=False (torch.onnx's default since 2.9), or use "
             "torch.onnx.export(..., dynamo=False) for TorchScript"
         )
-    if opset_version is not None:
-        opset = int(opset_version)
-    else:
-        opset = ONNXRUNTIME_OPSET if str(target).startswith("onnxruntime") else DEFAULT_OPSET
+    # Without an opset, an ONNX Runtime target lets the export choose (23 for a program with
+    # attention, else 20); a custom table's functions are built for the opset, which is then 20.
+    chosen = str(target).startswith("onnxruntime") and opset_version is None and not custom_translation_table
+    opset = DEFAULT_OPSET if opset_version is None else int(opset_version)
     printer = _printer(verbose)
     artifacts = pathlib.Path(artifacts_dir)
     if report or profile or dump_exported_program:
@@ -544,7 +545,7 @@ def export(
     options = dict(
         input_names=list(input_names or []),
         output_names=list(output_names or []),
-        opset_version=opset,
+        opset_version=None if chosen else opset,
         dim_names=dict(dim_names or {}),
         external_data=False,
         optimize=optimize,
@@ -556,6 +557,11 @@ def export(
         mutations_as_outputs=mutations_as_outputs,
         target=target,
     )
+    if quantize is not None:
+        bits = {"int4": 4, "int8": 8}.get(quantize)
+        if bits is None:
+            raise OptionsError(f"quantize={quantize!r}: choose 'int4' or 'int8'")
+        options["weight_quantization"] = {"bits": bits, "block_size": int(quantize_block)}
     timestamp = _timestamp()
     profile_text: list[str] = []
     exported = None

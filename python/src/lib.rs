@@ -157,6 +157,12 @@ impl Program {
         self.call(py, "report_path", |p| Ok(p.report_path().map(PathBuf::from)))
     }
 
+    /// The default-domain opset the model imports.
+    #[getter]
+    fn opset(&self, py: Python<'_>) -> PyResult<i64> {
+        self.call(py, "opset", |p| Ok(p.opset()))
+    }
+
     #[getter]
     fn node_count(&self, py: Python<'_>) -> PyResult<usize> {
         self.call(py, "node_count", |p| Ok(p.node_count()))

@@ -61,7 +61,8 @@ def test_the_signature_is_torch_onnx_export_s():
         if o.name not in ("training", "operator_export_type", "opset_version"):
             assert o.default == t.default, o.name
     extras = [p.name for p in ours[len(theirs):]]
-    assert extras == ["tree_names", "functions", "dim_names", "max_memory", "mutations_as_outputs", "target"]
+    assert extras == ["tree_names", "functions", "dim_names", "max_memory", "mutations_as_outputs", "target",
+                      "quantize", "quantize_block"]
     assert all(p.kind is inspect.Parameter.KEYWORD_ONLY for p in ours[len(theirs):])
 
 
@@ -516,6 +517,58 @@ def test_a_missing_optional_package_is_named_with_its_extra():
     assert "pip install fxonnx[onnx]" in out.stdout
 
 
+def test_target_onnxruntime_writes_opset_23_for_attention(tmp_path):
+    """A program that calls attention gets opset 23 under the ONNX Runtime target (one Attention
+    node, grouped heads read by it), unless the user names an opset."""
+
+    class GroupedAttention(torch.nn.Module):
+        def forward(self, q, k, v):
+            k, v = k.repeat_interleave(2, dim=1), v.repeat_interleave(2, dim=1)
+            return torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+
+    q, k, v = torch.randn(2, 4, 5, 8), torch.randn(2, 2, 5, 8), torch.randn(2, 2, 5, 8)
+    expected = GroupedAttention()(q, k, v).numpy()
+    for opset, want in ((None, 23), (20, 20)):
+        f = tmp_path / f"{opset}.onnx"
+        program = fxonnx.export(GroupedAttention(), (q, k, v), f, target="onnxruntime", opset_version=opset,
+                                verbose=False)
+        proto = onnx.load(f)
+        onnx.checker.check_model(proto, full_check=True)
+        assert {o.domain: o.version for o in proto.opset_import}[""] == want
+        assert f"opset {want}" in repr(program)
+        assert ("Attention" in [n.op_type for n in proto.graph.node]) == (want == 23)
+        (got,) = run(f, {"q": q.numpy(), "k": k.numpy(), "v": v.numpy()})
+        assert abs(got - expected).max() < 1e-5, opset
+
+
+def test_weight_quantization_for_onnxruntime(tmp_path):
+    """quantize="int4"/"int8" (with an ONNX Runtime target) writes MatMulNBits, which runs in ONNX
+    Runtime close to eager (closer with 8 bits); without the target it is refused."""
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(64, 128), torch.nn.ReLU(), torch.nn.Linear(128, 32)).eval()
+    x = torch.randn(3, 5, 64)
+    expected = model(x).detach().numpy()
+    errors = {}
+    for quantize in ("int4", "int8"):
+        f = tmp_path / f"{quantize}.onnx"
+        program = fxonnx.export(model, (x,), f, target="onnxruntime", quantize=quantize, quantize_block=32,
+                                verbose=False)
+        proto = onnx.load(f)
+        onnx.checker.check_model(proto, full_check=True)
+        assert [n.op_type for n in proto.graph.node].count("MatMulNBits") == 2
+        assert any("quantized" in w for w in program.warnings)
+        (got,) = run(f, {proto.graph.input[0].name: x.numpy()})
+        errors[quantize] = float(abs(got - expected).max())
+    scale = float(abs(expected).max())
+    # Each weight moves by at most half a step: 1/14 of its block's largest magnitude for 4 bits,
+    # 1/254 for 8; through two layers the output's error stays a fraction of its scale.
+    assert 0 < 4 * errors["int8"] < errors["int4"] < 0.25 * scale, (errors, scale)
+    with pytest.raises(fxonnx.OptionsError, match="--target onnxruntime"):
+        fxonnx.export(model, (x,), quantize="int4", verbose=False)
+    with pytest.raises(fxonnx.OptionsError, match="int4"):
+        fxonnx.export(model, (x,), target="onnxruntime", quantize="int3", verbose=False)
+
+
 def test_target_onnxruntime_writes_the_forms_onnxruntime_runs_faster(tmp_path):
     class ScaledRMSNorm(torch.nn.Module):
         def __init__(self):
@@ -531,7 +584,7 @@ def test_target_onnxruntime_writes_the_forms_onnxruntime_runs_faster(tmp_path):
     a, b = torch.randn(2, 5, 16), torch.randn(2, 5, 16)
     expected = model(a, b).detach().numpy()
     ops, opsets = {}, {}
-    for target, opset in (("onnx", None), ("onnxruntime", 20), ("onnxruntime", None)):
+    for target, opset in (("onnx", None), ("onnxruntime", None), ("onnxruntime", 23)):
         f = tmp_path / f"{target}-{opset}.onnx"
         fxonnx.export(model, (a, b), f, target=target, opset_version=opset, verbose=False)
         proto = onnx.load(f)
@@ -540,11 +593,11 @@ def test_target_onnxruntime_writes_the_forms_onnxruntime_runs_faster(tmp_path):
         opsets[target, opset] = {o.domain: o.version for o in proto.opset_import}[""]
         (got,) = run(f, {"a": a.numpy(), "b": b.numpy()})
         assert abs(got - expected).max() < 1e-5, (target, opset)
-    # Standard ONNX keeps rsqrt's reciprocal; ONNX Runtime gets the Div form it fuses at load, or
-    # at its default opset, 23, ONNX's RMSNormalization.
-    assert opsets["onnx", None] == 20 and opsets["onnxruntime", None] == 23
+    # Standard ONNX keeps rsqrt's reciprocal; ONNX Runtime gets the Div form it fuses at load (at
+    # opset 20: without attention the target keeps the default), or at opset 23 RMSNormalization.
+    assert opsets["onnx", None] == 20 and opsets["onnxruntime", None] == 20
     assert "Reciprocal" in ops["onnx", None] and "Div" not in ops["onnx", None]
-    assert "Div" in ops["onnxruntime", 20] and "Reciprocal" not in ops["onnxruntime", 20]
-    assert "RMSNormalization" in ops["onnxruntime", None] and "Reciprocal" not in ops["onnxruntime", None]
+    assert "Div" in ops["onnxruntime", None] and "Reciprocal" not in ops["onnxruntime", None]
+    assert "RMSNormalization" in ops["onnxruntime", 23] and "Reciprocal" not in ops["onnxruntime", 23]
     with pytest.raises(fxonnx.OptionsError, match="onnxruntime-cuda"):
         fxonnx.export(model, (a, b), target="tensorrt", verbose=False)

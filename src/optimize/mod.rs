@@ -5,6 +5,9 @@
 //! until nothing changes, then the e-graph rewriter on windows of the graph, then the linear passes
 //! again to clean up what the rewrites exposed. Every pass is exact: it removes or rewrites a node
 //! only when the result is provably the same (element type, shape including symbolic dims, values).
+//! The one lossy transform, weight quantization for ONNX Runtime (`quantize`), runs only when asked.
+
+pub use quantize::WeightQuantization;
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -19,6 +22,7 @@ pub mod egraph;
 pub(crate) mod fold;
 pub(crate) mod gemm;
 pub(crate) mod noop;
+pub(crate) mod quantize;
 pub mod random;
 pub(crate) mod shapes;
 #[cfg(test)]
@@ -63,17 +67,6 @@ impl Target {
     /// ONNX Runtime, on any provider.
     pub fn is_onnxruntime(self) -> bool {
         self != Target::Onnx
-    }
-
-    /// The opset an export for this target writes unless told otherwise: torch.onnx's default (20)
-    /// for standard ONNX; 23 for ONNX Runtime, which runs it since 1.22 and whose `Attention`
-    /// (grouped heads and the KV cache in one node) and `RotaryEmbedding` kernels make decoders
-    /// 0.76-0.82x of the same graph at opset 20 (`reports/deploy.md`).
-    pub fn default_opset(self) -> i64 {
-        match self {
-            Target::Onnx => crate::DEFAULT_OPSET,
-            Target::OnnxRuntimeCpu | Target::OnnxRuntimeCuda => 23,
-        }
     }
 }
 

@@ -19,7 +19,25 @@ pub(super) const OPS: &[Op] = &[
     // input + skip, RMS-normalized over the last axis and scaled by gamma; the sum is output 3.
     Op { types: Some(skip_norm_types), shape: Shape::Rule(skip_norm_shape), ..Op::NONE }
         .named("SkipSimplifiedLayerNormalization"),
+    // (A, B packed, scales[, zero points, g_idx, bias]) with attributes K, N, bits, block_size
+    // (the `--quantize` pass): A·W with W dequantized per block; A's type, A's shape with N last.
+    Op { types: Some(first_input_type), shape: Shape::Rule(matmul_nbits_shape), ..Op::NONE }.named("MatMulNBits"),
 ];
+
+fn first_input_type(_: &Node, input: &dyn Fn(usize) -> Option<DType>, _: usize) -> Option<DType> {
+    input(0)
+}
+
+fn matmul_nbits_shape(facts: &dyn Facts, node: &Node, _: usize) -> Inferred {
+    let n = super::attr_int(node, "N", -1);
+    Ok(shape_of(facts, node, 0).filter(|_| n > 0).map(|a| {
+        let mut s = a.to_vec();
+        if let Some(last) = s.last_mut() {
+            *last = crate::onnx::ir::Dim::Fixed(n);
+        }
+        s
+    }))
+}
 
 /// Output and sum of the input's type; mean and inverse standard deviation float32.
 fn skip_norm_types(_: &Node, input: &dyn Fn(usize) -> Option<DType>, i: usize) -> Option<DType> {

@@ -59,7 +59,8 @@ pub static RULES: &[Rule] = &[
 /// fuses itself at load. `SimplifiedLayerNormalization` exists in ONNX Runtime only in the default
 /// domain, where `onnx.checker` rejects it: [`RMS_NORM_DIV`] writes the form ONNX Runtime turns
 /// into it at load instead. `com.microsoft.GroupQueryAttention` / `MultiHeadAttention` /
-/// `RotaryEmbedding` are not written: the targets write opset 23 (`Target::default_opset`), where
+/// `RotaryEmbedding` are not written: for a program with attention the targets write opset 23
+/// (`export::default_opset`), where
 /// [`ATTENTION_KV`] and [`ROTARY_EMBEDDING`] give standard `Attention` and `RotaryEmbedding`, as
 /// fast as transformers' `GroupQueryAttention` models or faster (`reports/deploy.md`), and whose
 /// semantics are ONNX's (`GroupQueryAttention` always masks causally and reads the cache's length
@@ -1050,10 +1051,11 @@ fn attention(c: &mut Ctx, b: &Bind) -> Result<Id, Skip> {
 /// new keys and values with `past_key` / `past_value`, giving the grown cache as `present_key` /
 /// `present_value`, and the fewer heads as grouped-query attention (query head `h` reads key/value
 /// head `h / group`, as the repetition did). No copy of the repeated heads, no separate Concat.
-/// ONNX Runtime 1.31 CPU, 1 thread, the benchmark's tiny Llama (2 layers, 4 query and 2 key/value
-/// heads of 32; `reports/deploy.md`), this rule and [`ROTARY_EMBEDDING`] against the graph at opset
-/// 23 without them: a decode step 0.82x after 7 tokens, 0.74x after 128; a prefill 0.91x at 2 x 7
-/// tokens, 0.95x at 4 x 128.
+/// ONNX Runtime 1.31 CPU, 1 thread (`benches/ort_fusions.py`): a decode step with 4 query and 2
+/// key/value heads of 32, 0.80x of Concat + repeated heads + `Attention` after 7 tokens, 0.66x after
+/// 128. The benchmark's tiny Llama (`reports/deploy.md`), this rule and [`ROTARY_EMBEDDING`] against
+/// the graph at opset 23 without them: decode 0.82x after 7 tokens, 0.74x after 128; prefill 0.91x
+/// at 2 x 7 tokens, 0.95x at 4 x 128.
 pub const ATTENTION_KV: Rule = Rule {
     name: "attention-kv",
     min_opset: 23,
@@ -1146,9 +1148,9 @@ fn repeated_heads(c: &mut Ctx, kv: Id, axes: Id, sizes: Id, shape: Id, label: Id
 /// Rotary position embedding as transformers' `apply_rotary_pos_emb` writes it (halves rotated, not
 /// interleaved): `x * cos + rotate_half(x) * sin` with `cos = Cos(Concat(f, f))` over the last
 /// axis, unsqueezed over the heads, is ONNX `RotaryEmbedding` with `Cos(f)` and `Sin(f)` as its
-/// (batch, sequence, half head size) caches (angles shared by the batch: see below). Measured with
-/// [`ATTENTION_KV`]; alone, on a Llama decode step at opset 20 (the rotation of its queries and
-/// keys, by hand): 0.90x after 7 tokens, 0.94x after 128.
+/// (batch, sequence, half head size) caches (angles shared by the batch: see below). ONNX Runtime
+/// 1.31 CPU, 1 thread (`benches/ort_fusions.py`), queries and keys of 4 and 2 heads of 32: 0.58-0.62x
+/// of the seven nodes per rotation on a decode step, 0.57-0.67x on a prefill (with its Reshapes).
 pub const ROTARY_EMBEDDING: Rule = Rule {
     name: "rotary-embedding",
     min_opset: 23,

@@ -1,0 +1,212 @@
+//! Weight-only quantization for ONNX Runtime (`--quantize int4|int8`): each `MatMul` whose second
+//! operand is a float32 weight `[K, N]` becomes one `com.microsoft.MatMulNBits`, the weight stored
+//! as `bits`-bit integers in blocks of `block_size` along K, each block with its own scale.
+//!
+//! Symmetric: a block's scale is its largest magnitude over the largest level (7 for 4 bits, 127
+//! for 8), so that `w ≈ (q - z) · scale` with ONNX Runtime's default zero point `z = 2^(bits-1)`;
+//! the error per weight is at most half a scale. Lossy by design: the export report and
+//! `benches/weight_quantization.py` give the error against eager.
+
+use super::edit::input;
+use crate::onnx::ir::{AttrValue, Attribute, DType, Dim, Model, Node, TensorData, Value, ValueInfo};
+use crate::onnx::operators::contrib;
+
+/// Bits per weight and weights per block (`--quantize`, `--quantize-block`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WeightQuantization {
+    /// 4 or 8.
+    pub bits: u8,
+    /// Weights along K that share a scale: a power of two from 16 (32 and 128 are the usual).
+    pub block_size: u32,
+}
+
+impl WeightQuantization {
+    /// `int4` or `int8`, with the default block of 32.
+    pub fn parse(name: &str) -> Result<WeightQuantization, String> {
+        match name {
+            "int4" => Ok(WeightQuantization { bits: 4, block_size: 32 }),
+            "int8" => Ok(WeightQuantization { bits: 8, block_size: 32 }),
+            _ => Err(format!("unknown weight quantization `{name}`; choose int4 or int8")),
+        }
+    }
+
+    /// Why ONNX Runtime's `MatMulNBits` cannot take this setting, if it cannot.
+    pub fn check(&self) -> Result<(), String> {
+        if !matches!(self.bits, 4 | 8) {
+            return Err(format!("{} bits: MatMulNBits takes 4 or 8 here", self.bits));
+        }
+        if self.block_size < 16 || !self.block_size.is_power_of_two() || self.block_size > 1 << 16 {
+            return Err(format!("block size {}: a power of two from 16 to 65536", self.block_size));
+        }
+        Ok(())
+    }
+}
+
+/// Rewrite every eligible `MatMul` of the main graph; returns how many.
+pub(crate) fn quantize_weights(model: &mut Model, q: WeightQuantization) -> usize {
+    let mut done = 0;
+    for i in 0..model.graph.nodes.len() {
+        let node = &model.graph.nodes[i];
+        let Some((a, w)) = eligible(model, node) else { continue };
+        let Some(t) = model.values[w.index()].constant.as_deref() else { continue };
+        let (k, n) = (t.dims[0] as usize, t.dims[1] as usize);
+        // Read as float32 (not widened: a 4096 x 11008 weight is 180 MB as it is).
+        let weights: Vec<f32> = t.raw.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect();
+        if weights.len() != k * n {
+            continue;
+        }
+        let (packed, scales) = quantize(&weights, k, n, q);
+        let blocks = k.div_ceil(q.block_size as usize);
+        let blob = q.block_size as usize * q.bits as usize / 8;
+        let packed =
+            TensorData { dtype: DType::Uint8, dims: vec![n as i64, blocks as i64, blob as i64], raw: packed.into() };
+        let Some(scales) = TensorData::from_f64_as(DType::Float, vec![(n * blocks) as i64], &scales) else { continue };
+        // Unnamed: the save names them (a weight two MatMuls read is quantized for each).
+        let packed = add_constant(model, packed);
+        let scales = add_constant(model, scales);
+        let node = &mut model.graph.nodes[i];
+        node.op_type = "MatMulNBits".into();
+        node.domain = contrib::DOMAIN.into();
+        node.inputs = vec![Some(a), Some(packed), Some(scales)];
+        node.attributes =
+            [("K", k as i64), ("N", n as i64), ("bits", q.bits as i64), ("block_size", q.block_size as i64)]
+                .into_iter()
+                .map(|(name, v)| Attribute { name: name.into(), value: AttrValue::Int(v) })
+                .collect();
+        done += 1;
+    }
+    if done > 0 {
+        if !model.opset_imports.iter().any(|(d, _)| d == contrib::DOMAIN) {
+            model.opset_imports.push((contrib::DOMAIN.into(), contrib::VERSION));
+        }
+        // The float weights no longer read.
+        crate::onnx::dce::eliminate_dead_code(&mut model.graph);
+    }
+    done
+}
+
+/// `(activation, weight)` of a float32 `MatMul` by a constant `[K, N]` weight, K and N at least 16
+/// (smaller products gain nothing from a quantized kernel).
+fn eligible(model: &Model, node: &Node) -> Option<(Value, Value)> {
+    if node.op_type != "MatMul" || !node.domain.is_empty() {
+        return None;
+    }
+    let (a, w) = (input(node, 0)?, input(node, 1)?);
+    let (ai, wi) = (&model.values[a.index()], &model.values[w.index()]);
+    let t = wi.constant.as_deref()?;
+    let big = t.dims.len() == 2 && t.dims.iter().all(|&d| d >= 16);
+    let rank = ai.shape.as_ref().map_or(0, Vec::len);
+    (ai.dtype == Some(DType::Float) && t.dtype == DType::Float && big && rank >= 2).then_some((a, w))
+}
+
+/// The weight `w` (`[k, n]`, row-major) as `MatMulNBits` stores it: per output column, per block
+/// along K, the levels `q + 2^(bits-1)` packed little end first (two per byte for 4 bits); and
+/// the scales, column by column.
+fn quantize(w: &[f32], k: usize, n: usize, q: WeightQuantization) -> (Vec<u8>, Vec<f64>) {
+    let bs = q.block_size as usize;
+    let blocks = k.div_ceil(bs);
+    let top = ((1i64 << (q.bits - 1)) - 1) as f64; // 7 or 127
+    let zero = 1i64 << (q.bits - 1); // 8 or 128
+    let blob = bs * q.bits as usize / 8;
+    let mut packed = vec![0u8; n * blocks * blob];
+    let mut scales = Vec::with_capacity(n * blocks);
+    for col in 0..n {
+        for b in 0..blocks {
+            let rows = b * bs..((b + 1) * bs).min(k);
+            let amax = rows.clone().map(|r| w[r * n + col].abs() as f64).fold(0.0, f64::max);
+            // float32, as stored: the levels are computed with the scale ONNX Runtime multiplies by.
+            let scale = (amax / top) as f32 as f64;
+            scales.push(scale);
+            let out = &mut packed[(col * blocks + b) * blob..][..blob];
+            for (j, r) in (0..bs).map(|j| (j, b * bs + j)) {
+                // Padding past K holds the zero point (a weight of 0).
+                let level = if r < k && scale > 0.0 {
+                    ((w[r * n + col] as f64 / scale).round() as i64).clamp(-(top as i64) - 1, top as i64)
+                } else {
+                    0
+                };
+                let stored = (level + zero) as u8;
+                if q.bits == 8 {
+                    out[j] = stored;
+                } else {
+                    out[j / 2] |= stored << (4 * (j % 2));
+                }
+            }
+        }
+    }
+    (packed, scales)
+}
+
+fn add_constant(model: &mut Model, t: TensorData) -> Value {
+    let v = Value(model.values.len() as u32);
+    let shape = t.dims.iter().map(|&d| Dim::Fixed(d)).collect();
+    model.values.push(ValueInfo {
+        dtype: Some(t.dtype),
+        shape: Some(shape),
+        constant: Some(Box::new(t)),
+        ..Default::default()
+    });
+    model.graph.initializers.push(v);
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// 4-bit levels pack two per byte, low nibble first; the block past K is padded with the zero
+    /// point; a block's largest magnitude maps to ±7 levels.
+    #[test]
+    fn four_bit_blocks_pack_low_nibble_first() {
+        // k = 20, n = 1: one block of 16 and one of 4 + 12 padding.
+        let q = WeightQuantization { bits: 4, block_size: 16 };
+        let w: Vec<f32> = (0..20)
+            .map(|i| {
+                if i == 0 {
+                    -7.0
+                } else if i == 1 {
+                    7.0
+                } else {
+                    0.0
+                }
+            })
+            .collect();
+        let (packed, scales) = quantize(&w, 20, 1, q);
+        assert_eq!(scales, vec![1.0, 0.0]);
+        assert_eq!(packed.len(), 2 * 8);
+        // -7 + 8 = 1 (low), 7 + 8 = 15 (high); the rest are zero points (8 | 8 << 4).
+        assert_eq!(packed[0], 1 | 15 << 4);
+        assert!(packed[1..].iter().all(|&b| b == 0x88), "{packed:?}");
+    }
+
+    #[test]
+    fn dequantized_weights_are_within_half_a_scale() {
+        let (k, n) = (64, 3);
+        let w: Vec<f32> = (0..k * n).map(|i| ((i * 37 % 101) as f32 - 50.0) / 17.0).collect();
+        for q in [WeightQuantization { bits: 4, block_size: 32 }, WeightQuantization { bits: 8, block_size: 16 }] {
+            let (packed, scales) = quantize(&w, k, n, q);
+            let (bs, blocks, blob) =
+                (q.block_size as usize, k / q.block_size as usize, q.block_size as usize * q.bits as usize / 8);
+            for col in 0..n {
+                for r in 0..k {
+                    let (b, j) = (r / bs, r % bs);
+                    let byte = packed[(col * blocks + b) * blob + if q.bits == 8 { j } else { j / 2 }];
+                    let stored = if q.bits == 8 { byte as i64 } else { (byte >> (4 * (j % 2)) & 15) as i64 };
+                    let scale = scales[col * blocks + b];
+                    let back = (stored - (1 << (q.bits - 1))) as f64 * scale;
+                    assert!((back - w[r * n + col] as f64).abs() <= scale / 2.0 + 1e-6, "{q:?} {r} {col}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn settings_outside_the_kernel_are_refused() {
+        assert!(WeightQuantization { bits: 3, block_size: 32 }.check().is_err());
+        assert!(WeightQuantization { bits: 4, block_size: 48 }.check().is_err());
+        assert!(WeightQuantization { bits: 4, block_size: 8 }.check().is_err());
+        assert!(WeightQuantization::parse("int4").and_then(|q| q.check()).is_ok());
+        assert!(WeightQuantization::parse("fp8").is_err());
+    }
+}
