@@ -107,7 +107,7 @@ pub fn extract(eg: &OGraph, root: Id, original: &HashSet<ONode>) -> Option<HashM
     // anyway takes that output: it costs nothing more (a class's cost cannot see that another
     // class pays for the node), and the value would otherwise be computed twice (an `Attention`
     // whose present key is also the cache's own Concat). Not where the node reads the class.
-    let reached = reachable(eg, root, &ids, &best_node);
+    let reached = reachable(eg, root, &index, &best_node);
     for (ci, &id) in ids.iter().enumerate() {
         if !reached[ci] || matches!(eg[id].nodes.get(best_node[ci]), Some(ONode::Proj(..))) {
             continue;
@@ -137,10 +137,9 @@ pub fn extract(eg: &OGraph, root: Id, original: &HashSet<ONode>) -> Option<HashM
     Some(out)
 }
 
-/// Which classes (by index in `ids`) the choices reach from `root`.
-fn reachable(eg: &OGraph, root: Id, ids: &[Id], best_node: &[usize]) -> Vec<bool> {
-    let index: HashMap<Id, usize> = ids.iter().enumerate().map(|(i, &id)| (id, i)).collect();
-    let mut seen = vec![false; ids.len()];
+/// Which classes (by their `index`) the choices reach from `root`.
+fn reachable(eg: &OGraph, root: Id, index: &HashMap<Id, usize>, best_node: &[usize]) -> Vec<bool> {
+    let mut seen = vec![false; index.len()];
     let mut stack = vec![eg.find(root)];
     while let Some(id) = stack.pop() {
         let ci = index[&id];

@@ -1091,22 +1091,16 @@ fn attention_kv(c: &mut Ctx, b: &Bind) -> Result<Id, Skip> {
         let gv = repeated_heads(c, v, b.get("av"), b.get("ev"), b.get("sv"), b.get("rv"))?;
         check(gk == gv && gk.1 == qs[1], "key and value repeated to other head counts than the query's")?;
     }
-    let mask = match b.try_get("mask") {
-        Some(m) => m,
-        None => c.eg.add(ONode::Absent),
-    };
+    let mask = b.try_get("mask");
     if !cached {
-        let inputs = if b.try_get("mask").is_some() {
-            vec![q, b.get("k"), b.get("v"), mask]
-        } else {
-            vec![q, b.get("k"), b.get("v")]
-        };
+        let inputs: Vec<Id> = [q, b.get("k"), b.get("v")].into_iter().chain(mask).collect();
         return Ok(c.add_like_matched("Attention", &inputs, attrs));
     }
     // Where the causal mask sits when a cache precedes the queries is the runtime's reading.
     check(get_int(&attrs, "is_causal").unwrap_or(0) == 0, "causal attention over a cache")?;
     let (pk, pv) = (b.get("pk"), b.get("pv"));
     let outputs = [c.data(c.matched).clone(), c.data(k).clone(), c.data(v).clone()];
+    let mask = mask.unwrap_or_else(|| c.eg.add(ONode::Absent));
     let outs = c.add_multi("", "Attention", &[q, b.get("k"), b.get("v"), mask, pk, pv], attrs, &outputs);
     // The grown caches are the node's present key and value.
     c.eg.union(k, outs[1]);
