@@ -759,13 +759,15 @@ impl Gen<'_> {
     // ------------------------------------------------------------------------------ fusions
 
     fn pattern(&mut self) -> Option<()> {
-        match self.d.below(7) {
+        match self.d.below(9) {
             0 => self.gelu(),
             1 => self.layer_norm(),
             2 => self.rms_norm(),
             3 => self.hard_sigmoid(),
             4 => self.conv_bn(),
             5 => self.attention(),
+            6 => self.attention_cache(),
+            7 => self.rotary(),
             _ => self.gelu_tanh(),
         }
     }
@@ -983,6 +985,103 @@ impl Gen<'_> {
         let p =
             self.node("Softmax", &[scaled.v], vec![("axis", AttrValue::Int(-1))], DType::Float, dims_of(&[b, h, s, s]));
         self.push("MatMul", &[p.v, qkv[2]], vec![], DType::Float, dims_of(&[b, h, s, d]));
+        Some(())
+    }
+
+    /// A float32 input of its own named `{name}{k}`.
+    fn float_input(&mut self, name: &str, dims: &[i64]) -> Value {
+        let k = self.pool.len();
+        let v = self.b.add_input(Some(DType::Float), Some(dims_of(dims)));
+        self.b.info_mut(v).name = format!("{name}{k}");
+        v
+    }
+
+    /// A decode step's attention at opset 23 on inputs of its own: the cache grown by the new keys
+    /// and values (`Concat` on the sequence axis, kept as outputs now and then), each key/value
+    /// head repeated for a group of query heads (`Unsqueeze`, `Expand`, `Reshape`) or not, an
+    /// additive mask now and then, causal now and then (attention-kv).
+    fn attention_cache(&mut self) -> Option<()> {
+        if self.b.opset() < 23 {
+            return None;
+        }
+        let (b, kv, group) = (1 + self.d.below(2) as i64, 1 + self.d.below(2) as i64, 1 + self.d.below(2) as i64);
+        let (s, p, d) = (1 + self.d.below(3) as i64, 1 + self.d.below(4) as i64, 1 + self.d.below(4) as i64);
+        let (hq, t) = (kv * group, p + s);
+        let q = self.float_input("q", &[b, hq, s, d]);
+        let mut grown = Vec::new();
+        for name in ["k", "v"] {
+            let past = self.float_input(&format!("past_{name}"), &[b, kv, p, d]);
+            let new = self.float_input(name, &[b, kv, s, d]);
+            let cache = self.node(
+                "Concat",
+                &[past, new],
+                vec![("axis", AttrValue::Int(2))],
+                DType::Float,
+                dims_of(&[b, kv, t, d]),
+            );
+            if self.d.chance(50) {
+                self.pool.push(cache.clone());
+            }
+            grown.push(cache.v);
+        }
+        if group > 1 || self.d.chance(30) {
+            for x in grown.iter_mut() {
+                let axes = self.ints(&[2]);
+                let u = self.node("Unsqueeze", &[*x, axes], vec![], DType::Float, dims_of(&[b, kv, 1, t, d]));
+                let sizes = self.ints(&[1, 1, group, 1, 1]);
+                let e = self.node("Expand", &[u.v, sizes], vec![], DType::Float, dims_of(&[b, kv, group, t, d]));
+                let shape = self.ints(&[b, hq, t, d]);
+                *x = self.node("Reshape", &[e.v, shape], vec![], DType::Float, dims_of(&[b, hq, t, d])).v;
+            }
+        }
+        let mut inputs = vec![q, grown[0], grown[1]];
+        if self.d.chance(50) {
+            inputs.push(self.float_input("bias", &[b, 1, s, t]));
+        }
+        let mut attrs = vec![("scale", AttrValue::Float(1.0 / (d as f32).sqrt()))];
+        if self.d.chance(20) {
+            attrs.push(("is_causal", AttrValue::Int(1)));
+        }
+        self.push("Attention", &inputs, attrs, DType::Float, dims_of(&[b, hq, s, d]));
+        Some(())
+    }
+
+    /// transformers' rotary embedding at opset 23 on inputs of its own: `x * cos + rotate_half(x) *
+    /// sin`, `cos = Cos(Concat(f, f))` unsqueezed over the heads, the angles per sequence or shared
+    /// by the batch (rotary-embedding).
+    fn rotary(&mut self) -> Option<()> {
+        if self.b.opset() < 23 {
+            return None;
+        }
+        let (b, h, s, half) = (
+            1 + self.d.below(2) as i64,
+            1 + self.d.below(2) as i64,
+            1 + self.d.below(3) as i64,
+            1 + self.d.below(3) as i64,
+        );
+        let d = 2 * half;
+        let fb = if self.d.chance(50) { 1 } else { b };
+        let x = self.float_input("x", &[b, h, s, d]);
+        let f = self.float_input("angles", &[fb, s, half]);
+        let last = || vec![("axis", AttrValue::Int(-1))];
+        let cat = self.node("Concat", &[f, f], last(), DType::Float, dims_of(&[fb, s, d]));
+        let mut turned = Vec::new();
+        for op in ["Cos", "Sin"] {
+            let c = self.node(op, &[cat.v], vec![], DType::Float, dims_of(&[fb, s, d]));
+            let heads = self.ints(&[1]);
+            turned.push(self.node("Unsqueeze", &[c.v, heads], vec![], DType::Float, dims_of(&[fb, 1, s, d])).v);
+        }
+        let xd = dims_of(&[b, h, s, d]);
+        let a = self.node("Mul", &[x, turned[0]], vec![], DType::Float, xd.clone());
+        let (zero, mid, end, axis, one) =
+            (self.ints(&[0]), self.ints(&[half]), self.ints(&[i64::MAX]), self.ints(&[3]), self.ints(&[1]));
+        let x1 = self.node("Slice", &[x, zero, mid, axis, one], vec![], DType::Float, dims_of(&[b, h, s, half]));
+        let (axis, one) = (self.ints(&[3]), self.ints(&[1]));
+        let x2 = self.node("Slice", &[x, mid, end, axis, one], vec![], DType::Float, dims_of(&[b, h, s, half]));
+        let n = self.node("Neg", &[x2.v], vec![], DType::Float, dims_of(&[b, h, s, half]));
+        let r = self.node("Concat", &[n.v, x1.v], last(), DType::Float, xd.clone());
+        let m = self.node("Mul", &[r.v, turned[1]], vec![], DType::Float, xd.clone());
+        self.push("Add", &[a.v, m.v], vec![], DType::Float, xd);
         Some(())
     }
 }
