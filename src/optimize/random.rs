@@ -1076,7 +1076,6 @@ impl Gen<'_> {
         let (zero, mid, end, axis, one) =
             (self.ints(&[0]), self.ints(&[half]), self.ints(&[i64::MAX]), self.ints(&[3]), self.ints(&[1]));
         let x1 = self.node("Slice", &[x, zero, mid, axis, one], vec![], DType::Float, dims_of(&[b, h, s, half]));
-        let (axis, one) = (self.ints(&[3]), self.ints(&[1]));
         let x2 = self.node("Slice", &[x, mid, end, axis, one], vec![], DType::Float, dims_of(&[b, h, s, half]));
         let n = self.node("Neg", &[x2.v], vec![], DType::Float, dims_of(&[b, h, s, half]));
         let r = self.node("Concat", &[n.v, x1.v], last(), DType::Float, xd.clone());
