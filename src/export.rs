@@ -149,7 +149,12 @@ impl ExportOptions {
     /// # Ok::<(), fxonnx::Error>(())
     /// ```
     pub fn from_json(text: &str) -> Result<ExportOptions, Error> {
-        serde_json::from_str(text).map_err(|e| Error::options(e.to_string()))
+        serde_json::from_str(text).map_err(|e| {
+            // Where in the caller's JSON says nothing to a user of the Python keywords it came from.
+            let message = e.to_string();
+            let message = message.split(" at line ").next().unwrap_or(&message);
+            Error::options(message.to_string())
+        })
     }
 }
 
@@ -176,16 +181,19 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
 
 /// A size in JSON: a number of bytes, or the text [`parse_size`] reads.
 fn size<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
-    #[derive(serde::Deserialize)]
-    #[serde(untagged)]
-    enum Size {
-        Bytes(u64),
-        Text(String),
-    }
-    match Option::<Size>::deserialize(d)? {
-        None => Ok(None),
-        Some(Size::Bytes(n)) => Ok(Some(n)),
-        Some(Size::Text(t)) => parse_size(&t).map(Some).map_err(serde::de::Error::custom),
+    use serde::de::Error as _;
+    match Option::<serde_json::Value>::deserialize(d)? {
+        None | Some(serde_json::Value::Null) => Ok(None),
+        Some(serde_json::Value::Number(n)) => n
+            .as_u64()
+            .map(Some)
+            .ok_or_else(|| D::Error::custom(format!("max_memory {n}: expected a whole number of bytes, 0 or more"))),
+        Some(serde_json::Value::String(t)) => {
+            parse_size(&t).map(Some).map_err(|e| D::Error::custom(format!("max_memory `{t}`: {e}")))
+        }
+        Some(other) => {
+            Err(D::Error::custom(format!("max_memory {other}: expected a number of bytes or a size such as \"512M\"")))
+        }
     }
 }
 
@@ -523,11 +531,17 @@ fn stages(
     })?;
     if let Some(q) = options.weight_quantization {
         let n = crate::optimize::quantize::quantize_weights(&mut model, q);
-        warnings.push(format!(
-            "{n} MatMul weight(s) quantized to {} bits in blocks of {} (com.microsoft.MatMulNBits): results differ from \
-             PyTorch's by the rounding of the weights",
-            q.bits, q.block_size
-        ));
+        warnings.push(match n {
+            0 => format!(
+                "nothing quantized to {} bits: no float32 weight of at least 16 x 16 that a MatMul or Gemm multiplies by",
+                q.bits
+            ),
+            n => format!(
+                "{n} MatMul/Gemm weight(s) quantized to {} bits in blocks of {} (com.microsoft.MatMulNBits): results \
+                 differ from PyTorch's by the rounding of the weights",
+                q.bits, q.block_size
+            ),
+        });
         record.warnings = warnings.clone();
     }
     record.optimize = Some(stats);
@@ -647,6 +661,11 @@ impl OnnxProgram {
     /// export asked for.
     pub fn set_external_data(&mut self, external: bool) {
         self.external_data = external;
+    }
+
+    /// Whether [`save`](Self::save) writes the weights to `<file>.data` beside the model.
+    pub fn external_data(&self) -> bool {
+        self.external_data
     }
 
     /// Save the weights with the model from now on (or not: a weight-free model, see

@@ -890,3 +890,83 @@ fn many_dynamic_inputs_export_in_linear_time() {
     assert!(out.exists());
     assert!(took < std::time::Duration::from_secs(20), "{n} inputs took {took:?}");
 }
+
+/// The data file beside a model is torch.onnx's `<file>.data` (issue 38: it was
+/// `<file>.<16 hex digits>.data`), the model names it, and an inline save over the model removes it.
+#[test]
+fn external_data_goes_to_the_model_s_name_plus_data() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().join("c.onnx");
+    let export = |external: bool| {
+        let mut args = vec!["export".into(), fixture("convnet.pt2").into_os_string(), "-o".into(), out.clone().into()];
+        if external {
+            args.push("--external-data".into());
+        }
+        let args: Vec<&std::ffi::OsStr> = args.iter().map(|a: &std::ffi::OsString| a.as_os_str()).collect();
+        let o = fxonnx(&args);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    };
+    let names = || {
+        let mut n: Vec<String> = std::fs::read_dir(dir.path())
+            .expect("ls")
+            .map(|e| e.expect("entry").file_name().into_string().expect("utf-8"))
+            .collect();
+        n.sort();
+        n
+    };
+    export(true);
+    assert_eq!(names(), ["c.onnx", "c.onnx.data"]);
+    let model = std::fs::read(&out).expect("read");
+    assert!(model.windows(b"c.onnx.data".len()).any(|w| w == b"c.onnx.data"), "the model names its data file");
+    export(true);
+    assert_eq!(names(), ["c.onnx", "c.onnx.data"], "a second save replaces the pair");
+    export(false);
+    assert_eq!(names(), ["c.onnx"], "an inline save removes the data file the old model read");
+}
+
+/// An archive whose signature repeats one user input (a kept hostile archive of issue 38: 8,000
+/// specs took 5.5-8.7 s of CPU, a millisecond a node, from naming each `x_<k>` by trying every
+/// suffix from 1): the export is linear in the specs, 8,000 and 64,000 of them well within bounds.
+#[test]
+fn duplicated_input_specs_export_in_linear_time() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let meta = r#"{"dtype":7,"sizes":[{"as_int":4},{"as_int":2}],"requires_grad":false,"device":{"type":"cpu","index":null},"strides":[{"as_int":2},{"as_int":1}],"storage_offset":{"as_int":0},"layout":7}"#;
+    for (n, bound) in [(8_000usize, 5u64), (64_000, 20)] {
+        let leaf = r#"{"type":null,"context":null,"children_spec":[]}"#;
+        let tuple = |k: usize| {
+            format!(r#"{{"type":"builtins.tuple","context":"null","children_spec":[{}]}}"#, vec![leaf; k].join(","))
+        };
+        let in_spec = format!(
+            r#"[1,{{"type":"builtins.tuple","context":"null","children_spec":[{},{{"type":"builtins.dict","context":"[]","children_spec":[]}}]}}]"#,
+            tuple(n)
+        );
+        let repeat = |s: &str| vec![s; n].join(",");
+        let json = format!(
+            r#"{{"graph_module":{{"graph":{{"inputs":[{}],"outputs":[{{"as_tensor":{{"name":"y"}}}}],"nodes":[{{"target":"torch.ops.aten.relu.default","inputs":[{{"name":"self","arg":{{"as_tensor":{{"name":"x"}}}},"kind":1}}],"outputs":[{{"as_tensor":{{"name":"y"}}}}],"metadata":{{}},"is_hop_single_tensor_return":null,"name":"y"}}],"tensor_values":{{"x":{meta},"y":{meta}}},"sym_int_values":{{}},"sym_bool_values":{{}},"is_single_tensor_return":false,"custom_obj_values":{{}},"sym_float_values":{{}}}},"signature":{{"input_specs":[{}],"output_specs":[{{"user_output":{{"arg":{{"as_tensor":{{"name":"y"}}}}}}}}]}},"module_call_graph":[{{"fqn":"","signature":{{"inputs":[],"outputs":[],"in_spec":{},"out_spec":{},"forward_arg_names":null}}}}],"metadata":{{}},"treespec_namedtuple_fields":{{}}}},"opset_version":{{"aten":10}},"range_constraints":{{}},"schema_version":{{"major":8,"minor":20}},"verifiers":["TRAINING"],"torch_version":"2.15.0","guards_code":[]}}"#,
+            repeat(r#"{"as_tensor":{"name":"x"}}"#),
+            repeat(r#"{"user_input":{"arg":{"as_tensor":{"name":"x"}}}}"#),
+            serde_json::to_string(&in_spec).expect("json"),
+            serde_json::to_string(&format!("[1,{}]", tuple(1))).expect("json"),
+        );
+        let archive = dir.path().join(format!("dup{n}.pt2"));
+        let mut zip = zip::ZipWriter::new(std::fs::File::create(&archive).expect("create"));
+        let stored = zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Stored);
+        for (entry, bytes) in [
+            ("archive_format", b"pt2".as_slice()),
+            ("archive_version", b"0"),
+            (".data/version", b"6\n"),
+            ("byteorder", b"little"),
+            ("data/weights/model_weights_config.json", br#"{"config": {}}"#),
+            ("data/constants/model_constants_config.json", br#"{"config": {}}"#),
+            ("models/model.json", json.as_bytes()),
+        ] {
+            zip.start_file(format!("dup/{entry}"), stored).expect("start");
+            zip.write_all(bytes).expect("write");
+        }
+        zip.finish().expect("finish");
+        let out = dir.path().join(format!("dup{n}.onnx"));
+        let (o, took) = bounded(&["export".into(), archive.into(), "-o".into(), out.clone().into(), "--quiet".into()]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        assert!(took < std::time::Duration::from_secs(bound), "{n} duplicated specs took {took:?}");
+    }
+}

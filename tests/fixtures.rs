@@ -380,6 +380,36 @@ fn mutated_buffers_become_extra_outputs() {
     }
 }
 
+/// A name the user gives an input or output is kept exactly (issue 38: `linear` came out
+/// `linear_2`, `fc1.weight` as `fc1.weight_1`): the program's own value of that name is renamed
+/// instead, and the model still computes what PyTorch does.
+#[test]
+fn user_names_are_kept_and_the_program_s_values_of_those_names_renamed() {
+    let py = python();
+    let tmp = tempfile::tempdir().expect("tempdir");
+    for (inputs, outputs) in [(["fc1.weight"], ["linear"]), (["linear"], ["x"]), (["relu"], ["fc2.bias"])] {
+        let opts = fxonnx::ExportOptions {
+            input_names: inputs.iter().map(|s| s.to_string()).collect(),
+            output_names: outputs.iter().map(|s| s.to_string()).collect(),
+            optimize: false,
+            ..Default::default()
+        };
+        let program = fxonnx::export(fixtures().join("mlp_bn.pt2"), &opts).expect("export");
+        let model = program.model();
+        assert_eq!(model.inputs().map(|v| v.name().to_string()).collect::<Vec<_>>(), inputs, "{inputs:?}");
+        assert_eq!(model.outputs().map(|v| v.name().to_string()).collect::<Vec<_>>(), outputs, "{outputs:?}");
+        let out = tmp.path().join(format!("{}.onnx", inputs[0]));
+        program.save(&out).expect("save");
+        if let Some(py) = &py {
+            check_numerics(py, "mlp_bn", "model", &out);
+        }
+    }
+    let clash =
+        fxonnx::ExportOptions { input_names: vec!["y".into()], output_names: vec!["y".into()], ..Default::default() };
+    let e = fxonnx::export(fixtures().join("mlp_bn.pt2"), &clash).err().expect("two user names alike");
+    assert!(e.to_string().contains("given twice"), "{e}");
+}
+
 #[test]
 fn options_rename_inputs_outputs_and_dims() {
     let opts = fxonnx::ExportOptions {

@@ -144,6 +144,37 @@ fn fixtures_compute_the_same_for_onnxruntime() {
     assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
 }
 
+/// `Linear` on 2-D inputs is a Gemm, not a MatMul: `--quantize` quantizes its weight too (issue 38:
+/// it quantized nothing and said "0 MatMul weight(s) quantized"), the bias read by the kernel, and
+/// the model stays close to PyTorch. Blocks ONNX Runtime cannot load are refused.
+#[test]
+fn weight_quantization_takes_gemm_weights() {
+    let archive = root().join("tests/fixtures/linear_2d.pt2");
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let options = |bits, block_size| fxonnx::ExportOptions {
+        target: fxonnx::Target::OnnxRuntimeCpu,
+        weight_quantization: Some(fxonnx::WeightQuantization { bits, block_size }),
+        ..Default::default()
+    };
+    let program = fxonnx::export(&archive, &options(8, 32)).expect("export");
+    let ops: Vec<&str> = program.ir().graph.nodes.iter().map(|n| n.op_type.as_str()).collect();
+    assert_eq!(ops.iter().filter(|o| **o == "MatMulNBits").count(), 3, "{ops:?}");
+    assert!(!ops.contains(&"Gemm") && !ops.contains(&"MatMul"), "{ops:?}");
+    assert!(program.warnings().iter().any(|w| w.contains("3 MatMul/Gemm weight(s)")), "{:?}", program.warnings());
+    let out = tmp.path().join("q8.onnx");
+    program.save(&out).expect("save");
+    if let Some(py) = python() {
+        let extra = [std::ffi::OsStr::new("--atol"), "0.01".as_ref(), "--rtol".as_ref(), "0".as_ref()];
+        if let Err(e) = check_fixture_with(&py, "linear_2d", "model", &out, &extra) {
+            panic!("8 bits: {e}");
+        }
+    }
+    for block in [8, 48, 512, 65536] {
+        let e = fxonnx::export(&archive, &options(4, block)).err().expect("a block ONNX Runtime cannot load");
+        assert!(e.to_string().contains("16 to 256"), "{block}: {e}");
+    }
+}
+
 /// Weight-only quantization (`--quantize`, ONNX Runtime target): every float32 MatMul by a weight
 /// of at least 16 x 16 becomes `com.microsoft.MatMulNBits`, the float weights leave the file, and
 /// the model stays close to PyTorch in ONNX Runtime, closer with 8 bits than with 4 (the tolerance

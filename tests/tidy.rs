@@ -748,7 +748,11 @@ const OPERATOR_NAMES_ALLOWED: &[(&str, Option<&[&str]>, &str)] = &[
     ("src/onnx/functions.rs", Some(&["Constant"]), "a function body's constants become Constant nodes"),
     ("src/onnx/ir/mod.rs", Some(&["Identity"]), "`Node::identity`, which splices and outputs use"),
     ("src/optimize/gemm.rs", Some(&["Gemm", "Transpose"]), "the pass's own pattern: a Transpose feeding a Gemm"),
-    ("src/optimize/quantize.rs", Some(&["MatMul"]), "the pass's own pattern: a MatMul by a constant weight"),
+    (
+        "src/optimize/quantize.rs",
+        Some(&["MatMul", "Gemm"]),
+        "the pass's own patterns: a MatMul or Gemm by a constant weight",
+    ),
     (
         "src/sym.rs",
         Some(&["Add", "And", "Identity", "Max", "Min", "Mod", "Mul", "Not", "Or", "Pow", "Where"]),

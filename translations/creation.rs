@@ -116,6 +116,10 @@ translations! {
         step: Scalar = Scalar::Int(1),
     ) -> Value {
         let t = op.out_dtype(0).unwrap_or(DType::Int64);
+        let float_bounds = [start, end, step].into_iter().any(|s| scalar_dtype(op, s).is_float());
+        if !t.is_float() && float_bounds {
+            return integer_arange_of_floats(op, start, end, step, t);
+        }
         // Range in the output type; float ranges are computed in float64 for torch's accuracy.
         let work = if t.is_float() { DType::Double } else { DType::Int64 };
         let (s, e, d) = (scalar_value(op, start, work), scalar_value(op, end, work), scalar_value(op, step, work));
@@ -404,7 +408,6 @@ translations! {
     }
 }
 
-/// A 1-D linspace of `steps` points in `work` (torch's two-sided formula), before the final cast.
 /// A window of `length` samples `f(n / (N - 1))`, where N is `length + 1` when `periodic` (torch
 /// computes one sample more and drops it) and `length` otherwise; torch's `[1]` for length 1.
 /// The samples are constants: `window_length` is an int, never symbolic.
@@ -423,6 +426,28 @@ fn window(op: &mut Builder, length: i64, periodic: bool, f: impl Fn(f64) -> f64)
     Ok(op.constant_tensor(constant_data(t, vec![length], &values)?))
 }
 
+/// An integer `arange` whose bounds or step are floats, as torch computes it: `ceil((end - start) /
+/// step)` elements, counted in float64, each `trunc(start) + i * trunc(step)`. Casting the bounds
+/// first would lose the fraction's element (`arange(8.5)` has 9).
+fn integer_arange_of_floats(op: &mut Builder, start: Scalar, end: Scalar, step: Scalar, t: DType) -> Value {
+    let (s, e, d) = (
+        scalar_value(op, start, DType::Double),
+        scalar_value(op, end, DType::Double),
+        scalar_value(op, step, DType::Double),
+    );
+    let span = op.Sub(e, s);
+    let count = op.Div(span, d);
+    let count = op.Ceil(count);
+    let count = cast(op, count, DType::Int64);
+    let (zero, one) = (op.scalar_i64(0), op.scalar_i64(1));
+    let i = op.Range(zero, count, one);
+    let (s, d) = (cast(op, s, DType::Int64), cast(op, d, DType::Int64));
+    let offsets = op.Mul(i, d);
+    let r = op.Add(s, offsets);
+    cast(op, r, t)
+}
+
+/// A 1-D linspace of `steps` points in `work` (torch's two-sided formula), before the final cast.
 fn linspace_values(op: &mut Builder, start: Operand, end: Operand, steps: i64, work: DType) -> Value {
     let (s, e) = (operand_value(op, start, work), operand_value(op, end, work));
     let (zero, one) = (op.scalar_i64(0), op.scalar_i64(1));

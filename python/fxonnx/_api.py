@@ -22,6 +22,26 @@ DEFAULT_OPSET = 20
 _LARGE_MODEL_THRESHOLD = 1536 * 1024 * 1024
 
 
+@contextlib.contextmanager
+def _folder_lock(folder: str):
+    """The lock Rust's saves take on an output folder (``flock`` on the folder itself), so that
+    saves to one path, from Rust or from here, take turns for their renames."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX: no turns to take
+        yield
+        return
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        except OSError:  # a file system without flock
+            pass
+        yield
+    finally:
+        os.close(fd)
+
+
 def _timestamp() -> str:
     return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d_%H-%M-%S-%f")
 
@@ -72,9 +92,7 @@ class ONNXProgram:
                 # Large: weights stay in a file beside it, mapped on demand, not copied into Python.
                 self._tempdir = tempfile.TemporaryDirectory(prefix="fxonnx_", ignore_cleanup_errors=True)
                 path = os.path.join(self._tempdir.name, "model.onnx")
-                self._program.set_external_data(True)
-                self._program.save(path, True)
-                self._program.set_external_data(bool(self._options.get("external_data")))
+                self._program.save(path, True, True)
                 self._ir = ir.load(path)
             else:
                 onnx = _errors.require("onnx", "onnx", "ONNXProgram.model")
@@ -112,13 +130,16 @@ class ONNXProgram:
         return p.read_text(encoding="utf-8") if p is not None else None
 
     def __repr__(self) -> str:
-        lines = [f"ONNXProgram(opset {self._program.opset}, "
-                 f"{self._program.node_count} nodes, {self._program.initializer_count} initializers, "
-                 f"{self._program.weight_bytes / 2**20:.1f} MiB of weights"]
+        line = (f"ONNXProgram(opset {self._program.opset}, "
+                f"{self._program.node_count} nodes, {self._program.initializer_count} initializers, "
+                f"{self._program.weight_bytes / 2**20:.1f} MiB of weights")
         if self._capture_strategy:
-            lines[0] += f", captured with {self._capture_strategy}"
-        lines[0] += ")"
-        lines.append("    model=")
+            line += f", captured with {self._capture_strategy}"
+        return line + ")"
+
+    def __str__(self) -> str:
+        """The one-line repr, then the model's text and the exported program."""
+        lines = [repr(self), "    model="]
         lines.append("\n".join("        " + line for line in self._program.text().splitlines()))
         if self.exported_program is not None:
             lines.append("    exported_program=")
@@ -170,11 +191,10 @@ class ONNXProgram:
         if self._ir is None and rust_form:
             external = bool(external_data) if external_data is not None else (
                 self._program.weight_bytes > _LARGE_MODEL_THRESHOLD)
-            self._program.set_external_data(external)
             try:
-                self._program.save(destination, include_initializers)
-            finally:
-                self._program.set_external_data(bool(self._options.get("external_data")))
+                self._program.save(destination, include_initializers, external)
+            except _fxonnx.ExportError as e:
+                raise _errors.pythonize(e) from None
             return
         self._refuse_overwriting_the_archive(destination)
         ir = _errors.require("onnx_ir", "onnx", "ONNXProgram.save with these options")
@@ -190,15 +210,26 @@ class ONNXProgram:
         name = os.path.basename(destination)
         try:
             size = sum(v.const_value.nbytes for v in graph.initializers.values() if v.const_value is not None)
-            # Written in a temporary folder beside the destination, then moved into place (the data
-            # file first): a failed save leaves no partial model under the name.
+            external = bool(external_data or (external_data is None and size > _LARGE_MODEL_THRESHOLD))
+            # As Rust's saves: written in a temporary folder beside the destination, then moved
+            # into place under the folder's lock, the data file (`<f>.data`, torch.onnx's name)
+            # before the model; a failed save leaves the old pair.
             with tempfile.TemporaryDirectory(prefix=".fxonnx-save-", dir=folder) as temp:
-                if external_data or (external_data is None and size > _LARGE_MODEL_THRESHOLD):
+                if external:
                     ir.save(model, os.path.join(temp, name), external_data=name + ".data")
                 else:
                     ir.save(model, os.path.join(temp, name))
-                for written in sorted(os.listdir(temp), key=lambda n: n == name):
-                    os.replace(os.path.join(temp, written), os.path.join(folder, written))
+                with _folder_lock(folder):
+                    for written in sorted(os.listdir(temp), key=lambda n: n == name):
+                        os.replace(os.path.join(temp, written), os.path.join(folder, written))
+                    if not external and os.path.isfile(os.path.join(folder, name + ".data")):
+                        # The old model's data, which the new one does not read.
+                        os.remove(os.path.join(folder, name + ".data"))
+        except OSError as e:
+            err = _fxonnx.SaveError(f"cannot write {destination}: {e}; hint: check the folder exists, is "
+                                    "writable and has room")
+            _errors._init_fields(err, "save", hint="check the folder exists, is writable and has room")
+            raise err from e
         finally:
             if not include_initializers:
                 graph.initializers.update(initializers)
@@ -299,12 +330,32 @@ class ONNXProgram:
             return [v.name for v in self._ir.graph.inputs]
         return [i.name for i in self._inference_session.get_inputs()]
 
+    def _constant_leaves(self) -> list[bool] | None:
+        """Per leaf of the program's inputs, whether the program specialized it to a constant
+        (an int, float, bool or None it was captured with: not a graph input); ``None`` when the
+        program is not at hand."""
+        ep = self.exported_program
+        if ep is None:
+            return None
+        specs = [s for s in ep.graph_signature.input_specs if s.kind.name == "USER_INPUT"]
+        return [type(s.arg).__name__ == "ConstantArgument" for s in specs]
+
+    def _feeds(self, args: Any, kwargs: Any, numpy: bool = False, names: list[str] | None = None) -> list[Any]:
+        """The graph inputs of a call, in order; a count that does not match the model's inputs is
+        an error (never a partial or shifted feed)."""
+        feeds = _flatten_inputs(args, kwargs, numpy=numpy, constants=self._constant_leaves())
+        names = names if names is not None else [i.name for i in self._inference_session.get_inputs()]
+        if len(feeds) != len(names):
+            raise ValueError(f"the model takes {len(names)} inputs ({', '.join(names)}); the call gives "
+                             f"{len(feeds)} tensors and numbers after flattening")
+        return feeds
+
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         """Run the model in onnxruntime on the program's inputs (nested as the program takes them);
         returns a tuple of torch tensors (numpy arrays without torch)."""
         if self._inference_session is None:
             self.initialize_inference_session()
-        feeds = _flatten_inputs(args, kwargs)
+        feeds = self._feeds(args, kwargs)
         try:
             import torch  # noqa: F401
             from torch.onnx._internal.exporter._onnx_program import _from_ort_value, _to_ort_value
@@ -327,7 +378,7 @@ class ONNXProgram:
         proto = self.model_proto
         evaluator = onnx.reference.ReferenceEvaluator(proto)
         names = [i.name for i in proto.graph.input]
-        feeds = _flatten_inputs(args, kwargs, numpy=True)
+        feeds = self._feeds(args, kwargs, numpy=True, names=names)
         outputs = evaluator.run(None, dict(zip(names, feeds)))
         try:
             from torch.onnx._internal.exporter._onnx_program import _from_numpy_array
@@ -369,6 +420,8 @@ class ONNXProgram:
         if self.exported_program is None:
             raise OptionsError("verify needs the exported program: export a module or an ExportedProgram")
         result = _torch.verify(self)
+        for input_set, why in result.skipped:
+            warnings.warn(f"verify: not compared on the {input_set} inputs: {why}", UserWarning, stacklevel=2)
         if compare_unoptimized:
             plain = ONNXProgram(_fxonnx.export(self._source, **{**self._options, "optimize": False}),
                                 self.exported_program, {**self._options, "optimize": False}, self._source)
@@ -386,26 +439,30 @@ class ONNXProgram:
             raise VerificationError(static_dims_message(self.static_dims), result, None)
         if raise_on_mismatch and not result.passed:
             bad = next(c for c in result.comparisons if not c.passed)
+            why = bad.note or f"max abs error {bad.max_abs_error:.3g}, max rel error {bad.max_rel_error:.3g}"
             raise VerificationError(
-                f"output `{bad.output}` differs from the program on the {bad.input_set} inputs "
-                f"(max abs error {bad.max_abs_error:.3g}, max rel error {bad.max_rel_error:.3g})",
+                f"output `{bad.output}` differs from the program on the {bad.input_set} inputs ({why})",
                 result,
                 bad.output,
             )
         return result
 
 
-def _flatten_inputs(args: Sequence[Any], kwargs: Mapping[str, Any] | None, numpy: bool = False) -> list[Any]:
+def _flatten_inputs(args: Sequence[Any], kwargs: Mapping[str, Any] | None, numpy: bool = False,
+                    constants: list[bool] | None = None) -> list[Any]:
     """The graph inputs of nested (args, kwargs), flattened as torch.onnx does: ``None`` dropped,
-    complex tensors as their real view."""
+    complex tensors as their real view; with ``constants`` (one flag per leaf, ``None`` included),
+    the leaves the program specialized to constants dropped too."""
     try:
         import torch
         import torch.utils._pytree as pytree
 
-        leaves = pytree.tree_leaves((tuple(args), dict(kwargs or {})))
+        leaves = pytree.tree_flatten((tuple(args), dict(kwargs or {})), is_leaf=lambda x: x is None)[0]
     except ImportError:
         torch = None
         leaves = list(args) + list((kwargs or {}).values())
+    if constants is not None and len(constants) == len(leaves):
+        leaves = [x for x, constant in zip(leaves, constants) if not constant]
     out = []
     for leaf in leaves:
         if leaf is None:
@@ -524,6 +581,14 @@ def export(
     """
     del do_constant_folding, custom_opsets, autograd_inlining, training, operator_export_type
     is_archive = _is_archive(model)
+    if not is_archive and not callable(model) and type(model).__name__ != "ExportedProgram":
+        raise TypeError(
+            f"model must be a torch.nn.Module, a torch.export.ExportedProgram, the path of a .pt2 archive or its "
+            f"bytes; got {type(model).__name__}"
+        )
+    if verify:
+        _errors.require("torch", "verify", "verify=True")
+        _errors.require("onnxruntime", "verify", "verify=True")
     if dynamo is False and not is_archive and type(model).__name__ != "ExportedProgram":
         raise OptionsError(
             "dynamo=False: fxonnx converts torch.export programs; the TorchScript exporter is not available. "
@@ -604,9 +669,11 @@ def export(
                 raise err
             warnings.warn(message, UserWarning, stacklevel=2)
         printer("Translate the graph into ONNX...")
+        started = time.perf_counter()
         try:
             inner = _fxonnx.export(source, **options)
         except _fxonnx.ExportError as e:
+            _errors.pythonize(e)
             printer("Translate the graph into ONNX... ❌")
             # The binding sets the report of the failed export (never another export's).
             report_path = e.report_path
@@ -619,7 +686,7 @@ def export(
 
                 raise _reporting.python_route(e, exported, report_path, source) from None
             raise
-        printer("Translate the graph into ONNX... ✅")
+        printer(f"Translate the graph into ONNX... ✅ ({time.perf_counter() - started:.1f} s)")
     program = ONNXProgram(inner, exported, options, source, capture.strategy if capture is not None else None)
     program.static_dims = static
     for w in program.warnings:

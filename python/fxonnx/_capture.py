@@ -166,13 +166,14 @@ def draft_export_enabled() -> bool:
                for v in ("TORCH_ONNX_ENABLE_DRAFT_EXPORT", "FXONNX_ENABLE_DRAFT_EXPORT"))
 
 
-def capture(model, args, kwargs, dynamic_shapes, printer: Callable[[str], None]) -> Capture:
-    """Try each strategy until one captures ``model``; every failure is kept."""
+def capture(model, args, kwargs, dynamic_shapes, printer: Callable[[str], None], warn: bool = True) -> Capture:
+    """Try each strategy until one captures ``model``; every failure is kept. ``warn=False``: a
+    capture again of a model already warned about."""
     strategies = STRATEGIES + ([DRAFT] if draft_export_enabled() else [])
     first_line = repr(model).split("\n", 1)[0]
     attempts: list[Attempt] = []
     start = time.perf_counter()
-    if isinstance(model, torch.nn.Module) and model.training:
+    if warn and isinstance(model, torch.nn.Module) and model.training:
         warnings.warn(
             "Exporting a model while it is in training mode. Please ensure that this is intended, as it may lead "
             "to different behavior during inference. Calling model.eval() before export is recommended.",
@@ -190,7 +191,8 @@ def capture(model, args, kwargs, dynamic_shapes, printer: Callable[[str], None])
                 printer(f"{title.replace('Obtain model graph', f'Obtain model graph for `{first_line}`')}... ❌")
                 continue
             attempts.append(Attempt(name, title, time.perf_counter() - t0))
-            printer(f"{title.replace('Obtain model graph', f'Obtain model graph for `{first_line}`')}... ✅")
+            printer(f"{title.replace('Obtain model graph', f'Obtain model graph for `{first_line}`')}... ✅ "
+                    f"({time.perf_counter() - t0:.1f} s, {len(ep.graph.nodes)} nodes)")
             return Capture(ep, name, attempts, time.perf_counter() - start)
     return Capture(None, None, attempts, time.perf_counter() - start)
 
@@ -363,7 +365,9 @@ def _unflatten_as_containers(values: list, spec: Any) -> Any:
     def build(s):
         if s.is_leaf():
             return next(it)
-        children = [build(c) for c in s.children_specs]
+        # `children()` since torch 2.10 (`children_specs` warns there); before it, the attribute.
+        kids = s.children() if callable(getattr(s, "children", None)) else s.children_specs
+        children = [build(c) for c in kids]
         if s.type is dict:
             return dict(zip(s.context, children))
         if s.type is list:
@@ -429,7 +433,7 @@ def dim_names_and_static(exported, dynamic_shapes, warn: bool = True) -> tuple[d
             if asked is None or not symbol.isidentifier():
                 continue
             if symbol in mapping:
-                if not warn:
+                if not warn or mapping[symbol] == asked:  # one name given to both: nothing lost
                     continue
                 warnings.warn(
                     f"# The axis name: {asked} will not be used, since it shares the same shape constraints "
@@ -449,3 +453,237 @@ def static_dims_message(static: list[tuple[str, int, str]]) -> str:
         "size, so the model only accepts that size. hint: give an example whose size differs from the other dims "
         "and from 0 and 1, or look for code that branches on that size"
     )
+
+
+# --- examples of size 0 or 1 on a dynamic axis ---------------------------------------------------
+#
+# Capture runs under `backed_size_oblivious` (as torch.onnx's does), so that a batch-1 example keeps
+# a dynamic batch: a dim of size 0 or 1 is assumed to be neither. Where the program branches on
+# that (`x.squeeze(1)` on a size-1 axis, `if x.size(0) == 0`), the captured program is not what
+# eager computes on the very example it was captured from. Such a capture is checked on the
+# example and, where it is wrong, captured again with the axis static.
+
+
+def mutates(exported: Any) -> bool:
+    """Whether running the program changes its state or its inputs: mutations in its signature,
+    or in-place ops kept in the graph (torch.export's training IR keeps them)."""
+    signature = exported.graph_signature
+    if signature.buffers_to_mutate or getattr(signature, "user_inputs_to_mutate", None):
+        return True
+    for module in exported.graph_module.modules():
+        graph = getattr(module, "graph", None)
+        for node in graph.nodes if graph is not None else ():
+            schema = getattr(node.target, "_schema", None)
+            if node.op == "call_function" and schema is not None and schema.is_mutable:
+                return True
+    return False
+
+
+class StateKept:
+    """Runs of the program that leave its buffers and constants as they were (an in-place op of
+    the program would otherwise change the weights the model is saved with afterwards)."""
+
+    def __init__(self, exported: Any):
+        self.tensors = {**dict(exported.state_dict), **{k: v for k, v in exported.constants.items()
+                                                         if isinstance(v, torch.Tensor)}}
+        names = set(exported.graph_signature.buffers) | set(exported.constants)
+        self.saved = {k: v.detach().clone() for k, v in self.tensors.items() if k in names}
+
+    def restore(self) -> None:
+        with torch.no_grad():
+            for k, v in self.saved.items():
+                self.tensors[k].copy_(v)
+
+
+def clone_inputs(inputs: Any) -> Any:
+    return _pytree.tree_map(lambda x: x.clone() if isinstance(x, torch.Tensor) else x, inputs)
+
+
+@dataclasses.dataclass
+class Difference:
+    """Where a captured program departs from eager on the example: a node whose result is not
+    the shape its capture recorded, a node that raised, or an output whose values differ."""
+
+    node: str
+    what: str
+
+
+@dataclasses.dataclass
+class SmallAxis:
+    """A dynamic axis whose example size is 0 or 1: user input ``index`` (named ``name``),
+    ``axis``, the program's symbol for it and the example's size."""
+
+    index: int
+    name: str
+    axis: int
+    symbol: str
+    size: int
+
+
+def small_dynamic_axes(exported) -> list[SmallAxis]:
+    """The program's dynamic input axes whose size in the example is 0 or 1."""
+    out = []
+    for index, (name, shape) in enumerate(user_input_dims(exported)):
+        for axis, d in enumerate(shape):
+            if isinstance(d, torch.SymInt) and str(d).isidentifier():
+                hint = d.node.hint
+                if hint is not None and int(hint) in (0, 1):
+                    out.append(SmallAxis(index, name, axis, str(d), int(hint)))
+    return out
+
+
+def _recorded_shape(val: Any) -> tuple | None:
+    if not isinstance(val, torch.Tensor):
+        return None
+    dims = []
+    for d in val.shape:
+        if isinstance(d, torch.SymInt):
+            hint = d.node.hint
+            if hint is None:  # unbacked (data-dependent): nothing recorded to hold it to
+                return None
+            dims.append(int(hint))
+        else:
+            dims.append(int(d))
+    return tuple(dims)
+
+
+def _shape_difference(val: Any, result: Any) -> str | None:
+    if isinstance(val, (list, tuple)) and isinstance(result, (list, tuple)) and len(val) == len(result):
+        for i, (v, r) in enumerate(zip(val, result)):
+            found = _shape_difference(v, r)
+            if found:
+                return f"result {i}: {found}"
+        return None
+    recorded = _recorded_shape(val)
+    if recorded is None or not isinstance(result, torch.Tensor) or tuple(result.shape) == recorded:
+        return None
+    return f"shape {tuple(result.shape)} where the capture recorded {recorded}"
+
+
+def first_difference(exported, args, kwargs, eager: Any = None) -> Difference | None:
+    """Run the captured program on the example, node by node (the lifted graph: functional, so
+    no state of the module or the program changes), and find the first node whose result is not
+    the shape the capture recorded for it; with ``eager`` (the module's own outputs on the
+    example), also the first output that differs from it."""
+
+    class Differs(Exception):
+        # The Interpreter rewrites an exception's first argument: the difference is an attribute.
+        def __init__(self, difference: Difference):
+            super().__init__(difference.what)
+            self.difference = difference
+
+    class Check(torch.fx.Interpreter):
+        current: str = ""
+
+        def run_node(self, n):
+            self.current = n.name
+            result = super().run_node(n)
+            found = _shape_difference(n.meta.get("val"), result) if n.op == "call_function" else None
+            if found:
+                raise Differs(Difference(n.name, found))
+            return result
+
+    check = Check(exported.graph_module)
+    # In-place ops the graph keeps change neither the program's state nor the caller's inputs.
+    kept = StateKept(exported) if mutates(exported) else None
+    try:
+        flat = exported._graph_module_flat_inputs(*clone_inputs((args, kwargs)))
+        with torch.no_grad():
+            outputs = check.run(*flat, enable_io_processing=False)
+    except Differs as d:
+        return d.difference
+    except Exception as e:  # the program fails on the example it was captured from
+        return Difference(check.current or "(inputs)", f"raised {type(e).__name__}: {str(e).splitlines()[0][:200]}")
+    finally:
+        if kept is not None:
+            kept.restore()
+    if eager is None:
+        return None
+    signature = exported.graph_signature
+    user_outputs = [o for o, spec in zip(outputs, signature.output_specs) if spec.kind.name == "USER_OUTPUT"]
+    expected = [x for x in _pytree.tree_leaves(eager) if isinstance(x, torch.Tensor)]
+    actual = [x for x in user_outputs if isinstance(x, torch.Tensor)]
+    if len(expected) != len(actual):
+        return Difference("(outputs)", f"{len(actual)} tensor outputs where eager has {len(expected)}")
+    for spec, e, a in zip([s for s in signature.output_specs if s.kind.name == "USER_OUTPUT"], expected, actual):
+        name = getattr(spec.arg, "name", "?")
+        if tuple(e.shape) != tuple(a.shape):
+            return Difference(name, f"shape {tuple(a.shape)} where eager gives {tuple(e.shape)}")
+        if e.dtype == a.dtype and e.numel() and not torch.equal(e, a):
+            if e.is_floating_point() or e.is_complex():
+                if torch.allclose(e, a, rtol=1e-3, atol=1e-4, equal_nan=True):
+                    continue
+            return Difference(name, "values differ from eager's")
+    return None
+
+
+def _with_static_axes(dynamic_shapes: Any, axes: list[SmallAxis]) -> Any:
+    """``dynamic_shapes`` with the given axes static."""
+    flat, spec = flatten_axes(dynamic_shapes)
+    flat = list(flat)
+    for a in axes:
+        entry = flat[a.index]
+        if isinstance(entry, dict):
+            entry = {k: v for k, v in entry.items() if k != a.axis}
+        elif isinstance(entry, (list, tuple)):
+            entry = type(entry)(None if i == a.axis else v for i, v in enumerate(entry))
+        flat[a.index] = entry
+    return _pytree.tree_unflatten(flat, spec)
+
+
+@dataclasses.dataclass
+class Specialized:
+    """Axes captured again as static because the size-oblivious capture was wrong on them."""
+
+    axes: list[SmallAxis]
+    difference: Difference
+
+    def message(self) -> str:
+        axes = ", ".join(f"input `{a.name}` axis {a.axis} (size {a.size} in the example)" for a in self.axes)
+        return (
+            f"{axes}: captured as dynamic, the program differs from eager on the example itself (node "
+            f"`{self.difference.node}`: {self.difference.what}), because capture assumes a dynamic size is "
+            "neither 0 nor 1; captured again with that axis static, so the model takes only that size there. "
+            "hint: give an example whose size on that axis is 2 or more to keep it dynamic"
+        )
+
+
+def recapture_if_wrong(model, args, kwargs, dynamic_shapes, captured: Capture, printer) -> Specialized | None:
+    """Check ``captured`` on its example when a dynamic axis had size 0 or 1 there; where the
+    program is wrong, capture again with such axes static (each alone first, then all), replacing
+    ``captured.exported_program``. Raises ``CaptureError`` when no capture is right."""
+    exported = captured.exported_program
+    small = small_dynamic_axes(exported)
+    if not small or dynamic_shapes is None:
+        return None
+    # The module itself runs only where that changes nothing the caller holds.
+    with torch.no_grad():
+        eager = model(*args, **kwargs) if not mutates(exported) else None
+    found = first_difference(exported, args, kwargs, eager)
+    if found is None:
+        return None
+    printer(f"The capture differs from eager on the example ({found.node}: {found.what}); capturing again with "
+            "its size-0/1 dynamic axes static...")
+    flat, _ = flatten_axes(dynamic_shapes)
+    if len(flat) != len(user_input_dims(exported)):
+        small_sets: list[list[SmallAxis]] = []
+    else:
+        small_sets = [[a] for a in small] + ([small] if len(small) > 1 else [])
+    for axes in small_sets:
+        shapes = _with_static_axes(dynamic_shapes, axes)
+        attempt = capture(model, args, kwargs, shapes, lambda *_: None, warn=False)
+        if attempt.exported_program is None:
+            continue
+        if first_difference(attempt.exported_program, args, kwargs, eager) is None:
+            captured.exported_program = attempt.exported_program
+            captured.strategy = attempt.strategy
+            return Specialized(axes, found)
+    names = ", ".join(f"input `{a.name}` axis {a.axis} (size {a.size})" for a in small)
+    err = _errors.CaptureError(
+        f"the captured program differs from eager on the example (node `{found.node}`: {found.what}), and "
+        f"capturing again with the dynamic axes of size 0 or 1 static did not help: {names}. "
+        "hint: give an example whose dynamic sizes are 2 or more and differ from each other"
+    )
+    err.node = found.node
+    err.hint = "give an example whose dynamic sizes are 2 or more and differ from each other"
+    raise err

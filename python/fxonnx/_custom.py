@@ -223,7 +223,9 @@ class _Tracer:
 
         ir = self.ir
         if dtype is None:
-            dtype = int(ir.DataType.BOOL if isinstance(value, bool) else ir.DataType.INT64 if isinstance(value, int)
+            # A number or a list of them (`starts=[2]`): typed by what it holds, as onnxscript does.
+            kind = np.asarray(value).dtype
+            dtype = int(ir.DataType.BOOL if kind == np.bool_ else ir.DataType.INT64 if np.issubdtype(kind, np.integer)
                         else ir.DataType.FLOAT)
         array = np.array(value, dtype=ir.DataType(dtype).numpy())
         out = ir.Value(name=self._name("c"))
@@ -256,11 +258,28 @@ class _Tracer:
             out.append(self.constant(a, dtype))
         return out
 
+    def _with_keyword_inputs(self, signature: Any, args: Sequence[Any], kwargs: dict[str, Any]) -> list[Any]:
+        """``args`` with the inputs given by keyword (``op.Slice(x, starts=s, ends=e)``) put in
+        their places (``None`` for optional ones left out), taken out of ``kwargs``: what is left
+        there are the attributes."""
+        ir = self.ir
+        args = list(args)
+        if signature is None:
+            return args
+        names = [p.name for p in signature.params if isinstance(p, ir.schemas.Parameter)]
+        given = [i for i, name in enumerate(names) if name in kwargs and i >= len(args)]
+        if given:
+            args.extend([None] * (max(given) + 1 - len(args)))
+            for i in given:
+                args[i] = kwargs.pop(names[i])
+        return args
+
     def eval_op(self, op: Any, args: Sequence[Any], kwargs: dict[str, Any]) -> Any:
         ir = self.ir
         signature = op.op_signature
         kwargs = dict(kwargs)
         n_out = kwargs.pop("_num_outputs", None)
+        args = self._with_keyword_inputs(signature, args, kwargs)
         inputs = self._inputs(signature, args)
         if op.domain not in self.opsets or op.domain == "":
             self.opsets[op.domain] = max(self.opsets.get(op.domain, 0), op.opset.version)
@@ -413,4 +432,59 @@ def build(node, candidates: Sequence[Any], opset: int) -> tuple[list[Any], bytes
             f.SerializeToString()))
     if proto.functions:
         proto = onnx.inliner.inline_local_functions(proto)
+    _check_against_schemas(proto, fn, node, opset)
     return fx_inputs, proto.SerializeToString()
+
+
+def _function_name(fn: Any) -> str:
+    if _is_function_proto(fn):
+        return f"FunctionProto {fn.domain}::{fn.name}" if fn.domain else f"FunctionProto {fn.name}"
+    inner = getattr(fn, "function", fn)
+    return getattr(inner, "__qualname__", None) or getattr(fn, "name", None) or repr(fn)
+
+
+def _check_against_schemas(proto: Any, fn: Any, node: Any, opset: int) -> None:
+    """Each node a custom translation built, checked against its ONNX operator's schema (the
+    attributes' names and types, the inputs' count): a wrong one is the translation's error,
+    named here, not a model that onnx.checker and ONNX Runtime reject later."""
+    import onnx
+    import onnx.checker
+    import onnx.defs
+
+    ctx = onnx.checker.C.CheckerContext()
+    ctx.ir_version = proto.ir_version
+    ctx.opset_imports = {imp.domain: imp.version for imp in proto.opset_import}
+
+    def nodes(graph):
+        """Every node, a subgraph's included; a node holding subgraphs with each emptied, since
+        the checker reads a subgraph's uses of outer values without the outer scope."""
+        for n in graph.node:
+            subgraphs = [a for a in n.attribute if a.type == onnx.AttributeProto.GRAPH]
+            if subgraphs:
+                bare = onnx.NodeProto()
+                bare.CopyFrom(n)
+                for a in bare.attribute:
+                    if a.type == onnx.AttributeProto.GRAPH:
+                        a.g.CopyFrom(onnx.GraphProto(name=a.g.name))
+                yield bare
+                for a in subgraphs:
+                    yield from nodes(a.g)
+            else:
+                yield n
+
+    for n in nodes(proto.graph):
+        if not onnx.defs.has(n.op_type, n.domain):
+            continue  # a custom domain's operator: its runtime knows it
+        try:
+            onnx.checker.check_node(n, ctx, onnx.checker.C.LexicalScopeContext())
+        except onnx.checker.ValidationError as e:
+            what = str(e).strip().splitlines()[0]
+            name = _function_name(fn)
+            err = _errors.TranslationError(
+                f"the custom translation `{name}` of node `{node.name}` ({target_key(node.target)}) writes an "
+                f"invalid {n.op_type} node: {what}\nhint: fix `{name}`: the ONNX operator {n.op_type} (opset "
+                f"{ctx.opset_imports.get(n.domain, opset)}) does not take that"
+            )
+            err.stage, err.node, err.target = "translate", node.name, target_key(node.target)
+            err.hint = f"fix `{name}`: the ONNX operator {n.op_type} does not take that"
+            raise err from None

@@ -35,6 +35,46 @@ def _init_fields(e: ExportError, stage: str | None, node: str | None = None, tar
     e.hint = hint
 
 
+# The command line's flags, as the Python call names the same option: the library's messages are
+# written for the command line, and a Python user reads them with these names.
+_FLAGS_AS_KEYWORDS = [
+    ("--quantize-block", "quantize_block"),
+    ("--quantize", "quantize"),
+    ("--tree-names", "tree_names=True"),
+    ("--max-memory", "max_memory"),
+    ("--opset", "opset_version"),
+    ("--target", "target"),
+    ("--functions", "functions"),
+    ("--no-weights", "save(include_initializers=False)"),
+    ("--no-optimize", "optimize=False"),
+    ("--dim", "dim_names"),
+    ("--report", "report=True"),
+    ("--external-data", "external_data=True"),
+    ("--genai-config", "save(genai=True)"),
+    ("--input-names", "input_names"),
+    ("--output-names", "output_names"),
+    ("--force", "another output path"),
+]
+
+
+def pythonize(e: BaseException) -> BaseException:
+    """``e`` with the command line's flags in its message and hint named as the Python keywords
+    they are (``--tree-names`` → ``tree_names=True``)."""
+    import re
+
+    def rewrite(text: str) -> str:
+        for flag, keyword in _FLAGS_AS_KEYWORDS:
+            text = re.sub(re.escape(flag) + r"(?![a-z-])", keyword, text)
+        return text
+
+    if e.args and isinstance(e.args[0], str):
+        e.args = (rewrite(e.args[0]),) + tuple(e.args[1:])
+    hint = getattr(e, "hint", None)
+    if isinstance(hint, str):
+        e.hint = rewrite(hint)
+    return e
+
+
 class CaptureError(ExportError):
     """torch.export could not capture the model with any strategy (stage ``capture``).
     ``errors`` maps each strategy (torch.onnx's class names, ``TorchExportNonStrictStrategy``...)

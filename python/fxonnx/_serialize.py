@@ -6,8 +6,8 @@ entries instead: the program's schema JSON from torch's graph-level serializer (
 ``torch.export.save`` writes as ``models/model.json``), the payload configs, and each tensor's
 storage as a zero-copy buffer (its address and size, kept alive by the tensor's storage object).
 
-Where torch's serializer has no form for something the program holds, fxonnx fills the gap while
-it serializes (the serializer's classes are patched for the call, then restored):
+Where torch's serializer has no form for something the program holds, fxonnx fills the gap (with
+overrides on its own serializer instance: nothing another caller of torch sees changes):
 
 - a ``while_loop`` carrying a Python int (``(0, x)``): the int is carried as a 0-d int64 tensor
   made by an ``aten.scalar_tensor`` node (ONNX loops carry tensors anyway);
@@ -20,18 +20,16 @@ it serializes (the serializer's classes are patched for the call, then restored)
 
 from __future__ import annotations
 
-import contextlib
-import dataclasses
 import json
-import threading
 from typing import Any, Callable
 
 import torch
 
+from ._fxonnx import ExportError
+
 # fxonnx's number for torch.float4_e2m1fn_x2, which torch's schema has none for: c10's ScalarType.
 FLOAT4_E2M1FN_X2 = 45
 MODEL = "model"
-_lock = threading.Lock()
 
 
 class Storage:
@@ -56,7 +54,8 @@ def _storage_of(t: torch.Tensor) -> Storage:
 def _payloads(tensors: dict[str, Any], folder: str, prefix: str, entries: dict[str, Any]) -> dict:
     """The payload config of ``tensors`` (fqn → tensor), one entry per distinct storage."""
     from torch._export.serde import schema
-    from torch._export.serde.serialize import serialize_tensor_meta
+
+    serialize_tensor_meta = _tensor_meta({})
 
     config: dict[str, Any] = {}
     by_storage: dict[tuple[int, int], str] = {}
@@ -176,26 +175,55 @@ def _json(obj: Any) -> bytes:
         return json.dumps(_plain(obj), cls=EnumEncoder, allow_nan=False).encode("utf-8")
 
 
-@contextlib.contextmanager
-def _serializer_gaps(custom: Callable[[Any], Any] | None):
-    """Patch torch's GraphModuleSerializer for what it cannot write (see the module docstring)."""
+def _tensor_meta(cache: dict) -> Callable[[torch.Tensor], Any]:
+    """torch's ``serialize_tensor_meta``, with ``torch.float4_e2m1fn_x2`` (which torch's schema has
+    no number for) as c10's, and one result per shape and type: printing each SymInt with sympy
+    is most of the serializer's time, and JSON writes equal metadata the same."""
     from torch._export.serde import schema
     from torch._export.serde import serialize as S
 
-    cls = S.GraphModuleSerializer
-    saved_input = cls.serialize_input
-    saved_call = cls.handle_call_function
-    saved_spec = cls.serialize_argument_spec
-    saved_canonicalize = S.canonicalize
-
-    def canonicalize(*args, **kwargs):
-        # torch calls it only to check that its canonical form is defined and drops the result;
-        # it deep-copies the whole program (most of the serializer's time) and rejects the forms
-        # above, which Rust reads. Not needed here.
-        return None
-    added_sym = torch.sym_sum not in S._SYM_OPS
     float4 = getattr(torch, "float4_e2m1fn_x2", None)
-    added_dtype = float4 is not None and float4 not in S._TORCH_TO_SERIALIZE_DTYPE
+
+    def dim(d):
+        return d.node.expr if isinstance(d, torch.SymInt) else d
+
+    def tensor_meta(t: torch.Tensor) -> Any:
+        key = (t.dtype, tuple(map(dim, t.shape)), tuple(map(dim, t.stride())), dim(t.storage_offset()),
+               t.requires_grad, t.device, t.layout)
+        found = cache.get(key)
+        if found is None:
+            if float4 is not None and t.dtype == float4 and float4 not in S._TORCH_TO_SERIALIZE_DTYPE:
+                found = schema.TensorMeta(
+                    dtype=FLOAT4_E2M1FN_X2,
+                    sizes=[S.serialize_sym_int(d) for d in t.shape],
+                    requires_grad=t.requires_grad,
+                    device=schema.Device(type=t.device.type, index=t.device.index),
+                    strides=[S.serialize_sym_int(d) for d in t.stride()],
+                    storage_offset=S.serialize_sym_int(t.storage_offset()),
+                    layout=S._TORCH_TO_SERIALIZE_LAYOUT[t.layout],
+                )
+            else:
+                found = S.serialize_tensor_meta(t)
+            cache[key] = found
+        return found
+
+    return tensor_meta
+
+
+def _graph_serializer(exported: Any, custom: Callable[[Any], Any] | None) -> Any:
+    """torch's ``GraphModuleSerializer`` for ``exported``, with fxonnx's forms for what it cannot
+    write (see the module docstring). The class cannot be subclassed (its metaclass forbids it),
+    and patching it would change every serializer in the process, another thread's
+    ``torch.export.save`` included: the overrides are this one instance's attributes."""
+    import types
+
+    from torch._export.serde import schema
+    from torch._export.serde import serialize as S
+    from torch.export import graph_signature as gs
+
+    gm = S.GraphModuleSerializer(exported.graph_signature, exported.module_call_graph)
+    tensor_meta = _tensor_meta({})
+    sym_ops = S._SYM_OPS | {torch.sym_sum}
 
     def serialize_input(self, arg, arg_type=None):
         if isinstance(arg, (list, tuple)) and len(arg) > 0:
@@ -204,153 +232,152 @@ def _serializer_gaps(custom: Callable[[Any], Any] | None):
             if nodes and ints and len(nodes) + len(ints) == len(arg) and all(
                 isinstance(n.meta.get("val"), torch.Tensor) for n in nodes
             ):
-                # A loop carrying an int: carry it as a 0-d int64 tensor.
-                out = []
-                for a in arg:
-                    if isinstance(a, torch.fx.Node):
-                        out.append(schema.TensorArgument(name=a.name))
-                        continue
-                    name = f"fxonnx_int_carry_{len(self.graph_state.nodes)}_{len(out)}"
-                    self.graph_state.tensor_values[name] = schema.TensorMeta(
-                        dtype=schema.ScalarType.LONG,
-                        sizes=[],
-                        requires_grad=False,
-                        device=schema.Device(type="cpu"),
-                        strides=[],
-                        storage_offset=schema.SymInt.create(as_int=0),
-                        layout=schema.Layout.Strided,
-                    )
-                    self.graph_state.nodes.append(
-                        schema.Node(
-                            target="torch.ops.aten.scalar_tensor.default",
-                            inputs=[
-                                schema.NamedArgument(name="s", arg=schema.Argument.create(as_int=a),
-                                                     kind=schema.ArgumentKind.POSITIONAL),
-                                schema.NamedArgument(
-                                    name="dtype",
-                                    arg=schema.Argument.create(as_scalar_type=schema.ScalarType.LONG),
-                                    kind=schema.ArgumentKind.KEYWORD,
-                                ),
-                            ],
-                            outputs=[schema.Argument.create(as_tensor=schema.TensorArgument(name=name))],
-                            metadata={},
-                            name=name,
-                        )
-                    )
-                    out.append(schema.TensorArgument(name=name))
-                return schema.Argument.create(as_tensors=out)
-        return saved_input(self, arg, arg_type)
+                return _int_carry(self, arg)
+        return S.GraphModuleSerializer.serialize_input(self, arg, arg_type)
 
     def serialize_argument_spec(self, x):
-        from torch.export import graph_signature as gs
-
         if isinstance(x, gs.SymBoolArgument):
             return schema.Argument.create(as_sym_bool=schema.SymBoolArgument.create(as_name=x.name))
-        return saved_spec(self, x)
+        return S.GraphModuleSerializer.serialize_argument_spec(self, x)
 
     def handle_call_function(self, node):
         if custom is not None and node.op == "call_function":
             replacement = custom(node)
             if replacement is not None:
-                inputs, graph_bytes = replacement
-                ex_node = schema.Node(
-                    name=node.name,
-                    target="torch.ops.fxonnx.onnx_graph.default",
-                    inputs=[
-                        schema.NamedArgument(
-                            name="inputs",
-                            arg=schema.Argument.create(
-                                as_tensors=[schema.TensorArgument(name=n.name) for n in inputs]
-                            ),
-                            kind=schema.ArgumentKind.POSITIONAL,
-                        ),
-                        schema.NamedArgument(
-                            name="graph",
-                            arg=schema.Argument.create(as_string=graph_bytes.hex()),
-                            kind=schema.ArgumentKind.POSITIONAL,
-                        ),
-                    ],
-                    outputs=self.serialize_outputs(node),
-                    metadata=self.serialize_metadata(node),
-                )
-                self.graph_state.nodes.append(ex_node)
+                self.graph_state.nodes.append(_onnx_graph_node(self, node, *replacement))
                 return
-        return saved_call(self, node)
+        if node.target in sym_ops and node.target not in S._SYM_OPS:
+            # torch.sym_sum, which torch's list of symbolic ops lacks: written as the others are.
+            self.graph_state.nodes.append(schema.Node(
+                name=node.name,
+                target=self.serialize_operator(node.target),
+                inputs=self.serialize_sym_op_inputs(node.target, node.args),
+                outputs=[self.serialize_output(node.name, node.meta.get("val"))],
+                metadata=self.serialize_metadata(node),
+            ))
+            return
+        return S.GraphModuleSerializer.handle_call_function(self, node)
 
-    with _lock:
-        cls.serialize_input = serialize_input
-        cls.handle_call_function = handle_call_function
-        cls.serialize_argument_spec = serialize_argument_spec
-        S.canonicalize = canonicalize
-        # Tensors of one shape and type share their serialized metadata (printing each SymInt
-        # with sympy is most of the serializer's time); JSON writes each the same.
-        saved_meta = S.serialize_tensor_meta
-        metas: dict[tuple, Any] = {}
+    def serialize_tensor_output(self, name, meta_val):
+        if name in self.graph_state.tensor_values:
+            raise AssertionError(f"name {name!r} already in tensor_values")
+        self.graph_state.tensor_values[name] = tensor_meta(meta_val)
+        return schema.TensorArgument(name=name)
 
-        def serialize_tensor_meta(t):
-            def k(d):
-                return d.node.expr if isinstance(d, torch.SymInt) else d
+    def serialize_graph(self, graph_module):
+        # torch's, without printing the whole graph for a debug log that is off.
+        for node in graph_module.graph.nodes:
+            try:
+                getattr(self, f"handle_{node.op}")(node)
+            except ExportError:
+                raise  # a custom translation's own error, already naming the node
+            except Exception as e:
+                raise S.SerializeError(f"Failed serializing node {node} in graph: {node.format_node()}") from e
+        state = self.graph_state
+        return schema.Graph(
+            inputs=state.inputs,
+            nodes=state.nodes,
+            tensor_values=state.tensor_values,
+            sym_int_values=state.sym_int_values,
+            sym_float_values=state.sym_float_values,
+            sym_bool_values=state.sym_bool_values,
+            custom_obj_values=state.custom_obj_values,
+            outputs=state.outputs,
+            is_single_tensor_return=state.is_single_tensor_return,
+        )
 
-            key = (t.dtype, tuple(map(k, t.shape)), tuple(map(k, t.stride())), k(t.storage_offset()),
-                   t.requires_grad, t.device, t.layout)
-            found = metas.get(key)
-            if found is None:
-                found = metas[key] = saved_meta(t)
-            return found
+    for fn in (serialize_input, serialize_argument_spec, handle_call_function, serialize_tensor_output,
+               serialize_graph):
+        setattr(gm, fn.__name__, types.MethodType(fn, gm))
+    return gm
 
-        S.serialize_tensor_meta = serialize_tensor_meta
-        # Unions: the reserved-name check of each instance (the same for every instance of a
-        # class) skipped, each class's empty fields computed once.
-        from torch._export.serde import union as U
 
-        saved_create = U._Union.__dict__["create"]
-        saved_post_init = U._Union.__post_init__
-        empty: dict[type, dict[str, None]] = {}
+def _int_carry(self: Any, arg: Any) -> Any:
+    """A loop's carried values holding Python ints: each int carried as a 0-d int64 tensor made by
+    an ``aten.scalar_tensor`` node (ONNX loops carry tensors anyway)."""
+    from torch._export.serde import schema
 
-        def create(cls, **kwargs):
-            blank = empty.get(cls)
-            if blank is None:
-                blank = empty[cls] = {f.name: None for f in dataclasses.fields(cls)}
-            obj = cls(**{**blank, **kwargs})
-            obj._type = U._UnionTag.create(next(iter(kwargs)), cls)
-            return obj
+    out = []
+    for a in arg:
+        if isinstance(a, torch.fx.Node):
+            out.append(schema.TensorArgument(name=a.name))
+            continue
+        name = f"fxonnx_int_carry_{len(self.graph_state.nodes)}_{len(out)}"
+        self.graph_state.tensor_values[name] = schema.TensorMeta(
+            dtype=schema.ScalarType.LONG,
+            sizes=[],
+            requires_grad=False,
+            device=schema.Device(type="cpu"),
+            strides=[],
+            storage_offset=schema.SymInt.create(as_int=0),
+            layout=schema.Layout.Strided,
+        )
+        self.graph_state.nodes.append(
+            schema.Node(
+                target="torch.ops.aten.scalar_tensor.default",
+                inputs=[
+                    schema.NamedArgument(name="s", arg=schema.Argument.create(as_int=a),
+                                         kind=schema.ArgumentKind.POSITIONAL),
+                    schema.NamedArgument(
+                        name="dtype",
+                        arg=schema.Argument.create(as_scalar_type=schema.ScalarType.LONG),
+                        kind=schema.ArgumentKind.KEYWORD,
+                    ),
+                ],
+                outputs=[schema.Argument.create(as_tensor=schema.TensorArgument(name=name))],
+                metadata={},
+                name=name,
+            )
+        )
+        out.append(schema.TensorArgument(name=name))
+    return schema.Argument.create(as_tensors=out)
 
-        U._Union.create = classmethod(create)
-        U._Union.__post_init__ = lambda self: None
-        # The serializer prints each graph for a debug log whether or not the log is on.
-        saved_print = torch.fx.GraphModule.print_readable
-        torch.fx.GraphModule.print_readable = lambda self, *a, **k: ""
-        if added_sym:
-            S._SYM_OPS.add(torch.sym_sum)
-        if added_dtype:
-            S._TORCH_TO_SERIALIZE_DTYPE[float4] = FLOAT4_E2M1FN_X2
-        try:
-            yield
-        finally:
-            cls.serialize_input = saved_input
-            cls.handle_call_function = saved_call
-            cls.serialize_argument_spec = saved_spec
-            S.canonicalize = saved_canonicalize
-            torch.fx.GraphModule.print_readable = saved_print
-            S.serialize_tensor_meta = saved_meta
-            U._Union.create = saved_create
-            U._Union.__post_init__ = saved_post_init
-            if added_sym:
-                S._SYM_OPS.discard(torch.sym_sum)
-            if added_dtype:
-                S._TORCH_TO_SERIALIZE_DTYPE.pop(float4, None)
+
+def _onnx_graph_node(self: Any, node: Any, inputs: list, graph_bytes: bytes) -> Any:
+    """The ``fxonnx::onnx_graph`` node of a node with a custom translation: the ONNX it built."""
+    from torch._export.serde import schema
+
+    return schema.Node(
+        name=node.name,
+        target="torch.ops.fxonnx.onnx_graph.default",
+        inputs=[
+            schema.NamedArgument(
+                name="inputs",
+                arg=schema.Argument.create(as_tensors=[schema.TensorArgument(name=n.name) for n in inputs]),
+                kind=schema.ArgumentKind.POSITIONAL,
+            ),
+            schema.NamedArgument(
+                name="graph",
+                arg=schema.Argument.create(as_string=graph_bytes.hex()),
+                kind=schema.ArgumentKind.POSITIONAL,
+            ),
+        ],
+        outputs=self.serialize_outputs(node),
+        metadata=self.serialize_metadata(node),
+    )
 
 
 def program_json(exported: Any, custom: Callable[[Any], Any] | None = None) -> bytes:
     """``models/model.json``: what ``torch.export.save`` writes, from torch's graph-level
-    serializer (no weights, no pickled example inputs)."""
+    serializer (no weights, no pickled example inputs). ``ExportedProgramSerializer.serialize``'s
+    steps, without its canonical-form check (a deep copy of the whole program, most of its time,
+    which rejects the forms above that Rust reads)."""
+    from torch._export.serde import schema
     from torch._export.serde import serialize as S
 
-    with _serializer_gaps(custom), S._enable_graph_inputs_of_type_nn_module(exported.example_inputs):
-        serialized = S.ExportedProgramSerializer().serialize(
-            exported, serialize_state_dict=False, serialize_constants=False, serialize_example_inputs=False
+    with S._enable_graph_inputs_of_type_nn_module(exported.example_inputs):
+        exported.validate()
+        graph_module = _graph_serializer(exported, custom).serialize(exported.graph_module)
+        serialized = schema.ExportedProgram(
+            graph_module=graph_module,
+            opset_version={"aten": torch._C._get_max_operator_version()},
+            range_constraints=S.serialize_range_constraints(exported.range_constraints),
+            schema_version=schema.SchemaVersion(major=S.SCHEMA_VERSION[0], minor=S.SCHEMA_VERSION[1]),
+            verifiers=[v.dialect for v in exported.verifiers],
+            torch_version=torch.__version__,
+            guards_code=exported._guards_code,
         )
-    return _json(serialized.exported_program)
+    return _json(serialized)
 
 
 def entries(exported: Any, custom: Callable[[Any], Any] | None = None) -> dict[str, Any]:

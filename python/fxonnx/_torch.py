@@ -6,6 +6,8 @@ from __future__ import annotations
 import io
 import math
 import pathlib
+import time
+import warnings
 from typing import Any
 
 import torch
@@ -35,6 +37,9 @@ def prepare(model, args, kwargs, *, dynamic_shapes, dynamic_axes, input_names, o
         if capture.exported_program is None:
             path = _reporting.capture_failure_report(artifacts, timestamp, capture) if report else None
             raise _capture.capture_error(capture, path)
+        specialized = _capture.recapture_if_wrong(model, args, kwargs, shapes, capture, printer)
+        if specialized is not None:
+            warnings.warn(specialized.message(), UserWarning, stacklevel=3)
         exported = capture.exported_program
     names: dict[str, str] = {}
     static: list = []
@@ -50,7 +55,11 @@ def prepare(model, args, kwargs, *, dynamic_shapes, dynamic_axes, input_names, o
             printer(f"ExportedProgram has been saved to '{path}' (re-run it with `fxonnx export {path}`).")
         except Exception as e:  # torch cannot write every program; the export goes on
             printer(f"Failed to save ExportedProgram due to an error: {e}")
+    t0 = time.perf_counter()
+    printer(f"Hand the program ({len(exported.graph.nodes)} nodes) to the converter...")
     exported, entries = _entries_translatable(exported, custom, opset)
+    printer(f"Hand the program ({len(exported.graph.nodes)} nodes) to the converter... ✅ "
+            f"({time.perf_counter() - t0:.1f} s)")
     return exported, capture, names, static, entries
 
 
@@ -145,8 +154,9 @@ def _resized(exported: Any, sizes: dict[str, int]) -> tuple[tuple, dict]:
                 shape.append(int(expr.subs({sympy.Symbol(k): v for k, v in sizes.items()})))
             else:
                 shape.append(actual)
-        if leaf.dtype.is_floating_point:
-            new = torch.randn(shape, generator=generator).to(leaf.dtype)
+        if leaf.dtype.is_floating_point or leaf.dtype.is_complex:
+            new = torch.randn(shape, generator=generator, dtype=leaf.dtype if leaf.dtype.is_complex else None)
+            new = new.to(leaf.dtype)
         elif leaf.dtype == torch.bool:
             new = torch.randint(0, 2, shape, generator=generator).bool()
         else:
@@ -160,6 +170,14 @@ def _compare(input_set: str, names: list[str], expected: list[Any], actual: list
     from ._verification import OutputComparison
 
     rows = []
+    if not len(names) == len(expected) == len(actual):
+        # Never compare a prefix: a model with an output more or less than the program differs.
+        count = max(len(names), len(expected), len(actual))
+        for i in range(count):
+            name = names[i] if i < len(names) else f"output {i}"
+            rows.append(OutputComparison(input_set, name, False, False, math.inf, math.inf, 0.0, 0.0, False,
+                                         note=f"the model has {len(actual)} outputs, the program {len(expected)}"))
+        return rows
     for name, e, a in zip(names, expected, actual):
         e = e.detach().cpu()
         a = torch.as_tensor(a)
@@ -170,17 +188,22 @@ def _compare(input_set: str, names: list[str], expected: list[Any], actual: list
             diff = (ed - ad).abs()
             both_nan = ed.isnan() & ad.isnan()
             same_inf = ed.isinf() & (ed == ad)
-            diff = torch.where(both_nan | same_inf, torch.zeros_like(diff), diff)
+            agree = both_nan | same_inf
+            # NaN where only one side is NaN: infinitely far.
+            diff = torch.where(agree, torch.zeros_like(diff), torch.nan_to_num(diff, nan=math.inf))
             max_abs = float(diff.max())
             # Relative to values above the absolute tolerance: near zero it says nothing.
-            large = ed.abs() > max(atol, 1e-12)
+            large = (ed.abs() > max(atol, 1e-12)) & ~agree
             max_rel = float((diff[large] / ed.abs()[large]).max()) if bool(large.any()) else 0.0
-            values_ok = bool((diff <= atol + rtol * ed.abs()).all())
+            values_ok = bool((agree | (diff <= atol + rtol * ed.abs())).all())
         else:
             max_abs = max_rel = 0.0 if shape_ok else math.inf
             values_ok = shape_ok
+        note = "" if shape_ok else f"shape {tuple(a.shape)}, the program's {tuple(e.shape)}"
+        if not dtype_ok:
+            note = ", ".join(filter(None, [note, f"dtype {a.dtype}, the program's {e.dtype}"]))
         rows.append(OutputComparison(input_set, name, shape_ok, dtype_ok, max_abs, max_rel, atol, rtol,
-                                     shape_ok and dtype_ok and values_ok))
+                                     shape_ok and dtype_ok and values_ok, note))
     return rows
 
 
@@ -205,20 +228,56 @@ def verify(onnx_program: Any) -> Any:
     exported = onnx_program.exported_program
     if not exported.example_inputs:
         raise ValueError("the exported program carries no example inputs to verify on")
+    from ._errors import VerificationError
+
     module = exported.module()
-    onnx_program.initialize_inference_session()
-    names = [o.name for o in onnx_program._session.get_outputs()]
-    rows = []
+    try:
+        onnx_program.initialize_inference_session()
+    except Exception as e:
+        err = VerificationError(f"ONNX Runtime cannot load the model: {type(e).__name__}: "
+                                f"{str(e).splitlines()[0][:300] if str(e) else ''}")
+        err.hint = "the model is exported but does not load in ONNX Runtime: report it with the program"
+        raise err from e
+    output_names = [o.name for o in onnx_program._session.get_outputs()]
+    from ._capture import StateKept, clone_inputs, mutates
+
+    kept = StateKept(exported) if mutates(exported) else None
+    rows, skipped = [], []
     sets = [("example", exported.example_inputs)]
     sizes = _other_sizes(exported)
     if sizes:
         # Dims by the names the user gave them (`batch=4`), else the program's symbols.
-        names = dict(onnx_program._options.get("dim_names") or {})
-        label = ", ".join(f"{names.get(k, k)}={v}" for k, v in sorted(sizes.items()))
+        dim_names = dict(onnx_program._options.get("dim_names") or {})
+        label = ", ".join(f"{dim_names.get(k, k)}={v}" for k, v in sorted(sizes.items()))
         sets.append((f"other sizes ({label})", _resized(exported, sizes)))
-    for label, (args, kwargs) in sets:
-        with torch.no_grad():
-            expected = _as_outputs(pytree.tree_leaves(module(*args, **kwargs)))
-        actual = onnx_program(*args, **kwargs)
-        rows += _compare(label, names, expected, actual)
-    return VerificationResult(rows)
+    for label, inputs in sets:
+        # Each run on inputs of its own and the program's state as exported: an in-place op of
+        # the program changes neither the caller's inputs nor the next run.
+        args, kwargs = clone_inputs(inputs)
+        try:
+            with torch.no_grad():
+                expected = _as_outputs(pytree.tree_leaves(module(*args, **kwargs)))
+        except Exception as e:
+            if label == "example":
+                err = VerificationError(
+                    f"verify cannot run the program in torch on its example inputs here: {type(e).__name__}: "
+                    f"{str(e).splitlines()[0][:300] if str(e) else ''}")
+                err.hint = "verify where the program runs (its device kernels), or check the model with your own inputs"
+                raise err from e
+            # Inputs made up for other sizes that the program itself refuses (sizes tied by a
+            # runtime check, indices out of range): nothing to compare, and said so.
+            skipped.append((label, f"the program refuses them: {type(e).__name__}: {str(e).splitlines()[0][:200]}"))
+            continue
+        finally:
+            if kept is not None:
+                kept.restore()
+        args, kwargs = clone_inputs(inputs)
+        try:
+            actual = list(onnx_program(*args, **kwargs))
+        except Exception as e:
+            err = VerificationError(f"ONNX Runtime cannot run the model on the {label} inputs: {type(e).__name__}: "
+                                    f"{str(e).splitlines()[0][:300] if str(e) else ''}")
+            err.hint = "the model is exported but does not run in ONNX Runtime: report it with the program"
+            raise err from e
+        rows += _compare(label, output_names, expected, actual)
+    return VerificationResult(rows, skipped)

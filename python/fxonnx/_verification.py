@@ -18,6 +18,8 @@ class OutputComparison:
     atol: float
     rtol: float
     passed: bool
+    # Why it failed when the values say nothing (the model and the program differ in outputs).
+    note: str = ""
 
 
 @dataclasses.dataclass
@@ -25,6 +27,8 @@ class VerificationResult:
     """Every output compared on the example inputs and on inputs of other sizes."""
 
     comparisons: list[OutputComparison]
+    # Input sets not compared, with why: (input set, reason).
+    skipped: list[tuple[str, str]] = dataclasses.field(default_factory=list)
 
     @property
     def passed(self) -> bool:
@@ -39,6 +43,8 @@ class VerificationResult:
             rows.append(
                 f"| {c.input_set} | `{c.output}` | {'ok' if c.shape_matches else 'differs'} "
                 f"| {'ok' if c.dtype_matches else 'differs'} | {c.max_abs_error:.3g} | {c.max_rel_error:.3g} "
-                f"| {c.atol:g} | {c.rtol:g} | {'pass' if c.passed else 'FAIL'} |"
+                f"| {c.atol:g} | {c.rtol:g} | {'pass' if c.passed else 'FAIL'}{': ' + c.note if c.note else ''} |"
             )
+        for input_set, why in self.skipped:
+            rows.append(f"\nNot compared on the {input_set} inputs: {why}.")
         return "\n".join(rows) + "\n"

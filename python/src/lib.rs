@@ -98,15 +98,19 @@ impl Program {
         Ok(PyBytes::new(py, &bytes))
     }
 
-    /// Write the model (and with external data, `<file>.<hash>.data` beside it); without
-    /// initializers, a weight-free model whose weights are graph inputs (`apply_weights` puts
-    /// them back).
-    #[pyo3(signature = (path, include_initializers=true))]
-    fn save(&self, py: Python<'_>, path: PathBuf, include_initializers: bool) -> PyResult<()> {
+    /// Write the model (and with external data, `<file>.data` beside it); without initializers, a
+    /// weight-free model whose weights are graph inputs (`apply_weights` puts them back). The
+    /// options are this save's: set, used and restored in one call on the program's thread, so
+    /// that two threads saving one program with different options each get their own.
+    #[pyo3(signature = (path, include_initializers=true, external_data=false))]
+    fn save(&self, py: Python<'_>, path: PathBuf, include_initializers: bool, external_data: bool) -> PyResult<()> {
         self.call(py, "save", move |p| {
+            let external_before = p.external_data();
             p.set_include_initializers(include_initializers);
+            p.set_external_data(external_data);
             let saved = p.save(path);
             p.set_include_initializers(true);
+            p.set_external_data(external_before);
             saved
         })
     }
@@ -128,14 +132,6 @@ impl Program {
         files.map(|f| (f.written, f.warnings)).map_err(|e| match e {
             G::Io { .. } => SaveError::new_err(e.to_string()),
             _ => OptionsError::new_err(e.to_string()),
-        })
-    }
-
-    /// Save weights beside the model (`<file>.<hash>.data`) from now on, or inline.
-    fn set_external_data(&self, py: Python<'_>, external: bool) -> PyResult<()> {
-        self.call(py, "set_external_data", move |p| {
-            p.set_external_data(external);
-            Ok(())
         })
     }
 

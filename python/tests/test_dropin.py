@@ -71,13 +71,12 @@ def test_the_commonest_call_saves_to_f_with_external_data(tmp_path):
     model = torch.nn.Sequential(torch.nn.Linear(64, 64), torch.nn.GELU()).eval()  # a 16 KiB weight
     program = fxonnx.export(model, (torch.randn(2, 64),), str(f), dynamo=True, verbose=False)
     assert isinstance(program, fxonnx.ONNXProgram)
-    # The weights beside it, in the one data file the model names: fxonnx names it after its
-    # contents (`model.onnx.<hash>.data`, so that concurrent saves to one path never mix a model
-    # with another's data) where torch.onnx writes `model.onnx.data`.
+    # The weights beside it, in the one data file the model names: `model.onnx.data`, as
+    # torch.onnx writes it.
     locations = {e.value for t in onnx.load(str(f), load_external_data=False).graph.initializer
                  for e in t.external_data if e.key == "location"}
-    assert len(locations) == 1 and (tmp_path / locations.pop()).exists()
-    assert len([p for p in tmp_path.iterdir() if p.name.endswith(".data")]) == 1
+    assert locations == {"model.onnx.data"} and (tmp_path / "model.onnx.data").exists()
+    assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".data")] == ["model.onnx.data"]
     onnx.checker.check_model(str(f), full_check=True)
 
 

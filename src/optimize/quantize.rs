@@ -1,6 +1,8 @@
 //! Weight-only quantization for ONNX Runtime (`--quantize int4|int8`): each `MatMul` whose second
-//! operand is a float32 weight `[K, N]` becomes one `com.microsoft.MatMulNBits`, the weight stored
-//! as `bits`-bit integers in blocks of `block_size` along K, each block with its own scale.
+//! operand is a float32 weight `[K, N]`, and each `Gemm` of a 2-D input by a constant weight
+//! (`torch.nn.Linear` on 2-D inputs, `[K, N]` or transposed `[N, K]`, its bias read as
+//! `MatMulNBits`' bias), becomes one `com.microsoft.MatMulNBits`, the weight stored as `bits`-bit
+//! integers in blocks of `block_size` along K, each block with its own scale.
 //!
 //! Symmetric: a block's scale is its largest magnitude over the largest level (7 for 4 bits, 127
 //! for 8), so that `w ≈ (q - z) · scale` with ONNX Runtime's default zero point `z = 2^(bits-1)`;
@@ -31,32 +33,45 @@ impl WeightQuantization {
         }
     }
 
+    /// The largest block ONNX Runtime's `MatMulNBits` kernels load (1.31: a model with 512 fails
+    /// to load).
+    pub const MAX_BLOCK: u32 = 256;
+
     /// Why ONNX Runtime's `MatMulNBits` cannot take this setting, if it cannot.
     pub fn check(&self) -> Result<(), String> {
         if !matches!(self.bits, 4 | 8) {
             return Err(format!("{} bits: MatMulNBits takes 4 or 8 here", self.bits));
         }
-        if self.block_size < 16 || !self.block_size.is_power_of_two() || self.block_size > 1 << 16 {
-            return Err(format!("block size {}: a power of two from 16 to 65536", self.block_size));
+        if self.block_size < 16 || !self.block_size.is_power_of_two() || self.block_size > Self::MAX_BLOCK {
+            return Err(format!(
+                "block size {}: ONNX Runtime's MatMulNBits loads a power of two from 16 to {}",
+                self.block_size,
+                Self::MAX_BLOCK
+            ));
         }
         Ok(())
     }
 }
 
-/// Rewrite every eligible `MatMul` of the main graph; returns how many.
+/// Rewrite every eligible `MatMul` and `Gemm` of the main graph; returns how many.
 pub(crate) fn quantize_weights(model: &mut Model, q: WeightQuantization) -> usize {
     let mut done = 0;
     for i in 0..model.graph.nodes.len() {
         let node = &model.graph.nodes[i];
-        let Some((a, w)) = eligible(model, node) else { continue };
+        let Some(Eligible { a, w, transposed, bias }) = eligible(model, node) else { continue };
         let Some(t) = model.values[w.index()].constant.as_deref() else { continue };
-        let (k, n) = (t.dims[0] as usize, t.dims[1] as usize);
+        let (k, n) = if transposed {
+            (t.dims[1] as usize, t.dims[0] as usize)
+        } else {
+            (t.dims[0] as usize, t.dims[1] as usize)
+        };
         // Read as float32 (not widened: a 4096 x 11008 weight is 180 MB as it is).
         let weights: Vec<f32> = t.raw.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect();
         if weights.len() != k * n {
             continue;
         }
-        let (packed, scales) = quantize(&weights, k, n, q);
+        let layout = if transposed { Layout::NK } else { Layout::KN };
+        let (packed, scales) = quantize(&weights, k, n, layout, q);
         let blocks = k.div_ceil(q.block_size as usize);
         let blob = q.block_size as usize * q.bits as usize / 8;
         let packed =
@@ -69,6 +84,10 @@ pub(crate) fn quantize_weights(model: &mut Model, q: WeightQuantization) -> usiz
         node.op_type = "MatMulNBits".into();
         node.domain = contrib::DOMAIN.into();
         node.inputs = vec![Some(a), Some(packed), Some(scales)];
+        if let Some(bias) = bias {
+            // (zero points, g_idx) absent, then the bias.
+            node.inputs.extend([None, None, Some(bias)]);
+        }
         node.attributes =
             [("K", k as i64), ("N", n as i64), ("bits", q.bits as i64), ("block_size", q.block_size as i64)]
                 .into_iter()
@@ -86,10 +105,20 @@ pub(crate) fn quantize_weights(model: &mut Model, q: WeightQuantization) -> usiz
     done
 }
 
-/// `(activation, weight)` of a float32 `MatMul` by a constant `[K, N]` weight, K and N at least 16
-/// (smaller products gain nothing from a quantized kernel).
-fn eligible(model: &Model, node: &Node) -> Option<(Value, Value)> {
-    if node.op_type != "MatMul" || !node.domain.is_empty() {
+/// A product `MatMulNBits` can compute: activation `a` by the constant weight `w` (`[N, K]` when
+/// `transposed`), plus `bias` (`[N]`).
+struct Eligible {
+    a: Value,
+    w: Value,
+    transposed: bool,
+    bias: Option<Value>,
+}
+
+/// A float32 `MatMul` by a constant `[K, N]` weight, or a `Gemm` of a 2-D input by a constant
+/// weight with alpha and beta 1 and a bias of N or none; K and N at least 16 (smaller products
+/// gain nothing from a quantized kernel).
+fn eligible(model: &Model, node: &Node) -> Option<Eligible> {
+    if !node.domain.is_empty() {
         return None;
     }
     let (a, w) = (input(node, 0)?, input(node, 1)?);
@@ -97,13 +126,57 @@ fn eligible(model: &Model, node: &Node) -> Option<(Value, Value)> {
     let t = wi.constant.as_deref()?;
     let big = t.dims.len() == 2 && t.dims.iter().all(|&d| d >= 16);
     let rank = ai.shape.as_ref().map_or(0, Vec::len);
-    (ai.dtype == Some(DType::Float) && t.dtype == DType::Float && big && rank >= 2).then_some((a, w))
+    if ai.dtype != Some(DType::Float) || t.dtype != DType::Float || !big {
+        return None;
+    }
+    match node.op_type.as_str() {
+        "MatMul" if rank >= 2 => Some(Eligible { a, w, transposed: false, bias: None }),
+        "Gemm" if rank == 2 => {
+            let float = |name: &str| {
+                node.attributes.iter().find(|a| a.name == name).map_or(Some(1.0), |a| match a.value {
+                    AttrValue::Float(f) => Some(f),
+                    _ => None,
+                })
+            };
+            let int = |name: &str| crate::onnx::operators::attr_int(node, name, 0);
+            if float("alpha")? != 1.0 || int("transA") != 0 {
+                return None;
+            }
+            let transposed = int("transB") != 0;
+            let n = if transposed { t.dims[0] } else { t.dims[1] };
+            let bias = match input(node, 2) {
+                None => None,
+                Some(c) => {
+                    let ci = &model.values[c.index()];
+                    let per_column =
+                        ci.shape.as_deref() == Some(&[Dim::Fixed(n)][..]) && ci.dtype == Some(DType::Float);
+                    if float("beta")? != 1.0 || !per_column {
+                        return None;
+                    }
+                    Some(c)
+                }
+            };
+            Some(Eligible { a, w, transposed, bias })
+        }
+        _ => None,
+    }
 }
 
-/// The weight `w` (`[k, n]`, row-major) as `MatMulNBits` stores it: per output column, per block
-/// along K, the levels `q + 2^(bits-1)` packed little end first (two per byte for 4 bits); and
-/// the scales, column by column.
-fn quantize(w: &[f32], k: usize, n: usize, q: WeightQuantization) -> (Vec<u8>, Vec<f64>) {
+/// How the weight's elements lie: `[K, N]` (a MatMul's) or `[N, K]` (a Gemm's with transB).
+#[derive(Clone, Copy)]
+enum Layout {
+    KN,
+    NK,
+}
+
+/// The weight `w` (`[k, n]`, or `[n, k]` by `layout`, row-major) as `MatMulNBits` stores it: per
+/// output column, per block along K, the levels `q + 2^(bits-1)` packed little end first (two
+/// per byte for 4 bits); and the scales, column by column.
+fn quantize(w: &[f32], k: usize, n: usize, layout: Layout, q: WeightQuantization) -> (Vec<u8>, Vec<f64>) {
+    let at = |r: usize, col: usize| match layout {
+        Layout::KN => w[r * n + col],
+        Layout::NK => w[col * k + r],
+    };
     let bs = q.block_size as usize;
     let blocks = k.div_ceil(bs);
     let top = ((1i64 << (q.bits - 1)) - 1) as f64; // 7 or 127
@@ -114,7 +187,7 @@ fn quantize(w: &[f32], k: usize, n: usize, q: WeightQuantization) -> (Vec<u8>, V
     for col in 0..n {
         for b in 0..blocks {
             let rows = b * bs..((b + 1) * bs).min(k);
-            let amax = rows.clone().map(|r| w[r * n + col].abs() as f64).fold(0.0, f64::max);
+            let amax = rows.clone().map(|r| at(r, col).abs() as f64).fold(0.0, f64::max);
             // float32, as stored: the levels are computed with the scale ONNX Runtime multiplies by.
             let scale = (amax / top) as f32 as f64;
             scales.push(scale);
@@ -122,7 +195,7 @@ fn quantize(w: &[f32], k: usize, n: usize, q: WeightQuantization) -> (Vec<u8>, V
             for (j, r) in (0..bs).map(|j| (j, b * bs + j)) {
                 // Padding past K holds the zero point (a weight of 0).
                 let level = if r < k && scale > 0.0 {
-                    ((w[r * n + col] as f64 / scale).round() as i64).clamp(-(top as i64) - 1, top as i64)
+                    ((at(r, col) as f64 / scale).round() as i64).clamp(-(top as i64) - 1, top as i64)
                 } else {
                     0
                 };
@@ -172,7 +245,7 @@ mod tests {
                 }
             })
             .collect();
-        let (packed, scales) = quantize(&w, 20, 1, q);
+        let (packed, scales) = quantize(&w, 20, 1, Layout::KN, q);
         assert_eq!(scales, vec![1.0, 0.0]);
         assert_eq!(packed.len(), 2 * 8);
         // -7 + 8 = 1 (low), 7 + 8 = 15 (high); the rest are zero points (8 | 8 << 4).
@@ -185,7 +258,14 @@ mod tests {
         let (k, n) = (64, 3);
         let w: Vec<f32> = (0..k * n).map(|i| ((i * 37 % 101) as f32 - 50.0) / 17.0).collect();
         for q in [WeightQuantization { bits: 4, block_size: 32 }, WeightQuantization { bits: 8, block_size: 16 }] {
-            let (packed, scales) = quantize(&w, k, n, q);
+            let (packed, scales) = quantize(&w, k, n, Layout::KN, q);
+            let transposed: Vec<f32> =
+                (0..n).flat_map(|c| (0..k).map(move |r| (r, c))).map(|(r, c)| w[r * n + c]).collect();
+            assert_eq!(
+                quantize(&transposed, k, n, Layout::NK, q),
+                (packed.clone(), scales.clone()),
+                "[N, K] reads alike"
+            );
             let (bs, blocks, blob) =
                 (q.block_size as usize, k / q.block_size as usize, q.block_size as usize * q.bits as usize / 8);
             for col in 0..n {
@@ -206,6 +286,9 @@ mod tests {
         assert!(WeightQuantization { bits: 3, block_size: 32 }.check().is_err());
         assert!(WeightQuantization { bits: 4, block_size: 48 }.check().is_err());
         assert!(WeightQuantization { bits: 4, block_size: 8 }.check().is_err());
+        // ONNX Runtime 1.31 fails to load a MatMulNBits of block 512.
+        assert!(WeightQuantization { bits: 4, block_size: 256 }.check().is_ok());
+        assert!(WeightQuantization { bits: 4, block_size: 512 }.check().is_err());
         assert!(WeightQuantization::parse("int4").and_then(|q| q.check()).is_ok());
         assert!(WeightQuantization::parse("fp8").is_err());
     }

@@ -38,6 +38,7 @@ pub const EXPORTABLE: &[(&str, &str)] = &[
     ("halo_attn", "model"),
     ("hops_loops", "model"),
     ("lifted_constant", "model"),
+    ("linear_2d", "model"),
     ("mlp_bn", "model"),
     ("mlp_strict", "model"),
     ("model_mixtral", "model"),

@@ -10,14 +10,14 @@
 //! that, the file is a named temporary (`.tmpXXXXXX` in the output folder) that is removed on any
 //! error or unwinding, though not after a SIGKILL.
 //!
-//! A model and its external data are one unit. The data file's name holds a hash of its contents,
-//! `<model file>.<16 hex digits>.data` ([`data_location`]), recorded in the model: it is put in
-//! place first, under a name no other contents take, and the model's rename is the one step that
-//! switches from the old pair to the new. A kill or a failure before it leaves the old model with
-//! its old data file (and at most an unreferenced new data file, which the next save removes); a
-//! kill after it, the new pair. The same input gives the same name, so the same bytes. Saves into
-//! one folder take turns for these renames and for removing the data files the replaced model
-//! used ([`FolderLock`]), so that concurrent saves to one path end with one writer's pair.
+//! A model and its external data are one unit. The data file is `<model file>.data`
+//! ([`data_location`]), the name torch.onnx, onnx and every tool that copies a model expect. Both
+//! files are written complete under temporary names; then, holding the folder's lock
+//! ([`FolderLock`]), the data file is renamed into place and the model after it. A failure before
+//! the data file's rename leaves the old pair; a failure of the model's rename puts the old data
+//! file back (it was kept under a temporary name until the model was in place). Only a kill in
+//! the instant between the two renames leaves the old model beside the new data. Concurrent saves
+//! to one path take turns for the renames, so they end with one writer's pair.
 //!
 //! [`Outputs::create`] is the one way a save opens its outputs, and it takes the save's
 //! [`Sources`]: no output replaces a file the save reads (the archive, a weight-free model).
@@ -239,25 +239,28 @@ pub fn data_stem(path: &Path) -> String {
     stem
 }
 
-/// The data file of a model whose data file stem is `stem` ([`data_stem`]) and whose data hashes
-/// to `digest` (XXH64 of the file's bytes): `<stem>.<16 hex digits>.data`, relative to the model.
-pub fn data_location(stem: &str, digest: u64) -> String {
-    format!("{stem}.{digest:016x}.data")
+/// The data file of a model whose data file stem is `stem` ([`data_stem`]): `<stem>.data`,
+/// relative to the model (torch.onnx's name).
+pub fn data_location(stem: &str) -> String {
+    format!("{stem}.data")
 }
 
 /// The data files beside the model at `path` ([`data_location`]): after a save, the one its model
-/// uses, if any (older ones are removed); for tests and tools that look for it.
+/// uses, if any; for tests and tools that look for it.
 pub fn data_files_of(path: &Path) -> Vec<PathBuf> {
+    let data = folder_of(path).join(data_location(&data_stem(path)));
+    let mut found: Vec<PathBuf> = std::fs::symlink_metadata(&data).is_ok().then_some(data).into_iter().collect();
     let stem = data_stem(path);
-    let Ok(entries) = std::fs::read_dir(folder_of(path)) else { return Vec::new() };
-    let mut found: Vec<PathBuf> =
-        entries.flatten().filter(|e| is_data_of(&e.file_name(), &stem)).map(|e| e.path()).collect();
+    if let Ok(entries) = std::fs::read_dir(folder_of(path)) {
+        found.extend(entries.flatten().filter(|e| is_hashed_data_of(&e.file_name(), &stem)).map(|e| e.path()));
+    }
     found.sort();
     found
 }
 
-/// Whether `name` is a data file name of `stem` ([`data_location`]).
-fn is_data_of(name: &std::ffi::OsStr, stem: &str) -> bool {
+/// Whether `name` is a data file name that fxonnx 0.1's saves gave `stem`'s model,
+/// `<stem>.<16 hex digits>.data`: a save removes them, since the model no longer reads them.
+fn is_hashed_data_of(name: &std::ffi::OsStr, stem: &str) -> bool {
     let digits = name.to_str().and_then(|n| n.strip_prefix(stem)?.strip_prefix('.')?.strip_suffix(".data"));
     digits.is_some_and(|d| d.len() == 16 && d.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)))
 }
@@ -311,16 +314,16 @@ impl<'s> Outputs<'s> {
         &self.stem
     }
 
-    /// How errors name the data file before its contents, and so its name, are known.
-    pub(super) fn data_label(&self) -> PathBuf {
-        self.dir.join(format!("{}.<hash>.data", self.stem))
+    /// The data file's path ([`data_location`]).
+    pub(super) fn data_path(&self) -> PathBuf {
+        self.dir.join(data_location(&self.stem))
     }
 
-    /// Put the complete files into place: the data file (whose contents hash to `digest`) under
-    /// its name, then the model over the old one, then the data files the old model used go. A
-    /// failure before the model's rename removes only a data file this save created: the old
-    /// pair stays as it was.
-    pub(super) fn persist(self, digest: Option<u64>) -> Result<(), SaveError> {
+    /// Put the complete files into place, holding the folder's lock: the data file under its
+    /// name, then the model over the old one. The old data file is kept under a temporary name
+    /// until the model is in place, and put back if the model's rename fails: the old pair stays
+    /// as it was. A model saved without external data removes the data file the old model used.
+    pub(super) fn persist(self) -> Result<(), SaveError> {
         // The archive must still be what was read: a change in place (or a fault on its map)
         // means the weights written may be someone else's, or zeros.
         if let Some(archive) = self.sources.archive_file() {
@@ -328,43 +331,71 @@ impl<'s> Outputs<'s> {
         }
         let _lock = FolderLock::take(&self.dir)?;
         check_target(&self.path, self.sources)?;
-        let data = match (self.data, digest) {
-            (Some(temp), Some(digest)) => {
-                let name = data_location(&self.stem, digest);
-                let path = self.dir.join(&name);
-                check_target(&path, self.sources)?;
-                let existed = std::fs::symlink_metadata(&path).is_ok();
-                temp.persist(&path)?;
-                Some((name, path, existed))
+        let data_path = self.data_path();
+        let has_data = self.data.is_some();
+        let mut kept = None;
+        if let Some(temp) = self.data {
+            check_target(&data_path, self.sources)?;
+            kept = keep_aside(&data_path);
+            if let Err(e) = temp.persist(&data_path) {
+                restore(kept, &data_path);
+                return Err(e);
             }
-            _ => None,
-        };
+        }
         if let Err(e) = self.model.persist(&self.path) {
-            if let Some((_, path, false)) = &data {
-                let _ = std::fs::remove_file(path);
+            match kept {
+                Some(_) => restore(kept, &data_path),
+                None if has_data => {
+                    let _ = std::fs::remove_file(&data_path);
+                }
+                None => {}
             }
             return Err(e);
         }
-        let keep = data.map(|(name, _, _)| OsString::from(name));
-        remove_stale_data(&self.dir, &self.path, &self.stem, keep.as_deref(), self.sources);
+        if let Some(old) = kept {
+            let _ = std::fs::remove_file(old);
+        }
+        let keep = has_data.then(|| OsString::from(data_location(&self.stem)));
+        remove_stale_data(&self.dir, &self.stem, keep.as_deref(), self.sources);
         Ok(())
     }
 }
 
-/// Remove the data files in `dir` that the model at `path` no longer uses, after it was put in
-/// place: those of its stem other than `keep` (its own), and `<file name>.data`, the name older
-/// fxonnx (and torch.onnx) gave its data. Best effort: a file that cannot be removed stays. Never
-/// a source of the save, nor anything but a regular file.
-fn remove_stale_data(dir: &Path, path: &Path, stem: &str, keep: Option<&std::ffi::OsStr>, sources: &Sources) {
+/// A second name for the existing regular file at `path` (`.fxonnx-<pid>-keep-<n>.tmp` beside
+/// it), so that it survives being replaced until the save is done. `None` when there is none,
+/// or it cannot be linked (then a failed model rename cannot give it back, as before).
+fn keep_aside(path: &Path) -> Option<PathBuf> {
+    if !std::fs::symlink_metadata(path).is_ok_and(|m| m.is_file()) {
+        return None;
+    }
+    let dir = folder_of(path);
+    (0..16u32)
+        .map(|n| dir.join(format!(".fxonnx-{}-keep-{n}.tmp", std::process::id())))
+        .find(|aside| std::fs::hard_link(path, aside).is_ok())
+}
+
+/// Put the file kept aside back at `path` (or, when nothing was there before, remove what is).
+fn restore(kept: Option<PathBuf>, path: &Path) {
+    match kept {
+        Some(aside) => {
+            let _ = std::fs::rename(aside, path);
+        }
+        None => {
+            let _ = std::fs::remove_file(path);
+        }
+    }
+}
+
+/// Remove the data files in `dir` that the model of `stem` no longer uses, after it was put in
+/// place: `<stem>.data` unless it is `keep` (its own), and the hashed names fxonnx 0.1 gave data
+/// files. Best effort: a file that cannot be removed stays. Never a source of the save, nor
+/// anything but a regular file.
+fn remove_stale_data(dir: &Path, stem: &str, keep: Option<&std::ffi::OsStr>, sources: &Sources) {
     let Ok(entries) = std::fs::read_dir(dir) else { return };
-    let legacy = path.file_name().map(|f| {
-        let mut n = f.to_os_string();
-        n.push(".data");
-        n
-    });
+    let own = OsString::from(data_location(stem));
     for entry in entries.flatten() {
         let name = entry.file_name();
-        if Some(name.as_os_str()) == keep || !(is_data_of(&name, stem) || legacy.as_ref() == Some(&name)) {
+        if Some(name.as_os_str()) == keep || !(is_hashed_data_of(&name, stem) || name == own) {
             continue;
         }
         match std::fs::symlink_metadata(entry.path()) {
@@ -595,10 +626,10 @@ mod tests {
             [b"m.onnx", b"m\xff.onnx", b"m\xfe.onnx", b"m%FF.onnx", b"m%25FF.onnx", "m\u{fffd}.onnx".as_bytes()];
         let stems: Vec<String> = names.iter().map(|n| stem(n)).collect();
         assert_eq!(stems, ["m.onnx", "m%FF.onnx", "m%FE.onnx", "m%25FF.onnx", "m%2525FF.onnx", "m\u{fffd}.onnx"]);
-        assert_eq!(data_location("m.onnx", 0xab), "m.onnx.00000000000000ab.data");
-        assert!(is_data_of(OsStr::new("m.onnx.00000000000000ab.data"), "m.onnx"));
-        assert!(!is_data_of(OsStr::new("m.onnx.data"), "m.onnx"));
-        assert!(!is_data_of(OsStr::new("xm.onnx.00000000000000ab.data"), "m.onnx"));
-        assert!(!is_data_of(OsStr::new("m.onnx.00000000000000AB.data"), "m.onnx"));
+        assert_eq!(data_location("m.onnx"), "m.onnx.data");
+        assert!(is_hashed_data_of(OsStr::new("m.onnx.00000000000000ab.data"), "m.onnx"));
+        assert!(!is_hashed_data_of(OsStr::new("m.onnx.data"), "m.onnx"));
+        assert!(!is_hashed_data_of(OsStr::new("xm.onnx.00000000000000ab.data"), "m.onnx"));
+        assert!(!is_hashed_data_of(OsStr::new("m.onnx.00000000000000AB.data"), "m.onnx"));
     }
 }

@@ -12,9 +12,8 @@
 //!
 //! Both take their names from [`names`], and their files from [`files`] (unnamed until complete,
 //! never over a file the save reads, a model and its data file one unit), given the save's
-//! [`Sources`]. The data file's name holds the XXH64 of its bytes ([`digest`]).
+//! [`Sources`]. The data file is `<model file>.data`, as torch.onnx names it ([`data_location`]).
 
-mod digest;
 mod files;
 mod names;
 pub mod plain;
@@ -47,9 +46,8 @@ const ALIGNMENT: usize = 64;
 pub enum DataPlacement {
     /// In the ModelProto's `raw_data`.
     Inline,
-    /// In the data file beside the model, for tensors of at least `threshold` bytes. Its name is
-    /// the model's file name and a hash of its contents ([`data_location`]: `model.onnx.<16 hex
-    /// digits>.data`), so that a model and its data file are replaced together.
+    /// In the data file beside the model, for tensors of at least `threshold` bytes:
+    /// `model.onnx.data` ([`data_location`]), replaced together with the model ([`files`]).
     External { threshold: usize },
 }
 

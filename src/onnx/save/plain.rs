@@ -8,7 +8,6 @@ use std::path::Path;
 use bytes::Bytes;
 use prost::Message;
 
-use super::digest::Xxh64;
 use super::files::{self, Outputs, Sources};
 use super::names::Names;
 use super::{described, io_values, DataPlacement, SaveError, ALIGNMENT, IR_VERSION, PRODUCER, PROTOBUF_LIMIT};
@@ -71,10 +70,9 @@ pub fn save_proto(
         .map(|(i, _)| i)
         .collect();
     let out = Outputs::create(path, !external.is_empty(), sources)?;
-    let mut digest = None;
     if let (false, Some(graph)) = (external.is_empty(), model.graph.as_mut()) {
-        let io = |source| SaveError::Io { path: out.data_label(), source };
-        let mut data = Hashing { file: std::io::BufWriter::new(out.data_file()), digest: Xxh64::default() };
+        let io = |source| SaveError::Io { path: out.data_path(), source };
+        let mut data = std::io::BufWriter::new(out.data_file());
         let mut offset = 0usize;
         let mut placed = Vec::with_capacity(external.len());
         for &i in &external {
@@ -90,14 +88,11 @@ pub fn save_proto(
             placed.push((i, offset, len));
             offset += len;
         }
-        data.file.flush().map_err(io)?;
-        // The data file's name holds its hash: known only now.
-        let d = data.digest.finish();
-        let location = files::data_location(out.stem(), d);
+        data.flush().map_err(io)?;
+        let location = files::data_location(out.stem());
         for (i, offset, len) in placed {
             graph.initializer[i].external_data = external_data(&location, offset, len);
         }
-        digest = Some(d);
     }
     let size = model.encoded_len();
     if size > PROTOBUF_LIMIT {
@@ -105,20 +100,7 @@ pub fn save_proto(
     }
     let bytes = model.encode_to_vec();
     out.model_file().write_all(&bytes).map_err(|source| SaveError::Io { path: path.to_path_buf(), source })?;
-    out.persist(digest)
-}
-
-/// A writer that hashes what it writes (the data file: its name holds the hash).
-struct Hashing<W> {
-    file: W,
-    digest: Xxh64,
-}
-
-impl<W: Write> Hashing<W> {
-    fn write_all(&mut self, bytes: &[u8]) -> std::io::Result<()> {
-        self.digest.update(bytes);
-        self.file.write_all(bytes)
-    }
+    out.persist()
 }
 
 /// The `external_data` entries of a tensor at `offset` of the data file.

@@ -94,24 +94,16 @@ impl<'m> Encoder<'m> {
         let data = outputs.has_data().then(|| outputs.data_file());
         let written = std::thread::scope(|scope| {
             let files = WriteBehind::start(scope, outputs.model_file(), data).map_err(|e| (Target::Model, e))?;
-            let mut out = Out { files, archive, model_pos: 0, digest_slots: Vec::new() };
+            let mut out = Out { files, archive };
             self.write_model(&mut out);
-            let digest = out.files.finish()?;
-            Ok((digest, out.digest_slots))
+            out.files.finish()
         });
         let io = |target, source| {
-            let path = if target == Target::Data { outputs.data_label() } else { outputs.model_path().to_path_buf() };
+            let path = if target == Target::Data { outputs.data_path() } else { outputs.model_path().to_path_buf() };
             SaveError::Io { path, source }
         };
-        let (digest, slots) = written.map_err(|(target, source)| io(target, source))?;
-        let digest = outputs.has_data().then_some(digest);
-        if let Some(d) = digest {
-            let digits = format!("{d:016x}");
-            for at in slots {
-                write_at(outputs.model_file(), digits.as_bytes(), at).map_err(|e| io(Target::Model, e))?;
-            }
-        }
-        outputs.persist(digest)
+        written.map_err(|(target, source)| io(target, source))?;
+        outputs.persist()
     }
 
     fn graph_msg(&self) -> GraphMsg<'_> {
@@ -148,10 +140,6 @@ impl<'m> Encoder<'m> {
 /// Where encoded bytes go: [`Counter`] measures a message, [`Out`] writes it.
 trait Sink {
     fn put(&mut self, b: &[u8]);
-    /// The 16 hex digits of the data file's hash in its name ([`DIGEST_PLACEHOLDER`] until known).
-    fn digest_slot(&mut self) {
-        self.put(DIGEST_PLACEHOLDER);
-    }
     /// Tensor bytes inline in the model.
     fn raw(&mut self, b: &Raw);
     /// Bytes of an external tensor, `pad` zero bytes first (for alignment): to the data file.
@@ -180,33 +168,11 @@ impl Sink for Counter {
     }
 }
 
-/// What the data file's hash is written as until it is known: digits of the same length.
-const DIGEST_PLACEHOLDER: &[u8; 16] = b"0000000000000000";
-
-/// `bytes` at `offset` of `file` (the data file's hash, into the finished model).
-fn write_at(file: &std::fs::File, bytes: &[u8], offset: u64) -> std::io::Result<()> {
-    #[cfg(unix)]
-    {
-        std::os::unix::fs::FileExt::write_all_at(file, bytes, offset)
-    }
-    #[cfg(not(unix))]
-    {
-        use std::io::{Seek, Write};
-        let mut f = file;
-        f.seek(std::io::SeekFrom::Start(offset))?;
-        f.write_all(bytes)
-    }
-}
-
 /// Writes the model and the external data through the writer thread; the first IO error stops
 /// the writing and is returned when the save finishes.
 struct Out<'s, 'a> {
     files: WriteBehind<'s>,
     archive: Option<&'a ArchiveFile>,
-    /// Bytes of the model file written so far.
-    model_pos: u64,
-    /// Where the model file holds the data file's hash (placeholder digits until it is known).
-    digest_slots: Vec<u64>,
 }
 
 /// Stored weights from this size on are read from the archive file; smaller ones share their
@@ -242,15 +208,9 @@ impl Out<'_, '_> {
 
 impl Sink for Out<'_, '_> {
     fn put(&mut self, b: &[u8]) {
-        self.model_pos += b.len() as u64;
         self.files.write(Target::Model, b);
     }
-    fn digest_slot(&mut self) {
-        self.digest_slots.push(self.model_pos);
-        self.put(DIGEST_PLACEHOLDER);
-    }
     fn raw(&mut self, b: &Raw) {
-        self.model_pos += b.len() as u64;
         self.tensor(Target::Model, b);
     }
     fn external(&mut self, pad: usize, raw: &Raw) {
@@ -399,22 +359,6 @@ impl<M: prost::Message> Msg for Prost<'_, M> {
 
 /// A `StringStringEntryProto`: key, and a value given in two pieces (see [`MetadataProps`]).
 struct Entry<'a>(&'a str, &'a str, &'a str);
-
-/// The `location` entry of an external tensor: `<stem>.<hash>.data` ([`files::data_location`]),
-/// the hash's digits written where the sink keeps them.
-struct LocationEntry<'a>(&'a str);
-
-impl Msg for LocationEntry<'_> {
-    fn write<S: Sink>(&self, s: &mut S) {
-        string(s, 1, "location");
-        key(s, 2, LEN);
-        varint(s, (self.0.len() + 1 + DIGEST_PLACEHOLDER.len() + ".data".len()) as u64);
-        s.put(self.0.as_bytes());
-        s.put(b".");
-        s.digest_slot();
-        s.put(b".data");
-    }
-}
 
 impl Msg for Entry<'_> {
     fn write<S: Sink>(&self, s: &mut S) {
@@ -628,7 +572,8 @@ impl Msg for TensorMsg<'_> {
             Placed::External { offset, pad } => {
                 s.external(pad, &self.t.raw);
                 let (offset, length) = (offset.to_string(), self.t.raw.len().to_string());
-                message(s, 13, &LocationEntry(self.stem));
+                // `<stem>.data` ([`files::data_location`]).
+                message(s, 13, &Entry("location", self.stem, ".data"));
                 for (k, v) in [("offset", offset.as_str()), ("length", length.as_str())] {
                     message(s, 13, &Entry(k, "", v));
                 }

@@ -7,8 +7,7 @@
 //! [`BUF`] bytes (or of the largest chunk [`WriteBehind::reserve`] was asked for, if larger).
 //!
 //! Writes reach each file in the order they were made: the bytes are those a sequential writer
-//! would produce. The writer thread also hashes the data file's bytes as it writes them (its
-//! name holds the hash: [`super::files`]).
+//! would produce.
 
 use std::fs::File;
 use std::io::{self, Write};
@@ -52,7 +51,7 @@ pub(crate) struct WriteBehind<'scope> {
     free: Receiver<Buf>,
     /// The buffer being filled for each target (without bytes until first used).
     filling: [Buf; 2],
-    thread: ScopedJoinHandle<'scope, Result<u64, Failure>>,
+    thread: ScopedJoinHandle<'scope, Result<(), Failure>>,
     /// The writer thread has stopped (it failed): nothing more is sent.
     stopped: bool,
 }
@@ -129,9 +128,8 @@ impl<'scope> WriteBehind<'scope> {
         Some(&mut self.filling[target as usize])
     }
 
-    /// Write what is buffered, wait for the writer thread, and return its first error, or the
-    /// XXH64 of the bytes written to the data file.
-    pub fn finish(mut self) -> Result<u64, Failure> {
+    /// Write what is buffered, wait for the writer thread, and return its first error.
+    pub fn finish(mut self) -> Result<(), Failure> {
         self.send_filling(Target::Model);
         self.send_filling(Target::Data);
         // Closing the channel ends the writer's loop.
@@ -165,21 +163,16 @@ impl<'scope> WriteBehind<'scope> {
     }
 }
 
-/// The writer thread: write each buffer to its file in order, hashing the data file's; stop at
-/// the first error.
-fn run(files: [Option<&File>; 2], jobs: Receiver<Job>, free: SyncSender<Buf>) -> Result<u64, Failure> {
-    let mut digest = super::digest::Xxh64::default();
+/// The writer thread: write each buffer to its file in order; stop at the first error.
+fn run(files: [Option<&File>; 2], jobs: Receiver<Job>, free: SyncSender<Buf>) -> Result<(), Failure> {
     for Job(target, mut buf) in jobs {
         let bytes = &buf.bytes[..buf.used];
         file(&files, target)?.write_all(bytes).map_err(|e| (target, e))?;
-        if target == Target::Data {
-            digest.update(bytes);
-        }
         buf.used = 0;
         // The encoder may have finished and stopped taking buffers back.
         let _ = free.send(buf);
     }
-    Ok(digest.finish())
+    Ok(())
 }
 
 fn file<'f>(files: &[Option<&'f File>; 2], target: Target) -> Result<&'f File, Failure> {
@@ -224,10 +217,7 @@ mod tests {
                     }
                 }
             }
-            let digest = w.finish().unwrap();
-            let mut want = crate::onnx::save::digest::Xxh64::default();
-            want.update(&want_data);
-            assert_eq!(digest, want.finish(), "the hash of the data file's bytes");
+            w.finish().unwrap();
         });
         assert_eq!(read(&model), want_model);
         assert_eq!(read(&data), want_data);

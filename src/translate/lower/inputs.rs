@@ -127,8 +127,12 @@ fn name_user_input(
     program_name: &str,
     user_name: Option<&String>,
 ) {
-    let name = user_name.filter(|n| !n.is_empty()).map_or(program_name, String::as_str);
-    lw.name(op, v, name);
+    let given = user_name.filter(|n| !n.is_empty());
+    let name = given.map_or(program_name, String::as_str);
+    match given {
+        Some(given) => lw.name_as_given(op, v, given),
+        None => lw.name(op, v, name),
+    }
     let mut meta = metadata::input_metadata(kind, program_name);
     if name == program_name {
         meta.retain(|(k, _)| *k != metadata::ORIGINAL_NODE_NAME); // torch adds it on renames only

@@ -14,7 +14,7 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 
 use crate::fx::{self, Program};
-use crate::hash::FxHashMap;
+use crate::hash::{FxHashMap, FxHashSet};
 use crate::onnx::builder::Builder;
 use crate::onnx::ir::{Dim, Model, Value};
 use crate::pt2::schema::{self, Argument, SymBoolArgument, SymFloatArgument, SymIntArgument};
@@ -93,6 +93,12 @@ struct Lowerer<'a> {
     /// Values already named (ONNX names are global across subgraphs), found by their name: the
     /// names themselves live in the values, so the set holds no copy of them.
     names: RefCell<hashbrown::HashTable<Value>>,
+    /// The input and output names the user gave: each is its user value's, exactly; a value of
+    /// the program that would take one is named apart (`linear_1`).
+    reserved: FxHashSet<&'a str>,
+    /// Per name asked for more than once, the suffix to try next (`x_3` after `x_2`): naming n
+    /// values alike stays linear.
+    next_suffix: RefCell<FxHashMap<String, usize>>,
     warnings: RefCell<Vec<String>>,
     /// Module-stack strings shared by the metadata of many nodes.
     scopes: RefCell<metadata::ScopeCache>,
@@ -112,6 +118,14 @@ pub fn lower(program: &Program<'_>, opts: &LowerOptions<'_>) -> Result<(Model, V
     let lw = Lowerer {
         opts,
         names: RefCell::new(hashbrown::HashTable::with_capacity(program.graph().nodes.len() * 2)),
+        reserved: opts
+            .input_names
+            .iter()
+            .chain(opts.output_names)
+            .map(String::as_str)
+            .filter(|n| !n.is_empty())
+            .collect(),
+        next_suffix: Default::default(),
         warnings: RefCell::new(Vec::new()),
         scopes: Default::default(),
         dims: Default::default(),
@@ -165,21 +179,57 @@ pub fn lower(program: &Program<'_>, opts: &LowerOptions<'_>) -> Result<(Model, V
 
 impl Lowerer<'_> {
     /// Give `v` the name `wanted`, made unique across the model.
+    /// Name `v` after `wanted`, or `wanted_<k>` when a value has that name already or the user
+    /// gave it to an input or output.
     fn name(&self, op: &mut Builder, v: Value, wanted: &str) {
+        self.name_value(op, v, wanted, false);
+    }
+
+    /// Name the user input or output `v` with the name the user gave it, exactly.
+    fn name_as_given(&self, op: &mut Builder, v: Value, given: &str) {
+        self.name_value(op, v, given, true);
+    }
+
+    /// Take `v`'s name away (to give it another).
+    fn unname(&self, op: &mut Builder, v: Value) {
+        let hash = |s: &str| std::hash::BuildHasher::hash_one(&crate::hash::FxBuild::default(), s);
+        let name = std::mem::take(&mut op.info_mut(v).name);
+        if let Ok(entry) = self.names.borrow_mut().find_entry(hash(&name), |&u| u == v) {
+            entry.remove();
+        }
+    }
+
+    fn name_value(&self, op: &mut Builder, v: Value, wanted: &str, given: bool) {
         debug_assert!(op.info(v).name.is_empty(), "the name set finds values by their names: one name each");
         let mut names = self.names.borrow_mut();
+        let mut suffixes = self.next_suffix.borrow_mut();
         let hash = |s: &str| std::hash::BuildHasher::hash_one(&crate::hash::FxBuild::default(), s);
         let mut name = wanted.to_string();
-        let mut k = 1;
-        loop {
-            let h = hash(&name);
-            let entry = names.entry(h, |&u| op.info(u).name == name, |&u| hash(&op.info(u).name));
-            if let hashbrown::hash_table::Entry::Vacant(slot) = entry {
-                slot.insert(v);
-                break;
+        // A user's name is reserved for its own value (`check_names` refused two alike); another
+        // value asking for it gets a suffixed one.
+        let mut free = |name: &str, first: bool| {
+            if !(given && first) && self.reserved.contains(name) {
+                return false;
             }
-            name = format!("{wanted}_{k}");
-            k += 1;
+            let h = hash(name);
+            match names.entry(h, |&u| op.info(u).name == name, |&u| hash(&op.info(u).name)) {
+                hashbrown::hash_table::Entry::Vacant(slot) => {
+                    slot.insert(v);
+                    true
+                }
+                hashbrown::hash_table::Entry::Occupied(_) => false,
+            }
+        };
+        if !free(&name, true) {
+            debug_assert!(!given, "a user's name `{wanted}` was taken before its value was named");
+            let k = suffixes.entry(wanted.to_string()).or_insert(1);
+            loop {
+                name = format!("{wanted}_{k}");
+                *k += 1;
+                if free(&name, false) {
+                    break;
+                }
+            }
         }
         op.info_mut(v).name = name;
     }

@@ -131,21 +131,30 @@ pub(super) fn bind_outputs<'g>(
     // stays linear.
     let graph_inputs: FxHashSet<Value> = op.graph_mut().inputs.iter().copied().collect();
     for (i, (v, fx_name)) in outputs.into_iter().enumerate() {
-        let wanted =
-            if i < n_user_outputs { opts.output_names.get(i).filter(|n| !n.is_empty()).cloned() } else { None };
-        let wanted = wanted.unwrap_or_else(|| fx_name.clone());
+        let given = if i < n_user_outputs { opts.output_names.get(i).filter(|n| !n.is_empty()).cloned() } else { None };
+        let is_given = given.is_some();
+        let wanted = given.unwrap_or_else(|| fx_name.clone());
         // A graph output must be produced by a node, under its own name, once. A float4 constant
         // is output as the initializer itself: below opset 23 no operator (Identity included)
         // takes float4, and ONNX allows an initializer as a graph output.
         let float4_constant = op.info(v).constant.is_some() && op.dtype(v) == Some(crate::onnx::ir::DType::Float4E2M1);
         let is_io = !float4_constant && (graph_inputs.contains(&v) || op.info(v).constant.is_some());
+        if is_given && !is_io && !seen.contains(&v) && fx_name == wanted && op.info(v).name != wanted {
+            // The user named the output what the program calls it: the name was kept from the
+            // value while the graph was lowered (it was reserved), and is its own.
+            lw.unname(op, v);
+        }
         let v = if is_io || seen.contains(&v) || (op.info(v).name != wanted && !op.info(v).name.is_empty()) {
             identity_of(op, v)
         } else {
             v
         };
         if op.info(v).name.is_empty() {
-            lw.name(op, v, &wanted);
+            if is_given {
+                lw.name_as_given(op, v, &wanted);
+            } else {
+                lw.name(op, v, &wanted);
+            }
         }
         let info = op.info_mut(v);
         info.metadata.retain(|(k, _)| *k != metadata::OUTPUT_KIND && *k != metadata::ORIGINAL_NODE_NAME);
