@@ -1,5 +1,7 @@
 //! `fxonnx::onnx_graph`: a node whose ONNX was built outside fxonnx, by a Python custom
-//! translation (`custom_translation_table`, see `python/fxonnx/_custom.py`). The Python package
+//! translation (`custom_translation_table`, see `python/fxonnx/_custom.py`) or a TorchScript-era
+//! symbolic function (`python/fxonnx/_symbolic.py`). And `onnx_symbolic::_symbolic`: a node
+//! `torch.onnx.ops.symbolic` names in the program itself (its op type, domain and attributes). The Python package
 //! writes such a node in place of the FX node it translated: its tensor arguments, and the ONNX
 //! as a serialized `ModelProto` (hex) whose graph takes them as inputs, in order, and whose outputs
 //! are the node's outputs. Its model-local functions were inlined in Python; its nodes are emitted
@@ -132,7 +134,113 @@ fn emit(op: &mut Builder, inputs: &[Value], graph: &str) -> OpResult<Vec<Value>>
     g.output.iter().map(|o| output(&o.name)).collect()
 }
 
+/// `torch.onnx.ops`' attributes, encoded as lists for FX (its `EncodedAttrs`): per key, a type
+/// and the range of its values in the list of that type.
+fn symbolic_attributes(
+    keys: &[&str],
+    types: &[&str],
+    pos: &[Vec<i64>],
+    ints: &[i64],
+    floats: &[f64],
+    strs: &[&str],
+) -> OpResult<Vec<(String, AttrValue)>> {
+    if keys.len() != types.len() || keys.len() != pos.len() {
+        bail!("onnx_symbolic: {} attribute keys for {} types and {} ranges", keys.len(), types.len(), pos.len());
+    }
+    let range = |p: &Vec<i64>, len: usize| -> OpResult<std::ops::Range<usize>> {
+        match p[..] {
+            [a, b] if a >= 0 && a <= b && (b as usize) <= len => Ok(a as usize..b as usize),
+            _ => bail!("onnx_symbolic: the attribute range {p:?} is outside its list of {len}"),
+        }
+    };
+    keys.iter()
+        .zip(types)
+        .zip(pos)
+        .map(|((&k, &t), p)| {
+            let value = match t {
+                "i" => AttrValue::Int(ints[range(p, ints.len())?].first().copied().unwrap_or_default()),
+                "f" => AttrValue::Float(floats[range(p, floats.len())?].first().copied().unwrap_or_default() as f32),
+                "s" => AttrValue::String(strs[range(p, strs.len())?].first().copied().unwrap_or_default().into()),
+                "is" => AttrValue::Ints(ints[range(p, ints.len())?].to_vec()),
+                "fs" => AttrValue::Floats(floats[range(p, floats.len())?].iter().map(|&f| f as f32).collect()),
+                "ss" => AttrValue::Strings(strs[range(p, strs.len())?].iter().map(|s| s.to_string()).collect()),
+                other => bail!("onnx_symbolic: attribute `{k}` of unknown type `{other}`"),
+            };
+            Ok((k.to_string(), value))
+        })
+        .collect()
+}
+
+/// The node `torch.onnx.ops.symbolic` asks for, with `outputs` outputs.
+#[allow(clippy::too_many_arguments)]
+fn symbolic_node(
+    op: &mut Builder,
+    inputs: Vec<Option<Value>>,
+    op_type: &str,
+    domain: &str,
+    version: Option<i64>,
+    attributes: Vec<(String, AttrValue)>,
+    outputs: usize,
+) -> Vec<Value> {
+    let version = version.unwrap_or(if domain.is_empty() { op.opset() } else { 1 });
+    let mut call = op.node(domain, version, op_type, inputs);
+    for (name, value) in attributes {
+        call = call.attr(&name, value);
+    }
+    call.outs_vec(outputs)
+}
+
 translations! {
+    /// onnx_symbolic::_symbolic(Tensor?[] inputs, str op_type, int onnx_dtype, *, SymInt[] shape,
+    ///     str[] attr_keys, str[] attr_types, int[][] attr_pos, int[] attr_ints, float[] attr_floats,
+    ///     str[] attr_strs, str[] metadata_props_keys, str[] metadata_props_values, str domain="",
+    ///     int? version=None) -> Tensor
+    #[target("onnx_symbolic::_symbolic")]
+    fn symbolic(
+        op,
+        inputs: Vec<Option<Tensor>>,
+        op_type: &str,
+        _onnx_dtype: Ignored,
+        _shape: Ignored,
+        attr_keys: Vec<&str>,
+        attr_types: Vec<&str>,
+        attr_pos: Vec<Vec<i64>>,
+        attr_ints: Vec<i64>,
+        attr_floats: Vec<f64>,
+        attr_strs: Vec<&str>,
+        _metadata_props_keys: Ignored,
+        _metadata_props_values: Ignored,
+        domain: &str = "",
+        version: Option<i64> = None,
+    ) -> OpResult<Value> {
+        let attributes = symbolic_attributes(&attr_keys, &attr_types, &attr_pos, &attr_ints, &attr_floats, &attr_strs)?;
+        Ok(symbolic_node(op, inputs, op_type, domain, version, attributes, 1)[0])
+    }
+
+    /// onnx_symbolic::_symbolic_multi_out(Tensor?[] inputs, str op_type, int[] onnx_dtypes, *,
+    ///     SymInt[][] shapes, ...) -> Tensor[]
+    #[target("onnx_symbolic::_symbolic_multi_out")]
+    fn symbolic_multi_out(
+        op,
+        inputs: Vec<Option<Tensor>>,
+        op_type: &str,
+        onnx_dtypes: Vec<i64>,
+        _shapes: Ignored,
+        attr_keys: Vec<&str>,
+        attr_types: Vec<&str>,
+        attr_pos: Vec<Vec<i64>>,
+        attr_ints: Vec<i64>,
+        attr_floats: Vec<f64>,
+        attr_strs: Vec<&str>,
+        _metadata_props_keys: Ignored,
+        _metadata_props_values: Ignored,
+        domain: &str = "",
+        version: Option<i64> = None,
+    ) -> OpResult<Vec<Value>> {
+        let attributes = symbolic_attributes(&attr_keys, &attr_types, &attr_pos, &attr_ints, &attr_floats, &attr_strs)?;
+        Ok(symbolic_node(op, inputs, op_type, domain, version, attributes, onnx_dtypes.len()))
+    }
+
     /// onnx_graph(Tensor[] inputs, str graph) -> Tensor[]
     #[target("fxonnx::onnx_graph")]
     fn onnx_graph(op, inputs: Vec<Tensor>, graph: &str) -> OpResult<Vec<Value>> {

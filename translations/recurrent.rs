@@ -1,7 +1,9 @@
 //! Recurrent layers: torch's multi-layer LSTM, GRU and Elman RNN, one ONNX LSTM / GRU / RNN node per
 //! layer (both directions in one node); an LSTM with a projection (`proj_size`) as a Loop over time;
 //! the single-step cells (`lstm_cell`, `gru_cell`, `rnn_tanh_cell`, `rnn_relu_cell`) as their
-//! equations.
+//! equations. Packed sequences reach them from the TorchScript front end as fxonnx's
+//! `fxonnx::lstm_padded` (and GRU, RNN): the padded batch, time-major, and each sequence's length,
+//! which ONNX's layers take as `sequence_lens` (outputs past a length are zeros, as torch pads them).
 
 use crate::translate::prelude::*;
 use crate::translations;
@@ -123,6 +125,7 @@ impl Rnn {
         h0: Value,
         c0: Option<Value>,
         params: &[Value],
+        lengths: Option<Value>,
     ) -> OpResult<Vec<Value>> {
         if rank_of(op, input)? != 3 {
             bail!("recurrent layers take a 3-D input");
@@ -140,6 +143,7 @@ impl Rnn {
         let c0 = c0.map(|c| cast(op, c, t));
         let params: Vec<Value> = params.iter().map(|&p| cast(op, p, t)).collect();
         let weights = self.weights(op, &params)?;
+        let lengths = lengths.map(|l| cast(op, l, DType::Int32));
         // ONNX runs time-major: [T, B, features].
         let mut x = if self.batch_first { op.Transpose(input).perm(&[1, 0, 2]).out() } else { input };
         let d = self.dirs() as usize;
@@ -148,10 +152,12 @@ impl Rnn {
             let start = (l * d) as i64;
             let h = slice_along(op, h0, 0, start, start + d as i64);
             let c = c0.map(|c0| slice_along(op, c0, 0, start, start + d as i64));
-            let (y, hn, cn) = if dirs[0].w_hr.is_some() {
-                self.projected_layer(op, x, dirs, h, c)?
-            } else {
-                self.layer(op, x, dirs, h, c)?
+            let (y, hn, cn) = match (dirs[0].w_hr.is_some(), lengths) {
+                (true, None) => self.projected_layer(op, x, dirs, h, c)?,
+                (true, Some(_)) => {
+                    bail!("an LSTM with a projection (proj_size) over packed sequences is not translated")
+                }
+                (false, _) => self.layer(op, x, dirs, h, c, lengths)?,
             };
             x = y;
             hs.push(hn);
@@ -188,6 +194,7 @@ impl Rnn {
         dirs: &[Weights],
         h0: Value,
         c0: Option<Value>,
+        lengths: Option<Value>,
     ) -> OpResult<(Value, Value, Option<Value>)> {
         let hidden = self.hidden(op, &dirs[0])?;
         let zero = op.const_i64s(&[0]);
@@ -210,14 +217,17 @@ impl Rnn {
         let direction = if self.bidirectional { "bidirectional" } else { "forward" };
         let (y, hn, cn) = match self.cell {
             Cell::Lstm => {
-                let [y, hn, cn] =
-                    op.LSTM(x, w, r, b, None, Some(h0), c0, None).hidden_size(hidden).direction(direction).outs::<3>();
+                let [y, hn, cn] = op
+                    .LSTM(x, w, r, b, lengths, Some(h0), c0, None)
+                    .hidden_size(hidden)
+                    .direction(direction)
+                    .outs::<3>();
                 (y, hn, Some(cn))
             }
             Cell::Gru => {
                 // torch applies the reset gate after the recurrent matrix product (r ⊙ (W_hn h + b_hn)).
                 let [y, hn] = op
-                    .GRU(x, w, r, b, None, Some(h0))
+                    .GRU(x, w, r, b, lengths, Some(h0))
                     .hidden_size(hidden)
                     .direction(direction)
                     .linear_before_reset(1)
@@ -228,7 +238,7 @@ impl Rnn {
                 let f = if self.cell == Cell::RnnTanh { "Tanh" } else { "Relu" };
                 let acts = vec![f; dirs.len()];
                 let [y, hn] = op
-                    .RNN(x, w, r, b, None, Some(h0))
+                    .RNN(x, w, r, b, lengths, Some(h0))
                     .hidden_size(hidden)
                     .direction(direction)
                     .activations(&acts)
@@ -384,7 +394,7 @@ translations! {
         no_dropout(dropout, train, num_layers)?;
         let [h0, c0] = hx[..] else { bail!("lstm needs the initial hidden and cell states") };
         let rnn = Rnn { cell: Cell::Lstm, has_biases, num_layers, bidirectional, batch_first };
-        rnn.run(op, input, h0, Some(c0), &params)
+        rnn.run(op, input, h0, Some(c0), &params, None)
     }
 
     /// gru.input(Tensor input, Tensor hx, Tensor[] params, bool has_biases, int num_layers, float dropout, bool train,
@@ -404,7 +414,7 @@ translations! {
     ) -> OpResult<Vec<Value>> {
         no_dropout(dropout, train, num_layers)?;
         let rnn = Rnn { cell: Cell::Gru, has_biases, num_layers, bidirectional, batch_first };
-        rnn.run(op, input, hx, None, &params)
+        rnn.run(op, input, hx, None, &params, None)
     }
 
     /// rnn_tanh.input(Tensor input, Tensor hx, Tensor[] params, bool has_biases, int num_layers, float dropout,
@@ -424,7 +434,7 @@ translations! {
     ) -> OpResult<Vec<Value>> {
         no_dropout(dropout, train, num_layers)?;
         let rnn = Rnn { cell: Cell::RnnTanh, has_biases, num_layers, bidirectional, batch_first };
-        rnn.run(op, input, hx, None, &params)
+        rnn.run(op, input, hx, None, &params, None)
     }
 
     /// rnn_relu.input(Tensor input, Tensor hx, Tensor[] params, bool has_biases, int num_layers, float dropout,
@@ -444,7 +454,88 @@ translations! {
     ) -> OpResult<Vec<Value>> {
         no_dropout(dropout, train, num_layers)?;
         let rnn = Rnn { cell: Cell::RnnRelu, has_biases, num_layers, bidirectional, batch_first };
-        rnn.run(op, input, hx, None, &params)
+        rnn.run(op, input, hx, None, &params, None)
+    }
+
+    /// fxonnx::lstm_padded(Tensor input, Tensor lengths, Tensor[] hx, Tensor[] params, bool has_biases,
+    ///     int num_layers, float dropout, bool train, bool bidirectional) -> (Tensor, Tensor, Tensor)
+    #[target("fxonnx::lstm_padded")]
+    fn lstm_padded(
+        op,
+        input: Tensor,
+        lengths: Tensor,
+        hx: Vec<Tensor>,
+        params: Vec<Tensor>,
+        has_biases: bool,
+        num_layers: i64,
+        dropout: f64,
+        train: bool,
+        bidirectional: bool,
+    ) -> OpResult<Vec<Value>> {
+        no_dropout(dropout, train, num_layers)?;
+        let [h0, c0] = hx[..] else { bail!("lstm needs the initial hidden and cell states") };
+        let rnn = Rnn { cell: Cell::Lstm, has_biases, num_layers, bidirectional, batch_first: false };
+        rnn.run(op, input, h0, Some(c0), &params, Some(lengths))
+    }
+
+    /// fxonnx::gru_padded(Tensor input, Tensor lengths, Tensor hx, Tensor[] params, bool has_biases,
+    ///     int num_layers, float dropout, bool train, bool bidirectional) -> (Tensor, Tensor)
+    #[target("fxonnx::gru_padded")]
+    fn gru_padded(
+        op,
+        input: Tensor,
+        lengths: Tensor,
+        hx: Tensor,
+        params: Vec<Tensor>,
+        has_biases: bool,
+        num_layers: i64,
+        dropout: f64,
+        train: bool,
+        bidirectional: bool,
+    ) -> OpResult<Vec<Value>> {
+        no_dropout(dropout, train, num_layers)?;
+        let rnn = Rnn { cell: Cell::Gru, has_biases, num_layers, bidirectional, batch_first: false };
+        rnn.run(op, input, hx, None, &params, Some(lengths))
+    }
+
+    /// fxonnx::rnn_tanh_padded(Tensor input, Tensor lengths, Tensor hx, Tensor[] params, bool has_biases,
+    ///     int num_layers, float dropout, bool train, bool bidirectional) -> (Tensor, Tensor)
+    #[target("fxonnx::rnn_tanh_padded")]
+    fn rnn_tanh_padded(
+        op,
+        input: Tensor,
+        lengths: Tensor,
+        hx: Tensor,
+        params: Vec<Tensor>,
+        has_biases: bool,
+        num_layers: i64,
+        dropout: f64,
+        train: bool,
+        bidirectional: bool,
+    ) -> OpResult<Vec<Value>> {
+        no_dropout(dropout, train, num_layers)?;
+        let rnn = Rnn { cell: Cell::RnnTanh, has_biases, num_layers, bidirectional, batch_first: false };
+        rnn.run(op, input, hx, None, &params, Some(lengths))
+    }
+
+    /// fxonnx::rnn_relu_padded(Tensor input, Tensor lengths, Tensor hx, Tensor[] params, bool has_biases,
+    ///     int num_layers, float dropout, bool train, bool bidirectional) -> (Tensor, Tensor)
+    #[target("fxonnx::rnn_relu_padded")]
+    fn rnn_relu_padded(
+        op,
+        input: Tensor,
+        lengths: Tensor,
+        hx: Tensor,
+        params: Vec<Tensor>,
+        has_biases: bool,
+        num_layers: i64,
+        dropout: f64,
+        train: bool,
+        bidirectional: bool,
+    ) -> OpResult<Vec<Value>> {
+        no_dropout(dropout, train, num_layers)?;
+        let rnn = Rnn { cell: Cell::RnnRelu, has_biases, num_layers, bidirectional, batch_first: false };
+        rnn.run(op, input, hx, None, &params, Some(lengths))
     }
 
     /// lstm.data(Tensor data, Tensor batch_sizes, Tensor[] hx, Tensor[] params, bool has_biases, int num_layers,

@@ -496,6 +496,23 @@ def _is_archive(model: Any) -> bool:
     return isinstance(model, (bytes, bytearray, memoryview, str, os.PathLike))
 
 
+def _is_exported_program(model: Any) -> bool:
+    return type(model).__name__ == "ExportedProgram"
+
+
+def _is_torchscript_file(model: Any) -> bool:
+    """A file ``torch.jit.save`` wrote (a zip holding ``constants.pkl`` and ``code/``), not a ``.pt2``."""
+    import zipfile
+
+    if not isinstance(model, (str, os.PathLike)):
+        return False
+    try:
+        with zipfile.ZipFile(model) as z:
+            return any(n.endswith("/constants.pkl") or n == "constants.pkl" for n in z.namelist())
+    except (OSError, zipfile.BadZipFile):
+        return False
+
+
 @contextlib.contextmanager
 def _profiled(profile: bool, sink: list):
     if not profile:
@@ -567,7 +584,9 @@ def export(
     ``<f>.data``). ``training``, ``operator_export_type``, ``do_constant_folding``,
     ``custom_opsets`` and ``autograd_inlining`` are accepted and ignored, as on torch.onnx's dynamo
     path; ``export_modules_as_functions`` makes the calls of those module classes ONNX functions.
-    ``dynamo=False`` is refused: fxonnx converts torch.export programs.
+    ``dynamo=False`` takes the model as torch.onnx's TorchScript exporter did: a module traced on
+    ``args``, a ``ScriptModule`` / ``ScriptFunction`` or a ``torch.jit.save`` file, converted into
+    the same program form (``_torchscript``); ``dynamic_axes`` names its dynamic axes.
 
     fxonnx's own keywords: ``tree_names`` (name inputs and outputs after the program's input and
     output trees: ``past_key_values.0.key``, ``logits``), ``functions`` (``"auto"`` or class
@@ -579,9 +598,14 @@ def export(
     ``"int8"``, with an ONNX Runtime ``target``: MatMul weights as ``com.microsoft.MatMulNBits``,
     ``quantize_block`` weights per scale; lossy).
     """
-    del do_constant_folding, custom_opsets, autograd_inlining, training, operator_export_type
-    is_archive = _is_archive(model)
-    if not is_archive and not callable(model) and type(model).__name__ != "ExportedProgram":
+    del custom_opsets, autograd_inlining, operator_export_type
+    torchscript = dynamo is False and not _is_exported_program(model)
+    if torchscript and do_constant_folding is False:
+        optimize = False  # the TorchScript exporter's switch for its folding: nothing is rewritten
+    is_archive = _is_archive(model) and not (torchscript and _is_torchscript_file(model))
+
+    script_file = torchscript and _is_torchscript_file(model)
+    if not is_archive and not script_file and not callable(model) and type(model).__name__ != "ExportedProgram":
         raise TypeError(
             f"model must be a torch.nn.Module, a torch.export.ExportedProgram, the path of a .pt2 archive or its "
             f"bytes; got {type(model).__name__}"
@@ -589,12 +613,6 @@ def export(
     if verify:
         _errors.require("torch", "verify", "verify=True")
         _errors.require("onnxruntime", "verify", "verify=True")
-    if dynamo is False and not is_archive and type(model).__name__ != "ExportedProgram":
-        raise OptionsError(
-            "dynamo=False: fxonnx converts torch.export programs; the TorchScript exporter is not available. "
-            "hint: call fxonnx.export without dynamo=False (torch.onnx's default since 2.9), or use "
-            "torch.onnx.export(..., dynamo=False) for TorchScript"
-        )
     # Without an opset, an ONNX Runtime target lets the export choose (23 for a program with
     # attention, else 20); a custom table's functions are built for the opset, which is then 20.
     chosen = str(target).startswith("onnxruntime") and opset_version is None and not custom_translation_table
@@ -656,7 +674,7 @@ def export(
                 model, args, kwargs, dynamic_shapes=dynamic_shapes, dynamic_axes=dynamic_axes,
                 input_names=input_names, output_names=output_names, table=custom_translation_table,
                 opset=opset, printer=printer, report=report, artifacts=artifacts, timestamp=timestamp,
-                dump=dump_exported_program,
+                dump=dump_exported_program, torchscript=torchscript, training=training,
             )
             options["dim_names"] = {**names, **options["dim_names"]}
         if static:

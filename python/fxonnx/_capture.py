@@ -197,7 +197,7 @@ def capture(model, args, kwargs, dynamic_shapes, printer: Callable[[str], None],
     return Capture(None, None, attempts, time.perf_counter() - start)
 
 
-def capture_error(capture: Capture, report_path: str | None) -> _errors.CaptureError:
+def capture_error(capture: Capture, report_path: str | None, torchscript_works: bool = False) -> _errors.CaptureError:
     """The error for a capture every strategy failed: the first strategy's error (as torch.onnx
     raises it), with every strategy's error attached."""
     first = capture.attempts[0].error
@@ -210,11 +210,17 @@ def capture_error(capture: Capture, report_path: str | None) -> _errors.CaptureE
         if len(summary) > 400:
             summary = summary[:400] + "..."
         lines.append(f"- {a.strategy}: {type(a.error).__name__}: {summary}")
-    lines.append(
-        "hint: change the model for torch.export.export to capture it (https://pytorch.org/docs/stable/"
-        "generated/exportdb/index.html), or run torch.export.draft_export(model, args) to see every issue at "
-        "once (set TORCH_ONNX_ENABLE_DRAFT_EXPORT=1 to let the export try it)"
-    )
+    if torchscript_works:
+        lines.append(
+            "hint: fxonnx.export(..., dynamo=False) exports this model (its TorchScript program converts: tried), "
+            "as torch.onnx's TorchScript exporter took it; or change the model for torch.export to capture it"
+        )
+    else:
+        lines.append(
+            "hint: change the model for torch.export.export to capture it (https://pytorch.org/docs/stable/"
+            "generated/exportdb/index.html), or run torch.export.draft_export(model, args) to see every issue at "
+            "once (set TORCH_ONNX_ENABLE_DRAFT_EXPORT=1 to let the export try it)"
+        )
     if report_path is not None:
         lines.append(f"Error report has been saved to '{report_path}'.")
     err = _errors.CaptureError("\n".join(lines))

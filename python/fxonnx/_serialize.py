@@ -226,6 +226,9 @@ def _graph_serializer(exported: Any, custom: Callable[[Any], Any] | None) -> Any
     sym_ops = S._SYM_OPS | {torch.sym_sum}
 
     def serialize_input(self, arg, arg_type=None):
+        if isinstance(arg, (list, tuple)) and len(arg) == 0 and arg_type is None:
+            # A higher-order op's empty operand list: what torch writes, without its warning.
+            return schema.Argument.create(as_tensors=[])
         if isinstance(arg, (list, tuple)) and len(arg) > 0:
             nodes = [a for a in arg if isinstance(a, torch.fx.Node)]
             ints = [a for a in arg if type(a) is int]
@@ -246,6 +249,19 @@ def _graph_serializer(exported: Any, custom: Callable[[Any], Any] | None) -> Any
             if replacement is not None:
                 self.graph_state.nodes.append(_onnx_graph_node(self, node, *replacement))
                 return
+        if getattr(node.target, "namespace", None) == "onnx_symbolic" and "shapes" in node.kwargs:
+            # torch.onnx.ops.symbolic_multi_out: its output shapes (SymInt[][], which torch's
+            # serializer cannot write when they are symbolic) are the outputs' own shapes, which
+            # the program records anyway: written empty.
+            kwargs = {**node.kwargs, "shapes": []}
+            self.graph_state.nodes.append(schema.Node(
+                name=node.name,
+                target=self.serialize_operator(node.target),
+                inputs=self.serialize_inputs(node.target, node.args, kwargs),
+                outputs=self.serialize_outputs(node),
+                metadata=self.serialize_metadata(node),
+            ))
+            return
         if node.target in sym_ops and node.target not in S._SYM_OPS:
             # torch.sym_sum, which torch's list of symbolic ops lacks: written as the others are.
             self.graph_state.nodes.append(schema.Node(

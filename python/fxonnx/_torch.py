@@ -15,7 +15,7 @@ import torch.utils._pytree as pytree
 
 
 def prepare(model, args, kwargs, *, dynamic_shapes, dynamic_axes, input_names, output_names, table, opset,
-            printer, report, artifacts, timestamp, dump):
+            printer, report, artifacts, timestamp, dump, torchscript=False, training=None):
     """Capture ``model`` as torch.onnx does (itself when it is an ExportedProgram) and serialize it
     for Rust in memory. Returns the program, the capture (``None`` for an ExportedProgram), the
     dim names (``{"s77": "batch"}``), the axes asked dynamic that came out static, and the
@@ -24,6 +24,21 @@ def prepare(model, args, kwargs, *, dynamic_shapes, dynamic_axes, input_names, o
 
     custom = _custom.Table.of(table)
     capture = None
+    if torchscript:
+        from . import _torchscript
+
+        args, kwargs = _capture.normalize_args(args, kwargs)
+        t0 = time.perf_counter()
+        printer("Convert the TorchScript program...")
+        program = _torchscript.convert(model, args, kwargs, dynamic_axes=dynamic_axes, input_names=input_names,
+                                       training=training, opset=opset)
+        printer(f"Convert the TorchScript program... ✅ ({time.perf_counter() - t0:.1f} s, "
+                f"{len(program.exported.graph.nodes)} nodes)")
+        exported = program.exported
+        names: dict[str, str] = dict(program.dim_names)
+        static: list = []
+        exported, entries = _entries_translatable(exported, custom, opset)
+        return exported, None, names, static, entries
     if isinstance(model, torch.export.ExportedProgram):
         exported = model
     else:
@@ -36,7 +51,8 @@ def prepare(model, args, kwargs, *, dynamic_shapes, dynamic_axes, input_names, o
         capture = _capture.capture(model, args, kwargs, shapes, printer)
         if capture.exported_program is None:
             path = _reporting.capture_failure_report(artifacts, timestamp, capture) if report else None
-            raise _capture.capture_error(capture, path)
+            raise _capture.capture_error(capture, path, _torchscript_exports(model, args, kwargs, dynamic_axes,
+                                                                              input_names, opset))
         specialized = _capture.recapture_if_wrong(model, args, kwargs, shapes, capture, printer)
         if specialized is not None:
             warnings.warn(specialized.message(), UserWarning, stacklevel=3)
@@ -61,6 +77,22 @@ def prepare(model, args, kwargs, *, dynamic_shapes, dynamic_axes, input_names, o
     printer(f"Hand the program ({len(exported.graph.nodes)} nodes) to the converter... ✅ "
             f"({time.perf_counter() - t0:.1f} s)")
     return exported, capture, names, static, entries
+
+
+def _torchscript_exports(model, args, kwargs, dynamic_axes, input_names, opset) -> bool:
+    """Whether ``dynamo=False`` exports the model torch.export could not capture: its TorchScript
+    program converted and translated, as that export would (the model saved nowhere)."""
+    from . import _fxonnx, _torchscript
+
+    if kwargs or not isinstance(model, torch.nn.Module):
+        return False
+    try:
+        program = _torchscript.convert(model, args, {}, dynamic_axes=dynamic_axes, input_names=input_names)
+        _, entries = _entries_translatable(program.exported, None, opset)
+        _fxonnx.export(entries, opset_version=opset, dim_names=program.dim_names)
+        return True
+    except Exception:  # any failure: then the hint does not say it
+        return False
 
 
 def _entries_translatable(exported: Any, custom: Any, opset: int) -> tuple[Any, dict]:

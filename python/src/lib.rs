@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use pyo3::create_exception;
-use pyo3::exceptions::{PyException, PyKeyboardInterrupt};
+use pyo3::exceptions::{PyKeyboardInterrupt, PyRuntimeError};
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedBytes;
 use pyo3::types::PyBytes;
@@ -22,10 +22,11 @@ use pyo3::types::PyDict;
 
 mod entries;
 
+// A RuntimeError, as torch.onnx's `OnnxExporterError` is: code that catches the one catches the other.
 create_exception!(
     _fxonnx,
     ExportError,
-    PyException,
+    PyRuntimeError,
     "An export failed; `stage`, `node`, `target` and `hint` say where and what to do."
 );
 create_exception!(_fxonnx, OptionsError, ExportError, "The options of the call cannot be used with this program.");

@@ -28,6 +28,10 @@ pub enum ArchiveError {
     NotZip { path: PathBuf, detail: String },
     #[error("{path} is a zip archive but not a .pt2 program (no `<root>/archive_format` entry saying pt2); hint: {TORCH_SAVE_HINT}")]
     NotPt2 { path: PathBuf },
+    #[error(
+        "{path} is a TorchScript program (written by torch.jit.save), not a .pt2 archive; hint: {TORCHSCRIPT_HINT}"
+    )]
+    TorchScript { path: PathBuf },
     #[error("unsupported archive_version {found:?} (this reader knows version 0, written by torch 2.9 to 2.15)")]
     ArchiveVersion { found: String },
     #[error("archive entry `{entry}` is missing; {detail}")]
@@ -57,6 +61,9 @@ const TORCH_SAVE_HINT: &str = "pass the file written by torch.export.save";
 const RESAVE_HINT: &str = "re-save it with torch.export.save";
 const PICKLED_HINT: &str = "save plain tensors, e.g. unwrap the subclass before torch.export";
 const LEGACY_HINT: &str = "re-save the program with torch 2.9 or newer";
+const TORCHSCRIPT_HINT: &str = "converting TorchScript needs Python and torch: `python -m fxonnx export MODEL.pt -o \
+     model.onnx --example inputs.npz` (the fxonnx command `pip install fxonnx` installs takes it too), or \
+     fxonnx.export(torch.jit.load(path), args, dynamo=False)";
 
 impl ArchiveError {
     /// What the user can do about it.
@@ -64,6 +71,7 @@ impl ArchiveError {
         match self {
             ArchiveError::NotAFile { .. } => Some(NOT_A_FILE_HINT),
             ArchiveError::NotZip { .. } | ArchiveError::NotPt2 { .. } => Some(TORCH_SAVE_HINT),
+            ArchiveError::TorchScript { .. } => Some(TORCHSCRIPT_HINT),
             ArchiveError::Compressed { .. } => Some(RESAVE_HINT),
             ArchiveError::Pickled { .. } => Some(PICKLED_HINT),
             ArchiveError::LegacyWeights { .. } => Some(LEGACY_HINT),
@@ -111,6 +119,16 @@ pub struct Archive {
     memory: memory::Entries,
 }
 
+/// Why a zip without `archive_format` is not read: a TorchScript program (`torch.jit.save` writes
+/// `<root>/constants.pkl` and `<root>/code/`), which needs Python, or another zip.
+fn not_pt2<'n>(path: &Path, mut names: impl Iterator<Item = &'n str>) -> ArchiveError {
+    let torchscript = names.any(|n| n.ends_with("/constants.pkl") || n.contains("/code/__torch__"));
+    match torchscript {
+        true => ArchiveError::TorchScript { path: path.to_path_buf() },
+        false => ArchiveError::NotPt2 { path: path.to_path_buf() },
+    }
+}
+
 impl Archive {
     /// Memory-map and index `path`. Checks the `archive_format` and `archive_version` entries.
     pub fn open(path: &Path) -> Result<Archive> {
@@ -142,7 +160,7 @@ impl Archive {
             .names(&data)
             .find_map(|n| n.strip_suffix("archive_format").filter(|r| r.is_empty() || r.ends_with('/')))
             .map(str::to_string)
-            .ok_or_else(|| ArchiveError::NotPt2 { path: path.to_path_buf() })?;
+            .ok_or_else(|| not_pt2(path, dir.names(&data)))?;
         let entries = dir.under(&data, &root);
         let archive = Archive { path: path.to_path_buf(), data, file: None, entries, root, memory: Default::default() };
         memory::check_format(&archive, path)?;

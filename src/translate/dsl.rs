@@ -326,6 +326,22 @@ impl<'a> FromArg<'a> for Vec<i64> {
     }
 }
 
+impl<'a> FromArg<'a> for Vec<Vec<i64>> {
+    const EXPECTS: &'static str = "int[][]";
+    fn from_arg(arg: &'a Argument<'a>, ctx: &NodeCtx<'a>) -> Result<Self, OpError> {
+        match arg {
+            Argument::IntLists(v) => Ok(v.clone()),
+            // An empty list is written as whatever list the serializer chose.
+            Argument::Ints(v) if v.is_empty() => Ok(vec![]),
+            Argument::Tensors(v) if v.is_empty() => Ok(vec![]),
+            _ => {
+                let _ = ctx;
+                mismatch(Self::EXPECTS, arg)
+            }
+        }
+    }
+}
+
 impl<'a> FromArg<'a> for f64 {
     const EXPECTS: &'static str = "float";
     fn from_arg(arg: &'a Argument<'a>, _: &NodeCtx<'a>) -> Result<Self, OpError> {

@@ -1,0 +1,1850 @@
+"""TorchScript programs as fxonnx programs: ``fxonnx.export(..., dynamo=False)``.
+
+torch.onnx's older exporter takes what ``torch.jit.trace`` records of a module (or a
+``torch.jit.ScriptModule``, ``ScriptFunction``, or a file ``torch.jit.save`` wrote) and lowers the
+TorchScript graph to ONNX op by op. fxonnx lowers the same graph into the program form its FX front
+end produces, an ``ExportedProgram`` of ATen ops, so that the rest of the export (the translation
+table, the optimizer, metadata, the report) is the one ``dynamo=True`` uses:
+
+- The graph is inlined (calls of submodules' methods), and evaluated **abstractly**, node by node:
+  an ATen op on tensors becomes an FX node of that op, its value computed by torch's own meta
+  kernels on fake tensors (``FakeTensorMode``), whose sizes are symbols where ``dynamic_axes``
+  names the axis; everything else (ints, bools, lists, tuples, ``None`` checks, attribute reads of
+  the module, sizes that are static) is computed in Python while converting, as the TorchScript
+  exporter's constant folding would.
+- Control flow: a ``prim::If`` whose condition is known is its taken branch; one whose condition
+  depends on data or on a dynamic size is ``torch.cond`` (ONNX ``If``). A ``prim::Loop`` with a
+  known trip count is unrolled (lists appended to in it become the tensors they hold).
+- Sizes read from tensors (``x.size(0)``, which a trace records) stay computed from the input at
+  run time; an int read from a tensor's data (``int(t)``) is an unbacked symbol, as torch.export
+  makes it.
+- Parameters and buffers are the program's state (their names the module's: ``fc.weight``); tensor
+  constants of the graph are lifted constants.
+
+What the TorchScript exporter writes that this does not (yet) is an error naming the node: loops
+whose trip count depends on the input, lists grown in them, and module attributes written while the
+graph runs (``prim::SetAttr``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import math
+import operator
+from typing import Any, Callable
+
+import torch
+import torch.utils._pytree as pytree
+
+from . import _errors, _symbolic
+
+# c10::ScalarType, in its order: the TorchScript graph holds dtypes as these numbers.
+_SCALAR_TYPES = [
+    torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64, torch.float16, torch.float32, torch.float64,
+    torch.complex32, torch.complex64, torch.complex128, torch.bool, torch.qint8, torch.quint8, torch.qint32,
+    torch.bfloat16, torch.quint4x2, torch.quint2x4, None, None, None, None, None, torch.float8_e5m2,
+    torch.float8_e4m3fn, torch.float8_e5m2fnuz, torch.float8_e4m3fnuz,
+]
+_LAYOUTS = [torch.strided, torch.sparse_coo]
+_MEMORY_FORMATS = [torch.contiguous_format, torch.preserve_format, torch.channels_last, torch.channels_last_3d]
+
+# TorchScript's scalar ops on ints, floats and bools, as the Python operators FX writes for
+# symbolic sizes (torch.export's sym ops).
+_SCALAR_OPS: dict[str, Callable] = {
+    "aten::add": operator.add, "aten::sub": operator.sub, "aten::mul": operator.mul,
+    "aten::floordiv": operator.floordiv, "aten::div": operator.truediv, "aten::remainder": operator.mod,
+    "aten::__mod__": operator.mod, "aten::neg": operator.neg, "aten::pow": operator.pow,
+    "aten::eq": operator.eq, "aten::ne": operator.ne, "aten::lt": operator.lt, "aten::le": operator.le,
+    "aten::gt": operator.gt, "aten::ge": operator.ge, "aten::__and__": operator.and_,
+    "aten::__or__": operator.or_, "aten::__not__": operator.not_, "aten::__xor__": operator.xor,
+}
+
+
+class TorchScriptError(_errors.CaptureError):
+    """The TorchScript program holds something fxonnx cannot take (stage ``capture``); ``node``
+    is the TorchScript node's kind and ``hint`` what to do."""
+
+
+def _error(message: str, node: Any = None, hint: str | None = None) -> TorchScriptError:
+    where = ""
+    if node is not None:
+        source = node.sourceRange().strip().splitlines()
+        where = f" (TorchScript node `{node.kind()}`{', ' + source[0].strip() if source else ''})"
+    err = TorchScriptError(f"{message}{where}" + (f"; hint: {hint}" if hint else ""))
+    err.node = node.kind() if node is not None else None
+    err.hint = hint
+    return err
+
+
+# --- the program TorchScript holds ----------------------------------------------------------------
+
+
+def is_script(model: Any) -> bool:
+    return isinstance(model, (torch.jit.ScriptModule, torch.jit.ScriptFunction))
+
+
+def script_of(model: Any, args: tuple, kwargs: dict, training: Any) -> tuple[Any, bool]:
+    """The TorchScript program to convert: ``model`` itself when it is scripted (or loaded from a
+    ``torch.jit.save`` file), else its trace on ``args``, as the TorchScript exporter takes it;
+    and whether the module's training mode was changed for it (restore it after)."""
+    if isinstance(model, (str, bytes)) or hasattr(model, "__fspath__"):
+        model = torch.jit.load(model)
+    if isinstance(model, torch.jit.ScriptFunction):
+        return model, False
+    changed = _set_training(model, training)
+    if is_script(model):
+        return model, changed
+    if kwargs:
+        raise _error("a traced model takes its inputs as args only", hint="pass them in `args`, in order")
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # torch.jit.trace's deprecation and tracer warnings
+        traced = torch.jit.trace(model, args, check_trace=False, strict=False)
+    return traced, changed
+
+
+def _set_training(model: Any, training: Any) -> bool:
+    """torch.onnx's ``training``: EVAL (the default) exports in eval mode, TRAINING in training
+    mode, PRESERVE as the module is. Returns whether the mode was changed."""
+    if not isinstance(model, torch.nn.Module):
+        return False
+    name = getattr(training, "name", None) or (str(training).rsplit(".", 1)[-1] if training is not None else "EVAL")
+    want = {"EVAL": False, "TRAINING": True}.get(name.upper())
+    if want is None or model.training == want:
+        return False
+    model.train(want)
+    return True
+
+
+# --- values --------------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass
+class ModuleValue:
+    """A (sub)module the graph reads attributes of: its object and its path (``encoder.layer.0``)."""
+
+    obj: Any
+    path: str
+
+
+@dataclasses.dataclass
+class Packed:
+    """A ``PackedSequence`` as the TorchScript exporter keeps it: the padded tensor, time-major
+    (``[T, B, ...]``), and each sequence's length. Its data and batch sizes are two handles on it
+    (``_pack_padded_sequence``'s two results), which only recurrent layers and
+    ``_pad_packed_sequence`` read."""
+
+    padded: torch.fx.Node
+    lengths: torch.fx.Node
+
+
+@dataclasses.dataclass
+class PackedData:
+    packed: Packed
+
+
+@dataclasses.dataclass
+class PackedBatchSizes:
+    packed: Packed
+
+
+# A quantized dtype's integer type and range.
+_QUANTIZED = {
+    torch.quint8: (torch.uint8, 0, 255), torch.qint8: (torch.int8, -128, 127), torch.qint32: (torch.int32, -2**31, 2**31 - 1),
+}
+
+
+@dataclasses.dataclass
+class Quantized:
+    """A quantized tensor of eager-mode quantization, as the TorchScript exporter carries it: its
+    integer values, scale and zero point (numbers, or 0-d tensors where they are inputs of the
+    program), and its quantized dtype. Ops read it dequantized; ops whose result TorchScript
+    types as quantized quantize their float result again (``quantized::*`` ops with the scale and
+    zero point they are given, others with their input's), as the QuantizeLinear /
+    DequantizeLinear pairs torch.onnx writes."""
+
+    values: torch.fx.Node
+    scale: Any
+    zero_point: Any
+    qdtype: Any
+
+
+# `quantized::` ops on quantized tensors as the float ATen op they compute; their last two
+# arguments are the output's scale and zero point.
+_QUANTIZED_FLOAT_OPS = {
+    "add": (torch.ops.aten.add.Tensor, False), "add_relu": (torch.ops.aten.add.Tensor, True),
+    "mul": (torch.ops.aten.mul.Tensor, False), "mul_relu": (torch.ops.aten.mul.Tensor, True),
+    "add_scalar": (torch.ops.aten.add.Tensor, False), "mul_scalar": (torch.ops.aten.mul.Tensor, False),
+    "hardswish": (torch.ops.aten.hardswish.default, False),
+    "layer_norm": (torch.ops.aten.layer_norm.default, False),
+    "group_norm": (torch.ops.aten.group_norm.default, False),
+    "instance_norm": (torch.ops.aten.instance_norm.default, False),
+    "leaky_relu": (torch.ops.aten.leaky_relu.default, False),
+    "sigmoid": (torch.ops.aten.sigmoid.default, False),
+    "batch_norm2d": (torch.ops.aten.batch_norm.default, False),
+    "batch_norm2d_relu": (torch.ops.aten.batch_norm.default, True),
+}
+
+
+def _padded_rnn_ops() -> dict[str, Any]:
+    """fxonnx's recurrent layers over padded sequences of given lengths (ONNX's ``sequence_lens``):
+    ``fxonnx::lstm_padded``, ``gru_padded``, ``rnn_tanh_padded``, ``rnn_relu_padded``. Registered
+    once; their fake kernels give the shapes, the translations are fxonnx's."""
+    global _PADDED
+    try:
+        return _PADDED
+    except NameError:
+        pass
+    lib = torch.library.Library("fxonnx", "FRAGMENT")  # noqa: TOR901 - fxonnx's own ops
+    common = "Tensor[] params, bool has_biases, int num_layers, float dropout, bool train, bool bidirectional"
+    lib.define(f"lstm_padded(Tensor input, Tensor lengths, Tensor[] hx, {common}) -> (Tensor, Tensor, Tensor)")
+    for name in ("gru_padded", "rnn_tanh_padded", "rnn_relu_padded"):
+        lib.define(f"{name}(Tensor input, Tensor lengths, Tensor hx, {common}) -> (Tensor, Tensor)")
+
+    def output(input, h0, bidirectional):
+        hidden = h0.shape[-1]
+        return input.new_empty((input.shape[0], input.shape[1], (2 if bidirectional else 1) * hidden))
+
+    def lstm_meta(input, lengths, hx, params, has_biases, num_layers, dropout, train, bidirectional):
+        return output(input, hx[0], bidirectional), torch.empty_like(hx[0]), torch.empty_like(hx[1])
+
+    def other_meta(input, lengths, hx, params, has_biases, num_layers, dropout, train, bidirectional):
+        return output(input, hx, bidirectional), torch.empty_like(hx)
+
+    for name, meta in (("lstm_padded", lstm_meta), ("gru_padded", other_meta), ("rnn_tanh_padded", other_meta),
+                       ("rnn_relu_padded", other_meta)):
+        lib.impl(name, meta, "Meta")
+        lib.impl(name, meta, "CompositeExplicitAutograd")  # only ever run on fake tensors here
+    _PADDED = {"lstm": torch.ops.fxonnx.lstm_padded.default, "gru": torch.ops.fxonnx.gru_padded.default,
+               "rnn_tanh": torch.ops.fxonnx.rnn_tanh_padded.default,
+               "rnn_relu": torch.ops.fxonnx.rnn_relu_padded.default, "_lib": lib}
+    return _PADDED
+
+
+def _rnn_shapes(target: Any, metas: tuple) -> Any | None:
+    """The outputs of torch's recurrent layers from their arguments' sizes. Their kernels read the
+    sequence length as a number (they loop over it), which would fix a dynamic one: the ONNX
+    layers do not."""
+    name = target._opname
+    if name not in ("lstm", "gru", "rnn_tanh", "rnn_relu") or target._overloadname != "input":
+        return None
+    args = metas[0]
+    input, hx, bidirectional, batch_first = args[0], args[1], args[7], args[8]
+    h0 = hx[0] if name == "lstm" else hx
+    steps, batch = (input.shape[1], input.shape[0]) if batch_first else (input.shape[0], input.shape[1])
+    sizes = (batch, steps) if batch_first else (steps, batch)
+    out = input.new_empty((*sizes, (2 if bidirectional else 1) * h0.shape[-1]))
+    if name == "lstm":
+        return out, torch.empty_like(hx[0]), torch.empty_like(hx[1])
+    return out, torch.empty_like(hx)
+
+
+def _meta(value: Any) -> Any:
+    """What a converted value is to torch's kernels: an FX node's fake value, containers of them."""
+    if isinstance(value, torch.fx.Node):
+        return value.meta["val"]
+    if isinstance(value, list):
+        return [_meta(v) for v in value]
+    if isinstance(value, tuple):
+        return tuple(_meta(v) for v in value)
+    return value
+
+
+def _is_symbolic(x: Any) -> bool:
+    return isinstance(x, (torch.SymInt, torch.SymFloat, torch.SymBool))
+
+
+@dataclasses.dataclass
+class Program:
+    """The converted program and what the export needs of it."""
+
+    exported: Any
+    dim_names: dict[str, str]
+    input_names: list[str]
+
+
+class Converter:
+    """Evaluates one TorchScript graph into an FX graph (see the module docstring)."""
+
+    def __init__(self, owner: "ProgramBuilder", graph: torch.fx.Graph, parent: "Converter | None" = None):
+        self.owner = owner
+        self.graph = graph
+        self.parent = parent
+        self.env: dict[Any, Any] = {}
+        # Outer FX values this (sub)graph reads, each a placeholder of its own.
+        self.captured: dict[torch.fx.Node, torch.fx.Node] = {}
+        # A tensor made from an int (prim::NumToTensor): the int, for int(tensor).
+        self.from_int: dict[torch.fx.Node, Any] = {}
+
+    # -- values
+
+    def value(self, v: Any) -> Any:
+        if v in self.env:
+            return self.env[v]
+        if self.parent is not None:
+            return self.capture(self.parent.value(v))
+        raise _error(f"the value `%{v.debugName()}` is used before it is defined", v.node())
+
+    def capture(self, value: Any) -> Any:
+        """A value of an enclosing graph, as this subgraph sees it: FX nodes become placeholders
+        (through each graph between, so that every subgraph reads only its own parent's values)."""
+        if isinstance(value, torch.fx.Node):
+            if value.graph is self.graph:
+                return value
+            if self.parent is None:
+                raise TorchScriptError(f"`{value.name}` is not a value of the program's graph")
+            value = self.parent.capture(value)
+            found = self.captured.get(value)
+            if found is None:
+                found = self.graph.placeholder(f"{value.name}_captured")
+                found.meta["val"] = value.meta["val"]
+                self.captured[value] = found
+            return found
+        if isinstance(value, list):
+            return [self.capture(v) for v in value]
+        if isinstance(value, tuple):
+            return tuple(self.capture(v) for v in value)
+        return value
+
+    def emit(self, target: Any, args: tuple, kwargs: dict | None = None, val: Any = None) -> torch.fx.Node:
+        # Named as torch.export names nodes: after the op (`linear`, `linear_1`), not its overload.
+        name = getattr(target, "_opname", None) or getattr(target, "__name__", None)
+        node = self.graph.create_node("call_function", target, args, kwargs or {}, name=name)
+        node.meta["val"] = val
+        return node
+
+    def fake(self, fn: Callable, *args: Any, **kwargs: Any) -> Any:
+        # Unbacked symbols a kernel makes (nonzero's count) are bound by the FX node that holds
+        # its result, not by torch.export's tracer: nothing to check them against here.
+        with self.owner.mode, self.owner.shape_env.ignore_fresh_unbacked_symbols():
+            return fn(*args, **kwargs)
+
+    # -- nodes
+
+    def run_block(self, block: Any, inputs: list[Any]) -> list[Any]:
+        for param, value in zip(block.inputs(), inputs):
+            self.env[param] = value
+        for node in block.nodes():
+            self.run_node(node)
+        # A graph's return is `return_node()`, a block's `returnNode()`.
+        ret = block.returnNode() if hasattr(block, "returnNode") else block.return_node()
+        return [self.value(v) for v in ret.inputs()]
+
+    def run_node(self, node: Any) -> None:
+        kind = node.kind()
+        handler = getattr(self, "op_" + kind.replace("::", "_"), None)
+        custom = _symbolic.custom_symbolic(kind, self.owner.opset) if kind != "prim::PythonOp" else None
+        if custom is not None:
+            results = self.custom_symbolic(node, custom)
+        elif handler is not None:
+            results = handler(node)
+        elif _schema(node) is not None:
+            results = self.call_op(node)
+        else:
+            raise _error(f"no conversion of `{kind}`", node,
+                         "report it with the model; `dynamo=True` may capture the model instead")
+        outputs = list(node.outputs())
+        if len(outputs) == 1:
+            results = [results]
+        elif results is None:
+            results = [None] * len(outputs)
+        for out, value in zip(outputs, results):
+            self.env[out] = value
+
+    # constants, containers, attributes
+
+    def op_prim_Constant(self, node: Any) -> Any:
+        out = node.output()
+        if out.type().kind() == "NoneType" or not node.attributeNames():
+            return None
+        value = out.toIValue()
+        if isinstance(value, torch.Tensor):
+            return self.owner.constant_tensor(value, out.debugName(), self)
+        return value
+
+    def op_prim_ListConstruct(self, node: Any) -> Any:
+        return [self.value(v) for v in node.inputs()]
+
+    def op_prim_TupleConstruct(self, node: Any) -> Any:
+        return tuple(self.value(v) for v in node.inputs())
+
+    def op_prim_DictConstruct(self, node: Any) -> Any:
+        items = [self.value(v) for v in node.inputs()]
+        return dict(zip(items[0::2], items[1::2]))
+
+    def _unpack(self, node: Any) -> Any:
+        value = self.value(node.input())
+        if not isinstance(value, (list, tuple)):
+            raise _error("unpacking a list or tuple whose length is only known at run time", node)
+        return list(value)
+
+    op_prim_ListUnpack = _unpack
+    op_prim_TupleUnpack = _unpack
+
+    def op_prim_TupleIndex(self, node: Any) -> Any:
+        items, index = (self.value(v) for v in node.inputs())
+        return items[self.static_int(index, node)]
+
+    def op_prim_GetAttr(self, node: Any) -> Any:
+        owner = self.value(node.input())
+        name = node.s("name")
+        if not isinstance(owner, ModuleValue):
+            raise _error(f"reading attribute `{name}` of a value that is not the module", node)
+        key = (id(owner.obj), name)
+        if key in self.owner.attributes:
+            return self.capture(self.owner.attributes[key])
+        value = getattr(owner.obj, name)
+        path = f"{owner.path}.{name}" if owner.path else name
+        if isinstance(value, torch.Tensor):
+            return self.capture(self.owner.state(value, path, owner.obj, name))
+        if isinstance(value, (list, tuple)) and value and all(isinstance(v, torch.Tensor) for v in value):
+            # A list of the module's tensors (an RNN's `_flat_weights`): each its own state.
+            names = getattr(owner.obj, f"{name}_names", None) or [f"{name}.{i}" for i in range(len(value))]
+            prefix = f"{owner.path}." if owner.path else ""
+            return [self.capture(self.owner.state(v, prefix + n, owner.obj, n)) for v, n in zip(value, names)]
+        if isinstance(value, (torch.nn.Module, torch.jit.ScriptModule, torch._C.ScriptObject)):
+            return ModuleValue(value, path)
+        return value
+
+    def op_prim_SetAttr(self, node: Any) -> Any:
+        """An attribute the program writes on its module: what it reads afterwards in this run, as
+        the TorchScript exporter takes it (the module itself is left as it is)."""
+        owner, value = (self.value(v) for v in node.inputs())
+        if self.parent is not None:
+            raise _error(f"the program writes the module attribute `{node.s('name')}` in a branch decided at run time",
+                         node, "compute the value and return it instead of storing it on the module")
+        if not isinstance(owner, ModuleValue):
+            raise _error(f"writing attribute `{node.s('name')}` of a value that is not the module", node)
+        self.owner.attributes[(id(owner.obj), node.s("name"))] = value
+
+    def op_prim_CreateObject(self, node: Any) -> Any:
+        raise _error("the program creates a TorchScript object", node)
+
+    # scalars and types
+
+    def op_prim_NumToTensor(self, node: Any) -> Any:
+        x = self.value(node.input())
+        if isinstance(x, torch.fx.Node):
+            val = x.meta["val"]
+            dtype = torch.int64 if isinstance(val, torch.SymInt) else (
+                torch.float64 if isinstance(val, torch.SymFloat) else torch.bool)
+            out = self.emit(torch.ops.aten.scalar_tensor.default, (x,), {"dtype": dtype},
+                            self.fake(torch.ops.aten.scalar_tensor.default, val, dtype=dtype))
+        else:
+            dtype = torch.bool if isinstance(x, bool) else torch.int64 if isinstance(x, int) else torch.float64
+            out = self.emit(torch.ops.aten.scalar_tensor.default, (x,), {"dtype": dtype},
+                            self.fake(torch.ops.aten.scalar_tensor.default, x, dtype=dtype))
+        self.from_int[out] = x
+        return out
+
+    def _scalar_of(self, node: Any, kind: type) -> Any:
+        x = self.value(node.input())
+        if not isinstance(x, torch.fx.Node):
+            return kind(x)
+        if not isinstance(x.meta["val"], torch.Tensor):  # an int already (a SymInt node)
+            return x
+        if x in self.from_int:
+            return self.from_int[x]
+        return self.item(x, kind)
+
+    def op_aten_Int(self, node: Any) -> Any:
+        return self._scalar_of(node, int)
+
+    def op_aten_Float(self, node: Any) -> Any:
+        return self._scalar_of(node, float)
+
+    def op_aten_Bool(self, node: Any) -> Any:
+        return self._scalar_of(node, bool)
+
+    op_aten_IntImplicit = op_aten_Int
+    op_aten_FloatImplicit = op_aten_Float
+
+    def op_aten_ScalarImplicit(self, node: Any) -> Any:
+        x = self.value(node.input())
+        if isinstance(x, torch.fx.Node) and x in self.from_int:
+            return self.from_int[x]
+        val = x.meta["val"] if isinstance(x, torch.fx.Node) else x
+        kind = float if isinstance(val, torch.Tensor) and val.is_floating_point() else int
+        return self._scalar_of(node, kind)
+
+    op_aten_item = op_aten_ScalarImplicit
+
+    def item(self, tensor: torch.fx.Node, kind: type) -> torch.fx.Node:
+        """A number read from a tensor's data: a symbol whose hint is its value on the example
+        inputs where the graph so far computes it (so that what torch's kernels decide on it is
+        what the example decided, as the trace did), else an unbacked one."""
+        env = self.owner.shape_env
+        hint = self.owner.real_value(tensor) if kind is not bool else None
+        if hint is not None and hint.numel() == 1:
+            from torch._dynamo.source import ConstantSource
+            from torch.fx.experimental.symbolic_shapes import DimDynamic
+
+            value = kind(hint.item())
+            source = ConstantSource(f"item_{len(self.owner.real)}")
+            symbol = env.create_symbol(value, source, dynamic_dim=DimDynamic.DYNAMIC)
+            number = (env.create_symfloatnode(symbol, hint=value, source=source) if kind is float
+                      else env.create_symintnode(symbol, hint=value, source=source))
+        else:
+            number = (env.create_unbacked_symbool() if kind is bool else env.create_unbacked_symfloat()
+                      if kind is float else env.create_unbacked_symint())
+        return self.emit(torch.ops.aten.item.default, (tensor,), val=number)
+
+    def op_prim_dtype(self, node: Any) -> Any:
+        return _SCALAR_TYPES.index(self.tensor_meta(node.input(), node).dtype)
+
+    def op_prim_device(self, node: Any) -> Any:
+        return self.tensor_meta(node.input(), node).device
+
+    def op_prim_layout(self, node: Any) -> Any:
+        return 0
+
+    def op_prim_requires_grad(self, node: Any) -> Any:
+        return False
+
+    def op_prim_is_cuda(self, node: Any) -> Any:
+        return False
+
+    def op_aten_dim(self, node: Any) -> Any:
+        return self.tensor_meta(node.input(), node).dim()
+
+    def op_aten_size(self, node: Any) -> Any:
+        inputs = list(node.inputs())
+        x = self.value(inputs[0])
+        if isinstance(x, PackedBatchSizes) and len(inputs) == 2 and self.value(inputs[1]) == 0:
+            return self.size(x.packed.padded, x.packed.padded.meta["val"], 0)
+        meta = self.tensor_meta(inputs[0], node)
+        if len(inputs) == 1:
+            return [self.size(x, meta, d) for d in range(meta.dim())]
+        return self.size(x, meta, self.static_int(self.value(inputs[1]), node))
+
+    def size(self, x: Any, meta: Any, dim: int) -> Any:
+        d = meta.shape[dim]
+        if isinstance(d, torch.SymInt):
+            return self.emit(torch.ops.aten.sym_size.int, (x, dim if dim >= 0 else dim + meta.dim()), val=d)
+        return int(d)
+
+    def op_aten_len(self, node: Any) -> Any:
+        x = self.value(node.input())
+        if isinstance(x, (list, tuple, dict, str)):
+            return len(x)
+        meta = self.tensor_meta(node.input(), node)
+        return self.size(x, meta, 0)
+
+    def op_aten___is__(self, node: Any) -> Any:
+        a, b = (self.value(v) for v in node.inputs())
+        return a is b
+
+    def op_aten___isnot__(self, node: Any) -> Any:
+        a, b = (self.value(v) for v in node.inputs())
+        return a is not b
+
+    def op_prim_unchecked_cast(self, node: Any) -> Any:
+        return self.value(node.input())
+
+    op_aten_detach = None  # an op like the others (a tensor op)
+
+    # symbolic functions
+
+    def op_prim_PythonOp(self, node: Any) -> Any:
+        """A ``torch.autograd.Function`` the traced code applied: the symbolic function registered
+        for ``prim::PythonOp``, else the Function's own ``symbolic``, else its forward as traced
+        (torch.onnx's ``autograd_inlining``)."""
+        function = getattr(node.pyobj(), "__self__", None)
+        tensors = iter(self.value(v) for v in node.inputs())
+        scalars = iter(node.scalar_args())
+        args = [next(tensors) if c == "d" else next(scalars) for c in node.cconv()]
+        registered = _symbolic.custom_symbolic("prim::PythonOp", self.owner.opset)
+        attrs = {"name": node.pyname(), "inplace": bool(node.i("inplace")) if "inplace" in node.attributeNames()
+                 else False, "module": node.s("module") if "module" in node.attributeNames() else ""}
+        if registered is not None:
+            return self.symbolic_node(node, registered, args, attrs, node.pyname())
+        if function is not None and hasattr(function, "symbolic"):
+            return self.symbolic_node(node, function.symbolic, args, {}, node.pyname())
+        if "Subgraph" not in node.attributeNames():
+            raise _error(f"the autograd Function `{node.pyname()}` has no symbolic and no traced forward", node)
+        sub = node.g("Subgraph")
+        inputs = [self.value(v) for v in node.inputs()]
+        results = self.run_block(sub, inputs)
+        return results[0] if len(results) == 1 else results
+
+    def custom_symbolic(self, node: Any, fn: Callable) -> Any:
+        """An op with a symbolic function registered by ``torch.onnx.register_custom_op_symbolic``."""
+        args = [self.value(v) for v in node.inputs()]
+        return self.symbolic_node(node, fn, args, {}, node.kind())
+
+    def symbolic_node(self, node: Any, fn: Callable, args: list[Any], kwargs: dict, name: str) -> Any:
+        """The ONNX a symbolic function builds, in place of ``node``: one ``fxonnx::onnx_graph``
+        node, its results typed as TorchScript types the node's outputs (the trace's sizes)."""
+        inputs, model = _symbolic.run(fn, args, kwargs, self.owner.opset, node, name)
+        metas = []
+        for out in node.outputs():
+            t = out.type()
+            dtype = t.dtype() if hasattr(t, "dtype") and t.dtype() is not None else torch.float32
+            sizes = t.sizes() if hasattr(t, "sizes") and t.sizes() is not None else None
+            if sizes is None:
+                raise _error(f"the output of `{name}` has no size the trace recorded, which fxonnx needs", node)
+            metas.append(self.fake(torch.empty, sizes, dtype=dtype))
+        op, _ = _symbolic.onnx_graph_op()
+        out = self.emit(op, (inputs, model.hex()), val=metas)
+        items = [self.emit(operator.getitem, (out, i), val=m) for i, m in enumerate(metas)]
+        return items[0] if len(items) == 1 else items
+
+    def op_prim_Uninitialized(self, node: Any) -> Any:
+        return None
+
+    def op_prim_RaiseException(self, node: Any) -> Any:
+        message = self.value(next(node.inputs()))
+        raise _error(f"the program raises on these inputs: {message}", node)
+
+    def op_aten_warn(self, node: Any) -> Any:
+        return None
+
+    def op_prim_Print(self, node: Any) -> Any:
+        return None
+
+    def op_aten_format(self, node: Any) -> Any:
+        return ""
+
+    def op_aten_list(self, node: Any) -> Any:
+        return list(self.value(node.input()))
+
+    def op_aten___getitem__(self, node: Any) -> Any:
+        items, index = (self.value(v) for v in node.inputs())
+        if isinstance(items, dict):
+            return items[index]
+        return items[self.static_int(index, node)]
+
+    def op_aten_append(self, node: Any) -> Any:
+        items, item = (self.value(v) for v in node.inputs())
+        items.append(item)
+        return items
+
+    def op_aten___contains__(self, node: Any) -> Any:
+        items, item = (self.value(v) for v in node.inputs())
+        return item in items
+
+    def op_aten_keys(self, node: Any) -> Any:
+        return list(self.value(node.input()).keys())
+
+    def op_aten_values(self, node: Any) -> Any:
+        return list(self.value(node.input()).values())
+
+    def op_aten_items(self, node: Any) -> Any:
+        return list(self.value(node.input()).items())
+
+    def op_prim_min(self, node: Any) -> Any:
+        return self._minmax(node, min, torch.sym_min)
+
+    def op_prim_max(self, node: Any) -> Any:
+        return self._minmax(node, max, torch.sym_max)
+
+    def _minmax(self, node: Any, python: Callable, symbolic: Callable) -> Any:
+        values = [self.value(v) for v in node.inputs()]
+        if len(values) == 1:
+            values = list(values[0])
+        if not any(isinstance(v, torch.fx.Node) for v in values):
+            return python(values)
+        result = values[0]
+        for v in values[1:]:
+            result = self.scalar_op(symbolic, (result, v))
+        return result
+
+    # control flow
+
+    def op_prim_If(self, node: Any) -> Any:
+        condition = self.value(node.input())
+        blocks = list(node.blocks())
+        if not isinstance(condition, torch.fx.Node):
+            return self.inline(blocks[0] if condition else blocks[1])
+        return self.cond(node, condition, blocks)
+
+    def inline(self, block: Any) -> Any:
+        results = self.run_block(block, [])
+        return results[0] if len(results) == 1 else results
+
+    def op_prim_Loop(self, node: Any) -> Any:
+        """A loop: unrolled while its trip count and condition are known; from the first
+        iteration they are not, a ``while_loop`` (ONNX ``Loop``) for the rest."""
+        inputs = [self.value(v) for v in node.inputs()]
+        trips, keep_going, carried = inputs[0], inputs[1], inputs[2:]
+        block = next(node.blocks())
+        i = 0
+        bound = trips if trips is not None else 1 << 62
+        while True:
+            if isinstance(bound, torch.fx.Node) or isinstance(keep_going, torch.fx.Node):
+                carried = self.while_loop(node, block, bound, keep_going, i, carried)
+                break
+            if not (keep_going and i < bound):
+                break
+            if i >= self.owner.max_unroll:
+                raise _error(f"a loop of more than {self.owner.max_unroll} iterations to unroll", node)
+            results = self.run_block(block, [i, *carried])
+            keep_going, carried = results[0], results[1:]
+            i += 1
+        return carried[0] if len(carried) == 1 else carried
+
+    def while_loop(self, node: Any, block: Any, bound: Any, keep_going: Any, start: int, carried: list) -> list:
+        """The rest of a loop from iteration ``start`` as ``torch.ops.higher_order.while_loop``: the
+        iteration (an int), whether to go on (a bool tensor) and the loop's tensors carried; the
+        outer values the body reads are its additional inputs. A carried tensor must keep its
+        shape, as ONNX's ``Loop`` states do in torch.export's programs."""
+        for v in carried:
+            if not _is_tensor(v):
+                raise _error("a loop known only at run time that carries a value other than tensors", node,
+                             "carry tensors, or export with static sizes for the axes it iterates over")
+        go = keep_going if _is_tensor(keep_going) else self.stacked(keep_going, torch.bool)
+        state = [go, *carried]
+        # cond_fn(i, go, *carried, *additional): i < bound and go.
+        cond = Converter(self.owner, torch.fx.Graph(), parent=self)
+        index = cond.graph.placeholder("i")
+        index.meta["val"] = self.owner.shape_env.create_unbacked_symint()
+        slots = [cond.graph.placeholder(f"carried_{k}") for k in range(len(state))]
+        for slot, v in zip(slots, state):
+            slot.meta["val"] = v.meta["val"]
+        limit = cond.capture(self.stacked(bound, torch.int64)) if isinstance(bound, torch.fx.Node) else bound
+        more = cond.tensor_op(torch.ops.aten.lt.Scalar if not isinstance(limit, torch.fx.Node) else
+                              torch.ops.aten.lt.Tensor, cond.stacked(index, torch.int64), limit)
+        go_on = cond.tensor_op(torch.ops.aten.logical_and.default, more, slots[0])
+        # body_fn(i, go, *carried, *additional): the block on (i, *carried) → (i + 1, go', *carried').
+        body = Converter(self.owner, torch.fx.Graph(), parent=self)
+        b_index = body.graph.placeholder("i")
+        b_index.meta["val"] = self.owner.shape_env.create_unbacked_symint()
+        b_slots = [body.graph.placeholder(f"carried_{k}") for k in range(len(state))]
+        for slot, v in zip(b_slots, state):
+            slot.meta["val"] = v.meta["val"]
+        results = body.run_block(block, [b_index, *b_slots[1:]])
+        next_go, next_carried = results[0], results[1:]
+        next_go = next_go if _is_tensor(next_go) else body.stacked(next_go, torch.bool)
+        for before, after in zip(carried, next_carried):
+            if not _is_tensor(after) or str(after.meta["val"].shape) != str(before.meta["val"].shape):
+                raise _error("a loop known only at run time whose carried tensor changes shape or type", node,
+                             "export with static sizes for the axes it iterates over")
+        next_index = body.scalar_op(operator.add, (b_index, 1))
+        # Both functions take the same additional inputs: every outer value either reads, numbers
+        # passed as 0-d tensors (a loop's inputs are tensors) and read back inside.
+        additional: list[torch.fx.Node] = []
+        for sub in (cond, body):
+            for outer, inner in list(sub.captured.items()):
+                if not isinstance(outer.meta["val"], torch.Tensor):
+                    tensor = self.stacked(outer, _number_dtype_of(outer.meta["val"]))
+                    sub.captured.pop(outer)
+                    sub.read_back(inner, tensor)
+                    outer = tensor
+                if outer not in additional:
+                    additional.append(outer)
+        names = [self.owner.loop_graph(cond, 1 + len(state), additional, [go_on], "while_loop_cond_graph"),
+                 self.owner.loop_graph(body, 1 + len(state), additional, [next_index, next_go, *next_carried],
+                                       "while_loop_body_graph")]
+        cond_attr, body_attr = (self.graph.get_attr(n) for n in names)
+        vals = [self.owner.shape_env.create_unbacked_symint()] + [v.meta["val"] for v in state]
+        out = self.emit(torch.ops.higher_order.while_loop, (cond_attr, body_attr, (start, *state), tuple(additional)),
+                        val=tuple(vals))
+        finals = [self.emit(operator.getitem, (out, k), val=v) for k, v in enumerate(vals)]
+        return finals[2:]
+
+    def cond(self, node: Any, condition: torch.fx.Node, blocks: list) -> Any:
+        """``torch.cond`` of the two blocks: each a subgraph reading the outer values it uses.
+
+        A block that raises is not a branch the model can take (ONNX cannot raise): the other block
+        is the value, as the TorchScript exporter takes it. Results the two blocks compute alike
+        (a constant) stay Python values; numbers that differ are computed by the `cond` as 0-d
+        tensors and read back (an unbacked number, as data is); a result one block leaves
+        uninitialized (an early `return` in the other) is zeros of the other's shape there."""
+        val = condition.meta["val"]
+        if not isinstance(val, (torch.Tensor, torch.SymBool)):
+            raise _error("a branch on a value that is neither a tensor nor a symbolic bool", node)
+        raising = [_raises(block) for block in blocks]
+        if raising[0] != raising[1]:
+            return self.inline(blocks[1] if raising[0] else blocks[0])
+        branches = []
+        for block in blocks:
+            sub = Converter(self.owner, torch.fx.Graph(), parent=self)
+            branches.append((sub, sub.run_block(block, [])))
+        outputs_ts = list(node.outputs())
+        kinds = []  # per result: "constant", "tensor" or "number"
+        for i, out in enumerate(outputs_ts):
+            a, b = branches[0][1][i], branches[1][1][i]
+            if not isinstance(a, torch.fx.Node) and not isinstance(b, torch.fx.Node) and _same_constant(a, b):
+                kinds.append("constant")
+            elif _is_tensor(a) or _is_tensor(b):
+                kinds.append("tensor")
+            else:
+                kinds.append("number")
+        results_per_branch = []
+        for k, (sub, results) in enumerate(branches):
+            other = branches[1 - k][1]
+            outs = []
+            for i, kind in enumerate(kinds):
+                r = results[i]
+                if kind == "constant":
+                    continue
+                if kind == "tensor":
+                    outs.append(r if _is_tensor(r) else sub.stand_in(r, other[i], node))
+                else:
+                    outs.append(sub.stacked(r, _number_dtype(outputs_ts[i].type())))
+            results_per_branch.append(outs)
+        # One operand list for both branches: every outer value either reads.
+        operands: list[torch.fx.Node] = []
+        for sub, _ in branches:
+            for outer in sub.captured:
+                if outer not in operands:
+                    operands.append(outer)
+        names = [self.owner.subgraph(sub, operands, outs, f"{'true' if k == 0 else 'false'}_graph")
+                 for k, ((sub, _), outs) in enumerate(zip(branches, results_per_branch))]
+        vals = [self.owner.join(a.meta["val"], b.meta["val"]) for a, b in zip(*results_per_branch)]
+        true_attr, false_attr = (self.graph.get_attr(name) for name in names)
+        out = self.emit(torch.ops.higher_order.cond, (condition, true_attr, false_attr, list(operands)),
+                        val=tuple(vals))
+        items = iter(self.emit(operator.getitem, (out, i), val=v) for i, v in enumerate(vals))
+        results = []
+        for i, kind in enumerate(kinds):
+            if kind == "constant":
+                results.append(branches[0][1][i])
+            elif kind == "tensor":
+                results.append(next(items))
+            else:
+                t = outputs_ts[i].type().kind()
+                results.append(self.item(next(items), bool if t == "BoolType" else float if t == "FloatType" else int))
+        return results[0] if len(results) == 1 else results
+
+    def read_back(self, placeholder: torch.fx.Node, outer_tensor: torch.fx.Node) -> None:
+        """Make the number placeholder ``placeholder`` a tensor placeholder standing for
+        ``outer_tensor``, read back as a number where it was used."""
+        tensor = self.graph.placeholder(f"{placeholder.name}_tensor")
+        tensor.meta["val"] = outer_tensor.meta["val"]
+        self.captured[outer_tensor] = tensor
+        with self.graph.inserting_after(placeholder):
+            number = self.graph.call_function(torch.ops.aten.item.default, (tensor,))
+        number.meta["val"] = placeholder.meta["val"]
+        placeholder.replace_all_uses_with(number)
+        self.graph.erase_node(placeholder)
+
+    def stand_in(self, value: Any, other: Any, node: Any) -> torch.fx.Node:
+        """What a block returns where the other returns a tensor: its number as a tensor, or zeros
+        of the other's shape for a value it leaves uninitialized."""
+        if value is not None:
+            meta = other.meta["val"]
+            return self.stacked(value, meta.dtype)
+        meta = other.meta["val"]
+        sizes = [d if isinstance(d, int) else self.owner.size_of(d, self) for d in meta.shape]
+        if any(d is None for d in sizes):
+            raise _error("a value one branch leaves uninitialized, of a size known only at run time", node)
+        return self.tensor_op(torch.ops.aten.zeros.default, sizes, dtype=meta.dtype)
+
+    # ops
+
+    def call_op(self, node: Any) -> Any:
+        schema = _schema(node)
+        target = _overload(schema)
+        if target is None:
+            raise _error(f"no operator for `{schema.split('(')[0]}` in this torch", node)
+        inputs = [self.value(v) for v in node.inputs()]
+        arguments = target._schema.arguments
+        # TorchScript's ops on lists (`+=`, `pop`, `==`): a list in, no tensor out (not `cat`, `zeros`).
+        if inputs and isinstance(inputs[0], list) and arguments and not str(arguments[0].type).startswith(
+                ("Tensor", "Optional[Tensor]")) and not any("Tensor" in str(r.type) for r in target._schema.returns):
+            return self.list_op(node, inputs)
+        if target._overloadname.endswith("out") and "out" in [a.name for a in arguments]:
+            target, inputs = _functional(target, inputs)
+        if any(isinstance(x, (PackedData, PackedBatchSizes)) for x in inputs):
+            return self.packed_op(node, target, inputs)
+        if node.kind().startswith("quantized::") or any(isinstance(x, Quantized) for x in pytree.tree_leaves(
+                inputs, is_leaf=lambda x: isinstance(x, Quantized))):
+            return self.quantized_op(node, target, inputs)
+        args, kwargs = _bind(target, inputs)
+        metas = pytree.tree_map_only(torch.fx.Node, lambda n: n.meta["val"], (args, kwargs))
+        returns = target._schema.returns
+        tensors_in = any(isinstance(x, torch.Tensor) for x in pytree.tree_leaves(metas))
+        if not tensors_in and not any("Tensor" in str(r.type) for r in returns):
+            return self.scalar_call(node, target, args, kwargs, metas)
+        target = _SYMBOLIC_TWINS.get(target, target)
+        try:
+            result = _rnn_shapes(target, metas)
+            if result is None:
+                result = self.fake(target, *metas[0], **metas[1])
+        except Exception as e:
+            raise _error(f"`{schema.split('(')[0]}` fails on the traced sizes and types: {type(e).__name__}: "
+                         f"{str(e).splitlines()[0][:300] if str(e) else ''}", node) from e
+        out = self.emit(target, tuple(args), kwargs, result)
+        if len(returns) == 1 and isinstance(result, (list, tuple)) and str(returns[0].type).startswith("List"):
+            return [self.emit(operator.getitem, (out, i), val=r) for i, r in enumerate(result)]
+        if len(returns) > 1:
+            return [self.emit(operator.getitem, (out, i), val=r) for i, r in enumerate(result)]
+        if not isinstance(result, torch.Tensor) and _is_symbolic(result):
+            return out
+        if not isinstance(result, torch.Tensor):
+            # A number computed from tensors' metadata only (`numel` of static sizes).
+            self.graph.erase_node(out)
+            return result
+        return out
+
+    def scalar_call(self, node: Any, target: Any, args: list, kwargs: dict, metas: Any) -> Any:
+        """An op on numbers: computed now when they are known, else an FX sym op."""
+        if isinstance(args[0] if args else None, list):
+            return self.list_op(node, args)
+        if not any(isinstance(x, torch.fx.Node) for x in pytree.tree_leaves((args, kwargs))):
+            return target(*args, **kwargs)
+        op = _SCALAR_OPS.get(node.kind())
+        if op is None:
+            name = node.kind().split("::")[1]
+            op = {"floor": math.floor, "ceil": math.ceil, "sqrt": math.sqrt}.get(name)
+        if op is None:
+            raise _error(f"`{node.kind()}` on a size known only at run time", node)
+        return self.scalar_op(op, tuple(args))
+
+    def list_op(self, node: Any, args: list) -> Any:
+        """TorchScript's list ops, on the Python lists the conversion holds (their items may be
+        nodes)."""
+        name = node.kind().split("::")[1]
+        if name == "add":
+            return list(args[0]) + list(args[1])
+        if name == "add_":
+            args[0].extend(args[1])
+            return args[0]
+        if name == "mul":
+            return list(args[0]) * self.static_int(args[1], node)
+        if name == "slice":
+            items, start, end, step = args
+            return items[slice(start, end if end is None or end < (1 << 62) else None, step)]
+        if name == "insert":
+            args[0].insert(self.static_int(args[1], node), args[2])
+            return None
+        if name == "pop":
+            return args[0].pop(self.static_int(args[1], node) if len(args) > 1 else -1)
+        if name == "reverse":
+            args[0].reverse()
+            return None
+        if name == "extend":
+            args[0].extend(args[1])
+            return None
+        if name == "clear":
+            args[0].clear()
+            return None
+        if name == "_set_item":
+            args[0][self.static_int(args[1], node)] = args[2]
+            return args[0]
+        if name == "copy":
+            return list(args[0])
+        if not any(isinstance(x, torch.fx.Node) for x in pytree.tree_leaves(args)):
+            return _overload(_schema(node))(*args)
+        raise _error(f"`{node.kind()}` on a list holding values known only at run time", node)
+
+    def op_aten_tensor(self, node: Any) -> Any:
+        """``torch.tensor(data)``: a constant when ``data`` is known, else the numbers stacked."""
+        data, dtype, device, requires_grad = (self.value(v) for v in node.inputs())
+        dtype = _SCALAR_TYPES[dtype] if isinstance(dtype, int) else dtype
+        if not any(isinstance(x, torch.fx.Node) for x in pytree.tree_leaves(data)):
+            return self.owner.constant_tensor(torch.tensor(data, dtype=dtype), "tensor", self)
+        return self.stacked(data, dtype)
+
+    def stacked(self, data: Any, dtype: Any) -> torch.fx.Node:
+        if isinstance(data, (list, tuple)):
+            return self.tensor_op(torch.ops.aten.stack.default, [self.stacked(d, dtype) for d in data])
+        if isinstance(data, torch.fx.Node) and isinstance(data.meta["val"], torch.Tensor):
+            return data if dtype is None else self.tensor_op(torch.ops.aten._to_copy.default, data, dtype=dtype)
+        val = data.meta["val"] if isinstance(data, torch.fx.Node) else data
+        kind = dtype or (torch.float32 if isinstance(val, (float, torch.SymFloat)) else torch.bool
+                         if isinstance(val, (bool, torch.SymBool)) else torch.int64)
+        return self.tensor_op(torch.ops.aten.scalar_tensor.default, data, dtype=kind)
+
+    def scalar_op(self, op: Callable, args: tuple) -> Any:
+        metas = tuple(a.meta["val"] if isinstance(a, torch.fx.Node) else a for a in args)
+        result = self.fake(op, *metas)
+        if not _is_symbolic(result):
+            return result
+        return self.emit(op, args, val=result)
+
+    # eager-mode quantization
+
+    def op_aten_quantize_per_tensor(self, node: Any) -> Any:
+        x, scale, zero_point, dtype = (self.value(v) for v in node.inputs())
+        return self.quantize(x, scale, zero_point, _SCALAR_TYPES[dtype])
+
+    def op_aten_quantize_per_channel(self, node: Any) -> Any:
+        x, scales, zero_points, axis, dtype = (self.value(v) for v in node.inputs())
+        qdtype = _SCALAR_TYPES[dtype]
+        int_dtype, low, high = _QUANTIZED[qdtype]
+        _decomposed()
+        values = self.tensor_op(torch.ops.quantized_decomposed.quantize_per_channel.default, x, scales, zero_points,
+                                axis, low, high, int_dtype)
+        # Read back per tensor: a per-channel quantized activation is not what eager mode makes.
+        return Quantized(values, ("per_channel", scales, axis), zero_points, qdtype)
+
+    def op_aten_dequantize(self, node: Any) -> Any:
+        x = self.value(node.input())
+        if not isinstance(x, Quantized):
+            return x  # dequantize of a float tensor is the tensor
+        return self.dequantize(x)
+
+    def op_aten_q_scale(self, node: Any) -> Any:
+        return self.value(node.input()).scale
+
+    def op_aten_q_zero_point(self, node: Any) -> Any:
+        return self.value(node.input()).zero_point
+
+    def op_aten_int_repr(self, node: Any) -> Any:
+        return self.value(node.input()).values
+
+    def quantize(self, x: Any, scale: Any, zero_point: Any, qdtype: Any) -> Quantized:
+        int_dtype, low, high = _QUANTIZED[qdtype]
+        _decomposed()
+        if isinstance(scale, torch.fx.Node) or isinstance(zero_point, torch.fx.Node):
+            target = torch.ops.quantized_decomposed.quantize_per_tensor.tensor
+            scale, zero_point = self.as_tensor(scale, torch.float64), self.as_tensor(zero_point, torch.int64)
+        else:
+            target = torch.ops.quantized_decomposed.quantize_per_tensor.default
+            scale, zero_point = float(scale), int(zero_point)
+        values = self.tensor_op(target, x, scale, zero_point, low, high, int_dtype)
+        return Quantized(values, scale, zero_point, qdtype)
+
+    def dequantize(self, q: Quantized) -> torch.fx.Node:
+        int_dtype, low, high = _QUANTIZED[q.qdtype]
+        _decomposed()
+        if isinstance(q.scale, tuple):  # per channel
+            _, scales, axis = q.scale
+            return self.tensor_op(torch.ops.quantized_decomposed.dequantize_per_channel.default, q.values, scales,
+                                  q.zero_point, axis, low, high, int_dtype)
+        if isinstance(q.scale, torch.fx.Node) or isinstance(q.zero_point, torch.fx.Node):
+            target = torch.ops.quantized_decomposed.dequantize_per_tensor.tensor
+            scale, zero_point = self.as_tensor(q.scale, torch.float64), self.as_tensor(q.zero_point, torch.int64)
+        else:
+            target = torch.ops.quantized_decomposed.dequantize_per_tensor.default
+            scale, zero_point = float(q.scale), int(q.zero_point)
+        return self.tensor_op(target, q.values, scale, zero_point, low, high, int_dtype)
+
+    def cast(self, x: torch.fx.Node, dtype: Any) -> torch.fx.Node:
+        if x.meta["val"].dtype == dtype:
+            return x
+        return self.tensor_op(torch.ops.aten._to_copy.default, x, dtype=dtype)
+
+    def as_tensor(self, x: Any, dtype: Any) -> torch.fx.Node:
+        if isinstance(x, torch.fx.Node) and isinstance(x.meta["val"], torch.Tensor):
+            return x
+        return self.tensor_op(torch.ops.aten.scalar_tensor.default, x, dtype=dtype)
+
+    def weight(self, qweight: torch.Tensor, name: str) -> torch.fx.Node:
+        """A quantized weight of a packed module, dequantized by the graph: its integers and its
+        scales and zero points are constants of the program."""
+        qdtype = qweight.dtype
+        int_dtype, low, high = _QUANTIZED[qdtype]
+        _decomposed()
+        values = self.owner.constant_tensor(qweight.int_repr(), f"{name}_int", self)
+        if qweight.qscheme() in (torch.per_tensor_affine, torch.per_tensor_symmetric):
+            return self.tensor_op(torch.ops.quantized_decomposed.dequantize_per_tensor.default, values,
+                                  float(qweight.q_scale()), int(qweight.q_zero_point()), low, high, int_dtype)
+        scales = self.owner.constant_tensor(qweight.q_per_channel_scales().to(torch.float32), f"{name}_scale", self)
+        zero_points = self.owner.constant_tensor(qweight.q_per_channel_zero_points().to(torch.int64),
+                                                 f"{name}_zero_point", self)
+        return self.tensor_op(torch.ops.quantized_decomposed.dequantize_per_channel.default, values, scales,
+                              zero_points, int(qweight.q_per_channel_axis()), low, high, int_dtype)
+
+    def float_inputs(self, inputs: list[Any]) -> list[Any]:
+        def one(x: Any) -> Any:
+            return self.dequantize(x) if isinstance(x, Quantized) else x
+        return [[one(i) for i in x] if isinstance(x, list) else one(x) for x in inputs]
+
+    def quantized_op(self, node: Any, target: Any, inputs: list[Any]) -> Any:
+        """An op of a quantized model: its float form on dequantized inputs, quantized again where
+        TorchScript types its result as quantized."""
+        kind = node.kind()
+        name = kind.split("::")[1]
+        first = next(x for x in pytree.tree_leaves(inputs, is_leaf=lambda x: isinstance(x, Quantized))
+                     if isinstance(x, Quantized)) if any(isinstance(x, Quantized) for x in pytree.tree_leaves(
+                         inputs, is_leaf=lambda x: isinstance(x, Quantized))) else None
+        if kind.startswith("quantized::"):
+            if name.startswith(("linear", "conv")):
+                return self.quantized_layer(node, name, inputs)
+            if name == "cat":
+                tensors, dim, scale, zero_point = inputs
+                out = self.tensor_op(torch.ops.aten.cat.default, self.float_inputs([tensors])[0], dim)
+                return self.quantize(out, scale, zero_point, first.qdtype)
+            float_op = _QUANTIZED_FLOAT_OPS.get(name)
+            if float_op is None:
+                raise _error(f"no conversion of the quantized op `{kind}`", node)
+            op, relu = float_op
+            *rest, scale, zero_point = inputs
+            args = self.float_inputs(rest)
+            if name == "leaky_relu":
+                args = args[:2]  # (x, negative_slope); `inplace` has no meaning here
+            elif name in ("batch_norm2d", "batch_norm2d_relu"):
+                x, w, b, mean, var, eps = args
+                args = [x, w, b, mean, var, False, 0.1, eps, False]
+            elif name == "layer_norm":
+                x, shape, w, b, eps = args
+                args = [x, shape, w, b, eps]
+            elif name == "group_norm":
+                x, groups, w, b, eps = args
+                args = [x, groups, w, b, eps]
+            elif name == "instance_norm":
+                x, w, b, eps = args
+                args = [x, w, b, None, None, True, 0.0, eps, False]
+            out = self.tensor_op(op, *args)
+            if relu:
+                out = self.tensor_op(torch.ops.aten.relu.default, out)
+            return self.quantize(out, scale, zero_point, first.qdtype if first is not None else torch.quint8)
+        # An ATen op on quantized tensors: on their float values; quantized again with the first
+        # input's scale and zero point where TorchScript types the result as quantized.
+        args, kwargs = _bind(target, self.float_inputs(inputs))
+        metas = pytree.tree_map_only(torch.fx.Node, lambda n: n.meta["val"], (args, kwargs))
+        result = self.fake(target, *metas[0], **metas[1])
+        out = self.emit(target, tuple(args), kwargs, result)
+        results = ([self.emit(operator.getitem, (out, i), val=r) for i, r in enumerate(result)]
+                   if isinstance(result, (list, tuple)) else [out])
+        quantized_out = [_is_quantized_type(o.type()) for o in node.outputs()]
+        final = []
+        for r, q in zip(results, quantized_out + [False] * len(results)):
+            if q and first is not None and isinstance(r.meta["val"], torch.Tensor) and r.meta["val"].is_floating_point():
+                scale, zero_point = first.scale, first.zero_point
+                if name == "sigmoid":  # torch's quantized sigmoid: output scale 1/256, zero point 0 (quint8)
+                    scale, zero_point = 1.0 / 256, 0
+                final.append(self.quantize(r, scale, zero_point, first.qdtype))
+            else:
+                final.append(r)
+        return final if len(final) > 1 else final[0]
+
+    def quantized_layer(self, node: Any, name: str, inputs: list[Any]) -> Any:
+        """``quantized::linear`` / ``conv*`` (``_relu``, ``_dynamic``): the weights unpacked from the
+        packed parameters, dequantized; the float layer; quantized with the given scale and zero
+        point (a dynamic one returns floats)."""
+        x, packed = inputs[0], inputs[1]
+        packed = packed.obj if isinstance(packed, ModuleValue) else packed
+        dynamic = name.endswith("_dynamic") or "dynamic" in name
+        relu = "_relu" in name
+        base = name.replace("_relu", "").replace("_dynamic", "").replace("_fp16", "")
+        x = self.dequantize(x) if isinstance(x, Quantized) else x
+        if base == "linear":
+            qweight, bias = torch.ops.quantized.linear_unpack(packed)
+            w = self.weight(qweight, "weight") if qweight.is_quantized else self.owner.constant_tensor(
+                qweight, "weight", self)
+            b = self.owner.constant_tensor(bias, "bias", self) if bias is not None else None
+            out = self.tensor_op(torch.ops.aten.linear.default, x, w, b)
+        else:
+            kind = base.replace("conv_transpose", "conv_transpose").split("d")[0] + "d"  # conv1d/conv2d/conv3d
+            ops = torch.ops.quantized
+            unpack_name = f"{base}_unpack"
+            params_name = base if base.startswith("conv_transpose") else base
+            qweight, bias = getattr(ops, unpack_name)(packed)
+            prefix = params_name if not params_name.startswith("conv1d") else "conv2d"
+            stride = list(getattr(ops, f"{prefix}_stride")(packed))
+            padding = list(getattr(ops, f"{prefix}_padding")(packed))
+            dilation = list(getattr(ops, f"{prefix}_dilation")(packed))
+            groups = int(getattr(ops, f"{prefix}_groups")(packed))
+            transposed = bool(getattr(ops, f"{prefix}_transpose")(packed))
+            output_padding = list(getattr(ops, f"{prefix}_output_padding")(packed))
+            if base.startswith("conv1d"):
+                # conv1d's packed parameters are conv2d's of height 1.
+                stride, padding, dilation, output_padding = stride[-1:], padding[-1:], dilation[-1:], output_padding[-1:]
+                if qweight.dim() == 4:
+                    qweight = qweight.squeeze(2)
+            w = self.weight(qweight, "weight")
+            b = self.owner.constant_tensor(bias, "bias", self) if bias is not None else None
+            out = self.tensor_op(torch.ops.aten.convolution.default, x, w, b, stride, padding, dilation, transposed,
+                                 output_padding, groups)
+            del kind
+        if relu:
+            out = self.tensor_op(torch.ops.aten.relu.default, out)
+        if dynamic:
+            return out
+        scale, zero_point = inputs[-2], inputs[-1]
+        return self.quantize(out, scale, zero_point, torch.quint8)
+
+    # packed sequences
+
+    def op_aten__pack_padded_sequence(self, node: Any) -> Any:
+        input, lengths, batch_first = (self.value(v) for v in node.inputs())
+        if batch_first:
+            input = self.tensor_op(torch.ops.aten.transpose.int, input, 0, 1)
+        lengths = self.tensor_op(torch.ops.aten._to_copy.default, lengths, dtype=torch.int64)
+        packed = Packed(input, lengths)
+        return [PackedData(packed), PackedBatchSizes(packed)]
+
+    def op_aten__pad_packed_sequence(self, node: Any) -> Any:
+        data, _batch_sizes, batch_first, padding_value, total_length = (self.value(v) for v in node.inputs())
+        if not isinstance(data, PackedData):
+            raise _error("pad_packed_sequence of data that is not a packed sequence", node)
+        packed = data.packed
+        padded = packed.padded
+        if padding_value:
+            # The layers write zeros past each length; torch writes padding_value there.
+            steps = self.tensor_op(torch.ops.aten.arange.default, self.size(padded, padded.meta["val"], 0),
+                                   dtype=torch.int64)
+            valid = self.tensor_op(torch.ops.aten.lt.Tensor,
+                                   self.tensor_op(torch.ops.aten.unsqueeze.default, steps, 1), packed.lengths)
+            for _ in range(padded.meta["val"].dim() - 2):
+                valid = self.tensor_op(torch.ops.aten.unsqueeze.default, valid, -1)
+            padded = self.tensor_op(torch.ops.aten.where.ScalarOther, valid, padded, float(padding_value))
+        if isinstance(total_length, int) and total_length > 0:  # a node: the steps themselves
+            steps = padded.meta["val"].shape[0]
+            if isinstance(steps, int) and total_length > steps:
+                pad = [0, 0] * (padded.meta["val"].dim() - 1) + [0, total_length - steps]
+                padded = self.tensor_op(torch.ops.aten.constant_pad_nd.default, padded, pad, 0.0)
+        if batch_first:
+            padded = self.tensor_op(torch.ops.aten.transpose.int, padded, 0, 1)
+        return [padded, packed.lengths]
+
+    def packed_op(self, node: Any, target: Any, inputs: list[Any]) -> Any:
+        """An op that reads a packed sequence: a recurrent layer (over the padded tensor and the
+        lengths, as ONNX's layers take them), or the batch sizes' first entry or length (the batch
+        and the number of steps: what torch's RNN modules read of them)."""
+        name = target._opname
+        if name in ("lstm", "gru", "rnn_tanh", "rnn_relu") and target._overloadname == "data":
+            data, _batch_sizes, hx, params, has_biases, num_layers, dropout, train, bidirectional = inputs
+            packed = data.packed
+            op = _padded_rnn_ops()[name]
+            args = (packed.padded, packed.lengths, hx, params, has_biases, num_layers, dropout, train,
+                    bidirectional)
+            metas = pytree.tree_map_only(torch.fx.Node, lambda n: n.meta["val"], args)
+            result = self.fake(op, *metas)
+            out = self.emit(op, args, val=result)
+            items = [self.emit(operator.getitem, (out, i), val=r) for i, r in enumerate(result)]
+            return [PackedData(Packed(items[0], packed.lengths)), *items[1:]]
+        if isinstance(inputs[0], PackedBatchSizes):
+            padded = inputs[0].packed.padded
+            meta = padded.meta["val"]
+            if name == "select" and inputs[1:] == [0, 0]:
+                batch = self.size(padded, meta, 1)
+                return self.tensor_op(torch.ops.aten.scalar_tensor.default, batch, dtype=torch.int64)
+            if name in ("size", "sym_size"):
+                return self.size(padded, meta, 0)
+        raise _error(f"`{node.kind()}` reads a packed sequence's data or batch sizes", node,
+                     "unpack it with pad_packed_sequence first")
+
+    def tensor_op(self, target: Any, *args: Any, **kwargs: Any) -> torch.fx.Node:
+        """An ATen op on converted values, its result computed on fake tensors."""
+        metas = pytree.tree_map_only(torch.fx.Node, lambda n: n.meta["val"], (args, kwargs))
+        result = self.fake(target, *metas[0], **metas[1])
+        out = self.emit(target, args, kwargs, result)
+        if target is torch.ops.aten.scalar_tensor.default and args and isinstance(args[0], (torch.fx.Node, int)):
+            self.from_int[out] = args[0]
+        return out
+
+    # helpers
+
+    def tensor_meta(self, v: Any, node: Any) -> Any:
+        x = self.value(v)
+        meta = x.meta["val"] if isinstance(x, torch.fx.Node) else x
+        if not isinstance(meta, torch.Tensor):
+            raise _error("expected a tensor", node)
+        return meta
+
+    def static_int(self, x: Any, node: Any) -> int:
+        if isinstance(x, torch.fx.Node):
+            val = x.meta["val"]
+            if isinstance(val, torch.SymInt) and val.node.hint is not None:
+                raise _error("an index known only at run time into a list", node,
+                             "export with static sizes for that axis")
+            raise _error("an index read from tensor data into a list", node)
+        return int(x)
+
+
+def _raises(block: Any) -> bool:
+    """Whether a block raises (TorchScript's `raise`, at its top level)."""
+    return any(n.kind() == "prim::RaiseException" for n in block.nodes())
+
+
+def _is_tensor(x: Any) -> bool:
+    return isinstance(x, torch.fx.Node) and isinstance(x.meta.get("val"), torch.Tensor)
+
+
+def _same_constant(a: Any, b: Any) -> bool:
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, torch.Tensor):
+        return a is b
+    try:
+        return bool(a == b)
+    except Exception:
+        return False
+
+
+def _number_dtype_of(val: Any) -> Any:
+    return torch.bool if isinstance(val, torch.SymBool) else torch.float64 if isinstance(val, torch.SymFloat) \
+        else torch.int64
+
+
+def _number_dtype(t: Any) -> Any:
+    kind = t.kind()
+    return torch.bool if kind == "BoolType" else torch.float64 if kind == "FloatType" else torch.int64
+
+
+def _is_quantized_type(t: Any) -> bool:
+    dtype = t.dtype() if hasattr(t, "dtype") else None
+    return dtype in _QUANTIZED
+
+
+def _decomposed() -> None:
+    """torch's ``quantized_decomposed`` ops (quantize/dequantize per tensor and channel), which
+    fxonnx translates to QuantizeLinear / DequantizeLinear: registered by importing their module."""
+    import torch.ao.quantization.fx._decomposed  # noqa: F401
+
+
+def _functional(target: Any, inputs: list[Any]) -> tuple[Any, list[Any]]:
+    """An ``out=`` overload as its functional one (its result is the value the graph reads on):
+    ``arange.out(end, out)`` is ``arange(end, dtype=out's)``."""
+    names = [a.name for a in target._schema.arguments]
+    packet = getattr(getattr(torch.ops, target.namespace), target._opname)
+    given = dict(zip(names, inputs))
+    out = given.pop("out", None)
+    for overload in packet.overloads():
+        candidate = getattr(packet, overload)
+        params = [a.name for a in candidate._schema.arguments]
+        if overload.endswith("out") or any(a.name not in params for a in target._schema.arguments
+                                              if a.name != "out" and a.name in given and not a.kwarg_only):
+            continue
+        args = [given.get(p.name, _DEFAULT) for p in candidate._schema.arguments]
+        if any(a is _DEFAULT and not p.has_default_value() and p.name != "dtype"
+               for a, p in zip(args, candidate._schema.arguments)):
+            continue
+        values = []
+        for a, p in zip(args, candidate._schema.arguments):
+            if a is _DEFAULT:
+                a = out.meta["val"].dtype if p.name == "dtype" and isinstance(out, torch.fx.Node) else (
+                    p.default_value if p.has_default_value() else None)
+                a = _SCALAR_TYPES.index(a) if isinstance(a, torch.dtype) else a
+            values.append(a)
+        return candidate, values
+    raise TorchScriptError(f"`{target}` writes into a preallocated tensor, and no functional overload matches")
+
+
+_DEFAULT = object()
+
+
+def _schema(node: Any) -> str | None:
+    try:
+        schema = node.schema()
+    except RuntimeError:
+        return None
+    return None if schema == "(no schema)" else schema
+
+
+def _overload(schema: str) -> Any:
+    """The OpOverload a TorchScript node's schema names (``aten::add.Tensor(...)``)."""
+    name = schema.split("(", 1)[0]
+    namespace, _, rest = name.partition("::")
+    op, _, overload = rest.partition(".")
+    try:
+        packet = getattr(getattr(torch.ops, namespace), op)
+        return getattr(packet, overload or "default")
+    except (AttributeError, RuntimeError):
+        return None
+
+
+# Ops on tensors that return sizes: torch.export writes their symbolic twins.
+_SYMBOLIC_TWINS = {
+    torch.ops.aten.numel.default: torch.ops.aten.sym_numel.default,
+    torch.ops.aten.stride.int: torch.ops.aten.sym_stride.int,
+    torch.ops.aten.size.int: torch.ops.aten.sym_size.int,
+}
+
+
+def _convert_arg(value: Any, arg: Any) -> Any:
+    """A TorchScript argument as the OpOverload takes it: dtypes, layouts and memory formats are
+    numbers in TorchScript."""
+    kind = str(arg.type)
+    if value is None:
+        return None
+    if "ScalarType" in kind and isinstance(value, int):
+        return _SCALAR_TYPES[value]
+    if "Layout" in kind and isinstance(value, int):
+        return _LAYOUTS[value]
+    if "MemoryFormat" in kind and isinstance(value, int):
+        return _MEMORY_FORMATS[value]
+    return value
+
+
+def _bind(target: Any, inputs: list[Any]) -> tuple[list[Any], dict[str, Any]]:
+    """TorchScript passes every argument in schema order; the OpOverload takes keyword-only ones
+    by name."""
+    args, kwargs = [], {}
+    for arg, value in zip(target._schema.arguments, inputs):
+        value = _convert_arg(value, arg)
+        if arg.kwarg_only:
+            kwargs[arg.name] = value
+        else:
+            args.append(value)
+    return args, kwargs
+
+
+class ProgramBuilder:
+    """Holds what the conversion of one program shares: the fake tensor mode and its symbols, the
+    root graph, state, lifted constants and subgraphs."""
+
+    def __init__(self, max_unroll: int = 4096, opset: int = 18):
+        from torch._subclasses.fake_tensor import FakeTensorMode
+        from torch.fx.experimental.symbolic_shapes import ShapeEnv
+
+        # A dynamic axis of size 1 in the example stays dynamic, as the TorchScript exporter keeps it.
+        self.shape_env = ShapeEnv(specialize_zero_one=False, assume_static_by_default=True)
+        self.mode = FakeTensorMode(shape_env=self.shape_env, allow_non_fake_inputs=False)
+        self.root = torch.nn.Module()
+        # The opset the symbolic functions of the program's custom ops are looked up and run at.
+        self.opset = opset
+        self.graph = torch.fx.Graph()
+        self.max_unroll = max_unroll
+        self.placeholders: list[torch.fx.Node] = []
+        self.input_specs: list[Any] = []
+        self.state_dict: dict[str, torch.Tensor] = {}
+        self.constants: dict[str, torch.Tensor] = {}
+        # Per tensor object (by id, the tensor kept alive beside it so that no other object takes
+        # its id), the placeholder that reads it.
+        self.state_nodes: dict[int, tuple[torch.Tensor, torch.fx.Node]] = {}
+        self.subgraph_count = 0
+        self.names: set[str] = set()
+        self.user_names: set[str] = set()
+        # Module attributes the program wrote (prim::SetAttr): (id of the module, name) → value.
+        self.attributes: dict[tuple[int, str], Any] = {}
+        # Nodes' values on the example inputs, where one was needed (`real_value`).
+        self.real: dict[torch.fx.Node, Any] = {}
+
+    def size_of(self, d: Any, converter: "Converter") -> Any:
+        """A symbolic size as a value of ``converter``'s graph: a size of a user input that is that
+        symbol (``None`` for a size of another form)."""
+        for placeholder in self.placeholders:
+            val = placeholder.meta["val"]
+            if placeholder.name in self.user_names and isinstance(val, torch.Tensor):
+                for axis, size in enumerate(val.shape):
+                    if isinstance(size, torch.SymInt) and str(size) == str(d):
+                        return converter.size(converter.capture(placeholder), val, axis)
+        return None
+
+    def real_value(self, node: torch.fx.Node) -> Any:
+        """``node``'s value on the example inputs, computed by running the root graph's nodes it
+        depends on in torch (``None`` where that is not possible: a value inside a branch, an op
+        that fails)."""
+        if node in self.real:
+            return self.real[node]
+        if node.graph is not self.graph or node.op != "call_function" or isinstance(
+                node.target, torch._ops.HigherOrderOperator):
+            return None
+        args = []
+        for a in pytree.tree_leaves((node.args, node.kwargs)):
+            if isinstance(a, torch.fx.Node) and self.real_value(a) is None and a not in self.real:
+                return None
+        try:
+            real_args, real_kwargs = pytree.tree_map_only(torch.fx.Node, lambda n: self.real[n],
+                                                          (node.args, node.kwargs))
+            with torch.no_grad():
+                value = node.target(*real_args, **real_kwargs)
+        except Exception:
+            return None
+        del args
+        self.real[node] = value
+        return value
+
+    def fake_of(self, t: torch.Tensor, dynamic: set[int] = frozenset()) -> Any:
+        from torch.fx.experimental.symbolic_shapes import DimDynamic, StatelessSymbolicContext
+
+        sizes = [DimDynamic.DYNAMIC if d in dynamic else DimDynamic.STATIC for d in range(t.dim())]
+        context = StatelessSymbolicContext(dynamic_sizes=sizes, constraint_sizes=[None] * t.dim())
+        return self.mode.from_tensor(t, symbolic_context=context)
+
+    def _placeholder(self, name: str, val: Any) -> torch.fx.Node:
+        base, k = name.replace(".", "_").replace("-", "_") or "arg", 1
+        unique = base
+        while unique in self.names:
+            unique = f"{base}_{k}"
+            k += 1
+        self.names.add(unique)
+        node = self.graph.placeholder(unique)
+        node.meta["val"] = val
+        self.placeholders.append(node)
+        return node
+
+    def state(self, tensor: torch.Tensor, path: str, module: Any, name: str) -> torch.fx.Node:
+        """A parameter or buffer the graph reads off the module (``prim::GetAttr``)."""
+        parameters = dict(module.named_parameters(recurse=False)) if hasattr(module, "named_parameters") else {}
+        return self.state_tensor(tensor, path, name in parameters)
+
+    def state_tensor(self, tensor: torch.Tensor, path: str, is_param: bool) -> torch.fx.Node:
+        """A parameter or buffer of the module, read once however often the graph reads it."""
+        from torch.export.graph_signature import InputKind, InputSpec, TensorArgument
+
+        found = self.state_nodes.get(id(tensor))
+        if found is not None:
+            return found[1]
+        prefix = "p_" if is_param else "b_"
+        node = self._placeholder(prefix + path, self.fake_of(tensor))
+        self.real[node] = tensor.detach()
+        # The verifier wants a parameter's entry to be a Parameter (the same storage, no copy).
+        self.state_dict[path] = torch.nn.Parameter(tensor.detach(), requires_grad=False) if is_param else tensor.detach()
+        kind = InputKind.PARAMETER if is_param else InputKind.BUFFER
+        self.input_specs.append(InputSpec(kind, TensorArgument(node.name), path, persistent=True if not is_param
+                                          else None))
+        self.state_nodes[id(tensor)] = (tensor, node)
+        return node
+
+    def constant_tensor(self, tensor: torch.Tensor, name: str, converter: Converter) -> Any:
+        """A tensor constant of the graph: a lifted constant of the program."""
+        from torch.export.graph_signature import InputKind, InputSpec, TensorArgument
+
+        found = self.state_nodes.get(id(tensor))
+        node = found[1] if found is not None else None
+        if node is None:
+            fqn = f"_tensor_constant{len(self.constants)}"
+            node = self._placeholder(f"c_{name}", self.fake_of(tensor))
+            self.real[node] = tensor.detach()
+            self.constants[fqn] = tensor.detach()
+            self.input_specs.append(InputSpec(InputKind.CONSTANT_TENSOR, TensorArgument(node.name), fqn))
+            self.state_nodes[id(tensor)] = (tensor, node)
+        return converter.capture(node)
+
+    def user_input(self, tensor: Any, name: str, dynamic: set[int]) -> torch.fx.Node:
+        from torch.export.graph_signature import InputKind, InputSpec, TensorArgument
+
+        node = self._placeholder(name, self.fake_of(tensor, dynamic))
+        self.real[node] = tensor
+        self.input_specs.append(InputSpec(InputKind.USER_INPUT, TensorArgument(node.name), None))
+        self.user_names.add(node.name)
+        return node
+
+    def user_int(self, value: int, name: str) -> torch.fx.Node:
+        """An int input of the program: a symbol whose hint is the example's value."""
+        from torch._dynamo.source import ConstantSource
+        from torch.export.graph_signature import InputKind, InputSpec, SymIntArgument
+        from torch.fx.experimental.symbolic_shapes import DimDynamic
+
+        source = ConstantSource(name)
+        symbol = self.shape_env.create_symbol(value, source, dynamic_dim=DimDynamic.DYNAMIC)
+        node = self._placeholder(name, self.shape_env.create_symintnode(symbol, hint=value, source=source))
+        self.real[node] = value
+        self.input_specs.append(InputSpec(InputKind.USER_INPUT, SymIntArgument(node.name), None))
+        self.user_names.add(node.name)
+        return node
+
+    def finish(self, converter: Converter, outputs: Any, args: tuple) -> Any:
+        """The ExportedProgram: the outputs flattened (numbers as 0-d tensors), the placeholders in
+        the signature's order (state, constants, user inputs)."""
+        from torch._export.verifier import TrainingIRVerifier
+        from torch.export.exported_program import ExportedProgram, ModuleCallEntry, ModuleCallSignature
+        from torch.export.graph_signature import ExportGraphSignature, OutputKind, OutputSpec, TensorArgument
+
+        out_leaves, out_spec = pytree.tree_flatten(outputs, is_leaf=lambda x: isinstance(x, Quantized))
+        output_nodes = []
+        for leaf in out_leaves:
+            if isinstance(leaf, Quantized):
+                # As the TorchScript exporter returns one: integers, scale (float32), zero point (of
+                # the integers' type), what torch.onnx's unpack_quantized_tensor gives of an output.
+                int_dtype = _QUANTIZED[leaf.qdtype][0]
+                scale = converter.as_tensor(leaf.scale, torch.float32)
+                zero_point = converter.as_tensor(leaf.zero_point, int_dtype)
+                output_nodes += [leaf.values, converter.cast(scale, torch.float32), converter.cast(zero_point, int_dtype)]
+            else:
+                output_nodes.append(_as_output(converter, leaf))
+        output_specs = [OutputSpec(OutputKind.USER_OUTPUT, TensorArgument(n.name), None) for n in output_nodes]
+        self.graph.output(tuple(output_nodes))
+        order = {n.name: i for i, n in enumerate(self.placeholders)}
+        specs = sorted(self.input_specs, key=lambda s: (s.kind.name == "USER_INPUT", order[s.arg.name]))
+        by_name = {n.name: n for n in self.placeholders}
+        first = next(iter(self.graph.nodes))
+        for spec in reversed(specs):
+            node = by_name[spec.arg.name]
+            if node is not first:
+                first.prepend(node)
+                first = node
+        self.graph.eliminate_dead_code()
+        gm = torch.fx.GraphModule(self.root, self.graph)
+        example = tuple(args)
+        call = ModuleCallEntry("", ModuleCallSignature(inputs=[], outputs=[], in_spec=pytree.tree_structure((example, {})),
+                                                       out_spec=out_spec))
+        # The training IR's verifier: in-place ops stay in the graph, as torch.export's training IR
+        # keeps them (fxonnx functionalizes them).
+        return ExportedProgram(root=gm, graph=gm.graph, graph_signature=ExportGraphSignature(specs, output_specs),
+                               state_dict=self.state_dict, range_constraints=_range_constraints(self),
+                               module_call_graph=[call], example_inputs=(example, {}), constants=self.constants,
+                               verifiers=[TrainingIRVerifier])
+
+    def subgraph(self, sub: Converter, operands: list[torch.fx.Node], outputs: list[torch.fx.Node],
+                 prefix: str) -> str:
+        """A branch's graph as a submodule of the root, its placeholders in ``operands``' order."""
+        graph = sub.graph
+        # A branch returning one of its inputs as it is: torch.cond wants a value of the branch's own.
+        outputs = [graph.call_function(torch.ops.aten.clone.default, (o,)) if o.op == "placeholder" else o
+                   for o in outputs]
+        for o in outputs:
+            if "val" not in o.meta:
+                o.meta["val"] = o.args[0].meta["val"]
+        placeholders = []
+        for outer in operands:
+            inner = sub.captured.get(outer)
+            if inner is None:
+                first = next(iter(graph.nodes), None)
+                with graph.inserting_before(first):
+                    inner = graph.placeholder(f"{outer.name}_unused")
+                inner.meta["val"] = outer.meta["val"]
+            placeholders.append(inner)
+        # Placeholders first, in operand order (FX binds them by position).
+        for p in reversed(placeholders):
+            first = next(iter(graph.nodes))
+            if p is not first:
+                first.prepend(p)
+        graph.output(tuple(outputs))
+        name = f"{prefix}_{self.subgraph_count}"
+        self.subgraph_count += 1
+        self.root.add_module(name, torch.fx.GraphModule(self.root, graph))
+        return name
+
+    def loop_graph(self, sub: Converter, own: int, additional: list[torch.fx.Node], outputs: list[Any],
+                   prefix: str) -> str:
+        """A while_loop function's graph as a submodule: its own ``own`` placeholders (the loop's
+        state), then one per additional input, in ``additional``'s order."""
+        graph = sub.graph
+        own_nodes = [n for n in graph.nodes if n.op == "placeholder"][:own]
+        extra = []
+        for outer in additional:
+            inner = sub.captured.get(outer)
+            if inner is None:
+                inner = graph.placeholder(f"{outer.name}_unused")
+                inner.meta["val"] = outer.meta["val"]
+            extra.append(inner)
+        anchor = next(iter(graph.nodes))
+        for p in [*own_nodes, *extra][::-1]:
+            if p is not anchor:
+                anchor.prepend(p)
+            anchor = p
+        graph.output(tuple(outputs))
+        name = f"{prefix}_{self.subgraph_count}"
+        self.subgraph_count += 1
+        self.root.add_module(name, torch.fx.GraphModule(self.root, graph))
+        return name
+
+    def join(self, a: Any, b: Any) -> Any:
+        """One value for two branches' results: where they differ in shape, a fresh symbol."""
+        if a.shape == b.shape and a.dtype == b.dtype:
+            return a
+        if a.dim() != b.dim() or a.dtype != b.dtype:
+            raise TorchScriptError("the branches of an `if` return tensors of different ranks or types")
+        sizes = [x if str(x) == str(y) else self.shape_env.create_unbacked_symint() for x, y in zip(a.shape, b.shape)]
+        with self.mode:
+            return torch.empty(sizes, dtype=a.dtype)
+
+
+def _flatten_with_paths(value: Any, prefix: str) -> list[tuple[str, Any]]:
+    leaves, _ = pytree.tree_flatten_with_path(value)
+    out = []
+    for path, leaf in leaves:
+        suffix = "_".join(str(getattr(k, "idx", getattr(k, "key", k))) for k in path)
+        out.append((f"{prefix}_{suffix}" if suffix else prefix, leaf))
+    return out
+
+
+def convert(model: Any, args: tuple, kwargs: dict, *, dynamic_axes: Any = None, input_names: Any = None,
+            training: Any = None, opset: int = 18) -> Program:
+    """``model`` (a module, traced on ``args``, or a scripted one) as an ExportedProgram of ATen ops."""
+    if isinstance(model, (str, bytes)) or hasattr(model, "__fspath__"):
+        model = torch.jit.load(model)
+    if kwargs:
+        args = _positional(model, args, kwargs)
+    builder = ProgramBuilder(opset=opset)
+    converter = Converter(builder, builder.graph)
+    names = list(input_names or [])
+    dyn = _dynamic_axes(dynamic_axes)
+    structures: list = []
+    if not is_script(model) and _is_quantized_model(model, args):
+        # As the TorchScript exporter does: a quantized model is traced as a ScriptModule first (its
+        # packed parameters are objects the graph reads, not tensors the trace can take).
+        changed = _set_training(model, training)
+        try:
+            import warnings
+
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                model = torch.jit.trace(model, args, check_trace=False)
+        finally:
+            if changed:
+                model.train(not model.training)
+    if is_script(model):
+        graph, user_values, structures = _scripted(model, args, converter)
+    else:
+        graph, user_values = _traced(model, args, training, builder, converter)
+    dim_names: dict[str, str] = {}
+    # The user's tensors, in the order the TorchScript exporter flattens them: `input_names` and
+    # `dynamic_axes` name them in that order.
+    k = 0
+    for ts_value, leaf, default_name in user_values:
+        if type(leaf) is int:
+            name = names[k] if k < len(names) else default_name
+            k += 1
+            converter.env[ts_value] = builder.user_int(leaf, name)
+            continue
+        parts = _quantized_parts(leaf) if leaf.is_quantized else [leaf]
+        nodes = []
+        for part in parts:
+            name = names[k] if k < len(names) else (default_name if len(nodes) == 0 else
+                                                    f"{default_name}_{('scale', 'zero_point')[len(nodes) - 1]}")
+            k += 1
+            axes = dyn.get(name, {}) if len(nodes) == 0 else {}
+            node = builder.user_input(part, name, set(axes))
+            for axis, dim_name in axes.items():
+                d = node.meta["val"].shape[axis]
+                if isinstance(d, torch.SymInt):
+                    dim_names[str(d)] = dim_name
+            nodes.append(node)
+        converter.env[ts_value] = nodes[0] if len(nodes) == 1 else Quantized(nodes[0], nodes[1], nodes[2], leaf.dtype)
+    for ts_value, leaves, spec in structures:
+        converter.env[ts_value] = pytree.tree_unflatten(
+            [converter.env[x] if isinstance(x, _Leaf) else x for x in leaves], spec)
+    results = converter.run_block(graph, [converter.env[v] for v in graph.inputs()])
+    outputs = results[0] if len(results) == 1 else tuple(results)
+    return Program(builder.finish(converter, outputs, args), dim_names,
+                   [n.name for n in builder.placeholders if n.name in builder.user_names])
+
+
+def _positional(model: Any, args: tuple, kwargs: dict) -> tuple:
+    """Keyword arguments (a dict ending ``args``) in their places of the forward's signature, the
+    parameters between left to their defaults, as the TorchScript exporter orders them."""
+    forward = getattr(model, "forward", model)
+    try:
+        params = [p for name, p in inspect.signature(forward).parameters.items() if name != "self"]
+    except (TypeError, ValueError):
+        raise _error("keyword inputs for a model whose forward's signature cannot be read") from None
+    out = list(args)
+    for p in params[len(args):]:
+        if p.name in kwargs:
+            out.append(kwargs[p.name])
+        elif p.default is not inspect.Parameter.empty:
+            out.append(p.default)
+        else:
+            raise _error(f"no value for the input `{p.name}`")
+    unknown = set(kwargs) - {p.name for p in params}
+    if unknown:
+        raise _error(f"keyword inputs the forward does not take: {', '.join(sorted(unknown))}")
+    while out and out[-1] is None:
+        out.pop()  # trailing defaults of None: nothing to trace
+    return tuple(out)
+
+
+class _Leaf:
+    """Stands for a tensor leaf of a scripted program's argument until its placeholder exists."""
+
+
+def _is_quantized_model(model: Any, args: tuple) -> bool:
+    """torch.onnx's test for a model of eager-mode quantization (`_pre_trace_quant_model`)."""
+    modules = model.modules() if isinstance(model, torch.nn.Module) else []
+    return any(hasattr(m, "_packed_params") for m in modules) or any(
+        getattr(a, "is_quantized", False) for a in pytree.tree_leaves(args))
+
+
+def _quantized_parts(t: torch.Tensor) -> list[torch.Tensor]:
+    """A quantized tensor as the TorchScript exporter passes it in and out of the model: its
+    integers, its scale (float64) and its zero point (int64), as torch.onnx's
+    ``unpack_quantized_tensor`` gives them."""
+    return [t.int_repr(), torch.tensor(t.q_scale(), dtype=torch.float64),
+            torch.tensor(t.q_zero_point(), dtype=torch.int64)]
+
+
+def _scripted(model: Any, args: tuple, converter: Converter) -> tuple[Any, list, list]:
+    """A scripted module or function: its graph inlined, the module as ``self``, each tensor of the
+    arguments an input; numbers and ``None`` among them are constants of the program, as a trace
+    would take them."""
+    graph = model.graph.copy()
+    torch._C._jit_pass_inline(graph)
+    ts_inputs = list(graph.inputs())
+    if ts_inputs and ts_inputs[0].type().kind() == "ClassType":
+        converter.env[ts_inputs[0]] = ModuleValue(model, "")
+        ts_inputs = ts_inputs[1:]
+    if len(args) > len(ts_inputs):
+        raise _error(f"{len(args)} inputs given to a program that takes {len(ts_inputs)}")
+    user, structures = [], []
+    for ts_value, arg in zip(ts_inputs, args):
+        base = ts_value.debugName().split(".")[0]
+        leaves, spec = pytree.tree_flatten(arg)
+        keys = []
+        for i, leaf in enumerate(leaves):
+            # A tensor, or an int the scripted program takes (an input of the model, as the
+            # TorchScript exporter makes it).
+            if isinstance(leaf, torch.Tensor) or (type(leaf) is int and ts_value.type().kind() in ("IntType",)):
+                key = _Leaf()
+                user.append((key, leaf, base if len(leaves) == 1 else f"{base}_{i}"))
+                keys.append(key)
+            else:
+                keys.append(leaf)
+        structures.append((ts_value, keys, spec))
+    for ts_value in ts_inputs[len(args):]:
+        converter.env[ts_value] = None  # left to its default
+    return graph, user, structures
+
+
+def _traced(model: Any, args: tuple, training: Any, builder: "ProgramBuilder", converter: Converter) -> tuple:
+    """A module traced on ``args`` as the TorchScript exporter traces it: its graph takes the
+    arguments' tensors, flattened, then the module's state, which becomes the program's."""
+    import warnings
+
+    changed = _set_training(model, training)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the tracer's warnings about Python values it fixed
+            graph, _ = torch.jit._get_trace_graph(model, args, strict=False, _force_outplace=False)
+        torch._C._jit_pass_inline(graph)  # scripted functions the traced code calls
+    except Exception as e:
+        raise _error(f"torch.jit.trace cannot trace the model: {type(e).__name__}: {str(e).splitlines()[0]}",
+                     hint="make the model traceable, or export it with dynamo=True") from e
+    finally:
+        if changed:
+            model.train(not model.training)
+    state = torch.jit._unique_state_dict(model, keep_vars=True) if isinstance(model, torch.nn.Module) else {}
+    flat, _ = torch.jit._flatten(args)
+    ts_inputs = list(graph.inputs())
+    if len(ts_inputs) != len(flat) + len(state):
+        raise _error(f"the trace takes {len(ts_inputs)} inputs for {len(flat)} tensors and {len(state)} weights")
+    parameters = {id(p) for p in model.parameters()} if isinstance(model, torch.nn.Module) else set()
+    for ts_value, (fqn, tensor) in zip(ts_inputs[len(flat):], state.items()):
+        converter.env[ts_value] = builder.state_tensor(tensor, fqn, id(tensor) in parameters)
+    names = _leaf_names(model, args, len(flat))
+    return graph, [(v, t, n) for v, t, n in zip(ts_inputs[: len(flat)], flat, names)]
+
+
+def _leaf_names(model: Any, args: tuple, count: int) -> list[str]:
+    """Default names of the flattened input tensors: the forward's parameter names (with the
+    leaf's place in a nested argument: ``d_a``), as torch.onnx names inputs it was not told."""
+    forward = getattr(model, "forward", model)
+    try:
+        params = [p for p in inspect.signature(forward).parameters if p != "self"]
+    except (TypeError, ValueError):
+        params = []
+    names = []
+    for i, arg in enumerate(args):
+        base = params[i] if i < len(params) else f"input_{i}"
+        leaves = [leaf for _, leaf in _flatten_with_paths(arg, base) if isinstance(leaf, torch.Tensor)]
+        paths = [p for p, leaf in _flatten_with_paths(arg, base) if isinstance(leaf, torch.Tensor)]
+        names.extend(paths if len(leaves) > 1 else [base] * len(leaves))
+    return names if len(names) == count else [f"input_{i}" for i in range(count)]
+
+
+def _as_output(converter: Converter, leaf: Any) -> torch.fx.Node:
+    """A graph output: a tensor as it is; a number as the 0-d tensor the TorchScript exporter
+    writes for it."""
+    if isinstance(leaf, torch.fx.Node) and isinstance(leaf.meta["val"], torch.Tensor):
+        return leaf
+    if leaf is None:
+        raise TorchScriptError("the program returns None among its outputs")
+    value = leaf.meta["val"] if isinstance(leaf, torch.fx.Node) else leaf
+    dtype = torch.bool if isinstance(value, (bool, torch.SymBool)) else torch.int64 if isinstance(
+        value, (int, torch.SymInt)) else torch.float32
+    return converter.emit(torch.ops.aten.scalar_tensor.default, (leaf,), {"dtype": dtype},
+                          converter.fake(torch.ops.aten.scalar_tensor.default, value, dtype=dtype))
+
+
+def _range_constraints(builder: ProgramBuilder) -> dict:
+    from torch.utils._sympy.value_ranges import ValueRanges
+
+    out = {}
+    env = builder.shape_env
+    for symbol in getattr(env, "backed_var_to_val", None) or env.var_to_val:
+        out[symbol] = builder.shape_env.var_to_range.get(symbol, ValueRanges(0, math.inf))
+    for symbol in builder.shape_env.var_to_range:
+        out.setdefault(symbol, builder.shape_env.var_to_range[symbol])
+    return out
+
+
+def _dynamic_axes(dynamic_axes: Any) -> dict[str, dict[int, str]]:
+    """``dynamic_axes`` as torch.onnx's TorchScript exporter reads it: by input name, a dict of axis
+    to name, or a list of axes (named ``<input>_dynamic_axes_<k>``)."""
+    out: dict[str, dict[int, str]] = {}
+    for name, axes in (dynamic_axes or {}).items():
+        if isinstance(axes, dict):
+            out[name] = {int(a): str(n) for a, n in axes.items()}
+        else:
+            out[name] = {int(a): f"{name}_dynamic_axes_{k + 1}" for k, a in enumerate(axes)}
+    return out

@@ -1,0 +1,245 @@
+"""``fxonnx.export(..., dynamo=False)``: the models torch.onnx's TorchScript exporter took (issue 39):
+traced and scripted modules, scripted control flow, packed sequences, eager-mode quantization,
+symbolic functions, ``torch.jit.save`` files. Each checked in ONNX Runtime against eager at the
+example size and at another size of each dynamic axis. Needs torch, onnx, onnxruntime."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import warnings
+
+import pytest
+
+torch = pytest.importorskip("torch")
+onnx = pytest.importorskip("onnx")
+pytest.importorskip("onnxruntime")
+
+import torch.nn.utils.rnn as rnn_utils  # noqa: E402
+
+import fxonnx  # noqa: E402
+
+
+def export(model, args, **options):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        program = fxonnx.export(model, args, dynamo=False, verbose=False, **options)
+    onnx.checker.check_model(program.model_proto, full_check=True)
+    return program
+
+
+def close(program, model, *args, atol=1e-5):
+    got = [torch.as_tensor(o) for o in program(*args)]
+    with torch.no_grad():
+        want = [w for w in torch.utils._pytree.tree_leaves(model(*args)) if isinstance(w, torch.Tensor)]
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        torch.testing.assert_close(g, w.to(g.dtype) if w.dtype != g.dtype else w, atol=atol, rtol=1e-4)
+
+
+class Block(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(4, 3)
+        self.bn = torch.nn.BatchNorm1d(3)
+
+    def forward(self, x, y):
+        n = x.size(0)
+        z = self.bn(self.fc(x)).view(n, -1) + y[:, :3]
+        return torch.arange(n), z.relu()
+
+
+@pytest.mark.parametrize("script", [False, True], ids=["traced", "scripted"])
+def test_traced_and_scripted_modules_keep_their_dynamic_axes(script):
+    model = Block().eval()
+    x, y = torch.randn(2, 4), torch.randn(2, 5)
+    program = export(torch.jit.script(model) if script else model, (x, y), input_names=["x", "y"],
+                     dynamic_axes={"x": {0: "n"}, "y": {0: "n"}})
+    assert [d.dim_param for d in program.model_proto.graph.input[0].type.tensor_type.shape.dim][:1] == ["n"]
+    for n in (2, 5):
+        close(program, model, torch.randn(n, 4), torch.randn(n, 5))
+
+
+class Branches(torch.nn.Module):
+    def forward(self, x):
+        if x.sum() > 0:
+            y = x * 2
+        else:
+            y = x - 1
+        for i in range(x.size(0)):
+            y = y + i
+        while y.abs().sum() < 100:
+            y = y * 3
+        return y
+
+
+def test_scripted_control_flow_becomes_if_and_loop():
+    model = torch.jit.script(Branches())
+    x = torch.rand(3, 4) + 0.1
+    program = export(model, (x,), input_names=["x"], dynamic_axes={"x": [0]})
+    ops = {n.op_type for n in program.model_proto.graph.node}
+    assert {"If", "Loop"} <= ops, ops
+    for t in (x, -x, torch.rand(6, 4) + 0.1):
+        close(program, model, t)
+
+
+class Packed(torch.nn.Module):
+    def __init__(self, cell):
+        super().__init__()
+        self.rnn = cell(3, 5, 2, bidirectional=True)
+
+    def forward(self, x, lengths):
+        out, h = self.rnn(rnn_utils.pack_padded_sequence(x, lengths))
+        y, _ = rnn_utils.pad_packed_sequence(out)
+        return y, h
+
+
+@pytest.mark.parametrize("cell", [torch.nn.LSTM, torch.nn.GRU, torch.nn.RNN], ids=["lstm", "gru", "rnn"])
+def test_packed_sequences_become_sequence_lens(cell):
+    model = Packed(cell).eval()
+    x, lengths = torch.randn(6, 4, 3), torch.tensor([6, 5, 3, 2])
+    program = export(model, (x, lengths), input_names=["x", "lengths"], dynamic_axes={"x": [0, 1], "lengths": [0]})
+    close(program, model, x, lengths)
+    close(program, model, torch.randn(7, 3, 3), torch.tensor([7, 4, 1]))
+
+
+def test_an_eager_mode_quantized_linear_matches_the_quantized_module():
+    model = torch.ao.nn.quantized.Linear(4, 8)
+    weight = torch.quantize_per_tensor(torch.arange(32, dtype=torch.float).view(8, 4), 0.5, 0, torch.qint8)
+    model.set_weight_bias(weight, torch.arange(8, dtype=torch.float))
+    x = torch.quantize_per_tensor(torch.arange(16, dtype=torch.float).view(4, 4) - 8, 0.5, 128, torch.quint8)
+    program = export(model, (x,))
+    ops = [n.op_type for n in program.model_proto.graph.node]
+    assert "QuantizeLinear" in ops and "DequantizeLinear" in ops
+    values, scale, zero_point = program(x.int_repr(), torch.tensor(0.5, dtype=torch.float64), torch.tensor(128))
+    want = model(x)
+    assert torch.equal(torch.as_tensor(values), want.int_repr())
+    assert float(scale) == want.q_scale() and int(zero_point) == want.q_zero_point()
+
+
+class QuantizedConv(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.quant = torch.ao.quantization.QuantStub()
+        self.conv = torch.nn.Conv2d(3, 4, 3)
+        self.relu = torch.nn.ReLU()
+        self.dequant = torch.ao.quantization.DeQuantStub()
+
+    def forward(self, x):
+        return self.dequant(self.relu(self.conv(self.quant(x))))
+
+
+def test_a_model_quantized_by_prepare_and_convert():
+    model = QuantizedConv().eval()
+    model.qconfig = torch.ao.quantization.get_default_qconfig("fbgemm")
+    torch.ao.quantization.fuse_modules(model, [["conv", "relu"]], inplace=True)
+    torch.ao.quantization.prepare(model, inplace=True)
+    model(torch.randn(4, 3, 8, 8))
+    torch.ao.quantization.convert(model, inplace=True)
+    x = torch.randn(2, 3, 8, 8)
+    program = export(model, (x,))
+    scale = model.conv.scale
+    close(program, model, x, atol=scale + 1e-6)  # one quantization step: rounding may differ by it
+
+
+class MyRelu(torch.autograd.Function):
+    @staticmethod
+    def symbolic(g, x):
+        return g.op("Relu", x)
+
+    @staticmethod
+    def forward(ctx, x):
+        return x.clamp(min=0) * 1
+
+
+class MyClip(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, low):
+        return x.clamp(min=low)
+
+
+class Functions(torch.nn.Module):
+    def forward(self, x, low):
+        return MyRelu.apply(MyClip.apply(x, low))
+
+
+def test_autograd_functions_use_their_symbolic_or_are_inlined():
+    x, low = torch.randn(3, 3), torch.tensor([0.1])
+    program = export(Functions(), (x, low))
+    ops = [n.op_type for n in program.model_proto.graph.node]
+    assert "Relu" in ops  # MyRelu.symbolic; MyClip inlined as traced
+    close(program, Functions(), x, low)
+
+
+def test_register_custom_op_symbolic_overrides_an_aten_op():
+    def addmm(g, self, mat1, mat2, beta, alpha):
+        return g.op("Add", g.op("MatMul", mat1, mat2), self)
+
+    class AddMm(torch.nn.Module):
+        def forward(self, x, a, b):
+            return torch.addmm(x, a, b)
+
+    torch.onnx.register_custom_op_symbolic("::addmm", addmm, 9)
+    try:
+        args = (torch.randn(2, 3), torch.randn(2, 4), torch.randn(4, 3))
+        program = export(AddMm(), args)
+        assert [n.op_type for n in program.model_proto.graph.node] == ["MatMul", "Add"]
+        close(program, AddMm(), *args)
+    finally:
+        torch.onnx.unregister_custom_op_symbolic("::addmm", 9)
+
+
+def test_torch_onnx_ops_symbolic_in_a_dynamo_program():
+    class Symbolic(torch.nn.Module):
+        def forward(self, x):
+            y = torch.onnx.ops.symbolic("Relu", [x], dtype=x.dtype, shape=x.shape, version=18)
+            a, b = torch.onnx.ops.symbolic_multi_out("Split", [y], {"axis": 1, "num_outputs": 2},
+                                                     dtypes=[x.dtype, x.dtype],
+                                                     shapes=[[x.shape[0], 2], [x.shape[0], 2]], version=18)
+            return a + b
+
+    x = torch.randn(3, 4)
+    program = fxonnx.export(Symbolic(), (x,), verbose=False, dynamic_shapes=({0: "b"},))
+    assert [n.op_type for n in program.model_proto.graph.node] == ["Relu", "Split", "Add"]
+    y = torch.relu(x)
+    torch.testing.assert_close(torch.as_tensor(program(x)[0]), y[:, :2] + y[:, 2:])
+
+
+SCRIPTED_FILE = """
+import torch, numpy as np, sys
+class M(torch.nn.Module):
+    def forward(self, x):
+        if x.sum() > 0:
+            return x * 2
+        return x - 1
+torch.jit.save(torch.jit.script(M()), sys.argv[1])
+np.savez(sys.argv[2], input_0=np.ones((2, 3), np.float32))
+"""
+
+
+def test_a_torch_jit_save_file_from_python_and_the_command_line(tmp_path):
+    script = tmp_path / "make.py"
+    script.write_text(SCRIPTED_FILE)
+    pt, npz, out = tmp_path / "m.pt", tmp_path / "in.npz", tmp_path / "m.onnx"
+    subprocess.run([sys.executable, str(script), str(pt), str(npz)], check=True, capture_output=True)
+    program = export(str(pt), (torch.ones(2, 3),))
+    torch.testing.assert_close(torch.as_tensor(program(-torch.ones(2, 3))[0]), -2 * torch.ones(2, 3))
+    cli = [sys.executable, "-m", "fxonnx", "export", str(pt), "-o", str(out), "--example", str(npz),
+           "--dynamic-axes", "x:0=batch"]
+    done = subprocess.run(cli, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    model = onnx.load(str(out))
+    assert model.graph.input[0].type.tensor_type.shape.dim[0].dim_param == "batch"
+
+
+def test_when_torch_export_cannot_capture_the_error_says_dynamo_false_would():
+    class DataDependent(torch.nn.Module):
+        def forward(self, x):
+            if x.sum() > 0:  # a Python branch on data: torch.export cannot capture it, a trace takes it
+                return x * 2
+            return x - 1
+
+    with pytest.raises(fxonnx.CaptureError) as caught:
+        fxonnx.export(DataDependent(), (torch.ones(3),), verbose=False)
+    message = str(caught.value)
+    assert "dynamo=False" in message
