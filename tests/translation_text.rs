@@ -348,3 +348,38 @@ fn tensor_split_into_sections_of_a_static_axis_has_constant_sizes() {
            }"#,
     );
 }
+
+fn grid_sampler_of_a_volume() -> OneOp<'static> {
+    OneOp {
+        target: "aten.grid_sampler.default",
+        inputs: vec![("x", f32(&[B, N(3), N(4), N(5), N(6)])), ("grid", f32(&[B, N(2), N(3), N(4), N(3)]))],
+        args: vec![
+            ("input", A::T("x")),
+            ("grid", A::T("grid")),
+            ("interpolation_mode", A::Int(0)),
+            ("padding_mode", A::Int(2)),
+            ("align_corners", A::Bool(true)),
+        ],
+        out: f32(&[B, N(3), N(2), N(3), N(4)]),
+    }
+}
+
+#[test]
+fn grid_sampler_of_a_volume_is_one_grid_sample_from_opset_20() {
+    // torch's grid layout ([N, D, H, W, 3], x first) is GridSample's.
+    check(
+        grid_sampler_of_a_volume(),
+        r#"(float[s77,3,4,5,6] x, float[s77,2,3,4,3] grid) => (float[s77,3,2,3,4] grid_sampler)
+           {
+             grid_sampler = GridSample <mode = "linear", padding_mode = "reflection", align_corners = 1> (x, grid)
+           }"#,
+    );
+}
+
+#[test]
+fn grid_sampler_of_a_volume_below_opset_20_names_the_opset_that_has_it() {
+    let options = fxonnx::ExportOptions { opset_version: Some(18), ..Default::default() };
+    let op = grid_sampler_of_a_volume();
+    let text = export_one(&op, &options).err().expect("the export must fail").to_string();
+    assert!(text.contains("GridSample of an input that is not 4-D needs opset 20 or newer"), "{text}");
+}
