@@ -383,3 +383,36 @@ fn grid_sampler_of_a_volume_below_opset_20_names_the_opset_that_has_it() {
     let text = export_one(&op, &options).err().expect("the export must fail").to_string();
     assert!(text.contains("GridSample of an input that is not 4-D needs opset 20 or newer"), "{text}");
 }
+
+#[test]
+fn baddbmm_with_a_symbolic_beta_ignores_the_input_where_beta_is_zero() {
+    // beta = x.shape[0]: a value, not a number; torch's rule that beta == 0 ignores the input
+    // (NaN in it included) becomes a Where.
+    check(
+        OneOp {
+            target: "aten.baddbmm.default",
+            inputs: vec![("x", f32(&[B, N(3), N(5)])), ("a", f32(&[B, N(3), N(4)])), ("b", f32(&[B, N(4), N(5)]))],
+            args: vec![
+                ("self", A::T("x")),
+                ("batch1", A::T("a")),
+                ("batch2", A::T("b")),
+                ("beta", A::SymInt("x")),
+                ("alpha", A::Float(0.5)),
+            ],
+            out: f32(&[B, N(3), N(5)]),
+        },
+        r#"(float[s77,3,5] x, float[s77,3,4] a, float[s77,4,5] b) => (float[s77,3,5] baddbmm)
+           <int64[1] _0 = {0}, float _1 = {0.5}, float _2 = {0}>
+           {
+             _3 = Shape <start = 0, end = 1> (x)
+             sym_size_int = Squeeze (_3, _0)
+             _4 = MatMul (a, b)
+             _5 = Mul (_4, _1)
+             _6 = Cast <to = 1> (sym_size_int)
+             _7 = Mul (x, _6)
+             _8 = Equal (_6, _2)
+             _9 = Where (_8, _2, _7)
+             baddbmm = Add (_9, _5)
+           }"#,
+    );
+}

@@ -7,16 +7,28 @@ use crate::translate::prelude::*;
 use crate::translations;
 use crate::translations::shared::norms::{pairwise, pnorm};
 
+/// A Scalar's number when the program fixes it (a SymInt or SymFloat is known at run time only).
+fn number(s: Scalar) -> Option<f64> {
+    match s {
+        Scalar::Int(i) => Some(i as f64),
+        Scalar::Float(f) => Some(f),
+        Scalar::Bool(b) => Some(f64::from(u8::from(b))),
+        Scalar::Complex(..) | Scalar::Dyn(_) => None,
+    }
+}
+
 /// `beta·input + alpha·product` with torch's rule that `input` is ignored when `beta` is 0.
-fn scaled_sum(op: &mut Builder, input: Value, product: Value, beta: f64, alpha: f64, t: DType) -> Value {
+/// `beta` and `alpha` may be symbolic (a SymFloat computed from sizes): then they are values, and
+/// the rule is a `Where` on `beta == 0`.
+fn scaled_sum(op: &mut Builder, input: Value, product: Value, beta: Scalar, alpha: Scalar, t: DType) -> Value {
     let input = cast(op, input, t);
-    let p = if alpha == 1.0 {
+    let p = if number(alpha) == Some(1.0) {
         product
     } else {
-        let a = op.scalar(t, alpha);
+        let a = scalar_value(op, alpha, t);
         op.Mul(product, a)
     };
-    if beta == 0.0 {
+    if number(beta) == Some(0.0) {
         // torch never reads `input` then (NaN and inf in it do not propagate), but still broadcasts.
         let z = op.scalar(t, 0.0);
         let zi = op.Mul(input, z);
@@ -24,11 +36,20 @@ fn scaled_sum(op: &mut Builder, input: Value, product: Value, beta: f64, alpha: 
         let zeros = op.Expand(z, shape);
         return op.Add(p, zeros);
     }
-    let c = if beta == 1.0 {
-        input
-    } else {
-        let b = op.scalar(t, beta);
-        op.Mul(input, b)
+    let c = match number(beta) {
+        Some(1.0) => input,
+        Some(_) => {
+            let b = scalar_value(op, beta, t);
+            op.Mul(input, b)
+        }
+        // Known at run time only: the same rule, as a choice.
+        None => {
+            let b = scalar_value(op, beta, t);
+            let scaled = op.Mul(input, b);
+            let zero = op.scalar(t, 0.0);
+            let ignored = op.Equal(b, zero);
+            op.Where(ignored, zero, scaled)
+        }
     };
     op.Add(c, p)
 }
@@ -397,8 +418,8 @@ translations! {
         self_: Tensor,
         batch1: Tensor,
         batch2: Tensor,
-        beta: f64 = 1.0,
-        alpha: f64 = 1.0,
+        beta: Scalar = Scalar::Int(1),
+        alpha: Scalar = Scalar::Int(1),
     ) -> OpResult<Value> {
         let t = result_dtype(op, batch1)?;
         let p = matmul_wide(op, batch1, batch2);
@@ -412,8 +433,8 @@ translations! {
         self_: Tensor,
         batch1: Tensor,
         batch2: Tensor,
-        beta: f64 = 1.0,
-        alpha: f64 = 1.0,
+        beta: Scalar = Scalar::Int(1),
+        alpha: Scalar = Scalar::Int(1),
     ) -> OpResult<Value> {
         let t = result_dtype(op, batch1)?;
         let w = accumulation_type(t);
@@ -438,8 +459,8 @@ translations! {
         self_: Tensor,
         mat: Tensor,
         vec: Tensor,
-        beta: f64 = 1.0,
-        alpha: f64 = 1.0,
+        beta: Scalar = Scalar::Int(1),
+        alpha: Scalar = Scalar::Int(1),
     ) -> OpResult<Value> {
         let t = result_dtype(op, mat)?;
         let p = op.MatMul(mat, vec);
@@ -453,11 +474,14 @@ translations! {
         self_: Tensor,
         vec1: Tensor,
         vec2: Tensor,
-        beta: f64 = 1.0,
-        alpha: f64 = 1.0,
+        beta: Scalar = Scalar::Int(1),
+        alpha: Scalar = Scalar::Int(1),
     ) -> OpResult<Value> {
         let t = result_dtype(op, vec1)?;
         if t == DType::Bool {
+            let (Some(beta), Some(alpha)) = (number(beta), number(alpha)) else {
+                bail!("addr of booleans with a symbolic beta or alpha");
+            };
             return Ok(addr_bool(op, self_, vec1, vec2, beta != 0.0, alpha != 0.0));
         }
         let (c, r) = (op.const_i64s(&[1]), op.const_i64s(&[0]));
@@ -548,24 +572,15 @@ translations! {
         self_: Tensor,
         mat1: Tensor,
         mat2: Tensor,
-        beta: f64 = 1.0,
-        alpha: f64 = 1.0,
+        beta: Scalar = Scalar::Int(1),
+        alpha: Scalar = Scalar::Int(1),
     ) -> OpResult<Value> {
-        if dtype_of(op, mat1)?.is_float() {
+        let t = dtype_of(op, mat1)?;
+        if let (true, Some(beta), Some(alpha)) = (t.is_float(), number(beta), number(alpha)) {
             return Ok(op.Gemm(mat1, mat2, Some(self_)).alpha(alpha as f32).beta(beta as f32).out());
         }
-        let t = dtype_of(op, mat1)?;
-        let mut p = matmul_wide(op, mat1, mat2);
-        if alpha != 1.0 {
-            let a = op.scalar(t, alpha);
-            p = op.Mul(p, a);
-        }
-        let mut c = self_;
-        if beta != 1.0 {
-            let b = op.scalar(t, beta);
-            c = op.Mul(c, b);
-        }
-        Ok(op.Add(p, c))
+        let p = matmul_wide(op, mat1, mat2);
+        Ok(scaled_sum(op, self_, p, beta, alpha, t))
     }
 
     /// matmul(Tensor self, Tensor other) -> Tensor
