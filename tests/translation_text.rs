@@ -416,3 +416,34 @@ fn baddbmm_with_a_symbolic_beta_ignores_the_input_where_beta_is_zero() {
            }"#,
     );
 }
+
+#[test]
+fn tensordot_reads_a_symbolic_kept_size_from_the_input() {
+    // [batch, 4·5] @ [4·5, 6]: the batch is the matrix's rows and the result's first size, read
+    // from `x`; the static sizes stay constants.
+    check(
+        OneOp {
+            target: "aten.tensordot.default",
+            inputs: vec![("x", f32(&[B, N(4), N(5)])), ("y", f32(&[N(4), N(5), N(6)]))],
+            args: vec![
+                ("self", A::T("x")),
+                ("other", A::T("y")),
+                ("dims_self", A::Ints(vec![1, 2])),
+                ("dims_other", A::Ints(vec![0, 1])),
+            ],
+            out: f32(&[B, N(6)]),
+        },
+        r#"(float[s77,4,5] x, float[4,5,6] y) => (float[s77,6] tensordot)
+           <int64[1] _0 = {20}, int64[2] _1 = {20, 6}, int64[1] _2 = {6}>
+           {
+             _3 = Shape <start = 0, end = 1> (x)
+             _4 = Concat <axis = 0> (_3, _0)
+             _5 = Reshape (x, _4)
+             _6 = Reshape (y, _1)
+             _7 = MatMul (_5, _6)
+             _8 = Shape <start = 0, end = 1> (x)
+             _9 = Concat <axis = 0> (_8, _2)
+             tensordot = Reshape (_7, _9)
+           }"#,
+    );
+}
