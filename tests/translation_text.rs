@@ -447,3 +447,32 @@ fn tensordot_reads_a_symbolic_kept_size_from_the_input() {
            }"#,
     );
 }
+
+/// Schema ScalarType ids the writer has no constant for.
+const HALF: i64 = 6;
+
+#[test]
+fn nan_to_num_of_float16_below_opset_20_tests_for_infinity_in_float32() {
+    // IsInf takes float16 from opset 20; float32 holds every float16, infinities included.
+    check_at(
+        18,
+        OneOp {
+            target: "aten.nan_to_num.default",
+            inputs: vec![("x", Meta::new(HALF, &[B, N(3)]))],
+            args: vec![("self", A::T("x"))],
+            out: Meta::new(HALF, &[B, N(3)]),
+        },
+        r#"(float16[s77,3] x) => (float16[s77,3] nan_to_num)
+           <float16 _0 = {0}, float16 _1 = {65504}, float16 _2 = {-65504}>
+           {
+             _3 = IsNaN (x)
+             _4 = Cast <to = 1> (x)
+             _5 = IsInf <detect_negative = 0> (_4)
+             _6 = Cast <to = 1> (x)
+             _7 = IsInf <detect_positive = 0> (_6)
+             _8 = Where (_3, _0, x)
+             _9 = Where (_5, _1, _8)
+             nan_to_num = Where (_7, _2, _9)
+           }"#,
+    );
+}
