@@ -476,3 +476,48 @@ fn nan_to_num_of_float16_below_opset_20_tests_for_infinity_in_float32() {
            }"#,
     );
 }
+
+/// `x.reshape(-1).copy_(y)`, then `x + 1`: the reshape of a contiguous tensor is a view of it.
+struct CopyIntoReshape;
+
+impl Program for CopyIntoReshape {
+    fn build(&self, g: &mut GraphWriter) -> std::io::Result<String> {
+        g.user_input("x", f32(&[N(2), N(3)]));
+        g.user_input("y", f32(&[N(6)]));
+        let r = g.op(
+            "torch.ops.aten.reshape.default",
+            &[("self", A::T("x")), ("shape", A::SymInts(vec![Ok(-1)]))],
+            f32(&[N(6)]),
+            "r = x.reshape(-1)",
+        )?;
+        g.op("torch.ops.aten.copy_.default", &[("self", A::T(&r)), ("src", A::T("y"))], f32(&[N(6)]), "r.copy_(y)")?;
+        g.op("torch.ops.aten.add.Tensor", &[("self", A::T("x")), ("other", A::Int(1))], f32(&[N(2), N(3)]), "x + 1")
+    }
+}
+
+#[test]
+fn copy_into_a_reshape_of_a_contiguous_tensor_is_written_back_into_it() {
+    // The reshape's input is recorded contiguous (strides 3, 1): torch's reshape is a view then,
+    // and the copy reaches `x`, which `add` reads: y scattered into x's positions, in its shape.
+    // (The user input `x` changed, so it is also an output.)
+    fxonnx::internals::testing::compare(
+        &lowered("copy_into_reshape", &CopyIntoReshape, None),
+        r#"(float[2,3] x, float[6] y) => (float[2,3] add, float[2,3] user_input_mutation_x)
+       <int64[1] _0 = {-1}, int64[2,3] _1 = {0, 1, 2, 3, 4, 5}, float _2 = {1}>
+       {
+         reshape = Reshape (x, _0)
+         _3 = Shape (reshape)
+         copy_ = Expand (y, _3)
+         _4 = Shape (x)
+         _5 = Reshape (_1, _0)
+         _6 = Shape (_5)
+         _7 = Expand (copy_, _6)
+         _8 = Reshape (_7, _0)
+         _9 = Reshape (_5, _0)
+         _10 = Reshape (x, _0)
+         _11 = ScatterElements <axis = 0> (_10, _9, _8)
+         user_input_mutation_x = Reshape (_11, _4)
+         add = Add (user_input_mutation_x, _2)
+       }"#,
+    );
+}
