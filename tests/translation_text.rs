@@ -521,3 +521,92 @@ fn copy_into_a_reshape_of_a_contiguous_tensor_is_written_back_into_it() {
        }"#,
     );
 }
+
+#[test]
+fn hann_window_of_a_symbolic_length_computes_the_cosines_in_the_graph() {
+    // The length is known at run time only: i / n from a Range, one element being 1.
+    check(
+        OneOp {
+            target: "aten.hann_window.default",
+            inputs: vec![("x", f32(&[B]))],
+            args: vec![("window_length", A::SymInt("x"))],
+            out: f32(&[B]),
+        },
+        r#"(float[s77] x) => (float[s77] hann_window)
+           <int64[1] _0 = {0}, int64 _1 = {0}, int64 _2 = {1}, double _3 = {6.283185307179586},
+            double _4 = {0.5}, double _5 = {1}>
+           {
+             _6 = Shape <start = 0, end = 1> (x)
+             sym_size_int = Squeeze (_6, _0)
+             _7 = Range (_1, sym_size_int, _2)
+             _8 = Cast <to = 11> (_7)
+             _9 = Cast <to = 11> (sym_size_int)
+             _10 = Div (_8, _9)
+             _11 = Mul (_10, _3)
+             _12 = Cos (_11)
+             _13 = Mul (_12, _4)
+             _14 = Sub (_4, _13)
+             _15 = Equal (sym_size_int, _2)
+             _16 = Where (_15, _5, _14)
+             hann_window = Cast <to = 1> (_16)
+           }"#,
+    );
+}
+
+#[test]
+fn linspace_of_a_symbolic_count_computes_its_step_from_it() {
+    check(
+        OneOp {
+            target: "aten.linspace.default",
+            inputs: vec![("x", f32(&[B]))],
+            args: vec![("start", A::Float(0.0)), ("end", A::Float(1.0)), ("steps", A::SymInt("x"))],
+            out: f32(&[B]),
+        },
+        r#"(float[s77] x) => (float[s77] linspace)
+           <int64[1] _0 = {0}, float _1 = {0}, float _2 = {1}, int64 _3 = {0}, int64 _4 = {1},
+            int64 _5 = {2}>
+           {
+             _6 = Shape <start = 0, end = 1> (x)
+             sym_size_int = Squeeze (_6, _0)
+             _7 = Sub (sym_size_int, _4)
+             _8 = Cast <to = 1> (_7)
+             _9 = Max (_7, _4)
+             _10 = Cast <to = 1> (_9)
+             _11 = Div (sym_size_int, _5)
+             _12 = Max (_11, _4)
+             _13 = Range (_3, sym_size_int, _4)
+             _14 = Cast <to = 1> (_13)
+             _15 = Sub (_2, _1)
+             _16 = Div (_15, _10)
+             _17 = Mul (_14, _16)
+             _18 = Add (_1, _17)
+             _19 = Sub (_8, _14)
+             _20 = Mul (_19, _16)
+             _21 = Sub (_2, _20)
+             _22 = Less (_13, _12)
+             linspace = Where (_22, _18, _21)
+           }"#,
+    );
+}
+
+#[test]
+fn one_hot_of_a_symbolic_class_count_compares_with_a_range_of_it() {
+    check(
+        OneOp {
+            target: "aten.one_hot.default",
+            inputs: vec![("x", Meta::new(LONG, &[N(2)]))],
+            args: vec![("self", A::T("x")), ("num_classes", A::SymInt("x"))],
+            out: Meta::new(LONG, &[N(2), N(2)]),
+        },
+        r#"(int64[2] x) => (int64[2,2] one_hot)
+           <int64[1] _0 = {0}, int64 _1 = {0}, int64 _2 = {1}, int64[1] _3 = {-1}>
+           {
+             _4 = Shape <start = 0, end = 1> (x)
+             sym_size_int = Squeeze (_4, _0)
+             _5 = Range (_1, sym_size_int, _2)
+             _6 = Unsqueeze (x, _3)
+             _7 = Equal (_6, _5)
+             one_hot = Cast <to = 7> (_7)
+           }"#,
+    );
+}

@@ -463,9 +463,17 @@ translations! {
         // ONNX's Einsum follows numpy's rules, as torch does (explicit and implicit output,
         // ellipses, repeated subscripts); it takes one element type, torch's result type.
         let t = op.out_dtype(0).ok_or_else(|| OpError::new("einsum: the result's element type is unknown"))?;
-        let inputs: Vec<Value> = tensors.iter().map(|&x| cast(op, x, t)).collect();
+        // ONNX Runtime's Einsum computes float, double and 32/64-bit integers only: other types
+        // are computed in int64 or float and cast back (a bool sum of products is any product).
+        let work = match t {
+            DType::Bool | DType::Int8 | DType::Uint8 | DType::Int16 | DType::Uint16 | DType::Uint32 => DType::Int64,
+            DType::BFloat16 => DType::Float,
+            t => t,
+        };
+        let inputs: Vec<Value> = tensors.iter().map(|&x| cast(op, x, work)).collect();
         let equation: String = equation.chars().filter(|c| !c.is_whitespace()).collect();
-        Ok(op.Einsum(&inputs).equation(&equation).out())
+        let y = op.Einsum(&inputs).equation(&equation).out();
+        Ok(cast(op, y, t))
     }
 
     /// baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
