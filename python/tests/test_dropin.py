@@ -562,7 +562,7 @@ def test_weight_quantization_for_onnxruntime(tmp_path):
     # Each weight moves by at most half a step: 1/14 of its block's largest magnitude for 4 bits,
     # 1/254 for 8; through two layers the output's error stays a fraction of its scale.
     assert 0 < 4 * errors["int8"] < errors["int4"] < 0.25 * scale, (errors, scale)
-    with pytest.raises(fxonnx.OptionsError, match="--target onnxruntime"):
+    with pytest.raises(fxonnx.OptionsError, match=r"target=\"onnxruntime\""):
         fxonnx.export(model, (x,), quantize="int4", verbose=False)
     with pytest.raises(fxonnx.OptionsError, match="int4"):
         fxonnx.export(model, (x,), target="onnxruntime", quantize="int3", verbose=False)
