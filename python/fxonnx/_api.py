@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import contextlib
 import datetime
+import functools
 import io
 import os
 import pathlib
 import tempfile
 import time
 import warnings
-from typing import Any, Collection, Mapping, Sequence
+from typing import Any, Callable, Collection, Mapping, Sequence
 
 from . import _errors, _fxonnx
 from ._errors import OptionsError, VerificationError
@@ -534,6 +535,21 @@ def _profiled(profile: bool, sink: list):
         sink.append(profiler.output_text(unicode=True))
 
 
+def _torch_onnx_errors(fn: Callable) -> Callable:
+    """``fxonnx.export``'s errors are also ``torch.onnx.OnnxExporterError``s (when torch is loaded),
+    as the same call to ``torch.onnx.export`` would raise."""
+
+    @functools.wraps(fn)
+    def export(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except _errors.ExportError as e:
+            raise _errors.as_torch_onnx_error(e) from e.__cause__
+
+    return export
+
+
+@_torch_onnx_errors
 def export(
     model: Any,
     args: Any = (),

@@ -137,3 +137,31 @@ __all__ = [
     "VerificationError",
     "require",
 ]
+
+
+_AS_TORCH_ONNX: dict[type, type] = {}
+
+
+def as_torch_onnx_error(e: BaseException) -> BaseException:
+    """``e`` as an instance of its class and of ``torch.onnx.OnnxExporterError`` too, when torch is
+    loaded: code written for torch.onnx (``except torch.onnx.OnnxExporterError``) catches fxonnx's
+    export errors, as ``except fxonnx.TranslationError`` still does. ``e`` itself when torch is not
+    loaded (fxonnx does not import it for this)."""
+    import sys
+
+    onnx = getattr(sys.modules.get("torch"), "onnx", None)
+    base = getattr(onnx, "OnnxExporterError", None)
+    if base is None or isinstance(e, base) or not isinstance(e, ExportError):
+        return e
+    cls = type(e)
+    both = _AS_TORCH_ONNX.get(cls)
+    if both is None:
+        # Pickled as the fxonnx class it extends (the only one pickle can find by its name).
+        both = _AS_TORCH_ONNX[cls] = type(cls.__name__, (cls, base), {
+            "__module__": cls.__module__, "__qualname__": cls.__qualname__,
+            "__reduce__": lambda self, cls=cls: (cls, self.args, self.__dict__)})
+    new = both(*e.args)
+    new.__dict__.update(getattr(e, "__dict__", {}))
+    new.__cause__, new.__context__ = e.__cause__, e.__context__
+    new.__suppress_context__ = e.__suppress_context__
+    return new.with_traceback(e.__traceback__)

@@ -454,3 +454,21 @@ def test_a_scripted_rnn_checks_its_hidden_state_sizes_at_run_time():
     program = export(model, (torch.randn(2, 5, 4), torch.randn(2, 2, 6)), input_names=["x", "h"],
                      dynamic_axes={"x": [0, 1], "h": [1]})
     close(program, model, torch.randn(3, 7, 4), torch.randn(2, 3, 6))
+
+
+class Volume(torch.nn.Module):
+    def forward(self, x, grid):
+        return torch.nn.functional.grid_sample(x, grid, align_corners=False)
+
+
+def test_export_errors_are_torch_onnx_exporter_errors_too():
+    # Code written for torch.onnx catches fxonnx's errors; they stay fxonnx's, and pickle as them.
+    import pickle
+
+    args = (torch.rand(1, 1, 2, 3, 4), torch.rand(1, 2, 3, 4, 3))
+    with pytest.raises(torch.onnx.OnnxExporterError, match="GridSample") as caught:
+        fxonnx.export(Volume(), args, dynamo=False, opset_version=18, verbose=False)
+    assert isinstance(caught.value, fxonnx.TranslationError) and caught.value.node == "grid_sampler"
+    again = pickle.loads(pickle.dumps(caught.value))
+    assert type(again) is fxonnx.TranslationError and again.node == "grid_sampler"
+    export(Volume(), args, opset_version=20)  # volumes from opset 20
