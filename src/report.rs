@@ -114,7 +114,7 @@ pub struct ExportRecord {
     /// What the optimizer (or, with `optimize: false`, the clean-up) did.
     pub optimize: Option<crate::optimize::OptimizeStats>,
     /// What `--functions` made (when asked).
-    pub functions: Option<crate::FunctionStats>,
+    pub functions: Option<crate::onnx::functions::FunctionStats>,
     /// Told about every finished stage.
     pub progress: Option<Progress>,
     /// Asked after every stage but the save whether to stop.

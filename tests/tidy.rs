@@ -557,6 +557,42 @@ fn the_use_graph_points_down_and_has_no_circle() {
     );
 }
 
+/// Modules of the library name the module that defines what they use (`crate::optimize::Target`),
+/// not the crate root's re-export of it (`crate::Target`): a path through the root hides the arrow
+/// the layer test checks. The CLI is exempt: a front end over the public API, it uses it as a user
+/// of the crate would.
+#[test]
+fn library_modules_name_the_defining_module_not_the_crate_root() {
+    let lib = code_only(&std::fs::read_to_string(root().join("src/lib.rs")).expect("lib.rs"));
+    let mut reexported: Vec<String> = Vec::new();
+    for stmt in lib.split(';') {
+        // The root's own re-exports (those inside `internals` name `crate::`).
+        if let Some(tree) = stmt.trim().strip_prefix("pub use ").filter(|t| !t.starts_with("crate::")) {
+            reexported.extend(use_paths(tree).into_iter().filter_map(|p| p.last().cloned()));
+        }
+    }
+    assert!(reexported.iter().any(|n| n == "Target"), "lib.rs's re-exports not read: {reexported:?}");
+    let exempt = ["src/lib.rs", "src/cli.rs", "src/main.rs", "src/allocator.rs"];
+    let mut found = Vec::new();
+    for file in rust_files("src").into_iter().chain(rust_files("translations")) {
+        if exempt.contains(&file.as_str()) || file.ends_with("/tests.rs") || file.ends_with("/testing.rs") {
+            continue;
+        }
+        let code = code_only(&std::fs::read_to_string(root().join(&file)).expect("read"));
+        for (line, path) in crate_paths(&code) {
+            let first = path.split("::").next().unwrap_or("");
+            if reexported.iter().any(|n| n == first) {
+                found.push(format!("{file}:{line}: crate::{path}"));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "paths through the crate root's re-exports (name the module that defines the item):\n{}",
+        found.join("\n")
+    );
+}
+
 /// The parser behind the layer test finds what it must: paths in use-trees, through `super::`,
 /// and not in comments, strings or test modules.
 #[test]

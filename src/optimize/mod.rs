@@ -23,6 +23,8 @@ pub(crate) mod fold;
 pub(crate) mod gemm;
 pub(crate) mod noop;
 pub(crate) mod quantize;
+/// The property test's graph generator: test machinery, not in the shipped library.
+#[cfg(any(test, feature = "testing"))]
 pub mod random;
 pub(crate) mod shapes;
 #[cfg(test)]
@@ -172,9 +174,13 @@ pub fn clean_up(model: &mut Model) -> OptimizeStats {
 const MAX_ROUNDS: usize = 6;
 
 /// A linear pass: one sweep over the graph.
+///
+/// The contract every pass keeps, which [`linear_passes`] relies on to skip a settled pass: a run
+/// that reports no rewrite (returns 0) changes nothing — no node, value, initializer, name or
+/// metadata — and a pass is deterministic, so on an unchanged graph it would report none again.
 struct Pass {
     name: &'static str,
-    /// Returns how many nodes it changed.
+    /// Returns how many nodes it changed; 0 only when it changed nothing at all.
     run: fn(&mut Model, &mut Rules) -> usize,
     /// Whether dropping the nodes a dead-code elimination removed can let the pass rewrite
     /// something it did not on the graph before (see [`may_enable`]).
