@@ -70,8 +70,8 @@ pub mod internals {
     pub mod lower {
         pub use crate::translate::lower::{check_types, find_unsupported, lower, LowerOptions};
     }
-    pub mod schemas {
-        pub use crate::translate::schemas::{arg_names, schema};
+    pub mod aten_schemas {
+        pub use crate::translate::aten_schemas::{arg_names, schema};
     }
     pub use crate::translate::dsl::target_key;
     pub use crate::translations::{default_table, FAMILIES};

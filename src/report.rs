@@ -9,9 +9,9 @@ use std::time::Duration;
 
 use crate::fx::{self, InputKind};
 use crate::pt2::{scalar_type, schema, Loaded};
+use crate::translate::aten_schemas;
 use crate::translate::dsl::{target_key, TranslationTable};
 use crate::translate::lower::{find_unsupported, visit_nodes};
-use crate::translate::schemas;
 
 /// The stages of an export, in the order they run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -541,7 +541,7 @@ pub fn skeleton(key: &str, example: Option<&schema::Node>) -> String {
         .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
         .collect();
     let mut params = Vec::new();
-    let doc = match schemas::schema(key) {
+    let doc = match aten_schemas::schema(key) {
         Some(line) => {
             let open = line.find('(').unwrap_or(0);
             let close = line.rfind(") ->").unwrap_or(line.len());

@@ -87,7 +87,7 @@ fn corpus_cases_compute_the_same_with_and_without_optimization() {
     assert!(failures.is_empty(), "{} of {} models fail:\n{}", failures.len(), entries.len(), failures.join("\n"));
 }
 
-/// The ONNX Runtime target's rewrites (`ruleset::ONNXRUNTIME_RULES`) keep results: every fixture
+/// The ONNX Runtime target's rewrites (`egraph::rules::ONNXRUNTIME_RULES`) keep results: every fixture
 /// exported for ONNX Runtime passes `onnx.checker` (full; ONNX Runtime's `com.microsoft` operators
 /// are outside its schemas) and matches PyTorch in ONNX Runtime on every input set, as the standard
 /// export does. The decoders' RMS norms are rewritten (so the check covers the rules), and no

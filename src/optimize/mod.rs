@@ -37,7 +37,7 @@ mod tests;
 /// Standard ONNX (the default) runs anywhere. Under an ONNX Runtime target the e-graph also
 /// rewrites into ONNX Runtime's own operators (`com.microsoft`) and into the forms its load-time
 /// fusions recognize, rule by rule where ONNX Runtime measured faster (each rule keeps its
-/// measurement: `egraph/ruleset.rs`, `reports/deploy.md`); the model still passes `onnx.checker`.
+/// measurement: `egraph/rules/onnxruntime.rs`, `reports/deploy.md`); the model still passes `onnx.checker`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize)]
 pub enum Target {
     #[default]
@@ -109,14 +109,14 @@ pub struct PassRecord {
     pub elapsed: Duration,
 }
 
-/// Rule name → times fired.
-pub(crate) type Rules = BTreeMap<String, usize>;
+/// How often each rule fired, by rule name (what a pass records in [`OptimizeStats::rules_fired`]).
+pub(crate) type Firings = BTreeMap<String, usize>;
 
 pub(crate) trait Fire {
     fn fire(&mut self, rule: &str);
 }
 
-impl Fire for Rules {
+impl Fire for Firings {
     fn fire(&mut self, rule: &str) {
         match self.get_mut(rule) {
             Some(n) => *n += 1,
@@ -133,7 +133,7 @@ impl OptimizeStats {
         &mut self,
         name: &'static str,
         model: &mut Model,
-        pass: impl FnOnce(&mut Model, &mut Rules) -> usize,
+        pass: impl FnOnce(&mut Model, &mut Firings) -> usize,
     ) -> usize {
         let start = Instant::now();
         let nodes_before = model.graph.nodes.len();
@@ -153,7 +153,7 @@ impl OptimizeStats {
     }
 }
 
-fn dce(model: &mut Model, _: &mut Rules) -> usize {
+fn dce(model: &mut Model, _: &mut Firings) -> usize {
     let before = model.graph.nodes.len();
     crate::onnx::dce::eliminate_dead_code(&mut model.graph);
     before - model.graph.nodes.len()
@@ -181,7 +181,7 @@ const MAX_ROUNDS: usize = 6;
 struct Pass {
     name: &'static str,
     /// Returns how many nodes it changed; 0 only when it changed nothing at all.
-    run: fn(&mut Model, &mut Rules) -> usize,
+    run: fn(&mut Model, &mut Firings) -> usize,
     /// Whether dropping the nodes a dead-code elimination removed can let the pass rewrite
     /// something it did not on the graph before (see [`may_enable`]).
     enabled_by: fn(&Removed) -> bool,
@@ -252,14 +252,14 @@ fn may_enable(p: usize, removed: &Removed) -> bool {
 /// dead nodes, the next round would change nothing (elimination is idempotent): it is not run, nor
 /// is the closing elimination.
 fn linear_passes(model: &mut Model, stats: &mut OptimizeStats) -> usize {
-    let facts = edit::FactsCache::new();
+    let uses = edit::UsesCache::new();
     // Per pass: its last run rewrote nothing, and the graph has not changed for it since.
     let mut settled = [false; PASSES.len()];
     let dce = |stats: &mut OptimizeStats, model: &mut Model, settled: &mut [bool; PASSES.len()]| {
         let mut removed = Removed::default();
         let n = stats.run("dead-code elimination", model, |m, _| dce_observed(m, &mut removed));
         if removed.any {
-            facts.invalidate();
+            uses.invalidate();
             for (p, s) in settled.iter_mut().enumerate() {
                 *s &= !may_enable(p, &removed);
             }
@@ -277,7 +277,7 @@ fn linear_passes(model: &mut Model, stats: &mut OptimizeStats) -> usize {
             }
             let c = stats.run(pass.name, model, pass.run);
             if c > 0 {
-                facts.invalidate();
+                uses.invalidate();
                 settled = [false; PASSES.len()];
             } else {
                 settled[p] = true;

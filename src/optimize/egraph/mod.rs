@@ -1,5 +1,6 @@
-//! The e-graph rewriter: rules (`ruleset.rs`) run by egg's equality saturation on small windows of
-//! the graph (`window.rs`), and the smallest equivalent graph is extracted back (`extract.rs`).
+//! The e-graph rewriter: rules (`rules/`, through the machinery of `engine.rs`) run by egg's
+//! equality saturation on small windows of the graph (`window.rs`), and the smallest equivalent
+//! graph is extracted back (`extract.rs`).
 //!
 //! Per window: build an e-graph of the window's nodes (values from outside are leaves, every value
 //! read outside the window or a graph output hangs off one root), saturate under iteration and
@@ -10,10 +11,10 @@
 //! spliced. The graph is put back in topological order once per round, not per window.
 
 pub mod analysis;
+pub mod engine;
 pub mod extract;
 pub mod lang;
 pub mod rules;
-pub mod ruleset;
 pub mod window;
 
 use std::cmp::Reverse;
@@ -31,15 +32,15 @@ use crate::onnx::ir::{AttrValue, Graph, MetadataProps, Model, Node, Value, Value
 
 /// The variants of the rule set for `target`, parsed and commuted once per process: the window
 /// selection and the rule machinery take them from here, and know no concrete rule. Standard ONNX
-/// gets `ruleset::RULES` alone (the same variants, so the same windows and bytes, as before targets
-/// existed); ONNX Runtime gets `ruleset::ONNXRUNTIME_RULES` after them.
-pub fn variants(target: Target) -> &'static [rules::Variant] {
-    static STANDARD: OnceLock<Vec<rules::Variant>> = OnceLock::new();
-    static ONNXRUNTIME: OnceLock<Vec<rules::Variant>> = OnceLock::new();
+/// gets `rules::RULES` alone (the same variants, so the same windows and bytes, as before targets
+/// existed); ONNX Runtime gets `rules::ONNXRUNTIME_RULES` after them.
+pub fn variants(target: Target) -> &'static [engine::Variant] {
+    static STANDARD: OnceLock<Vec<engine::Variant>> = OnceLock::new();
+    static ONNXRUNTIME: OnceLock<Vec<engine::Variant>> = OnceLock::new();
     if target.is_onnxruntime() {
-        ONNXRUNTIME.get_or_init(|| rules::variants(&[ruleset::RULES, ruleset::ONNXRUNTIME_RULES]))
+        ONNXRUNTIME.get_or_init(|| engine::variants(&[rules::RULES, rules::ONNXRUNTIME_RULES]))
     } else {
-        STANDARD.get_or_init(|| rules::variants(&[ruleset::RULES]))
+        STANDARD.get_or_init(|| engine::variants(&[rules::RULES]))
     }
 }
 

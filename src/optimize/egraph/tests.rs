@@ -24,15 +24,15 @@ fn every_rule_pattern_compiles_and_commutes() {
         // Compiles the egg pattern (panics on a bad pattern).
         let _ = x.rewrite();
     }
-    for (i, r) in ruleset::RULES.iter().chain(ruleset::ONNXRUNTIME_RULES).enumerate() {
+    for (i, r) in rules::RULES.iter().chain(rules::ONNXRUNTIME_RULES).enumerate() {
         assert!(v.iter().any(|x| x.rule == i), "{} has no variant", r.name);
     }
     // Standard ONNX runs the standard rules alone, as the first variants of the target's list.
     let standard = super::variants(Target::Onnx);
-    assert!(standard.iter().all(|x| x.rule < ruleset::RULES.len()));
+    assert!(standard.iter().all(|x| x.rule < rules::RULES.len()));
     assert!(standard.iter().zip(v).all(|(a, b)| a.rule == b.rule && a.pat == b.pat));
     // Two commutative nodes give four variants.
-    let p = rules::Pat::parse("(Mul (Add ?x #c) ?y)").expect("parse");
+    let p = engine::Pat::parse("(Mul (Add ?x #c) ?y)").expect("parse");
     assert_eq!(p.commuted().len(), 4);
     assert_eq!(p.to_egg(), "(Mul (Add ?x ?c ?_attrs1) ?y ?_attrs2)");
 }
