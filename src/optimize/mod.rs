@@ -36,8 +36,8 @@ mod tests;
 ///
 /// Standard ONNX (the default) runs anywhere. Under an ONNX Runtime target the e-graph also
 /// rewrites into ONNX Runtime's own operators (`com.microsoft`) and into the forms its load-time
-/// fusions recognize, rule by rule where ONNX Runtime measured faster (each rule keeps its
-/// measurement: `egraph/rules/onnxruntime.rs`, `reports/deploy.md`); the model still passes `onnx.checker`.
+/// fusions recognize, rule by rule where ONNX Runtime measured faster (`egraph/rules/onnxruntime.rs`;
+/// the measurements by rule name in `reports/deploy.md`); the model still passes `onnx.checker`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize)]
 pub enum Target {
     #[default]

@@ -10,36 +10,29 @@ use crate::optimize::egraph::analysis::Data;
 use crate::optimize::egraph::engine::{Bind, Ctx, Rule, Skip};
 use crate::optimize::egraph::lang::{AttrSet, ONode};
 
-/// The rules of the ONNX Runtime targets (`Target::OnnxRuntimeCpu` / `Cuda`), run after [`RULES`](super::RULES).
-/// Each rewrites into an operator or a form ONNX Runtime runs faster than the standard graph, as
-/// measured in ONNX Runtime 1.31, CPU, 1 thread, default graph optimizations (the measurement is
-/// kept with each rule; `reports/deploy.md` has the command). Numerics: a fused kernel rounds
-/// differently from the unfused graph; `tests/optimizer.rs` compares both in ONNX Runtime.
+/// The rules of the ONNX Runtime targets (`Target::OnnxRuntimeCpu` / `Cuda`), run after
+/// [`RULES`](super::RULES). Each rewrites into an operator or a form ONNX Runtime 1.31 (CPU, 1 thread)
+/// runs faster than the standard graph; the measurements, the forms measured and not taken and the
+/// command are in `reports/deploy.md` ("The ONNX Runtime target's rules"), by rule name. Numerics: a
+/// fused kernel rounds differently from the unfused graph; `tests/optimizer.rs` compares both in
+/// ONNX Runtime.
 ///
-/// Measured and not taken (ONNX Runtime 1.31 CPU, hidden 128 and 256, batch 2 x 7 and 4 x 128):
-/// `SkipSimplifiedLayerNormalization` where the norm has a scale (it is 0.76-0.80x of the unfused
-/// graph, [`RMS_NORM_DIV`]'s form 0.58-0.73x: [`SKIP_SIMPLIFIED_LAYER_NORM`]); `SkipLayerNormalization`
-/// (Add + LayerNormalization) is 1.4-3.0x *slower* than the two nodes, with or without its sum
-/// output; `FastGelu` and `BiasGelu` are 0.98-1.02x of ONNX `Gelu` (+ `Add`), which ONNX Runtime
-/// fuses itself at load. `SimplifiedLayerNormalization` exists in ONNX Runtime only in the default
-/// domain, where `onnx.checker` rejects it: [`RMS_NORM_DIV`] writes the form ONNX Runtime turns
-/// into it at load instead. `com.microsoft.GroupQueryAttention` / `MultiHeadAttention` /
-/// `RotaryEmbedding` are not written: for a program with attention the targets write opset 23
-/// (`export::default_opset`), where
-/// [`ATTENTION_KV`](super::standard::ATTENTION_KV) and [`ROTARY_EMBEDDING`](super::standard::ROTARY_EMBEDDING) give standard `Attention` and `RotaryEmbedding`, as
-/// fast as transformers' `GroupQueryAttention` models or faster (`reports/deploy.md`), and whose
-/// semantics are ONNX's (`GroupQueryAttention` always masks causally and reads the cache's length
-/// from a separate input, which a graph would have to be proven to match).
+/// `SimplifiedLayerNormalization` exists in ONNX Runtime only in the default domain, where
+/// `onnx.checker` rejects it: [`RMS_NORM_DIV`] writes the form ONNX Runtime turns into it at load
+/// instead. `com.microsoft.GroupQueryAttention` / `MultiHeadAttention` / `RotaryEmbedding` are not
+/// written: for a program with attention the targets write opset 23 (`export::default_opset`), where
+/// [`ATTENTION_KV`](super::standard::ATTENTION_KV) and
+/// [`ROTARY_EMBEDDING`](super::standard::ROTARY_EMBEDDING) give standard `Attention` and
+/// `RotaryEmbedding`, whose semantics are ONNX's (`GroupQueryAttention` always masks causally and
+/// reads the cache's length from a separate input, which a graph would have to be proven to match).
 pub static ONNXRUNTIME_RULES: &[Rule] = &[RMS_NORM_DIV, SKIP_SIMPLIFIED_LAYER_NORM];
 
 /// `w * (x * reciprocal(sqrt(mean(x^2) + eps)))` (an RMS norm as `torch.rsqrt` writes it, with its
 /// scale) as `w * (x / sqrt(mean(x^2) + eps))`: ONNX Runtime fuses that form into its
 /// `SimplifiedLayerNormalization` kernel at load (it needs the scale `Mul`), and runs the
-/// reciprocal form as 7 nodes. ONNX Runtime 1.31 CPU, 1 thread, Add + norm + a later read of the sum
-/// (`benches/ort_fusions.py`, paired): hidden 128, 2 x 7 tokens 0.73x, 4 x 128 tokens 0.52x; hidden
-/// 256, 4 x 128 0.54x (`SkipSimplifiedLayerNormalization` instead: 0.80x, 0.96x, 1.09x). Without a
-/// scale ONNX Runtime does not fuse the form and it is not faster (0.98x, 1.02x, 1.07x): left alone.
-/// At opset 23 [`RMS_NORM`](super::standard::RMS_NORM)'s `RMSNormalization` (one node) is extracted instead; it runs as fast.
+/// reciprocal form as 7 nodes. Measured: `reports/deploy.md`, `rms-norm-div`. Without a scale
+/// ONNX Runtime does not fuse the form: left alone. At opset 23
+/// [`RMS_NORM`](super::standard::RMS_NORM)'s `RMSNormalization` (one node) is extracted instead.
 /// ONNX Runtime targets only: `x / s` and `x * (1 / s)` may differ in the last bit.
 pub const RMS_NORM_DIV: Rule = Rule {
     name: "rms-norm-div",
@@ -91,12 +84,8 @@ fn find_commuted(c: &mut Ctx, op: &str, a: Id, b: Id, attrs: AttrSet) -> Option<
 /// A residual sum and its RMS norm without a scale (a unit scale folded away, or into the next
 /// MatMul) as one `SkipSimplifiedLayerNormalization` (com.microsoft) with the sum as its fourth
 /// output. Where the norm has a scale, [`RMS_NORM_DIV`]'s form is faster, so this rule leaves it.
-/// ONNX Runtime 1.31 CPU, 1 thread, Add + norm + a later read of the sum (`benches/ort_fusions.py`):
-/// faster for few tokens, slower for many: hidden 128, 2 x 7 tokens 0.86x, 4 x 128 tokens 1.16x;
-/// hidden 256, 4 x 128 1.31x. In whole models (`benches/deploy.py`, `reports/deploy.md`: the GQA and
-/// MoE decoders, whose random weights give unit norm scales) the target is 0.90-0.99x of the
-/// standard export at 2 x 7 tokens, 0.93-0.98x on decode steps after 128 tokens, and 0.97-1.03x
-/// (within the noise) on 4 x 128 prefills: kept, as decoders spend their time in decode steps.
+/// Faster for few tokens, slower for many; kept, as decoders spend their time in decode steps.
+/// Measured: `reports/deploy.md`, `skip-simplified-layer-norm`.
 pub const SKIP_SIMPLIFIED_LAYER_NORM: Rule = Rule {
     name: "skip-simplified-layer-norm",
     // ReduceMean reads its axes as an input from opset 18 (the pattern's form).

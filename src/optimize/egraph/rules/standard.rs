@@ -872,11 +872,7 @@ fn attention(c: &mut Ctx, b: &Bind) -> Result<Id, Skip> {
 /// new keys and values with `past_key` / `past_value`, giving the grown cache as `present_key` /
 /// `present_value`, and the fewer heads as grouped-query attention (query head `h` reads key/value
 /// head `h / group`, as the repetition did). No copy of the repeated heads, no separate Concat.
-/// ONNX Runtime 1.31 CPU, 1 thread (`benches/ort_fusions.py`): a decode step with 4 query and 2
-/// key/value heads of 32, 0.80x of Concat + repeated heads + `Attention` after 7 tokens, 0.66x after
-/// 128. The benchmark's tiny Llama (`reports/deploy.md`), this rule and [`ROTARY_EMBEDDING`] against
-/// the graph at opset 23 without them: decode 0.82x after 7 tokens, 0.74x after 128; prefill 0.91x
-/// at 2 x 7 tokens, 0.95x at 4 x 128.
+/// Measured: `reports/deploy.md`, `attention-kv`.
 pub const ATTENTION_KV: Rule = Rule {
     name: "attention-kv",
     min_opset: 23,
@@ -963,9 +959,8 @@ fn repeated_heads(c: &mut Ctx, kv: Id, axes: Id, sizes: Id, shape: Id, label: Id
 /// Rotary position embedding as transformers' `apply_rotary_pos_emb` writes it (halves rotated, not
 /// interleaved): `x * cos + rotate_half(x) * sin` with `cos = Cos(Concat(f, f))` over the last
 /// axis, unsqueezed over the heads, is ONNX `RotaryEmbedding` with `Cos(f)` and `Sin(f)` as its
-/// (batch, sequence, half head size) caches (angles shared by the batch: see below). ONNX Runtime
-/// 1.31 CPU, 1 thread (`benches/ort_fusions.py`), queries and keys of 4 and 2 heads of 32: 0.58-0.62x
-/// of the seven nodes per rotation on a decode step, 0.57-0.67x on a prefill (with its Reshapes).
+/// (batch, sequence, half head size) caches (angles shared by the batch: see below). Measured:
+/// `reports/deploy.md`, `rotary-embedding`.
 pub const ROTARY_EMBEDDING: Rule = Rule {
     name: "rotary-embedding",
     min_opset: 23,
