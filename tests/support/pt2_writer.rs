@@ -374,6 +374,8 @@ pub enum A<'a> {
     Str(&'a str),
     /// SymInt list items: `Ok(literal)` or `Err(name of a SymInt value)`.
     SymInts(Vec<Result<i64, &'a str>>),
+    /// A list of tensors (`cat`'s): each names a value.
+    Ts(Vec<&'a str>),
     None,
 }
 
@@ -395,6 +397,10 @@ impl A<'_> {
                     })
                     .collect();
                 format!("{{\"as_sym_ints\": [{}]}}", items.join(", "))
+            }
+            A::Ts(v) => {
+                let items: Vec<String> = v.iter().map(|n| format!("{{\"name\": {}}}", js(n))).collect();
+                format!("{{\"as_tensors\": [{}]}}", items.join(", "))
             }
             A::None => "{\"as_none\": true}".to_string(),
         }
