@@ -478,6 +478,10 @@ def main() -> None:
     ap.add_argument("--resume", action="store_true", help="keep the tests already recorded in a run's JSONL")
     ap.add_argument("--report-only", action="store_true", help="only write the report from the runs kept")
     ap.add_argument("--out", default=str(ROOT / "reports" / "torchscript.md"))
+    ap.add_argument("--check", metavar="BASELINE.json",
+                    help="after the runs, fail (exit 1) where an exporter does worse than in BASELINE (a "
+                         "reports/torchscript.json): a test it passed there not passed now, or a test silently "
+                         "wrong now that was not there")
     args = ap.parse_args()
     work = pathlib.Path(args.work_dir)
     work.mkdir(parents=True, exist_ok=True)
@@ -501,6 +505,34 @@ def main() -> None:
                 print(f"[{e}/{mode}] {secs:.0f}s: " + ", ".join(f"{o} {c.get(o, 0)}" for o in OUTCOMES), flush=True)
                 report(work, out_md, out_json, times)
     report(work, out_md, out_json, times)
+    if args.check:
+        sys.exit(check(work, pathlib.Path(args.check)))
+
+
+def check(work: pathlib.Path, baseline_path: pathlib.Path) -> int:
+    """Each run kept in ``work`` against the same exporter and mode in the baseline report: the
+    tests run now that passed there must pass, and none may be silently wrong that was not."""
+    baseline = json.loads(baseline_path.read_text(encoding="utf-8"))["results"]
+    problems = []
+    checked = 0
+    for (e, mode), recs in sorted(load(work).items()):
+        key = f"{e}/{mode}"
+        for n, r in recs.items():
+            test = r.get("test", n.rsplit("::", 1)[-1])
+            before = baseline.get(test, {}).get(key)
+            if before is None:
+                continue
+            checked += 1
+            was = before if isinstance(before, str) else before.get("outcome")
+            now = r["outcome"]
+            if was.startswith("pass") and now != "pass":
+                problems.append(f"{key} {test}: passed in the baseline, now {now}: {(r.get('error') or '')[:200]}")
+            if now == "wrong" and was != "wrong":
+                problems.append(f"{key} {test}: silently wrong (was {was})")
+    print(f"checked {checked} outcomes against {baseline_path}: {len(problems)} worse")
+    for p in problems:
+        print("  " + p)
+    return 1 if problems else 0
 
 
 if __name__ == "__main__":

@@ -332,8 +332,9 @@ fn a_killed_export_leaves_the_old_output_or_the_new_one() {
             .collect();
         names.sort();
         // A kill between linking a finished file to its temporary name and renaming it over the
-        // existing output leaves `.fxonnx-<pid>-<n>.tmp` (complete, never partial); the next
-        // export removes it (checked below).
+        // existing output leaves `.fxonnx-<pid>-<n>.tmp`, and one before the save is done leaves
+        // the old data file's second name `.fxonnx-<pid>-keep-<n>.tmp` (complete, never
+        // partial); the next export removes them (checked below).
         let (temporaries, names): (Vec<String>, Vec<String>) =
             names.into_iter().partition(|n| n.starts_with(".fxonnx-") && n.ends_with(".tmp"));
         // Reports go last, whole or not at all: each one ends with its last section's table.
@@ -345,7 +346,9 @@ fn a_killed_export_leaves_the_old_output_or_the_new_one() {
         }
         for t in &temporaries {
             let bytes = std::fs::read(dir.path().join(t)).expect("temporary");
-            assert!(bytes == new_model || bytes == new_data, "kill {i}: {t} is a complete output");
+            // `-keep-` names the old data file, held until the new model is in place.
+            let whole = bytes == new_model || bytes == new_data || (t.contains("-keep-") && bytes == old_data);
+            assert!(whole, "kill {i}: {t} is a complete output");
         }
         let read = |name: &str| std::fs::read(dir.path().join(name)).unwrap_or_default();
         let model = std::fs::read(&out).expect("the output is still there");

@@ -334,9 +334,9 @@ fn custom_op_without_translation_names_the_op_and_node() {
 }
 
 /// In-place updates of views are written back into their bases (the view_mutation* fixtures in
-/// EXPORTABLE match PyTorch); one that goes through `reshape`, which copies or aliases depending on
-/// the input's strides at run time, is refused rather than guessed, naming the node, the alias read
-/// afterwards and its reader.
+/// EXPORTABLE match PyTorch, and gap_ops through `reshape` of a contiguous tensor, a view); one that
+/// goes through `reshape` of a transpose, which copies or aliases depending on the input's strides,
+/// is refused rather than guessed, naming the node, the alias read afterwards and its reader.
 #[test]
 fn in_place_update_through_reshape_is_refused_not_guessed() {
     let err =

@@ -14,23 +14,66 @@ use pt2_writer::{write_archive, Dim, GraphWriter, Meta, Program, A, LONG};
 struct OneOp<'a> {
     target: &'a str,
     inputs: Vec<(&'a str, Meta)>,
-    /// The call's arguments; `A::T(name)` names one of `inputs`.
+    /// The call's arguments; `A::T(name)` names one of `inputs`, `A::SymInt(name)` a SymInt
+    /// `sym_size` reads from the batch dimension of input `name`.
     args: Vec<(&'a str, A<'a>)>,
     out: Meta,
 }
 
 impl Program for OneOp<'_> {
     fn build(&self, g: &mut GraphWriter) -> std::io::Result<String> {
-        for (name, meta) in &self.inputs {
-            g.user_input(name, meta.clone());
-        }
-        let args: Vec<(&str, A)> = self.args.iter().map(|(n, a)| (*n, copy(a))).collect();
+        let args = inputs_and_args(g, &self.inputs, &self.args)?;
+        let args: Vec<(&str, A)> = args.iter().map(|(n, a)| (*n, copy(a))).collect();
         g.op(&format!("torch.ops.{}", self.target), &args, self.out.clone(), "y = op(x)")
     }
 }
 
+/// One call of `target` returning a list of tensors (`split`'s), each a user output.
+struct ListOp<'a> {
+    target: &'a str,
+    inputs: Vec<(&'a str, Meta)>,
+    args: Vec<(&'a str, A<'a>)>,
+    outs: Vec<Meta>,
+}
+
+impl Program for ListOp<'_> {
+    fn build(&self, g: &mut GraphWriter) -> std::io::Result<String> {
+        let args = inputs_and_args(g, &self.inputs, &self.args)?;
+        let args: Vec<(&str, A)> = args.iter().map(|(n, a)| (*n, copy(a))).collect();
+        let names = g.op_list(&format!("torch.ops.{}", self.target), &args, &self.outs, "y = op(x)")?;
+        for n in &names[1..] {
+            g.also_output(n);
+        }
+        Ok(names[0].clone())
+    }
+}
+
+/// The user inputs written, and the arguments with each `A::SymInt(input)` read by a `sym_size`
+/// node from that input's batch dimension.
+fn inputs_and_args<'a>(
+    g: &mut GraphWriter,
+    inputs: &[(&'a str, Meta)],
+    args: &[(&'a str, A<'a>)],
+) -> std::io::Result<Vec<(&'a str, A<'static>)>> {
+    for (name, meta) in inputs {
+        g.user_input(name, meta.clone());
+    }
+    let mut out = Vec::new();
+    for (n, a) in args {
+        let a = match a {
+            A::SymInt(x) => A::SymIntNamed(Box::leak(g.sym_size(x, 0)?.into_boxed_str())),
+            a => owned(a),
+        };
+        out.push((*n, a));
+    }
+    Ok(out)
+}
+
 fn copy<'a>(a: &A<'a>) -> A<'a> {
     match a {
+        A::SymInt(n) => A::SymInt(n),
+        A::SymIntNamed(n) => A::SymIntNamed(n),
+        A::ScalarType(t) => A::ScalarType(*t),
         A::T(n) => A::T(n),
         A::Ints(v) => A::Ints(v.clone()),
         A::Int(i) => A::Int(*i),
@@ -43,30 +86,67 @@ fn copy<'a>(a: &A<'a>) -> A<'a> {
     }
 }
 
+/// An argument for a program of its own (names leaked: a test writes a few).
+fn owned(a: &A) -> A<'static> {
+    let leak = |s: &str| -> &'static str { Box::leak(s.to_string().into_boxed_str()) };
+    match a {
+        A::T(n) => A::T(leak(n)),
+        A::Ints(v) => A::Ints(v.clone()),
+        A::Int(i) => A::Int(*i),
+        A::Float(x) => A::Float(*x),
+        A::Bool(b) => A::Bool(*b),
+        A::Str(s) => A::Str(leak(s)),
+        A::SymInts(v) => A::SymInts(v.iter().map(|r| r.map_err(leak)).collect()),
+        A::Ts(v) => A::Ts(v.iter().map(|n| leak(n)).collect()),
+        A::SymInt(n) => A::SymInt(leak(n)),
+        A::SymIntNamed(n) => A::SymIntNamed(leak(n)),
+        A::ScalarType(t) => A::ScalarType(*t),
+        A::None => A::None,
+    }
+}
+
 /// `op` written into an archive and exported with `options`.
 fn export_one(op: &OneOp, options: &fxonnx::ExportOptions) -> Result<fxonnx::OnnxProgram, fxonnx::Error> {
+    export_program(op.target, op, options)
+}
+
+fn export_program(
+    target: &str,
+    op: &dyn Program,
+    options: &fxonnx::ExportOptions,
+) -> Result<fxonnx::OnnxProgram, fxonnx::Error> {
     let dir = std::env::temp_dir().join(format!("fxonnx-translation-text-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp folder");
     // Tests run in parallel, some on the same target: one file each.
     static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let path = dir.join(format!("{}_{n}.pt2", op.target.replace('.', "_")));
+    let path = dir.join(format!("{}_{n}.pt2", target.replace('.', "_")));
     write_archive(&path, op, None).expect("write the archive");
     let result = fxonnx::export(&path, options);
     let _ = std::fs::remove_file(&path);
     result
 }
 
-/// The graph `op` translates to (unoptimized).
-fn lowered(op: &OneOp) -> String {
-    let options = fxonnx::ExportOptions { optimize: false, ..Default::default() };
-    let program = export_one(op, &options).unwrap_or_else(|e| panic!("{}: {e}", op.target));
+/// The graph `op` translates to (unoptimized), at `opset` (else the default).
+fn lowered(target: &str, op: &dyn Program, opset: Option<i64>) -> String {
+    let options = fxonnx::ExportOptions { optimize: false, opset_version: opset, ..Default::default() };
+    let program = export_program(target, op, &options).unwrap_or_else(|e| panic!("{target}: {e}"));
     fxonnx::internals::testing::print(program.ir(), &Default::default())
 }
 
 #[track_caller]
 fn check(op: OneOp, expected: &str) {
-    fxonnx::internals::testing::compare(&lowered(&op), expected);
+    fxonnx::internals::testing::compare(&lowered(op.target, &op, None), expected);
+}
+
+#[track_caller]
+fn check_at(opset: i64, op: OneOp, expected: &str) {
+    fxonnx::internals::testing::compare(&lowered(op.target, &op, Some(opset)), expected);
+}
+
+#[track_caller]
+fn check_list(op: ListOp, expected: &str) {
+    fxonnx::internals::testing::compare(&lowered(op.target, &op, None), expected);
 }
 
 fn f32(sizes: &[Dim]) -> Meta {
@@ -205,6 +285,332 @@ fn a_size_fixed_where_the_program_records_a_symbol_is_refused() {
     };
     let text = export_one(&op, &Default::default()).err().expect("the export must fail").to_string();
     assert!(text.contains("node `view`") && text.contains("fixed to one size"), "{text}");
+}
+
+#[test]
+fn tensor_split_at_indices_slices_between_the_points() {
+    // The points are Slice bounds as they are: Slice clamps them and counts negative ones from
+    // the end as torch's slice does, whatever the size along the axis.
+    check_list(
+        ListOp {
+            target: "aten.tensor_split.indices",
+            inputs: vec![("x", f32(&[B, N(7)]))],
+            args: vec![("self", A::T("x")), ("indices", A::SymInts(vec![Ok(1), Ok(-2)])), ("dim", A::Int(-1))],
+            outs: vec![f32(&[B, N(1)]), f32(&[B, N(4)]), f32(&[B, N(2)])],
+        },
+        r#"(float[s77,7] x) => (float[s77,1] getitem, float[s77,4] getitem_1, float[s77,2] getitem_2)
+           <int64[1] _0 = {1}, int64[1] _1 = {0}, int64[1] _2 = {-2},
+            int64[1] _3 = {9223372036854775807}>
+           {
+             getitem = Slice (x, _1, _0, _0)
+             getitem_1 = Slice (x, _0, _2, _0)
+             getitem_2 = Slice (x, _2, _3, _0)
+           }"#,
+    );
+}
+
+#[test]
+fn tensor_split_into_sections_of_a_dynamic_axis_computes_the_sizes() {
+    // n/k each, the first n%k one more: Split sizes from the axis' size at run time. (The
+    // output types are the example batch's, 2 in three: the writer has no expressions of it.)
+    check_list(
+        ListOp {
+            target: "aten.tensor_split.sections",
+            inputs: vec![("x", f32(&[B, N(7)]))],
+            args: vec![("self", A::T("x")), ("sections", A::Int(3)), ("dim", A::Int(0))],
+            outs: vec![f32(&[N(1), N(7)]), f32(&[N(1), N(7)]), f32(&[N(0), N(7)])],
+        },
+        r#"(float[s77,7] x) => (float[1,7] getitem, float[1,7] getitem_1, float[0,7] getitem_2)
+           <int64[1] _0 = {3}, int64[3] _1 = {0, 1, 2}>
+           {
+             _2 = Shape <start = 0, end = 1> (x)
+             _3 = Div (_2, _0)
+             _4 = Mod (_2, _0)
+             _5 = Less (_1, _4)
+             _6 = Cast <to = 7> (_5)
+             _7 = Add (_3, _6)
+             getitem, getitem_1, getitem_2 = Split <axis = 0> (x, _7)
+           }"#,
+    );
+}
+
+#[test]
+fn tensor_split_into_sections_of_a_static_axis_has_constant_sizes() {
+    check_list(
+        ListOp {
+            target: "aten.tensor_split.sections",
+            inputs: vec![("x", f32(&[B, N(7)]))],
+            args: vec![("self", A::T("x")), ("sections", A::Int(3)), ("dim", A::Int(1))],
+            outs: vec![f32(&[B, N(3)]), f32(&[B, N(2)]), f32(&[B, N(2)])],
+        },
+        r#"(float[s77,7] x) => (float[s77,3] getitem, float[s77,2] getitem_1, float[s77,2] getitem_2)
+           <int64[3] _0 = {3, 2, 2}>
+           {
+             getitem, getitem_1, getitem_2 = Split <axis = 1> (x, _0)
+           }"#,
+    );
+}
+
+fn grid_sampler_of_a_volume() -> OneOp<'static> {
+    OneOp {
+        target: "aten.grid_sampler.default",
+        inputs: vec![("x", f32(&[B, N(3), N(4), N(5), N(6)])), ("grid", f32(&[B, N(2), N(3), N(4), N(3)]))],
+        args: vec![
+            ("input", A::T("x")),
+            ("grid", A::T("grid")),
+            ("interpolation_mode", A::Int(0)),
+            ("padding_mode", A::Int(2)),
+            ("align_corners", A::Bool(true)),
+        ],
+        out: f32(&[B, N(3), N(2), N(3), N(4)]),
+    }
+}
+
+#[test]
+fn grid_sampler_of_a_volume_is_one_grid_sample_from_opset_20() {
+    // torch's grid layout ([N, D, H, W, 3], x first) is GridSample's.
+    check(
+        grid_sampler_of_a_volume(),
+        r#"(float[s77,3,4,5,6] x, float[s77,2,3,4,3] grid) => (float[s77,3,2,3,4] grid_sampler)
+           {
+             grid_sampler = GridSample <mode = "linear", padding_mode = "reflection", align_corners = 1> (x, grid)
+           }"#,
+    );
+}
+
+#[test]
+fn grid_sampler_of_a_volume_below_opset_20_names_the_opset_that_has_it() {
+    let options = fxonnx::ExportOptions { opset_version: Some(18), ..Default::default() };
+    let op = grid_sampler_of_a_volume();
+    let text = export_one(&op, &options).err().expect("the export must fail").to_string();
+    assert!(text.contains("GridSample of an input that is not 4-D needs opset 20 or newer"), "{text}");
+}
+
+#[test]
+fn baddbmm_with_a_symbolic_beta_ignores_the_input_where_beta_is_zero() {
+    // beta = x.shape[0]: a value, not a number; torch's rule that beta == 0 ignores the input
+    // (NaN in it included) becomes a Where.
+    check(
+        OneOp {
+            target: "aten.baddbmm.default",
+            inputs: vec![("x", f32(&[B, N(3), N(5)])), ("a", f32(&[B, N(3), N(4)])), ("b", f32(&[B, N(4), N(5)]))],
+            args: vec![
+                ("self", A::T("x")),
+                ("batch1", A::T("a")),
+                ("batch2", A::T("b")),
+                ("beta", A::SymInt("x")),
+                ("alpha", A::Float(0.5)),
+            ],
+            out: f32(&[B, N(3), N(5)]),
+        },
+        r#"(float[s77,3,5] x, float[s77,3,4] a, float[s77,4,5] b) => (float[s77,3,5] baddbmm)
+           <int64[1] _0 = {0}, float _1 = {0.5}, float _2 = {0}>
+           {
+             _3 = Shape <start = 0, end = 1> (x)
+             sym_size_int = Squeeze (_3, _0)
+             _4 = MatMul (a, b)
+             _5 = Mul (_4, _1)
+             _6 = Cast <to = 1> (sym_size_int)
+             _7 = Mul (x, _6)
+             _8 = Equal (_6, _2)
+             _9 = Where (_8, _2, _7)
+             baddbmm = Add (_9, _5)
+           }"#,
+    );
+}
+
+#[test]
+fn tensordot_reads_a_symbolic_kept_size_from_the_input() {
+    // [batch, 4·5] @ [4·5, 6]: the batch is the matrix's rows and the result's first size, read
+    // from `x`; the static sizes stay constants.
+    check(
+        OneOp {
+            target: "aten.tensordot.default",
+            inputs: vec![("x", f32(&[B, N(4), N(5)])), ("y", f32(&[N(4), N(5), N(6)]))],
+            args: vec![
+                ("self", A::T("x")),
+                ("other", A::T("y")),
+                ("dims_self", A::Ints(vec![1, 2])),
+                ("dims_other", A::Ints(vec![0, 1])),
+            ],
+            out: f32(&[B, N(6)]),
+        },
+        r#"(float[s77,4,5] x, float[4,5,6] y) => (float[s77,6] tensordot)
+           <int64[1] _0 = {20}, int64[2] _1 = {20, 6}, int64[1] _2 = {6}>
+           {
+             _3 = Shape <start = 0, end = 1> (x)
+             _4 = Concat <axis = 0> (_3, _0)
+             _5 = Reshape (x, _4)
+             _6 = Reshape (y, _1)
+             _7 = MatMul (_5, _6)
+             _8 = Shape <start = 0, end = 1> (x)
+             _9 = Concat <axis = 0> (_8, _2)
+             tensordot = Reshape (_7, _9)
+           }"#,
+    );
+}
+
+/// Schema ScalarType ids the writer has no constant for.
+const HALF: i64 = 6;
+
+#[test]
+fn nan_to_num_of_float16_below_opset_20_tests_for_infinity_in_float32() {
+    // IsInf takes float16 from opset 20; float32 holds every float16, infinities included.
+    check_at(
+        18,
+        OneOp {
+            target: "aten.nan_to_num.default",
+            inputs: vec![("x", Meta::new(HALF, &[B, N(3)]))],
+            args: vec![("self", A::T("x"))],
+            out: Meta::new(HALF, &[B, N(3)]),
+        },
+        r#"(float16[s77,3] x) => (float16[s77,3] nan_to_num)
+           <float16 _0 = {0}, float16 _1 = {65504}, float16 _2 = {-65504}>
+           {
+             _3 = IsNaN (x)
+             _4 = Cast <to = 1> (x)
+             _5 = IsInf <detect_negative = 0> (_4)
+             _6 = Cast <to = 1> (x)
+             _7 = IsInf <detect_positive = 0> (_6)
+             _8 = Where (_3, _0, x)
+             _9 = Where (_5, _1, _8)
+             nan_to_num = Where (_7, _2, _9)
+           }"#,
+    );
+}
+
+/// `x.reshape(-1).copy_(y)`, then `x + 1`: the reshape of a contiguous tensor is a view of it.
+struct CopyIntoReshape;
+
+impl Program for CopyIntoReshape {
+    fn build(&self, g: &mut GraphWriter) -> std::io::Result<String> {
+        g.user_input("x", f32(&[N(2), N(3)]));
+        g.user_input("y", f32(&[N(6)]));
+        let r = g.op(
+            "torch.ops.aten.reshape.default",
+            &[("self", A::T("x")), ("shape", A::SymInts(vec![Ok(-1)]))],
+            f32(&[N(6)]),
+            "r = x.reshape(-1)",
+        )?;
+        g.op("torch.ops.aten.copy_.default", &[("self", A::T(&r)), ("src", A::T("y"))], f32(&[N(6)]), "r.copy_(y)")?;
+        g.op("torch.ops.aten.add.Tensor", &[("self", A::T("x")), ("other", A::Int(1))], f32(&[N(2), N(3)]), "x + 1")
+    }
+}
+
+#[test]
+fn copy_into_a_reshape_of_a_contiguous_tensor_is_written_back_into_it() {
+    // The reshape's input is recorded contiguous (strides 3, 1): torch's reshape is a view then,
+    // and the copy reaches `x`, which `add` reads: y scattered into x's positions, in its shape.
+    // (The user input `x` changed, so it is also an output.)
+    fxonnx::internals::testing::compare(
+        &lowered("copy_into_reshape", &CopyIntoReshape, None),
+        r#"(float[2,3] x, float[6] y) => (float[2,3] add, float[2,3] user_input_mutation_x)
+       <int64[1] _0 = {-1}, int64[2,3] _1 = {0, 1, 2, 3, 4, 5}, float _2 = {1}>
+       {
+         reshape = Reshape (x, _0)
+         _3 = Shape (reshape)
+         copy_ = Expand (y, _3)
+         _4 = Shape (x)
+         _5 = Reshape (_1, _0)
+         _6 = Shape (_5)
+         _7 = Expand (copy_, _6)
+         _8 = Reshape (_7, _0)
+         _9 = Reshape (_5, _0)
+         _10 = Reshape (x, _0)
+         _11 = ScatterElements <axis = 0> (_10, _9, _8)
+         user_input_mutation_x = Reshape (_11, _4)
+         add = Add (user_input_mutation_x, _2)
+       }"#,
+    );
+}
+
+#[test]
+fn hann_window_of_a_symbolic_length_computes_the_cosines_in_the_graph() {
+    // The length is known at run time only: i / n from a Range, one element being 1.
+    check(
+        OneOp {
+            target: "aten.hann_window.default",
+            inputs: vec![("x", f32(&[B]))],
+            args: vec![("window_length", A::SymInt("x"))],
+            out: f32(&[B]),
+        },
+        r#"(float[s77] x) => (float[s77] hann_window)
+           <int64[1] _0 = {0}, int64 _1 = {0}, int64 _2 = {1}, double _3 = {6.283185307179586},
+            double _4 = {0.5}, double _5 = {1}>
+           {
+             _6 = Shape <start = 0, end = 1> (x)
+             sym_size_int = Squeeze (_6, _0)
+             _7 = Range (_1, sym_size_int, _2)
+             _8 = Cast <to = 11> (_7)
+             _9 = Cast <to = 11> (sym_size_int)
+             _10 = Div (_8, _9)
+             _11 = Mul (_10, _3)
+             _12 = Cos (_11)
+             _13 = Mul (_12, _4)
+             _14 = Sub (_4, _13)
+             _15 = Equal (sym_size_int, _2)
+             _16 = Where (_15, _5, _14)
+             hann_window = Cast <to = 1> (_16)
+           }"#,
+    );
+}
+
+#[test]
+fn linspace_of_a_symbolic_count_computes_its_step_from_it() {
+    check(
+        OneOp {
+            target: "aten.linspace.default",
+            inputs: vec![("x", f32(&[B]))],
+            args: vec![("start", A::Float(0.0)), ("end", A::Float(1.0)), ("steps", A::SymInt("x"))],
+            out: f32(&[B]),
+        },
+        r#"(float[s77] x) => (float[s77] linspace)
+           <int64[1] _0 = {0}, float _1 = {0}, float _2 = {1}, int64 _3 = {0}, int64 _4 = {1},
+            int64 _5 = {2}>
+           {
+             _6 = Shape <start = 0, end = 1> (x)
+             sym_size_int = Squeeze (_6, _0)
+             _7 = Sub (sym_size_int, _4)
+             _8 = Cast <to = 1> (_7)
+             _9 = Max (_7, _4)
+             _10 = Cast <to = 1> (_9)
+             _11 = Div (sym_size_int, _5)
+             _12 = Max (_11, _4)
+             _13 = Range (_3, sym_size_int, _4)
+             _14 = Cast <to = 1> (_13)
+             _15 = Sub (_2, _1)
+             _16 = Div (_15, _10)
+             _17 = Mul (_14, _16)
+             _18 = Add (_1, _17)
+             _19 = Sub (_8, _14)
+             _20 = Mul (_19, _16)
+             _21 = Sub (_2, _20)
+             _22 = Less (_13, _12)
+             linspace = Where (_22, _18, _21)
+           }"#,
+    );
+}
+
+#[test]
+fn one_hot_of_a_symbolic_class_count_compares_with_a_range_of_it() {
+    check(
+        OneOp {
+            target: "aten.one_hot.default",
+            inputs: vec![("x", Meta::new(LONG, &[N(2)]))],
+            args: vec![("self", A::T("x")), ("num_classes", A::SymInt("x"))],
+            out: Meta::new(LONG, &[N(2), N(2)]),
+        },
+        r#"(int64[2] x) => (int64[2,2] one_hot)
+           <int64[1] _0 = {0}, int64 _1 = {0}, int64 _2 = {1}, int64[1] _3 = {-1}>
+           {
+             _4 = Shape <start = 0, end = 1> (x)
+             sym_size_int = Squeeze (_4, _0)
+             _5 = Range (_1, sym_size_int, _2)
+             _6 = Unsqueeze (x, _3)
+             _7 = Equal (_6, _5)
+             one_hot = Cast <to = 7> (_7)
+           }"#,
+    );
 }
 
 // ------------------------------------------------------------------------------------------ one case per family

@@ -87,7 +87,20 @@ translations! {
         op.begin_subgraph(body_fn.name);
         let _iter = op.add_input(Some(DType::Int64), Some(vec![]));
         let _cond = op.add_input(Some(DType::Bool), Some(vec![]));
-        let formals: Vec<Value> = carried_inputs.iter().map(|&c| formal_like(op, c, false)).collect();
+        let formals: Vec<Value> = carried_inputs
+            .iter()
+            .enumerate()
+            .map(|(k, &c)| {
+                let v = formal_like(op, c, false);
+                // The rank stays (translations of views and reductions need it); each size is a
+                // symbol of its own, as an iteration may change it.
+                let shape = op.shape(c).map(|s| {
+                    (0..s.len()).map(|d| Dim::Param(format!("{}_carried{k}_d{d}", body_fn.name).into())).collect()
+                });
+                op.info_mut(v).shape = shape;
+                v
+            })
+            .collect();
         let body = (|| {
             let next = ctx.inline(op, body_fn.graph, &with_extra(&formals))?;
             if next.len() != carried_inputs.len() {

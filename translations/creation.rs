@@ -187,14 +187,14 @@ translations! {
         "aten::linspace.Tensor_Scalar",
         "aten::linspace.Scalar_Tensor"
     )]
-    fn linspace(op, start: Operand, end: Operand, steps: i64) -> Value {
+    fn linspace(op, start: Operand, end: Operand, steps: Scalar) -> OpResult<Value> {
         let t = op.out_dtype(0).unwrap_or(DType::Float);
         let work = match t {
             DType::Float | DType::Double => t,
             _ => DType::Double,
         };
-        let v = linspace_values(op, start, end, steps, work);
-        cast(op, v, t)
+        let v = linspace_values(op, start, end, steps, work)?;
+        Ok(cast(op, v, t))
     }
 
     /// logspace(Scalar start, Scalar end, int steps, float base=10., *, ScalarType? dtype=None, Layout? layout=None,
@@ -205,16 +205,16 @@ translations! {
         "aten::logspace.Tensor_Scalar",
         "aten::logspace.Scalar_Tensor"
     )]
-    fn logspace(op, start: Operand, end: Operand, steps: i64, base: f64 = 10.0) -> Value {
+    fn logspace(op, start: Operand, end: Operand, steps: Scalar, base: f64 = 10.0) -> OpResult<Value> {
         let t = op.out_dtype(0).unwrap_or(DType::Float);
         let work = match t {
             DType::Float | DType::Double => t,
             _ => DType::Double,
         };
-        let v = linspace_values(op, start, end, steps, work);
+        let v = linspace_values(op, start, end, steps, work)?;
         let b = op.scalar(work, base);
         let p = op.Pow(b, v);
-        cast(op, p, t)
+        Ok(cast(op, p, t))
     }
 
     /// tril_indices(int row, int col, int offset=0, *, ScalarType? dtype=4, Layout? layout=None, Device? device=None,
@@ -239,10 +239,12 @@ translations! {
 
     /// one_hot(Tensor self, int num_classes=-1) -> Tensor
     #[target("aten::one_hot")]
-    fn one_hot(op, self_: Tensor, num_classes: i64 = -1) -> OpResult<Value> {
+    fn one_hot(op, self_: Tensor, num_classes: Scalar = Scalar::Int(-1)) -> OpResult<Value> {
         let x = cast(op, self_, DType::Int64);
-        let depth = if num_classes >= 0 {
-            op.scalar_i64(num_classes)
+        let depth = if let Scalar::Dyn(v) = num_classes {
+            cast(op, v, DType::Int64)
+        } else if let Scalar::Int(n @ 0..) = num_classes {
+            op.scalar_i64(n)
         } else {
             let m = op.ReduceMax(x, None).keepdims(0).out();
             let one = op.scalar_i64(1);
@@ -363,8 +365,8 @@ translations! {
     /// hann_window.periodic(int window_length, bool periodic, *, ScalarType? dtype=None, Layout? layout=None,
     ///     Device? device=None, bool? pin_memory=None) -> Tensor
     #[target("aten::hann_window", "aten::hann_window.periodic")]
-    fn hann_window(op, window_length: i64, periodic: bool = true) -> OpResult<Value> {
-        window(op, window_length, periodic, |x| 0.5 - 0.5 * (2.0 * PI * x).cos())
+    fn hann_window(op, window_length: Scalar, periodic: bool = true) -> OpResult<Value> {
+        cosine_window(op, window_length, periodic, [0.5, 0.5, 0.0])
     }
 
     /// hamming_window.periodic_alpha_beta(int window_length, bool periodic, float alpha, float beta, *,
@@ -377,20 +379,20 @@ translations! {
     )]
     fn hamming_window(
         op,
-        window_length: i64,
+        window_length: Scalar,
         periodic: bool = true,
         alpha: f64 = 0.54,
         beta: f64 = 0.46,
     ) -> OpResult<Value> {
         // Not ONNX HammingWindow: its coefficients are 25/46 and 21/46, torch's 0.54 and 0.46.
-        window(op, window_length, periodic, |x| alpha - beta * (2.0 * PI * x).cos())
+        cosine_window(op, window_length, periodic, [alpha, beta, 0.0])
     }
 
     /// blackman_window.periodic(int window_length, bool periodic, *, ScalarType? dtype=None,
     ///     Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
     #[target("aten::blackman_window", "aten::blackman_window.periodic")]
-    fn blackman_window(op, window_length: i64, periodic: bool = true) -> OpResult<Value> {
-        window(op, window_length, periodic, |x| 0.42 - 0.5 * (2.0 * PI * x).cos() + 0.08 * (4.0 * PI * x).cos())
+    fn blackman_window(op, window_length: Scalar, periodic: bool = true) -> OpResult<Value> {
+        cosine_window(op, window_length, periodic, [0.42, 0.5, 0.08])
     }
 
     /// bartlett_window.periodic(int window_length, bool periodic, *, ScalarType? dtype=None,
@@ -426,6 +428,49 @@ fn window(op: &mut Builder, length: i64, periodic: bool, f: impl Fn(f64) -> f64)
     Ok(op.constant_tensor(constant_data(t, vec![length], &values)?))
 }
 
+/// The window `a0 - a1·cos(2πx) + a2·cos(4πx)` at `x = i / (n - 1)` (hann, hamming, blackman):
+/// computed when its length is known, else in the graph from the length's value (torch's one
+/// element is 1).
+fn cosine_window(op: &mut Builder, length: Scalar, periodic: bool, [a0, a1, a2]: [f64; 3]) -> OpResult<Value> {
+    let length = match length {
+        Scalar::Int(n) => {
+            return window(op, n, periodic, |x| a0 - a1 * (2.0 * PI * x).cos() + a2 * (4.0 * PI * x).cos());
+        }
+        Scalar::Dyn(v) => cast(op, v, DType::Int64),
+        other => bail!("window_length must be an int, got {other:?}"),
+    };
+    let t = op.out_dtype(0).unwrap_or(DType::Float);
+    let d = |op: &mut Builder, v: f64| op.scalar(DType::Double, v);
+    let (zero, one) = (op.scalar_i64(0), op.scalar_i64(1));
+    let i = op.Range(zero, length, one);
+    let i = cast(op, i, DType::Double);
+    let n = cast(op, length, DType::Double);
+    let last = if periodic {
+        n
+    } else {
+        let one = d(op, 1.0);
+        op.Sub(n, one)
+    };
+    // A window of one element divides by zero below; its value is the `Where`'s other branch.
+    let x = op.Div(i, last);
+    let two_pi = d(op, 2.0 * PI);
+    let angle = op.Mul(x, two_pi);
+    let (c1, k1, k0) = (op.Cos(angle), d(op, a1), d(op, a0));
+    let c1 = op.Mul(c1, k1);
+    let mut w = op.Sub(k0, c1);
+    if a2 != 0.0 {
+        let two = d(op, 2.0);
+        let angle2 = op.Mul(angle, two);
+        let (c2, k2) = (op.Cos(angle2), d(op, a2));
+        let c2 = op.Mul(c2, k2);
+        w = op.Add(w, c2);
+    }
+    let single = op.Equal(length, one);
+    let unit = d(op, 1.0);
+    let w = op.Where(single, unit, w);
+    Ok(cast(op, w, t))
+}
+
 /// An integer `arange` whose bounds or step are floats, as torch computes it: `ceil((end - start) /
 /// step)` elements, counted in float64, each `trunc(start) + i * trunc(step)`. Casting the bounds
 /// first would lose the fraction's element (`arange(8.5)` has 9).
@@ -448,26 +493,44 @@ fn integer_arange_of_floats(op: &mut Builder, start: Scalar, end: Scalar, step: 
 }
 
 /// A 1-D linspace of `steps` points in `work` (torch's two-sided formula), before the final cast.
-fn linspace_values(op: &mut Builder, start: Operand, end: Operand, steps: i64, work: DType) -> Value {
+fn linspace_values(op: &mut Builder, start: Operand, end: Operand, steps: Scalar, work: DType) -> OpResult<Value> {
     let (s, e) = (operand_value(op, start, work), operand_value(op, end, work));
     let (zero, one) = (op.scalar_i64(0), op.scalar_i64(1));
-    let n = op.scalar_i64(steps);
+    // The count, the step's divisor (steps - 1, at least 1), the last index and where the values
+    // switch to counting back from `end` (steps / 2, and 1 for a single step, which is `start`):
+    // numbers when `steps` is known, else computed from its value.
+    let (n, denom, last, half) = match steps {
+        Scalar::Int(steps) => (
+            op.scalar_i64(steps),
+            op.scalar(work, (steps - 1).max(1) as f64),
+            op.scalar(work, (steps - 1) as f64),
+            op.scalar_i64(if steps == 1 { 1 } else { steps / 2 }),
+        ),
+        Scalar::Dyn(v) => {
+            let n = cast(op, v, DType::Int64);
+            let before = op.Sub(n, one);
+            let last = cast(op, before, work);
+            let denom = op.Max(&[before, one]);
+            let denom = cast(op, denom, work);
+            let two = op.scalar_i64(2);
+            let half = op.Div(n, two);
+            let half = op.Max(&[half, one]);
+            (n, denom, last, half)
+        }
+        other => bail!("steps must be an int, got {other:?}"),
+    };
     let i = op.Range(zero, n, one);
     let fi = cast(op, i, work);
-    let denom = op.scalar(work, (steps - 1).max(1) as f64);
     let span = op.Sub(e, s);
     let step = op.Div(span, denom);
     // i < steps/2: start + i·step; else end - (steps-1-i)·step.
     let lo = op.Mul(fi, step);
     let lo = op.Add(s, lo);
-    let last = op.scalar(work, (steps - 1) as f64);
     let back = op.Sub(last, fi);
     let hi = op.Mul(back, step);
     let hi = op.Sub(e, hi);
-    // torch fills a single step with `start`.
-    let half = op.scalar_i64(if steps == 1 { 1 } else { steps / 2 });
     let first = op.Less(i, half);
-    op.Where(first, lo, hi)
+    Ok(op.Where(first, lo, hi))
 }
 
 /// Indices of the lower (`upper` = false) or upper triangle of a row × col matrix, as [2, N]. The

@@ -50,8 +50,45 @@ fn concat_as_out(op: &mut Builder, parts: Vec<Value>, axis: i64) -> Value {
     op.Concat(&parts).axis(axis).out()
 }
 
-/// `tensor_split` by a number of sections (sizes differ by at most one, larger first) or at indices.
-fn tensor_split(
+/// The pieces of `x` between consecutive split points along `axis`: `x[:p0]`, `x[p0:p1]`, ...,
+/// `x[pk:]`. Slice clamps and counts negative points from the end as torch's slice does, and a
+/// piece whose end comes before its start is empty, so the points are used as they are, symbolic
+/// ones included.
+fn pieces_between(op: &mut Builder, x: Value, axis: i64, points: &[SymInt]) -> Vec<Value> {
+    let axes = op.const_i64s(&[axis]);
+    let mut bounds = vec![op.const_i64s(&[0])];
+    bounds.extend(points.iter().map(|&p| shape_vec(op, &[p])));
+    bounds.push(op.const_i64s(&[i64::MAX]));
+    bounds.windows(2).map(|w| op.Slice(x, w[0], w[1], Some(axes), None)).collect()
+}
+
+/// `x` in `k` pieces along `axis`: n/k elements each, the first n%k one more (torch's
+/// `tensor_split` into sections; fewer elements than sections leave the last pieces empty).
+fn into_sections(op: &mut Builder, x: Value, axis: i64, k: i64) -> OpResult<Vec<Value>> {
+    let count = pieces(op, "tensor_split", k)?;
+    if count == 1 {
+        return Ok(vec![x]);
+    }
+    let sizes = match op.shape(x).and_then(|s| s.get(axis as usize)).cloned() {
+        Some(Dim::Fixed(n)) => op.const_i64s(&(0..k).map(|i| n / k + i64::from(i < n % k)).collect::<Vec<_>>()),
+        // The size is known at run time only: size i is n/k plus one where i < n%k. ONNX
+        // Runtime's Split takes the empty pieces a short axis gives.
+        _ => {
+            let n = op.Shape(x).start(axis).end(axis + 1).out();
+            let k_ = op.const_i64s(&[k]);
+            let quotient = op.Div(n, k_);
+            let rest = op.Mod(n, k_).out();
+            let index = op.const_i64s(&(0..k).collect::<Vec<_>>());
+            let longer = op.Less(index, rest);
+            let longer = cast(op, longer, DType::Int64);
+            op.Add(quotient, longer)
+        }
+    };
+    Ok(op.Split(x, Some(sizes)).axis(axis).outs_vec(count))
+}
+
+/// hsplit / vsplit / dsplit: `tensor_split` along `axis`, into equal sections or at indices.
+fn split_along(
     op: &mut Builder,
     x: Value,
     axis: i64,
@@ -62,53 +99,22 @@ fn tensor_split(
     if (axis as usize) >= r {
         bail!("split along axis {axis} of a rank-{r} tensor");
     }
-    let n = fixed_dim(op, x, axis, "hsplit/vsplit")?;
-    let bounds: Vec<i64> = match (sections, indices) {
+    match (sections, indices) {
         (Some(k), _) => {
-            if k <= 0 || n % k != 0 {
-                bail!("cannot split {n} elements into {k} equal sections");
-            }
-            pieces(op, "the split", k)?;
-            (1..k).map(|i| i * (n / k)).collect()
-        }
-        (None, Some(ix)) => ix,
-        _ => bail!("split needs sections or indices"),
-    };
-    let mut sizes = Vec::new();
-    let mut prev = 0i64;
-    for b in bounds.into_iter().chain(std::iter::once(n)) {
-        let b = b.clamp(prev, n);
-        sizes.push(SymInt::Const(b - prev));
-        prev = b;
-    }
-    if sizes.len() == 1 {
-        return Ok(vec![x]);
-    }
-    let starts: Vec<i64> = {
-        let mut acc = 0;
-        sizes
-            .iter()
-            .map(|s| {
-                let st = acc;
-                if let SymInt::Const(c) = s {
-                    acc += c;
+            // torch requires equal sections; a symbolic size it has checked divides.
+            if let Some(Dim::Fixed(n)) = op.shape(x).and_then(|s| s.get(axis as usize)).cloned() {
+                if k <= 0 || n % k != 0 {
+                    bail!("cannot split {n} elements into {k} equal sections");
                 }
-                st
-            })
-            .collect()
-    };
-    // Slices (Split rejects zero-sized pieces in some runtimes).
-    let axes = op.const_i64s(&[axis]);
-    Ok(sizes
-        .iter()
-        .zip(starts)
-        .map(|(s, st)| {
-            let SymInt::Const(c) = s else { unreachable!() };
-            let a = op.const_i64s(&[st]);
-            let b = op.const_i64s(&[st + c]);
-            op.Slice(x, a, b, Some(axes), None)
-        })
-        .collect())
+            }
+            into_sections(op, x, axis, k)
+        }
+        (None, Some(ix)) => {
+            let points: Vec<SymInt> = ix.into_iter().map(SymInt::Const).collect();
+            Ok(pieces_between(op, x, axis, &points))
+        }
+        _ => bail!("split needs sections or indices"),
+    }
 }
 
 translations! {
@@ -226,7 +232,26 @@ translations! {
     ) -> OpResult<Vec<Value>> {
         let r = rank_of(op, self_)?;
         let axis = if r == 1 { 0 } else { 1 };
-        tensor_split(op, self_, axis, sections, indices)
+        split_along(op, self_, axis, sections, indices)
+    }
+
+    /// tensor_split.sections(Tensor(a -> *) self, SymInt sections, int dim=0) -> Tensor(a)[]
+    #[target("aten::tensor_split.sections")]
+    fn tensor_split_sections(op, self_: Tensor, sections: SymInt, dim: i64 = 0) -> OpResult<Vec<Value>> {
+        let axis = normalize_axis(dim, rank_of(op, self_)?)?;
+        // The count is the node's number of outputs, which the graph fixes.
+        let SymInt::Const(k) = sections else { bail!("tensor_split into a symbolic number of sections") };
+        if k <= 0 {
+            bail!("tensor_split needs a positive number of sections, got {k}");
+        }
+        into_sections(op, self_, axis, k)
+    }
+
+    /// tensor_split.indices(Tensor(a -> *) self, SymInt[] indices, int dim=0) -> Tensor(a)[]
+    #[target("aten::tensor_split.indices")]
+    fn tensor_split_indices(op, self_: Tensor, indices: Vec<SymInt>, dim: i64 = 0) -> OpResult<Vec<Value>> {
+        let axis = normalize_axis(dim, rank_of(op, self_)?)?;
+        Ok(pieces_between(op, self_, axis, &indices))
     }
 
     /// tensor_split.tensor_indices_or_sections(Tensor(a -> *) self, Tensor tensor_indices_or_sections, int dim=0)
@@ -240,29 +265,20 @@ translations! {
     ) -> OpResult<Vec<Value>> {
         let r = rank_of(op, self_)?;
         let axis = normalize_axis(dim, r)?;
-        let axes = op.const_i64s(&[axis]);
         match op.shape(tensor_indices_or_sections).map(|s| s.to_vec()) {
-            // A count of sections: the archive's outputs are that many, sized n/k, the first n%k one larger.
+            // A count of sections: the archive's outputs are that many.
             Some(s) if s.is_empty() => {
                 let k = (0..).take_while(|&i| op.out_dtype(i).is_some()).count() as i64;
-                let n = fixed_dim(op, self_, axis, "tensor_split")?;
                 if k == 0 {
                     bail!("tensor_split into no sections");
                 }
-                let mut start = 0;
-                Ok((0..k)
-                    .map(|i| {
-                        let len = n / k + (i < n % k) as i64;
-                        let (a, b) = (op.const_i64s(&[start]), op.const_i64s(&[start + len]));
-                        start += len;
-                        op.Slice(self_, a, b, Some(axes), None)
-                    })
-                    .collect())
+                into_sections(op, self_, axis, k)
             }
             // Split points: piece i is x[idx[i-1] : idx[i]] along dim (torch's slice rules).
             Some(s) if s.len() == 1 => {
                 let Dim::Fixed(m) = s[0] else { bail!("tensor_split needs a static number of indices") };
                 let idx = cast(op, tensor_indices_or_sections, DType::Int64);
+                let axes = op.const_i64s(&[axis]);
                 let at = |op: &mut Builder, i: i64| {
                     let (a, b) = (op.const_i64s(&[i]), op.const_i64s(&[i + 1]));
                     op.Slice(idx, a, b, None, None)
@@ -287,7 +303,7 @@ translations! {
         sections: Option<i64> = None,
         indices: Option<Vec<i64>> = None,
     ) -> OpResult<Vec<Value>> {
-        tensor_split(op, self_, 0, sections, indices)
+        split_along(op, self_, 0, sections, indices)
     }
 
     /// dsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]
@@ -298,7 +314,7 @@ translations! {
         sections: Option<i64> = None,
         indices: Option<Vec<i64>> = None,
     ) -> OpResult<Vec<Value>> {
-        tensor_split(op, self_, 2, sections, indices)
+        split_along(op, self_, 2, sections, indices)
     }
 
     /// hstack(Tensor[] tensors) -> Tensor

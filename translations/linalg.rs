@@ -7,16 +7,28 @@ use crate::translate::prelude::*;
 use crate::translations;
 use crate::translations::shared::norms::{pairwise, pnorm};
 
+/// A Scalar's number when the program fixes it (a SymInt or SymFloat is known at run time only).
+fn number(s: Scalar) -> Option<f64> {
+    match s {
+        Scalar::Int(i) => Some(i as f64),
+        Scalar::Float(f) => Some(f),
+        Scalar::Bool(b) => Some(f64::from(u8::from(b))),
+        Scalar::Complex(..) | Scalar::Dyn(_) => None,
+    }
+}
+
 /// `beta·input + alpha·product` with torch's rule that `input` is ignored when `beta` is 0.
-fn scaled_sum(op: &mut Builder, input: Value, product: Value, beta: f64, alpha: f64, t: DType) -> Value {
+/// `beta` and `alpha` may be symbolic (a SymFloat computed from sizes): then they are values, and
+/// the rule is a `Where` on `beta == 0`.
+fn scaled_sum(op: &mut Builder, input: Value, product: Value, beta: Scalar, alpha: Scalar, t: DType) -> Value {
     let input = cast(op, input, t);
-    let p = if alpha == 1.0 {
+    let p = if number(alpha) == Some(1.0) {
         product
     } else {
-        let a = op.scalar(t, alpha);
+        let a = scalar_value(op, alpha, t);
         op.Mul(product, a)
     };
-    if beta == 0.0 {
+    if number(beta) == Some(0.0) {
         // torch never reads `input` then (NaN and inf in it do not propagate), but still broadcasts.
         let z = op.scalar(t, 0.0);
         let zi = op.Mul(input, z);
@@ -24,13 +36,79 @@ fn scaled_sum(op: &mut Builder, input: Value, product: Value, beta: f64, alpha: 
         let zeros = op.Expand(z, shape);
         return op.Add(p, zeros);
     }
-    let c = if beta == 1.0 {
-        input
-    } else {
-        let b = op.scalar(t, beta);
-        op.Mul(input, b)
+    let c = match number(beta) {
+        Some(1.0) => input,
+        Some(_) => {
+            let b = scalar_value(op, beta, t);
+            op.Mul(input, b)
+        }
+        // Known at run time only: the same rule, as a choice.
+        None => {
+            let b = scalar_value(op, beta, t);
+            let scaled = op.Mul(input, b);
+            let zero = op.scalar(t, 0.0);
+            let ignored = op.Equal(b, zero);
+            op.Where(ignored, zero, scaled)
+        }
     };
     op.Add(c, p)
+}
+
+/// A size: a number, or a 1-D int64 of one element computed from a shape.
+#[derive(Clone, Copy)]
+enum Size {
+    Fixed(i64),
+    Computed(Value),
+}
+
+/// The size of `x` along `axis`, whose shape the caller tracks as `shape`.
+fn size_of(op: &mut Builder, x: Value, shape: &[Dim], axis: i64) -> Size {
+    match shape[axis as usize] {
+        Dim::Fixed(n) => Size::Fixed(n),
+        Dim::Param(_) => Size::Computed(dim_size(op, x, axis)),
+    }
+}
+
+/// The product of `x`'s sizes along `axes`: a number when they are static.
+fn size_product(op: &mut Builder, x: Value, shape: &[Dim], axes: &[i64]) -> Size {
+    let mut fixed = 1i64;
+    let mut computed: Option<Value> = None;
+    for &d in axes {
+        match size_of(op, x, shape, d) {
+            Size::Fixed(n) => fixed = fixed.saturating_mul(n),
+            Size::Computed(v) => computed = Some(computed.map_or(v, |c| op.Mul(c, v))),
+        }
+    }
+    match computed {
+        None => Size::Fixed(fixed),
+        Some(c) if fixed == 1 => Size::Computed(c),
+        Some(c) => {
+            let f = op.const_i64s(&[fixed]);
+            Size::Computed(op.Mul(c, f))
+        }
+    }
+}
+
+/// A shape vector of `sizes`: a constant when every size is a number.
+fn sizes_vector(op: &mut Builder, sizes: &[Size]) -> Value {
+    if let Some(fixed) = sizes
+        .iter()
+        .map(|s| match s {
+            Size::Fixed(n) => Some(*n),
+            Size::Computed(_) => None,
+        })
+        .collect::<Option<Vec<i64>>>()
+    {
+        return op.const_i64s(&fixed);
+    }
+    let parts: Vec<Value> = sizes
+        .iter()
+        .map(|s| match *s {
+            Size::Fixed(n) => op.const_i64s(&[n]),
+            Size::Computed(v) => v,
+        })
+        .collect();
+    op.Concat(&parts).axis(0).out()
 }
 
 /// The cross product of 3-vectors along `dim` (torch's `linalg_cross`, broadcasting).
@@ -385,9 +463,17 @@ translations! {
         // ONNX's Einsum follows numpy's rules, as torch does (explicit and implicit output,
         // ellipses, repeated subscripts); it takes one element type, torch's result type.
         let t = op.out_dtype(0).ok_or_else(|| OpError::new("einsum: the result's element type is unknown"))?;
-        let inputs: Vec<Value> = tensors.iter().map(|&x| cast(op, x, t)).collect();
+        // ONNX Runtime's Einsum computes float, double and 32/64-bit integers only: other types
+        // are computed in int64 or float and cast back (a bool sum of products is any product).
+        let work = match t {
+            DType::Bool | DType::Int8 | DType::Uint8 | DType::Int16 | DType::Uint16 | DType::Uint32 => DType::Int64,
+            DType::BFloat16 => DType::Float,
+            t => t,
+        };
+        let inputs: Vec<Value> = tensors.iter().map(|&x| cast(op, x, work)).collect();
         let equation: String = equation.chars().filter(|c| !c.is_whitespace()).collect();
-        Ok(op.Einsum(&inputs).equation(&equation).out())
+        let y = op.Einsum(&inputs).equation(&equation).out();
+        Ok(cast(op, y, t))
     }
 
     /// baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
@@ -397,8 +483,8 @@ translations! {
         self_: Tensor,
         batch1: Tensor,
         batch2: Tensor,
-        beta: f64 = 1.0,
-        alpha: f64 = 1.0,
+        beta: Scalar = Scalar::Int(1),
+        alpha: Scalar = Scalar::Int(1),
     ) -> OpResult<Value> {
         let t = result_dtype(op, batch1)?;
         let p = matmul_wide(op, batch1, batch2);
@@ -412,8 +498,8 @@ translations! {
         self_: Tensor,
         batch1: Tensor,
         batch2: Tensor,
-        beta: f64 = 1.0,
-        alpha: f64 = 1.0,
+        beta: Scalar = Scalar::Int(1),
+        alpha: Scalar = Scalar::Int(1),
     ) -> OpResult<Value> {
         let t = result_dtype(op, batch1)?;
         let w = accumulation_type(t);
@@ -438,8 +524,8 @@ translations! {
         self_: Tensor,
         mat: Tensor,
         vec: Tensor,
-        beta: f64 = 1.0,
-        alpha: f64 = 1.0,
+        beta: Scalar = Scalar::Int(1),
+        alpha: Scalar = Scalar::Int(1),
     ) -> OpResult<Value> {
         let t = result_dtype(op, mat)?;
         let p = op.MatMul(mat, vec);
@@ -453,11 +539,14 @@ translations! {
         self_: Tensor,
         vec1: Tensor,
         vec2: Tensor,
-        beta: f64 = 1.0,
-        alpha: f64 = 1.0,
+        beta: Scalar = Scalar::Int(1),
+        alpha: Scalar = Scalar::Int(1),
     ) -> OpResult<Value> {
         let t = result_dtype(op, vec1)?;
         if t == DType::Bool {
+            let (Some(beta), Some(alpha)) = (number(beta), number(alpha)) else {
+                bail!("addr of booleans with a symbolic beta or alpha");
+            };
             return Ok(addr_bool(op, self_, vec1, vec2, beta != 0.0, alpha != 0.0));
         }
         let (c, r) = (op.const_i64s(&[1]), op.const_i64s(&[0]));
@@ -548,24 +637,15 @@ translations! {
         self_: Tensor,
         mat1: Tensor,
         mat2: Tensor,
-        beta: f64 = 1.0,
-        alpha: f64 = 1.0,
+        beta: Scalar = Scalar::Int(1),
+        alpha: Scalar = Scalar::Int(1),
     ) -> OpResult<Value> {
-        if dtype_of(op, mat1)?.is_float() {
+        let t = dtype_of(op, mat1)?;
+        if let (true, Some(beta), Some(alpha)) = (t.is_float(), number(beta), number(alpha)) {
             return Ok(op.Gemm(mat1, mat2, Some(self_)).alpha(alpha as f32).beta(beta as f32).out());
         }
-        let t = dtype_of(op, mat1)?;
-        let mut p = matmul_wide(op, mat1, mat2);
-        if alpha != 1.0 {
-            let a = op.scalar(t, alpha);
-            p = op.Mul(p, a);
-        }
-        let mut c = self_;
-        if beta != 1.0 {
-            let b = op.scalar(t, beta);
-            c = op.Mul(c, b);
-        }
-        Ok(op.Add(p, c))
+        let p = matmul_wide(op, mat1, mat2);
+        Ok(scaled_sum(op, self_, p, beta, alpha, t))
     }
 
     /// matmul(Tensor self, Tensor other) -> Tensor
@@ -821,7 +901,10 @@ translations! {
     #[target("aten::tensordot")]
     fn tensordot(op, self_: Tensor, other: Tensor, dims_self: Vec<i64>, dims_other: Vec<i64>) -> OpResult<Value> {
         let t = op.out_dtype(0).unwrap_or(dtype_of(op, self_)?);
-        let (mut sa, mut sb) = (static_shape(op, self_, "tensordot")?, static_shape(op, other, "tensordot")?);
+        let shape_of = |op: &Builder, x: Value| {
+            op.shape(x).map(<[Dim]>::to_vec).ok_or_else(|| OpError::new("tensordot needs the inputs' ranks"))
+        };
+        let (mut sa, mut sb) = (shape_of(op, self_)?, shape_of(op, other)?);
         let (ra, rb) = (sa.len(), sb.len());
         let ca: Vec<i64> = dims_self.iter().map(|&d| normalize_axis(d, ra)).collect::<OpResult<Vec<_>>>()?;
         let cb: Vec<i64> = dims_other.iter().map(|&d| normalize_axis(d, rb)).collect::<OpResult<Vec<_>>>()?;
@@ -830,38 +913,42 @@ translations! {
         }
         let (mut a, mut b) = (cast(op, self_, t), cast(op, other, t));
         // Like torch: a contracted dim of size 1 on one side sums the other side's dim first.
+        // Symbolic sizes torch has checked are equal (a size 1 would have been fixed by its trace).
         for (&da, &db) in ca.iter().zip(&cb) {
-            let (x, y) = (sa[da as usize], sb[db as usize]);
-            if x == y {
-                continue;
-            }
-            if x == 1 {
-                let ax = op.const_i64s(&[db]);
-                b = op.ReduceSum(b, Some(ax)).keepdims(1).out();
-                sb[db as usize] = 1;
-            } else if y == 1 {
-                let ax = op.const_i64s(&[da]);
-                a = op.ReduceSum(a, Some(ax)).keepdims(1).out();
-                sa[da as usize] = 1;
-            } else {
-                bail!("tensordot: contracted dims of sizes {x} and {y}");
+            match (&sa[da as usize], &sb[db as usize]) {
+                (x, y) if x == y => {}
+                (Dim::Fixed(1), _) => {
+                    let ax = op.const_i64s(&[db]);
+                    b = op.ReduceSum(b, Some(ax)).keepdims(1).out();
+                    sb[db as usize] = Dim::Fixed(1);
+                }
+                (_, Dim::Fixed(1)) => {
+                    let ax = op.const_i64s(&[da]);
+                    a = op.ReduceSum(a, Some(ax)).keepdims(1).out();
+                    sa[da as usize] = Dim::Fixed(1);
+                }
+                (Dim::Fixed(x), Dim::Fixed(y)) => bail!("tensordot: contracted dims of sizes {x} and {y}"),
+                _ => {}
             }
         }
         let fa: Vec<i64> = (0..ra as i64).filter(|d| !ca.contains(d)).collect();
         let fb: Vec<i64> = (0..rb as i64).filter(|d| !cb.contains(d)).collect();
-        let k: i64 = ca.iter().map(|&d| sa[d as usize]).product();
-        let m: i64 = fa.iter().map(|&d| sa[d as usize]).product();
-        let n: i64 = fb.iter().map(|&d| sb[d as usize]).product();
+        // [free, contracted] @ [contracted, free], each side flattened to a matrix.
+        let k = size_product(op, a, &sa, &ca);
+        let m = size_product(op, a, &sa, &fa);
+        let n = size_product(op, b, &sb, &fb);
         let pa: Vec<i64> = fa.iter().chain(&ca).copied().collect();
         let pb: Vec<i64> = cb.iter().chain(&fb).copied().collect();
-        let a = op.Transpose(a).perm(&pa).out();
-        let b = op.Transpose(b).perm(&pb).out();
-        let (s2a, s2b) = (op.const_i64s(&[m, k]), op.const_i64s(&[k, n]));
+        let (s2a, s2b) = (sizes_vector(op, &[m, k]), sizes_vector(op, &[k, n]));
+        let in_order = |p: &[i64]| p.iter().enumerate().all(|(i, &d)| d == i as i64);
+        let a = if in_order(&pa) { a } else { op.Transpose(a).perm(&pa).out() };
+        let b = if in_order(&pb) { b } else { op.Transpose(b).perm(&pb).out() };
         let a = op.Reshape(a, s2a).out();
         let b = op.Reshape(b, s2b).out();
         let p = op.MatMul(a, b);
-        let out: Vec<i64> = fa.iter().map(|&d| sa[d as usize]).chain(fb.iter().map(|&d| sb[d as usize])).collect();
-        let out = op.const_i64s(&out);
+        let mut out: Vec<Size> = fa.iter().map(|&d| size_of(op, self_, &sa, d)).collect();
+        out.extend(fb.iter().map(|&d| size_of(op, other, &sb, d)));
+        let out = sizes_vector(op, &out);
         Ok(op.Reshape(p, out).out())
     }
 

@@ -728,6 +728,42 @@ struct ConvGrad {
     outs: Vec<i64>,
 }
 
+/// torch's grid sampling as `GridSample`, whose grid layout (x, y[, z] last) and coordinate
+/// conventions are torch's. Volumes (5-D) are GridSample's from opset 20 on; at older opsets the
+/// builder names the opset that has them. Opset 20 renamed the modes (`bilinear` to `linear`,
+/// `bicubic` to `cubic`).
+fn grid_sample(
+    op: &mut Builder,
+    input: Value,
+    grid: Value,
+    interpolation_mode: i64,
+    padding_mode: i64,
+    align_corners: bool,
+) -> OpResult<Value> {
+    let r = rank_of(op, input)?;
+    if r != 4 && r != 5 {
+        bail!("grid_sampler samples 4-D images or 5-D volumes, not a rank-{r} input");
+    }
+    let new = op.opset() >= 20;
+    let mode = match (interpolation_mode, new) {
+        (0, true) => "linear",
+        (0, false) => "bilinear",
+        (1, _) => "nearest",
+        // torch has no bicubic sampling of volumes.
+        (2, _) if r == 5 => bail!("grid_sampler_3d supports bilinear and nearest interpolation, got bicubic"),
+        (2, true) => "cubic",
+        (2, false) => "bicubic",
+        (m, _) => bail!("unknown grid_sampler interpolation mode {m}"),
+    };
+    let padding = match padding_mode {
+        0 => "zeros",
+        1 => "border",
+        2 => "reflection",
+        m => bail!("unknown grid_sampler padding mode {m}"),
+    };
+    Ok(op.GridSample(input, grid).mode(mode).padding_mode(padding).align_corners(align_corners as i64).out())
+}
+
 translations! {
     /// linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor
     #[target("aten::linear")]
@@ -1443,25 +1479,8 @@ translations! {
         padding_mode: i64,
         align_corners: bool,
     ) -> OpResult<Value> {
-        if rank_of(op, input)? != 4 {
-            bail!("grid_sampler supports 4-D inputs only");
-        }
-        let new = op.opset() >= 20;
-        let mode = match (interpolation_mode, new) {
-            (0, true) => "linear",
-            (0, false) => "bilinear",
-            (1, _) => "nearest",
-            (2, true) => "cubic",
-            (2, false) => "bicubic",
-            (m, _) => bail!("unknown grid_sampler interpolation mode {m}"),
-        };
-        let padding = match padding_mode {
-            0 => "zeros",
-            1 => "border",
-            2 => "reflection",
-            m => bail!("unknown grid_sampler padding mode {m}"),
-        };
-        Ok(op.GridSample(input, grid).mode(mode).padding_mode(padding).align_corners(align_corners as i64).out())
+        // `grid_sampler` serves images and volumes alike.
+        grid_sample(op, input, grid, interpolation_mode, padding_mode, align_corners)
     }
 
     /// grid_sampler_3d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode,
@@ -1475,25 +1494,10 @@ translations! {
         padding_mode: i64,
         align_corners: bool,
     ) -> OpResult<Value> {
-        // GridSample samples volumes from opset 20 on, with torch's grid layout [N, D, H, W, 3] (x, y, z).
         if rank_of(op, input)? != 5 {
             bail!("grid_sampler_3d needs a 5-D input");
         }
-        if op.opset() < 20 {
-            bail!("grid_sampler_3d needs opset 20 or newer (GridSample of volumes)");
-        }
-        let mode = match interpolation_mode {
-            0 => "linear",
-            1 => "nearest",
-            m => bail!("grid_sampler_3d supports bilinear and nearest interpolation, got mode {m}"),
-        };
-        let padding = match padding_mode {
-            0 => "zeros",
-            1 => "border",
-            2 => "reflection",
-            m => bail!("unknown grid_sampler padding mode {m}"),
-        };
-        Ok(op.GridSample(input, grid).mode(mode).padding_mode(padding).align_corners(align_corners as i64).out())
+        grid_sample(op, input, grid, interpolation_mode, padding_mode, align_corners)
     }
 
     /// scaled_dot_product_attention(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None,

@@ -71,6 +71,24 @@ fn adaptive_avg(op: &mut Builder, x: Value, output_size: &[Option<i64>]) -> OpRe
         let axes = op.const_i64s(&pooled);
         return Ok(op.ReduceMean(x, Some(axes)).keepdims(1).out());
     }
+    // Every axis pooled in equal windows (each size a multiple of its output): one AveragePool, as
+    // torch.onnx writes, whose sums are the kernels' (the matrices' products round otherwise, a
+    // quantized model's last bit) in one pass over the input.
+    let kernel: Vec<i64> = sizes
+        .iter()
+        .zip(output_size)
+        .map(|(&n, o)| {
+            let o = o.unwrap_or(n);
+            if o > 0 && n % o == 0 {
+                n / o
+            } else {
+                0
+            }
+        })
+        .collect();
+    if r == k + 2 && (1..=3).contains(&k) && kernel.iter().all(|&w| w > 0) && kernel.iter().any(|&w| w > 1) {
+        return Ok(op.AveragePool(x).kernel_shape(&kernel).strides(&kernel).out());
+    }
     let mut y = x;
     for (i, (&n, o)) in sizes.iter().zip(output_size).enumerate() {
         let o = o.unwrap_or(n);

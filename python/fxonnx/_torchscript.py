@@ -60,6 +60,15 @@ _SCALAR_OPS: dict[str, Callable] = {
     "aten::__or__": operator.or_, "aten::__not__": operator.not_, "aten::__xor__": operator.xor,
 }
 
+# Arithmetic on 0-d tensors that the trace made of sizes (`x.size(0) - 1` is `aten::sub` on the
+# tensor `prim::NumToTensor` made): the same on the numbers, so that `int()` of the result is the
+# size expression (or the constant) and not a new symbol.
+_NUMBER_ARITHMETIC: dict[str, Callable] = {
+    "add": operator.add, "sub": operator.sub, "mul": operator.mul, "floor_divide": operator.floordiv,
+    "remainder": operator.mod, "neg": operator.neg,
+}
+_NUMBER_IDENTITY = {"clone", "detach", "alias", "lift_fresh", "_to_copy", "to"}  # writes: `forget_numbers`
+
 
 class TorchScriptError(_errors.CaptureError):
     """The TorchScript program holds something fxonnx cannot take (stage ``capture``); ``node``
@@ -277,6 +286,8 @@ class Converter:
         self.captured: dict[torch.fx.Node, torch.fx.Node] = {}
         # A tensor made from an int (prim::NumToTensor): the int, for int(tensor).
         self.from_int: dict[torch.fx.Node, Any] = {}
+        # Lists of an enclosing graph as this subgraph reads them (copies: see `changes_list`).
+        self.list_copies: list[list] = []
 
     # -- values
 
@@ -303,7 +314,11 @@ class Converter:
                 self.captured[value] = found
             return found
         if isinstance(value, list):
-            return [self.capture(v) for v in value]
+            items = [self.capture(v) for v in value]
+            if all(a is b for a, b in zip(items, value)):
+                return value  # the same list: what the program appends to it is kept
+            self.list_copies.append(items)
+            return items
         if isinstance(value, tuple):
             return tuple(self.capture(v) for v in value)
         return value
@@ -318,7 +333,11 @@ class Converter:
     def fake(self, fn: Callable, *args: Any, **kwargs: Any) -> Any:
         # Unbacked symbols a kernel makes (nonzero's count) are bound by the FX node that holds
         # its result, not by torch.export's tracer: nothing to check them against here.
-        with self.owner.mode, self.owner.shape_env.ignore_fresh_unbacked_symbols():
+        # The Python dispatcher: kernels that take symbolic sizes only through their Python
+        # decompositions (`constant_pad_nd`), as torch.export runs them.
+        from torch._dispatch.python import enable_python_dispatcher
+
+        with self.owner.mode, enable_python_dispatcher(), self.owner.shape_env.ignore_fresh_unbacked_symbols():
             return fn(*args, **kwargs)
 
     # -- nodes
@@ -361,8 +380,14 @@ class Converter:
             return None
         value = out.toIValue()
         if isinstance(value, torch.Tensor):
-            return self.owner.constant_tensor(value, out.debugName(), self)
+            return self.constant(value, out.debugName())
         return value
+
+    def constant(self, tensor: torch.Tensor, name: str) -> torch.fx.Node:
+        node = self.owner.constant_tensor(tensor, name, self)
+        if tensor.dim() == 0 and not tensor.is_complex() and not tensor.is_quantized:
+            self.from_int[node] = tensor.item()
+        return node
 
     def op_prim_ListConstruct(self, node: Any) -> Any:
         return [self.value(v) for v in node.inputs()]
@@ -403,7 +428,12 @@ class Converter:
             # A list of the module's tensors (an RNN's `_flat_weights`): each its own state.
             names = getattr(owner.obj, f"{name}_names", None) or [f"{name}.{i}" for i in range(len(value))]
             prefix = f"{owner.path}." if owner.path else ""
-            return [self.capture(self.owner.state(v, prefix + n, owner.obj, n)) for v, n in zip(value, names)]
+            items = [self.owner.state(v, prefix + n, owner.obj, n) for v, n in zip(value, names)]
+            if isinstance(value, list):
+                # One list for the run, as TorchScript's lists are shared: what one read of it
+                # appends, the next read sees.
+                self.owner.attributes[key] = items
+            return self.capture(items)
         if isinstance(value, (torch.nn.Module, torch.jit.ScriptModule, torch._C.ScriptObject)):
             return ModuleValue(value, path)
         return value
@@ -446,7 +476,11 @@ class Converter:
         if not isinstance(x.meta["val"], torch.Tensor):  # an int already (a SymInt node)
             return x
         if x in self.from_int:
-            return self.from_int[x]
+            number = self.from_int[x]
+            if not isinstance(number, torch.fx.Node):
+                return kind(number)
+            if isinstance(number.meta["val"], torch.SymInt) == (kind is int):
+                return number
         return self.item(x, kind)
 
     def op_aten_Int(self, node: Any) -> Any:
@@ -483,7 +517,7 @@ class Converter:
 
             value = kind(hint.item())
             source = ConstantSource(f"item_{len(self.owner.real)}")
-            symbol = env.create_symbol(value, source, dynamic_dim=DimDynamic.DYNAMIC)
+            symbol = env.create_symbol(value, source, dynamic_dim=DimDynamic.DYNAMIC, positive=None)
             number = (env.create_symfloatnode(symbol, hint=value, source=source) if kind is float
                       else env.create_symintnode(symbol, hint=value, source=source))
         else:
@@ -492,6 +526,9 @@ class Converter:
         return self.emit(torch.ops.aten.item.default, (tensor,), val=number)
 
     def op_prim_dtype(self, node: Any) -> Any:
+        x = self.value(node.input())
+        if isinstance(x, Quantized):
+            return _SCALAR_TYPES.index(x.qdtype)
         return _SCALAR_TYPES.index(self.tensor_meta(node.input(), node).dtype)
 
     def op_prim_device(self, node: Any) -> Any:
@@ -522,6 +559,7 @@ class Converter:
     def size(self, x: Any, meta: Any, dim: int) -> Any:
         d = meta.shape[dim]
         if isinstance(d, torch.SymInt):
+            x = x.values if isinstance(x, Quantized) else x
             return self.emit(torch.ops.aten.sym_size.int, (x, dim if dim >= 0 else dim + meta.dim()), val=d)
         return int(d)
 
@@ -616,8 +654,16 @@ class Converter:
             return items[index]
         return items[self.static_int(index, node)]
 
+    def changes_list(self, items: Any, node: Any) -> None:
+        """A list op that writes: not into a list of an enclosing graph from a branch or loop body
+        run at run time, whose writes would be lost."""
+        if any(items is c for c in self.list_copies):
+            raise _error("the program changes a list of the enclosing code in a branch or loop decided at run time",
+                         node, "build the list outside the branch, or return the values from it")
+
     def op_aten_append(self, node: Any) -> Any:
         items, item = (self.value(v) for v in node.inputs())
+        self.changes_list(items, node)
         items.append(item)
         return items
 
@@ -833,6 +879,120 @@ class Converter:
             raise _error("a value one branch leaves uninitialized, of a size known only at run time", node)
         return self.tensor_op(torch.ops.aten.zeros.default, sizes, dtype=meta.dtype)
 
+    # ops the TorchScript exporter took in forms torch's kernels no longer take on fake tensors
+
+    def op_prim_tolist(self, node: Any) -> Any:
+        """``tensor.tolist()``: the numbers now when the tensor is a constant; a tensor known only at
+        run time stays the tensor, as the TorchScript exporter returns it (ONNX has no lists of
+        numbers)."""
+        x, dims, _ = (self.value(v) for v in node.inputs())
+        if isinstance(x, torch.Tensor):
+            return x.tolist()
+        if isinstance(x, torch.fx.Node) and _is_tensor(x) and dims == 1 and x.meta["val"].dim() == 1:
+            return x
+        raise _error("`tolist()` of a tensor known only at run time, other than a 1-D one", node,
+                     "return the tensor itself")
+
+    def op_onnx_Placeholder(self, node: Any) -> Any:
+        """A write into part of a tensor, made a value by torch's ``remove_inplace_ops_for_onnx``
+        pass (`_functional_writes`): the block holds the views from the tensor down to the part
+        and the ``index_put_`` on it. The result is the whole tensor with that part written,
+        computed without mutation: the part is put back up the chain of views by
+        ``select_scatter`` and ``slice_scatter``."""
+        name = node.s("name") if "name" in node.attributeNames() else ""
+        block = next(node.blocks(), None)
+        nodes = list(block.nodes()) if block is not None else []
+        write = nodes[-1] if nodes else None
+        if name not in ("index_put_", "index_put") or write is None or write.kind() not in ("aten::index_put_",
+                                                                                         "aten::index_put"):
+            raise _error(f"no conversion of the in-place write `{name}` inside a loop or branch", node,
+                         "write the loop or branch without in-place updates, or export with dynamo=True")
+        inside = {o for n in nodes for o in n.outputs()}
+        chain, v = [], next(write.inputs())
+        while v in inside:
+            view = v.node()
+            if view.kind() not in ("aten::select", "aten::slice"):
+                raise _error(f"an in-place write through `{view.kind()}` inside a loop or branch", node,
+                             "write the loop or branch without in-place updates, or export with dynamo=True")
+            chain.append(view)
+            v = next(view.inputs())
+        chain.reverse()
+        for other in nodes:
+            if other is not write and other not in chain:
+                self.run_node(other)
+        targets = {"aten::select": (torch.ops.aten.select.int, torch.ops.aten.select_scatter.default),
+                   "aten::slice": (torch.ops.aten.slice.Tensor, torch.ops.aten.slice_scatter.default)}
+        wholes = [self.value(next(node.inputs()))]
+        for view in chain:
+            args = [self.value(a) for a in list(view.inputs())[1:]]
+            wholes.append(self.tensor_op(targets[view.kind()][0], wholes[-1], *args))
+        indices, values, accumulate = (self.value(a) for a in list(write.inputs())[1:])
+        part = wholes.pop()
+        if indices:
+            part = self.tensor_op(torch.ops.aten.index_put.default, part, indices, values, bool(accumulate))
+        else:  # the whole part: `copy_` as the pass writes it (values expanded to the part)
+            values = self.tensor_op(torch.ops.aten._to_copy.default, values, dtype=part.meta["val"].dtype)
+            values = self.tensor_op(torch.ops.aten.expand_as.default, values, part)
+            part = self.tensor_op(torch.ops.aten.add.Tensor, part, values) if accumulate else values
+        for view, whole in zip(reversed(chain), reversed(wholes)):
+            args = [self.value(a) for a in list(view.inputs())[1:]]
+            part = self.tensor_op(targets[view.kind()][1], whole, part, *args)
+        return part
+
+    def op_aten__shape_as_tensor(self, node: Any) -> Any:
+        x = self.value(node.input())
+        meta = self.tensor_meta(node.input(), node)
+        return self.stacked([self.size(x, meta, d) for d in range(meta.dim())], torch.int64)
+
+    def op_aten_dropout(self, node: Any) -> Any:
+        """Dropout in training mode, as the TorchScript exporter exports it when asked to
+        (``training=TrainingMode.TRAINING``): a fresh random mask on each run (ONNX
+        ``RandomUniformLike``), the kept elements scaled by 1 / (1 - p)."""
+        x, p, train = (self.value(v) for v in node.inputs())
+        if train is not True or not isinstance(p, (int, float)) or not 0 < p < 1:
+            return self.call_op(node)
+        uniform = self.tensor_op(torch.ops.aten.rand_like.default, x)
+        keep = self.tensor_op(torch.ops.aten.ge.Scalar, uniform, p)
+        kept = self.tensor_op(torch.ops.aten.mul.Tensor, x, keep)
+        return self.tensor_op(torch.ops.aten.mul.Tensor, kept, 1.0 / (1.0 - p))
+
+    def legacy_form(self, target: Any, args: list, kwargs: dict) -> tuple[Any, list, dict]:
+        """Arguments torch still runs eagerly but its meta kernels refuse: a byte (uint8) mask
+        where a bool one is meant (``where``, indexing), ``pad``'s amounts known only at run time
+        (``constant_pad_nd`` takes symbolic ones)."""
+        def as_bool(t: Any) -> Any:
+            if isinstance(t, torch.fx.Node) and isinstance(t.meta["val"], torch.Tensor) and (
+                    t.meta["val"].dtype == torch.uint8):
+                return self.tensor_op(torch.ops.aten._to_copy.default, t, dtype=torch.bool)
+            return t
+
+        if target is torch.ops.aten.where.self:
+            args = [as_bool(args[0]), *args[1:]]
+        elif target in (torch.ops.aten.index.Tensor, torch.ops.aten.index_put.default,
+                        torch.ops.aten.index_put_.default):
+            args = [args[0], [as_bool(i) for i in args[1]], *args[2:]]
+        elif target is torch.ops.aten.to.other:  # `x.to(y)`: y's dtype (the device is not exported)
+            target, args = torch.ops.aten.to.dtype, [args[0], args[1].meta["val"].dtype, *args[2:]]
+        elif target is torch.ops.aten.to.prim_Device:  # `x.to(device, dtype)`, the dtype as its number
+            dtype = args[2] if len(args) > 2 else None
+            dtype = args[0].meta["val"].dtype if dtype is None else _SCALAR_TYPES[dtype]
+            target, args = torch.ops.aten.to.dtype, [args[0], dtype, *args[3:]]
+        elif target is torch.ops.prim.data.default:
+            target = torch.ops.aten.detach.default
+        elif target is torch.ops.aten.split.sizes:
+            target = torch.ops.aten.split_with_sizes.default
+        elif target is torch.ops.aten.rrelu.default and not (args[3] if len(args) > 3 else False):
+            # In eval mode the slope is the mean of the bounds; no noise is drawn.
+            lower = args[1] if len(args) > 1 else 0.125
+            upper = args[2] if len(args) > 2 else 1.0 / 3.0
+            if not any(isinstance(b, torch.fx.Node) for b in (lower, upper)):
+                target, args = torch.ops.aten.leaky_relu.default, [args[0], (lower + upper) / 2]
+        elif target is torch.ops.aten.pad.default and any(isinstance(a, torch.fx.Node) for a in args[1]) and (
+                (args[2] if len(args) > 2 else None) in (None, "constant")):
+            value = args[3] if len(args) > 3 and args[3] is not None else 0
+            target, args = torch.ops.aten.constant_pad_nd.default, [args[0], args[1], value]
+        return target, args, kwargs
+
     # ops
 
     def call_op(self, node: Any) -> Any:
@@ -842,6 +1002,10 @@ class Converter:
             raise _error(f"no operator for `{schema.split('(')[0]}` in this torch", node)
         inputs = [self.value(v) for v in node.inputs()]
         arguments = target._schema.arguments
+        if target._schema.is_mutable:
+            self.forget_numbers()
+            if self.parent is not None and inputs and _is_tensor(inputs[0]):
+                self.owner.writes_in_subgraph = True
         # TorchScript's ops on lists (`+=`, `pop`, `==`): a list in, no tensor out (not `cat`, `zeros`).
         if inputs and isinstance(inputs[0], list) and arguments and not str(arguments[0].type).startswith(
                 ("Tensor", "Optional[Tensor]")) and not any("Tensor" in str(r.type) for r in target._schema.returns):
@@ -854,6 +1018,7 @@ class Converter:
                 inputs, is_leaf=lambda x: isinstance(x, Quantized))):
             return self.quantized_op(node, target, inputs)
         args, kwargs = _bind(target, inputs)
+        target, args, kwargs = self.legacy_form(target, args, kwargs)
         metas = pytree.tree_map_only(torch.fx.Node, lambda n: n.meta["val"], (args, kwargs))
         returns = target._schema.returns
         tensors_in = any(isinstance(x, torch.Tensor) for x in pytree.tree_leaves(metas))
@@ -878,7 +1043,67 @@ class Converter:
             # A number computed from tensors' metadata only (`numel` of static sizes).
             self.graph.erase_node(out)
             return result
+        self.track_number(target, args, kwargs, out, result)
         return out
+
+    def forget_numbers(self) -> None:
+        """An op writes into a tensor: the numbers recorded may no longer be the tensors' (through
+        an alias too), here or in an enclosing graph."""
+        converter: Converter | None = self
+        while converter is not None:
+            converter.from_int.clear()
+            converter = converter.parent
+
+    def track_number(self, target: Any, args: list, kwargs: dict, out: torch.fx.Node, result: Any) -> None:
+        """Record ``out``'s number (see ``_NUMBER_ARITHMETIC``) where its tensor inputs all hold
+        one. A float is kept only where its value is known (rounded to the tensor's dtype): a
+        symbolic one would be computed in float64, not in the tensor's precision."""
+        if result.dim() != 0 or result.is_complex():
+            return
+        name = target._schema.name.split("::")[-1]
+        numbers = []
+        for a in args:
+            if isinstance(a, torch.fx.Node):
+                if a not in self.from_int:
+                    return
+                numbers.append(self.from_int[a])
+            elif isinstance(a, (int, float, bool)):
+                numbers.append(a)
+            elif name not in _NUMBER_IDENTITY:
+                return
+        if not numbers:
+            return
+        alpha = kwargs.get("alpha", 1)
+        mode = kwargs.get("rounding_mode")
+        if name in _NUMBER_IDENTITY:
+            value = numbers[0]
+        elif name == "div" and mode in (None, "floor") and len(numbers) == 2 and alpha == 1:
+            value = self.scalar_op(operator.truediv if mode is None else operator.floordiv, tuple(numbers))
+        elif name == "rsub" and len(numbers) == 2 and alpha == 1:
+            value = self.scalar_op(operator.sub, (numbers[1], numbers[0]))
+        elif name in _NUMBER_ARITHMETIC and not (set(kwargs) - {"alpha"}) and alpha == 1:
+            try:
+                value = self.scalar_op(_NUMBER_ARITHMETIC[name], tuple(numbers))
+            except Exception:
+                return
+        else:
+            return
+        meta = value.meta["val"] if isinstance(value, torch.fx.Node) else value
+        if result.dtype.is_floating_point:
+            if _is_symbolic(meta):
+                return
+            value = float(torch.tensor(meta, dtype=result.dtype))
+        elif result.dtype == torch.bool:
+            if _is_symbolic(meta):
+                return
+            value = bool(meta)
+        elif isinstance(meta, (torch.SymFloat, torch.SymBool)):
+            return
+        elif not _is_symbolic(meta):
+            if isinstance(meta, float) and not (meta.is_integer() or name in ("_to_copy", "to")):
+                return
+            value = int(meta)
+        self.from_int[out] = value
 
     def scalar_call(self, node: Any, target: Any, args: list, kwargs: dict, metas: Any) -> Any:
         """An op on numbers: computed now when they are known, else an FX sym op."""
@@ -898,6 +1123,8 @@ class Converter:
         """TorchScript's list ops, on the Python lists the conversion holds (their items may be
         nodes)."""
         name = node.kind().split("::")[1]
+        if name in ("add_", "insert", "pop", "reverse", "extend", "clear", "_set_item", "Delete"):
+            self.changes_list(args[0], node)
         if name == "add":
             return list(args[0]) + list(args[1])
         if name == "add_":
@@ -927,6 +1154,9 @@ class Converter:
             return args[0]
         if name == "copy":
             return list(args[0])
+        if name == "Delete":
+            del args[0][self.static_int(args[1], node)]
+            return None
         if not any(isinstance(x, torch.fx.Node) for x in pytree.tree_leaves(args)):
             return _overload(_schema(node))(*args)
         raise _error(f"`{node.kind()}` on a list holding values known only at run time", node)
@@ -936,7 +1166,7 @@ class Converter:
         data, dtype, device, requires_grad = (self.value(v) for v in node.inputs())
         dtype = _SCALAR_TYPES[dtype] if isinstance(dtype, int) else dtype
         if not any(isinstance(x, torch.fx.Node) for x in pytree.tree_leaves(data)):
-            return self.owner.constant_tensor(torch.tensor(data, dtype=dtype), "tensor", self)
+            return self.constant(torch.tensor(data, dtype=dtype), "tensor")
         return self.stacked(data, dtype)
 
     def stacked(self, data: Any, dtype: Any) -> torch.fx.Node:
@@ -1095,10 +1325,13 @@ class Converter:
         quantized_out = [_is_quantized_type(o.type()) for o in node.outputs()]
         final = []
         for r, q in zip(results, quantized_out + [False] * len(results)):
-            if q and first is not None and isinstance(r.meta["val"], torch.Tensor) and r.meta["val"].is_floating_point():
+            # Untyped (scripted): quantized as eager mode's ops on quantized tensors return, where
+            # the result is a float tensor (not a mask, an index or a size).
+            if q is not False and first is not None and isinstance(r.meta["val"], torch.Tensor) and r.meta["val"].is_floating_point():
                 scale, zero_point = first.scale, first.zero_point
-                if name == "sigmoid":  # torch's quantized sigmoid: output scale 1/256, zero point 0 (quint8)
-                    scale, zero_point = 1.0 / 256, 0
+                fixed = _FIXED_QPARAMS.get((name.rstrip("_"), first.qdtype))
+                if fixed is not None:
+                    scale, zero_point = fixed
                 final.append(self.quantize(r, scale, zero_point, first.qdtype))
             else:
                 final.append(r)
@@ -1224,6 +1457,8 @@ class Converter:
 
     def tensor_meta(self, v: Any, node: Any) -> Any:
         x = self.value(v)
+        if isinstance(x, Quantized):  # its sizes are its values' (the dtype: `op_prim_dtype`)
+            x = x.values
         meta = x.meta["val"] if isinstance(x, torch.fx.Node) else x
         if not isinstance(meta, torch.Tensor):
             raise _error("expected a tensor", node)
@@ -1269,8 +1504,22 @@ def _number_dtype(t: Any) -> Any:
     return torch.bool if kind == "BoolType" else torch.float64 if kind == "FloatType" else torch.int64
 
 
-def _is_quantized_type(t: Any) -> bool:
+# Ops whose quantized kernels write a fixed output scale and zero point (their range is known:
+# [0, 1] or [-1, 1] in 256 steps), not their input's: torch.ao's fixed-qparams ops.
+_FIXED_QPARAMS = {
+    **{(op, torch.quint8): (1.0 / 256, 0) for op in ("sigmoid", "hardsigmoid")},
+    **{(op, torch.qint8): (1.0 / 256, -128) for op in ("sigmoid", "hardsigmoid")},
+    ("tanh", torch.quint8): (2.0 / 256, 128),
+    ("tanh", torch.qint8): (2.0 / 256, 0),
+}
+
+
+def _is_quantized_type(t: Any) -> bool | None:
+    """Whether TorchScript types a value as a quantized tensor; ``None`` where its type does not
+    say (a scripted graph's plain ``Tensor``)."""
     dtype = t.dtype() if hasattr(t, "dtype") else None
+    if dtype is None:
+        return None
     return dtype in _QUANTIZED
 
 
@@ -1383,6 +1632,10 @@ class ProgramBuilder:
         self.opset = opset
         self.graph = torch.fx.Graph()
         self.max_unroll = max_unroll
+        # A subgraph (`cond`, `while_loop`) wrote into a tensor in place; whether the graph was
+        # converted with such writes made values first (`convert`).
+        self.writes_in_subgraph = False
+        self.functional_writes = False
         self.placeholders: list[torch.fx.Node] = []
         self.input_specs: list[Any] = []
         self.state_dict: dict[str, torch.Tensor] = {}
@@ -1506,7 +1759,7 @@ class ProgramBuilder:
         from torch.fx.experimental.symbolic_shapes import DimDynamic
 
         source = ConstantSource(name)
-        symbol = self.shape_env.create_symbol(value, source, dynamic_dim=DimDynamic.DYNAMIC)
+        symbol = self.shape_env.create_symbol(value, source, dynamic_dim=DimDynamic.DYNAMIC, positive=None)
         node = self._placeholder(name, self.shape_env.create_symintnode(symbol, hint=value, source=source))
         self.real[node] = value
         self.input_specs.append(InputSpec(InputKind.USER_INPUT, SymIntArgument(node.name), None))
@@ -1637,6 +1890,23 @@ def convert(model: Any, args: tuple, kwargs: dict, *, dynamic_axes: Any = None, 
     if kwargs:
         args = _positional(model, args, kwargs)
     builder = ProgramBuilder(opset=opset)
+    try:
+        program = _convert(builder, model, args, dynamic_axes, input_names, training)
+    except Exception:
+        if not builder.writes_in_subgraph:
+            raise
+    else:
+        if not builder.writes_in_subgraph:
+            return program
+    # A loop or branch known only at run time writes into a tensor in place, which its subgraph
+    # cannot: converted again from the graph with those writes made values (`_functional_writes`).
+    builder = ProgramBuilder(opset=opset)
+    builder.functional_writes = True
+    return _convert(builder, model, args, dynamic_axes, input_names, training)
+
+
+def _convert(builder: "ProgramBuilder", model: Any, args: tuple, dynamic_axes: Any, input_names: Any,
+             training: Any) -> Program:
     converter = Converter(builder, builder.graph)
     names = list(input_names or [])
     dyn = _dynamic_axes(dynamic_axes)
@@ -1740,6 +2010,8 @@ def _scripted(model: Any, args: tuple, converter: Converter) -> tuple[Any, list,
     would take them."""
     graph = model.graph.copy()
     torch._C._jit_pass_inline(graph)
+    if converter.owner.functional_writes:
+        _functional_writes(graph, getattr(model, "_c", None))
     ts_inputs = list(graph.inputs())
     if ts_inputs and ts_inputs[0].type().kind() == "ClassType":
         converter.env[ts_inputs[0]] = ModuleValue(model, "")
@@ -1766,6 +2038,25 @@ def _scripted(model: Any, args: tuple, converter: Converter) -> tuple[Any, list,
     return graph, user, structures
 
 
+def _functional_writes(graph: Any, module: Any) -> None:
+    """In-place tensor updates inside a loop or a branch made values, by the TorchScript
+    exporter's own pass: the loop carries the tensor it updates, the branch returns it. A
+    subgraph of a program (``while_loop``, ``cond``) cannot write to a tensor of its caller, so
+    converted as they are such writes would be lost. Graphs without them are left as they are."""
+
+    def writes_inside(block: Any, depth: int) -> bool:
+        for n in block.nodes():
+            kind = n.kind()
+            if depth and kind.startswith("aten::") and kind.endswith("_") and not kind.endswith("__"):
+                return True
+            if any(writes_inside(b, depth + 1) for b in n.blocks()):
+                return True
+        return False
+
+    if writes_inside(graph, 0):
+        torch._C._jit_pass_onnx_remove_inplace_ops_for_onnx(graph, module)
+
+
 def _traced(model: Any, args: tuple, training: Any, builder: "ProgramBuilder", converter: Converter) -> tuple:
     """A module traced on ``args`` as the TorchScript exporter traces it: its graph takes the
     arguments' tensors, flattened, then the module's state, which becomes the program's."""
@@ -1777,6 +2068,8 @@ def _traced(model: Any, args: tuple, training: Any, builder: "ProgramBuilder", c
             warnings.simplefilter("ignore")  # the tracer's warnings about Python values it fixed
             graph, _ = torch.jit._get_trace_graph(model, args, strict=False, _force_outplace=False)
         torch._C._jit_pass_inline(graph)  # scripted functions the traced code calls
+        if builder.functional_writes:
+            _functional_writes(graph, None)
     except Exception as e:
         raise _error(f"torch.jit.trace cannot trace the model: {type(e).__name__}: {str(e).splitlines()[0]}",
                      hint="make the model traceable, or export it with dynamo=True") from e
@@ -1831,7 +2124,7 @@ def _range_constraints(builder: ProgramBuilder) -> dict:
 
     out = {}
     env = builder.shape_env
-    for symbol in getattr(env, "backed_var_to_val", None) or env.var_to_val:
+    for symbol in (env.backed_var_to_val if hasattr(env, "backed_var_to_val") else env.var_to_val):
         out[symbol] = builder.shape_env.var_to_range.get(symbol, ValueRanges(0, math.inf))
     for symbol in builder.shape_env.var_to_range:
         out.setdefault(symbol, builder.shape_env.var_to_range[symbol])

@@ -243,3 +243,148 @@ def test_when_torch_export_cannot_capture_the_error_says_dynamo_false_would():
         fxonnx.export(DataDependent(), (torch.ones(3),), verbose=False)
     message = str(caught.value)
     assert "dynamo=False" in message
+
+
+class SizeArithmetic(torch.nn.Module):
+    """A traced size turned tensor and back: TorchScript records `size` → tensor arithmetic."""
+
+    def forward(self, x):
+        n = x.size(0) * 2 - 1
+        return x.narrow(0, 0, n // 2), torch.ones(n + 1) * n
+
+
+def test_sizes_carried_through_tensor_arithmetic_stay_symbolic():
+    model = SizeArithmetic()
+    program = export(torch.jit.trace(model, torch.randn(4, 3)), (torch.randn(4, 3),), input_names=["x"],
+                     dynamic_axes={"x": [0]})
+    for n in (4, 7):
+        close(program, model, torch.randn(n, 3))
+
+
+class ByteMask(torch.nn.Module):
+    def forward(self, x):
+        mask = (x > 0).to(torch.uint8)
+        return torch.where(mask, x, -x), x[mask]
+
+
+def test_a_uint8_mask_selects_as_torch_script_did():
+    # A uint8 mask was torch's pre-bool mask: where and indexing read it as bool.
+    x = torch.randn(3, 4)
+    program = export(ByteMask(), (x,))
+    got = program(x)
+    assert torch.equal(torch.as_tensor(got[0]), x.abs())
+    assert torch.equal(torch.as_tensor(got[1]), x[x > 0])
+
+
+class AttributeList(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.seen = [torch.zeros(2)]
+
+    def forward(self, x):
+        for i in range(3):
+            self.seen.append(x + i)
+        return torch.stack(self.seen[-3:])
+
+
+def test_a_list_attribute_appended_in_a_loop_keeps_every_item():
+    model = torch.jit.script(AttributeList())
+    x = torch.randn(2)
+    program = export(model, (x,))
+    torch.testing.assert_close(torch.as_tensor(program(x)[0]), torch.stack([x, x + 1, x + 2]))
+
+
+class Dropout(torch.nn.Module):
+    def forward(self, x):
+        return torch.nn.functional.dropout(x, p=0.5, training=True)
+
+
+def test_dropout_in_training_mode_drops_and_rescales():
+    x = torch.ones(64, 64)
+    program = export(Dropout(), (x,), training=torch.onnx.TrainingMode.TRAINING)
+    got = torch.as_tensor(program(x)[0])
+    kept = got != 0
+    assert torch.all(got[kept] == 2.0)  # kept values scaled by 1 / (1 - p)
+    assert 0.3 < kept.float().mean() < 0.7
+
+
+@pytest.mark.parametrize("qdtype", [torch.quint8, torch.qint8])
+@pytest.mark.parametrize("op", ["sigmoid", "tanh"])
+def test_quantized_sigmoid_and_tanh_take_torch_s_fixed_output_scale(op, qdtype):
+    x = torch.quantize_per_tensor(torch.linspace(-4, 4, 24).view(2, 12), 0.05, 128 if qdtype == torch.quint8 else 0,
+                                  qdtype)
+
+    class Model(torch.nn.Module):
+        def forward(self, x):
+            return getattr(torch, op)(x)
+
+    program = export(Model(), (x,))
+    want = getattr(torch, op)(x)
+    values, scale, zero_point = program(x.int_repr(), torch.tensor(x.q_scale(), dtype=torch.float64),
+                                        torch.tensor(x.q_zero_point()))
+    assert float(scale) == want.q_scale() and int(zero_point) == want.q_zero_point()
+    assert (torch.as_tensor(values).int() - want.int_repr().int()).abs().max() <= 1
+
+
+class CarriedUpdate(torch.nn.Module):
+    def forward(self, x):
+        y = x.clone()
+        for _ in range(x.size(0)):
+            y.add_(1)
+        return y
+
+
+class PartUpdateInLoop(torch.nn.Module):
+    def forward(self, x):
+        y = torch.zeros_like(x)
+        for i in range(x.size(0)):
+            y[0] += x[i]
+            y[1:, 0] = float(i)
+        return y
+
+
+class PartUpdateInBranch(torch.nn.Module):
+    def forward(self, x):
+        y = torch.zeros_like(x)
+        if x.size(0) == 3:
+            y[0] += 1
+        return y
+
+
+@pytest.mark.parametrize("model", [CarriedUpdate, PartUpdateInLoop, PartUpdateInBranch])
+def test_in_place_updates_inside_runtime_loops_and_branches_are_kept(model):
+    # The loop's trip count and the branch's condition are known only at run time: the update
+    # must be carried out of the loop or branch (a subgraph cannot write to its caller's tensor).
+    scripted = torch.jit.script(model())
+    program = export(scripted, (torch.rand(3, 2),), input_names=["x"], dynamic_axes={"x": [0]})
+    for n in (3, 4):
+        x = torch.rand(n, 2)
+        close(program, scripted, x)
+
+
+class Windows(torch.nn.Module):
+    def forward(self, n: torch.Tensor, x: torch.Tensor):
+        k = int(n.item())
+        return (torch.hann_window(k), torch.hamming_window(k, periodic=False), torch.blackman_window(k),
+                torch.linspace(-1.0, 2.0, k), torch.nn.functional.one_hot(x, k))
+
+
+def test_sizes_read_from_data_make_windows_linspace_and_one_hot():
+    model = torch.jit.script(Windows())
+    x = torch.tensor([0, 1])
+    program = export(model, (torch.tensor(5), x))
+    for n in (2, 5, 9):
+        close(program, model, torch.tensor(n), x, atol=1e-6)
+
+
+class ToList(torch.jit.ScriptModule):
+    @torch.jit.script_method
+    def forward(self, x):
+        values: list[int] = x.tolist()
+        return values
+
+
+def test_tolist_of_a_runtime_tensor_is_the_tensor():
+    x = torch.randint(100, (3,))
+    program = export(ToList(), (x,))
+    assert torch.equal(torch.as_tensor(program(x)[0]), x)

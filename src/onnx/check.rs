@@ -135,9 +135,23 @@ fn check_nodes(model: &Model, nodes: &[Node], table: &mut ShapeTable) -> Result<
 }
 
 /// The first dim that `recorded` (the program's shape) has symbolic and `computed` (what the node
-/// computes from its inputs) has as a number.
+/// computes from its inputs) has as a number. A size torch records as data-dependent (its unbacked
+/// symbols: `nonzero`'s count, `repeat_interleave` by a tensor) is not one of the example's: a
+/// node computing it as a number read it from constants (repeats torch lifted as a constant), and
+/// every run has that size.
 fn baked(recorded: &[Dim], computed: &[Dim]) -> Option<usize> {
-    recorded.iter().zip(computed).position(|(r, c)| matches!((r, c), (Dim::Param(_), Dim::Fixed(_))))
+    recorded
+        .iter()
+        .zip(computed)
+        .position(|(r, c)| matches!((r, c), (Dim::Param(p), Dim::Fixed(_)) if !data_dependent(p)))
+}
+
+/// Whether a `dim_param` mentions one of torch's unbacked symbols (`u0`, `u17`: `u` and digits;
+/// sizes of the example are `s` symbols).
+fn data_dependent(dim_param: &str) -> bool {
+    dim_param
+        .split(|c: char| !c.is_ascii_alphanumeric() && c != '_')
+        .any(|w| w.len() > 1 && w.starts_with('u') && w.bytes().skip(1).all(|b| b.is_ascii_digit()))
 }
 
 fn value_name(model: &Model, v: Value) -> &str {
@@ -226,4 +240,23 @@ fn body_types(model: &Model, node: &Node, body: &Graph, rule: &Body) -> Result<(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unbacked_symbols_are_data_dependent_and_example_sizes_are_not() {
+        for p in ["u2", "2*u17", "Max(1, u3)", "(u0//2) + 1"] {
+            assert!(data_dependent(p), "{p}");
+        }
+        for p in ["s77", "2*s27", "batch", "u", "user", "s77 - u"] {
+            assert!(!data_dependent(p), "{p}");
+        }
+        let u: Dim = Dim::Param("u2".into());
+        let s: Dim = Dim::Param("s77".into());
+        assert_eq!(baked(&[u.clone(), s.clone()], &[Dim::Fixed(8), s.clone()]), None);
+        assert_eq!(baked(&[u, s], &[Dim::Fixed(8), Dim::Fixed(3)]), Some(1));
+    }
 }

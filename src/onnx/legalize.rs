@@ -69,13 +69,22 @@ impl Builder {
         let opset = self.opset();
         // The operator's version at an older opset may allow fewer types (`Add` of int8 is from 14).
         // Only below 18: from 18 on exports keep the newest version's types, as they always have
-        // (bfloat16, which many operators only take from 22, stays as torch.onnx writes it).
+        // (bfloat16, which many operators only take from 22, stays as torch.onnx writes it), but
+        // for float16 (below 20: `IsInf`, `QuantizeLinear`), ONNX Runtime's everyday type, where
+        // the model would not load and float32 holds every value.
         let older = opset < 18;
-        let op_type = if gaps || older { self.graph_mut().nodes[node].op_type.clone() } else { String::new() };
+        let half_gaps = opset < 20;
+        let op_type =
+            if gaps || older || half_gaps { self.graph_mut().nodes[node].op_type.clone() } else { String::new() };
         let mut node = node;
         let mut back = Vec::new();
         for (index, c) in constraints.iter().enumerate() {
-            let allowed = if older { allowed_at(&op_type, index, opset).unwrap_or(c.allowed) } else { c.allowed };
+            let at_opset = if older || half_gaps { allowed_at(&op_type, index, opset) } else { None };
+            let allowed = match at_opset {
+                Some(m) if older => m,
+                Some(m) if !allows(m, DType::Float16) => c.allowed & !(1 << DType::Float16 as u32),
+                _ => c.allowed,
+            };
             let allowed = if gaps { runtime_allowed(runtime_gaps, allowed) } else { allowed };
             let inputs = self.graph_mut().nodes[node].inputs.clone();
             let bound: Vec<usize> = (0..inputs.len())

@@ -4,10 +4,14 @@
 //! `MatMulNBits`' bias), becomes one `com.microsoft.MatMulNBits`, the weight stored as `bits`-bit
 //! integers in blocks of `block_size` along K, each block with its own scale.
 //!
-//! Symmetric: a block's scale is its largest magnitude over the largest level (7 for 4 bits, 127
-//! for 8), so that `w ≈ (q - z) · scale` with ONNX Runtime's default zero point `z = 2^(bits-1)`;
-//! the error per weight is at most half a scale. Lossy by design: the export report and
-//! `benches/weight_quantization.py` give the error against eager.
+//! Symmetric, as ONNX Runtime's own quantizer (MLAS) makes it: a block's value of largest
+//! magnitude maps to the lowest level (-8 for 4 bits, -128 for 8), so that every one of the 2^bits
+//! levels is used, and `w ≈ (q - z) · scale` with ONNX Runtime's default zero point
+//! `z = 2^(bits-1)` (a scale of that value's sign). The error per weight is at most half a scale,
+//! a whole one for the few of the other sign near the peak that the top level clips. CPU targets
+//! ask for int8 arithmetic on the activations (`accuracy_level` 4), as ONNX Runtime GenAI's model
+//! builder does: its MatMulNBits kernels are the fast ones (`reports/deploy.md`). Lossy by design:
+//! the export report and `benches/weight_quantization.py` give the error against eager.
 
 use super::edit::input;
 use crate::onnx::ir::{AttrValue, Attribute, DType, Dim, Model, Node, TensorData, Value, ValueInfo};
@@ -53,8 +57,9 @@ impl WeightQuantization {
     }
 }
 
-/// Rewrite every eligible `MatMul` and `Gemm` of the main graph; returns how many.
-pub(crate) fn quantize_weights(model: &mut Model, q: WeightQuantization) -> usize {
+/// Rewrite every eligible `MatMul` and `Gemm` of the main graph, each `MatMulNBits` with
+/// `accuracy_level` when given; returns how many.
+pub(crate) fn quantize_weights(model: &mut Model, q: WeightQuantization, accuracy_level: Option<i64>) -> usize {
     let mut done = 0;
     for i in 0..model.graph.nodes.len() {
         let node = &model.graph.nodes[i];
@@ -91,6 +96,7 @@ pub(crate) fn quantize_weights(model: &mut Model, q: WeightQuantization) -> usiz
         node.attributes =
             [("K", k as i64), ("N", n as i64), ("bits", q.bits as i64), ("block_size", q.block_size as i64)]
                 .into_iter()
+                .chain(accuracy_level.map(|a| ("accuracy_level", a)))
                 .map(|(name, v)| Attribute { name: name.into(), value: AttrValue::Int(v) })
                 .collect();
         done += 1;
@@ -179,27 +185,25 @@ fn quantize(w: &[f32], k: usize, n: usize, layout: Layout, q: WeightQuantization
     };
     let bs = q.block_size as usize;
     let blocks = k.div_ceil(bs);
-    let top = ((1i64 << (q.bits - 1)) - 1) as f64; // 7 or 127
-    let zero = 1i64 << (q.bits - 1); // 8 or 128
+    let zero = 1u32 << (q.bits - 1); // 8 or 128: the default zero point, the level of 0
+    let top = (1u32 << q.bits) - 1; // 15 or 255
     let blob = bs * q.bits as usize / 8;
     let mut packed = vec![0u8; n * blocks * blob];
     let mut scales = Vec::with_capacity(n * blocks);
     for col in 0..n {
         for b in 0..blocks {
             let rows = b * bs..((b + 1) * bs).min(k);
-            let amax = rows.clone().map(|r| at(r, col).abs() as f64).fold(0.0, f64::max);
-            // float32, as stored: the levels are computed with the scale ONNX Runtime multiplies by.
-            let scale = (amax / top) as f32 as f64;
-            scales.push(scale);
+            // The value of largest magnitude, with its sign, maps to the lowest level (stored 0).
+            let peak = rows.clone().map(|r| at(r, col)).fold(0.0f32, |m, v| if v.abs() > m.abs() { v } else { m });
+            let scale = peak / -(zero as f32);
+            let reciprocal = if scale != 0.0 { 1.0 / scale } else { 0.0 };
+            scales.push(scale as f64);
             let out = &mut packed[(col * blocks + b) * blob..][..blob];
             for (j, r) in (0..bs).map(|j| (j, b * bs + j)) {
-                // Padding past K holds the zero point (a weight of 0).
-                let level = if r < k && scale > 0.0 {
-                    ((at(r, col) as f64 / scale).round() as i64).clamp(-(top as i64) - 1, top as i64)
-                } else {
-                    0
-                };
-                let stored = (level + zero) as u8;
+                // In float32, rounding half away from zero after the shift, as MLAS does; padding
+                // past K holds the zero point (a weight of 0).
+                let v = if r < k { at(r, col) } else { 0.0 };
+                let stored = (v * reciprocal + zero as f32).round().clamp(0.0, top as f32) as u8;
                 if q.bits == 8 {
                     out[j] = stored;
                 } else {
@@ -229,28 +233,25 @@ mod tests {
     use super::*;
 
     /// 4-bit levels pack two per byte, low nibble first; the block past K is padded with the zero
-    /// point; a block's largest magnitude maps to ±7 levels.
+    /// point; a block's value of largest magnitude maps to the lowest level, so all 16 are used
+    /// (MLAS's symmetric form), and the other sign's peak is clipped to the top level.
     #[test]
     fn four_bit_blocks_pack_low_nibble_first() {
         // k = 20, n = 1: one block of 16 and one of 4 + 12 padding.
         let q = WeightQuantization { bits: 4, block_size: 16 };
-        let w: Vec<f32> = (0..20)
-            .map(|i| {
-                if i == 0 {
-                    -7.0
-                } else if i == 1 {
-                    7.0
-                } else {
-                    0.0
-                }
-            })
-            .collect();
+        let w: Vec<f32> = (0..20).map(|i| [-8.0, 7.0, 8.0, 3.0].get(i).copied().unwrap_or(0.0)).collect();
         let (packed, scales) = quantize(&w, 20, 1, Layout::KN, q);
+        // -8 has the largest magnitude (the first of -8 and 8): scale -8 / -8 = 1.
         assert_eq!(scales, vec![1.0, 0.0]);
         assert_eq!(packed.len(), 2 * 8);
-        // -7 + 8 = 1 (low), 7 + 8 = 15 (high); the rest are zero points (8 | 8 << 4).
-        assert_eq!(packed[0], 1 | 15 << 4);
-        assert!(packed[1..].iter().all(|&b| b == 0x88), "{packed:?}");
+        // -8 + 8 = 0 (low), 7 + 8 = 15 (high); 8 clipped to 15, 3 + 8 = 11; the rest zero points.
+        assert_eq!(packed[0], 15 << 4);
+        assert_eq!(packed[1], 15 | 11 << 4);
+        assert!(packed[2..].iter().all(|&b| b == 0x88), "{packed:?}");
+        // A block whose peak is positive takes a negative scale: the peak still maps to level 0.
+        let (packed, scales) = quantize(&[4.0; 16], 16, 1, Layout::KN, q);
+        assert_eq!(scales, vec![-0.5]);
+        assert!(packed.iter().all(|&b| b == 0), "{packed:?}");
     }
 
     #[test]
@@ -275,7 +276,10 @@ mod tests {
                     let stored = if q.bits == 8 { byte as i64 } else { (byte >> (4 * (j % 2)) & 15) as i64 };
                     let scale = scales[col * blocks + b];
                     let back = (stored - (1 << (q.bits - 1))) as f64 * scale;
-                    assert!((back - w[r * n + col] as f64).abs() <= scale / 2.0 + 1e-6, "{q:?} {r} {col}");
+                    // Half a scale, but a whole one at the top level, which clips the other sign's peak.
+                    let top = stored == (1 << q.bits) - 1;
+                    let bound = scale.abs() * if top { 1.0 } else { 0.5 } + 1e-6;
+                    assert!((back - w[r * n + col] as f64).abs() <= bound, "{q:?} {r} {col}");
                 }
             }
         }

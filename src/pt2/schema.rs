@@ -431,17 +431,28 @@ pub struct TensorMeta<'a> {
 }
 
 /// The type of an FX tensor value (`tensor_values` of a graph): the graph's TensorMeta less the
-/// fields nothing reads of a value (strides, device, layout...), which serde skips without
-/// building them: one entry per tensor of the program.
+/// fields nothing reads of a value (device, layout...), which serde skips without building them:
+/// one entry per tensor of the program.
 #[derive(Debug, Clone, Deserialize)]
 pub struct ValueMeta<'a> {
     /// The schema's ScalarType id (not c10's numbering): see [`crate::pt2::ScalarType`].
     pub dtype: i64,
     #[serde(borrow, deserialize_with = "exact")]
     pub sizes: Vec<SymInt<'a>>,
+    /// The strides' JSON as stored, parsed by [`ValueMeta::strides`] for the few values whose
+    /// aliasing depends on them (the input of a `reshape` that is written through).
+    #[serde(borrow, default)]
+    strides: Option<&'a serde_json::value::RawValue>,
     /// Read by `sym_storage_offset` when it is a constant.
     #[serde(borrow, default)]
     pub storage_offset: Option<SymInt<'a>>,
+}
+
+impl<'a> ValueMeta<'a> {
+    /// The strides, in elements; `None` when the archive records none or not as SymInts.
+    pub fn strides(&self) -> Option<Vec<SymInt<'a>>> {
+        self.strides.and_then(|raw| serde_json::from_str(raw.get()).ok())
+    }
 }
 
 #[derive(Debug, Clone, Deserialize)]

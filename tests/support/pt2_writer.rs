@@ -376,6 +376,12 @@ pub enum A<'a> {
     SymInts(Vec<Result<i64, &'a str>>),
     /// A list of tensors (`cat`'s): each names a value.
     Ts(Vec<&'a str>),
+    /// A SymInt read from the batch dimension of the named input (a test writes the `sym_size`).
+    SymInt(&'a str),
+    /// A SymInt value by name (`as_sym_int`).
+    SymIntNamed(&'a str),
+    /// A dtype, as a schema ScalarType id.
+    ScalarType(i64),
     None,
 }
 
@@ -402,6 +408,8 @@ impl A<'_> {
                 let items: Vec<String> = v.iter().map(|n| format!("{{\"name\": {}}}", js(n))).collect();
                 format!("{{\"as_tensors\": [{}]}}", items.join(", "))
             }
+            A::SymInt(n) | A::SymIntNamed(n) => format!("{{\"as_sym_int\": {{\"as_name\": {}}}}}", js(n)),
+            A::ScalarType(t) => format!("{{\"as_scalar_type\": {t}}}"),
             A::None => "{\"as_none\": true}".to_string(),
         }
     }
@@ -455,6 +463,8 @@ pub struct GraphWriter<'w> {
     user_inputs: Vec<String>,
     counters: HashMap<String, usize>,
     modules: Vec<String>,
+    /// User outputs after the one `Program::build` returns.
+    more_outputs: Vec<String>,
     /// `nn_module_stack` of the nodes being written.
     pub module_stack: String,
     line: usize,
@@ -471,6 +481,7 @@ impl<'w> GraphWriter<'w> {
             user_inputs: Vec::new(),
             counters: HashMap::new(),
             modules: Vec::new(),
+            more_outputs: Vec::new(),
             module_stack: "L__self__,,__main__.Model".into(),
             line: 100,
         }
@@ -574,6 +585,29 @@ impl<'w> GraphWriter<'w> {
         self.write_node(target, &name, inputs, &outputs, call)?;
         self.values.push((name.clone(), out));
         Ok(name)
+    }
+
+    /// A node with a list of tensor outputs (`split`'s), of types `outs`; returns their names.
+    pub fn op_list(
+        &mut self,
+        target: &str,
+        inputs: &[(&str, A)],
+        outs: &[Meta],
+        call: &str,
+    ) -> io::Result<Vec<String>> {
+        let base = target.rsplit('.').nth(1).unwrap_or(target).to_string();
+        let name = self.fresh(&base);
+        let names: Vec<String> = outs.iter().map(|_| self.fresh("getitem")).collect();
+        let items: Vec<String> = names.iter().map(|n| format!("{{\"name\": {}}}", js(n))).collect();
+        let outputs = format!("{{\"as_tensors\": [{}]}}", items.join(", "));
+        self.write_node(target, &name, inputs, &outputs, call)?;
+        self.values.extend(names.iter().cloned().zip(outs.iter().cloned()));
+        Ok(names)
+    }
+
+    /// Make `name` a user output too, after the one `Program::build` returns.
+    pub fn also_output(&mut self, name: &str) {
+        self.more_outputs.push(name.to_string());
     }
 
     /// `aten.sym_size.int(x, dim)` for the batch dimension; returns the SymInt's name.
@@ -934,11 +968,13 @@ pub fn write_archive(path: &Path, program: &dyn Program, fill: Option<Fill>) -> 
     zip.begin("models/model.json", 0)?;
     let start = zip.pos;
     zip.write_all(b"{\"graph_module\": {\"graph\": {\"nodes\": [")?;
-    let (output, nodes, values, sym_ints, mut tensors, user_inputs, modules) = {
+    let (outputs, nodes, values, sym_ints, mut tensors, user_inputs, modules) = {
         let mut g = GraphWriter::new(&mut zip);
-        let output = program.build(&mut g)?;
-        (output, g.nodes, g.values, g.sym_ints, g.tensors, g.user_inputs, g.modules)
+        let mut outputs = vec![program.build(&mut g)?];
+        outputs.append(&mut g.more_outputs);
+        (outputs, g.nodes, g.values, g.sym_ints, g.tensors, g.user_inputs, g.modules)
     };
+    let output_args: Vec<String> = outputs.iter().map(|o| A::T(o).json()).collect();
     // Graph inputs in torch's order: parameters, buffers, user inputs.
     tensors.sort_by_key(|t| !t.is_param);
     for (i, t) in tensors.iter_mut().enumerate() {
@@ -951,7 +987,7 @@ pub fn write_archive(path: &Path, program: &dyn Program, fill: Option<Fill>) -> 
     for (i, n) in inputs.iter().enumerate() {
         write!(zip, "{}{}", if i > 0 { ", " } else { "" }, A::T(n).json())?;
     }
-    write!(zip, "], \"outputs\": [{}], \"tensor_values\": {{", A::T(&output).json())?;
+    write!(zip, "], \"outputs\": [{}], \"tensor_values\": {{", output_args.join(", "))?;
     for (i, (n, m)) in values.iter().enumerate() {
         write!(zip, "{}{}: {}", if i > 0 { ", " } else { "" }, js(n), m.json())?;
     }
@@ -996,12 +1032,19 @@ pub fn write_archive(path: &Path, program: &dyn Program, fill: Option<Fill>) -> 
     let in_spec = format!(
         r#"[1, {{"type": "builtins.tuple", "context": "null", "children_spec": [{{"type": "builtins.tuple", "context": "null", "children_spec": [{leaves}]}}, {{"type": "builtins.dict", "context": "[]", "children_spec": []}}]}}]"#
     );
-    let out_spec = format!("[1, {leaf}]");
+    let out_spec = if outputs.len() == 1 {
+        format!("[1, {leaf}]")
+    } else {
+        let leaves = vec![leaf; outputs.len()].join(", ");
+        format!(r#"[1, {{"type": "builtins.tuple", "context": "null", "children_spec": [{leaves}]}}]"#)
+    };
+    let output_specs: Vec<String> =
+        output_args.iter().map(|a| format!("{{\"user_output\": {{\"arg\": {a}}}}}")).collect();
     let arg_names: Vec<String> = user_inputs.iter().map(|n| js(n)).collect();
     write!(
         zip,
-        "], \"output_specs\": [{{\"user_output\": {{\"arg\": {}}}}}]}}, \"module_call_graph\": [{{\"fqn\": \"\", \"signature\": {{\"inputs\": [], \"outputs\": [], \"in_spec\": {}, \"out_spec\": {}, \"forward_arg_names\": [{}]}}}}",
-        A::T(&output).json(),
+        "], \"output_specs\": [{}]}}, \"module_call_graph\": [{{\"fqn\": \"\", \"signature\": {{\"inputs\": [], \"outputs\": [], \"in_spec\": {}, \"out_spec\": {}, \"forward_arg_names\": [{}]}}}}",
+        output_specs.join(", "),
         js(&in_spec),
         js(&out_spec),
         arg_names.join(", ")
@@ -1065,7 +1108,7 @@ pub fn write_archive(path: &Path, program: &dyn Program, fill: Option<Fill>) -> 
     let id = format!("{:020}{:020}", id, splitmix(id));
     zip.entry(".data/serialization_id", &id.as_bytes()[..40])?;
     let (_, file_bytes) = zip.finish()?;
-    Ok(ArchiveInfo { fx_nodes: nodes, tensors, weight_bytes, file_bytes, model_json_bytes, output })
+    Ok(ArchiveInfo { fx_nodes: nodes, tensors, weight_bytes, file_bytes, model_json_bytes, output: outputs[0].clone() })
 }
 
 /// The bytes of tensor `t` as the archive stores them (for checks on small archives).

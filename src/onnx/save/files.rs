@@ -126,11 +126,20 @@ impl Temp {
 
     /// Put the complete file at `path`, replacing what is there.
     fn persist(self, path: &Path) -> Result<(), SaveError> {
+        self.stage(path)?.commit(path)
+    }
+
+    /// Ready the complete file to take `path` with one system call ([`Staged::commit`]), so
+    /// that a save putting two files in place leaves no more than that call between them.
+    fn stage(self, path: &Path) -> Result<Staged, SaveError> {
         let io = |source| SaveError::Io { path: path.to_path_buf(), source };
         match self {
             #[cfg(target_os = "linux")]
-            Temp::Unnamed(file) => link_into_place(&file, path).map_err(io),
-            Temp::Named(t) => t.persist(path).map(drop).map_err(|e| io(e.error)),
+            Temp::Unnamed(file) => match std::fs::symlink_metadata(path) {
+                Err(_) => Ok(Staged::Link(file)),
+                Ok(_) => name_beside(&file, path).map(Staged::Rename).map_err(io),
+            },
+            Temp::Named(t) => Ok(Staged::Named(t)),
         }
     }
 
@@ -143,6 +152,47 @@ impl Temp {
                 link(&format!("/proc/self/fd/{}", file.as_raw_fd()), path).map_err(|e| (Temp::Unnamed(file), e))
             }
             Temp::Named(t) => t.persist_noclobber(path).map(drop).map_err(|e| (Temp::Named(e.file), e.error)),
+        }
+    }
+}
+
+/// A complete file one system call away from its place ([`Temp::stage`]).
+enum Staged {
+    /// Under a temporary name beside the place: renamed over what is there.
+    Rename(PathBuf),
+    /// Unnamed, nothing at the place: linked there.
+    #[cfg(target_os = "linux")]
+    Link(File),
+    Named(NamedTempFile),
+}
+
+impl Staged {
+    fn commit(self, path: &Path) -> Result<(), SaveError> {
+        let io = |source| SaveError::Io { path: path.to_path_buf(), source };
+        match self {
+            Staged::Rename(name) => std::fs::rename(&name, path).map_err(|e| {
+                let _ = std::fs::remove_file(&name);
+                io(e)
+            }),
+            #[cfg(target_os = "linux")]
+            Staged::Link(file) => {
+                use std::os::fd::AsRawFd;
+                match link(&format!("/proc/self/fd/{}", file.as_raw_fd()), path) {
+                    // Something came at the place since it was staged: replace it as a rename would.
+                    Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                        Temp::Unnamed(file).stage(path)?.commit(path)
+                    }
+                    done => done.map_err(io),
+                }
+            }
+            Staged::Named(t) => t.persist(path).map(drop).map_err(|e| io(e.error)),
+        }
+    }
+
+    /// Give up the staged file (its temporary name, if it has one, is removed).
+    fn discard(self) {
+        if let Staged::Rename(name) = self {
+            let _ = std::fs::remove_file(name);
         }
     }
 }
@@ -333,16 +383,23 @@ impl<'s> Outputs<'s> {
         check_target(&self.path, self.sources)?;
         let data_path = self.data_path();
         let has_data = self.data.is_some();
+        // The model is staged first: between the data file's rename and the model's there is
+        // nothing else, so a kill leaves a mismatched pair only in that one system call.
+        let model = self.model.stage(&self.path)?;
         let mut kept = None;
         if let Some(temp) = self.data {
-            check_target(&data_path, self.sources)?;
+            if let Err(e) = check_target(&data_path, self.sources) {
+                model.discard();
+                return Err(e);
+            }
             kept = keep_aside(&data_path);
             if let Err(e) = temp.persist(&data_path) {
                 restore(kept, &data_path);
+                model.discard();
                 return Err(e);
             }
         }
-        if let Err(e) = self.model.persist(&self.path) {
+        if let Err(e) = model.commit(&self.path) {
             match kept {
                 Some(_) => restore(kept, &data_path),
                 None if has_data => {
@@ -464,18 +521,14 @@ fn unnamed_in(dir: &Path) -> Option<File> {
     std::fs::OpenOptions::new().read(true).write(true).mode(0o666).custom_flags(libc::O_TMPFILE).open(dir).ok()
 }
 
-/// Give the unnamed `file` the name `path`: directly when `path` does not exist, else under a
-/// temporary name beside it (`linkat` cannot replace a file), renamed over `path`. A process
-/// killed between the link and the rename leaves that `.fxonnx-<pid>-<n>.tmp`; the next save in
-/// the folder removes those of processes that no longer run.
+/// A temporary name beside `path` for the unnamed `file` (`linkat` cannot replace a file; the
+/// name is then renamed over `path`). A process killed between the link and the rename leaves
+/// that `.fxonnx-<pid>-<n>.tmp`; the next save in the folder removes those of processes that no
+/// longer run.
 #[cfg(target_os = "linux")]
-fn link_into_place(file: &File, path: &Path) -> std::io::Result<()> {
+fn name_beside(file: &File, path: &Path) -> std::io::Result<PathBuf> {
     use std::os::fd::AsRawFd;
     let proc_path = format!("/proc/self/fd/{}", file.as_raw_fd());
-    match link(&proc_path, path) {
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-        done => return done,
-    }
     let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
     remove_stale_temporaries(dir);
     for attempt in 0..16u32 {
@@ -483,11 +536,8 @@ fn link_into_place(file: &File, path: &Path) -> std::io::Result<()> {
         match link(&proc_path, &name) {
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
             Err(e) => return Err(e),
-            Ok(()) => {}
+            Ok(()) => return Ok(name),
         }
-        return std::fs::rename(&name, path).inspect_err(|_| {
-            let _ = std::fs::remove_file(&name);
-        });
     }
     Err(std::io::Error::new(std::io::ErrorKind::AlreadyExists, "no free temporary name in the output folder"))
 }

@@ -12,7 +12,8 @@
 //! only those whose elements are a fixed selection of the base's can be written back through
 //! ([`ViewKind::Exact`]); ops that alias only sometimes (`reshape`, `contiguous`, `to` copy when
 //! they must) or reinterpret the bytes (`view.dtype`, `view_as_real`) make a mutation that reaches
-//! them an error, never a guess.
+//! them an error, never a guess. The exception is known from the program: `reshape` of a tensor its
+//! TensorMeta records as contiguous (strides the products of the sizes after them) is a view.
 
 use super::outputs::lookup;
 use super::{fx_value, node_error, output_slots, FxValue, Lowerer, Scope, TranslateError};
@@ -105,6 +106,82 @@ pub(crate) fn first_arg(key: &str) -> FirstArg {
         ViewKind::Unknown
     };
     FirstArg::Viewed(kind)
+}
+
+/// How the view op of table key `key` aliases its input `input` in this program: as
+/// [`first_arg`] says, except that `reshape` of a tensor the program records as contiguous is a
+/// view selecting every element once (torch's `reshape` is `view` then), which a mutation can be
+/// written back through.
+pub(crate) fn view_kind(key: &str, kind: ViewKind, input: Option<&schema::ValueMeta>) -> ViewKind {
+    match (kind, key, input) {
+        (ViewKind::Unknown, "aten::reshape.default", Some(meta)) if contiguous(meta) => ViewKind::Exact,
+        _ => kind,
+    }
+}
+
+/// Whether a tensor of type `meta` is contiguous at every size the program allows: from the last
+/// dim on, each stride is the product of the sizes after it (a dim of size 1 may have any), the
+/// sizes and strides compared as products of symbols and a number. Another form of size (a sum, a
+/// division) is not known to be contiguous.
+fn contiguous(meta: &schema::ValueMeta) -> bool {
+    let Some(strides) = meta.strides() else { return false };
+    if strides.len() != meta.sizes.len() {
+        return false;
+    }
+    let mut expected = Monomial(1, Vec::new());
+    for (size, stride) in meta.sizes.iter().zip(&strides).rev() {
+        let Some(size) = Monomial::of(size) else { return false };
+        if size.0 == 0 {
+            // torch calls a tensor without elements contiguous.
+            return true;
+        }
+        if size == Monomial(1, Vec::new()) {
+            continue;
+        }
+        if Monomial::of(stride).as_ref() != Some(&expected) {
+            return false;
+        }
+        expected = expected.times(&size);
+    }
+    true
+}
+
+/// A product of a number and symbols (sorted, repeated for powers): the form torch gives the sizes
+/// and strides of contiguous tensors.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Monomial(i64, Vec<String>);
+
+impl Monomial {
+    fn of(s: &schema::SymInt) -> Option<Monomial> {
+        match s {
+            schema::SymInt::AsInt(n) => Some(Monomial(*n, Vec::new())),
+            schema::SymInt::AsExpr(e) => Monomial::of_expr(&crate::sym::parse(&e.expr_str).ok()?),
+        }
+    }
+
+    fn of_expr(e: &crate::sym::SymExpr) -> Option<Monomial> {
+        use crate::sym::{Func, SymExpr};
+        match e {
+            SymExpr::Int(n) => Some(Monomial(*n, Vec::new())),
+            SymExpr::Symbol(s) => Some(Monomial(1, vec![s.clone()])),
+            SymExpr::Call(Func::Mul, args) => {
+                args.iter().try_fold(Monomial(1, Vec::new()), |acc, a| Some(acc.times(&Monomial::of_expr(a)?)))
+            }
+            SymExpr::Call(Func::Pow, args) => match args.as_slice() {
+                [SymExpr::Symbol(s), SymExpr::Int(k)] if (1..=8).contains(k) => {
+                    Some(Monomial(1, vec![s.clone(); *k as usize]))
+                }
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    fn times(&self, other: &Monomial) -> Monomial {
+        let mut symbols: Vec<String> = self.1.iter().chain(&other.1).cloned().collect();
+        symbols.sort();
+        Monomial(self.0.saturating_mul(other.0), symbols)
+    }
 }
 
 /// How an alias was made.
@@ -282,7 +359,8 @@ impl Lowerer<'_> {
             err(format!(
                 "mutates `{target}` in place, which shares its memory with `{alias}` (read afterwards by {}), \
                  through `{op_name}`, an op that aliases its input only sometimes or reinterprets it \
-                 (reshape, contiguous, to, view.dtype, expand, ...): fxonnx cannot tell what torch shared, \
+                 (reshape of a tensor not recorded as contiguous, contiguous, to, view.dtype, expand, ...): fxonnx \
+                 cannot tell what torch shared, \
                  and a guess could give wrong results. Workaround: export the program after \
                  `ep.run_decompositions()`, which makes the update functional, or write it out of place",
                 reader_after(graph, alias, index)
@@ -490,5 +568,43 @@ mod tests {
         assert_eq!(a.members("base"), ["s1", "s2", "fill", "e"]);
         a.view("v", "e", 5, ViewKind::Exact);
         assert_eq!(a.path("v"), Err("e"));
+    }
+
+    /// A TensorMeta's JSON with sizes and strides given as ints or sympy `srepr`s.
+    fn meta(sizes: &[&str], strides: &[&str]) -> String {
+        let sym = |s: &&str| match s.parse::<i64>() {
+            Ok(n) => format!("{{\"as_int\": {n}}}"),
+            Err(_) => format!("{{\"as_expr\": {{\"expr_str\": \"{s}\", \"hint\": null}}}}"),
+        };
+        let list = |v: &[&str]| v.iter().map(sym).collect::<Vec<_>>().join(", ");
+        format!("{{\"dtype\": 7, \"sizes\": [{}], \"strides\": [{}]}}", list(sizes), list(strides))
+    }
+
+    fn contiguous_meta(sizes: &[&str], strides: &[&str]) -> bool {
+        let json = meta(sizes, strides);
+        contiguous(&serde_json::from_str::<schema::ValueMeta>(&json).expect("a TensorMeta"))
+    }
+
+    #[test]
+    fn contiguity_is_read_from_symbolic_strides() {
+        let (b, n) = ("Symbol('s77', positive=True, integer=True)", "Symbol('s27', positive=True, integer=True)");
+        let three_n = format!("Mul(Integer(3), {n})");
+        let n_b = format!("Mul({b}, {n})");
+        assert!(contiguous_meta(&[b, "3", n], &[&three_n, n, "1"]));
+        // A dim of size 1 may have any stride; the product's order is free.
+        assert!(contiguous_meta(&[n, "1", b], &[b, "7", "1"]));
+        assert!(contiguous_meta(&["2", b, n], &[&n_b, n, "1"]));
+        assert!(contiguous_meta(&["0", "3"], &["1", "1"]));
+        // A transpose, a slice's stride, a size that is a sum: not known to be contiguous.
+        assert!(!contiguous_meta(&["3", b], &["1", "3"]));
+        assert!(!contiguous_meta(&[b, "3"], &["6", "1"]));
+        let sum = format!("Add({n}, Integer(-1))");
+        assert!(!contiguous_meta(&[b, &sum], &[&sum, "1"]));
+        let json = r#"{"dtype": 7, "sizes": [{"as_int": 2}]}"#;
+        assert!(!contiguous(&serde_json::from_str::<schema::ValueMeta>(json).expect("a TensorMeta")));
+        let json = meta(&["2", "3"], &["3", "1"]);
+        let meta_b = serde_json::from_str::<schema::ValueMeta>(&json).expect("a TensorMeta");
+        assert_eq!(view_kind("aten::reshape.default", ViewKind::Unknown, Some(&meta_b)), ViewKind::Exact);
+        assert_eq!(view_kind("aten::contiguous.default", ViewKind::Unknown, Some(&meta_b)), ViewKind::Unknown);
     }
 }

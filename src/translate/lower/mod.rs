@@ -371,6 +371,11 @@ impl Lowerer<'_> {
                     self.mutate(op, graph, index, env, target, output, new, &err)
                 }
                 (None, Some(input), FirstArg::Viewed(kind)) => {
+                    let meta = match fx_value(graph, input) {
+                        FxValue::Tensor(meta) => Some(meta),
+                        FxValue::Scalar(_) => None,
+                    };
+                    let kind = aliasing::view_kind(&key, kind, meta);
                     for (out, _) in slots.iter().flatten() {
                         env.aliases.view(out, input, index, kind);
                     }
