@@ -11,7 +11,7 @@ cause) and reports/torchscript.json (per test).
 
 Exporters: ``torchscript`` (torch.onnx.export(..., dynamo=False), the yardstick), ``dynamo``
 (torch.onnx.export(..., dynamo=True)), ``fxonnx`` (fxonnx.export with the suite's arguments:
-dynamo=False, refused), ``fxonnx-dynamo`` (fxonnx.export(..., dynamo=True)).
+dynamo=False, fxonnx's TorchScript front end), ``fxonnx-dynamo`` (fxonnx.export(..., dynamo=True)).
 
 Each (exporter, mode) runs in a pytest subprocess (``-p no:cacheprovider``, pytest-timeout's signal
 timeout per test, one torch / ONNX Runtime thread); a watchdog kills a test that hangs in native
@@ -43,7 +43,7 @@ EXPORTERS = ("torchscript", "dynamo", "fxonnx", "fxonnx-dynamo")
 TITLES = {
     "torchscript": "TorchScript exporter",
     "dynamo": "torch.onnx dynamo",
-    "fxonnx": "fxonnx (suite's args)",
+    "fxonnx": "fxonnx (dynamo=False)",
     "fxonnx-dynamo": "fxonnx (dynamo=True)",
 }
 OUTCOMES = ("pass", "export fails", "ort fails", "wrong", "other", "skipped")
@@ -341,8 +341,8 @@ def report(work: pathlib.Path, out_md: pathlib.Path, out_json: pathlib.Path, tim
         + (f" ({versions}, {datetime.date.today()})." if versions else "."),
         "",
         "Columns: **TorchScript exporter** = `torch.onnx.export(..., dynamo=False)` (the yardstick); **torch.onnx dynamo** =",
-        "`torch.onnx.export(..., dynamo=True)`; **fxonnx (suite's args)** = `fxonnx.export` with the suite's arguments as",
-        "they are (torch 2.6's `torch.onnx.export` meant `dynamo=False`, which fxonnx refuses); **fxonnx (dynamo=True)** =",
+        "`torch.onnx.export(..., dynamo=True)`; **fxonnx (dynamo=False)** = `fxonnx.export` with the suite's arguments as",
+        "they are (torch 2.6's `torch.onnx.export` meant `dynamo=False`: fxonnx's TorchScript front end); **fxonnx (dynamo=True)** =",
         "`fxonnx.export(..., dynamo=True)`.",
         "",
         "Outcomes: *pass*; *export fails* (the exporter raised; in scripting mode also `torch.jit.script`); *ort fails*",

@@ -1025,6 +1025,8 @@ class Converter:
         if not tensors_in and not any("Tensor" in str(r.type) for r in returns):
             return self.scalar_call(node, target, args, kwargs, metas)
         target = _SYMBOLIC_TWINS.get(target, target)
+        if target.name().startswith("aten::squeeze"):
+            _warn_squeeze_of_dynamic(metas, node)
         try:
             result = _rnn_shapes(target, metas)
             if result is None:
@@ -2036,6 +2038,28 @@ def _scripted(model: Any, args: tuple, converter: Converter) -> tuple[Any, list,
     for ts_value in ts_inputs[len(args):]:
         converter.env[ts_value] = None  # left to its default
     return graph, user, structures
+
+
+def _warn_squeeze_of_dynamic(metas: Any, node: Any) -> None:
+    """``squeeze`` of an axis whose size is known only at run time removes it where the size is 1:
+    the rank of the result depends on the data, which an ONNX graph cannot have (the TorchScript
+    exporter wrote an ``If`` of two ranks). The program keeps the axis (sizes 2 and up, the range
+    its dynamic axes have); the user is told, naming the line, what a size of 1 gives."""
+    import warnings
+
+    (x, *rest), kwargs = metas
+    if not isinstance(x, torch.Tensor):
+        return
+    dims = rest[0] if rest else kwargs.get("dim", None)
+    dims = range(x.dim()) if dims is None else ([dims] if isinstance(dims, int) else list(dims))
+    dynamic = [d % max(x.dim(), 1) for d in dims if isinstance(x.shape[d], torch.SymInt)
+               and x.shape[d].node.maybe_as_int() is None]
+    if dynamic:
+        where = (node.sourceRange().split("\n")[0] if hasattr(node, "sourceRange") else "").strip()
+        warnings.warn(f"`squeeze` of axis {dynamic} of a tensor whose size there is dynamic ({where}): the "
+                      "model keeps the axis, as for sizes of 2 and more (the dynamic axis' range); an input of "
+                      "size 1 there gives the axis unsqueezed where eager removes it. Give that axis a static "
+                      "size if 1 is a size the model will see.", stacklevel=2)
 
 
 def _functional_writes(graph: Any, module: Any) -> None:

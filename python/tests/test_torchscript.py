@@ -388,3 +388,19 @@ def test_tolist_of_a_runtime_tensor_is_the_tensor():
     x = torch.randint(100, (3,))
     program = export(ToList(), (x,))
     assert torch.equal(torch.as_tensor(program(x)[0]), x)
+
+
+class SqueezeDynamic(torch.nn.Module):
+    def forward(self, x):
+        return x.squeeze(2)
+
+
+def test_squeeze_of_a_dynamic_axis_warns_what_size_1_gives():
+    # The rank of the result would depend on the data: the model keeps the axis (sizes 2 and up)
+    # and says so, naming the axis.
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        program = fxonnx.export(SqueezeDynamic(), (torch.randn(2, 1, 4),), dynamo=False, verbose=False,
+                                input_names=["x"], dynamic_axes={"x": [0, 2]})
+    assert any("`squeeze` of axis [2]" in str(w.message) for w in caught)
+    close(program, SqueezeDynamic(), torch.randn(3, 1, 5))

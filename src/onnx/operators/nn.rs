@@ -81,12 +81,10 @@ pub(super) const OPS: &[Op] = &[
         ],
         ..rule("Resize", resize)
     },
-    Op {
-        rank: Some(rank_of_input),
-        forms: &[Form { since: 20, form: "of an input that is not 4-D", used: not_4d, older: Older::Nothing }],
-        ..Op::NONE
-    }
-    .named("GridSample"),
+    // Version 16 describes 4-D images only, but ONNX Runtime's kernel of that version samples
+    // 5-D volumes as version 20 does (the TorchScript exporter writes them so at opset 16-19), and
+    // the checker accepts them: no form of its own.
+    Op { rank: Some(rank_of_input), ..Op::NONE }.named("GridSample"),
     // Version 10 samples as version 16's `output_half_pixel` (torchvision's aligned=False).
     Op {
         forms: &[
@@ -392,10 +390,6 @@ fn keep_aspect_ratio_policy(c: &FormCtx) -> bool {
 
 fn half_pixel_symmetric(c: &FormCtx) -> bool {
     attr_str(c.node, "coordinate_transformation_mode") == Some("half_pixel_symmetric")
-}
-
-fn not_4d(c: &FormCtx) -> bool {
-    input(c.node, 0).and_then(|x| c.facts.shape(x)).is_some_and(|s| s.len() != 4)
 }
 
 fn output_half_pixel(c: &FormCtx) -> bool {
