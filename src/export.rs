@@ -534,7 +534,7 @@ fn stages(
     if let Some(q) = options.weight_quantization {
         // int8 arithmetic on the activations where the kernels run on the CPU (ONNX Runtime GenAI's
         // builder asks for it too; reports/deploy.md measures it).
-        let accuracy_level = (options.target != crate::Target::OnnxRuntimeCuda).then_some(4);
+        let accuracy_level = (options.target != Target::OnnxRuntimeCuda).then_some(4);
         let n = crate::optimize::quantize::quantize_weights(&mut model, q, accuracy_level);
         warnings.push(match n {
             0 => format!(
