@@ -18,6 +18,7 @@ Ratios are TorchScript exporter / fxonnx (above 1: fxonnx faster or lighter); me
 from __future__ import annotations
 
 import argparse
+import glob
 import json
 import os
 import pathlib
@@ -61,8 +62,16 @@ def build(case: str):
         return Packed().eval(), (torch.randn(32, 8, 256), torch.arange(32, 24, -1)), {
             "input_names": ["x", "lengths"], "dynamic_axes": {"x": [0, 1], "lengths": [0]}}
     if case == "gru_scripted":
-        model = torch.jit.script(torch.nn.GRU(256, 512, num_layers=2, batch_first=True).eval())
-        return model, (torch.randn(4, 32, 256),), {"input_names": ["x"], "dynamic_axes": {"x": [0, 1]}}
+        class Gru(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.rnn = torch.nn.GRU(256, 512, num_layers=2, batch_first=True)
+
+            def forward(self, x):
+                return self.rnn(x)[0]
+
+        return torch.jit.script(Gru().eval()), (torch.randn(4, 32, 256),), {
+            "input_names": ["x"], "dynamic_axes": {"x": [0, 1]}}
     if case == "loop_scripted":
         class Loop(torch.nn.Module):
             def __init__(self):
@@ -142,7 +151,7 @@ def worker(case: str, exporter: str, out: str) -> None:
     err = max(float(np.max(np.abs(g.astype(np.float64) - w.detach().double().numpy()))) if g.size else 0.0
               for g, w in zip(got, want))
     print(json.dumps({"wall": wall, "cpu": cpu, "again": again, "peak_mib": max(peak - base, 0) / 1024, "rss_mib": base / 1024,
-                      "max_abs_err": err, "file_mib": os.path.getsize(path) / 2**20}))
+                      "max_abs_err": err, "file_mib": sum(os.path.getsize(p) for p in glob.glob(path + "*")) / 2**20}))
 
 
 def run_one(case: str, exporter: str, tmp: str) -> dict:
@@ -206,7 +215,7 @@ def main() -> None:
         "fxonnx. Time: the export call only (building the model and `import torch` excluded), first in the "
         "process (imports and caches cold: fxonnx's capture imports `torch._dynamo`, ~1.5 s here), then the same "
         "export again in that process. Peak: what the first export adds to the process's RSS at its peak (peak reset just before the call). "
-        "Error: max abs difference from eager in ONNX Runtime on the example. The machine: 2 cores shared with "
+        "File: the model with its data file. Error: max abs difference from eager in ONNX Runtime on the example. The machine: 2 cores shared with "
         "other work during the run (ratios are paired, absolute times rough).",
         "",
         "| model | first export, wall s | ratio | again, wall s | ratio | peak MiB | peak ratio | max abs error "

@@ -38,6 +38,8 @@ def prepare(model, args, kwargs, *, dynamic_shapes, dynamic_axes, input_names, o
         names: dict[str, str] = dict(program.dim_names)
         static: list = []
         exported, entries = _entries_translatable(exported, custom, opset)
+        if exported is not program.exported:
+            names = _names_after_retrace(program.exported, exported, names)
         return exported, None, names, static, entries
     if isinstance(model, torch.export.ExportedProgram):
         exported = model
@@ -95,6 +97,22 @@ def _torchscript_exports(model, args, kwargs, dynamic_axes, input_names, opset) 
         return False
 
 
+def _names_after_retrace(before: Any, after: Any, names: dict[str, str]) -> dict[str, str]:
+    """Dim names for the symbols of ``after``, a program traced again from ``before`` (its
+    decompositions): each input axis keeps its name under the symbol it has now."""
+    renamed: dict[str, str] = {}
+    old = before.graph.find_nodes(op="placeholder")
+    new = after.graph.find_nodes(op="placeholder")
+    for a, b in zip(old, new):
+        va, vb = a.meta.get("val"), b.meta.get("val")
+        if not isinstance(va, torch.Tensor) or not isinstance(vb, torch.Tensor) or va.dim() != vb.dim():
+            continue
+        for x, y in zip(va.shape, vb.shape):
+            if str(x) in names and isinstance(y, torch.SymInt) and y.node.maybe_as_int() is None:
+                renamed.setdefault(str(y), names[str(x)])
+    return renamed
+
+
 def _entries_translatable(exported: Any, custom: Any, opset: int) -> tuple[Any, dict]:
     """The program's archive entries; ops fxonnx has no translation for (nor the custom table)
     but torch can decompose (a custom op with a CompositeImplicitAutograd kernel, as torch.onnx's
@@ -115,7 +133,15 @@ def _entries_translatable(exported: Any, custom: Any, opset: int) -> tuple[Any, 
     for op in list(table.keys()):
         if op not in wanted:
             del table[op]
-    decomposed = exported.run_decompositions(table)
+    # Without example inputs while decomposing: torch then writes no guard function into the module
+    # it traces, whose code names the shape environment's sources, which a program converted from
+    # TorchScript (its constants made fake without a source) cannot resolve.
+    example, exported._example_inputs = exported._example_inputs, None
+    try:
+        decomposed = exported.run_decompositions(table)
+    finally:
+        exported._example_inputs = example
+    decomposed._example_inputs = example
     return decomposed, _serialize.entries(decomposed, translator)
 
 

@@ -315,7 +315,7 @@ class Converter:
             return found
         if isinstance(value, list):
             items = [self.capture(v) for v in value]
-            if all(a is b for a, b in zip(items, value)):
+            if self.parent is None and all(a is b for a, b in zip(items, value)):
                 return value  # the same list: what the program appends to it is kept
             self.list_copies.append(items)
             return items
@@ -652,7 +652,23 @@ class Converter:
         items, index = (self.value(v) for v in node.inputs())
         if isinstance(items, dict):
             return items[index]
+        if self.runtime_index(index) and self.alike_tensors(items):
+            # Tensors of one shape, an index known at run time: the stack's row (negative ones
+            # counted from the end, as Gather counts them).
+            return self.tensor_op(torch.ops.aten.index.Tensor, self.stacked(items, None),
+                                  [self.stacked(index, torch.int64)])
         return items[self.static_int(index, node)]
+
+    @staticmethod
+    def runtime_index(index: Any) -> bool:
+        return isinstance(index, torch.fx.Node)
+
+    @staticmethod
+    def alike_tensors(items: Any) -> bool:
+        if not isinstance(items, list) or not items or not all(_is_tensor(t) for t in items):
+            return False
+        first = items[0].meta["val"]
+        return all(str(t.meta["val"].shape) == str(first.shape) and t.meta["val"].dtype == first.dtype for t in items)
 
     def changes_list(self, items: Any, node: Any) -> None:
         """A list op that writes: not into a list of an enclosing graph from a branch or loop body
@@ -1114,9 +1130,16 @@ class Converter:
         if not any(isinstance(x, torch.fx.Node) for x in pytree.tree_leaves((args, kwargs))):
             return target(*args, **kwargs)
         op = _SCALAR_OPS.get(node.kind())
+        name = node.kind().split("::")[1]
+        if op is None and name in ("floor", "ceil") and len(args) == 1:
+            # As ops a program can hold (torch.export's serializer has no math.floor): the float's
+            # floor (`x // 1`, ceil by negating twice), then that integral float as an int.
+            x = args[0] if name == "floor" else self.scalar_op(operator.neg, (args[0],))
+            whole = self.scalar_op(operator.floordiv, (x, 1))
+            whole = whole if name == "floor" else self.scalar_op(operator.neg, (whole,))
+            return self.scalar_op(torch.sym_int, (whole,))
         if op is None:
-            name = node.kind().split("::")[1]
-            op = {"floor": math.floor, "ceil": math.ceil, "sqrt": math.sqrt}.get(name)
+            op = {"sqrt": math.sqrt}.get(name)
         if op is None:
             raise _error(f"`{node.kind()}` on a size known only at run time", node)
         return self.scalar_op(op, tuple(args))
@@ -1152,8 +1175,15 @@ class Converter:
             args[0].clear()
             return None
         if name == "_set_item":
-            args[0][self.static_int(args[1], node)] = args[2]
-            return args[0]
+            items, index, item = args
+            if self.runtime_index(index) and self.alike_tensors(items + [item]):
+                # Written into the stack at the row known at run time, the rows read back.
+                rows = self.tensor_op(torch.ops.aten.index_put.default, self.stacked(items, None),
+                                      [self.stacked(index, torch.int64)], item)
+                items[:] = [self.tensor_op(torch.ops.aten.select.int, rows, 0, k) for k in range(len(items))]
+                return items
+            items[self.static_int(index, node)] = item
+            return items
         if name == "copy":
             return list(args[0])
         if name == "Delete":
@@ -1161,6 +1191,25 @@ class Converter:
             return None
         if not any(isinstance(x, torch.fx.Node) for x in pytree.tree_leaves(args)):
             return _overload(_schema(node))(*args)
+        if name in ("eq", "ne") and len(args) == 2 and all(isinstance(a, list) for a in args):
+            # Lists of numbers (an RNN's check of its hidden state's sizes): equal where every
+            # item is, each compared as the numbers they are at run time.
+            a, b = args
+            if len(a) != len(b):
+                return name == "ne"
+            same: Any = True
+            for x, y in zip(a, b):
+                if x is y:
+                    continue
+                pair = self.scalar_op(operator.eq, (x, y)) if isinstance(x, torch.fx.Node) or isinstance(
+                    y, torch.fx.Node) else x == y
+                same = pair if same is True else (same if pair is True else
+                                                  self.scalar_op(operator.and_, (same, pair)))
+                if same is False:
+                    break
+            if name == "eq" or not isinstance(same, torch.fx.Node):
+                return same if name == "eq" else not same
+            return self.scalar_op(torch.sym_not, (same,))
         raise _error(f"`{node.kind()}` on a list holding values known only at run time", node)
 
     def op_aten_tensor(self, node: Any) -> Any:

@@ -5,6 +5,7 @@ example size and at another size of each dynamic axis. Needs torch, onnx, onnxru
 
 from __future__ import annotations
 
+import math
 import subprocess
 import sys
 import warnings
@@ -404,3 +405,52 @@ def test_squeeze_of_a_dynamic_axis_warns_what_size_1_gives():
                                 input_names=["x"], dynamic_axes={"x": [0, 2]})
     assert any("`squeeze` of axis [2]" in str(w.message) for w in caught)
     close(program, SqueezeDynamic(), torch.randn(3, 1, 5))
+
+
+class ScaledSize(torch.nn.Module):
+    def forward(self, x):
+        s = float(x.size(1)) * 0.7
+        return torch.nn.functional.interpolate(x[None], size=[int(math.floor(s)), int(math.ceil(s))])[0]
+
+
+def test_floor_and_ceil_of_a_runtime_size():
+    # torchvision's GeneralizedRCNNTransform resizes by floor(size * scale).
+    model = torch.jit.script(ScaledSize())
+    program = export(model, (torch.rand(3, 10, 20),), input_names=["x"], dynamic_axes={"x": [0, 1, 2]})
+    for shape in ((3, 10, 20), (2, 13, 7)):
+        close(program, model, torch.rand(*shape))
+
+
+class RuntimeListIndex(torch.nn.Module):
+    def forward(self, x, y):
+        rows = []
+        for i in range(x.size(0)):
+            rows.append(x[i])
+        rows[y] = x[y] * 2
+        return rows[-y], rows[int(y)]
+
+
+def test_a_list_of_alike_tensors_indexed_and_written_at_a_runtime_index():
+    model = torch.jit.script(RuntimeListIndex())
+    x = torch.randn(6, 4)
+    program = export(model, (x, torch.tensor(2)))
+    for y in (2, 4, 0):
+        close(program, model, x, torch.tensor(y))
+
+
+class ScriptedGru(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.rnn = torch.nn.GRU(4, 6, num_layers=2, batch_first=True)
+
+    def forward(self, x, h):
+        return self.rnn(x, h)
+
+
+def test_a_scripted_rnn_checks_its_hidden_state_sizes_at_run_time():
+    # nn.GRU compares the hidden state's size list with the expected one: lists of sizes known at
+    # run time only, compared item by item (the raising branch is not one the model takes).
+    model = torch.jit.script(ScriptedGru().eval())
+    program = export(model, (torch.randn(2, 5, 4), torch.randn(2, 2, 6)), input_names=["x", "h"],
+                     dynamic_axes={"x": [0, 1], "h": [1]})
+    close(program, model, torch.randn(3, 7, 4), torch.randn(2, 3, 6))
