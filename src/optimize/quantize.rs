@@ -70,8 +70,22 @@ pub(crate) struct Quantized {
 /// weights side by side along N and a `Split` of its result, as ONNX Runtime GenAI's builder packs
 /// Q/K/V: one kernel call, and one int8 quantization of the activation, instead of one each.
 pub(crate) fn quantize_weights(model: &mut Model, q: WeightQuantization, accuracy_level: Option<i64>) -> Quantized {
-    let found: Vec<(usize, Eligible)> =
-        (0..model.graph.nodes.len()).filter_map(|i| eligible(model, &model.graph.nodes[i]).map(|e| (i, e))).collect();
+    // Weights read through a `Transpose` (a tied LM head reads the embedding's [N, K] table so:
+    // the table stays a Gather's, and the transposed copy is not folded in).
+    let transposed: std::collections::HashMap<Value, Value> = model
+        .graph
+        .nodes
+        .iter()
+        .filter(|n| n.op_type == "Transpose" && n.domain.is_empty() && n.outputs.len() == 1)
+        .filter(|n| {
+            let perm = n.attributes.iter().find(|a| a.name == "perm");
+            perm.is_none_or(|a| matches!(&a.value, AttrValue::Ints(p) if p[..] == [1, 0]))
+        })
+        .filter_map(|n| Some((n.outputs[0], input(n, 0)?)))
+        .collect();
+    let found: Vec<(usize, Eligible)> = (0..model.graph.nodes.len())
+        .filter_map(|i| eligible(model, &model.graph.nodes[i], &transposed).map(|e| (i, e)))
+        .collect();
     // `Split` takes its sizes as an input from opset 13 on.
     let can_split = model.opset_imports.iter().any(|(d, v)| d.is_empty() && *v >= 13);
     let mut groups: Vec<Vec<usize>> = Vec::new();
@@ -201,14 +215,20 @@ struct Eligible {
     n: usize,
 }
 
-/// A float32 `MatMul` by a constant `[K, N]` weight, or a `Gemm` of a 2-D input by a constant
-/// weight with alpha and beta 1 and a bias of N or none; K and N at least 16 (smaller products
-/// gain nothing from a quantized kernel).
-fn eligible(model: &Model, node: &Node) -> Option<Eligible> {
+/// A float32 `MatMul` by a constant `[K, N]` weight (or the `Transpose` of a constant `[N, K]`
+/// one, `transposed` maps such transposes to their input), or a `Gemm` of a 2-D input by a constant
+/// weight with alpha and beta 1 and a bias of N or none; K and N at least 16 (smaller products gain
+/// nothing from a quantized kernel).
+fn eligible(model: &Model, node: &Node, transposed: &std::collections::HashMap<Value, Value>) -> Option<Eligible> {
     if !node.domain.is_empty() {
         return None;
     }
-    let (a, w) = (input(node, 0)?, input(node, 1)?);
+    let (a, mut w) = (input(node, 0)?, input(node, 1)?);
+    let mut through_transpose = false;
+    if node.op_type == "MatMul" && model.values[w.index()].constant.is_none() {
+        w = *transposed.get(&w)?;
+        through_transpose = true;
+    }
     let (ai, wi) = (&model.values[a.index()], &model.values[w.index()]);
     let t = wi.constant.as_deref()?;
     let big = t.dims.len() == 2 && t.dims.iter().all(|&d| d >= 16);
@@ -218,6 +238,9 @@ fn eligible(model: &Model, node: &Node) -> Option<Eligible> {
     }
     let (rows, cols) = (t.dims[0] as usize, t.dims[1] as usize);
     match node.op_type.as_str() {
+        "MatMul" if rank >= 2 && through_transpose => {
+            Some(Eligible { a, w, transposed: true, bias: None, k: cols, n: rows })
+        }
         "MatMul" if rank >= 2 => Some(Eligible { a, w, transposed: false, bias: None, k: rows, n: cols }),
         "Gemm" if rank == 2 => {
             let float = |name: &str| {
@@ -366,6 +389,37 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// A tied LM head multiplies by the transpose of the embedding table the Gather reads: the
+    /// product is quantized from the table read as [N, K], and the table stays for the Gather.
+    #[test]
+    fn a_weight_read_through_a_transpose_is_quantized() {
+        let values: Vec<String> = (0..48 * 32).map(|i| format!("{}", ((i * 31) % 97) as f64 / 97.0 - 0.5)).collect();
+        let text = format!(
+            "(int64[2] ids, float[2,32] x) => (float[2,32] e, float[2,48] y) <float[48,32] table = {{{}}}> {{ \
+             e = Gather(table, ids) # float[2,32] t = Transpose <perm = [1, 0]> (table) # float[32,48] \
+             y = MatMul(x, t) # float[2,48] }}",
+            values.join(", ")
+        );
+        let (mut model, names) = crate::onnx::testing::parse(18, &text);
+        let table: Vec<f32> = {
+            let t = model.values[names["table"].index()].constant.as_deref().unwrap();
+            t.raw.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect()
+        };
+        let q = WeightQuantization { bits: 4, block_size: 16 };
+        let done = quantize_weights(&mut model, q, Some(4));
+        assert_eq!(done, Quantized { weights: 1, nodes: 1 });
+        let ops: Vec<&str> = model.graph.nodes.iter().map(|n| n.op_type.as_str()).collect();
+        assert_eq!(ops, ["Gather", "MatMulNBits"]);
+        let product = &model.graph.nodes[1];
+        let int = |name: &str| crate::onnx::operators::attr_int(product, name, -1);
+        assert_eq!((int("K"), int("N")), (32, 48));
+        let constant = |v: Option<Value>| model.values[v.unwrap().index()].constant.as_deref().unwrap().clone();
+        let (packed, scales) = quantize(&table, 32, 48, Layout::NK, q);
+        assert_eq!(&constant(product.inputs[1]).raw[..], &packed[..]);
+        assert_eq!(constant(product.inputs[2]).to_f64s().unwrap(), scales);
+        assert_eq!(model.graph.nodes[0].inputs[0], Some(names["table"]));
     }
 
     /// Products of one input by weights of one K become one `MatMulNBits` of the weights side by
