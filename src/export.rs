@@ -535,16 +535,18 @@ fn stages(
         // int8 arithmetic on the activations where the kernels run on the CPU (ONNX Runtime GenAI's
         // builder asks for it too; reports/deploy.md measures it).
         let accuracy_level = (options.target != Target::OnnxRuntimeCuda).then_some(4);
-        let n = crate::optimize::quantize::quantize_weights(&mut model, q, accuracy_level);
-        warnings.push(match n {
-            0 => format!(
+        let done = crate::optimize::quantize::quantize_weights(&mut model, q, accuracy_level);
+        warnings.push(match (done.weights, done.nodes) {
+            (0, _) => format!(
                 "nothing quantized to {} bits: no float32 weight of at least 16 x 16 that a MatMul or Gemm multiplies by",
                 q.bits
             ),
-            n => format!(
-                "{n} MatMul/Gemm weight(s) quantized to {} bits in blocks of {} (com.microsoft.MatMulNBits): results \
+            (n, nodes) => format!(
+                "{n} MatMul/Gemm weight(s) quantized to {} bits in blocks of {} (com.microsoft.MatMulNBits{}): results \
                  differ from PyTorch's by the rounding of the weights",
-                q.bits, q.block_size
+                q.bits,
+                q.block_size,
+                if nodes < n { format!("; those of one input packed: {nodes} nodes") } else { String::new() }
             ),
         });
         record.warnings = warnings.clone();

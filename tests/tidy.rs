@@ -786,8 +786,9 @@ const OPERATOR_NAMES_ALLOWED: &[(&str, Option<&[&str]>, &str)] = &[
     ("src/optimize/gemm.rs", Some(&["Gemm", "Transpose"]), "the pass's own pattern: a Transpose feeding a Gemm"),
     (
         "src/optimize/quantize.rs",
-        Some(&["MatMul", "Gemm"]),
-        "the pass's own patterns: a MatMul or Gemm by a constant weight",
+        Some(&["MatMul", "Gemm", "Split", "Transpose"]),
+        "the pass's own patterns, a MatMul or Gemm by a constant weight (or a Transpose of one), and the Split of \
+         products packed into one",
     ),
     (
         "src/sym.rs",

@@ -91,7 +91,8 @@ pub struct OptimizeStats {
     /// E-graph windows built, and those stopped by an iteration or e-node limit.
     pub egraph_windows: usize,
     pub egraph_windows_stopped: usize,
-    /// Possible matches left out because their window would have passed the node limit.
+    /// Possible matches the last e-graph round left out because their window would have passed
+    /// the node limit (those an earlier round left out and a later one took are not counted).
     pub egraph_candidates_dropped: usize,
     /// Why rules did not apply: `"rule: reason"` with how often.
     pub rules_rejected: BTreeMap<String, usize>,

@@ -56,11 +56,16 @@ pub struct Limits {
     pub node_limit: usize,
     /// Rounds of window selection (a rewrite can expose a match that crosses windows).
     pub rounds: usize,
+    /// Most rounds in all: past `rounds`, another round runs while the last one rewrote something
+    /// and left candidates out of its windows for the node limit. Matches that share nodes share a
+    /// window (every rotary embedding of a decoder reads the one `Cos` of the angles: sixteen of
+    /// them in 8 layers pass the limit), so each round takes as many as fit and the next the rest.
+    pub max_rounds: usize,
 }
 
 impl Default for Limits {
     fn default() -> Self {
-        Limits { max_window_nodes: 96, iter_limit: 8, node_limit: 3000, rounds: 2 }
+        Limits { max_window_nodes: 96, iter_limit: 8, node_limit: 3000, rounds: 2, max_rounds: 64 }
     }
 }
 
@@ -99,12 +104,16 @@ fn rewrite_rounds_timed(
     stats: &mut OptimizeStats,
     clean: bool,
 ) {
-    for r in 0..limits.rounds {
+    let dropped_before = stats.egraph_candidates_dropped;
+    for r in 0..limits.max_rounds.max(limits.rounds) {
         // Readers are counted on live nodes only: a dead reader would block every single-use fusion.
         if r > 0 || !clean {
             crate::onnx::dce::eliminate_dead_code(&mut model.graph);
         }
-        if !round(model, opset, target, limits, stats) {
+        let (rewrote, dropped) = round(model, opset, target, limits, stats);
+        // Counted for the last round only: a candidate a later round took was not left out.
+        stats.egraph_candidates_dropped = dropped_before + dropped;
+        if !rewrote || (r + 1 >= limits.rounds && dropped == 0) {
             break;
         }
     }
@@ -145,12 +154,13 @@ struct Spliced {
     initializers: Vec<Value>,
 }
 
-fn round(model: &mut Model, opset: i64, target: Target, limits: &Limits, stats: &mut OptimizeStats) -> bool {
+/// One round: whether it rewrote anything, and how many candidates it left out of its windows.
+fn round(model: &mut Model, opset: i64, target: Target, limits: &Limits, stats: &mut OptimizeStats) -> (bool, usize) {
     let all = variants(target);
     let selection = window::select(model, all, opset, limits.max_window_nodes);
-    stats.egraph_candidates_dropped += selection.dropped;
+    let dropped = selection.dropped;
     if selection.windows.is_empty() {
-        return false;
+        return (false, dropped);
     }
     let (uses, pinned) = readers(model);
     let mut removed = vec![false; model.graph.nodes.len()];
@@ -166,9 +176,9 @@ fn round(model: &mut Model, opset: i64, target: Target, limits: &Limits, stats: 
         }
     }
     if spliced.is_empty() {
-        return false;
+        return (false, dropped);
     }
-    splice(model, removed, spliced)
+    (splice(model, removed, spliced), dropped)
 }
 
 fn value_data(info: &ValueInfo, uses: u32) -> Data {
