@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""ort_fusions.py -- the measurements behind the ONNX Runtime target's rules (src/optimize/egraph/ruleset.rs,
+"""ort_fusions.py -- the measurements behind the ONNX Runtime target's rules (src/optimize/egraph/rules/,
 ONNXRUNTIME_RULES, and the opset-23 rules the targets rely on): each candidate fusion against the standard
 ONNX graph it would replace, in ONNX Runtime.
 
@@ -142,7 +142,7 @@ def forms(shape, rng):
 def attention_forms(shape, rng):
     """A decoder layer's rotary embedding and attention over its KV cache (heads of 32, half as many
     key/value heads as query heads) at opset 23: as translated, and as `rotary-embedding` and
-    `attention-kv` (src/optimize/egraph/ruleset.rs) write them. `tokens` are the past; a decode step
+    `attention-kv` (src/optimize/egraph/rules/) write them. `tokens` are the past; a decode step
     adds one token."""
     batch, past, hidden = shape
     heads, kv, head = hidden // 32, hidden // 64, 32

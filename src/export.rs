@@ -7,8 +7,10 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Error, ErrorKind};
 use crate::fx::{InputKind, Program};
+use crate::onnx::functions::ModuleFunctions;
 use crate::onnx::ir::Model;
 use crate::onnx::save::{self, DataPlacement, SaveError, Sources};
+use crate::optimize::{Target, WeightQuantization};
 use crate::pt2::{Archive, ArchiveError, ArchiveFile};
 use crate::report::{ExportRecord, Stage};
 use crate::translate::dsl::TranslationTable;
@@ -84,7 +86,7 @@ pub struct ExportOptions {
     pub max_memory: Option<u64>,
     /// Make the calls of these module classes ONNX functions (`--functions`): one function per
     /// class and structure, one call node per module call (see [`ModuleFunctions`]).
-    pub module_functions: Option<crate::ModuleFunctions>,
+    pub module_functions: Option<ModuleFunctions>,
     /// Replace what is at the output path even when it is a symbolic link (the link goes, not its
     /// target), a FIFO, socket or device, or the archive being exported (its map keeps the old
     /// contents readable); these are refused otherwise. A directory is always refused.
@@ -99,13 +101,13 @@ pub struct ExportOptions {
     /// JSON: `"onnx"`, `"onnxruntime"`, `"onnxruntime-cpu"` or `"onnxruntime-cuda"`.
     ///
     /// [`Target`]: crate::Target
-    pub target: crate::Target,
+    pub target: Target,
     /// Weight-only quantization for ONNX Runtime (`--quantize int4|int8`): every float32 MatMul by
     /// a constant weight becomes `com.microsoft.MatMulNBits` ([`WeightQuantization`]); lossy, and
     /// only with an ONNX Runtime [`target`](Self::target). In JSON: `{"bits": 4, "block_size": 32}`.
     ///
     /// [`WeightQuantization`]: crate::WeightQuantization
-    pub weight_quantization: Option<crate::WeightQuantization>,
+    pub weight_quantization: Option<WeightQuantization>,
 }
 
 impl Default for ExportOptions {
@@ -131,7 +133,7 @@ impl Default for ExportOptions {
             module_functions: None,
             force: false,
             mutations_as_outputs: true,
-            target: crate::Target::Onnx,
+            target: Target::Onnx,
             weight_quantization: None,
         }
     }
@@ -445,7 +447,7 @@ fn run(input: Source<'_>, output: Option<&Path>, options: &ExportOptions) -> Res
 /// program needs would not run: ONNX Runtime 1.31 has no kernel for the opset-22 forms of `RoiAlign`
 /// and the random operators (`RandomUniformLike`, ...), and its QDQ optimizer makes a
 /// `QuantizeLinear` its own checks refuse from opset 21 (`tests/optimizer.rs` runs every fixture).
-fn default_opset(target: crate::Target, graph: &crate::pt2::schema::Graph) -> i64 {
+fn default_opset(target: Target, graph: &crate::pt2::schema::Graph) -> i64 {
     if !target.is_onnxruntime() {
         return DEFAULT_OPSET;
     }
@@ -532,17 +534,19 @@ fn stages(
     if let Some(q) = options.weight_quantization {
         // int8 arithmetic on the activations where the kernels run on the CPU (ONNX Runtime GenAI's
         // builder asks for it too; reports/deploy.md measures it).
-        let accuracy_level = (options.target != crate::Target::OnnxRuntimeCuda).then_some(4);
-        let n = crate::optimize::quantize::quantize_weights(&mut model, q, accuracy_level);
-        warnings.push(match n {
-            0 => format!(
+        let accuracy_level = (options.target != Target::OnnxRuntimeCuda).then_some(4);
+        let done = crate::optimize::quantize::quantize_weights(&mut model, q, accuracy_level);
+        warnings.push(match (done.weights, done.nodes) {
+            (0, _) => format!(
                 "nothing quantized to {} bits: no float32 weight of at least 16 x 16 that a MatMul or Gemm multiplies by",
                 q.bits
             ),
-            n => format!(
-                "{n} MatMul/Gemm weight(s) quantized to {} bits in blocks of {} (com.microsoft.MatMulNBits): results \
+            (n, nodes) => format!(
+                "{n} MatMul/Gemm weight(s) quantized to {} bits in blocks of {} (com.microsoft.MatMulNBits{}): results \
                  differ from PyTorch's by the rounding of the weights",
-                q.bits, q.block_size
+                q.bits,
+                q.block_size,
+                if nodes < n { format!("; those of one input packed: {nodes} nodes") } else { String::new() }
             ),
         });
         record.warnings = warnings.clone();

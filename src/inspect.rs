@@ -12,15 +12,16 @@
 
 use std::path::Path;
 
+use crate::error::Error;
 use crate::pt2::Archive;
-use crate::TranslationTable;
+use crate::translate::dsl::TranslationTable;
 
 pub use crate::translate::lower::UnsupportedOp;
 pub use crate::translate::universe::{Source, Status, Target};
 
 /// The program `model` of the archive at `path` as text, close to `print(exported_program)`:
 /// the FX graph with shapes, the signature and the range constraints.
-pub fn program_text(path: impl AsRef<Path>, model: &str) -> Result<String, crate::Error> {
+pub fn program_text(path: impl AsRef<Path>, model: &str) -> Result<String, Error> {
     let archive = Archive::open(path.as_ref())?;
     let loaded = archive.load(model)?;
     Ok(crate::fx::format_program(&loaded))
@@ -32,7 +33,7 @@ pub fn untranslated_ops(
     path: impl AsRef<Path>,
     model: &str,
     table: &TranslationTable,
-) -> Result<Vec<UnsupportedOp>, crate::Error> {
+) -> Result<Vec<UnsupportedOp>, Error> {
     untranslated(Archive::open(path.as_ref())?, model, table)
 }
 
@@ -41,7 +42,7 @@ pub fn untranslated_ops_in_bytes(
     data: impl Into<bytes::Bytes>,
     model: &str,
     table: &TranslationTable,
-) -> Result<Vec<UnsupportedOp>, crate::Error> {
+) -> Result<Vec<UnsupportedOp>, Error> {
     untranslated(Archive::from_bytes(Path::new("<archive in memory>"), data.into())?, model, table)
 }
 
@@ -50,11 +51,11 @@ pub fn untranslated_ops_in_entries(
     entries: impl IntoIterator<Item = (String, bytes::Bytes)>,
     model: &str,
     table: &TranslationTable,
-) -> Result<Vec<UnsupportedOp>, crate::Error> {
+) -> Result<Vec<UnsupportedOp>, Error> {
     untranslated(Archive::from_entries(entries)?, model, table)
 }
 
-fn untranslated(archive: Archive, model: &str, table: &TranslationTable) -> Result<Vec<UnsupportedOp>, crate::Error> {
+fn untranslated(archive: Archive, model: &str, table: &TranslationTable) -> Result<Vec<UnsupportedOp>, Error> {
     let loaded = archive.load(model)?;
     Ok(crate::translate::lower::find_unsupported(&loaded.program.graph_module.graph, table))
 }

@@ -62,13 +62,16 @@ pub use weights::{apply_weights, WeightsError, WEIGHT_KEY};
 pub mod internals {
     pub use crate::fx::{format_program, Program};
     pub use crate::onnx::{ir, proto, save, text};
-    pub use crate::optimize::{clean_up, optimize, optimize_for, random};
+    /// The property test's random graphs (feature `testing`: this crate's tests and fuzz targets).
+    #[cfg(feature = "testing")]
+    pub use crate::optimize::random;
+    pub use crate::optimize::{clean_up, optimize, optimize_for};
     pub use crate::pt2::{Archive, ArchiveError, Weight};
     pub mod lower {
         pub use crate::translate::lower::{check_types, find_unsupported, lower, LowerOptions};
     }
-    pub mod schemas {
-        pub use crate::translate::schemas::{arg_names, schema};
+    pub mod aten_schemas {
+        pub use crate::translate::aten_schemas::{arg_names, schema};
     }
     pub use crate::translate::dsl::target_key;
     pub use crate::translations::{default_table, FAMILIES};

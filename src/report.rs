@@ -9,9 +9,9 @@ use std::time::Duration;
 
 use crate::fx::{self, InputKind};
 use crate::pt2::{scalar_type, schema, Loaded};
+use crate::translate::aten_schemas;
 use crate::translate::dsl::{target_key, TranslationTable};
 use crate::translate::lower::{find_unsupported, visit_nodes};
-use crate::translate::schemas;
 
 /// The stages of an export, in the order they run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -114,7 +114,7 @@ pub struct ExportRecord {
     /// What the optimizer (or, with `optimize: false`, the clean-up) did.
     pub optimize: Option<crate::optimize::OptimizeStats>,
     /// What `--functions` made (when asked).
-    pub functions: Option<crate::FunctionStats>,
+    pub functions: Option<crate::onnx::functions::FunctionStats>,
     /// Told about every finished stage.
     pub progress: Option<Progress>,
     /// Asked after every stage but the save whether to stop.
@@ -541,7 +541,7 @@ pub fn skeleton(key: &str, example: Option<&schema::Node>) -> String {
         .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
         .collect();
     let mut params = Vec::new();
-    let doc = match schemas::schema(key) {
+    let doc = match aten_schemas::schema(key) {
         Some(line) => {
             let open = line.find('(').unwrap_or(0);
             let close = line.rfind(") ->").unwrap_or(line.len());

@@ -973,3 +973,94 @@ fn duplicated_input_specs_export_in_linear_time() {
         assert!(took < std::time::Duration::from_secs(bound), "{n} duplicated specs took {took:?}");
     }
 }
+
+/// Where an `ExportOptions` field reaches users: a Python keyword of `fxonnx.export`, a flag of
+/// `fxonnx export`, or absent from that surface on purpose, for the reason given.
+enum Surface {
+    Named(&'static str),
+    Absent(&'static str),
+}
+use Surface::{Absent, Named};
+
+/// Every `ExportOptions` field (src/export.rs): `(field, Python keyword, CLI flag)`.
+const OPTION_SURFACES: &[(&str, Surface, Surface)] = &[
+    ("model_name", Absent("the package exports the program it is given, as torch.onnx does"), Named("--model")),
+    ("opset_version", Named("opset_version"), Named("--opset")),
+    ("input_names", Named("input_names"), Named("--input-names")),
+    ("output_names", Named("output_names"), Named("--output-names")),
+    ("tree_names", Named("tree_names"), Named("--tree-names")),
+    ("dim_names", Named("dim_names"), Named("--dim")),
+    ("external_data", Named("external_data"), Named("--external-data")),
+    ("include_initializers", Named("export_params"), Named("--no-weights")),
+    (
+        "custom_translation_table",
+        Named("custom_translation_table"),
+        Absent("a table is code (Rust built into a binary, as examples/custom_table does, or Python functions)"),
+    ),
+    ("report", Named("report"), Named("--report")),
+    (
+        "report_html",
+        Absent("torch.onnx's report is markdown; HTML is the CLI's rendering of it"),
+        Named("--report-html"),
+    ),
+    ("artifacts_dir", Named("artifacts_dir"), Named("--artifacts-dir")),
+    ("optimize", Named("optimize"), Named("--no-optimize")),
+    ("progress", Absent("a Rust callback; the package prints its own (verbose)"), Named("--quiet")),
+    (
+        "interrupt",
+        Absent("the extension sets it itself, so that Ctrl-C stops an export"),
+        Absent("the CLI process stops on a signal"),
+    ),
+    (
+        "debug_outputs",
+        Absent("node-by-node comparison with torch (benches/node_diff.py) drives the CLI"),
+        Named("--debug-outputs"),
+    ),
+    ("max_memory", Named("max_memory"), Named("--max-memory")),
+    ("module_functions", Named("functions"), Named("--functions")),
+    (
+        "force",
+        Absent("the package's saves keep the refusals (a symbolic link, the input): no keyword overrides them"),
+        Named("--force"),
+    ),
+    (
+        "mutations_as_outputs",
+        Named("mutations_as_outputs"),
+        Absent("the CLI writes mutated state as graph outputs, the form an archive's program has"),
+    ),
+    ("target", Named("target"), Named("--target")),
+    ("weight_quantization", Named("quantize"), Named("--quantize")),
+];
+
+/// Every `ExportOptions` field is a Python keyword and a CLI flag, or is named above as absent from
+/// one with its reason: a new option fails here until it reaches both or says why not.
+#[test]
+fn every_export_option_is_a_python_keyword_and_a_cli_flag() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let export = std::fs::read_to_string(root.join("src/export.rs")).expect("src/export.rs");
+    let body = export.split("pub struct ExportOptions {").nth(1).and_then(|s| s.split("\n}").next()).expect("struct");
+    let fields: Vec<&str> =
+        body.lines().filter_map(|l| l.trim().strip_prefix("pub ")?.split_once(':').map(|(name, _)| name)).collect();
+    let listed: Vec<&str> = OPTION_SURFACES.iter().map(|(f, _, _)| *f).collect();
+    assert_eq!(fields, listed, "ExportOptions' fields and OPTION_SURFACES differ");
+
+    let api = std::fs::read_to_string(root.join("python/fxonnx/_api.py")).expect("_api.py");
+    let signature = api.split("\ndef export(").nth(1).and_then(|s| s.split(") -> ").next()).expect("def export");
+    let keywords: Vec<&str> =
+        signature.lines().filter_map(|l| l.trim().split_once(':').map(|(k, _)| k.trim_start_matches('*'))).collect();
+    let help = fxonnx(&["export".as_ref(), "--help".as_ref()]);
+    let help = String::from_utf8_lossy(&help.stdout);
+    for (field, python, cli) in OPTION_SURFACES {
+        match python {
+            Named(k) => assert!(keywords.contains(k), "{field}: fxonnx.export has no keyword {k}"),
+            Absent(why) => assert!(!why.is_empty(), "{field}: absent from Python without a reason"),
+        }
+        match cli {
+            Named(flag) => assert!(
+                help.lines().any(|l| l.split([' ', ',', '=', '[', '<']).any(|w| w == *flag)),
+                "{field}: fxonnx export has no flag {flag}"
+            ),
+            Absent(why) => assert!(!why.is_empty(), "{field}: absent from the CLI without a reason"),
+        }
+    }
+}

@@ -1,6 +1,6 @@
 //! Generates, from `tests/data/onnx_op_schemas.json`, `src/onnx/ops.rs` (the typed ONNX operator
 //! builder: one `Builder` method and one attribute-setter wrapper per operator) and
-//! `src/onnx/operators/schema.rs` (what the schemas say of each operator's element types, for the
+//! `src/onnx/operators/onnx_schemas.rs` (what the schemas say of each operator's element types, for the
 //! operator table), and fails when a committed file differs from what the schemas produce.
 //!
 //! Regenerate after changing this generator or the schemas:
@@ -24,7 +24,7 @@ const MAX_OPSET: i64 = 23;
 const MIN_OPSET: i64 = 13;
 const SCHEMAS: &str = "tests/data/onnx_op_schemas.json";
 const OUTPUT: &str = "src/onnx/ops.rs";
-const SCHEMA_OUTPUT: &str = "src/onnx/operators/schema.rs";
+const SCHEMA_OUTPUT: &str = "src/onnx/operators/onnx_schemas.rs";
 const BLESS_CMD: &str = "FXONNX_BLESS=1 cargo test --test ops_codegen";
 
 /// Rust keywords (strict, reserved and edition-2018+ ones). `self`, `Self`, `super` and `crate`
@@ -496,7 +496,7 @@ use super::ir::{{AttrValue, Graph, TensorData, Value}};
     out
 }
 
-/// The whole text of `src/onnx/operators/schema.rs`.
+/// The whole text of `src/onnx/operators/onnx_schemas.rs`.
 fn generate_schema(schemas_json: &str) -> String {
     let root: Json = serde_json::from_str(schemas_json).expect("onnx_op_schemas.json is not JSON");
     let schemas = root.get("schemas").and_then(Json::as_array).expect("a `schemas` array");

@@ -87,7 +87,7 @@ fn corpus_cases_compute_the_same_with_and_without_optimization() {
     assert!(failures.is_empty(), "{} of {} models fail:\n{}", failures.len(), entries.len(), failures.join("\n"));
 }
 
-/// The ONNX Runtime target's rewrites (`ruleset::ONNXRUNTIME_RULES`) keep results: every fixture
+/// The ONNX Runtime target's rewrites (`egraph::rules::ONNXRUNTIME_RULES`) keep results: every fixture
 /// exported for ONNX Runtime passes `onnx.checker` (full; ONNX Runtime's `com.microsoft` operators
 /// are outside its schemas) and matches PyTorch in ONNX Runtime on every input set, as the standard
 /// export does. The decoders' RMS norms are rewritten (so the check covers the rules), and no
@@ -176,7 +176,8 @@ fn weight_quantization_takes_gemm_weights() {
 }
 
 /// Weight-only quantization (`--quantize`, ONNX Runtime target): every float32 MatMul by a weight
-/// of at least 16 x 16 becomes `com.microsoft.MatMulNBits`, the float weights leave the file, and
+/// of at least 16 x 16 becomes `com.microsoft.MatMulNBits` (those reading one input packed into one,
+/// as the GenAI builder packs Q/K/V), the float weights leave the file, and
 /// the model stays close to PyTorch in ONNX Runtime, closer with 8 bits than with 4 (the tolerance
 /// is the fixture's largest output magnitude times the bound: the outputs are near 1). Without an
 /// ONNX Runtime target it is refused.
@@ -201,11 +202,18 @@ fn weight_quantization_writes_matmul_nbits_close_to_pytorch() {
         let nodes = &program.ir().graph.nodes;
         let nbits = nodes.iter().filter(|n| n.op_type == "MatMulNBits").count();
         let left = nodes.iter().filter(|n| n.op_type == "MatMul").count();
+        let warning = program.warnings().iter().find(|w| w.contains("quantized to")).expect("a quantization warning");
+        let weights: usize = warning.split(' ').next().and_then(|n| n.parse().ok()).expect("a count of weights");
         assert!(
-            nbits > 0 && nbits + left == matmuls,
-            "{bits} bits: {nbits} MatMulNBits, {left} of {matmuls} MatMul left"
+            weights > 0 && weights + left == matmuls,
+            "{bits} bits: {weights} weights quantized, {left} of {matmuls} MatMul left: {warning}"
         );
-        assert!(program.warnings().iter().any(|w| w.contains("quantized")), "{:?}", program.warnings());
+        // Each of the 2 layers reads its normalized input in q, k, v (one node) and gate, up (one
+        // node), then o and down; the LM head: 9 nodes for 15 weights, each pack split back.
+        assert_eq!((weights, nbits), (15, 9), "{bits} bits: {warning}");
+        let splits = |nodes: &[fxonnx::internals::ir::Node]| nodes.iter().filter(|n| n.op_type == "Split").count();
+        assert_eq!(splits(nodes), splits(&plain.ir().graph.nodes) + 4, "{bits} bits");
+        assert!(warning.contains("packed: 9 nodes"), "{warning}");
         assert!(program.weight_bytes() < plain.weight_bytes(), "{bits} bits: weights not smaller");
         let out = tmp.path().join(format!("q{bits}.onnx"));
         program.save(&out).expect("save");

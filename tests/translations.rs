@@ -2,7 +2,7 @@
 //! that name in the overloads it is registered for (the archive names arguments by schema name), and
 //! every registered ATen overload must exist in torch 2.15.
 
-use fxonnx::internals::schemas::{arg_names, schema};
+use fxonnx::internals::aten_schemas::{arg_names, schema};
 
 #[test]
 fn parameter_names_match_the_aten_schemas() {

@@ -1,7 +1,7 @@
 //! Linear algebra: matrix, batched and vector products (mm, matmul, addmm, baddbmm, outer, kron,
 //! tensordot, multi_dot, inner, _grouped_mm), trace, cross and dot products, distances between
 //! vectors (pairwise_distance, pdist, cdist, cosine_similarity). Decompositions and solvers are in
-//! `numerics/decompositions.rs`.
+//! `numerics/decompositions/`.
 
 use crate::translate::prelude::*;
 use crate::translations;

@@ -32,13 +32,13 @@ pub mod random;
 pub mod recurrent;
 pub mod reduction;
 pub mod reorder;
+pub mod reshaping;
 pub(crate) mod shared;
 pub mod slicing;
 pub mod sorting;
 pub mod statistics;
 pub mod torchvision;
 pub mod unfolding;
-pub mod views;
 
 /// A family's registration function (each `translations!` block defines one, `register`).
 pub type Register = fn(&mut TranslationTable);
@@ -68,13 +68,13 @@ pub const FAMILIES: &[(&str, Register)] = &[
     ("recurrent", recurrent::register),
     ("reduction", reduction::register),
     ("reorder", reorder::register),
+    ("reshaping", reshaping::register),
     ("slicing", slicing::register),
     ("sorting", sorting::register),
     ("special", numerics::special::register),
     ("statistics", statistics::register),
     ("torchvision", torchvision::register),
     ("unfolding", unfolding::register),
-    ("views", views::register),
 ];
 
 impl TranslationTable {

@@ -18,7 +18,8 @@ from . import _errors, _fxonnx
 from ._errors import OptionsError, VerificationError
 from ._verification import OutputComparison, VerificationResult
 
-DEFAULT_OPSET = 20
+# The library's default (torch.onnx's, 20), read from the extension rather than copied.
+DEFAULT_OPSET = _fxonnx.DEFAULT_OPSET
 # torch.onnx saves weights beside the model above this size (ONNXProgram._LARGE_MODEL_THRESHOLD).
 _LARGE_MODEL_THRESHOLD = 1536 * 1024 * 1024
 

@@ -4,6 +4,8 @@ import os
 from typing import Mapping, Sequence, Union
 
 __version__: str
+# The default-domain opset of an export without opset_version (the Rust library's DEFAULT_OPSET).
+DEFAULT_OPSET: int
 
 class ExportError(Exception):
     stage: str | None

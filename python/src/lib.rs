@@ -395,6 +395,8 @@ fn _fxonnx(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(apply_weights, m)?)?;
     m.add_function(wrap_pyfunction!(untranslated_ops, m)?)?;
     m.add_class::<Program>()?;
+    // Defaults come from the library, so that the package does not keep copies that can drift.
+    m.add("DEFAULT_OPSET", fxonnx::DEFAULT_OPSET)?;
     let py = m.py();
     m.add("ExportError", py.get_type::<ExportError>())?;
     m.add("OptionsError", py.get_type::<OptionsError>())?;

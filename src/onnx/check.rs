@@ -4,10 +4,10 @@
 //! hostile archive, whose model `onnx.checker` would reject and whose shapes the optimizer must
 //! not trust. Run after the lowering and again after the optimizer.
 
-use super::facts::ShapeTable;
 use super::ir::{AttrValue, DType, Dim, Graph, Model, Node, Value};
 use super::keys::FX_NODE;
-use super::operators::{self, clash, schema, shape_text, Body, Facts};
+use super::operators::{self, clash, onnx_schemas, shape_text, Body, Facts};
+use super::shape_table::ShapeTable;
 
 /// A recorded shape or element type that the nodes computing the value contradict.
 #[derive(Debug)]
@@ -183,7 +183,7 @@ fn input_types(model: &Model, node: &Node) -> Result<(), (String, bool)> {
     if !node.domain.is_empty() {
         return Ok(());
     }
-    for c in schema::type_constraints(&node.op_type) {
+    for c in onnx_schemas::type_constraints(&node.op_type) {
         let mut first: Option<DType> = None;
         for (i, v) in node.inputs.iter().enumerate() {
             let bound = c.inputs.contains(&i) || c.variadic_from.is_some_and(|from| i >= from);

@@ -10,7 +10,7 @@
 
 use super::builder::Builder;
 use super::ir::{DType, Value};
-use super::operators::schema::{allowed_at, type_constraints};
+use super::operators::onnx_schemas::{allowed_at, type_constraints};
 use super::operators::{self, Rewrite};
 
 /// Types that hold every value of `t`, nearest first. Nothing narrows and no float becomes an

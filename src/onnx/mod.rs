@@ -7,7 +7,6 @@ pub mod builder;
 pub(crate) mod check;
 pub mod dce;
 mod downgrade;
-pub(crate) mod facts;
 pub mod functions;
 pub mod ir;
 pub mod keys;
@@ -16,6 +15,7 @@ pub(crate) mod operators;
 pub mod ops;
 pub mod proto;
 pub mod save;
+pub(crate) mod shape_table;
 /// Graphs as text for tests (the crate's and, through `internals::testing`, the integration tests').
 pub(crate) mod testing;
 pub mod text;

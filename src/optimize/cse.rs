@@ -18,13 +18,13 @@ use crate::onnx::operators;
 
 const NONE: u32 = u32::MAX;
 
-pub(crate) fn run(model: &mut Model, rules: &mut super::Rules) -> usize {
+pub(crate) fn run(model: &mut Model, fired: &mut super::Firings) -> usize {
     let n = model.graph.nodes.len();
     // Hash → first kept node (index among kept nodes) with it; `next` chains kept nodes whose
     // hashes collide.
     let mut first: HashMap<u64, u32, FxBuild> = HashMap::with_capacity_and_hasher(n, FxBuild::default());
     let mut next: Vec<u32> = Vec::new();
-    edit::sweep_kept(model, edit::Subst::new(model.values.len()), |model, facts, kept, node| {
+    edit::sweep_kept(model, edit::Subst::new(model.values.len()), |model, uses, kept, node| {
         let Some(h) = key_hash(&node) else { return Action::Keep(node) };
         let mut at = first.get(&h).copied().unwrap_or(NONE);
         while at != NONE {
@@ -33,9 +33,9 @@ pub(crate) fn run(model: &mut Model, rules: &mut super::Rules) -> usize {
                 let with: Vec<(Value, Value)> =
                     node.outputs.iter().copied().zip(earlier.outputs.iter().copied()).collect();
                 let outputs_ok =
-                    with.iter().all(|&(o, e)| !facts.is_output(o) || edit::can_stand_for_output(model, facts, e));
+                    with.iter().all(|&(o, e)| !uses.is_output(o) || edit::can_stand_for_output(model, uses, e));
                 if outputs_ok {
-                    rules.fire(&format!("cse: {}", node.op_type));
+                    fired.fire(&format!("cse: {}", node.op_type));
                     return Action::Replace { node, with };
                 }
                 return Action::Keep(node);

@@ -30,7 +30,7 @@ fn fingerprint(t: &TensorData) -> u64 {
     h.finish()
 }
 
-pub(crate) fn run(model: &mut Model, rules: &mut super::Rules) -> usize {
+pub(crate) fn run(model: &mut Model, fired: &mut super::Firings) -> usize {
     // Only graph inputs and outputs are needed here (no reader counts): they are few.
     let pins: FxHashSet<Value> = model.graph.inputs.iter().chain(&model.graph.outputs).copied().collect();
     let mut groups: HashMap<u64, Vec<Value>, FxBuild> =
@@ -52,7 +52,7 @@ pub(crate) fn run(model: &mut Model, rules: &mut super::Rules) -> usize {
             Some(first) => {
                 subst.set(v, first);
                 merged += 1;
-                rules.fire("dedup: initializer");
+                fired.fire("dedup: initializer");
             }
             None => {
                 candidates.push(v);

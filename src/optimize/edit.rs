@@ -29,17 +29,18 @@ pub(crate) enum Action {
     },
 }
 
-/// Facts about the main graph a pass needs while it decides (computed once per sweep).
-pub(crate) struct Facts {
+/// Who reads each value of the main graph, as a pass needs it while it decides (computed once per
+/// sweep).
+pub(crate) struct Uses {
     /// Per value: how many times it is read (node inputs, subgraph reads, graph outputs).
-    pub uses: Vec<u32>,
+    pub counts: Vec<u32>,
     /// Per value: it is a main-graph output.
     pub is_output: Vec<bool>,
     /// Per value: it is a main-graph input.
     pub is_input: Vec<bool>,
 }
 
-impl Facts {
+impl Uses {
     pub fn new(model: &Model) -> Self {
         let n = model.values.len();
         let mut uses = vec![0u32; n];
@@ -68,11 +69,11 @@ impl Facts {
             uses[o.index()] += 1;
             is_output[o.index()] = true;
         }
-        Facts { uses, is_output, is_input }
+        Uses { counts: uses, is_output, is_input }
     }
 
-    pub fn uses(&self, v: Value) -> u32 {
-        self.uses.get(v.index()).copied().unwrap_or(0)
+    pub fn count(&self, v: Value) -> u32 {
+        self.counts.get(v.index()).copied().unwrap_or(0)
     }
 
     pub fn is_output(&self, v: Value) -> bool {
@@ -81,45 +82,45 @@ impl Facts {
 }
 
 thread_local! {
-    /// While the linear passes run: the facts of the graph as it is now, if a sweep computed them
+    /// While the linear passes run: the uses of the graph as it is now, if a sweep counted them
     /// and nothing changed since (a pass that made no rewrite changed nothing). `None` outside.
-    static CACHED_FACTS: RefCell<Option<Option<Rc<Facts>>>> = const { RefCell::new(None) };
+    static CACHED_USES: RefCell<Option<Option<Rc<Uses>>>> = const { RefCell::new(None) };
 }
 
-/// Keeps the facts one sweep computed for the next while the graph does not change (counting every
+/// Keeps the uses one sweep counted for the next while the graph does not change (counting every
 /// read of every node is a good part of a sweep that rewrites nothing). Dropping it ends the reuse.
-pub(crate) struct FactsCache(());
+pub(crate) struct UsesCache(());
 
-impl FactsCache {
+impl UsesCache {
     pub fn new() -> Self {
-        CACHED_FACTS.with(|c| *c.borrow_mut() = Some(None));
-        FactsCache(())
+        CACHED_USES.with(|c| *c.borrow_mut() = Some(None));
+        UsesCache(())
     }
 
-    /// The graph changed: facts must be counted again.
+    /// The graph changed: uses must be counted again.
     pub fn invalidate(&self) {
-        CACHED_FACTS.with(|c| *c.borrow_mut() = Some(None));
+        CACHED_USES.with(|c| *c.borrow_mut() = Some(None));
     }
 }
 
-impl Drop for FactsCache {
+impl Drop for UsesCache {
     fn drop(&mut self) {
-        CACHED_FACTS.with(|c| *c.borrow_mut() = None);
+        CACHED_USES.with(|c| *c.borrow_mut() = None);
     }
 }
 
-/// The facts of `model` now: cached ones while they hold, else counted.
-fn facts_of(model: &Model) -> Rc<Facts> {
-    CACHED_FACTS.with(|c| {
+/// The uses of `model` now: cached ones while they hold, else counted.
+fn uses_of(model: &Model) -> Rc<Uses> {
+    CACHED_USES.with(|c| {
         let mut c = c.borrow_mut();
         match &mut *c {
             Some(Some(f)) => f.clone(),
             Some(slot) => {
-                let f = Rc::new(Facts::new(model));
+                let f = Rc::new(Uses::new(model));
                 *slot = Some(f.clone());
                 f
             }
-            None => Rc::new(Facts::new(model)),
+            None => Rc::new(Uses::new(model)),
         }
     })
 }
@@ -212,18 +213,18 @@ impl Subst {
 
 /// One sweep over the main graph: `decide` sees each node with its inputs already substituted.
 /// Returns how many nodes were dropped.
-pub(crate) fn sweep(model: &mut Model, mut decide: impl FnMut(&mut Model, &Facts, Node) -> Action) -> usize {
+pub(crate) fn sweep(model: &mut Model, mut decide: impl FnMut(&mut Model, &Uses, Node) -> Action) -> usize {
     let subst = Subst::new(model.values.len());
-    sweep_kept(model, subst, |model, facts, _, node| decide(model, facts, node))
+    sweep_kept(model, subst, |model, uses, _, node| decide(model, uses, node))
 }
 
 /// [`sweep`], starting from substitutions already made (values replaced outside any node).
 pub(crate) fn sweep_from(
     model: &mut Model,
     subst: Subst,
-    mut decide: impl FnMut(&mut Model, &Facts, Node) -> Action,
+    mut decide: impl FnMut(&mut Model, &Uses, Node) -> Action,
 ) -> usize {
-    sweep_kept(model, subst, |model, facts, _, node| decide(model, facts, node))
+    sweep_kept(model, subst, |model, uses, _, node| decide(model, uses, node))
 }
 
 /// [`sweep_from`] where `decide` also sees the nodes kept so far (in order; a kept node's index
@@ -231,9 +232,9 @@ pub(crate) fn sweep_from(
 pub(crate) fn sweep_kept(
     model: &mut Model,
     mut subst: Subst,
-    mut decide: impl FnMut(&mut Model, &Facts, &[Node], Node) -> Action,
+    mut decide: impl FnMut(&mut Model, &Uses, &[Node], Node) -> Action,
 ) -> usize {
-    let facts = facts_of(model);
+    let uses = uses_of(model);
     // Kept nodes are compacted in place: a fresh vector per sweep (tens of MB on large graphs) was
     // mostly page faults. A taken slot holds a placeholder until a kept node lands in it.
     let mut nodes = std::mem::take(&mut model.graph.nodes);
@@ -243,7 +244,7 @@ pub(crate) fn sweep_kept(
     for i in 0..nodes.len() {
         let mut node = std::mem::replace(&mut nodes[i], placeholder(&placeholder_meta));
         subst.apply(&mut node);
-        match decide(model, &facts, &nodes[..kept], node) {
+        match decide(model, &uses, &nodes[..kept], node) {
             Action::Keep(n) => {
                 nodes[kept] = n;
                 kept += 1;
@@ -251,7 +252,7 @@ pub(crate) fn sweep_kept(
             Action::Replace { node, with } => {
                 dropped += 1;
                 for (old, new) in with {
-                    if facts.is_output(old) {
+                    if uses.is_output(old) {
                         subst.output_meta.push((old, node.metadata.clone()));
                     }
                     subst.set(old, new);
@@ -335,9 +336,9 @@ fn fix_outputs(model: &mut Model, subst: &Subst) {
 
 /// Whether a value may take over a graph output's name (see [`fix_outputs`]); passes use it to avoid
 /// dropping a node only for an `Identity` to come back in its place.
-pub(crate) fn can_stand_for_output(model: &Model, facts: &Facts, v: Value) -> bool {
+pub(crate) fn can_stand_for_output(model: &Model, uses: &Uses, v: Value) -> bool {
     let info = model.value(v);
-    info.constant.is_none() && !facts.is_output(v) && !facts.is_input.get(v.index()).copied().unwrap_or(true)
+    info.constant.is_none() && !uses.is_output(v) && !uses.is_input.get(v.index()).copied().unwrap_or(true)
 }
 
 /// Turn `v` into a constant of the main graph (it keeps its name and metadata).

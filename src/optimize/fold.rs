@@ -18,9 +18,9 @@ use super::Fire;
 use crate::onnx::ir::{Model, Node, TensorData};
 use crate::onnx::operators::{self, INPUT_LIMIT, OUTPUT_LIMIT};
 
-pub(crate) fn run(model: &mut Model, rules: &mut super::Rules) -> usize {
-    edit::sweep(model, |model, facts, node| {
-        if !node.domain.is_empty() || node.outputs.is_empty() || node.outputs.iter().any(|&o| facts.is_output(o)) {
+pub(crate) fn run(model: &mut Model, fired: &mut super::Firings) -> usize {
+    edit::sweep(model, |model, uses, node| {
+        if !node.domain.is_empty() || node.outputs.is_empty() || node.outputs.iter().any(|&o| uses.is_output(o)) {
             return Action::Keep(node);
         }
         let mut consts = Vec::with_capacity(node.inputs.len());
@@ -36,7 +36,7 @@ pub(crate) fn run(model: &mut Model, rules: &mut super::Rules) -> usize {
         // A large constant read only here: the result may be recorded as a derived tensor.
         let big = |i: usize| {
             consts.get(i).copied().flatten().is_some_and(|c| c.numel() > INPUT_LIMIT)
-                && input(&node, i).is_some_and(|x| facts.uses(x) == 1)
+                && input(&node, i).is_some_and(|x| uses.count(x) == 1)
         };
         let out = if consts.iter().flatten().all(|c| c.numel() <= INPUT_LIMIT) {
             match operators::eval(&node, &consts) {
@@ -58,7 +58,7 @@ pub(crate) fn run(model: &mut Model, rules: &mut super::Rules) -> usize {
         if model.value(o).dtype.is_some_and(|t| t != out.dtype) || node.outputs.len() != 1 {
             return Action::Keep(node);
         }
-        rules.fire(&format!("fold: {}", node.op_type));
+        fired.fire(&format!("fold: {}", node.op_type));
         edit::make_constant(model, o, out);
         Action::Replace { node, with: vec![] }
     })

@@ -11,7 +11,7 @@ use super::Fire;
 use crate::hash::{FxHashMap, FxHashSet};
 use crate::onnx::ir::{AttrValue, Attribute, Model, Node, Value};
 
-pub(crate) fn run(model: &mut Model, rules: &mut super::Rules) -> usize {
+pub(crate) fn run(model: &mut Model, fired: &mut super::Firings) -> usize {
     // A sweep moves every node; most graphs have no Gemm reading a Transpose, and one scan says so
     // (on the 100k-node synthetic transformer the sweep alone was 10 % of the optimizer's time).
     if !any_gemm_reads_a_transpose(model) {
@@ -37,7 +37,7 @@ pub(crate) fn run(model: &mut Model, rules: &mut super::Rules) -> usize {
                         let flipped = 1 - attr_int(&node, flag, 0).clamp(0, 1);
                         node.inputs[i] = Some(source);
                         set_int(&mut node, flag, flipped);
-                        rules.fire("gemm: operand transpose into trans flag");
+                        fired.fire("gemm: operand transpose into trans flag");
                         rewrites += 1;
                     }
                 }

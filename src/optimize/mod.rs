@@ -23,6 +23,8 @@ pub(crate) mod fold;
 pub(crate) mod gemm;
 pub(crate) mod noop;
 pub(crate) mod quantize;
+/// The property test's graph generator: test machinery, not in the shipped library.
+#[cfg(any(test, feature = "testing"))]
 pub mod random;
 pub(crate) mod shapes;
 #[cfg(test)]
@@ -34,8 +36,8 @@ mod tests;
 ///
 /// Standard ONNX (the default) runs anywhere. Under an ONNX Runtime target the e-graph also
 /// rewrites into ONNX Runtime's own operators (`com.microsoft`) and into the forms its load-time
-/// fusions recognize, rule by rule where ONNX Runtime measured faster (each rule keeps its
-/// measurement: `egraph/ruleset.rs`, `reports/deploy.md`); the model still passes `onnx.checker`.
+/// fusions recognize, rule by rule where ONNX Runtime measured faster (`egraph/rules/onnxruntime.rs`;
+/// the measurements by rule name in `reports/deploy.md`); the model still passes `onnx.checker`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize)]
 pub enum Target {
     #[default]
@@ -89,7 +91,8 @@ pub struct OptimizeStats {
     /// E-graph windows built, and those stopped by an iteration or e-node limit.
     pub egraph_windows: usize,
     pub egraph_windows_stopped: usize,
-    /// Possible matches left out because their window would have passed the node limit.
+    /// Possible matches the last e-graph round left out because their window would have passed
+    /// the node limit (those an earlier round left out and a later one took are not counted).
     pub egraph_candidates_dropped: usize,
     /// Why rules did not apply: `"rule: reason"` with how often.
     pub rules_rejected: BTreeMap<String, usize>,
@@ -107,14 +110,14 @@ pub struct PassRecord {
     pub elapsed: Duration,
 }
 
-/// Rule name → times fired.
-pub(crate) type Rules = BTreeMap<String, usize>;
+/// How often each rule fired, by rule name (what a pass records in [`OptimizeStats::rules_fired`]).
+pub(crate) type Firings = BTreeMap<String, usize>;
 
 pub(crate) trait Fire {
     fn fire(&mut self, rule: &str);
 }
 
-impl Fire for Rules {
+impl Fire for Firings {
     fn fire(&mut self, rule: &str) {
         match self.get_mut(rule) {
             Some(n) => *n += 1,
@@ -131,7 +134,7 @@ impl OptimizeStats {
         &mut self,
         name: &'static str,
         model: &mut Model,
-        pass: impl FnOnce(&mut Model, &mut Rules) -> usize,
+        pass: impl FnOnce(&mut Model, &mut Firings) -> usize,
     ) -> usize {
         let start = Instant::now();
         let nodes_before = model.graph.nodes.len();
@@ -151,7 +154,7 @@ impl OptimizeStats {
     }
 }
 
-fn dce(model: &mut Model, _: &mut Rules) -> usize {
+fn dce(model: &mut Model, _: &mut Firings) -> usize {
     let before = model.graph.nodes.len();
     crate::onnx::dce::eliminate_dead_code(&mut model.graph);
     before - model.graph.nodes.len()
@@ -172,10 +175,14 @@ pub fn clean_up(model: &mut Model) -> OptimizeStats {
 const MAX_ROUNDS: usize = 6;
 
 /// A linear pass: one sweep over the graph.
+///
+/// The contract every pass keeps, which [`linear_passes`] relies on to skip a settled pass: a run
+/// that reports no rewrite (returns 0) changes nothing — no node, value, initializer, name or
+/// metadata — and a pass is deterministic, so on an unchanged graph it would report none again.
 struct Pass {
     name: &'static str,
-    /// Returns how many nodes it changed.
-    run: fn(&mut Model, &mut Rules) -> usize,
+    /// Returns how many nodes it changed; 0 only when it changed nothing at all.
+    run: fn(&mut Model, &mut Firings) -> usize,
     /// Whether dropping the nodes a dead-code elimination removed can let the pass rewrite
     /// something it did not on the graph before (see [`may_enable`]).
     enabled_by: fn(&Removed) -> bool,
@@ -246,14 +253,14 @@ fn may_enable(p: usize, removed: &Removed) -> bool {
 /// dead nodes, the next round would change nothing (elimination is idempotent): it is not run, nor
 /// is the closing elimination.
 fn linear_passes(model: &mut Model, stats: &mut OptimizeStats) -> usize {
-    let facts = edit::FactsCache::new();
+    let uses = edit::UsesCache::new();
     // Per pass: its last run rewrote nothing, and the graph has not changed for it since.
     let mut settled = [false; PASSES.len()];
     let dce = |stats: &mut OptimizeStats, model: &mut Model, settled: &mut [bool; PASSES.len()]| {
         let mut removed = Removed::default();
         let n = stats.run("dead-code elimination", model, |m, _| dce_observed(m, &mut removed));
         if removed.any {
-            facts.invalidate();
+            uses.invalidate();
             for (p, s) in settled.iter_mut().enumerate() {
                 *s &= !may_enable(p, &removed);
             }
@@ -271,7 +278,7 @@ fn linear_passes(model: &mut Model, stats: &mut OptimizeStats) -> usize {
             }
             let c = stats.run(pass.name, model, pass.run);
             if c > 0 {
-                facts.invalidate();
+                uses.invalidate();
                 settled = [false; PASSES.len()];
             } else {
                 settled[p] = true;

@@ -57,26 +57,71 @@ impl WeightQuantization {
     }
 }
 
+/// What [`quantize_weights`] did: weights quantized, and the `MatMulNBits` nodes they became.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Quantized {
+    pub weights: usize,
+    pub nodes: usize,
+}
+
 /// Rewrite every eligible `MatMul` and `Gemm` of the main graph, each `MatMulNBits` with
-/// `accuracy_level` when given; returns how many.
-pub(crate) fn quantize_weights(model: &mut Model, q: WeightQuantization, accuracy_level: Option<i64>) -> usize {
-    let mut done = 0;
-    for i in 0..model.graph.nodes.len() {
-        let node = &model.graph.nodes[i];
-        let Some(Eligible { a, w, transposed, bias }) = eligible(model, node) else { continue };
-        let Some(t) = model.values[w.index()].constant.as_deref() else { continue };
-        let (k, n) = if transposed {
-            (t.dims[1] as usize, t.dims[0] as usize)
-        } else {
-            (t.dims[0] as usize, t.dims[1] as usize)
-        };
-        // Read as float32 (not widened: a 4096 x 11008 weight is 180 MB as it is).
-        let weights: Vec<f32> = t.raw.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect();
-        if weights.len() != k * n {
-            continue;
+/// `accuracy_level` when given. Products of one activation by weights of the same K and no bias
+/// (a layer's query, key and value projections; gate and up) become one `MatMulNBits` of their
+/// weights side by side along N and a `Split` of its result, as ONNX Runtime GenAI's builder packs
+/// Q/K/V: one kernel call, and one int8 quantization of the activation, instead of one each.
+pub(crate) fn quantize_weights(model: &mut Model, q: WeightQuantization, accuracy_level: Option<i64>) -> Quantized {
+    // Weights read through a `Transpose` (a tied LM head reads the embedding's [N, K] table so:
+    // the table stays a Gather's, and the transposed copy is not folded in).
+    let transposed: std::collections::HashMap<Value, Value> = model
+        .graph
+        .nodes
+        .iter()
+        .filter(|n| n.op_type == "Transpose" && n.domain.is_empty() && n.outputs.len() == 1)
+        .filter(|n| {
+            let perm = n.attributes.iter().find(|a| a.name == "perm");
+            perm.is_none_or(|a| matches!(&a.value, AttrValue::Ints(p) if p[..] == [1, 0]))
+        })
+        .filter_map(|n| Some((n.outputs[0], input(n, 0)?)))
+        .collect();
+    let found: Vec<(usize, Eligible)> = (0..model.graph.nodes.len())
+        .filter_map(|i| eligible(model, &model.graph.nodes[i], &transposed).map(|e| (i, e)))
+        .collect();
+    // `Split` takes its sizes as an input from opset 13 on.
+    let can_split = model.opset_imports.iter().any(|(d, v)| d.is_empty() && *v >= 13);
+    let mut groups: Vec<Vec<usize>> = Vec::new();
+    let mut by_input: std::collections::HashMap<(u32, usize), usize> = std::collections::HashMap::new();
+    for (j, (_, e)) in found.iter().enumerate() {
+        if can_split && e.bias.is_none() {
+            if let Some(&g) = by_input.get(&(e.a.0, e.k)) {
+                groups[g].push(j);
+                continue;
+            }
+            by_input.insert((e.a.0, e.k), groups.len());
         }
-        let layout = if transposed { Layout::NK } else { Layout::KN };
-        let (packed, scales) = quantize(&weights, k, n, layout, q);
+        groups.push(vec![j]);
+    }
+    let mut done = Quantized::default();
+    // Node index -> the nodes in its place (none: a packed member after the first).
+    let mut replace: std::collections::HashMap<usize, Vec<Node>> = std::collections::HashMap::new();
+    for group in groups {
+        let mut packed = Vec::new();
+        let mut scales = Vec::new();
+        let mut sizes = Vec::with_capacity(group.len());
+        for &j in &group {
+            let (_, e) = &found[j];
+            let t = model.values[e.w.index()].constant.as_deref().expect("an eligible weight is a constant");
+            // Read as float32 (not widened: a 4096 x 11008 weight is 180 MB as it is).
+            let weights: Vec<f32> =
+                t.raw.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect();
+            let layout = if e.transposed { Layout::NK } else { Layout::KN };
+            // [N, blocks, blob] and [N * blocks], column by column: members side by side along N
+            // are their bytes one after the other.
+            let (p, s) = quantize(&weights, e.k, e.n, layout, q);
+            packed.extend_from_slice(&p);
+            scales.extend_from_slice(&s);
+            sizes.push(e.n as i64);
+        }
+        let (k, n) = (found[group[0]].1.k, sizes.iter().sum::<i64>() as usize);
         let blocks = k.div_ceil(q.block_size as usize);
         let blob = q.block_size as usize * q.bits as usize / 8;
         let packed =
@@ -85,23 +130,71 @@ pub(crate) fn quantize_weights(model: &mut Model, q: WeightQuantization, accurac
         // Unnamed: the save names them (a weight two MatMuls read is quantized for each).
         let packed = add_constant(model, packed);
         let scales = add_constant(model, scales);
-        let node = &mut model.graph.nodes[i];
-        node.op_type = "MatMulNBits".into();
-        node.domain = contrib::DOMAIN.into();
-        node.inputs = vec![Some(a), Some(packed), Some(scales)];
-        if let Some(bias) = bias {
+        let (first, e) = &found[group[0]];
+        let mut inputs = vec![Some(e.a), Some(packed), Some(scales)];
+        if let Some(bias) = e.bias {
             // (zero points, g_idx) absent, then the bias.
-            node.inputs.extend([None, None, Some(bias)]);
+            inputs.extend([None, None, Some(bias)]);
         }
-        node.attributes =
+        let attributes =
             [("K", k as i64), ("N", n as i64), ("bits", q.bits as i64), ("block_size", q.block_size as i64)]
                 .into_iter()
                 .chain(accuracy_level.map(|a| ("accuracy_level", a)))
                 .map(|(name, v)| Attribute { name: name.into(), value: AttrValue::Int(v) })
                 .collect();
-        done += 1;
+        let node = &model.graph.nodes[*first];
+        let mut product = Node {
+            op_type: "MatMulNBits".into(),
+            domain: contrib::DOMAIN.into(),
+            name: node.name.clone(),
+            inputs,
+            outputs: node.outputs.clone(),
+            attributes,
+            metadata: node.metadata.clone(),
+        };
+        done.weights += group.len();
+        done.nodes += 1;
+        if group.len() == 1 {
+            replace.insert(*first, vec![product]);
+            continue;
+        }
+        // The packed product, its last axis split into the members' results.
+        let outputs: Vec<Value> = group.iter().map(|&j| model.graph.nodes[found[j].0].outputs[0]).collect();
+        let whole = model.values[outputs[0].index()].clone();
+        let shape = whole.shape.map(|mut s| {
+            if let Some(last) = s.last_mut() {
+                *last = Dim::Fixed(n as i64);
+            }
+            s
+        });
+        let result = Value(model.values.len() as u32);
+        model.values.push(ValueInfo { dtype: Some(DType::Float), shape, ..Default::default() });
+        let split_sizes = add_constant(model, TensorData::from_i64s(vec![sizes.len() as i64], &sizes));
+        product.outputs = vec![result];
+        let split = Node {
+            op_type: "Split".into(),
+            domain: String::new(),
+            name: String::new(),
+            inputs: vec![Some(result), Some(split_sizes)],
+            outputs,
+            attributes: vec![Attribute { name: "axis".into(), value: AttrValue::Int(-1) }],
+            metadata: product.metadata.clone(),
+        };
+        replace.insert(*first, vec![product, split]);
+        for &j in &group[1..] {
+            replace.insert(found[j].0, Vec::new());
+        }
     }
-    if done > 0 {
+    if done.weights > 0 {
+        // The packed product stands where its first member stood: every member's readers come
+        // after their own member, so after it.
+        let nodes = std::mem::take(&mut model.graph.nodes);
+        for (i, node) in nodes.into_iter().enumerate() {
+            match replace.remove(&i) {
+                Some(new) => model.graph.nodes.extend(new),
+                None => model.graph.nodes.push(node),
+            }
+        }
         if !model.opset_imports.iter().any(|(d, _)| d == contrib::DOMAIN) {
             model.opset_imports.push((contrib::DOMAIN.into(), contrib::VERSION));
         }
@@ -111,32 +204,44 @@ pub(crate) fn quantize_weights(model: &mut Model, q: WeightQuantization, accurac
     done
 }
 
-/// A product `MatMulNBits` can compute: activation `a` by the constant weight `w` (`[N, K]` when
-/// `transposed`), plus `bias` (`[N]`).
+/// A product `MatMulNBits` can compute: activation `a` by the constant weight `w` (`[K, N]`, or
+/// `[N, K]` when `transposed`), plus `bias` (`[N]`).
 struct Eligible {
     a: Value,
     w: Value,
     transposed: bool,
     bias: Option<Value>,
+    k: usize,
+    n: usize,
 }
 
-/// A float32 `MatMul` by a constant `[K, N]` weight, or a `Gemm` of a 2-D input by a constant
-/// weight with alpha and beta 1 and a bias of N or none; K and N at least 16 (smaller products
-/// gain nothing from a quantized kernel).
-fn eligible(model: &Model, node: &Node) -> Option<Eligible> {
+/// A float32 `MatMul` by a constant `[K, N]` weight (or the `Transpose` of a constant `[N, K]`
+/// one, `transposed` maps such transposes to their input), or a `Gemm` of a 2-D input by a constant
+/// weight with alpha and beta 1 and a bias of N or none; K and N at least 16 (smaller products gain
+/// nothing from a quantized kernel).
+fn eligible(model: &Model, node: &Node, transposed: &std::collections::HashMap<Value, Value>) -> Option<Eligible> {
     if !node.domain.is_empty() {
         return None;
     }
-    let (a, w) = (input(node, 0)?, input(node, 1)?);
+    let (a, mut w) = (input(node, 0)?, input(node, 1)?);
+    let mut through_transpose = false;
+    if node.op_type == "MatMul" && model.values[w.index()].constant.is_none() {
+        w = *transposed.get(&w)?;
+        through_transpose = true;
+    }
     let (ai, wi) = (&model.values[a.index()], &model.values[w.index()]);
     let t = wi.constant.as_deref()?;
     let big = t.dims.len() == 2 && t.dims.iter().all(|&d| d >= 16);
     let rank = ai.shape.as_ref().map_or(0, Vec::len);
-    if ai.dtype != Some(DType::Float) || t.dtype != DType::Float || !big {
+    if ai.dtype != Some(DType::Float) || t.dtype != DType::Float || !big || t.raw.len() != 4 * t.numel() as usize {
         return None;
     }
+    let (rows, cols) = (t.dims[0] as usize, t.dims[1] as usize);
     match node.op_type.as_str() {
-        "MatMul" if rank >= 2 => Some(Eligible { a, w, transposed: false, bias: None }),
+        "MatMul" if rank >= 2 && through_transpose => {
+            Some(Eligible { a, w, transposed: true, bias: None, k: cols, n: rows })
+        }
+        "MatMul" if rank >= 2 => Some(Eligible { a, w, transposed: false, bias: None, k: rows, n: cols }),
         "Gemm" if rank == 2 => {
             let float = |name: &str| {
                 node.attributes.iter().find(|a| a.name == name).map_or(Some(1.0), |a| match a.value {
@@ -162,7 +267,8 @@ fn eligible(model: &Model, node: &Node) -> Option<Eligible> {
                     Some(c)
                 }
             };
-            Some(Eligible { a, w, transposed, bias })
+            let (k, n) = if transposed { (cols, rows) } else { (rows, cols) };
+            Some(Eligible { a, w, transposed, bias, k, n })
         }
         _ => None,
     }
@@ -283,6 +389,92 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// A tied LM head multiplies by the transpose of the embedding table the Gather reads: the
+    /// product is quantized from the table read as [N, K], and the table stays for the Gather.
+    #[test]
+    fn a_weight_read_through_a_transpose_is_quantized() {
+        let values: Vec<String> = (0..48 * 32).map(|i| format!("{}", ((i * 31) % 97) as f64 / 97.0 - 0.5)).collect();
+        let text = format!(
+            "(int64[2] ids, float[2,32] x) => (float[2,32] e, float[2,48] y) <float[48,32] table = {{{}}}> {{ \
+             e = Gather(table, ids) # float[2,32] t = Transpose <perm = [1, 0]> (table) # float[32,48] \
+             y = MatMul(x, t) # float[2,48] }}",
+            values.join(", ")
+        );
+        let (mut model, names) = crate::onnx::testing::parse(18, &text);
+        let table: Vec<f32> = {
+            let t = model.values[names["table"].index()].constant.as_deref().unwrap();
+            t.raw.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect()
+        };
+        let q = WeightQuantization { bits: 4, block_size: 16 };
+        let done = quantize_weights(&mut model, q, Some(4));
+        assert_eq!(done, Quantized { weights: 1, nodes: 1 });
+        let ops: Vec<&str> = model.graph.nodes.iter().map(|n| n.op_type.as_str()).collect();
+        assert_eq!(ops, ["Gather", "MatMulNBits"]);
+        let product = &model.graph.nodes[1];
+        let int = |name: &str| crate::onnx::operators::attr_int(product, name, -1);
+        assert_eq!((int("K"), int("N")), (32, 48));
+        let constant = |v: Option<Value>| model.values[v.unwrap().index()].constant.as_deref().unwrap().clone();
+        let (packed, scales) = quantize(&table, 32, 48, Layout::NK, q);
+        assert_eq!(&constant(product.inputs[1]).raw[..], &packed[..]);
+        assert_eq!(constant(product.inputs[2]).to_f64s().unwrap(), scales);
+        assert_eq!(model.graph.nodes[0].inputs[0], Some(names["table"]));
+    }
+
+    /// Products of one input by weights of one K become one `MatMulNBits` of the weights side by
+    /// side and a `Split` into the products, where the first stood; a product of another input
+    /// stays on its own, reading the split.
+    #[test]
+    fn products_of_one_input_are_packed_into_one() {
+        let weight = |name: &str, k: usize, n: usize, seed: usize| {
+            let values: Vec<String> =
+                (0..k * n).map(|i| format!("{}", ((i * 31 + seed * 7) % 97) as f64 / 97.0 - 0.5)).collect();
+            format!("float[{k},{n}] {name} = {{{}}}", values.join(", "))
+        };
+        let text = format!(
+            "(float[2,32] x) => (float[2,16] o, float[2,16] v) <{}, {}, {}, {}> {{ q = MatMul(x, wq) # float[2,32] \
+             k = MatMul(x, wk) # float[2,32] v = MatMul(x, wv) # float[2,16] qk = Add(q, k) # float[2,32] \
+             o = MatMul(qk, wo) # float[2,16] }}",
+            weight("wq", 32, 32, 1),
+            weight("wk", 32, 32, 2),
+            weight("wv", 32, 16, 3),
+            weight("wo", 32, 16, 4),
+        );
+        let (mut model, names) = crate::onnx::testing::parse(18, &text);
+        let read = |model: &Model, name: &str| -> Vec<f32> {
+            let t = model.values[names[name].index()].constant.as_deref().unwrap();
+            t.raw.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect()
+        };
+        let q = WeightQuantization { bits: 4, block_size: 16 };
+        let alone: Vec<_> = [("wq", 32), ("wk", 32), ("wv", 16)]
+            .iter()
+            .map(|&(w, n)| quantize(&read(&model, w), 32, n, Layout::KN, q))
+            .collect();
+        let done = quantize_weights(&mut model, q, Some(4));
+        assert_eq!(done, Quantized { weights: 4, nodes: 2 });
+        let ops: Vec<&str> = model.graph.nodes.iter().map(|n| n.op_type.as_str()).collect();
+        assert_eq!(ops, ["MatMulNBits", "Split", "Add", "MatMulNBits"]);
+        let (packed, split) = (&model.graph.nodes[0], &model.graph.nodes[1]);
+        let int = |node: &Node, name: &str| crate::onnx::operators::attr_int(node, name, -1);
+        assert_eq!((int(packed, "K"), int(packed, "N"), int(packed, "accuracy_level")), (32, 80, 4));
+        assert_eq!(packed.inputs[0], Some(names["x"]));
+        let constant = |v: Option<Value>| model.values[v.unwrap().index()].constant.as_deref().unwrap().clone();
+        let bytes: Vec<u8> = alone.iter().flat_map(|(p, _)| p.iter().copied()).collect();
+        let scales: Vec<f64> = alone.iter().flat_map(|(_, s)| s.iter().copied()).collect();
+        assert_eq!(constant(packed.inputs[1]).dims, [80, 2, 8]);
+        assert_eq!(&constant(packed.inputs[1]).raw[..], &bytes[..]);
+        assert_eq!(constant(packed.inputs[2]).to_f64s().unwrap(), scales);
+        assert_eq!(split.inputs[0], Some(packed.outputs[0]));
+        assert_eq!(constant(split.inputs[1]).to_f64s().unwrap(), [32.0, 32.0, 16.0]);
+        assert_eq!(split.outputs, [names["q"], names["k"], names["v"]]);
+        let shape = model.values[packed.outputs[0].index()].shape.clone();
+        assert_eq!(shape, Some(vec![Dim::Fixed(2), Dim::Fixed(80)]));
+        // The float weights are gone; the product of the sum reads it alone.
+        assert_eq!(model.graph.nodes[3].inputs[0], Some(names["qk"]));
+        assert_eq!(int(&model.graph.nodes[3], "N"), 16);
+        assert!(model.graph.initializers.iter().all(|v| model.values[v.index()].dtype != Some(DType::Float)
+            || model.values[v.index()].shape.as_ref().map_or(0, Vec::len) == 1));
     }
 
     #[test]

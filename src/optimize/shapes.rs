@@ -7,15 +7,15 @@
 //! computed them die; and a regrouping of a regrouping (`Reshape` of `Reshape`) reads the first
 //! one's input.
 
-use super::edit::{self, input, Action, Facts};
+use super::edit::{self, input, Action, Uses};
 use super::Fire;
 use crate::hash::FxHashMap;
-use crate::onnx::facts::{ShapeTable, MAX_SYM_LEN};
 use crate::onnx::ir::{DType, Model, Node, TensorData, Value};
 use crate::onnx::operators::{self, fixed, SymInts};
+use crate::onnx::shape_table::{ShapeTable, MAX_SYM_LEN};
 
 /// The shape pass. Returns the number of rewrites (folded values, merged values, materialized shapes).
-pub(crate) fn run(model: &mut Model, rules: &mut super::Rules) -> usize {
+pub(crate) fn run(model: &mut Model, fired: &mut super::Firings) -> usize {
     let mut table = ShapeTable::new(model);
     // Symbolic contents already computed by a kept node → that node's output.
     let mut seen: FxHashMap<SymInts, Value> = FxHashMap::default();
@@ -25,9 +25,9 @@ pub(crate) fn run(model: &mut Model, rules: &mut super::Rules) -> usize {
     // Output of each kept regrouping (Reshape) → its data input.
     let mut reshaped: FxHashMap<Value, Value> = FxHashMap::default();
     let mut rewrites = 0;
-    edit::sweep(model, |model, facts, mut node| {
+    edit::sweep(model, |model, uses, mut node| {
         if let (Some(op), &[out]) = (operators::of(&node), node.outputs.as_slice()) {
-            if let Some(with) = fold_syms(model, facts, &mut table, &seen, &node, rules) {
+            if let Some(with) = fold_syms(model, uses, &mut table, &seen, &node, fired) {
                 rewrites += 1;
                 return Action::Replace { node, with };
             }
@@ -49,7 +49,7 @@ pub(crate) fn run(model: &mut Model, rules: &mut super::Rules) -> usize {
                         }
                     };
                     node.inputs[1] = Some(c);
-                    rules.fire(&format!("shapes: constant {} target", node.op_type));
+                    fired.fire(&format!("shapes: constant {} target", node.op_type));
                     rewrites += 1;
                 }
             }
@@ -64,7 +64,7 @@ pub(crate) fn run(model: &mut Model, rules: &mut super::Rules) -> usize {
                 if let (Some(source), Some(t)) = (source, target) {
                     if !t.contains(&0) {
                         node.inputs[0] = Some(source);
-                        rules.fire(&format!("shapes: {0} of a {0}", node.op_type));
+                        fired.fire(&format!("shapes: {0} of a {0}", node.op_type));
                         rewrites += 1;
                     }
                 }
@@ -88,14 +88,14 @@ pub(crate) fn run(model: &mut Model, rules: &mut super::Rules) -> usize {
 /// value computed earlier with the same contents.
 fn fold_syms(
     model: &mut Model,
-    facts: &Facts,
+    uses: &Uses,
     table: &mut ShapeTable,
     seen: &FxHashMap<SymInts, Value>,
     node: &Node,
-    rules: &mut super::Rules,
+    fired: &mut super::Firings,
 ) -> Option<Vec<(Value, Value)>> {
     let out = node.outputs[0];
-    if model.value(out).dtype != Some(DType::Int64) || facts.is_output(out) {
+    if model.value(out).dtype != Some(DType::Int64) || uses.is_output(out) {
         return None;
     }
     let syms = table.infer_syms(model, node)?;
@@ -109,10 +109,10 @@ fn fold_syms(
         }
         edit::make_constant(model, out, TensorData::from_i64s(dims, &vals));
         table.set_syms(out, syms);
-        rules.fire(&format!("shapes: {} folded", node.op_type));
+        fired.fire(&format!("shapes: {} folded", node.op_type));
         return Some(vec![]);
     }
     let earlier = *seen.get(&syms)?;
-    rules.fire(&format!("shapes: {} merged", node.op_type));
+    fired.fire(&format!("shapes: {} merged", node.op_type));
     Some(vec![(out, earlier)])
 }

@@ -11,7 +11,7 @@
 //! second table, served the same way; a twin may have trailing arguments the prim lacks when they
 //! all have defaults.
 
-use super::schemas;
+use super::aten_schemas;
 
 /// `(alias, the op it names)`, as torch documents them ("Alias for `torch.div`").
 pub(crate) const ALIASES: &[(&str, &str)] = &[
@@ -128,11 +128,12 @@ pub(crate) fn canonical(key: &str) -> Option<String> {
         _ => return None,
     };
     let &(_, target) = table.iter().find(|(alias, _)| *alias == base)?;
-    let want = signature(schemas::schema(key)?);
-    let twins: Vec<&str> = schemas::overloads(&format!("aten::{target}{inplace}")).collect();
-    let exact = twins.iter().find(|k| schemas::schema(k).map(signature).as_ref() == Some(&want));
-    let defaulted_tail =
-        || twins.iter().find(|k| schemas::schema(k).map(signature).is_some_and(|s| extends_with_defaults(&s, &want)));
+    let want = signature(aten_schemas::schema(key)?);
+    let twins: Vec<&str> = aten_schemas::overloads(&format!("aten::{target}{inplace}")).collect();
+    let exact = twins.iter().find(|k| aten_schemas::schema(k).map(signature).as_ref() == Some(&want));
+    let defaulted_tail = || {
+        twins.iter().find(|k| aten_schemas::schema(k).map(signature).is_some_and(|s| extends_with_defaults(&s, &want)))
+    };
     exact.or_else(defaulted_tail).map(|k| k.to_string())
 }
 
@@ -154,7 +155,7 @@ struct Signature {
 
 fn signature(schema: &str) -> Signature {
     let strip = |s: &str| s.replace("(a!)", "").replace("(a)", "").replace("(a -> *)", "");
-    let args = schemas::arguments(schema)
+    let args = aten_schemas::arguments(schema)
         .into_iter()
         .map(|a| {
             let (decl, default) = a.split_once('=').map_or((a, None), |(d, v)| (d, Some(v)));
@@ -165,7 +166,7 @@ fn signature(schema: &str) -> Signature {
             }
         })
         .collect();
-    Signature { args, returns: strip(schemas::returns(schema)) }
+    Signature { args, returns: strip(aten_schemas::returns(schema)) }
 }
 
 #[cfg(test)]

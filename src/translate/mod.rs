@@ -3,12 +3,12 @@
 //! and the driver that walks the FX graph and calls them (`lower`).
 
 pub(crate) mod aliases;
+pub(crate) mod aten_schemas;
 pub mod dsl;
 mod helpers;
 pub(crate) mod lower;
 pub(crate) mod metadata;
 pub(crate) mod refused;
-pub(crate) mod schemas;
 pub(crate) mod universe;
 pub(crate) mod vmap;
 

@@ -108,7 +108,7 @@ fn key_of(entry: &str) -> String {
 fn alias_overloads() -> Vec<String> {
     let mut keys: Vec<String> = super::aliases::ALIASES
         .iter()
-        .flat_map(|(alias, _)| super::schemas::overloads(&format!("aten::{alias}")))
+        .flat_map(|(alias, _)| super::aten_schemas::overloads(&format!("aten::{alias}")))
         .map(str::to_string)
         .collect();
     keys.sort();

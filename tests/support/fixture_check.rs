@@ -23,6 +23,7 @@ pub const EXPORTABLE: &[(&str, &str)] = &[
     ("cond", "model"),
     ("convnet", "model"),
     ("convnet_decomposed", "model"),
+    ("decoder_deep_llama", "model"),
     ("decoder_llama", "model"),
     ("decoder_mistral", "model"),
     ("decoder_qwen2", "model"),

@@ -374,6 +374,8 @@ pub enum A<'a> {
     Str(&'a str),
     /// SymInt list items: `Ok(literal)` or `Err(name of a SymInt value)`.
     SymInts(Vec<Result<i64, &'a str>>),
+    /// A list of tensors (`cat`'s): each names a value.
+    Ts(Vec<&'a str>),
     /// A SymInt read from the batch dimension of the named input (a test writes the `sym_size`).
     SymInt(&'a str),
     /// A SymInt value by name (`as_sym_int`).
@@ -401,6 +403,10 @@ impl A<'_> {
                     })
                     .collect();
                 format!("{{\"as_sym_ints\": [{}]}}", items.join(", "))
+            }
+            A::Ts(v) => {
+                let items: Vec<String> = v.iter().map(|n| format!("{{\"name\": {}}}", js(n))).collect();
+                format!("{{\"as_tensors\": [{}]}}", items.join(", "))
             }
             A::SymInt(n) | A::SymIntNamed(n) => format!("{{\"as_sym_int\": {{\"as_name\": {}}}}}", js(n)),
             A::ScalarType(t) => format!("{{\"as_scalar_type\": {t}}}"),

@@ -1,5 +1,5 @@
 //! ONNX Runtime's own operators (domain `com.microsoft`, version 1) that the optimizer's ONNX
-//! Runtime rules write (`optimize::egraph::ruleset::ONNXRUNTIME_RULES`): their output types and
+//! Runtime rules write (`optimize::egraph::rules::ONNXRUNTIME_RULES`): their output types and
 //! shapes, after onnxruntime's `docs/ContribOperators.md` (1.31). The export check reads them as
 //! it reads the default domain's records; `onnx.checker` knows no schema of this domain and checks
 //! the rest of the model.

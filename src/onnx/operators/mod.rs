@@ -8,7 +8,7 @@
 //!   of small int64 tensors (`syms`), evaluation on constants (`eval`, `derive`), no-op conditions,
 //!   commutativity, randomness.
 //!
-//! What the ONNX schemas say is generated from them ([`schema`], by `tests/ops_codegen.rs`): type
+//! What the ONNX schemas say is generated from them ([`onnx_schemas`], by `tests/ops_codegen.rs`): type
 //! constraints, the types of older versions, and each output's element type where a type variable
 //! bound to an input, or a single allowed type, decides it. The rest is written by hand, one family
 //! of operators per file, each operator's record beside the functions it names — as tract keeps one
@@ -33,8 +33,8 @@ mod elementwise;
 mod eval;
 mod movement;
 mod nn;
+pub(crate) mod onnx_schemas;
 mod reduce;
-pub(crate) mod schema;
 mod types;
 
 pub(crate) use dims::{clash, fixed, shape_text};
@@ -71,7 +71,7 @@ pub(crate) type BodyInputsRule = fn(&dyn Facts, &Node, &Graph) -> Result<Vec<(Va
 pub(crate) struct Op {
     pub name: &'static str,
     /// Output element types the schema cannot say (an attribute decides them); `None`: the
-    /// schema's ([`schema::output_type`]).
+    /// schema's ([`onnx_schemas::output_type`]).
     pub types: Option<TypeRule>,
     /// Output shapes.
     pub shape: Shape,

@@ -1,9 +1,9 @@
 //! The operator table's rules on graphs written as ONNX text (`onnx::testing`): each node's output
 //! shapes as the export check computes them, and output element types as the builder gives them.
 
-use super::{get, names, schema, Older, Rewrite, Shape};
-use crate::onnx::facts::ShapeTable;
+use super::{get, names, onnx_schemas, Older, Rewrite, Shape};
 use crate::onnx::ir::{DType, Dim};
+use crate::onnx::shape_table::ShapeTable;
 use crate::onnx::testing::parse;
 
 /// Every node output of `text` with the shape its operator's rule computes from the shapes before
@@ -54,7 +54,7 @@ fn check_partial(text: &str, expected: &str) {
 fn every_record_is_an_onnx_operator_once() {
     let mut seen = std::collections::HashSet::new();
     for name in names() {
-        assert!(schema::OPERATORS.contains(&name), "{name} is not an ONNX operator");
+        assert!(onnx_schemas::OPERATORS.contains(&name), "{name} is not an ONNX operator");
         assert!(seen.insert(name), "{name} has two records");
     }
 }

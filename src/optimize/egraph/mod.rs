@@ -1,5 +1,6 @@
-//! The e-graph rewriter: rules (`ruleset.rs`) run by egg's equality saturation on small windows of
-//! the graph (`window.rs`), and the smallest equivalent graph is extracted back (`extract.rs`).
+//! The e-graph rewriter: rules (`rules/`, through the machinery of `engine.rs`) run by egg's
+//! equality saturation on small windows of the graph (`window.rs`), and the smallest equivalent
+//! graph is extracted back (`extract.rs`).
 //!
 //! Per window: build an e-graph of the window's nodes (values from outside are leaves, every value
 //! read outside the window or a graph output hangs off one root), saturate under iteration and
@@ -10,10 +11,10 @@
 //! spliced. The graph is put back in topological order once per round, not per window.
 
 pub mod analysis;
+pub mod engine;
 pub mod extract;
 pub mod lang;
 pub mod rules;
-pub mod ruleset;
 pub mod window;
 
 use std::cmp::Reverse;
@@ -31,15 +32,15 @@ use crate::onnx::ir::{AttrValue, Graph, MetadataProps, Model, Node, Value, Value
 
 /// The variants of the rule set for `target`, parsed and commuted once per process: the window
 /// selection and the rule machinery take them from here, and know no concrete rule. Standard ONNX
-/// gets `ruleset::RULES` alone (the same variants, so the same windows and bytes, as before targets
-/// existed); ONNX Runtime gets `ruleset::ONNXRUNTIME_RULES` after them.
-pub fn variants(target: Target) -> &'static [rules::Variant] {
-    static STANDARD: OnceLock<Vec<rules::Variant>> = OnceLock::new();
-    static ONNXRUNTIME: OnceLock<Vec<rules::Variant>> = OnceLock::new();
+/// gets `rules::RULES` alone (the same variants, so the same windows and bytes, as before targets
+/// existed); ONNX Runtime gets `rules::ONNXRUNTIME_RULES` after them.
+pub fn variants(target: Target) -> &'static [engine::Variant] {
+    static STANDARD: OnceLock<Vec<engine::Variant>> = OnceLock::new();
+    static ONNXRUNTIME: OnceLock<Vec<engine::Variant>> = OnceLock::new();
     if target.is_onnxruntime() {
-        ONNXRUNTIME.get_or_init(|| rules::variants(&[ruleset::RULES, ruleset::ONNXRUNTIME_RULES]))
+        ONNXRUNTIME.get_or_init(|| engine::variants(&[rules::RULES, rules::ONNXRUNTIME_RULES]))
     } else {
-        STANDARD.get_or_init(|| rules::variants(&[ruleset::RULES]))
+        STANDARD.get_or_init(|| engine::variants(&[rules::RULES]))
     }
 }
 
@@ -55,11 +56,16 @@ pub struct Limits {
     pub node_limit: usize,
     /// Rounds of window selection (a rewrite can expose a match that crosses windows).
     pub rounds: usize,
+    /// Most rounds in all: past `rounds`, another round runs while the last one rewrote something
+    /// and left candidates out of its windows for the node limit. Matches that share nodes share a
+    /// window (every rotary embedding of a decoder reads the one `Cos` of the angles: sixteen of
+    /// them in 8 layers pass the limit), so each round takes as many as fit and the next the rest.
+    pub max_rounds: usize,
 }
 
 impl Default for Limits {
     fn default() -> Self {
-        Limits { max_window_nodes: 96, iter_limit: 8, node_limit: 3000, rounds: 2 }
+        Limits { max_window_nodes: 96, iter_limit: 8, node_limit: 3000, rounds: 2, max_rounds: 64 }
     }
 }
 
@@ -98,12 +104,16 @@ fn rewrite_rounds_timed(
     stats: &mut OptimizeStats,
     clean: bool,
 ) {
-    for r in 0..limits.rounds {
+    let dropped_before = stats.egraph_candidates_dropped;
+    for r in 0..limits.max_rounds.max(limits.rounds) {
         // Readers are counted on live nodes only: a dead reader would block every single-use fusion.
         if r > 0 || !clean {
             crate::onnx::dce::eliminate_dead_code(&mut model.graph);
         }
-        if !round(model, opset, target, limits, stats) {
+        let (rewrote, dropped) = round(model, opset, target, limits, stats);
+        // Counted for the last round only: a candidate a later round took was not left out.
+        stats.egraph_candidates_dropped = dropped_before + dropped;
+        if !rewrote || (r + 1 >= limits.rounds && dropped == 0) {
             break;
         }
     }
@@ -144,12 +154,13 @@ struct Spliced {
     initializers: Vec<Value>,
 }
 
-fn round(model: &mut Model, opset: i64, target: Target, limits: &Limits, stats: &mut OptimizeStats) -> bool {
+/// One round: whether it rewrote anything, and how many candidates it left out of its windows.
+fn round(model: &mut Model, opset: i64, target: Target, limits: &Limits, stats: &mut OptimizeStats) -> (bool, usize) {
     let all = variants(target);
     let selection = window::select(model, all, opset, limits.max_window_nodes);
-    stats.egraph_candidates_dropped += selection.dropped;
+    let dropped = selection.dropped;
     if selection.windows.is_empty() {
-        return false;
+        return (false, dropped);
     }
     let (uses, pinned) = readers(model);
     let mut removed = vec![false; model.graph.nodes.len()];
@@ -165,9 +176,9 @@ fn round(model: &mut Model, opset: i64, target: Target, limits: &Limits, stats: 
         }
     }
     if spliced.is_empty() {
-        return false;
+        return (false, dropped);
     }
-    splice(model, removed, spliced)
+    (splice(model, removed, spliced), dropped)
 }
 
 fn value_data(info: &ValueInfo, uses: u32) -> Data {

@@ -24,15 +24,15 @@ fn every_rule_pattern_compiles_and_commutes() {
         // Compiles the egg pattern (panics on a bad pattern).
         let _ = x.rewrite();
     }
-    for (i, r) in ruleset::RULES.iter().chain(ruleset::ONNXRUNTIME_RULES).enumerate() {
+    for (i, r) in rules::RULES.iter().chain(rules::ONNXRUNTIME_RULES).enumerate() {
         assert!(v.iter().any(|x| x.rule == i), "{} has no variant", r.name);
     }
     // Standard ONNX runs the standard rules alone, as the first variants of the target's list.
     let standard = super::variants(Target::Onnx);
-    assert!(standard.iter().all(|x| x.rule < ruleset::RULES.len()));
+    assert!(standard.iter().all(|x| x.rule < rules::RULES.len()));
     assert!(standard.iter().zip(v).all(|(a, b)| a.rule == b.rule && a.pat == b.pat));
     // Two commutative nodes give four variants.
-    let p = rules::Pat::parse("(Mul (Add ?x #c) ?y)").expect("parse");
+    let p = engine::Pat::parse("(Mul (Add ?x #c) ?y)").expect("parse");
     assert_eq!(p.commuted().len(), 4);
     assert_eq!(p.to_egg(), "(Mul (Add ?x ?c ?_attrs1) ?y ?_attrs2)");
 }
@@ -1240,4 +1240,377 @@ fn check_pairs_in_onnxruntime(opset: i64, target: Target, cases: &[(&str, &str, 
     let report = String::from_utf8_lossy(&o.stdout);
     assert!(o.status.success(), "{report}\n{}", String::from_utf8_lossy(&o.stderr));
     assert!(report.contains(&format!(r#""evaluated": {}"#, cases.len())), "{report}");
+}
+
+// ------------------------------------------------------------------------------------------ every rule's example
+
+/// A rule's example: the graph it rewrites, at an opset it runs at, and the graph it gives (rules
+/// fired included) under its target's rules: the standard ones, or the ONNX Runtime target's.
+struct Example {
+    rule: &'static str,
+    opset: i64,
+    input: String,
+    expected: String,
+}
+
+/// [`Example`]'s target: the ONNX Runtime target for its rules, standard ONNX for the others.
+fn target_of(rule: &str) -> Target {
+    if rules::ONNXRUNTIME_RULES.iter().any(|r| r.name == rule) {
+        Target::OnnxRuntimeCpu
+    } else {
+        Target::Onnx
+    }
+}
+
+/// One example per rule of [`rules::RULES`] and [`rules::ONNXRUNTIME_RULES`] (a new rule adds
+/// its own: `every_rule_has_an_example` fails without). The tests above hold the cases where a
+/// rule must not fire.
+fn examples() -> Vec<Example> {
+    let ex = |rule, opset, input: &str, expected: &str| Example {
+        rule,
+        opset,
+        input: input.to_string(),
+        expected: expected.to_string(),
+    };
+    let neutral = |op: &str, v: i64| {
+        format!(
+            "(float[N,3] x) => (float[N,3] z)
+             <float[1,3] c = {{{v}, {v}, {v}}}>
+             {{ y = {op} (x, c)  # float[N,3]
+               z = Relu (y)     # float[N,3] }}"
+        )
+    };
+    let neutral_gone = |rule: &str| format!("(float[N,3] x) => (float[N,3] z) {{ z = Relu (x) }} # fired: {rule}");
+    vec![
+        ex(
+            "transpose-transpose",
+            20,
+            r#"(float[2,3,4] x) => (float[3,4,2] e)
+               { b = Transpose <perm = [1, 0, 2]> (x)  # float[3,2,4]
+                 c = Transpose <perm = [0, 2, 1]> (b)  # float[3,4,2]
+                 e = Relu (c)                          # float[3,4,2] }"#,
+            r#"(float[2,3,4] x) => (float[3,4,2] e)
+               { c = Transpose <perm = [1, 2, 0]> (x)
+                 e = Relu (c) }
+               # fired: transpose-transpose"#,
+        ),
+        ex(
+            "cast-cast",
+            20,
+            r#"(float[4] x) => (int64[4] c)
+               { b = Cast <to = 11> (x)  # double[4]
+                 c = Cast <to = 7> (b)   # int64[4] }"#,
+            r#"(float[4] x) => (int64[4] c) { c = Cast <to = 7> (x) } # fired: cast-cast"#,
+        ),
+        ex(
+            "reshape-static-shape",
+            20,
+            r#"(float[N,8,1,1] x) => (float[N,8] y)
+               <int64[1] rest = {8}>
+               { sh = Shape <end = 1> (x)             # int64[1]
+                 cat = Concat <axis = 0> (sh, rest)  # int64[2]
+                 y = Reshape (x, cat)                # float[N,8] }"#,
+            r#"(float[N,8,1,1] x) => (float[N,8] y)
+               <int64[2] _0 = {-1, 8}>
+               { y = Reshape (x, _0) }
+               # fired: reshape-static-shape"#,
+        ),
+        ex(
+            "unsqueeze-unsqueeze",
+            20,
+            r#"(float[N] x) => (float[1,1,N] u2)
+               <int64[1] a0 = {0}>
+               { u1 = Unsqueeze (x, a0)   # float[1,N]
+                 u2 = Unsqueeze (u1, a0)  # float[1,1,N] }"#,
+            r#"(float[N] x) => (float[1,1,N] u2)
+               <int64[2] _0 = {0, 1}>
+               { u2 = Unsqueeze (x, _0) }
+               # fired: unsqueeze-unsqueeze"#,
+        ),
+        ex("mul-one", 20, &neutral("Mul", 1), &neutral_gone("mul-one")),
+        ex("div-one", 20, &neutral("Div", 1), &neutral_gone("div-one")),
+        ex("add-zero", 20, &neutral("Add", 0), &neutral_gone("add-zero")),
+        ex("sub-zero", 20, &neutral("Sub", 0), &neutral_gone("sub-zero")),
+        ex(
+            "min-max-clip",
+            20,
+            r#"(float[N,3] x) => (float[N,3] b)
+               <float lo = {0}, float hi = {6}>
+               { a = Max (x, lo)  # float[N,3]
+                 b = Min (a, hi)  # float[N,3] }"#,
+            r#"(float[N,3] x) => (float[N,3] b)
+               <float _0 = {0}, float _1 = {6}>
+               { b = Clip (x, _0, _1) }
+               # fired: min-max-clip"#,
+        ),
+        ex(
+            "relu-relu",
+            20,
+            r#"(float[4] x) => (float[4] b)
+               { a = Relu (x)  # float[4]
+                 b = Relu (a)  # float[4] }"#,
+            r#"(float[4] x) => (float[4] b) { b = Relu (x) } # fired: relu-relu"#,
+        ),
+        ex(
+            "relu-clip",
+            20,
+            r#"(float[4] x) => (float[4] b)
+               <float lo = {-1}, float hi = {6}>
+               { a = Relu (x)          # float[4]
+                 b = Clip (a, lo, hi)  # float[4] }"#,
+            r#"(float[4] x) => (float[4] b)
+               <float _0 = {0}, float _1 = {6}>
+               { b = Clip (x, _0, _1) }
+               # fired: relu-clip"#,
+        ),
+        ex(
+            "sum-div-mean",
+            20,
+            r#"(float[N,4,8] x) => (float[N,4,1] y)
+               <int64[1] ax = {-1}, float n = {8}>
+               { s = ReduceSum (x, ax)  # float[N,4,1]
+                 y = Div (s, n)         # float[N,4,1] }"#,
+            r#"(float[N,4,8] x) => (float[N,4,1] y)
+               <int64[1] ax = {-1}>
+               { y = ReduceMean (x, ax) }
+               # fired: sum-div-mean"#,
+        ),
+        ex(
+            "global-average-pool",
+            20,
+            r#"(float[N,8,7,5] x) => (float[N,8,1,1] e)
+               <float[7,1] mh = {0.14285715, 0.14285715, 0.14285715, 0.14285715, 0.14285715, 0.14285715, 0.14285715},
+                float[5,1] mw = {0.2, 0.2, 0.2, 0.2, 0.2}>
+               { a = Transpose <perm = [0, 1, 3, 2]> (x)  # float[N,8,5,7]
+                 b = MatMul (a, mh)                      # float[N,8,5,1]
+                 c = Transpose <perm = [0, 1, 3, 2]> (b)  # float[N,8,1,5]
+                 e = MatMul (c, mw)                      # float[N,8,1,1] }"#,
+            r#"(float[N,8,7,5] x) => (float[N,8,1,1] e)
+               { e = GlobalAveragePool (x) }
+               # fired: global-average-pool"#,
+        ),
+        ex(
+            "hard-sigmoid",
+            20,
+            r#"(float[N,4] x) => (float[N,4] y)
+               <float c3 = {3}, float c0 = {0}, float c6 = {6}>
+               { a = Add (x, c3)       # float[N,4]
+                 c = Clip (a, c0, c6)  # float[N,4]
+                 y = Div (c, c6)       # float[N,4] }"#,
+            r#"(float[N,4] x) => (float[N,4] y)
+               { y = HardSigmoid <alpha = 0.16666667, beta = 0.5> (x) }
+               # fired: hard-sigmoid"#,
+        ),
+        ex(
+            "hard-swish",
+            20,
+            r#"(float[N,4] x) => (float[N,4] y)
+               <float c3 = {3}, float c0 = {0}, float c6 = {6}>
+               { a = Add (x, c3)       # float[N,4]
+                 c = Clip (a, c0, c6)  # float[N,4]
+                 mu = Mul (x, c)       # float[N,4]
+                 y = Div (mu, c6)      # float[N,4] }"#,
+            r#"(float[N,4] x) => (float[N,4] y) { y = HardSwish (x) } # fired: hard-swish"#,
+        ),
+        ex(
+            "pad-conv",
+            20,
+            r#"(float[N,2,5,5] x) => (float[N,3,6,6] y)
+               <float[3,2,1,1] w = {1, 2, 3, 4, 5, 6},
+                int64[4] pads = {0, 0, 1, 1}, float zero = {0}, int64[2] axes = {3, 2}>
+               { p = Pad (x, pads, zero, axes)                                 # float[N,2,6,6]
+                 y = Conv <kernel_shape = [1, 1], pads = [0, 0, 0, 0]> (p, w)  # float[N,3,6,6] }"#,
+            r#"(float[N,2,5,5] x) => (float[N,3,6,6] y)
+               <float[3,2,1,1] w = {1, 2, 3, 4, 5, 6}>
+               { y = Conv <kernel_shape = [1, 1], pads = [0, 0, 1, 1]> (x, w) }
+               # fired: pad-conv"#,
+        ),
+        ex(
+            "batchnorm-conv",
+            20,
+            CONV_BN,
+            r#"(float[N,2,1,1] x) => (float[N,3,1,1] y)
+               <float[3,2,1,1] _0 = {1, 2, 3, 4, 5, 6}, float[3] _1 = {-0.4, -0.3, 2.3}>
+               { y = Conv <kernel_shape = [1, 1]> (x, _0, _1) }
+               # fired: batchnorm-conv"#,
+        ),
+        ex(
+            "batchnorm-convtranspose",
+            20,
+            r#"(float[N,2,1,1] x) => (float[N,3,1,1] y)
+               <float[2,3,1,1] w = {1, 1, 1, 1, 1, 1}, float[3] s = {1, 2, 3}, float[3] b = {0, 0, 0},
+                float[3] mean = {0, 0, 0}, float[3] var = {1, 1, 1}>
+               { conv = ConvTranspose (x, w)                                        # float[N,3,1,1]
+                 y = BatchNormalization <epsilon = 0.0> (conv, s, b, mean, var)  # float[N,3,1,1] }"#,
+            r#"(float[N,2,1,1] x) => (float[N,3,1,1] y)
+               <float[2,3,1,1] _0 = {1, 2, 3, 1, 2, 3}, float[3] _1 = {0, 0, 0}>
+               { y = ConvTranspose (x, _0, _1) }
+               # fired: batchnorm-convtranspose"#,
+        ),
+        ex(
+            "batchnorm-gemm",
+            20,
+            r#"(float[N,2] x) => (float[N,3] y)
+               <float[3,2] w = {1, 1, 1, 1, 1, 1}, float[3] s = {1, 2, 3}, float[3] b = {1, 1, 1},
+                float[3] mean = {0, 0, 0}, float[3] var = {1, 1, 1}>
+               { g = Gemm <transB = 1> (x, w)                                    # float[N,3]
+                 y = BatchNormalization <epsilon = 0.0> (g, s, b, mean, var)  # float[N,3] }"#,
+            r#"(float[N,2] x) => (float[N,3] y)
+               <float[3,2] _0 = {1, 1, 2, 2, 3, 3}, float[3] _1 = {1, 1, 1}>
+               { y = Gemm <transB = 1> (x, _0, _1) }
+               # fired: batchnorm-gemm"#,
+        ),
+        ex(
+            "matmul-add-gemm",
+            20,
+            r#"(float[N,4] a) => (float[N,3] y)
+               <float[4,3] w = {0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5},
+                float[3] c = {1, 1, 1}>
+               { mm = MatMul (a, w)  # float[N,3]
+                 y = Add (mm, c)     # float[N,3] }"#,
+            r#"(float[N,4] a) => (float[N,3] y)
+               <float[4,3] w = {0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5},
+                float[3] c = {1, 1, 1}>
+               { y = Gemm (a, w, c) }
+               # fired: matmul-add-gemm"#,
+        ),
+        ex(
+            "layer-norm",
+            20,
+            &layer_norm_text(-1),
+            r#"(float[N,5,8] x) => (float[N,5,8] y)
+               <float[8] w = {1.5, 1.5, 1.5, 1.5, 1.5, 1.5, 1.5, 1.5},
+                float[8] b = {0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5}>
+               { y = LayerNormalization <axis = 2, epsilon = 1e-5> (x, w, b) }
+               # fired: layer-norm x2"#,
+        ),
+        ex("gelu-erf", 20, GELU_ERF, r#"(float[N,4] x) => (float[N,4] y) { y = Gelu (x) } # fired: gelu-erf"#),
+        ex(
+            "gelu-tanh",
+            20,
+            &gelu_tanh_text("0.044715"),
+            r#"(float[N,4] x) => (float[N,4] y)
+               { y = Gelu <approximate = "tanh"> (x) }
+               # fired: gelu-tanh"#,
+        ),
+        ex(
+            "rms-norm",
+            23,
+            RMS_NORM,
+            r#"(float[N,5,8] x) => (float[N,5,8] y)
+               <float[8] w = {2, 2, 2, 2, 2, 2, 2, 2}>
+               { y = RMSNormalization <axis = 2, epsilon = 1e-6> (x, w) }
+               # fired: rms-norm x2"#,
+        ),
+        ex(
+            "attention",
+            23,
+            ATTENTION_CONST_MASK,
+            r#"(float[1,2,2,4] q, float[1,2,2,4] k, float[1,2,2,4] v) => (float[1,2,2,4] y)
+               <bool[1,1,2,2] mask = {1, 0, 1, 1}>
+               { y = Attention <scale = 0.5> (q, k, v, mask) }
+               # fired: attention"#,
+        ),
+        ex(
+            "attention-kv",
+            23,
+            ATTENTION_KV,
+            r#"(float[2,4,3,8] q, float[2,2,3,8] k, float[2,2,3,8] v, float[2,2,5,8] pk, float[2,2,5,8] pv, float[2,1,3,8] mask)
+                  => (float[2,4,3,8] y, float[2,2,8,8] ck, float[2,2,8,8] cv)
+               { y, ck, cv = Attention <scale = 0.25> (q, k, v, mask, pk, pv) }
+               # fired: attention-kv x2"#,
+        ),
+        ex(
+            "rotary-embedding",
+            23,
+            ROTARY,
+            r#"(float[N,2,S,8] x, float[N,S,4] f) => (float[N,2,S,8] y)
+               { _0 = Cos (f)
+                 _1 = Sin (f)
+                 y = RotaryEmbedding (x, _0, _1) }
+               # fired: rotary-embedding"#,
+        ),
+        ex(
+            "rms-norm-div",
+            20,
+            RMS_NORM,
+            r#"(float[N,5,8] x) => (float[N,5,8] y)
+               <float two = {2}, int64[1] ax = {-1}, float eps = {0.000001},
+                float[8] w = {2, 2, 2, 2, 2, 2, 2, 2}>
+               { sq = Pow (x, two)
+                 ms = ReduceMean (sq, ax)
+                 a = Add (ms, eps)
+                 r = Sqrt (a)
+                 _0 = Div (x, r)
+                 y = Mul (w, _0) }
+               # fired: rms-norm-div"#,
+        ),
+        ex(
+            "skip-simplified-layer-norm",
+            20,
+            SKIP_RMS_NORM,
+            r#"(float[N,5,8] a, float[N,5,8] b) => (float[N,5,8] y)
+               <float[8] _0 = {1, 1, 1, 1, 1, 1, 1, 1}>
+               { n, _1, _2, x = SkipSimplifiedLayerNormalization <epsilon = 1e-6> (a, b, _0)
+                 y = Add (x, n) }
+               # fired: skip-simplified-layer-norm x2"#,
+        ),
+    ]
+}
+
+/// Every rule of both rule sets has an example, and each example gives its expected graph with its
+/// rule fired (a rule without an example fails here, naming it).
+#[test]
+fn every_rule_has_an_example() {
+    let examples = examples();
+    let all: Vec<&str> = rules::RULES.iter().chain(rules::ONNXRUNTIME_RULES).map(|r| r.name).collect();
+    let missing: Vec<&&str> = all.iter().filter(|r| !examples.iter().any(|e| e.rule == **r)).collect();
+    assert!(missing.is_empty(), "rules without an example graph and expected rewrite in examples(): {missing:?}");
+    for e in &examples {
+        assert!(all.contains(&e.rule), "{}: no such rule", e.rule);
+        let fired_line = e.expected.lines().last().unwrap_or("").split("# fired:").nth(1).unwrap_or("");
+        assert!(fired_line.split([',', ' ']).any(|r| r == e.rule), "{}: the expected graph does not fire it", e.rule);
+        check_egraph_for(e.opset, target_of(e.rule), &e.input, &e.expected);
+    }
+}
+
+/// Every rule's example computes what the graph did, in ONNX Runtime (with `FXONNX_PYTHON`:
+/// `tests/check_pairs.py`, symbolic dims at 1, 2 and 3): the example as written against its
+/// e-graph rewrite under the rule's target.
+#[test]
+fn every_rule_example_computes_the_same_in_onnxruntime() {
+    let Some(py) = std::env::var("FXONNX_PYTHON").ok().filter(|p| !p.is_empty()) else { return };
+    let examples = examples();
+    let dir = tempfile::tempdir().expect("tempdir");
+    for (i, e) in examples.iter().enumerate() {
+        let (original, _) = parse(e.opset, &e.input);
+        let (mut rewritten, _) = parse(e.opset, &e.input);
+        let mut stats = OptimizeStats::default();
+        rewrite(&mut rewritten, e.opset, target_of(e.rule), &mut stats);
+        crate::onnx::dce::eliminate_dead_code(&mut rewritten.graph);
+        assert!(fired(&stats, e.rule) > 0, "{}: did not fire", e.rule);
+        let folder = dir.path().join(format!("{i:02}-{}", e.rule));
+        std::fs::create_dir_all(&folder).expect("mkdir");
+        for (file, model) in [("a.onnx", &original), ("b.onnx", &rewritten)] {
+            let placement = crate::onnx::save::DataPlacement::Inline;
+            crate::onnx::save::save_model(model, &folder.join(file), &placement, &crate::onnx::save::Sources::none())
+                .expect("save");
+        }
+    }
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/check_pairs.py");
+    let o = std::process::Command::new(py).arg(script).arg(dir.path()).output().expect("run python");
+    let report = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{report}\n{}", String::from_utf8_lossy(&o.stderr));
+    // Every example evaluated: none skipped for a kernel ONNX Runtime lacks.
+    assert!(report.contains(&format!(r#""evaluated": {}"#, examples.len())), "{report}");
+}
+
+/// The ONNX Runtime rules' measurements are in `reports/deploy.md`, each under its rule's name.
+#[test]
+fn every_onnxruntime_rule_has_its_measurement_in_the_deploy_report() {
+    let report = std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("reports/deploy.md"))
+        .expect("reports/deploy.md");
+    for r in rules::ONNXRUNTIME_RULES {
+        assert!(report.contains(&format!("- **`{}`**", r.name)), "{}: no entry in reports/deploy.md", r.name);
+    }
 }

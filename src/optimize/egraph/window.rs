@@ -8,7 +8,7 @@
 
 use std::collections::BTreeSet;
 
-use super::rules::{eligible, Pat, Precheck, Producers, Variant};
+use super::engine::{eligible, Pat, Precheck, Producers, Variant};
 use crate::hash::FxHashMap;
 use crate::onnx::ir::Model;
 

@@ -143,8 +143,8 @@ fn resolve_by<'t>(
 /// Whether two overloads take the same arguments (names and types, alias annotations aside).
 fn same_arguments(a: &str, b: &str) -> bool {
     let args = |k: &str| {
-        crate::translate::schemas::schema(k)
-            .map(|s| crate::translate::schemas::arguments(s).join(", ").replace("(a!)", "").replace("(a)", ""))
+        crate::translate::aten_schemas::schema(k)
+            .map(|s| crate::translate::aten_schemas::arguments(s).join(", ").replace("(a!)", "").replace("(a)", ""))
     };
     matches!((args(a), args(b)), (Some(x), Some(y)) if x == y)
 }
@@ -153,11 +153,11 @@ fn same_arguments(a: &str, b: &str) -> bool {
 /// differ (`dropout(Tensor input, ...)` serving `dropout_(Tensor(a!) self, ...)`).
 pub(super) fn argument_renames(inplace_key: &str, functional_key: &str) -> Vec<(String, String)> {
     let (Some(i), Some(f)) =
-        (crate::translate::schemas::schema(inplace_key), crate::translate::schemas::schema(functional_key))
+        (crate::translate::aten_schemas::schema(inplace_key), crate::translate::aten_schemas::schema(functional_key))
     else {
         return Vec::new();
     };
-    let (i, f) = (crate::translate::schemas::arg_names(i), crate::translate::schemas::arg_names(f));
+    let (i, f) = (crate::translate::aten_schemas::arg_names(i), crate::translate::aten_schemas::arg_names(f));
     f.iter().zip(&i).filter(|(a, b)| a != b).map(|(a, b)| (a.to_string(), b.to_string())).collect()
 }
 

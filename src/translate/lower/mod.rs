@@ -6,7 +6,7 @@
 //!   inserted when a translation computed in another type), so type promotion is settled here;
 //! - in-place ops (`add_`, `relu_`) are functionalized: the mutated argument is rebound to the
 //!   result; a mutated view is written back into its base and the aliases read afterwards are
-//!   computed again (`views`); buffers or user inputs that end up rebound become extra graph
+//!   computed again (`aliasing`); buffers or user inputs that end up rebound become extra graph
 //!   outputs;
 //! - translations never name values or touch metadata.
 
@@ -22,13 +22,13 @@ use crate::pt2::ScalarType;
 
 use super::metadata;
 use crate::translate::dsl::{onnx_dtype, target_key, NodeCtx, OpError, SubgraphLowerer, TranslationTable};
-use views::{Aliases, FirstArg};
+use aliasing::{Aliases, FirstArg};
 
+mod aliasing;
 mod dispatch;
 mod error;
 mod inputs;
 mod outputs;
-mod views;
 
 use dispatch::{argument_renames, checks_only};
 pub use dispatch::{find_unsupported, resolve, serving_key, visit_nodes};
@@ -364,8 +364,8 @@ impl Lowerer<'_> {
                 }
             }
             let new = self.finish_node(op, env, outputs, inplace, &slots, name, &err)?;
-            let first = views::first_tensor(node);
-            match (new, first, views::first_arg(&key)) {
+            let first = aliasing::first_tensor(node);
+            match (new, first, aliasing::first_arg(&key)) {
                 (Some(new), Some(target), _) => {
                     let output = slots.first().and_then(|s| s.as_ref()).map(|(n, _)| *n);
                     self.mutate(op, graph, index, env, target, output, new, &err)
@@ -375,7 +375,7 @@ impl Lowerer<'_> {
                         FxValue::Tensor(meta) => Some(meta),
                         FxValue::Scalar(_) => None,
                     };
-                    let kind = views::view_kind(&key, kind, meta);
+                    let kind = aliasing::view_kind(&key, kind, meta);
                     for (out, _) in slots.iter().flatten() {
                         env.aliases.view(out, input, index, kind);
                     }

@@ -1,18 +1,15 @@
-//! The rewrite rules, one unit each: a `const` [`Rule`] with its patterns, lowest opset and cheap
-//! precheck, followed by the function that checks exact dtype / shape / constant conditions
-//! (symbolic dimensions are compared by name, never assumed), says why it did not apply (unsure
-//! means skip) and builds the replacement. Per-operator variations are data ([`BnInto`]).
-//!
-//! Linear cleanups are not here: no-ops (Identity, Cast to the same type, identity Transpose, ...)
-//! are removed by the no-op pass (`optimize::noop`), a Reshape of a Reshape by shape folding
-//! (`optimize::shapes`), both before the e-graph runs and again after it rewrote anything.
+//! The standard rules: every export runs them, in [`RULES`]'s order. Each is a `const` [`Rule`]
+//! with its patterns, lowest opset and precheck, followed by its check and rewrite.
 
 use egg::Id;
 
-use super::analysis::Data;
-use super::lang::{get_float, get_int, get_ints, AttrLit, AttrSet, ONode};
-use super::rules::{Bind, Ctx, Precheck, Producers, Rule, Skip};
+use super::{
+    broadcast_keeps, check, f32_attr, has_fused_kernel, is_float, keepdims, near, normalize_axes, scalar_const,
+    scalar_for, tensor, trailing_axis,
+};
 use crate::onnx::ir::{BinOp, DType, Derived, Dim, Model, Node, TensorData, Value};
+use crate::optimize::egraph::engine::{Bind, Ctx, Precheck, Producers, Rule, Skip};
+use crate::optimize::egraph::lang::{get_float, get_int, get_ints, AttrLit, AttrSet, ONode};
 
 /// Every rule, in the order windows try them.
 pub static RULES: &[Rule] = &[
@@ -44,29 +41,6 @@ pub static RULES: &[Rule] = &[
     ATTENTION_KV,
     ROTARY_EMBEDDING,
 ];
-
-/// The rules of the ONNX Runtime targets (`Target::OnnxRuntimeCpu` / `Cuda`), run after [`RULES`].
-/// Each rewrites into an operator or a form ONNX Runtime runs faster than the standard graph, as
-/// measured in ONNX Runtime 1.31, CPU, 1 thread, default graph optimizations (the measurement is
-/// kept with each rule; `reports/deploy.md` has the command). Numerics: a fused kernel rounds
-/// differently from the unfused graph; `tests/optimizer.rs` compares both in ONNX Runtime.
-///
-/// Measured and not taken (ONNX Runtime 1.31 CPU, hidden 128 and 256, batch 2 x 7 and 4 x 128):
-/// `SkipSimplifiedLayerNormalization` where the norm has a scale (it is 0.76-0.80x of the unfused
-/// graph, [`RMS_NORM_DIV`]'s form 0.58-0.73x: [`SKIP_SIMPLIFIED_LAYER_NORM`]); `SkipLayerNormalization`
-/// (Add + LayerNormalization) is 1.4-3.0x *slower* than the two nodes, with or without its sum
-/// output; `FastGelu` and `BiasGelu` are 0.98-1.02x of ONNX `Gelu` (+ `Add`), which ONNX Runtime
-/// fuses itself at load. `SimplifiedLayerNormalization` exists in ONNX Runtime only in the default
-/// domain, where `onnx.checker` rejects it: [`RMS_NORM_DIV`] writes the form ONNX Runtime turns
-/// into it at load instead. `com.microsoft.GroupQueryAttention` / `MultiHeadAttention` /
-/// `RotaryEmbedding` are not written: for a program with attention the targets write opset 23
-/// (`export::default_opset`), where
-/// [`ATTENTION_KV`] and [`ROTARY_EMBEDDING`] give standard `Attention` and `RotaryEmbedding`, as
-/// fast as transformers' `GroupQueryAttention` models or faster (`reports/deploy.md`), and whose
-/// semantics are ONNX's (`GroupQueryAttention` always masks causally and reads the cache's length
-/// from a separate input, which a graph would have to be proven to match).
-pub static ONNXRUNTIME_RULES: &[Rule] = &[RMS_NORM_DIV, SKIP_SIMPLIFIED_LAYER_NORM];
-
 // --- chains and shapes ---
 
 /// Two transposes are one (or none, when the permutations cancel).
@@ -762,27 +736,6 @@ fn layer_norm(c: &mut Ctx, b: &Bind) -> Result<Id, Skip> {
     Ok(c.add_like_matched("LayerNormalization", &inputs, attrs))
 }
 
-/// The trailing axes `axes` normalize over, as the `axis` of a normalization op.
-fn trailing_axis(c: &Ctx, x: Id, axes: Id) -> Result<(usize, Vec<Dim>), Skip> {
-    let xs = c.shape(x).ok_or("unknown shape")?;
-    let axes = normalize_axes(&c.ints(axes).ok_or("axes not constant")?, xs.len()).ok_or("bad axes")?;
-    check(!axes.is_empty(), "no axes")?;
-    let first = axes[0];
-    check(
-        axes.iter().enumerate().all(|(i, &a)| a == first + i) && *axes.last().unwrap_or(&0) == xs.len() - 1,
-        "not trailing axes",
-    )?;
-    Ok((first, xs[first..].to_vec()))
-}
-
-fn keepdims(c: &Ctx, b: &Bind, label: &str) -> Result<(), Skip> {
-    let a = c.attrs(b.get(label));
-    check(
-        get_int(&a, "keepdims").unwrap_or(1) == 1 && get_int(&a, "noop_with_empty_axes").unwrap_or(0) == 0,
-        "keepdims",
-    )
-}
-
 /// `0.5 * x * (1 + erf(x / sqrt(2)))`.
 pub const GELU_ERF: Rule = Rule {
     name: "gelu-erf",
@@ -871,138 +824,6 @@ fn rms_norm(c: &mut Ctx, b: &Bind) -> Result<Id, Skip> {
     Ok(c.add_like_matched("RMSNormalization", &[x, w], attrs))
 }
 
-/// `w * (x * reciprocal(sqrt(mean(x^2) + eps)))` (an RMS norm as `torch.rsqrt` writes it, with its
-/// scale) as `w * (x / sqrt(mean(x^2) + eps))`: ONNX Runtime fuses that form into its
-/// `SimplifiedLayerNormalization` kernel at load (it needs the scale `Mul`), and runs the
-/// reciprocal form as 7 nodes. ONNX Runtime 1.31 CPU, 1 thread, Add + norm + a later read of the sum
-/// (`benches/ort_fusions.py`, paired): hidden 128, 2 x 7 tokens 0.73x, 4 x 128 tokens 0.52x; hidden
-/// 256, 4 x 128 0.54x (`SkipSimplifiedLayerNormalization` instead: 0.80x, 0.96x, 1.09x). Without a
-/// scale ONNX Runtime does not fuse the form and it is not faster (0.98x, 1.02x, 1.07x): left alone.
-/// At opset 23 [`RMS_NORM`]'s `RMSNormalization` (one node) is extracted instead; it runs as fast.
-/// ONNX Runtime targets only: `x / s` and `x * (1 / s)` may differ in the last bit.
-pub const RMS_NORM_DIV: Rule = Rule {
-    name: "rms-norm-div",
-    // ReduceMean reads its axes as an input from opset 18 (the pattern's form).
-    min_opset: 18,
-    patterns: &["(Mul:m ?w (Mul ?x (Reciprocal (Sqrt (Add (ReduceMean:r (Pow ?x #two) #ax) #eps)))))"],
-    precheck: None,
-    apply: rms_norm_div,
-};
-
-fn rms_norm_div(c: &mut Ctx, b: &Bind) -> Result<Id, Skip> {
-    let (x, w) = (b.get("x"), b.get("w"));
-    let dtype = c.dtype(x);
-    // The types ONNX Runtime's SimplifiedLayerNormalization fusion and kernels take.
-    check(matches!(dtype, Some(DType::Float | DType::Float16 | DType::BFloat16)), "no fused kernel of this type")?;
-    keepdims(c, b, "r")?;
-    let xs = c.shape(x).ok_or("unknown shape")?.to_vec();
-    // ONNX Runtime fuses a mean over the last axis only, scaled by a weight over that axis.
-    check(trailing_axis(c, x, b.get("ax"))?.0 + 1 == xs.len(), "not a mean over the last axis")?;
-    check(c.konst(w).is_some() && c.dtype(w) == dtype, "scale not a constant of the input's type")?;
-    check(c.shape(w) == xs.last().map(std::slice::from_ref), "scale not over the last axis")?;
-    check(c.scalar(b.get("two")) == Some(2.0), "not a square")?;
-    scalar_for(c, b.get("eps"), x)?;
-    check(c.shape(c.matched) == Some(&xs[..]), "the norm broadcasts the input")?;
-    // The nodes the pattern matched, found again (the commutative ones in either order).
-    let (two, ax, eps) = (b.get("two"), b.get("ax"), b.get("eps"));
-    let mean_attrs = c.attrs(b.get("r"));
-    let pow = c.find_op("Pow", &[x, two], vec![]).ok_or("chain not found")?;
-    let mean = c.find_op("ReduceMean", &[pow, ax], mean_attrs).ok_or("chain not found")?;
-    let var = find_commuted(c, "Add", mean, eps, vec![]).ok_or("chain not found")?;
-    let root = c.find_op("Sqrt", &[var], vec![]).ok_or("chain not found")?;
-    let inverse = c.find_op("Reciprocal", &[root], vec![]).ok_or("chain not found")?;
-    let normed = find_commuted(c, "Mul", x, inverse, vec![]).ok_or("chain not found")?;
-    let div = c.add_op("Div", &[x, root], vec![], dtype, Some(xs));
-    // The scale keeps its side of the Mul.
-    let attrs = c.attrs(b.get("m"));
-    let inputs = if c.find_op("Mul", &[w, normed], attrs.clone()).is_some() { [w, div] } else { [div, w] };
-    Ok(c.add_like_matched("Mul", &inputs, attrs))
-}
-
-/// The class of `op(a, b)` or `op(b, a)`, whichever the e-graph has.
-fn find_commuted(c: &mut Ctx, op: &str, a: Id, b: Id, attrs: AttrSet) -> Option<Id> {
-    match c.find_op(op, &[a, b], attrs.clone()) {
-        Some(id) => Some(id),
-        None => c.find_op(op, &[b, a], attrs),
-    }
-}
-
-/// A residual sum and its RMS norm without a scale (a unit scale folded away, or into the next
-/// MatMul) as one `SkipSimplifiedLayerNormalization` (com.microsoft) with the sum as its fourth
-/// output. Where the norm has a scale, [`RMS_NORM_DIV`]'s form is faster, so this rule leaves it.
-/// ONNX Runtime 1.31 CPU, 1 thread, Add + norm + a later read of the sum (`benches/ort_fusions.py`):
-/// faster for few tokens, slower for many: hidden 128, 2 x 7 tokens 0.86x, 4 x 128 tokens 1.16x;
-/// hidden 256, 4 x 128 1.31x. In whole models (`benches/deploy.py`, `reports/deploy.md`: the GQA and
-/// MoE decoders, whose random weights give unit norm scales) the target is 0.90-0.99x of the
-/// standard export at 2 x 7 tokens, 0.93-0.98x on decode steps after 128 tokens, and 0.97-1.03x
-/// (within the noise) on 4 x 128 prefills: kept, as decoders spend their time in decode steps.
-pub const SKIP_SIMPLIFIED_LAYER_NORM: Rule = Rule {
-    name: "skip-simplified-layer-norm",
-    // ReduceMean reads its axes as an input from opset 18 (the pattern's form).
-    min_opset: 18,
-    patterns: &[
-        "(Mul (Add:s ?a ?b) (Reciprocal (Sqrt (Add (ReduceMean:r (Pow (Add:s ?a ?b) #two) #ax) #eps))))",
-        "(Div (Add:s ?a ?b) (Sqrt (Add (ReduceMean:r (Pow (Add:s ?a ?b) #two) #ax) #eps)))",
-        // The scale's Mul in the window, so that the rule sees it and leaves the norm alone.
-        "(Mul ?w (Mul (Add:s ?a ?b) (Reciprocal (Sqrt (Add (ReduceMean:r (Pow (Add:s ?a ?b) #two) #ax) #eps)))))",
-    ],
-    precheck: None,
-    apply: skip_simplified_layer_norm,
-};
-
-fn skip_simplified_layer_norm(c: &mut Ctx, b: &Bind) -> Result<Id, Skip> {
-    check(b.try_get("w").is_none(), "a scale follows: the Div form is faster")?;
-    check(!scaled(c, c.matched), "a scale follows: the Div form is faster")?;
-    let (a, s) = (b.get("a"), b.get("b"));
-    let dtype = c.dtype(a);
-    // The type ONNX Runtime's CPU kernel is registered for.
-    check(dtype == Some(DType::Float) && c.dtype(s) == dtype, "not float32")?;
-    // Commuted variants bind the sum's operands in either order.
-    let attrs = c.attrs(b.get("s"));
-    let sum = match c.find_op("Add", &[a, s], attrs.clone()) {
-        Some(sum) => sum,
-        None => c.find_op("Add", &[s, a], attrs).ok_or("sum not found")?,
-    };
-    let shape = c.shape(sum).ok_or("unknown shape")?.to_vec();
-    check(shape.len() == 3, "not (batch, sequence, hidden)")?;
-    check(c.shape(a) == Some(&shape[..]) && c.shape(s) == Some(&shape[..]), "the sum broadcasts")?;
-    check(c.shape(c.matched) == Some(&shape[..]) && c.dtype(c.matched) == dtype, "the norm broadcasts")?;
-    keepdims(c, b, "r")?;
-    check(trailing_axis(c, sum, b.get("ax"))?.0 == 2, "not a mean over the last axis")?;
-    check(c.scalar(b.get("two")) == Some(2.0), "not a square")?;
-    let eps = scalar_for(c, b.get("eps"), sum)?;
-    let Dim::Fixed(hidden) = shape[2] else { return Err("hidden size not static") };
-    check(hidden <= 1 << 20, "hidden size too large for a constant scale")?;
-    let ones = tensor(DType::Float, vec![hidden], &vec![1.0; hidden as usize])?;
-    let gamma = c.add_const(ones);
-    let value = Data { dtype, shape: Some(shape), konst: None, uses: 0 };
-    let stat = Data { dtype: Some(DType::Float), ..Data::default() };
-    let outs = c.add_multi(
-        crate::onnx::operators::contrib::DOMAIN,
-        "SkipSimplifiedLayerNormalization",
-        &[a, s, gamma],
-        vec![("epsilon".into(), f32_attr(eps, dtype)?)],
-        &[value.clone(), stat.clone(), stat, value],
-    );
-    // The sum is the node's fourth output.
-    c.eg.union(sum, outs[3]);
-    Ok(outs[0])
-}
-
-/// Whether some node of the window's e-graph multiplies `id` by a constant.
-fn scaled(c: &Ctx, id: Id) -> bool {
-    let id = c.eg.find(id);
-    c.eg.classes().any(|class| {
-        class.nodes.iter().any(|n| match n {
-            ONode::Op(k, ch) if &*k.op == "Mul" && k.domain.is_empty() && ch.len() == 3 => {
-                let (x, y) = (c.eg.find(ch[0]), c.eg.find(ch[1]));
-                (x == id && c.konst(y).is_some()) || (y == id && c.konst(x).is_some())
-            }
-            _ => false,
-        })
-    })
-}
-
 /// Scaled dot-product attention, optionally masked with -inf.
 pub const ATTENTION: Rule = Rule {
     name: "attention",
@@ -1051,11 +872,7 @@ fn attention(c: &mut Ctx, b: &Bind) -> Result<Id, Skip> {
 /// new keys and values with `past_key` / `past_value`, giving the grown cache as `present_key` /
 /// `present_value`, and the fewer heads as grouped-query attention (query head `h` reads key/value
 /// head `h / group`, as the repetition did). No copy of the repeated heads, no separate Concat.
-/// ONNX Runtime 1.31 CPU, 1 thread (`benches/ort_fusions.py`): a decode step with 4 query and 2
-/// key/value heads of 32, 0.80x of Concat + repeated heads + `Attention` after 7 tokens, 0.66x after
-/// 128. The benchmark's tiny Llama (`reports/deploy.md`), this rule and [`ROTARY_EMBEDDING`] against
-/// the graph at opset 23 without them: decode 0.82x after 7 tokens, 0.74x after 128; prefill 0.91x
-/// at 2 x 7 tokens, 0.95x at 4 x 128.
+/// Measured: `reports/deploy.md`, `attention-kv`.
 pub const ATTENTION_KV: Rule = Rule {
     name: "attention-kv",
     min_opset: 23,
@@ -1142,9 +959,8 @@ fn repeated_heads(c: &mut Ctx, kv: Id, axes: Id, sizes: Id, shape: Id, label: Id
 /// Rotary position embedding as transformers' `apply_rotary_pos_emb` writes it (halves rotated, not
 /// interleaved): `x * cos + rotate_half(x) * sin` with `cos = Cos(Concat(f, f))` over the last
 /// axis, unsqueezed over the heads, is ONNX `RotaryEmbedding` with `Cos(f)` and `Sin(f)` as its
-/// (batch, sequence, half head size) caches (angles shared by the batch: see below). ONNX Runtime
-/// 1.31 CPU, 1 thread (`benches/ort_fusions.py`), queries and keys of 4 and 2 heads of 32: 0.58-0.62x
-/// of the seven nodes per rotation on a decode step, 0.57-0.67x on a prefill (with its Reshapes).
+/// (batch, sequence, half head size) caches (angles shared by the batch: see below). Measured:
+/// `reports/deploy.md`, `rotary-embedding`.
 pub const ROTARY_EMBEDDING: Rule = Rule {
     name: "rotary-embedding",
     min_opset: 23,
@@ -1202,77 +1018,4 @@ fn rotary_embedding(c: &mut Ctx, b: &Bind) -> Result<Id, Skip> {
     let per_head = tensor(DType::Int64, vec![4], &[-1.0, heads as f64, 0.0, d as f64])?;
     let per_head = c.add_const(per_head);
     Ok(c.add_like_matched("Reshape", &[turned, per_head], vec![]))
-}
-
-// --- shared checks ---
-
-fn check(cond: bool, why: Skip) -> Result<(), Skip> {
-    if cond {
-        Ok(())
-    } else {
-        Err(why)
-    }
-}
-
-/// `value` as the float32 attribute of a fused op (an epsilon, a scale): in a float64 graph only
-/// when float32 holds it exactly, else the fused op would compute with another constant (found by
-/// `tests/optimizer_props.rs`: a double layer norm with epsilon 1e-5).
-fn f32_attr(value: f64, dtype: Option<DType>) -> Result<AttrLit, Skip> {
-    let f = value as f32;
-    check(dtype != Some(DType::Double) || f as f64 == value, "constant not exact in the fused op's float32 attribute")?;
-    Ok(AttrLit::Float(f.to_bits()))
-}
-
-/// Whether ONNX Runtime's CPU provider runs HardSigmoid, HardSwish and Gelu in this type: not
-/// double (ONNX allows it, onnxruntime 1.31 has no kernel), so fusing a double graph would turn a
-/// model that runs into one that does not (found by `tests/optimizer_props.rs`).
-fn has_fused_kernel(d: Option<DType>) -> bool {
-    matches!(d, Some(DType::Float | DType::Float16 | DType::BFloat16))
-}
-
-fn is_float(d: Option<DType>) -> bool {
-    matches!(d, Some(DType::Float | DType::Double | DType::Float16 | DType::BFloat16))
-}
-
-/// `c` broadcast against `x` leaves `x`'s shape unchanged (every dimension of `c` is 1 or the
-/// same as `x`'s, and `c` has no more dimensions).
-fn broadcast_keeps(x: &[Dim], c: &[Dim]) -> bool {
-    c.len() <= x.len() && c.iter().rev().zip(x.iter().rev()).all(|(dc, dx)| *dc == Dim::Fixed(1) || dc == dx)
-}
-
-/// `v` equals the float32 rounding of `exact` (what a translation writing `exact` would store).
-fn near(v: f64, exact: f64) -> bool {
-    (v - exact).abs() <= exact.abs() * 1e-6
-}
-
-/// A one-element constant whose broadcast does not change `x`'s shape.
-fn scalar_for(c: &Ctx, id: Id, x: Id) -> Result<f64, Skip> {
-    let v = c.scalar(id).ok_or("operand is not a one-element constant")?;
-    let (xs, cs) = (c.shape(x).ok_or("unknown shape")?, c.shape(id).ok_or("unknown shape")?);
-    check(cs.len() <= xs.len(), "constant broadcasts to a higher rank")?;
-    Ok(v)
-}
-
-fn normalize_axes(axes: &[i64], rank: usize) -> Option<Vec<usize>> {
-    let r = rank as i64;
-    let mut out: Vec<usize> = axes
-        .iter()
-        .map(|&a| if (-r..r).contains(&a) { Some(((a + r) % r) as usize) } else { None })
-        .collect::<Option<_>>()?;
-    out.sort_unstable();
-    out.dedup();
-    if out.len() == axes.len() {
-        Some(out)
-    } else {
-        None
-    }
-}
-
-fn tensor(dtype: DType, dims: Vec<i64>, values: &[f64]) -> Result<TensorData, Skip> {
-    TensorData::from_f64_as(dtype, dims, values).ok_or("no encoding for the element type")
-}
-
-fn scalar_const(c: &mut Ctx, dtype: DType, v: f64) -> Result<Id, Skip> {
-    let t = tensor(dtype, vec![], &[v])?;
-    Ok(c.add_const(t))
 }

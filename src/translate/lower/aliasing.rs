@@ -23,8 +23,8 @@ use crate::hash::FxHashSet;
 use crate::onnx::builder::Builder;
 use crate::onnx::ir::{Dim, TensorData, Value};
 use crate::pt2::schema::{self, Argument};
+use crate::translate::aten_schemas;
 use crate::translate::dsl::{target_key, OpError};
-use crate::translate::schemas;
 
 /// How an op treats its first argument, by the alias annotations of its schema.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -87,13 +87,13 @@ const REPEATING: &[&str] = &["as_strided", "broadcast_to", "expand", "expand_as"
 
 /// How the op of table key `key` (`aten::slice.Tensor`) treats its first argument.
 pub(crate) fn first_arg(key: &str) -> FirstArg {
-    let Some(schema) = schemas::schema(key) else { return FirstArg::Other };
-    let Some(&first) = schemas::arguments(schema).first() else { return FirstArg::Other };
+    let Some(schema) = aten_schemas::schema(key) else { return FirstArg::Other };
+    let Some(&first) = aten_schemas::arguments(schema).first() else { return FirstArg::Other };
     if first.starts_with("Tensor(a!)") {
         return FirstArg::Mutated;
     }
     let viewed = first.starts_with("Tensor(a)") || first.starts_with("Tensor(a -> *)");
-    if !(viewed && schemas::returns(schema).contains("Tensor(a)")) {
+    if !(viewed && aten_schemas::returns(schema).contains("Tensor(a)")) {
         return FirstArg::Other;
     }
     let op = key.split_once("::").map_or(key, |(_, rest)| rest.split('.').next().unwrap_or(rest));

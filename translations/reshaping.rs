@@ -1,6 +1,6 @@
-//! Views and shape changes that keep every element in place: view/reshape, unflatten, flatten, ravel,
-//! permute, transpose, movedim, (un)squeeze, expand and broadcasts, atleast_{1,2,3}d, meshgrid,
-//! size, resize.
+//! Reshaping: torch's view ops and the other shape changes that keep every element in place:
+//! view/reshape, unflatten, flatten, ravel, permute, transpose, movedim, (un)squeeze, expand and
+//! broadcasts, atleast_{1,2,3}d, meshgrid, size, resize.
 
 use crate::translate::prelude::*;
 use crate::translations;
