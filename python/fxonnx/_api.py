@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import contextlib
 import datetime
-import functools
 import io
 import os
 import pathlib
 import tempfile
 import time
 import warnings
-from typing import Any, Callable, Collection, Mapping, Sequence
+from typing import Any, Collection, Mapping, Sequence
 
 from . import _errors, _fxonnx
 from ._errors import OptionsError, VerificationError
@@ -536,21 +535,6 @@ def _profiled(profile: bool, sink: list):
         sink.append(profiler.output_text(unicode=True))
 
 
-def _torch_onnx_errors(fn: Callable) -> Callable:
-    """``fxonnx.export``'s errors are also ``torch.onnx.OnnxExporterError``s (when torch is loaded),
-    as the same call to ``torch.onnx.export`` would raise."""
-
-    @functools.wraps(fn)
-    def export(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return fn(*args, **kwargs)
-        except _errors.ExportError as e:
-            raise _errors.as_torch_onnx_error(e) from e.__cause__
-
-    return export
-
-
-@_torch_onnx_errors
 def export(
     model: Any,
     args: Any = (),
@@ -615,137 +599,138 @@ def export(
     ``"int8"``, with an ONNX Runtime ``target``: MatMul weights as ``com.microsoft.MatMulNBits``,
     ``quantize_block`` weights per scale; lossy).
     """
-    del custom_opsets, autograd_inlining, operator_export_type
-    torchscript = dynamo is False and not _is_exported_program(model)
-    if torchscript and do_constant_folding is False:
-        optimize = False  # the TorchScript exporter's switch for its folding: nothing is rewritten
-    is_archive = _is_archive(model) and not (torchscript and _is_torchscript_file(model))
+    with _errors.TorchOnnxErrors():
+        del custom_opsets, autograd_inlining, operator_export_type
+        torchscript = dynamo is False and not _is_exported_program(model)
+        if torchscript and do_constant_folding is False:
+            optimize = False  # the TorchScript exporter's switch for its folding: nothing is rewritten
+        is_archive = _is_archive(model) and not (torchscript and _is_torchscript_file(model))
 
-    script_file = torchscript and _is_torchscript_file(model)
-    if not is_archive and not script_file and not callable(model) and type(model).__name__ != "ExportedProgram":
-        raise TypeError(
-            f"model must be a torch.nn.Module, a torch.export.ExportedProgram, the path of a .pt2 archive or its "
-            f"bytes; got {type(model).__name__}"
+        script_file = torchscript and _is_torchscript_file(model)
+        if not is_archive and not script_file and not callable(model) and type(model).__name__ != "ExportedProgram":
+            raise TypeError(
+                f"model must be a torch.nn.Module, a torch.export.ExportedProgram, the path of a .pt2 archive or its "
+                f"bytes; got {type(model).__name__}"
+            )
+        if verify:
+            _errors.require("torch", "verify", "verify=True")
+            _errors.require("onnxruntime", "verify", "verify=True")
+        # Without an opset, an ONNX Runtime target lets the export choose (23 for a program with
+        # attention, else 20); a custom table's functions are built for the opset, which is then 20.
+        chosen = str(target).startswith("onnxruntime") and opset_version is None and not custom_translation_table
+        opset = DEFAULT_OPSET if opset_version is None else int(opset_version)
+        printer = _printer(verbose)
+        artifacts = pathlib.Path(artifacts_dir)
+        if report or profile or dump_exported_program:
+            artifacts.mkdir(parents=True, exist_ok=True)
+        if export_modules_as_functions and functions is None:
+            functions = "auto" if export_modules_as_functions is True else [
+                c if isinstance(c, str) else f"{c.__module__}.{c.__qualname__}" for c in export_modules_as_functions
+            ]
+        options = dict(
+            input_names=list(input_names or []),
+            output_names=list(output_names or []),
+            opset_version=None if chosen else opset,
+            dim_names=dict(dim_names or {}),
+            external_data=False,
+            optimize=optimize,
+            report=report,
+            artifacts_dir=os.fspath(artifacts),
+            max_memory=max_memory,
+            module_functions=[functions] if isinstance(functions, str) else list(functions or []) or None,
+            tree_names=tree_names,
+            mutations_as_outputs=mutations_as_outputs,
+            target=target,
         )
-    if verify:
-        _errors.require("torch", "verify", "verify=True")
-        _errors.require("onnxruntime", "verify", "verify=True")
-    # Without an opset, an ONNX Runtime target lets the export choose (23 for a program with
-    # attention, else 20); a custom table's functions are built for the opset, which is then 20.
-    chosen = str(target).startswith("onnxruntime") and opset_version is None and not custom_translation_table
-    opset = DEFAULT_OPSET if opset_version is None else int(opset_version)
-    printer = _printer(verbose)
-    artifacts = pathlib.Path(artifacts_dir)
-    if report or profile or dump_exported_program:
-        artifacts.mkdir(parents=True, exist_ok=True)
-    if export_modules_as_functions and functions is None:
-        functions = "auto" if export_modules_as_functions is True else [
-            c if isinstance(c, str) else f"{c.__module__}.{c.__qualname__}" for c in export_modules_as_functions
-        ]
-    options = dict(
-        input_names=list(input_names or []),
-        output_names=list(output_names or []),
-        opset_version=None if chosen else opset,
-        dim_names=dict(dim_names or {}),
-        external_data=False,
-        optimize=optimize,
-        report=report,
-        artifacts_dir=os.fspath(artifacts),
-        max_memory=max_memory,
-        module_functions=[functions] if isinstance(functions, str) else list(functions or []) or None,
-        tree_names=tree_names,
-        mutations_as_outputs=mutations_as_outputs,
-        target=target,
-    )
-    if quantize is not None:
-        bits = {"int4": 4, "int8": 8}.get(quantize)
-        if bits is None:
-            raise OptionsError(f"quantize={quantize!r}: choose 'int4' or 'int8'")
-        options["weight_quantization"] = {"bits": bits, "block_size": int(quantize_block)}
-    timestamp = _timestamp()
-    profile_text: list[str] = []
-    exported = None
-    capture = None
-    static: list = []
-    with _profiled(profile, profile_text):
-        if is_archive:
-            if custom_translation_table:
-                raise OptionsError(
-                    "custom_translation_table needs the program in memory: export the nn.Module or its "
-                    "ExportedProgram (a .pt2 archive is read by Rust as it is)"
-                )
-            source: Any = bytes(model) if isinstance(model, (bytes, bytearray, memoryview)) else os.fspath(model)
-            if dynamic_shapes is not None:
-                from . import _archive_names
+        if quantize is not None:
+            bits = {"int4": 4, "int8": 8}.get(quantize)
+            if bits is None:
+                raise OptionsError(f"quantize={quantize!r}: choose 'int4' or 'int8'")
+            options["weight_quantization"] = {"bits": bits, "block_size": int(quantize_block)}
+        timestamp = _timestamp()
+        profile_text: list[str] = []
+        exported = None
+        capture = None
+        static: list = []
+        with _profiled(profile, profile_text):
+            if is_archive:
+                if custom_translation_table:
+                    raise OptionsError(
+                        "custom_translation_table needs the program in memory: export the nn.Module or its "
+                        "ExportedProgram (a .pt2 archive is read by Rust as it is)"
+                    )
+                source: Any = bytes(model) if isinstance(model, (bytes, bytearray, memoryview)) else os.fspath(model)
+                if dynamic_shapes is not None:
+                    from . import _archive_names
 
-                names, static = _archive_names.dim_names(source, dynamic_shapes)
-                options["dim_names"] = {**names, **options["dim_names"]}
-            if verify:
+                    names, static = _archive_names.dim_names(source, dynamic_shapes)
+                    options["dim_names"] = {**names, **options["dim_names"]}
+                if verify:
+                    from . import _torch
+
+                    exported = _torch.load(source)
+            else:
                 from . import _torch
 
-                exported = _torch.load(source)
-        else:
-            from . import _torch
+                exported, capture, names, static, source = _torch.prepare(
+                    model, args, kwargs, dynamic_shapes=dynamic_shapes, dynamic_axes=dynamic_axes,
+                    input_names=input_names, output_names=output_names, table=custom_translation_table,
+                    opset=opset, printer=printer, report=report, artifacts=artifacts, timestamp=timestamp,
+                    dump=dump_exported_program, torchscript=torchscript, training=training,
+                )
+                options["dim_names"] = {**names, **options["dim_names"]}
+            if static:
+                from ._capture import static_dims_message
 
-            exported, capture, names, static, source = _torch.prepare(
-                model, args, kwargs, dynamic_shapes=dynamic_shapes, dynamic_axes=dynamic_axes,
-                input_names=input_names, output_names=output_names, table=custom_translation_table,
-                opset=opset, printer=printer, report=report, artifacts=artifacts, timestamp=timestamp,
-                dump=dump_exported_program, torchscript=torchscript, training=training,
-            )
-            options["dim_names"] = {**names, **options["dim_names"]}
-        if static:
-            from ._capture import static_dims_message
+                message = static_dims_message(static)
+                if verify:
+                    err = VerificationError(message)
+                    err.hint = message.split("hint: ", 1)[-1]
+                    raise err
+                warnings.warn(message, UserWarning, stacklevel=2)
+            printer("Translate the graph into ONNX...")
+            started = time.perf_counter()
+            try:
+                inner = _fxonnx.export(source, **options)
+            except _fxonnx.ExportError as e:
+                _errors.pythonize(e)
+                printer("Translate the graph into ONNX... ❌")
+                # The binding sets the report of the failed export (never another export's).
+                report_path = e.report_path
+                if report_path is not None:
+                    from . import _reporting
 
-            message = static_dims_message(static)
-            if verify:
-                err = VerificationError(message)
-                err.hint = message.split("hint: ", 1)[-1]
-                raise err
-            warnings.warn(message, UserWarning, stacklevel=2)
-        printer("Translate the graph into ONNX...")
-        started = time.perf_counter()
-        try:
-            inner = _fxonnx.export(source, **options)
-        except _fxonnx.ExportError as e:
-            _errors.pythonize(e)
-            printer("Translate the graph into ONNX... ❌")
-            # The binding sets the report of the failed export (never another export's).
-            report_path = e.report_path
-            if report_path is not None:
-                from . import _reporting
+                    _reporting.add_capture_section(report_path, capture, exported)
+                if isinstance(e, _fxonnx.UnsupportedOpsError):
+                    from . import _reporting
 
-                _reporting.add_capture_section(report_path, capture, exported)
-            if isinstance(e, _fxonnx.UnsupportedOpsError):
-                from . import _reporting
+                    raise _reporting.python_route(e, exported, report_path, source) from None
+                raise
+            printer(f"Translate the graph into ONNX... ✅ ({time.perf_counter() - started:.1f} s)")
+        program = ONNXProgram(inner, exported, options, source, capture.strategy if capture is not None else None)
+        program.static_dims = static
+        for w in program.warnings:
+            warnings.warn(w, UserWarning, stacklevel=2)
+        if report and program.report_path is not None:
+            from . import _reporting
 
-                raise _reporting.python_route(e, exported, report_path, source) from None
-            raise
-        printer(f"Translate the graph into ONNX... ✅ ({time.perf_counter() - started:.1f} s)")
-    program = ONNXProgram(inner, exported, options, source, capture.strategy if capture is not None else None)
-    program.static_dims = static
-    for w in program.warnings:
-        warnings.warn(w, UserWarning, stacklevel=2)
-    if report and program.report_path is not None:
-        from . import _reporting
-
-        _reporting.add_capture_section(program.report_path, capture, exported)
-        if profile_text:
-            with open(program.report_path, "a", encoding="utf-8") as fh:
-                fh.write("\n## Profiling result\n\n```\n" + profile_text[0] + "\n```\n")
-    elif profile_text:
-        printer("Profile result:")
-        printer(profile_text[0])
-    if f is not None:
-        if isinstance(f, io.BytesIO):
-            warnings.warn("Saving ONNX model to a BytesIO object is deprecated. Please use a file path instead.",
-                          DeprecationWarning, stacklevel=2)
-            f.write(program.model_bytes)
-        else:
-            program.save(f, include_initializers=export_params,
-                         keep_initializers_as_inputs=keep_initializers_as_inputs, external_data=external_data)
-    if verify:
-        printer("Verify the model with ONNX Runtime...")
-        program.verify()
-        printer("Verify the model with ONNX Runtime... ✅")
-    return program
+            _reporting.add_capture_section(program.report_path, capture, exported)
+            if profile_text:
+                with open(program.report_path, "a", encoding="utf-8") as fh:
+                    fh.write("\n## Profiling result\n\n```\n" + profile_text[0] + "\n```\n")
+        elif profile_text:
+            printer("Profile result:")
+            printer(profile_text[0])
+        if f is not None:
+            if isinstance(f, io.BytesIO):
+                warnings.warn("Saving ONNX model to a BytesIO object is deprecated. Please use a file path instead.",
+                              DeprecationWarning, stacklevel=2)
+                f.write(program.model_bytes)
+            else:
+                program.save(f, include_initializers=export_params,
+                             keep_initializers_as_inputs=keep_initializers_as_inputs, external_data=external_data)
+        if verify:
+            printer("Verify the model with ONNX Runtime...")
+            program.verify()
+            printer("Verify the model with ONNX Runtime... ✅")
+        return program

@@ -165,3 +165,18 @@ def as_torch_onnx_error(e: BaseException) -> BaseException:
     new.__cause__, new.__context__ = e.__cause__, e.__context__
     new.__suppress_context__ = e.__suppress_context__
     return new.with_traceback(e.__traceback__)
+
+
+class TorchOnnxErrors:
+    """Around ``fxonnx.export``'s body: its export errors leave it as ``as_torch_onnx_error`` makes
+    them (a block, not a wrapper: the warnings raised inside keep pointing at the caller's line)."""
+
+    def __enter__(self) -> "TorchOnnxErrors":
+        return self
+
+    def __exit__(self, kind: Any, e: Any, traceback: Any) -> bool:
+        if isinstance(e, ExportError):
+            new = as_torch_onnx_error(e)
+            if new is not e:
+                raise new from e.__cause__
+        return False

@@ -20,6 +20,7 @@ overrides on its own serializer instance: nothing another caller of torch sees c
 
 from __future__ import annotations
 
+import inspect
 import json
 from typing import Any, Callable
 
@@ -225,7 +226,12 @@ def _graph_serializer(exported: Any, custom: Callable[[Any], Any] | None) -> Any
     tensor_meta = _tensor_meta({})
     sym_ops = S._SYM_OPS | {torch.sym_sum}
 
+    float4 = getattr(torch, "float4_e2m1fn_x2", None)
+
     def serialize_input(self, arg, arg_type=None):
+        if float4 is not None and arg is float4 and float4 not in S._TORCH_TO_SERIALIZE_DTYPE:
+            # A dtype argument torch's schema has no number for (`empty(..., dtype=float4)`).
+            return schema.Argument.create(as_scalar_type=FLOAT4_E2M1FN_X2)
         if isinstance(arg, (list, tuple)) and len(arg) == 0 and arg_type is None:
             # A higher-order op's empty operand list: what torch writes, without its warning.
             return schema.Argument.create(as_tensors=[])
@@ -267,7 +273,10 @@ def _graph_serializer(exported: Any, custom: Callable[[Any], Any] | None) -> Any
             self.graph_state.nodes.append(schema.Node(
                 name=node.name,
                 target=self.serialize_operator(node.target),
-                inputs=self.serialize_sym_op_inputs(node.target, node.args),
+                # torch's serialize_sym_op_inputs, past its check of its own list.
+                inputs=[schema.NamedArgument(name=name, arg=self.serialize_input(arg),
+                                             kind=schema.ArgumentKind.POSITIONAL)
+                        for name, arg in zip(inspect.signature(node.target).parameters, node.args)],
                 outputs=[self.serialize_output(node.name, node.meta.get("val"))],
                 metadata=self.serialize_metadata(node),
             ))

@@ -114,9 +114,11 @@ def test_every_argument_is_accepted(tmp_path, capsys):
     assert out.returncode == 0, out.stderr
 
 
-def test_dynamo_false_is_refused_and_removed_arguments_are_type_errors():
-    with pytest.raises(fxonnx.OptionsError, match="TorchScript exporter is not available"):
-        fxonnx.export(Small(), (torch.randn(1, 8),), dynamo=False)
+def test_dynamo_false_exports_and_removed_arguments_are_type_errors():
+    # dynamo=False takes the model as the TorchScript exporter did (test_torchscript.py has the rest).
+    model, x = Small().eval(), torch.randn(1, 8)
+    program = fxonnx.export(model, (x,), dynamo=False, verbose=False)
+    torch.testing.assert_close(torch.as_tensor(program(x)[0]), model(x))
     with pytest.raises(TypeError):  # removed from torch.onnx.export in 2.11
         fxonnx.export(Small(), (torch.randn(1, 8),), fallback=False)
 
@@ -218,7 +220,8 @@ def test_a_capture_failure_is_a_capture_error_with_every_strategy_and_a_report(t
     e = info.value
     assert isinstance(e, fxonnx.ExportError) and e.stage == "capture"
     assert set(e.errors) == {"TorchExportNonStrictStrategy", "TorchExportStrictStrategy"}
-    assert "draft_export" in str(e)
+    # The hint names what exports it: dynamo=False, tried (issue 39; draft_export otherwise).
+    assert "dynamo=False) exports this model" in str(e)
     report = pathlib.Path(e.report_path).read_text()
     assert e.report_path.endswith("_capture.md")
     for text in ("❌ Obtain model graph with `torch.export.export(..., strict=False)`", "strict=True",
