@@ -652,16 +652,12 @@ class Converter:
         items, index = (self.value(v) for v in node.inputs())
         if isinstance(items, dict):
             return items[index]
-        if self.runtime_index(index) and self.alike_tensors(items):
+        if isinstance(index, torch.fx.Node) and self.alike_tensors(items):
             # Tensors of one shape, an index known at run time: the stack's row (negative ones
             # counted from the end, as Gather counts them).
             return self.tensor_op(torch.ops.aten.index.Tensor, self.stacked(items, None),
                                   [self.stacked(index, torch.int64)])
         return items[self.static_int(index, node)]
-
-    @staticmethod
-    def runtime_index(index: Any) -> bool:
-        return isinstance(index, torch.fx.Node)
 
     @staticmethod
     def alike_tensors(items: Any) -> bool:
@@ -1176,7 +1172,7 @@ class Converter:
             return None
         if name == "_set_item":
             items, index, item = args
-            if self.runtime_index(index) and self.alike_tensors(items + [item]):
+            if isinstance(index, torch.fx.Node) and self.alike_tensors(items + [item]):
                 # Written into the stack at the row known at run time, the rows read back.
                 rows = self.tensor_op(torch.ops.aten.index_put.default, self.stacked(items, None),
                                       [self.stacked(index, torch.int64)], item)

@@ -147,10 +147,7 @@ impl Temp {
     fn persist_new(self, path: &Path) -> Result<(), (Temp, std::io::Error)> {
         match self {
             #[cfg(target_os = "linux")]
-            Temp::Unnamed(file) => {
-                use std::os::fd::AsRawFd;
-                link(&format!("/proc/self/fd/{}", file.as_raw_fd()), path).map_err(|e| (Temp::Unnamed(file), e))
-            }
+            Temp::Unnamed(file) => link(&file, path).map_err(|e| (Temp::Unnamed(file), e)),
             Temp::Named(t) => t.persist_noclobber(path).map(drop).map_err(|e| (Temp::Named(e.file), e.error)),
         }
     }
@@ -175,16 +172,13 @@ impl Staged {
                 io(e)
             }),
             #[cfg(target_os = "linux")]
-            Staged::Link(file) => {
-                use std::os::fd::AsRawFd;
-                match link(&format!("/proc/self/fd/{}", file.as_raw_fd()), path) {
-                    // Something came at the place since it was staged: replace it as a rename would.
-                    Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                        Temp::Unnamed(file).stage(path)?.commit(path)
-                    }
-                    done => done.map_err(io),
+            Staged::Link(file) => match link(&file, path) {
+                // Something came at the place since it was staged: replace it as a rename would.
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                    Temp::Unnamed(file).stage(path)?.commit(path)
                 }
-            }
+                done => done.map_err(io),
+            },
             Staged::Named(t) => t.persist(path).map(drop).map_err(|e| io(e.error)),
         }
     }
@@ -527,13 +521,11 @@ fn unnamed_in(dir: &Path) -> Option<File> {
 /// longer run.
 #[cfg(target_os = "linux")]
 fn name_beside(file: &File, path: &Path) -> std::io::Result<PathBuf> {
-    use std::os::fd::AsRawFd;
-    let proc_path = format!("/proc/self/fd/{}", file.as_raw_fd());
-    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    remove_stale_temporaries(dir);
+    let dir = folder_of(path);
+    remove_stale_temporaries(&dir);
     for attempt in 0..16u32 {
         let name = dir.join(format!(".fxonnx-{}-{attempt}.tmp", std::process::id()));
-        match link(&proc_path, &name) {
+        match link(file, &name) {
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
             Err(e) => return Err(e),
             Ok(()) => return Ok(name),
@@ -542,11 +534,13 @@ fn name_beside(file: &File, path: &Path) -> std::io::Result<PathBuf> {
     Err(std::io::Error::new(std::io::ErrorKind::AlreadyExists, "no free temporary name in the output folder"))
 }
 
-/// `linkat(proc_path, to)`: names the file `/proc/self/fd/N` stands for.
+/// `linkat` of `/proc/self/fd/N`: gives the (unnamed) `file` the name `to`.
 #[cfg(target_os = "linux")]
-fn link(proc_path: &str, to: &Path) -> std::io::Result<()> {
+fn link(file: &File, to: &Path) -> std::io::Result<()> {
     use std::ffi::CString;
+    use std::os::fd::AsRawFd;
     use std::os::unix::ffi::OsStrExt;
+    let proc_path = format!("/proc/self/fd/{}", file.as_raw_fd());
     let (from, to) = (CString::new(proc_path)?, CString::new(to.as_os_str().as_bytes())?);
     // SAFETY: two NUL-terminated paths; no memory is handed to the kernel beyond the call.
     let rc =
