@@ -3,6 +3,7 @@ verifying a model against the program. Imported only when torch is needed."""
 
 from __future__ import annotations
 
+import copy
 import io
 import math
 import pathlib
@@ -133,15 +134,14 @@ def _entries_translatable(exported: Any, custom: Any, opset: int) -> tuple[Any, 
     for op in list(table.keys()):
         if op not in wanted:
             del table[op]
-    # Without example inputs while decomposing: torch then writes no guard function into the module
-    # it traces, whose code names the shape environment's sources, which a program converted from
-    # TorchScript (its constants made fake without a source) cannot resolve.
-    example, exported._example_inputs = exported._example_inputs, None
-    try:
-        decomposed = exported.run_decompositions(table)
-    finally:
-        exported._example_inputs = example
-    decomposed._example_inputs = example
+    # Decomposed without example inputs: torch then writes no guard function into the module it
+    # traces, whose code names the shape environment's sources, which a program converted from
+    # TorchScript (its constants made fake without a source) cannot resolve. On a shallow copy: the
+    # caller's program is never changed, even for a moment another thread could see.
+    bare = copy.copy(exported)
+    bare._example_inputs = None
+    decomposed = bare.run_decompositions(table)
+    decomposed._example_inputs = exported._example_inputs
     return decomposed, _serialize.entries(decomposed, translator)
 
 
