@@ -1115,3 +1115,23 @@ fn every_family_has_a_text_case() {
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
+
+#[test]
+fn conv_tbc_is_a_conv_of_the_transposed_input_and_weight() {
+    // Time, batch, channels; the weight is [kernel, in, out].
+    check(
+        OneOp {
+            target: "aten.conv_tbc.default",
+            inputs: vec![("x", f32(&[B, N(2), N(4)])), ("w", f32(&[N(3), N(4), N(2)])), ("b", f32(&[N(2)]))],
+            args: vec![("self", A::T("x")), ("weight", A::T("w")), ("bias", A::T("b")), ("pad", A::Int(1))],
+            out: f32(&[B, N(2), N(2)]),
+        },
+        r#"(float[s77,2,4] x, float[3,4,2] w, float[2] b) => (float[s77,2,2] conv_tbc)
+           {
+             _0 = Transpose <perm = [1, 2, 0]> (x)
+             _1 = Transpose <perm = [2, 1, 0]> (w)
+             _2 = Conv <strides = [1], pads = [1, 1], dilations = [1], group = 1> (_0, _1, b)
+             conv_tbc = Transpose <perm = [2, 0, 1]> (_2)
+           }"#,
+    );
+}

@@ -865,6 +865,26 @@ translations! {
         conv(op, input, weight, bias, &stride, &padding, &dilation, transposed, &output_padding, groups)
     }
 
+    /// conv_tbc(Tensor self, Tensor weight, Tensor bias, int pad=0) -> Tensor
+    #[target("aten::conv_tbc")]
+    fn conv_tbc(op, self_: Tensor, weight: Tensor, bias: Tensor, pad: i64 = 0) -> OpResult<Value> {
+        // Time, batch, channels in and out; the weight is [kernel, in, out]: a 1-d Conv on the
+        // transposed tensors.
+        if rank_of(op, self_)? != 3 || rank_of(op, weight)? != 3 {
+            bail!("conv_tbc takes an input [time, batch, channels] and a weight [kernel, in, out]");
+        }
+        // The ranks `conv` reads: Transpose's output shape is left to ONNX's inference.
+        let mut transposed = |x: Value, perm: [i64; 3]| {
+            let shape = op.shape(x).map(|s| perm.iter().map(|&p| s[p as usize].clone()).collect());
+            let v = op.Transpose(x).perm(&perm).out();
+            op.info_mut(v).shape = shape;
+            v
+        };
+        let (input, weight) = (transposed(self_, [1, 2, 0]), transposed(weight, [2, 1, 0]));
+        let out = conv(op, input, weight, Some(bias), &[1], &[pad], &[1], false, &[], 1)?;
+        Ok(op.Transpose(out).perm(&[2, 0, 1]).out())
+    }
+
     /// conv_transpose2d.input(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0,
     ///     SymInt[2] output_padding=0, SymInt groups=1, SymInt[2] dilation=1) -> Tensor
     #[target("aten::conv_transpose2d.input", "aten::conv_transpose1d", "aten::conv_transpose3d.input")]

@@ -131,8 +131,23 @@ fn emit(op: &mut Builder, inputs: &[Value], graph: &str) -> OpResult<Vec<Value>>
             .copied()
             .ok_or_else(|| OpError::new(format!("the translation's output `{name}` is never computed")))
     };
-    g.output.iter().map(|o| output(&o.name)).collect()
+    g.output
+        .iter()
+        .map(|o| {
+            let v = output(&o.name)?;
+            // Marked by the Python side where the rank depends on the data (see `rank_from_data`).
+            if o.metadata_props.iter().any(|p| p.key == RANK_KEY && p.value == "from data") {
+                let info = op.info_mut(v);
+                info.shape = None;
+                info.rank_from_data = Some(0); // the program's rank, once the output is bound
+            }
+            Ok(v)
+        })
+        .collect()
 }
+
+/// The metadata key of a translation's graph output whose rank is known only at run time.
+const RANK_KEY: &str = "fxonnx.rank";
 
 /// `torch.onnx.ops`' attributes, encoded as lists for FX (its `EncodedAttrs`): per key, a type
 /// and the range of its values in the list of that type.

@@ -110,7 +110,7 @@ translations! {
     }
 
     /// uniform(Tensor self, float from=0, float to=1, *, Generator? generator=None) -> Tensor
-    #[target("aten::uniform")]
+    #[target("aten::uniform", "aten::uniform_")]
     fn uniform_like(op, self_: Tensor, r#from: f64 = 0.0, to: f64 = 1.0, _generator: Ignored) -> Value {
         // `generator`: see the module comment; its draws cannot be reproduced.
         let t = out_type(op);
@@ -153,7 +153,7 @@ translations! {
     }
 
     /// normal_functional(Tensor self, float mean=0., float std=1., *, Generator? generator=None) -> Tensor
-    #[target("aten::normal_functional")]
+    #[target("aten::normal_functional", "aten::normal_")]
     fn normal_functional(op, self_: Tensor, mean: f64 = 0.0, std: f64 = 1.0, _generator: Ignored) -> Value {
         // `generator`: see the module comment.
         let t = out_type(op);

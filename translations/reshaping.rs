@@ -296,6 +296,14 @@ translations! {
         self_
     }
 
+    /// set_.source_Tensor(Tensor(a!) self, Tensor source) -> Tensor(a!)
+    #[target("aten::set_.source_Tensor")]
+    fn set_(op, _self: Ignored, source: Tensor) -> Value {
+        // The tensor becomes `source` (its storage, sizes and strides); the in-place binding
+        // makes every later read of `self` read it.
+        source
+    }
+
     /// resize(Tensor self, SymInt[] size, *, MemoryFormat? memory_format=None) -> Tensor
     #[target("aten::resize", "aten::resize_")]
     fn resize(op, self_: Tensor, size: Vec<SymInt>) -> OpResult<Value> {

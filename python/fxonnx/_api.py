@@ -665,6 +665,8 @@ def export(
 
                     names, static = _archive_names.dim_names(source, dynamic_shapes)
                     options["dim_names"] = {**names, **options["dim_names"]}
+                if kept_names is not None and input_names:
+                    options["input_names"] = kept_names
                 if verify:
                     from . import _torch
 
@@ -672,13 +674,15 @@ def export(
             else:
                 from . import _torch
 
-                exported, capture, names, static, source = _torch.prepare(
+                exported, capture, names, static, source, kept_names = _torch.prepare(
                     model, args, kwargs, dynamic_shapes=dynamic_shapes, dynamic_axes=dynamic_axes,
                     input_names=input_names, output_names=output_names, table=custom_translation_table,
                     opset=opset, printer=printer, report=report, artifacts=artifacts, timestamp=timestamp,
                     dump=dump_exported_program, torchscript=torchscript, training=training,
                 )
                 options["dim_names"] = {**names, **options["dim_names"]}
+                if kept_names is not None and input_names:
+                    options["input_names"] = kept_names
             if static:
                 from ._capture import static_dims_message
 

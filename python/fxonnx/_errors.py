@@ -139,7 +139,7 @@ __all__ = [
 ]
 
 
-_AS_TORCH_ONNX: dict[type, type] = {}
+_AS_TORCH_ONNX: dict[tuple[type, type], type] = {}
 
 
 def as_torch_onnx_error(e: BaseException) -> BaseException:
@@ -153,14 +153,19 @@ def as_torch_onnx_error(e: BaseException) -> BaseException:
     base = getattr(onnx, "OnnxExporterError", None)
     if base is None or isinstance(e, base) or not isinstance(e, ExportError):
         return e
+    # An error the TorchScript exporter raised as a subclass (`SymbolicValueError`) is that too.
+    base = getattr(getattr(onnx, "errors", None), getattr(e, "torch_onnx_class", ""), base)
     cls = type(e)
-    both = _AS_TORCH_ONNX.get(cls)
+    both = _AS_TORCH_ONNX.get((cls, base))
     if both is None:
         # Pickled as the fxonnx class it extends (the only one pickle can find by its name).
-        both = _AS_TORCH_ONNX[cls] = type(cls.__name__, (cls, base), {
+        both = _AS_TORCH_ONNX[(cls, base)] = type(cls.__name__, (cls, base), {
             "__module__": cls.__module__, "__qualname__": cls.__qualname__,
             "__reduce__": lambda self, cls=cls: (cls, self.args, self.__dict__)})
-    new = both(*e.args)
+    # Not through the constructors: torch.onnx's take other arguments (SymbolicValueError a value);
+    # the fields they would set are `e`'s.
+    new = both.__new__(both, *e.args)
+    BaseException.__init__(new, *e.args)
     new.__dict__.update(getattr(e, "__dict__", {}))
     new.__cause__, new.__context__ = e.__cause__, e.__context__
     new.__suppress_context__ = e.__suppress_context__

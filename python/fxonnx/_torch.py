@@ -19,8 +19,9 @@ def prepare(model, args, kwargs, *, dynamic_shapes, dynamic_axes, input_names, o
             printer, report, artifacts, timestamp, dump, torchscript=False, training=None):
     """Capture ``model`` as torch.onnx does (itself when it is an ExportedProgram) and serialize it
     for Rust in memory. Returns the program, the capture (``None`` for an ExportedProgram), the
-    dim names (``{"s77": "batch"}``), the axes asked dynamic that came out static, and the
-    archive entries."""
+    dim names (``{"s77": "batch"}``), the axes asked dynamic that came out static, the archive
+    entries, and the input names for the graph where they are no longer the ones given (``None``:
+    as given; the TorchScript front end drops the inputs the program never reads)."""
     from . import _capture, _custom, _reporting
 
     custom = _custom.Table.of(table)
@@ -41,7 +42,7 @@ def prepare(model, args, kwargs, *, dynamic_shapes, dynamic_axes, input_names, o
         exported, entries = _entries_translatable(exported, custom, opset)
         if exported is not program.exported:
             names = _names_after_retrace(program.exported, exported, names)
-        return exported, None, names, static, entries
+        return exported, None, names, static, entries, program.input_names
     if isinstance(model, torch.export.ExportedProgram):
         exported = model
     else:
@@ -79,7 +80,7 @@ def prepare(model, args, kwargs, *, dynamic_shapes, dynamic_axes, input_names, o
     exported, entries = _entries_translatable(exported, custom, opset)
     printer(f"Hand the program ({len(exported.graph.nodes)} nodes) to the converter... ✅ "
             f"({time.perf_counter() - t0:.1f} s)")
-    return exported, capture, names, static, entries
+    return exported, capture, names, static, entries, None
 
 
 def _torchscript_exports(model, args, kwargs, dynamic_axes, input_names, opset) -> bool:

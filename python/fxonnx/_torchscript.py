@@ -265,9 +265,15 @@ def _is_symbolic(x: Any) -> bool:
     return isinstance(x, (torch.SymInt, torch.SymFloat, torch.SymBool))
 
 
+class _BranchesDiffer(Exception):
+    """The branches of a runtime `if` return tensors of different ranks or types (internal: a
+    `TorchScriptError` where the `if` cannot be decided on the example)."""
+
+
 @dataclasses.dataclass
 class Program:
-    """The converted program and what the export needs of it."""
+    """The converted program and what the export needs of it: the names the inputs were given
+    (``input_names``; ``""`` for one without), of the inputs the program kept."""
 
     exported: Any
     dim_names: dict[str, str]
@@ -565,6 +571,8 @@ class Converter:
 
     def op_aten_len(self, node: Any) -> Any:
         x = self.value(node.input())
+        if isinstance(x, _Unbound):
+            return self.size(x.tensor, x.tensor.meta["val"], x.dim)
         if isinstance(x, (list, tuple, dict, str)):
             return len(x)
         meta = self.tensor_meta(node.input(), node)
@@ -629,6 +637,19 @@ class Converter:
         items = [self.emit(operator.getitem, (out, i), val=m) for i, m in enumerate(metas)]
         return items[0] if len(items) == 1 else items
 
+    def op_aten_set_(self, node: Any) -> Any:
+        """``x.set_(y)``: from here on ``x`` is ``y`` (its storage, sizes and strides). Views of
+        ``x`` taken before keep the storage they had, as they do in torch."""
+        inputs = list(node.inputs())
+        if len(inputs) != 2 or not _is_tensor(self.value(inputs[1])):
+            raise _error("`set_` from a storage: only `set_` from a tensor is supported", node)
+        if self.parent is not None:
+            raise _error("`set_` inside a loop or branch known only at run time", node,
+                         "call `set_` outside the loop or branch")
+        source = self.value(inputs[1])
+        self.env[inputs[0]] = source
+        return source
+
     def op_prim_Uninitialized(self, node: Any) -> Any:
         return None
 
@@ -657,7 +678,38 @@ class Converter:
             # counted from the end, as Gather counts them).
             return self.tensor_op(torch.ops.aten.index.Tensor, self.stacked(items, None),
                                   [self.stacked(index, torch.int64)])
+        if isinstance(index, torch.fx.Node) and isinstance(items, list) and items and all(_is_tensor(t) for t in items):
+            return self.pick(items, index, node)
         return items[self.static_int(index, node)]
+
+    def pick(self, items: list, index: torch.fx.Node, node: Any) -> torch.fx.Node:
+        """``items[index]``, tensors of one rank but different sizes, the index known at run
+        time: a ``cond`` per item (negative indices counted from the end, as lists count them)."""
+        position = self.stacked(index, torch.int64)
+        n = len(items)
+        chosen = items[-1]
+        for i in reversed(range(n - 1)):
+            hit = self.tensor_op(torch.ops.aten.logical_or.default,
+                                 self.tensor_op(torch.ops.aten.eq.Scalar, position, i),
+                                 self.tensor_op(torch.ops.aten.eq.Scalar, position, i - n))
+            chosen = self.choose(hit, items[i], chosen, node)
+        return chosen
+
+    def choose(self, condition: torch.fx.Node, a: torch.fx.Node, b: torch.fx.Node, node: Any) -> torch.fx.Node:
+        """``a if condition else b`` as a ``cond`` (the two may differ in size)."""
+        try:
+            val = self.owner.join(a.meta["val"], b.meta["val"])
+        except _BranchesDiffer as e:
+            raise _error(str(e).replace("branches of an `if`", "items of the list"), node) from None
+        operands = [a] if a is b else [a, b]
+        names = []
+        for k, value in enumerate((a, b)):
+            sub = Converter(self.owner, torch.fx.Graph(), parent=self)
+            names.append(self.owner.subgraph(sub, operands, [sub.capture(value)],
+                                             f"{'true' if k == 0 else 'false'}_graph"))
+        true_attr, false_attr = (self.graph.get_attr(name) for name in names)
+        out = self.emit(torch.ops.higher_order.cond, (condition, true_attr, false_attr, operands), val=(val,))
+        return self.emit(operator.getitem, (out, 0), val=val)
 
     @staticmethod
     def alike_tensors(items: Any) -> bool:
@@ -716,7 +768,23 @@ class Converter:
         blocks = list(node.blocks())
         if not isinstance(condition, torch.fx.Node):
             return self.inline(blocks[0] if condition else blocks[1])
-        return self.cond(node, condition, blocks)
+        try:
+            return self.cond(node, condition, blocks)
+        except _BranchesDiffer as e:
+            val = condition.meta["val"]
+            if not isinstance(val, torch.SymBool) or val.node.hint is None:
+                raise _error(str(e), node) from None
+        # The branches' results differ in rank or type, which one ONNX value cannot: the branch is
+        # the one the example's sizes take, and the sizes the model takes are those that take it
+        # too (a guard on the symbols, in the program's range constraints), as torch.export does.
+        import warnings
+
+        taken = bool(val)
+        where = (node.sourceRange().split("\n")[0] if hasattr(node, "sourceRange") else "").strip()
+        warnings.warn(f"an `if` on sizes whose branches return tensors of different ranks or types ({where}): "
+                      f"the model takes the branch the example takes, and only sizes for which `{val.node.expr}` "
+                      f"is {taken}", stacklevel=2)
+        return self.inline(blocks[0] if taken else blocks[1])
 
     def inline(self, block: Any) -> Any:
         results = self.run_block(block, [])
@@ -849,9 +917,9 @@ class Converter:
             for outer in sub.captured:
                 if outer not in operands:
                     operands.append(outer)
+        vals = [self.owner.join(a.meta["val"], b.meta["val"]) for a, b in zip(*results_per_branch)]
         names = [self.owner.subgraph(sub, operands, outs, f"{'true' if k == 0 else 'false'}_graph")
                  for k, ((sub, _), outs) in enumerate(zip(branches, results_per_branch))]
-        vals = [self.owner.join(a.meta["val"], b.meta["val"]) for a, b in zip(*results_per_branch)]
         true_attr, false_attr = (self.graph.get_attr(name) for name in names)
         out = self.emit(torch.ops.higher_order.cond, (condition, true_attr, false_attr, list(operands)),
                         val=tuple(vals))
@@ -989,6 +1057,16 @@ class Converter:
             dtype = args[2] if len(args) > 2 else None
             dtype = args[0].meta["val"].dtype if dtype is None else _SCALAR_TYPES[dtype]
             target, args = torch.ops.aten.to.dtype, [args[0], dtype, *args[3:]]
+        elif target in _NEW_FACTORIES and isinstance(args[0], torch.fx.Node):
+            # `x.new_zeros(size)` reads only x's type: the factory itself, so that a model whose
+            # input is read only so (at static sizes) does not take it, as the TorchScript
+            # exporter's graph does not.
+            kwargs = {**kwargs, "dtype": kwargs.get("dtype") or args[0].meta["val"].dtype}
+            target, args = _NEW_FACTORIES[target], list(args[1:])
+        elif target is torch.ops.aten.tensor_split.tensor_indices_or_sections and isinstance(
+                args[1], torch.fx.Node) and args[1] in self.from_int and args[1].meta["val"].dim() == 0:
+            # A number the trace made a tensor of (`tensor_split(x, x.size(1))`): sections.
+            target, args = torch.ops.aten.tensor_split.sections, [args[0], self.from_int[args[1]], *args[2:]]
         elif target is torch.ops.prim.data.default:
             target = torch.ops.aten.detach.default
         elif target is torch.ops.aten.split.sizes:
@@ -1037,6 +1115,27 @@ class Converter:
         if not tensors_in and not any("Tensor" in str(r.type) for r in returns):
             return self.scalar_call(node, target, args, kwargs, metas)
         target = _SYMBOLIC_TWINS.get(target, target)
+        if target.name().startswith(("aten::squeeze", "aten::unsqueeze")) and _only_returned(node, self):
+            out = self.rank_from_data(target, args, kwargs, metas)
+            if out is not None:
+                return out
+        if target is torch.ops.aten.conv_tbc.default and any(_dynamic(d) for d in metas[0][0].shape):
+            # Its kernel reads the sizes as ints, which would make dynamic axes static.
+            x, weight, bias, *pad = args
+            x = self.tensor_op(torch.ops.aten.permute.default, x, [1, 2, 0])
+            weight = self.tensor_op(torch.ops.aten.permute.default, weight, [2, 1, 0])
+            y = self.tensor_op(torch.ops.aten.conv1d.default, x, weight, bias, [1], [pad[0] if pad else 0])
+            return self.tensor_op(torch.ops.aten.permute.default, y, [2, 0, 1])
+        if target in (torch.ops.aten.unbind.int, torch.ops.aten.unbind_copy.int) and _only_counted(node):
+            dim = (args[1] if len(args) > 1 else kwargs.get("dim", 0)) % max(metas[0][0].dim(), 1)
+            if _dynamic(metas[0][0].shape[dim]):
+                # The program only counts the pieces: the size, as the TorchScript exporter's
+                # SequenceLength of its SplitToSequence (no list whose length is data).
+                return _Unbound(args[0], dim)
+        if target in (torch.ops.aten.chunk.default, torch.ops.aten.unsafe_chunk.default):
+            pieces = self.dynamic_chunk(args, kwargs, metas)
+            if pieces is not None:
+                return pieces
         if target.name().startswith("aten::squeeze"):
             _warn_squeeze_of_dynamic(metas, node)
         try:
@@ -1154,7 +1253,9 @@ class Converter:
         if name == "mul":
             return list(args[0]) * self.static_int(args[1], node)
         if name == "slice":
-            items, start, end, step = args
+            # A bound known only at run time: the length of the list would be data; the bound is
+            # the example's, and the sizes it is made of are static (a guard on them).
+            items, start, end, step = (self.guarded_int(a) for a in args)
             return items[slice(start, end if end is None or end < (1 << 62) else None, step)]
         if name == "insert":
             args[0].insert(self.static_int(args[1], node), args[2])
@@ -1401,20 +1502,17 @@ class Converter:
             b = self.owner.constant_tensor(bias, "bias", self) if bias is not None else None
             out = self.tensor_op(torch.ops.aten.linear.default, x, w, b)
         else:
-            kind = base.replace("conv_transpose", "conv_transpose").split("d")[0] + "d"  # conv1d/conv2d/conv3d
             ops = torch.ops.quantized
-            unpack_name = f"{base}_unpack"
-            params_name = base if base.startswith("conv_transpose") else base
-            qweight, bias = getattr(ops, unpack_name)(packed)
-            prefix = params_name if not params_name.startswith("conv1d") else "conv2d"
+            qweight, bias = getattr(ops, f"{base}_unpack")(packed)
+            # 1-d convolutions' packed parameters are 2-d ones of height 1, read by the 2-d accessors.
+            prefix = base.replace("1d", "2d")
             stride = list(getattr(ops, f"{prefix}_stride")(packed))
             padding = list(getattr(ops, f"{prefix}_padding")(packed))
             dilation = list(getattr(ops, f"{prefix}_dilation")(packed))
             groups = int(getattr(ops, f"{prefix}_groups")(packed))
             transposed = bool(getattr(ops, f"{prefix}_transpose")(packed))
             output_padding = list(getattr(ops, f"{prefix}_output_padding")(packed))
-            if base.startswith("conv1d"):
-                # conv1d's packed parameters are conv2d's of height 1.
+            if base.endswith("1d"):
                 stride, padding, dilation, output_padding = stride[-1:], padding[-1:], dilation[-1:], output_padding[-1:]
                 if qweight.dim() == 4:
                     qweight = qweight.squeeze(2)
@@ -1422,7 +1520,6 @@ class Converter:
             b = self.owner.constant_tensor(bias, "bias", self) if bias is not None else None
             out = self.tensor_op(torch.ops.aten.convolution.default, x, w, b, stride, padding, dilation, transposed,
                                  output_padding, groups)
-            del kind
         if relu:
             out = self.tensor_op(torch.ops.aten.relu.default, out)
         if dynamic:
@@ -1491,6 +1588,75 @@ class Converter:
         raise _error(f"`{node.kind()}` reads a packed sequence's data or batch sizes", node,
                      "unpack it with pad_packed_sequence first")
 
+    def dynamic_chunk(self, args: list, kwargs: dict, metas: Any) -> list | None:
+        """``chunk`` along an axis of dynamic size, or into a number of chunks known at run time:
+        the example's number of chunks, each of ``ceil(size / chunks)`` but the last, which takes
+        the rest (sizes computed when the model runs, as the TorchScript exporter computes them).
+        A size that makes fewer chunks gives the last a negative size, which ``Split`` refuses:
+        an error, not an empty extra chunk. ``None`` when the sizes are static."""
+        (x, *rest), kw = metas
+        chunks = rest[0] if rest else kw["chunks"]
+        dim = rest[1] if len(rest) > 1 else kw.get("dim", 0)
+        if not isinstance(x, torch.Tensor) or isinstance(dim, torch.SymInt):
+            return None
+        dim %= max(x.dim(), 1)
+        if not (_dynamic(x.shape[dim]) or isinstance(chunks, torch.SymInt)):
+            return None
+        count = len(self.fake(torch.ops.aten.chunk.default, x, chunks, dim))
+        if count == 1:
+            return None
+        chunks_arg = args[1] if len(args) > 1 else kwargs["chunks"]
+        size = self.size(args[0], x, dim)
+        each = self.scalar_op(operator.floordiv, (self.scalar_op(operator.add, (size, chunks_arg - 1 if isinstance(
+            chunks_arg, int) else self.scalar_op(operator.sub, (chunks_arg, 1)))), chunks_arg))
+        last = self.scalar_op(operator.sub, (size, self.scalar_op(operator.mul, (each, count - 1))))
+        # last if last > 0 else negative: `last - 1 + min(last, 1)` is last for last >= 1, and
+        # below 0 otherwise.
+        last = self.scalar_op(operator.add, (self.scalar_op(operator.sub, (last, 1)),
+                                             self.scalar_op(torch.sym_min, (last, 1))))
+        out = self.tensor_op(torch.ops.aten.split_with_sizes.default, args[0], [each] * (count - 1) + [last], dim)
+        return [self.emit(operator.getitem, (out, i), val=v) for i, v in enumerate(out.meta["val"])]
+
+    def rank_from_data(self, target: Any, args: list, kwargs: dict, metas: Any) -> torch.fx.Node | None:
+        """``squeeze`` of an axis whose size is known only at run time, ``squeeze``/``unsqueeze`` at
+        an axis known only at run time: the rank of the result depends on the data, as the
+        TorchScript exporter wrote it (``Squeeze`` without axes, or of the axes whose size is 1 when
+        it runs). Only for a result the program returns: the model declares no shape for it, and
+        no op of the program reads it with the example's rank. ``None`` when the rank is static."""
+        (x, *rest), kw = metas
+        unsqueeze = target.name().startswith("aten::unsqueeze")
+        dim = rest[0] if rest else kw.get("dim", None)
+        rank = x.dim()
+        if rank == 0 or not isinstance(x, torch.Tensor):
+            return None
+        dim_node = args[1] if len(args) > 1 else kwargs.get("dim")
+        runtime_dim = isinstance(dim_node, torch.fx.Node)
+        if unsqueeze and not runtime_dim:
+            return None
+        if runtime_dim:
+            dims = [_hint(dim)]
+        else:
+            dims = list(range(rank)) if dim is None else [dim] if isinstance(dim, int) else list(dim)
+            dims = [d % rank for d in dims]
+            if all(not _dynamic(x.shape[d]) for d in dims):
+                return None
+        # The example's result, without guarding on the sizes: its rank is not the model's.
+        sizes = list(x.shape)
+        if unsqueeze:
+            d = dims[0] if dims[0] >= 0 else dims[0] + rank + 1
+            sizes.insert(d, 1)
+        else:
+            sizes = [s for i, s in enumerate(sizes) if i not in {d % rank for d in dims} or _hint(s) != 1]
+        val = self.fake(torch.empty_strided, sizes, [0] * len(sizes), dtype=x.dtype)
+        inputs = [args[0]]
+        if runtime_dim:
+            inputs.append(self.stacked(dim_node, torch.int64))
+        model = _rank_from_data_model(x.dtype, rank, None if runtime_dim else dims, unsqueeze,
+                                      dim is None and not runtime_dim, self.owner.opset)
+        op, _ = _symbolic.onnx_graph_op()
+        out = self.emit(op, (inputs, model.hex()), val=[val])
+        return self.emit(operator.getitem, (out, 0), val=val)
+
     def tensor_op(self, target: Any, *args: Any, **kwargs: Any) -> torch.fx.Node:
         """An ATen op on converted values, its result computed on fake tensors."""
         metas = pytree.tree_map_only(torch.fx.Node, lambda n: n.meta["val"], (args, kwargs))
@@ -1510,6 +1676,15 @@ class Converter:
         if not isinstance(meta, torch.Tensor):
             raise _error("expected a tensor", node)
         return meta
+
+    def guarded_int(self, x: Any) -> Any:
+        """``x``, or the example's value of the symbolic int ``x`` is, the program then taking
+        only sizes that give it (a guard, as torch.export takes a size it must know)."""
+        if isinstance(x, torch.fx.Node) and isinstance(x.meta["val"], torch.SymInt):
+            val = x.meta["val"]
+            if val.node.hint is not None:
+                return int(val)
+        return x
 
     def static_int(self, x: Any, node: Any) -> int:
         if isinstance(x, torch.fx.Node):
@@ -1691,6 +1866,13 @@ class ProgramBuilder:
         # its id), the placeholder that reads it.
         self.state_nodes: dict[int, tuple[torch.Tensor, torch.fx.Node]] = {}
         self.subgraph_count = 0
+        # Sizes are read as unbacked ones (`_size_oblivious`).
+        self.size_oblivious = False
+        # Per user input placeholder, the name the user gave it (`input_names`).
+        self.given_names: dict[str, str] = {}
+        # The user inputs whose data the TorchScript graph reads (kept, even where the conversion
+        # computed what it reads of them).
+        self.read_inputs: set[str] = set()
         self.names: set[str] = set()
         self.user_names: set[str] = set()
         # Module attributes the program wrote (prim::SetAttr): (id of the module, name) → value.
@@ -1844,16 +2026,43 @@ class ProgramBuilder:
                 first.prepend(node)
                 first = node
         self.graph.eliminate_dead_code()
+        specs = self.prune_unused_inputs(specs)
         gm = torch.fx.GraphModule(self.root, self.graph)
         example = tuple(args)
-        call = ModuleCallEntry("", ModuleCallSignature(inputs=[], outputs=[], in_spec=pytree.tree_structure((example, {})),
-                                                       out_spec=out_spec))
+        in_spec = pytree.tree_structure((_writable_keys(example), {}))
+        call = ModuleCallEntry("", ModuleCallSignature(inputs=[], outputs=[], in_spec=in_spec, out_spec=out_spec))
         # The training IR's verifier: in-place ops stay in the graph, as torch.export's training IR
         # keeps them (fxonnx functionalizes them).
         return ExportedProgram(root=gm, graph=gm.graph, graph_signature=ExportGraphSignature(specs, output_specs),
                                state_dict=self.state_dict, range_constraints=_range_constraints(self),
                                module_call_graph=[call], example_inputs=(example, {}), constants=self.constants,
                                verifiers=[TrainingIRVerifier])
+
+    def prune_unused_inputs(self, specs: list) -> list:
+        """The user's inputs the program never reads are not inputs of the model, as the
+        TorchScript exporter drops them (names given stay with the inputs they were given to):
+        not those whose data its graph reads (``_data_read``), nor one whose symbolic sizes other
+        values are computed in."""
+        from torch.export.graph_signature import InputKind
+        from torch.fx.experimental.symbolic_shapes import free_symbols
+
+        def symbols(node: torch.fx.Node) -> set:
+            val = node.meta.get("val")
+            return set(free_symbols(val)) if isinstance(val, (torch.Tensor, torch.SymInt)) else set()
+
+        placeholders = [n for n in self.graph.nodes if n.op == "placeholder"]
+        computed = set().union(*(symbols(n) for n in self.graph.nodes if n.op != "placeholder"))
+        unused = [n for n in placeholders if not n.users and n.name in self.user_names and n.name not in self.read_inputs]
+        for node in unused:
+            kept = set().union(*(symbols(p) for p in placeholders if p is not node))
+            if (symbols(node) & computed) - kept:
+                continue
+            placeholders.remove(node)
+            self.graph.erase_node(node)
+            self.placeholders.remove(node)
+            self.user_names.discard(node.name)
+        names = {p.name for p in self.placeholders}
+        return [s for s in specs if s.kind != InputKind.USER_INPUT or s.arg.name in names]
 
     def subgraph(self, sub: Converter, operands: list[torch.fx.Node], outputs: list[torch.fx.Node],
                  prefix: str) -> str:
@@ -1911,10 +2120,11 @@ class ProgramBuilder:
 
     def join(self, a: Any, b: Any) -> Any:
         """One value for two branches' results: where they differ in shape, a fresh symbol."""
-        if a.shape == b.shape and a.dtype == b.dtype:
+        # Compared as text: a size one of them has from data cannot be compared with a number.
+        if a.dim() == b.dim() and all(str(x) == str(y) for x, y in zip(a.shape, b.shape)) and a.dtype == b.dtype:
             return a
         if a.dim() != b.dim() or a.dtype != b.dtype:
-            raise TorchScriptError("the branches of an `if` return tensors of different ranks or types")
+            raise _BranchesDiffer("the branches of an `if` return tensors of different ranks or types")
         sizes = [x if str(x) == str(y) else self.shape_env.create_unbacked_symint() for x, y in zip(a.shape, b.shape)]
         with self.mode:
             return torch.empty(sizes, dtype=a.dtype)
@@ -1936,20 +2146,27 @@ def convert(model: Any, args: tuple, kwargs: dict, *, dynamic_axes: Any = None, 
         model = torch.jit.load(model)
     if kwargs:
         args = _positional(model, args, kwargs)
-    builder = ProgramBuilder(opset=opset)
-    try:
-        program = _convert(builder, model, args, dynamic_axes, input_names, training)
-    except Exception:
-        if not builder.writes_in_subgraph:
-            raise
-    else:
-        if not builder.writes_in_subgraph:
-            return program
-    # A loop or branch known only at run time writes into a tensor in place, which its subgraph
-    # cannot: converted again from the graph with those writes made values (`_functional_writes`).
-    builder = ProgramBuilder(opset=opset)
-    builder.functional_writes = True
-    return _convert(builder, model, args, dynamic_axes, input_names, training)
+    # Dynamic axes are first read as torch.export reads unbacked sizes (`_size_oblivious`); a
+    # loop or branch known only at run time that writes into a tensor in place, which its subgraph
+    # cannot, converts again from the graph with those writes made values (`_functional_writes`).
+    functional, oblivious = False, bool(_dynamic_axes(dynamic_axes))
+    while True:
+        builder = ProgramBuilder(opset=opset)
+        builder.functional_writes, builder.size_oblivious = functional, oblivious
+        try:
+            program = _convert(builder, model, args, dynamic_axes, input_names, training)
+        except Exception:
+            if builder.writes_in_subgraph and not functional:
+                functional = True
+            elif oblivious:
+                oblivious = False
+            else:
+                raise
+            continue
+        if builder.writes_in_subgraph and not functional:
+            functional = True
+            continue
+        return program
 
 
 def _convert(builder: "ProgramBuilder", model: Any, args: tuple, dynamic_axes: Any, input_names: Any,
@@ -1979,11 +2196,29 @@ def _convert(builder: "ProgramBuilder", model: Any, args: tuple, dynamic_axes: A
     # The user's tensors, in the order the TorchScript exporter flattens them: `input_names` and
     # `dynamic_axes` name them in that order.
     k = 0
+
+    def given(node: torch.fx.Node) -> torch.fx.Node:
+        # The name the user gave the input `node` is (the `k`th); the placeholder's may differ.
+        if k <= len(names):
+            builder.given_names[node.name] = names[k - 1]
+        if _data_read(ts_value):
+            builder.read_inputs.add(node.name)
+        return node
+
     for ts_value, leaf, default_name in user_values:
         if type(leaf) is int:
             name = names[k] if k < len(names) else default_name
             k += 1
-            converter.env[ts_value] = builder.user_int(leaf, name)
+            converter.env[ts_value] = given(builder.user_int(leaf, name))
+            continue
+        if type(leaf) in (float, bool):
+            name = names[k] if k < len(names) else default_name
+            k += 1
+            # A 0-d tensor input (double, bool), as the TorchScript exporter takes it, read as
+            # the number the program computes with.
+            tensor = torch.tensor(leaf, dtype=torch.float64 if type(leaf) is float else torch.bool)
+            node = given(builder.user_input(tensor, name, set()))
+            converter.env[ts_value] = converter.tensor_op(torch.ops.aten.item.default, node)
             continue
         parts = _quantized_parts(leaf) if leaf.is_quantized else [leaf]
         nodes = []
@@ -1992,7 +2227,7 @@ def _convert(builder: "ProgramBuilder", model: Any, args: tuple, dynamic_axes: A
                                                     f"{default_name}_{('scale', 'zero_point')[len(nodes) - 1]}")
             k += 1
             axes = dyn.get(name, {}) if len(nodes) == 0 else {}
-            node = builder.user_input(part, name, set(axes))
+            node = given(builder.user_input(part, name, set(axes)))
             for axis, dim_name in axes.items():
                 d = node.meta["val"].shape[axis]
                 if isinstance(d, torch.SymInt):
@@ -2002,10 +2237,29 @@ def _convert(builder: "ProgramBuilder", model: Any, args: tuple, dynamic_axes: A
     for ts_value, leaves, spec in structures:
         converter.env[ts_value] = pytree.tree_unflatten(
             [converter.env[x] if isinstance(x, _Leaf) else x for x in leaves], spec)
-    results = converter.run_block(graph, [converter.env[v] for v in graph.inputs()])
-    outputs = results[0] if len(results) == 1 else tuple(results)
-    return Program(builder.finish(converter, outputs, args), dim_names,
-                   [n.name for n in builder.placeholders if n.name in builder.user_names])
+    with _size_oblivious(builder):
+        results = converter.run_block(graph, [converter.env[v] for v in graph.inputs()])
+        outputs = results[0] if len(results) == 1 else tuple(results)
+        exported = builder.finish(converter, outputs, args)
+    kept = [builder.given_names.get(n.name, "") for n in builder.placeholders if n.name in builder.user_names]
+    return Program(exported, dim_names, kept)
+
+
+def _size_oblivious(builder: ProgramBuilder) -> Any:
+    """A dynamic axis must not become static where torch's own kernels ask "is it 1?" or "is it
+    0?" of the example's size (broadcasting, views): the TorchScript exporter kept such an axis
+    dynamic. Sizes are then read as torch.export reads unbacked ones (the answer for any size).
+    Only with dynamic axes: the same reading would take a number the program computes
+    (``expand(size)``, ``size`` -1) as not -1; where a kernel then fails (``repeat_interleave``'s
+    repeats of size 1), ``convert`` converts again without it. torch.export patches its own
+    configs in the same way."""
+    import contextlib
+
+    from torch.fx.experimental import _config as shapes_config
+
+    if not builder.size_oblivious:
+        return contextlib.nullcontext()
+    return shapes_config.patch(backed_size_oblivious=True)
 
 
 def _positional(model: Any, args: tuple, kwargs: dict) -> tuple:
@@ -2032,8 +2286,26 @@ def _positional(model: Any, args: tuple, kwargs: dict) -> tuple:
     return tuple(out)
 
 
+@dataclasses.dataclass
+class _Unbound:
+    """``tensor.unbind(dim)`` along a dynamic axis, which the program only counts (``len``)."""
+
+    tensor: torch.fx.Node
+    dim: int
+
+
+def _only_counted(node: Any) -> bool:
+    """Whether the program only takes ``len`` of ``node``'s result."""
+    uses = [u.user.kind() for v in node.outputs() for u in v.uses()]
+    return bool(uses) and all(k == "aten::len" for k in uses)
+
+
 class _Leaf:
-    """Stands for a tensor leaf of a scripted program's argument until its placeholder exists."""
+    """Stands for a tensor leaf of a scripted program's argument until its placeholder exists;
+    ``argument`` is the graph's input that holds it."""
+
+    def __init__(self, argument: Any):
+        self.argument = argument
 
 
 def _is_quantized_model(model: Any, args: tuple) -> bool:
@@ -2052,9 +2324,9 @@ def _quantized_parts(t: torch.Tensor) -> list[torch.Tensor]:
 
 
 def _scripted(model: Any, args: tuple, converter: Converter) -> tuple[Any, list, list]:
-    """A scripted module or function: its graph inlined, the module as ``self``, each tensor of the
-    arguments an input; numbers and ``None`` among them are constants of the program, as a trace
-    would take them."""
+    """A scripted module or function: its graph inlined, the module as ``self``, each tensor and
+    each number (int, float, bool) of the arguments an input, as the TorchScript exporter makes
+    them; ``None`` among them is a constant of the program."""
     graph = model.graph.copy()
     torch._C._jit_pass_inline(graph)
     if converter.owner.functional_writes:
@@ -2073,8 +2345,8 @@ def _scripted(model: Any, args: tuple, converter: Converter) -> tuple[Any, list,
         for i, leaf in enumerate(leaves):
             # A tensor, or an int the scripted program takes (an input of the model, as the
             # TorchScript exporter makes it).
-            if isinstance(leaf, torch.Tensor) or (type(leaf) is int and ts_value.type().kind() in ("IntType",)):
-                key = _Leaf()
+            if isinstance(leaf, torch.Tensor) or (type(leaf) in (int, float, bool) and _primitive_input(ts_value)):
+                key = _Leaf(ts_value)
                 user.append((key, leaf, base if len(leaves) == 1 else f"{base}_{i}"))
                 keys.append(key)
             else:
@@ -2083,6 +2355,127 @@ def _scripted(model: Any, args: tuple, converter: Converter) -> tuple[Any, list,
     for ts_value in ts_inputs[len(args):]:
         converter.env[ts_value] = None  # left to its default
     return graph, user, structures
+
+
+_NEW_FACTORIES = {
+    torch.ops.aten.new_zeros.default: torch.ops.aten.zeros.default,
+    torch.ops.aten.new_ones.default: torch.ops.aten.ones.default,
+    torch.ops.aten.new_empty.default: torch.ops.aten.empty.memory_format,
+    torch.ops.aten.new_full.default: torch.ops.aten.full.default,
+}
+
+
+# What reads a tensor's type or sizes only (or replaces it, `set_`): the TorchScript exporter's
+# graph no longer reads an input so read where its sizes are static.
+_TYPE_READS = {"aten::size", "aten::dim", "prim::dtype", "prim::device", "prim::layout", "aten::new_zeros",
+               "aten::new_ones", "aten::new_empty", "aten::new_full", "aten::set_", "prim::shape", "aten::__isnot__",
+               "aten::__is__", "prim::is_cuda"}
+
+
+def _data_read(ts_value: Any) -> bool:
+    """Whether a TorchScript graph reads the data of its input ``ts_value`` (any use but one of
+    ``_TYPE_READS`` as its first argument), which the TorchScript exporter keeps an input for."""
+    uses = getattr(ts_value.argument if isinstance(ts_value, _Leaf) else ts_value, "uses", None)
+    if uses is None:
+        return False
+    return any(u.user.kind() not in _TYPE_READS or u.offset != 0 for u in uses())
+
+
+def _writable_keys(value: Any) -> Any:
+    """``value`` with the keys of its dicts that an archive cannot write (a tensor, as the
+    TorchScript exporter took them) as their text: the tree the archive records names inputs."""
+    if isinstance(value, dict):
+        return {k if isinstance(k, (str, int)) else str(k.tolist() if isinstance(k, torch.Tensor) else k):
+                _writable_keys(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)) and not hasattr(value, "_fields"):
+        return type(value)(_writable_keys(v) for v in value)
+    return value
+
+
+def _primitive_input(ts_value: Any) -> bool:
+    """Whether the scripted program's input holds numbers the model takes as inputs: an int,
+    float or bool, or a tuple of them among tensors (not a list, whose length is the program's)."""
+    t = ts_value.type()
+    if t.kind() == "OptionalType":
+        t = t.getElementType()
+    if t.kind() == "TupleType":
+        return any(e.kind() in ("IntType", "FloatType", "BoolType") for e in t.elements())
+    return t.kind() in ("IntType", "FloatType", "BoolType")
+
+
+def _hint(v: Any) -> int | None:
+    """An int, or a symbolic one's value in the example (``None`` for one made from data)."""
+    if isinstance(v, torch.SymInt):
+        return v.node.hint
+    return v
+
+
+def _dynamic(size: Any) -> bool:
+    return isinstance(size, torch.SymInt) and size.node.maybe_as_int() is None
+
+
+def _only_returned(node: Any, converter: Any) -> bool:
+    """Whether the program only returns ``node``'s result (in a tuple or list, maybe): no op of
+    the program reads it."""
+    if converter.parent is not None:
+        return False
+
+    def returned(value: Any) -> bool:
+        for use in value.uses():
+            kind = use.user.kind()
+            if kind == "prim::Return":
+                continue
+            if kind in ("prim::TupleConstruct", "prim::ListConstruct") and returned(use.user.output()):
+                continue
+            return False
+        return True
+
+    return all(returned(v) for v in node.outputs())
+
+
+def _rank_from_data_model(dtype: Any, rank: int, dims: list[int] | None, unsqueeze: bool, every: bool,
+                          opset: int) -> bytes:
+    """The ONNX of a ``squeeze``/``unsqueeze`` whose result's rank is known only at run time:
+    input ``x`` (and ``dim``, an int64 scalar, where ``dims`` is ``None``); its output is marked
+    (``fxonnx.rank``) so that no shape is declared for it."""
+    from onnx import TensorProto, helper
+    from torch.onnx._internal.exporter._core import torch_dtype_to_onnx_dtype
+
+    elem = int(torch_dtype_to_onnx_dtype(dtype))
+    const = lambda name, values, kind=TensorProto.INT64: helper.make_node(  # noqa: E731
+        "Constant", [], [name], value=helper.make_tensor(name, kind, [len(values)], values))
+    inputs = [helper.make_tensor_value_info("x", elem, None)]
+    if dims is None:
+        inputs.append(helper.make_tensor_value_info("dim", TensorProto.INT64, []))
+    nodes = []
+    if unsqueeze:
+        nodes += [const("one_axis", [1]), helper.make_node("Reshape", ["dim", "one_axis"], ["axes"]),
+                  helper.make_node("Unsqueeze", ["x", "axes"], ["y"])]
+    elif every:
+        nodes.append(helper.make_node("Squeeze", ["x"], ["y"]))
+    else:
+        if dims is None:
+            # The axis the runtime `dim` names, negative ones counted from the end.
+            nodes += [helper.make_node("Constant", [], ["rank"], value=helper.make_tensor("rank", TensorProto.INT64,
+                                                                                          [], [rank])),
+                      helper.make_node("Add", ["dim", "rank"], ["shifted"]),
+                      helper.make_node("Mod", ["shifted", "rank"], ["axis"]),
+                      const("axes", list(range(rank))),
+                      helper.make_node("Equal", ["axes", "axis"], ["selected"])]
+        else:
+            nodes.append(const("selected", [int(i in dims) for i in range(rank)], TensorProto.BOOL))
+        # Keep every size but the selected ones that are 1 when the model runs.
+        nodes += [helper.make_node("Shape", ["x"], ["shape"]), const("one", [1]),
+                  helper.make_node("Equal", ["shape", "one"], ["ones"]),
+                  helper.make_node("And", ["ones", "selected"], ["dropped"]),
+                  helper.make_node("Not", ["dropped"], ["kept"]),
+                  helper.make_node("Compress", ["shape", "kept"], ["new_shape"], axis=0),
+                  helper.make_node("Reshape", ["x", "new_shape"], ["y"], allowzero=1)]
+    output = helper.make_tensor_value_info("y", elem, None)
+    output.metadata_props.add(key="fxonnx.rank", value="from data")
+    graph = helper.make_graph(nodes, "rank_from_data", inputs, [output])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", max(opset, 14))])
+    return model.SerializeToString()
 
 
 def _warn_squeeze_of_dynamic(metas: Any, node: Any) -> None:
@@ -2096,6 +2489,8 @@ def _warn_squeeze_of_dynamic(metas: Any, node: Any) -> None:
     if not isinstance(x, torch.Tensor):
         return
     dims = rest[0] if rest else kwargs.get("dim", None)
+    if isinstance(dims, torch.SymInt):
+        return  # an axis known only at run time: refused where the rank cannot be kept
     dims = range(x.dim()) if dims is None else ([dims] if isinstance(dims, int) else list(dims))
     dynamic = [d % max(x.dim(), 1) for d in dims if isinstance(x.shape[d], torch.SymInt)
                and x.shape[d].node.maybe_as_int() is None]
@@ -2178,8 +2573,17 @@ def _as_output(converter: Converter, leaf: Any) -> torch.fx.Node:
     """A graph output: a tensor as it is; a number as the 0-d tensor the TorchScript exporter
     writes for it."""
     if isinstance(leaf, torch.fx.Node) and isinstance(leaf.meta["val"], torch.Tensor):
+        if leaf.meta["val"].is_complex():
+            # ONNX has no complex tensors: torch.onnx's dynamo exporter returns the real view,
+            # the TorchScript exporter refused; a model whose output changes shape is refused too.
+            err = TorchScriptError("the program returns a complex tensor, which an ONNX model cannot; hint: return "
+                                   "torch.view_as_real(...) of it (or export with dynamo=True, which returns that)")
+            err.hint = "return torch.view_as_real(...) of the complex output"
+            err.torch_onnx_class = "SymbolicValueError"
+            raise err
         return leaf
     if leaf is None:
+        # The TorchScript exporter writes an empty ONNX optional, which fxonnx's programs cannot hold.
         raise TorchScriptError("the program returns None among its outputs")
     value = leaf.meta["val"] if isinstance(leaf, torch.fx.Node) else leaf
     dtype = torch.bool if isinstance(value, (bool, torch.SymBool)) else torch.int64 if isinstance(

@@ -396,15 +396,120 @@ class SqueezeDynamic(torch.nn.Module):
         return x.squeeze(2)
 
 
-def test_squeeze_of_a_dynamic_axis_warns_what_size_1_gives():
-    # The rank of the result would depend on the data: the model keeps the axis (sizes 2 and up)
-    # and says so, naming the axis.
+class SqueezeDynamicThenAdd(torch.nn.Module):
+    def forward(self, x):
+        return x.squeeze(2) + 1
+
+
+def test_squeeze_of_a_dynamic_axis_follows_the_size_the_model_runs_on():
+    # As the TorchScript exporter wrote it: the axis goes where its size is 1 when the model runs,
+    # whatever the example had there; the output's rank is not fixed.
+    for example in (torch.randn(2, 3, 4), torch.randn(2, 3, 1)):
+        program = export(SqueezeDynamic(), (example,), input_names=["x"], dynamic_axes={"x": [0, 2]})
+        for shape in ((3, 3, 5), (3, 3, 1), (2, 3, 4)):
+            x = torch.randn(*shape)
+            (got,) = program(x)
+            assert tuple(got.shape) == tuple(x.squeeze(2).shape)
+            close(program, SqueezeDynamic(), x)
+
+
+def test_squeeze_of_a_dynamic_axis_read_by_an_op_warns_what_size_1_gives():
+    # Another op reads the result with the example's rank: the model keeps the axis (sizes 2 and
+    # up) and says so, naming the axis.
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        program = fxonnx.export(SqueezeDynamic(), (torch.randn(2, 1, 4),), dynamo=False, verbose=False,
+        program = fxonnx.export(SqueezeDynamicThenAdd(), (torch.randn(2, 1, 4),), dynamo=False, verbose=False,
                                 input_names=["x"], dynamic_axes={"x": [0, 2]})
     assert any("`squeeze` of axis [2]" in str(w.message) for w in caught)
-    close(program, SqueezeDynamic(), torch.randn(3, 1, 5))
+    close(program, SqueezeDynamicThenAdd(), torch.randn(3, 1, 5))
+
+
+class SqueezeAt(torch.nn.Module):
+    def forward(self, x, dim: int):
+        return torch.squeeze(x, dim), torch.unsqueeze(x, dim)
+
+
+def test_squeeze_and_unsqueeze_at_an_axis_given_at_run_time():
+    program = export(SqueezeAt(), (torch.randn(2, 1, 4), 1))
+    x = torch.randn(2, 1, 4)
+    for dim in (1, -2, 2):
+        got = program(x, torch.tensor(dim))
+        want = SqueezeAt()(x, dim)
+        for g, w in zip(got, want):
+            torch.testing.assert_close(torch.as_tensor(g), w)
+
+
+class Chunk3(torch.nn.Module):
+    def forward(self, x):
+        return torch.chunk(x, 3, dim=1)
+
+
+def test_chunk_of_a_dynamic_axis_and_a_size_that_makes_fewer_chunks():
+    program = export(Chunk3(), (torch.randn(1, 18),), input_names=["x"], dynamic_axes={"x": [1]})
+    for n in (18, 13, 5):
+        close(program, Chunk3(), torch.randn(1, n))
+    # torch makes 2 chunks of a size of 4: the model's 3 outputs cannot be right, and it fails
+    # rather than returning an empty third chunk.
+    with pytest.raises(Exception, match="Split"):
+        program(torch.randn(1, 4))
+
+
+class Numbers(torch.nn.Module):
+    def forward(self, x, y: int, z: bool, t: float):
+        if z:
+            x = x * y
+        return x / t, z
+
+
+def test_numbers_a_scripted_program_takes_are_inputs():
+    # As the TorchScript exporter makes them: int64, bool and double inputs, read when it runs.
+    model = torch.jit.script(Numbers())
+    program = export(model, (torch.randn(2, 3), 2, False, 2.5))
+    assert [i.type.tensor_type.elem_type for i in program.model_proto.graph.input] == [1, 7, 9, 11]
+    x = torch.randn(2, 3)
+    for y, z, t in ((2, False, 2.5), (3, True, 0.5)):
+        got = program(x, torch.tensor(y), torch.tensor(z), torch.tensor(t, dtype=torch.float64))
+        want = model(x, y, z, t)
+        torch.testing.assert_close(torch.as_tensor(got[0]), want[0])
+        assert bool(got[1]) == z
+
+
+class SetFrom(torch.nn.Module):
+    def forward(self, x, y):
+        x.set_(y)
+        return x + 1
+
+
+class Unused(torch.nn.Module):
+    def forward(self, x, y, z: int):
+        return y + 1
+
+
+def test_inputs_the_program_never_reads_are_dropped_with_their_names():
+    # As the TorchScript exporter drops them; a name given stays with its input.
+    program = export(Unused(), (torch.ones(2), torch.ones(2), 3), input_names=["a", "b", "c"])
+    assert [i.name for i in program.model_proto.graph.input] == ["b"]
+    program = export(SetFrom(), (torch.ones(2, 3), torch.randn(4, 6)), input_names=["x", "y"],
+                     dynamic_axes={"y": [0, 1]})
+    assert [i.name for i in program.model_proto.graph.input] == ["y"]
+    y = torch.randn(5, 2)
+    torch.testing.assert_close(torch.as_tensor(program(y)[0]), y + 1)
+
+
+class Tbc(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.weight = torch.nn.Parameter(torch.randn(3, 4, 5))
+        self.bias = torch.nn.Parameter(torch.randn(5))
+
+    def forward(self, x):
+        return torch.conv_tbc(x, self.weight, self.bias, 1)
+
+
+def test_conv_tbc():
+    model = Tbc()
+    program = export(model, (torch.randn(7, 2, 4),), input_names=["x"], dynamic_axes={"x": [0, 1]})
+    close(program, model, torch.randn(9, 3, 4), atol=1e-4)
 
 
 class ScaledSize(torch.nn.Module):
@@ -472,3 +577,107 @@ def test_export_errors_are_torch_onnx_exporter_errors_too():
     again = pickle.loads(pickle.dumps(caught.value))
     assert type(again) is fxonnx.TranslationError and again.node == "grid_sampler"
     export(Volume(), args, opset_version=20)  # volumes from opset 20
+
+
+class CountRows(torch.nn.Module):
+    def forward(self, x):
+        return len(x.unbind()) + x
+
+
+def test_counting_the_pieces_of_an_unbind_along_a_dynamic_axis():
+    model = torch.jit.script(CountRows())
+    program = export(model, (torch.randn(4, 5),), input_names=["x"], dynamic_axes={"x": [0]})
+    for rows in (4, 7):
+        close(program, model, torch.randn(rows, 5))
+
+
+class PickOne(torch.nn.Module):
+    def forward(self, x, y, z, i: int):
+        return [x, y, z][i]
+
+
+def test_a_list_item_chosen_at_run_time_among_tensors_of_different_sizes():
+    model = torch.jit.script(PickOne())
+    tensors = (torch.randn(3, 4), torch.randn(1, 4), torch.randn(2, 4))
+    program = export(model, (*tensors, 1))
+    for i in (0, 1, 2, -1, -3):
+        (got,) = program(*tensors, torch.tensor(i))
+        torch.testing.assert_close(torch.as_tensor(got), tensors[i])
+
+
+class RankByBranch(torch.nn.Module):
+    def forward(self, x):
+        if x.size(0) > 1:
+            return x.new_zeros(x.shape[1:])
+        return x
+
+
+def test_an_if_whose_branches_differ_in_rank_is_decided_on_the_example_and_says_so():
+    model = torch.jit.script(RankByBranch())
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        program = fxonnx.export(model, (torch.randn(2, 3, 4),), dynamo=False, verbose=False, input_names=["x"],
+                                dynamic_axes={"x": [0, 1, 2]})
+    assert any("different ranks" in str(w.message) for w in caught)
+    close(program, model, torch.randn(3, 5, 2))
+
+
+class NewZerosOnly(torch.nn.Module):
+    def forward(self, x, y):
+        return x.new_zeros(x.shape[1:]) + y
+
+
+def test_an_input_read_only_for_its_type_and_static_sizes_is_dropped():
+    # The TorchScript exporter's graph no longer reads `x`: it is not an input; `y` keeps its name.
+    program = export(NewZerosOnly(), (torch.randn(2, 3), torch.randn(3)), input_names=["x", "y"])
+    assert [i.name for i in program.model_proto.graph.input] == ["y"]
+
+
+class KeyedByTensor(torch.nn.Module):
+    def forward(self, d):
+        key = list(d.keys())[0]
+        return d[key] + key
+
+
+def test_a_dict_input_keyed_by_a_tensor():
+    # As torch.onnx.export takes a dict input: followed by an empty dict of keyword arguments.
+    x = {torch.tensor(1.0): torch.randn(1, 2, 3)}
+    program = export(KeyedByTensor(), (x, {}))
+    # The key the program adds is an input too, as the TorchScript exporter flattens the dict.
+    (got,) = program(*x.keys(), *x.values())
+    torch.testing.assert_close(torch.as_tensor(got), KeyedByTensor()(x))
+
+
+class ComplexOut(torch.nn.Module):
+    def forward(self, x):
+        return torch.stft(x, n_fft=16, center=False, return_complex=True)
+
+
+def test_a_complex_output_is_refused_as_the_torchscript_exporter_refused_it():
+    # ONNX has no complex tensors; the real view would be an output of another shape.
+    with pytest.raises(torch.onnx.errors.SymbolicValueError, match="view_as_real"):
+        fxonnx.export(ComplexOut(), (torch.randn(1, 32),), dynamo=False, verbose=False)
+
+
+class SplitBySize(torch.nn.Module):
+    def forward(self, x):
+        return torch.tensor_split(x, x.size(1))
+
+
+def test_tensor_split_into_a_traced_size_of_sections():
+    x = torch.randn(1, 2, 3)
+    close(export(SplitBySize(), (x,)), SplitBySize(), x)
+
+
+def test_quantized_conv_transpose1d():
+    model = torch.ao.nn.quantized.ConvTranspose1d(4, 6, 3, output_padding=1, stride=2)
+    model.set_weight_bias(torch.quantize_per_tensor(torch.randn(4, 6, 3), 0.5, 0, torch.qint8),
+                          torch.arange(6).to(torch.float) - 3)
+    x = torch.quantize_per_tensor(torch.randn(2, 4, 8), 0.5, 128, torch.quint8)
+    program = export(model, (x,))
+    # A quantized input or output is its integers, scale and zero point, as torch.onnx passes it.
+    values, scale, zero_point = program(x.int_repr(), torch.tensor(0.5, dtype=torch.float64), torch.tensor(128))
+    want = model(x)
+    torch.testing.assert_close(torch.as_tensor(values).to(torch.int64), want.int_repr().to(torch.int64), atol=1,
+                               rtol=0)
+    assert float(scale) == want.q_scale() and int(zero_point) == want.q_zero_point()

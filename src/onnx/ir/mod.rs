@@ -461,6 +461,10 @@ pub struct ValueInfo {
     pub constant: Option<Box<TensorData>>,
     /// The value is the real view (trailing dimension 2) of a complex torch tensor.
     pub complex: bool,
+    /// Its rank is known only at run time (`squeeze` of an axis whose size is dynamic), so its
+    /// `shape` stays unknown, whatever the program records. ONNX requires a shape on a graph
+    /// output: it is written with this many axes (the example's rank) of unknown size.
+    pub rank_from_data: Option<usize>,
     pub metadata: Metadata,
 }
 

@@ -214,18 +214,24 @@ fn tensor_header(name: String, t: &TensorData, metadata: &Metadata) -> proto::Te
 
 fn value_info(names: &Names, v: Value) -> proto::ValueInfoProto {
     let info = names.model.value(v);
-    let shape = info.shape.as_ref().map(|dims| proto::TensorShapeProto {
-        dim: dims
-            .iter()
-            .map(|d| proto::tensor_shape_proto::Dimension {
-                value: Some(match d {
-                    Dim::Fixed(n) => proto::tensor_shape_proto::dimension::Value::DimValue(*n),
-                    Dim::Param(p) => proto::tensor_shape_proto::dimension::Value::DimParam(p.to_string()),
-                }),
-                ..Default::default()
-            })
-            .collect(),
-    });
+    let shape = match (&info.shape, info.rank_from_data) {
+        // A rank known only at run time: axes without a size, as ONNX requires some shape.
+        (None, Some(rank)) => {
+            Some(proto::TensorShapeProto { dim: vec![proto::tensor_shape_proto::Dimension::default(); rank] })
+        }
+        (shape, _) => shape.as_ref().map(|dims| proto::TensorShapeProto {
+            dim: dims
+                .iter()
+                .map(|d| proto::tensor_shape_proto::Dimension {
+                    value: Some(match d {
+                        Dim::Fixed(n) => proto::tensor_shape_proto::dimension::Value::DimValue(*n),
+                        Dim::Param(p) => proto::tensor_shape_proto::dimension::Value::DimParam(p.to_string()),
+                    }),
+                    ..Default::default()
+                })
+                .collect(),
+        }),
+    };
     let elem_type = info.dtype.map(|d| d as i32).unwrap_or(0);
     proto::ValueInfoProto {
         name: names.value(v).owned(),

@@ -531,7 +531,10 @@ impl Lowerer<'_> {
             self.name(op, v, name);
             let info = op.info_mut(v);
             info.dtype = Some(dtype);
-            info.shape = Some(shape);
+            match info.rank_from_data {
+                Some(_) => info.rank_from_data = Some(shape.len()),
+                None => info.shape = Some(shape),
+            }
             info.complex = complex;
         }
         Ok(v)
