@@ -17,8 +17,10 @@ from . import _errors, _fxonnx
 from ._errors import OptionsError, VerificationError
 from ._verification import OutputComparison, VerificationResult
 
-# The library's default (torch.onnx's, 20), read from the extension rather than copied.
+# The library's defaults (the opset: torch.onnx's, 20; the quantization block: 32), read from the
+# extension rather than copied.
 DEFAULT_OPSET = _fxonnx.DEFAULT_OPSET
+DEFAULT_QUANTIZE_BLOCK = _fxonnx.DEFAULT_QUANTIZE_BLOCK
 # torch.onnx saves weights beside the model above this size (ONNXProgram._LARGE_MODEL_THRESHOLD).
 _LARGE_MODEL_THRESHOLD = 1536 * 1024 * 1024
 
@@ -571,7 +573,7 @@ def export(
     mutations_as_outputs: bool = False,
     target: str = "onnx",
     quantize: str | None = None,
-    quantize_block: int = 32,
+    quantize_block: int = DEFAULT_QUANTIZE_BLOCK,
 ) -> ONNXProgram:
     """Export ``model`` to ONNX: ``torch.onnx.export(..., dynamo=True)``'s call, argument for
     argument, with the conversion in Rust.
@@ -597,7 +599,7 @@ def export(
     ``"onnxruntime-cuda"``: also ONNX Runtime's faster forms, as ``--target``; without
     ``opset_version``, opset 23 for a program that calls attention), ``quantize`` (``"int4"`` or
     ``"int8"``, with an ONNX Runtime ``target``: MatMul weights as ``com.microsoft.MatMulNBits``,
-    ``quantize_block`` weights per scale; lossy).
+    ``quantize_block`` weights per scale, 32 by default; lossy).
     """
     with _errors.TorchOnnxErrors():
         del custom_opsets, autograd_inlining, operator_export_type

@@ -6,6 +6,8 @@ from typing import Mapping, Sequence, Union
 __version__: str
 # The default-domain opset of an export without opset_version (the Rust library's DEFAULT_OPSET).
 DEFAULT_OPSET: int
+# Weights per scale of quantize without quantize_block (WeightQuantization::DEFAULT_BLOCK).
+DEFAULT_QUANTIZE_BLOCK: int
 
 class ExportError(Exception):
     stage: str | None

@@ -91,7 +91,8 @@ def _torchscript_exports(model, args, kwargs, dynamic_axes, input_names, opset) 
     if kwargs or not isinstance(model, torch.nn.Module):
         return False
     try:
-        program = _torchscript.convert(model, args, {}, dynamic_axes=dynamic_axes, input_names=input_names)
+        program = _torchscript.convert(model, args, {}, dynamic_axes=dynamic_axes, input_names=input_names,
+                                       opset=opset)
         _, entries = _entries_translatable(program.exported, None, opset)
         _fxonnx.export(entries, opset_version=opset, dim_names=program.dim_names)
         return True

@@ -1842,7 +1842,7 @@ class ProgramBuilder:
     """Holds what the conversion of one program shares: the fake tensor mode and its symbols, the
     root graph, state, lifted constants and subgraphs."""
 
-    def __init__(self, max_unroll: int = 4096, opset: int = 18):
+    def __init__(self, *, opset: int, max_unroll: int = 4096):
         from torch._subclasses.fake_tensor import FakeTensorMode
         from torch.fx.experimental.symbolic_shapes import ShapeEnv
 
@@ -2140,7 +2140,7 @@ def _flatten_with_paths(value: Any, prefix: str) -> list[tuple[str, Any]]:
 
 
 def convert(model: Any, args: tuple, kwargs: dict, *, dynamic_axes: Any = None, input_names: Any = None,
-            training: Any = None, opset: int = 18) -> Program:
+            training: Any = None, opset: int) -> Program:
     """``model`` (a module, traced on ``args``, or a scripted one) as an ExportedProgram of ATen ops."""
     if isinstance(model, (str, bytes)) or hasattr(model, "__fspath__"):
         model = torch.jit.load(model)

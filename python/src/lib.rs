@@ -397,6 +397,7 @@ fn _fxonnx(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Program>()?;
     // Defaults come from the library, so that the package does not keep copies that can drift.
     m.add("DEFAULT_OPSET", fxonnx::DEFAULT_OPSET)?;
+    m.add("DEFAULT_QUANTIZE_BLOCK", fxonnx::WeightQuantization::DEFAULT_BLOCK)?;
     let py = m.py();
     m.add("ExportError", py.get_type::<ExportError>())?;
     m.add("OptionsError", py.get_type::<OptionsError>())?;

@@ -28,11 +28,14 @@ pub struct WeightQuantization {
 }
 
 impl WeightQuantization {
-    /// `int4` or `int8`, with the default block of 32.
+    /// The block of `--quantize` without `--quantize-block` (the Python package reads it too).
+    pub const DEFAULT_BLOCK: u32 = 32;
+
+    /// `int4` or `int8`, with the [default block](Self::DEFAULT_BLOCK).
     pub fn parse(name: &str) -> Result<WeightQuantization, String> {
         match name {
-            "int4" => Ok(WeightQuantization { bits: 4, block_size: 32 }),
-            "int8" => Ok(WeightQuantization { bits: 8, block_size: 32 }),
+            "int4" => Ok(WeightQuantization { bits: 4, block_size: Self::DEFAULT_BLOCK }),
+            "int8" => Ok(WeightQuantization { bits: 8, block_size: Self::DEFAULT_BLOCK }),
             _ => Err(format!("unknown weight quantization `{name}`; choose int4 or int8")),
         }
     }
