@@ -667,8 +667,6 @@ def export(
 
                     names, static = _archive_names.dim_names(source, dynamic_shapes)
                     options["dim_names"] = {**names, **options["dim_names"]}
-                if kept_names is not None and input_names:
-                    options["input_names"] = kept_names
                 if verify:
                     from . import _torch
 
