@@ -889,13 +889,19 @@ class Converter:
             sub = Converter(self.owner, torch.fx.Graph(), parent=self)
             branches.append((sub, sub.run_block(block, [])))
         outputs_ts = list(node.outputs())
-        kinds = []  # per result: "constant", "tensor" or "number"
+        kinds: list = []  # per result: "constant", "tensor", "number", or the length of a list of tensors
         for i, out in enumerate(outputs_ts):
             a, b = branches[0][1][i], branches[1][1][i]
             if not isinstance(a, torch.fx.Node) and not isinstance(b, torch.fx.Node) and _same_constant(a, b):
                 kinds.append("constant")
             elif _is_tensor(a) or _is_tensor(b):
                 kinds.append("tensor")
+            elif isinstance(a, list) and isinstance(b, list) and any(map(_is_tensor, a + b)):
+                # A list of tensors from each branch (`res = res + [x]`): its items are the results.
+                if len(a) != len(b) or not all(map(_is_tensor, a + b)):
+                    raise _error("the branches of an `if` return lists of tensors of different lengths", node,
+                                 "return lists of the same length from both branches")
+                kinds.append(len(a))
             else:
                 kinds.append("number")
         results_per_branch = []
@@ -906,7 +912,9 @@ class Converter:
                 r = results[i]
                 if kind == "constant":
                     continue
-                if kind == "tensor":
+                if isinstance(kind, int):
+                    outs.extend(r)
+                elif kind == "tensor":
                     outs.append(r if _is_tensor(r) else sub.stand_in(r, other[i], node))
                 else:
                     outs.append(sub.stacked(r, _number_dtype(outputs_ts[i].type())))
@@ -928,6 +936,8 @@ class Converter:
         for i, kind in enumerate(kinds):
             if kind == "constant":
                 results.append(branches[0][1][i])
+            elif isinstance(kind, int):
+                results.append([next(items) for _ in range(kind)])
             elif kind == "tensor":
                 results.append(next(items))
             else:
@@ -2233,6 +2243,11 @@ def _convert(builder: "ProgramBuilder", model: Any, args: tuple, dynamic_axes: A
                 if isinstance(d, torch.SymInt):
                     dim_names[str(d)] = dim_name
             nodes.append(node)
+        if len(nodes) == 1 and isinstance(ts_value, _Leaf) and ts_value.number:
+            # A 0-d tensor where the program takes an int (`pad: List[int]` given tensors): an
+            # input, read as the number, as the TorchScript exporter takes it.
+            converter.env[ts_value] = converter.tensor_op(torch.ops.aten.item.default, nodes[0])
+            continue
         converter.env[ts_value] = nodes[0] if len(nodes) == 1 else Quantized(nodes[0], nodes[1], nodes[2], leaf.dtype)
     for ts_value, leaves, spec in structures:
         converter.env[ts_value] = pytree.tree_unflatten(
@@ -2304,8 +2319,10 @@ class _Leaf:
     """Stands for a tensor leaf of a scripted program's argument until its placeholder exists;
     ``argument`` is the graph's input that holds it."""
 
-    def __init__(self, argument: Any):
+    def __init__(self, argument: Any, number: bool = False):
         self.argument = argument
+        # A 0-d tensor given where the program takes an int.
+        self.number = number
 
 
 def _is_quantized_model(model: Any, args: tuple) -> bool:
@@ -2346,7 +2363,8 @@ def _scripted(model: Any, args: tuple, converter: Converter) -> tuple[Any, list,
             # A tensor, or an int the scripted program takes (an input of the model, as the
             # TorchScript exporter makes it).
             if isinstance(leaf, torch.Tensor) or (type(leaf) in (int, float, bool) and _primitive_input(ts_value)):
-                key = _Leaf(ts_value)
+                key = _Leaf(ts_value, number=isinstance(leaf, torch.Tensor) and leaf.dim() == 0 and not (
+                    leaf.is_floating_point() or leaf.is_complex()) and _takes_ints(ts_value))
                 user.append((key, leaf, base if len(leaves) == 1 else f"{base}_{i}"))
                 keys.append(key)
             else:
@@ -2390,6 +2408,16 @@ def _writable_keys(value: Any) -> Any:
     if isinstance(value, (list, tuple)) and not hasattr(value, "_fields"):
         return type(value)(_writable_keys(v) for v in value)
     return value
+
+
+def _takes_ints(ts_value: Any) -> bool:
+    """Whether the scripted program's input is an int, or a list or tuple of ints."""
+    t = ts_value.type()
+    if t.kind() == "ListType":
+        return t.getElementType().kind() == "IntType"
+    if t.kind() == "TupleType":
+        return all(e.kind() == "IntType" for e in t.elements())
+    return t.kind() == "IntType"
 
 
 def _primitive_input(ts_value: Any) -> bool:

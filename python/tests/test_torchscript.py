@@ -9,6 +9,7 @@ import math
 import subprocess
 import sys
 import warnings
+from typing import List
 
 import pytest
 
@@ -681,3 +682,37 @@ def test_quantized_conv_transpose1d():
     torch.testing.assert_close(torch.as_tensor(values).to(torch.int64), want.int_repr().to(torch.int64), atol=1,
                                rtol=0)
     assert float(scale) == want.q_scale() and int(zero_point) == want.q_zero_point()
+
+
+class IfList(torch.nn.Module):
+    def forward(self, x, y, cond):
+        res = []
+        if cond:
+            res = res + [x]
+        else:
+            res = res + [y * 2]
+        return res
+
+
+def test_an_if_on_data_whose_branches_return_lists_of_tensors():
+    # Each item is a result of the If, in its own type (before, the list was read as numbers).
+    model = torch.jit.script(IfList())
+    x, y = torch.randn(2, 3), torch.randn(3, 3)
+    program = export(model, (x, y, torch.tensor(True)))
+    for cond in (True, False):
+        (got,) = program(x, y, torch.tensor(cond))
+        torch.testing.assert_close(torch.as_tensor(got), model(x, y, torch.tensor(cond))[0])
+
+
+class PadBy(torch.nn.Module):
+    def forward(self, x, pad: List[int]):
+        return torch.nn.functional.pad(x, pad)
+
+
+def test_ints_a_scripted_program_takes_given_as_tensors():
+    model = torch.jit.script(PadBy())
+    x = torch.randn(2, 2, 4, 4)
+    program = export(model, (x, [torch.tensor(2), torch.tensor(4)]))
+    for pad in ((2, 4), (1, 0)):
+        (got,) = program(x, *map(torch.tensor, pad))
+        torch.testing.assert_close(torch.as_tensor(got), model(x, list(pad)))
