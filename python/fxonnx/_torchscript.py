@@ -409,7 +409,11 @@ class Converter:
         value = self.value(node.input())
         if not isinstance(value, (list, tuple)):
             raise _error("unpacking a list or tuple whose length is only known at run time", node)
-        return list(value)
+        n = len(list(node.outputs()))
+        if len(value) != n:
+            raise _error(f"unpacking {len(value)} values into {n}", node)
+        # One output is the item itself (`run_node` takes one result for one output).
+        return value[0] if n == 1 else list(value)
 
     op_prim_ListUnpack = _unpack
     op_prim_TupleUnpack = _unpack
