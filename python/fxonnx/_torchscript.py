@@ -2512,9 +2512,9 @@ def _rank_from_data_model(dtype: Any, rank: int, dims: list[int] | None, unsquee
 
 def _warn_squeeze_of_dynamic(metas: Any, node: Any) -> None:
     """``squeeze`` of an axis whose size is known only at run time removes it where the size is 1:
-    the rank of the result depends on the data, which an ONNX graph cannot have (the TorchScript
-    exporter wrote an ``If`` of two ranks). The program keeps the axis (sizes 2 and up, the range
-    its dynamic axes have); the user is told, naming the line, what a size of 1 gives."""
+    the rank of the result depends on the data. Where the program only returns the result,
+    ``rank_from_data`` follows the data; here another op reads it with one rank, so the program
+    keeps the axis (sizes 2 and up) and the user is told, naming the line, what a size of 1 gives."""
     import warnings
 
     (x, *rest), kwargs = metas
