@@ -1071,6 +1071,11 @@ class Converter:
             dtype = args[2] if len(args) > 2 else None
             dtype = args[0].meta["val"].dtype if dtype is None else _SCALAR_TYPES[dtype]
             target, args = torch.ops.aten.to.dtype, [args[0], dtype, *args[3:]]
+        elif target is torch.ops.aten.copy_.default and _traced_expand(args[1]) and any(
+                _dynamic(d) for d in args[0].meta["val"].shape):
+            # `x[:, i:] = v` traced: the tracer wrote v's expand to the example's sizes, which a
+            # dynamic destination does not keep; copy_ broadcasts v itself.
+            args = [args[0], args[1].args[0], *args[2:]]
         elif target in _NEW_FACTORIES and isinstance(args[0], torch.fx.Node):
             # `x.new_zeros(size)` reads only x's type: the factory itself, so that a model whose
             # input is read only so (at static sizes) does not take it, as the TorchScript
@@ -2377,6 +2382,12 @@ def _scripted(model: Any, args: tuple, converter: Converter) -> tuple[Any, list,
     for ts_value in ts_inputs[len(args):]:
         converter.env[ts_value] = None  # left to its default
     return graph, user, structures
+
+
+def _traced_expand(value: Any) -> bool:
+    """Whether ``value`` is an ``expand`` to sizes all constant (as a trace records them)."""
+    return (isinstance(value, torch.fx.Node) and value.target is torch.ops.aten.expand.default
+            and all(type(d) is int for d in value.args[1]))
 
 
 _NEW_FACTORIES = {

@@ -716,3 +716,18 @@ def test_ints_a_scripted_program_takes_given_as_tensors():
     for pad in ((2, 4), (1, 0)):
         (got,) = program(x, *map(torch.tensor, pad))
         torch.testing.assert_close(torch.as_tensor(got), model(x, list(pad)))
+
+
+class WriteTail(torch.nn.Module):
+    def forward(self, x):
+        x[:, x.size(0):] = torch.tensor([1.0, 2.0, 3.0])
+        return x
+
+
+def test_a_traced_write_into_a_slice_of_dynamic_size():
+    # The trace records the value's expand to the example's sizes; the model broadcasts it to the
+    # slice's sizes when it runs.
+    program = export(WriteTail(), (torch.ones(2, 5, 3),), input_names=["x"], dynamic_axes={"x": [0, 1]})
+    for shape in ((2, 5, 3), (3, 4, 3)):
+        x = torch.randn(*shape)
+        close(program, WriteTail(), x.clone())
