@@ -706,18 +706,14 @@ translations! {
     /// nonzero_numpy(Tensor self) -> Tensor[]
     #[target("aten::nonzero_numpy")]
     fn nonzero_numpy(op, self_: Tensor) -> OpResult<Vec<Value>> {
-        // One index vector per axis (a 0-d input counts as 1-D): the rows of NonZero.
-        let r = rank_of(op, self_)?;
-        let x = if r == 0 { as_1d(op, self_) } else { self_ };
-        let nz = op.NonZero(x);
-        let axes = op.const_i64s(&[0]);
-        Ok((0..r.max(1) as i64)
-            .map(|j| {
-                let row = op.const_i64s(&[j]);
-                let v = op.Gather(nz, row).axis(0).out();
-                op.Squeeze(v, Some(axes))
-            })
-            .collect())
+        nonzero_rows(op, self_)
+    }
+
+    /// where(Tensor condition) -> Tensor[]
+    #[target("aten::where")]
+    fn where_nonzero(op, condition: Tensor) -> OpResult<Vec<Value>> {
+        // `torch.where(c)` is `nonzero(c, as_tuple=True)`.
+        nonzero_rows(op, condition)
     }
 
     /// _unsafe_masked_index(Tensor self, Tensor mask, Tensor?[] indices, Scalar fill) -> Tensor
@@ -826,4 +822,20 @@ translations! {
         let v = op.Expand(v, ushape);
         Ok(op.ScatterND(x, nd, v).reduction("add").out())
     }
+}
+
+/// One index vector per axis of `x`'s nonzero elements (a 0-d input counts as 1-D): the rows of
+/// NonZero.
+fn nonzero_rows(op: &mut Builder, x: Value) -> OpResult<Vec<Value>> {
+    let r = rank_of(op, x)?;
+    let x = if r == 0 { as_1d(op, x) } else { x };
+    let nz = op.NonZero(x);
+    let axes = op.const_i64s(&[0]);
+    Ok((0..r.max(1) as i64)
+        .map(|j| {
+            let row = op.const_i64s(&[j]);
+            let v = op.Gather(nz, row).axis(0).out();
+            op.Squeeze(v, Some(axes))
+        })
+        .collect())
 }

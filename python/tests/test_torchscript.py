@@ -731,3 +731,15 @@ def test_a_traced_write_into_a_slice_of_dynamic_size():
     for shape in ((2, 5, 3), (3, 4, 3)):
         x = torch.randn(*shape)
         close(program, WriteTail(), x.clone())
+
+
+class WhereIndices(torch.nn.Module):
+    def forward(self, x):
+        rows, cols = torch.where(x > 0)
+        return x[rows, cols] * 2, rows
+
+
+def test_torch_where_of_a_condition_alone_gives_its_indices():
+    program = export(WhereIndices(), (torch.randn(4, 5),), input_names=["x"], dynamic_axes={"x": [0, 1]})
+    for shape in ((4, 5), (6, 2)):
+        close(program, WhereIndices(), torch.randn(*shape))
