@@ -1640,8 +1640,9 @@ class Converter:
         """``squeeze`` of an axis whose size is known only at run time, ``squeeze``/``unsqueeze`` at
         an axis known only at run time: the rank of the result depends on the data, as the
         TorchScript exporter wrote it (``Squeeze`` without axes, or of the axes whose size is 1 when
-        it runs). Only for a result the program returns: the model declares no shape for it, and
-        no op of the program reads it with the example's rank. ``None`` when the rank is static."""
+        it runs). Only for a result the program returns: the model declares no sizes for it (ONNX
+        wants a rank: the example's), and no op of the program reads it with the example's rank.
+        ``None`` when the rank is static."""
         (x, *rest), kw = metas
         unsqueeze = target.name().startswith("aten::unsqueeze")
         dim = rest[0] if rest else kw.get("dim", None)
