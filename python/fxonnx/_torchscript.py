@@ -2296,17 +2296,22 @@ def _positional(model: Any, args: tuple, kwargs: dict) -> tuple:
     except (TypeError, ValueError):
         raise _error("keyword inputs for a model whose forward's signature cannot be read") from None
     out = list(args)
+    scripted = is_script(model)
     for p in params[len(args):]:
         if p.name in kwargs:
             out.append(kwargs[p.name])
         elif p.default is not inspect.Parameter.empty:
-            out.append(p.default)
+            # A scripted program's default is a constant of the model, not an input (the
+            # TorchScript exporter made it an optional input, which fxonnx's programs cannot hold).
+            out.append(_Default(p.default) if scripted else p.default)
         else:
             raise _error(f"no value for the input `{p.name}`")
+    while scripted and out and isinstance(out[-1], _Default):
+        out.pop()  # trailing defaults: the program's own (`_scripted`)
     unknown = set(kwargs) - {p.name for p in params}
     if unknown:
         raise _error(f"keyword inputs the forward does not take: {', '.join(sorted(unknown))}")
-    while out and out[-1] is None:
+    while not scripted and out and out[-1] is None:
         out.pop()  # trailing defaults of None: nothing to trace
     return tuple(out)
 
@@ -2323,6 +2328,25 @@ def _only_counted(node: Any) -> bool:
     """Whether the program only takes ``len`` of ``node``'s result."""
     uses = [u.user.kind() for v in node.outputs() for u in v.uses()]
     return bool(uses) and all(k == "aten::len" for k in uses)
+
+
+@dataclasses.dataclass
+class _Default:
+    """A scripted program's parameter left to its default value."""
+
+    value: Any
+
+
+class _NoneArgument(TorchScriptError, ValueError):
+    """``None`` among a scripted program's arguments (a ``ValueError`` too, as the TorchScript
+    exporter raised it)."""
+
+
+def _constant(converter: Any, value: Any, name: str) -> Any:
+    """A default value as the conversion holds it: a tensor as a constant of the program."""
+    if isinstance(value, torch.Tensor):
+        return converter.owner.constant_tensor(value, name, converter)
+    return value
 
 
 class _Leaf:
@@ -2364,8 +2388,21 @@ def _scripted(model: Any, args: tuple, converter: Converter) -> tuple[Any, list,
         ts_inputs = ts_inputs[1:]
     if len(args) > len(ts_inputs):
         raise _error(f"{len(args)} inputs given to a program that takes {len(ts_inputs)}")
+    nones = sum(1 for leaf in pytree.tree_leaves(list(args), is_leaf=lambda x: x is None) if leaf is None)
+    if nones:
+        # As the TorchScript exporter refused them (its message, which torch.onnx's users match).
+        err = _NoneArgument(f"args contained {nones} None's after flattening. When exporting a ScriptModule or "
+                            "ScriptFunction, no args may be None; leave the argument out for its default")
+        err.hint = "leave the argument out (its default is the program's), or pass a tensor"
+        raise err
+    defaults = [a.default_value for a in model.schema.arguments] if hasattr(model, "schema") else None
+    if defaults is None and hasattr(model, "forward") and hasattr(model.forward, "schema"):
+        defaults = [a.default_value for a in model.forward.schema.arguments][1:]
     user, structures = [], []
-    for ts_value, arg in zip(ts_inputs, args):
+    for i, (ts_value, arg) in enumerate(zip(ts_inputs, args)):
+        if isinstance(arg, _Default):
+            converter.env[ts_value] = _constant(converter, arg.value, ts_value.debugName().split(".")[0])
+            continue
         base = ts_value.debugName().split(".")[0]
         leaves, spec = pytree.tree_flatten(arg)
         keys = []
@@ -2380,8 +2417,9 @@ def _scripted(model: Any, args: tuple, converter: Converter) -> tuple[Any, list,
             else:
                 keys.append(leaf)
         structures.append((ts_value, keys, spec))
-    for ts_value in ts_inputs[len(args):]:
-        converter.env[ts_value] = None  # left to its default
+    for i, ts_value in enumerate(ts_inputs[len(args):], start=len(args)):
+        default = defaults[i] if defaults is not None and i < len(defaults) else None
+        converter.env[ts_value] = _constant(converter, default, ts_value.debugName().split(".")[0])
     return graph, user, structures
 
 

@@ -9,7 +9,7 @@ import math
 import subprocess
 import sys
 import warnings
-from typing import List
+from typing import List, Optional
 
 import pytest
 
@@ -18,6 +18,7 @@ onnx = pytest.importorskip("onnx")
 pytest.importorskip("onnxruntime")
 
 import torch.nn.utils.rnn as rnn_utils  # noqa: E402
+from torch import Tensor  # noqa: E402
 
 import fxonnx  # noqa: E402
 
@@ -743,3 +744,24 @@ def test_torch_where_of_a_condition_alone_gives_its_indices():
     program = export(WhereIndices(), (torch.randn(4, 5),), input_names=["x"], dynamic_axes={"x": [0, 1]})
     for shape in ((4, 5), (6, 2)):
         close(program, WhereIndices(), torch.randn(*shape))
+
+
+class Defaults(torch.nn.Module):
+    def forward(self, x, y: Optional[Tensor] = torch.ones(2, 3), z: Optional[Tensor] = torch.zeros(2, 3)):
+        if y is not None:
+            return x + y
+        if z is not None:
+            return x + z
+        return x
+
+
+def test_a_scripted_program_s_defaults_are_constants_and_none_is_refused():
+    # A parameter left to its default is not an input; None among the arguments is refused with
+    # the TorchScript exporter's ValueError (it made optional inputs fxonnx's programs cannot hold).
+    model = torch.jit.script(Defaults())
+    x, y = torch.randn(2, 3), torch.randn(2, 3)
+    program = export(model, (x, {"y": y}), input_names=["x", "y"])
+    assert [i.name for i in program.model_proto.graph.input] == ["x", "y"]
+    close(program, model, x, y)
+    with pytest.raises(ValueError, match="args contained 1 None's after flattening"):
+        fxonnx.export(model, (x, y, None), dynamo=False, verbose=False)
