@@ -314,21 +314,7 @@ translations! {
             let SymInt::Const(c) = s else { bail!("resize needs static sizes") };
             new.push(*c);
         }
-        let have: i64 = shape.iter().product();
-        let want: i64 = new.iter().product();
-        if want > have {
-            bail!("resize to more elements than the tensor holds leaves them uninitialised");
-        }
-        let m1 = op.const_i64s(&[-1]);
-        let flat = op.Reshape(self_, m1).out();
-        let flat = if want < have {
-            let (s, e) = (op.const_i64s(&[0]), op.const_i64s(&[want]));
-            op.Slice(flat, s, e, None, None)
-        } else {
-            flat
-        };
-        let sv = op.const_i64s(&new);
-        Ok(op.Reshape(flat, sv).out())
+        resized(op, self_, &shape, &new)
     }
 
     /// resize_as(Tensor self, Tensor the_template, *, MemoryFormat? memory_format=None) -> Tensor
@@ -336,21 +322,7 @@ translations! {
     fn resize_as(op, self_: Tensor, the_template: Tensor) -> OpResult<Value> {
         let shape = static_shape(op, self_, "resize_as")?;
         let new = static_shape(op, the_template, "resize_as")?;
-        let have: i64 = shape.iter().product();
-        let want: i64 = new.iter().product();
-        if want > have {
-            bail!("resize to more elements than the tensor holds leaves them uninitialised");
-        }
-        let m1 = op.const_i64s(&[-1]);
-        let flat = op.Reshape(self_, m1).out();
-        let flat = if want < have {
-            let (s, e) = (op.const_i64s(&[0]), op.const_i64s(&[want]));
-            op.Slice(flat, s, e, None, None)
-        } else {
-            flat
-        };
-        let sv = op.const_i64s(&new);
-        Ok(op.Reshape(flat, sv).out())
+        resized(op, self_, &shape, &new)
     }
 
     /// prims::broadcast_in_dim(Tensor(a) a, SymInt[] shape, int[] broadcast_dimensions) -> Tensor(a)
@@ -406,4 +378,24 @@ translations! {
     fn atleast_3d_sequence(op, tensors: Vec<Tensor>) -> OpResult<Vec<Value>> {
         tensors.into_iter().map(|x| at_least(op, x, 3)).collect()
     }
+}
+
+/// `x` (of static `shape`) resized to `new`: its first prod(new) elements, which must be no more
+/// than it holds (growing would expose uninitialised memory).
+fn resized(op: &mut Builder, x: Value, shape: &[i64], new: &[i64]) -> OpResult<Value> {
+    let have: i64 = shape.iter().product();
+    let want: i64 = new.iter().product();
+    if want > have {
+        bail!("resize to more elements than the tensor holds leaves them uninitialised");
+    }
+    let m1 = op.const_i64s(&[-1]);
+    let flat = op.Reshape(x, m1).out();
+    let flat = if want < have {
+        let (s, e) = (op.const_i64s(&[0]), op.const_i64s(&[want]));
+        op.Slice(flat, s, e, None, None)
+    } else {
+        flat
+    };
+    let sv = op.const_i64s(new);
+    Ok(op.Reshape(flat, sv).out())
 }
