@@ -232,11 +232,15 @@ def _padded_rnn_ops() -> dict[str, Any]:
     return _PADDED
 
 
-def _rnn_shapes(target: Any, metas: tuple) -> Any | None:
-    """The outputs of torch's recurrent layers from their arguments' sizes. Their kernels read the
-    sequence length as a number (they loop over it), which would fix a dynamic one: the ONNX
-    layers do not."""
+def _kernel_shapes(target: Any, metas: tuple) -> Any | None:
+    """The outputs of ops whose kernels read sizes as numbers, which would fix dynamic ones (the
+    ONNX ops do not), from their arguments' sizes: torch's recurrent layers (they loop over the
+    sequence) and ``conv_tbc``. ``None`` for other ops."""
     name = target._opname
+    if target is torch.ops.aten.conv_tbc.default:
+        (input, weight, *rest), kwargs = metas
+        pad = rest[1] if len(rest) > 1 else kwargs.get("pad", 0)
+        return input.new_empty((input.shape[0] + 2 * pad - weight.shape[0] + 1, input.shape[1], weight.shape[2]))
     if name not in ("lstm", "gru", "rnn_tanh", "rnn_relu") or target._overloadname != "input":
         return None
     args = metas[0]
@@ -1138,13 +1142,6 @@ class Converter:
             out = self.rank_from_data(target, args, kwargs, metas)
             if out is not None:
                 return out
-        if target is torch.ops.aten.conv_tbc.default and any(_dynamic(d) for d in metas[0][0].shape):
-            # Its kernel reads the sizes as ints, which would make dynamic axes static.
-            x, weight, bias, *pad = args
-            x = self.tensor_op(torch.ops.aten.permute.default, x, [1, 2, 0])
-            weight = self.tensor_op(torch.ops.aten.permute.default, weight, [2, 1, 0])
-            y = self.tensor_op(torch.ops.aten.conv1d.default, x, weight, bias, [1], [pad[0] if pad else 0])
-            return self.tensor_op(torch.ops.aten.permute.default, y, [2, 0, 1])
         if target in (torch.ops.aten.unbind.int, torch.ops.aten.unbind_copy.int) and _only_counted(node):
             dim = (args[1] if len(args) > 1 else kwargs.get("dim", 0)) % max(metas[0][0].dim(), 1)
             if _dynamic(metas[0][0].shape[dim]):
@@ -1158,7 +1155,7 @@ class Converter:
         if target.name().startswith("aten::squeeze"):
             _warn_squeeze_of_dynamic(metas, node)
         try:
-            result = _rnn_shapes(target, metas)
+            result = _kernel_shapes(target, metas)
             if result is None:
                 result = self.fake(target, *metas[0], **metas[1])
         except Exception as e:
