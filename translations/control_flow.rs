@@ -9,9 +9,10 @@ use crate::translations;
 fn formal_like(op: &mut Builder, like: Value, drop_leading: bool) -> Value {
     let dtype = op.dtype(like);
     let shape = if drop_leading { op.shape(like).and_then(|s| s.get(1..).map(|s| s.to_vec())) } else { None };
-    let complex = op.info(like).complex;
+    let (complex, container) = (op.info(like).complex, op.info(like).container);
     let v = op.add_input(dtype, shape);
     op.info_mut(v).complex = complex;
+    op.info_mut(v).container = container;
     v
 }
 
@@ -110,8 +111,9 @@ translations! {
                 .iter()
                 .zip(&carried_inputs)
                 .map(|(&n, &c)| match op.dtype(c) {
-                    Some(t) => cast(op, n, t),
-                    None => n,
+                    // An optional keeps its element type (`Cast` takes tensors).
+                    Some(t) if op.info(c).container == Container::Tensor => cast(op, n, t),
+                    _ => n,
                 })
                 .collect();
             let again = ctx.inline(op, cond_fn.graph, &with_extra(&next))?;

@@ -72,6 +72,10 @@ fn attribute(a: &proto::AttributeProto) -> Result<AttrValue, OpError> {
         T::Floats => AttrValue::Floats(a.floats.clone()),
         T::Ints => AttrValue::Ints(a.ints.clone()),
         T::Strings => AttrValue::Strings(a.strings.iter().map(|s| text(s)).collect()),
+        T::TypeProto => match a.tp.as_ref().and_then(value_type) {
+            Some((container, Some(dtype))) => AttrValue::Type(container, dtype),
+            _ => bail!("attribute `{}` is a type other than a tensor, an optional or a sequence of tensors", a.name),
+        },
         other => bail!(
             "attribute `{}` is of kind {other:?}, which a Python translation cannot pass to fxonnx yet (subgraphs, \
              sparse tensors and types are not read); hint: build the control flow with onnxscript ops outside the \
@@ -79,6 +83,22 @@ fn attribute(a: &proto::AttributeProto) -> Result<AttrValue, OpError> {
             a.name
         ),
     })
+}
+
+/// The container and element type a `TypeProto` declares: a tensor, or an optional or a sequence
+/// of tensors (`None` for other types).
+fn value_type(t: &proto::TypeProto) -> Option<(Container, Option<DType>)> {
+    use proto::type_proto::Value as T;
+    let tensor = |t: &proto::TypeProto| match &t.value {
+        Some(T::TensorType(x)) => Some(DType::from_onnx(x.elem_type)),
+        _ => None,
+    };
+    match &t.value {
+        Some(T::TensorType(_)) => Some((Container::Tensor, tensor(t)?)),
+        Some(T::OptionalType(o)) => Some((Container::Optional, tensor(o.elem_type.as_deref()?)?)),
+        Some(T::SequenceType(q)) => Some((Container::Sequence, tensor(q.elem_type.as_deref()?)?)),
+        _ => None,
+    }
 }
 
 /// The opset version the graph imports `domain` at.
@@ -135,6 +155,10 @@ fn emit(op: &mut Builder, inputs: &[Value], graph: &str) -> OpResult<Vec<Value>>
         .iter()
         .map(|o| {
             let v = output(&o.name)?;
+            // An optional or a sequence, as the graph declares it.
+            if let Some((container, _)) = o.r#type.as_ref().and_then(value_type) {
+                op.info_mut(v).container = container;
+            }
             // Marked by the Python side where the rank depends on the data (see `rank_from_data`).
             if o.metadata_props.iter().any(|p| p.key == RANK_KEY && p.value == "from data") {
                 let info = op.info_mut(v);

@@ -321,6 +321,8 @@ class Converter:
             if found is None:
                 found = self.graph.placeholder(f"{value.name}_captured")
                 found.meta["val"] = value.meta["val"]
+                if _is_optional(value):
+                    found.meta[_OPTIONAL] = True
                 self.captured[value] = found
             return found
         if isinstance(value, list):
@@ -588,14 +590,57 @@ class Converter:
 
     def op_aten___is__(self, node: Any) -> Any:
         a, b = (self.value(v) for v in node.inputs())
+        if _is_optional(a) or _is_optional(b):
+            return self.tensor_op(torch.ops.aten.logical_not.default, self.has_value(a if b is None else b))
         return a is b
 
     def op_aten___isnot__(self, node: Any) -> Any:
         a, b = (self.value(v) for v in node.inputs())
+        if _is_optional(a) or _is_optional(b):
+            return self.has_value(a if b is None else b)
         return a is not b
 
     def op_prim_unchecked_cast(self, node: Any) -> Any:
-        return self.value(node.input())
+        x = self.value(node.input())
+        if _is_optional(x):
+            # `x` refined from `Optional[Tensor]` to `Tensor` (after `x is not None`): its tensor.
+            return self.optional_step("get", x, x.meta["val"])
+        return x
+
+    # optional tensors known only at run time (ONNX `Optional`, opset 15 and up)
+
+    def optional(self, value: Any, like: Any, node: Any) -> torch.fx.Node:
+        """``value`` (``None``, a tensor or an optional already) as an optional tensor of
+        ``like``'s type and sizes (a tensor's meta)."""
+        if _is_optional(value):
+            return value
+        if value is None:
+            return self.optional_step("empty", None, like, node)
+        return self.optional_step("wrap", value, value.meta["val"], node)
+
+    def own(self, value: Any) -> Any:
+        """An optional this subgraph reads from an enclosing graph, as a value of the subgraph's
+        own (an ``Identity``), which a branch or loop body returns; anything else as it is."""
+        if _is_optional(value) and value.op == "placeholder":
+            return self.optional_step("same", value, value.meta["val"])
+        return value
+
+    def has_value(self, x: torch.fx.Node) -> torch.fx.Node:
+        """``x is not None`` of an optional: a bool tensor."""
+        return self.optional_step("has", x, self.fake(torch.empty, (), dtype=torch.bool))
+
+    def optional_step(self, step: str, x: Any, val: Any, node: Any = None) -> torch.fx.Node:
+        """One ONNX op on optionals (``_optional_model``'s ``step``), its result typed ``val``."""
+        if self.owner.opset < 15:
+            raise _error(f"an `Optional[Tensor]` known only at run time needs ONNX's `Optional` (opset 15), "
+                         f"not opset {self.owner.opset}", node, "export with opset_version=15 or later")
+        model = _optional_model(step, (x.meta["val"] if x is not None else val).dtype, self.owner.opset)
+        op, _ = _symbolic.onnx_graph_op()
+        out = self.emit(op, ([] if x is None else [x], model.hex()), val=[val])
+        item = self.emit(operator.getitem, (out, 0), val=val)
+        if step in ("wrap", "empty", "same"):
+            item.meta[_OPTIONAL] = True
+        return item
 
     op_aten_detach = None  # an op like the others (a tensor op)
 
@@ -823,39 +868,33 @@ class Converter:
         """The rest of a loop from iteration ``start`` as ``torch.ops.higher_order.while_loop``: the
         iteration (an int), whether to go on (a bool tensor) and the loop's tensors carried; the
         outer values the body reads are its additional inputs. A carried tensor must keep its
-        shape, as ONNX's ``Loop`` states do in torch.export's programs."""
-        for v in carried:
-            if not _is_tensor(v):
+        shape, as ONNX's ``Loop`` states do in torch.export's programs. A carried
+        ``Optional[Tensor]`` is an ONNX optional; one that starts as ``None`` holds what the body
+        gives it (the body is built once more when a first build on a guess says otherwise)."""
+        optional = [out.type().kind() == "OptionalType" for out in node.outputs()]
+        for v, opt in zip(carried, optional):
+            if not (_is_tensor(v) or (opt and (v is None or _is_optional(v)))):
                 raise _error("a loop known only at run time that carries a value other than tensors", node,
                              "carry tensors, or export with static sizes for the axes it iterates over")
+        guess = self.fake(torch.empty, (), dtype=torch.float32)
+        metas = [v.meta["val"] if isinstance(v, torch.fx.Node) else guess for v in carried]
+        built = self.loop_functions(node, block, bound, keep_going, metas, optional)
+        learned = [r.meta["val"] if v is None and isinstance(r, torch.fx.Node) else m
+                   for v, r, m in zip(carried, built[3], metas)]
+        if any(a is not b for a, b in zip(learned, metas)):
+            metas = learned
+            built = self.loop_functions(node, block, bound, keep_going, metas, optional)
+        cond, body, go_on, next_carried = built
         go = keep_going if _is_tensor(keep_going) else self.stacked(keep_going, torch.bool)
-        state = [go, *carried]
-        # cond_fn(i, go, *carried, *additional): i < bound and go.
-        cond = Converter(self.owner, torch.fx.Graph(), parent=self)
-        index = cond.graph.placeholder("i")
-        index.meta["val"] = self.owner.shape_env.create_unbacked_symint()
-        slots = [cond.graph.placeholder(f"carried_{k}") for k in range(len(state))]
-        for slot, v in zip(slots, state):
-            slot.meta["val"] = v.meta["val"]
-        limit = cond.capture(self.stacked(bound, torch.int64)) if isinstance(bound, torch.fx.Node) else bound
-        more = cond.tensor_op(torch.ops.aten.lt.Scalar if not isinstance(limit, torch.fx.Node) else
-                              torch.ops.aten.lt.Tensor, cond.stacked(index, torch.int64), limit)
-        go_on = cond.tensor_op(torch.ops.aten.logical_and.default, more, slots[0])
-        # body_fn(i, go, *carried, *additional): the block on (i, *carried) → (i + 1, go', *carried').
-        body = Converter(self.owner, torch.fx.Graph(), parent=self)
-        b_index = body.graph.placeholder("i")
-        b_index.meta["val"] = self.owner.shape_env.create_unbacked_symint()
-        b_slots = [body.graph.placeholder(f"carried_{k}") for k in range(len(state))]
-        for slot, v in zip(b_slots, state):
-            slot.meta["val"] = v.meta["val"]
-        results = body.run_block(block, [b_index, *b_slots[1:]])
-        next_go, next_carried = results[0], results[1:]
-        next_go = next_go if _is_tensor(next_go) else body.stacked(next_go, torch.bool)
-        for before, after in zip(carried, next_carried):
-            if not _is_tensor(after) or str(after.meta["val"].shape) != str(before.meta["val"].shape):
+        state = [go, *(self.optional(v, m, node) if opt else v for v, m, opt in zip(carried, metas, optional))]
+        next_go = body.results[0]
+        for before, after, opt in zip(metas, next_carried, optional):
+            if opt:
+                continue  # an optional's size is known when it holds a value
+            if not _is_tensor(after) or str(after.meta["val"].shape) != str(before.shape):
                 raise _error("a loop known only at run time whose carried tensor changes shape or type", node,
                              "export with static sizes for the axes it iterates over")
-        next_index = body.scalar_op(operator.add, (b_index, 1))
+        next_index = body.scalar_op(operator.add, (body.index, 1))
         # Both functions take the same additional inputs: every outer value either reads, numbers
         # passed as 0-d tensors (a loop's inputs are tensors) and read back inside.
         additional: list[torch.fx.Node] = []
@@ -876,7 +915,45 @@ class Converter:
         out = self.emit(torch.ops.higher_order.while_loop, (cond_attr, body_attr, (start, *state), tuple(additional)),
                         val=tuple(vals))
         finals = [self.emit(operator.getitem, (out, k), val=v) for k, v in enumerate(vals)]
+        for final, opt in zip(finals[2:], optional):
+            if opt:
+                final.meta[_OPTIONAL] = True
         return finals[2:]
+
+    def loop_functions(self, node: Any, block: Any, bound: Any, keep_going: Any, metas: list,
+                       optional: list[bool]) -> tuple:
+        """A loop's condition and body functions, the carried values typed ``metas`` (optional
+        tensors where ``optional``): ``(cond, body, go_on, next_carried)``, the body's results (the
+        next `go` first) in ``body.results``."""
+        go_meta = self.fake(torch.empty, (), dtype=torch.bool)
+
+        def own_slots(sub: Converter) -> list[torch.fx.Node]:
+            sub.index = sub.graph.placeholder("i")
+            sub.index.meta["val"] = self.owner.shape_env.create_unbacked_symint()
+            slots = [sub.graph.placeholder(f"carried_{k}") for k in range(1 + len(metas))]
+            for slot, m, opt in zip(slots, [go_meta, *metas], [False, *optional]):
+                slot.meta["val"] = m
+                if opt:
+                    slot.meta[_OPTIONAL] = True
+            return slots
+
+        # cond_fn(i, go, *carried, *additional): i < bound and go.
+        cond = Converter(self.owner, torch.fx.Graph(), parent=self)
+        slots = own_slots(cond)
+        limit = cond.capture(self.stacked(bound, torch.int64)) if isinstance(bound, torch.fx.Node) else bound
+        more = cond.tensor_op(torch.ops.aten.lt.Scalar if not isinstance(limit, torch.fx.Node) else
+                              torch.ops.aten.lt.Tensor, cond.stacked(cond.index, torch.int64), limit)
+        go_on = cond.tensor_op(torch.ops.aten.logical_and.default, more, slots[0])
+        # body_fn(i, go, *carried, *additional): the block on (i, *carried) → (i + 1, go', *carried').
+        body = Converter(self.owner, torch.fx.Graph(), parent=self)
+        b_slots = own_slots(body)
+        results = body.run_block(block, [body.index, *b_slots[1:]])
+        next_go, next_carried = results[0], list(results[1:])
+        next_go = next_go if _is_tensor(next_go) else body.stacked(next_go, torch.bool)
+        next_carried = [body.optional(body.own(r), m, node) if opt else r
+                        for r, m, opt in zip(next_carried, metas, optional)]
+        body.results = [next_go, *next_carried]
+        return cond, body, go_on, next_carried
 
     def cond(self, node: Any, condition: torch.fx.Node, blocks: list) -> Any:
         """``torch.cond`` of the two blocks: each a subgraph reading the outer values it uses.
@@ -902,6 +979,8 @@ class Converter:
             a, b = branches[0][1][i], branches[1][1][i]
             if not isinstance(a, torch.fx.Node) and not isinstance(b, torch.fx.Node) and _same_constant(a, b):
                 kinds.append("constant")
+            elif _is_optional(a) or _is_optional(b) or (out.type().kind() == "OptionalType" and (a is None or b is None)):
+                kinds.append("optional")  # `None` in one branch, a tensor in the other
             elif _is_tensor(a) or _is_tensor(b):
                 kinds.append("tensor")
             elif isinstance(a, list) and isinstance(b, list) and any(map(_is_tensor, a + b)):
@@ -922,6 +1001,11 @@ class Converter:
                     continue
                 if isinstance(kind, int):
                     outs.extend(r)
+                elif kind == "optional":
+                    like = r if r is not None else other[i]
+                    if like is None or not isinstance(like, torch.fx.Node):
+                        raise _error("an `if` whose branches return `None` and a value other than a tensor", node)
+                    outs.append(sub.optional(sub.own(r), like.meta["val"], node))
                 elif kind == "tensor":
                     outs.append(r if _is_tensor(r) else sub.stand_in(r, other[i], node))
                 else:
@@ -948,6 +1032,10 @@ class Converter:
                 results.append([next(items) for _ in range(kind)])
             elif kind == "tensor":
                 results.append(next(items))
+            elif kind == "optional":
+                item = next(items)
+                item.meta[_OPTIONAL] = True
+                results.append(item)
             else:
                 t = outputs_ts[i].type().kind()
                 results.append(self.item(next(items), bool if t == "BoolType" else float if t == "FloatType" else int))
@@ -1719,7 +1807,16 @@ def _raises(block: Any) -> bool:
 
 
 def _is_tensor(x: Any) -> bool:
-    return isinstance(x, torch.fx.Node) and isinstance(x.meta.get("val"), torch.Tensor)
+    return isinstance(x, torch.fx.Node) and isinstance(x.meta.get("val"), torch.Tensor) and not _is_optional(x)
+
+
+def _is_optional(x: Any) -> bool:
+    """An ONNX optional tensor (TorchScript's ``Optional[Tensor]`` decided at run time): an FX node
+    marked so, its ``val`` the tensor it may hold."""
+    return isinstance(x, torch.fx.Node) and bool(x.meta.get(_OPTIONAL))
+
+
+_OPTIONAL = "fxonnx_optional"
 
 
 def _same_constant(a: Any, b: Any) -> bool:
@@ -2512,6 +2609,28 @@ def _only_returned(node: Any, converter: Any) -> bool:
     return all(returned(v) for v in node.outputs())
 
 
+def _optional_model(step: str, dtype: Any, opset: int) -> bytes:
+    """The ONNX of one op on an optional tensor of ``dtype``: ``wrap`` (``Optional(x)``), ``empty``
+    (an ``Optional`` of no value), ``has`` (``OptionalHasElement``), ``get`` (``OptionalGetElement``)
+    or ``same`` (an ``Identity``, for a branch that returns an optional it reads)."""
+    from onnx import TensorProto, helper
+    from torch.onnx._internal.exporter._core import torch_dtype_to_onnx_dtype
+
+    tensor = helper.make_tensor_type_proto(int(torch_dtype_to_onnx_dtype(dtype)), None)
+    optional = helper.make_optional_type_proto(tensor)
+    x_type, node, y_type = {
+        "wrap": (tensor, helper.make_node("Optional", ["x"], ["y"]), optional),
+        "empty": (None, helper.make_node("Optional", [], ["y"], type=tensor), optional),
+        "has": (optional, helper.make_node("OptionalHasElement", ["x"], ["y"]),
+                helper.make_tensor_type_proto(TensorProto.BOOL, [])),
+        "get": (optional, helper.make_node("OptionalGetElement", ["x"], ["y"]), tensor),
+        "same": (optional, helper.make_node("Identity", ["x"], ["y"]), optional),
+    }[step]
+    inputs = [] if x_type is None else [helper.make_value_info("x", x_type)]
+    graph = helper.make_graph([node], f"optional_{step}", inputs, [helper.make_value_info("y", y_type)])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)]).SerializeToString()
+
+
 def _rank_from_data_model(dtype: Any, rank: int, dims: list[int] | None, unsqueeze: bool, every: bool,
                           opset: int) -> bytes:
     """The ONNX of a ``squeeze``/``unsqueeze`` whose result's rank is known only at run time:
@@ -2651,6 +2770,8 @@ def _leaf_names(model: Any, args: tuple, count: int) -> list[str]:
 def _as_output(converter: Converter, leaf: Any) -> torch.fx.Node:
     """A graph output: a tensor as it is; a number as the 0-d tensor the TorchScript exporter
     writes for it."""
+    if _is_optional(leaf):
+        return leaf
     if isinstance(leaf, torch.fx.Node) and isinstance(leaf.meta["val"], torch.Tensor):
         if leaf.meta["val"].is_complex():
             # ONNX has no complex tensors: torch.onnx's dynamo exporter returns the real view,
@@ -2662,8 +2783,8 @@ def _as_output(converter: Converter, leaf: Any) -> torch.fx.Node:
             raise err
         return leaf
     if leaf is None:
-        # The TorchScript exporter writes an empty ONNX optional, which fxonnx's programs cannot hold.
-        raise TorchScriptError("the program returns None among its outputs")
+        # An empty ONNX optional, as the TorchScript exporter writes it (from opset 15).
+        return converter.optional(None, converter.fake(torch.empty, (), dtype=torch.float32), None)
     value = leaf.meta["val"] if isinstance(leaf, torch.fx.Node) else leaf
     dtype = torch.bool if isinstance(value, (bool, torch.SymBool)) else torch.int64 if isinstance(
         value, (int, torch.SymInt)) else torch.float32

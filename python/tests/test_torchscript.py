@@ -765,3 +765,61 @@ def test_a_scripted_program_s_defaults_are_constants_and_none_is_refused():
     close(program, model, x, y)
     with pytest.raises(ValueError, match="args contained 1 None's after flattening"):
         fxonnx.export(model, (x, y, None), dynamo=False, verbose=False)
+
+
+class MaybeDoubled(torch.nn.Module):
+    def forward(self, x) -> Optional[Tensor]:
+        y: Optional[Tensor] = None
+        if x.size(0) > 2:
+            y = x * 2
+        return y
+
+
+class MaybeUsed(torch.nn.Module):
+    def forward(self, x):
+        y: Optional[Tensor] = None
+        for _ in range(x.size(0) - 2):
+            y = x * 2
+        if y is None:
+            return x - 1
+        return y + 1
+
+
+@pytest.mark.parametrize("cls", [MaybeDoubled, MaybeUsed])
+def test_optional_tensors_decided_at_run_time_are_onnx_optionals(cls):
+    import onnxruntime as ort
+
+    model = torch.jit.script(cls())
+    program = export(model, (torch.randn(3, 2),), input_names=["x"], dynamic_axes={"x": {0: "n"}})
+    ops = {n.op_type for n in program.model_proto.graph.node}
+    output = program.model_proto.graph.output[0].type
+    if cls is MaybeDoubled:
+        # The If's branches make the optional: `Optional(x * 2)` and an `Optional` of no value.
+        assert output.HasField("optional_type") and ops == {"Shape", "Squeeze", "Greater", "If"}
+    else:
+        assert {"Loop", "OptionalHasElement"} <= ops and output.HasField("tensor_type")
+    session = ort.InferenceSession(program.model_proto.SerializeToString())
+    for n in (1, 2, 3, 5):
+        x = torch.randn(n, 2)
+        got, want = session.run(None, {"x": x.numpy()})[0], model(x)
+        if want is None:
+            assert got is None, n
+        else:
+            torch.testing.assert_close(torch.as_tensor(got), want)
+
+
+def test_none_among_a_scripted_program_s_outputs_is_an_empty_optional():
+    import onnxruntime as ort
+
+    class TupleModel(torch.nn.Module):
+        def forward(self, x):
+            return (x, (x + 1, None))
+
+    program = export(torch.jit.script(TupleModel()), (torch.randn(3, 4),))
+    assert [o.type.HasField("optional_type") for o in program.model_proto.graph.output] == [False, False, True]
+    x = torch.randn(3, 4)
+    got = ort.InferenceSession(program.model_proto.SerializeToString()).run(None, {"x": x.numpy()})
+    torch.testing.assert_close(torch.as_tensor(got[1]), x + 1)
+    assert got[2] is None
+    with pytest.raises(fxonnx.CaptureError, match="opset 15"):
+        export(torch.jit.script(TupleModel()), (torch.randn(3, 4),), opset_version=14)

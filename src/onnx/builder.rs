@@ -458,11 +458,18 @@ impl Builder {
         let input_type = |k: usize| n.inputs.get(k).copied().flatten().and_then(|v| values[v.index()].dtype);
         let types: Vec<Option<DType>> =
             (0..n.outputs.len()).map(|i| operators::output_type(n, &input_type, i)).collect();
+        let input_container =
+            |k: usize| n.inputs.get(k).copied().flatten().map_or(Container::Tensor, |v| values[v.index()].container);
+        let value_container = |v: Value| values[v.index()].container;
+        let containers: Vec<Container> = (0..n.outputs.len())
+            .map(|i| operators::output_container(n, &input_container, &value_container, i))
+            .collect();
         let same_shape = operators::of(n).is_some_and(|op| matches!(op.shape, operators::Shape::Same));
         let shape = if same_shape { input_type_shape(values, n) } else { None };
         let outputs = n.outputs.clone();
-        for (i, (v, t)) in outputs.into_iter().zip(types).enumerate() {
+        for (i, ((v, t), c)) in outputs.into_iter().zip(types).zip(containers).enumerate() {
             let info = &mut self.values[v.index()];
+            info.container = c;
             if info.dtype.is_none() {
                 info.dtype = t;
             }

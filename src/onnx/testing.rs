@@ -425,5 +425,6 @@ fn attr_text(a: &AttrValue) -> String {
         AttrValue::Strings(v) => join(v.iter().map(|x| format!("\"{x}\"")).collect()),
         AttrValue::Tensor(_) => "<tensor>".into(),
         AttrValue::Graph(_) => "<graph>".into(),
+        AttrValue::Type(c, t) => format!("{c:?}({})", t.name()),
     }
 }

@@ -80,6 +80,7 @@ fn key_hash(node: &Node) -> Option<u64> {
             AttrValue::Floats(v) => v.iter().for_each(|f| f.to_bits().hash(&mut ha)),
             AttrValue::Ints(v) => v.hash(&mut ha),
             AttrValue::Strings(v) => v.hash(&mut ha),
+            AttrValue::Type(c, t) => (c, *t as i32).hash(&mut ha),
         }
         attrs = attrs.wrapping_add(ha.finish());
     }
@@ -119,6 +120,7 @@ fn same_value(a: &AttrValue, b: &AttrValue) -> bool {
         }
         (AttrValue::Ints(x), AttrValue::Ints(y)) => x == y,
         (AttrValue::Strings(x), AttrValue::Strings(y)) => x == y,
+        (AttrValue::Type(c, t), AttrValue::Type(d, u)) => c == d && t == u,
         _ => false,
     }
 }

@@ -24,7 +24,7 @@ pub mod prelude {
     /// A node attribute's value, for translations that copy nodes built elsewhere (an ONNX graph a
     /// Python custom translation made).
     pub use crate::onnx::ir::AttrValue;
-    pub use crate::onnx::ir::{DType, Dim, TensorData, Value};
+    pub use crate::onnx::ir::{Container, DType, Dim, TensorData, Value};
     /// The builder's per-operator node types (`ops::Resize<'_>`), for helpers that set attributes.
     pub use crate::onnx::ops;
     /// ONNX's protobuf types, which such graphs arrive in.

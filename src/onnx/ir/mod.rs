@@ -334,6 +334,9 @@ pub enum AttrValue {
     Floats(Vec<f32>),
     Ints(Vec<i64>),
     Strings(Vec<String>),
+    /// A type (`Optional`'s `type`, `SequenceEmpty`'s `dtype` is an int): a container of tensors
+    /// of this element type, or a tensor.
+    Type(Container, DType),
 }
 
 #[derive(Clone, Debug)]
@@ -465,7 +468,20 @@ pub struct ValueInfo {
     /// `shape` stays unknown, whatever the program records. ONNX requires a shape on a graph
     /// output: it is written with this many axes (the example's rank) of unknown size.
     pub rank_from_data: Option<usize>,
+    /// What the value holds: a tensor, or an optional or a sequence of tensors, which `dtype`
+    /// and `shape` then describe.
+    pub container: Container,
     pub metadata: Metadata,
+}
+
+/// ONNX's value types fxonnx writes: a tensor, an optional tensor (`Optional`, an `If` of
+/// TorchScript's `Optional[Tensor]`) or a sequence of tensors (a list grown in a loop).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Container {
+    #[default]
+    Tensor,
+    Optional,
+    Sequence,
 }
 
 /// A graph (the main one or a subgraph): node order is topological.

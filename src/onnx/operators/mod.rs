@@ -41,7 +41,7 @@ pub(crate) use dims::{clash, fixed, shape_text};
 #[cfg(test)]
 pub(crate) use eval::transpose;
 pub(crate) use eval::{INPUT_LIMIT, OUTPUT_LIMIT};
-pub(crate) use types::output_type;
+pub(crate) use types::{output_container, output_type};
 
 /// What a shape rule says of one output.
 pub(crate) type Inferred = Result<Option<Vec<Dim>>, String>;

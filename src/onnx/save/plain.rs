@@ -214,6 +214,16 @@ fn tensor_header(name: String, t: &TensorData, metadata: &Metadata) -> proto::Te
 
 fn value_info(names: &Names, v: Value) -> proto::ValueInfoProto {
     let info = names.model.value(v);
+    proto::ValueInfoProto {
+        name: names.value(v).owned(),
+        r#type: Some(type_proto(info)),
+        metadata_props: props(&info.metadata),
+        ..Default::default()
+    }
+}
+
+/// The ONNX type of a value: its tensor type, wrapped in the value's container.
+pub(super) fn type_proto(info: &ValueInfo) -> proto::TypeProto {
     let shape = match (&info.shape, info.rank_from_data) {
         // A rank known only at run time: axes without a size, as ONNX requires some shape.
         (None, Some(rank)) => {
@@ -232,16 +242,26 @@ fn value_info(names: &Names, v: Value) -> proto::ValueInfoProto {
                 .collect(),
         }),
     };
-    let elem_type = info.dtype.map(|d| d as i32).unwrap_or(0);
-    proto::ValueInfoProto {
-        name: names.value(v).owned(),
-        r#type: Some(proto::TypeProto {
-            value: Some(proto::type_proto::Value::TensorType(proto::type_proto::Tensor { elem_type, shape })),
-            ..Default::default()
-        }),
-        metadata_props: props(&info.metadata),
+    contained(info.container, tensor_type(info.dtype, shape))
+}
+
+fn tensor_type(dtype: Option<DType>, shape: Option<proto::TensorShapeProto>) -> proto::TypeProto {
+    let elem_type = dtype.map(|d| d as i32).unwrap_or(0);
+    proto::TypeProto {
+        value: Some(proto::type_proto::Value::TensorType(proto::type_proto::Tensor { elem_type, shape })),
         ..Default::default()
     }
+}
+
+/// `element` (a tensor type) as the container holds it.
+fn contained(container: Container, element: proto::TypeProto) -> proto::TypeProto {
+    use proto::type_proto::{Optional, Sequence, Value as T};
+    let value = match container {
+        Container::Tensor => return element,
+        Container::Optional => T::OptionalType(Box::new(Optional { elem_type: Some(Box::new(element)) })),
+        Container::Sequence => T::SequenceType(Box::new(Sequence { elem_type: Some(Box::new(element)) })),
+    };
+    proto::TypeProto { value: Some(value), ..Default::default() }
 }
 
 pub(super) fn attribute(names: &Names, a: &Attribute) -> proto::AttributeProto {
@@ -279,6 +299,10 @@ pub(super) fn attribute(names: &Names, a: &Attribute) -> proto::AttributeProto {
         AttrValue::Strings(v) => {
             p.r#type = T::Strings as i32;
             p.strings = v.iter().map(|s| Bytes::from(s.clone().into_bytes())).collect();
+        }
+        AttrValue::Type(c, t) => {
+            p.r#type = T::TypeProto as i32;
+            p.tp = Some(contained(*c, tensor_type(Some(*t), None)));
         }
     }
     p

@@ -427,7 +427,12 @@ struct TypeMsg<'a>(&'a ValueInfo);
 
 impl Msg for TypeMsg<'_> {
     fn write<S: Sink>(&self, s: &mut S) {
-        message(s, 1, &TensorTypeMsg(self.0));
+        let info = self.0;
+        if info.container != Container::Tensor || (info.shape.is_none() && info.rank_from_data.is_some()) {
+            // Rare (a few values of a TorchScript program): encoded by prost.
+            return Prost(&super::plain::type_proto(info)).write(s);
+        }
+        message(s, 1, &TensorTypeMsg(info));
     }
 }
 
@@ -457,7 +462,7 @@ impl Msg for AttrMsg<'_> {
     fn write<S: Sink>(&self, s: &mut S) {
         use proto::attribute_proto::AttributeType as T;
         let ty = match &self.a.value {
-            AttrValue::Tensor(_) | AttrValue::Graph(_) => {
+            AttrValue::Tensor(_) | AttrValue::Graph(_) | AttrValue::Type(..) => {
                 // Rare and small next to the graph: encoded by prost.
                 return Prost(&attribute(self.names, self.a)).write(s);
             }

@@ -84,3 +84,68 @@ fn plain_and_streamed_saves_are_byte_identical() {
     }
     assert!(exported >= 10 && external_tensors >= 10, "{exported} fixtures exported, {external_tensors} external");
 }
+
+/// A TorchScript program's values that are not plain tensors: an optional (an `If` whose branches
+/// make one), a sequence, and a tensor whose rank is known only at run time. The operator table
+/// says what the `If` and `Identity` hold, both writers give the same bytes, and the types read
+/// back as ONNX declares them.
+#[test]
+fn optionals_sequences_and_runtime_ranks_are_written_alike() {
+    use crate::onnx::builder::Builder;
+    use crate::onnx::ir::{AttrValue, Container, DType, Dim};
+    use crate::onnx::proto::type_proto::Value as T;
+
+    let mut b = Builder::new(18);
+    let x = b.add_input(Some(DType::Float), Some(vec![Dim::Param("n".into())]));
+    let cond = b.add_input(Some(DType::Bool), Some(vec![]));
+    b.begin_subgraph("then");
+    let some = b.Optional(Some(x)).out();
+    let then_g = b.end_subgraph(vec![some]);
+    b.begin_subgraph("else");
+    let none = b.Optional(None).attr("type", AttrValue::Type(Container::Tensor, DType::Float)).out();
+    let else_g = b.end_subgraph(vec![none]);
+    let maybe = b.If(cond).then_branch(then_g).else_branch(else_g).out();
+    let maybe = b.Identity(maybe);
+    let listed = b.SequenceConstruct(&[x, x]);
+    let squeezed = b.Squeeze(x, None);
+    assert_eq!(
+        [maybe, listed, squeezed].map(|v| b.info(v).container),
+        [Container::Optional, Container::Sequence, Container::Tensor]
+    );
+    for v in [maybe, listed] {
+        let info = b.info_mut(v);
+        info.dtype = Some(DType::Float);
+        info.shape = Some(vec![Dim::Param("n".into())]);
+    }
+    b.info_mut(squeezed).rank_from_data = Some(1);
+    b.graphs[0].outputs = vec![maybe, listed, squeezed];
+    let model = b.finish();
+
+    let dir = tempfile::tempdir().unwrap();
+    let (plain_path, stream_path) = (dir.path().join("plain.onnx"), dir.path().join("stream.onnx"));
+    plain::save(&model, &plain_path, &DataPlacement::Inline, &Sources::none()).unwrap();
+    save_model(&model, &stream_path, &DataPlacement::Inline, &Sources::none()).unwrap();
+    let bytes = read(&plain_path);
+    assert!(bytes == read(&stream_path), "the two writers differ");
+
+    let decoded: crate::onnx::proto::ModelProto = prost::Message::decode(bytes.as_slice()).unwrap();
+    let graph = decoded.graph.unwrap();
+    let element = |t: &crate::onnx::proto::TypeProto| match &t.value {
+        Some(T::TensorType(x)) => (x.elem_type, x.shape.as_ref().map(|s| s.dim.len())),
+        other => panic!("not a tensor type: {other:?}"),
+    };
+    let types: Vec<_> = graph.output.iter().map(|o| o.r#type.clone().unwrap().value.unwrap()).collect();
+    match &types[..] {
+        [T::OptionalType(o), T::SequenceType(s), t @ T::TensorType(_)] => {
+            assert_eq!(element(o.elem_type.as_deref().unwrap()), (1, Some(1)));
+            assert_eq!(element(s.elem_type.as_deref().unwrap()), (1, Some(1)));
+            let t = crate::onnx::proto::TypeProto { value: Some(t.clone()), ..Default::default() };
+            assert_eq!(element(&t), (1, Some(1)), "a runtime rank is written as the example's, without sizes");
+        }
+        other => panic!("output types {other:?}"),
+    }
+    // The empty branch's `Optional` names its element type.
+    let branch = graph.node.iter().find(|n| n.op_type == "If").unwrap().attribute[1].g.as_ref().unwrap();
+    let tp = branch.node[0].attribute[0].tp.as_ref().unwrap();
+    assert!(matches!(&tp.value, Some(T::TensorType(t)) if t.elem_type == 1), "{tp:?}");
+}

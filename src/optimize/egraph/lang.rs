@@ -157,7 +157,7 @@ pub fn attr_set(attrs: &[Attribute]) -> Option<AttrSet> {
                 AttrValue::Floats(v) => AttrLit::Floats(v.iter().map(|x| x.to_bits()).collect()),
                 AttrValue::Strings(v) => AttrLit::Strs(v.clone()),
                 AttrValue::Tensor(t) => AttrLit::Tensor(t.dtype as i32, t.dims.clone(), t.raw.to_vec()),
-                AttrValue::Graph(_) => return None,
+                AttrValue::Graph(_) | AttrValue::Type(..) => return None,
             };
             Some((a.name.clone(), lit))
         })
