@@ -321,10 +321,15 @@ class Converter:
             if found is None:
                 found = self.graph.placeholder(f"{value.name}_captured")
                 found.meta["val"] = value.meta["val"]
-                if _is_optional(value):
-                    found.meta[_OPTIONAL] = True
+                for marker in (_OPTIONAL, _SEQUENCE):
+                    if value.meta.get(marker):
+                        found.meta[marker] = True
                 self.captured[value] = found
             return found
+        if isinstance(value, SeqList):
+            copy = SeqList(self.capture(value.node))
+            self.list_copies.append(copy)  # appended to here: refused (`changes_list`)
+            return copy
         if isinstance(value, list):
             items = [self.capture(v) for v in value]
             if self.parent is None and all(a is b for a, b in zip(items, value)):
@@ -585,6 +590,9 @@ class Converter:
             return self.size(x.tensor, x.tensor.meta["val"], x.dim)
         if isinstance(x, (list, tuple, dict, str)):
             return len(x)
+        if isinstance(x, SeqList):
+            length = self.sequence_step("length", [x.node], self.fake(torch.empty, (), dtype=torch.int64), node)
+            return self.item(length, int)
         meta = self.tensor_meta(node.input(), node)
         return self.size(x, meta, 0)
 
@@ -624,6 +632,64 @@ class Converter:
         if _is_optional(value) and value.op == "placeholder":
             return self.optional_step("same", value, value.meta["val"])
         return value
+
+    # lists of tensors whose length is known only at run time (ONNX sequences, opset 14 and up:
+    # a loop carries them and an Identity passes them on)
+
+    def sequence(self, value: Any, like: Any, node: Any) -> torch.fx.Node:
+        """``value`` (a ``SeqList``, a list of tensors, or ``None`` for one left uninitialized) as a
+        sequence node, its items typed like ``like`` (a tensor's meta) where it has none."""
+        if isinstance(value, SeqList):
+            return self.capture(value.node)
+        if not value:
+            return self.sequence_step("empty", [], like, node)
+        if not all(_is_tensor(v) for v in value):
+            raise _error("a list of other than tensors whose length is known only at run time", node)
+        return self.sequence_step("construct", list(value), value[0].meta["val"], node)
+
+    def sequence_step(self, step: str, inputs: list, val: Any, node: Any, axis: int = 0) -> torch.fx.Node:
+        """One ONNX op on sequences (``_sequence_model``'s ``step``), its result typed ``val``."""
+        if self.owner.opset < 14:
+            raise _error(f"a list of tensors whose length is known only at run time needs ONNX sequences a loop "
+                         f"can carry (opset 14), not opset {self.owner.opset}", node, "export with opset_version=14 "
+                         "or later, or with static sizes for the axes the loop runs over")
+        dtype = next((x.meta["val"].dtype for x in inputs if _is_tensor(x) or _is_sequence(x)), val.dtype)
+        count = len(inputs) if step == "construct" else axis
+        model = _sequence_model(step, dtype, count, self.owner.opset)
+        op, _ = _symbolic.onnx_graph_op()
+        out = self.emit(op, (inputs, model.hex()), val=[val])
+        item = self.emit(operator.getitem, (out, 0), val=val)
+        if step in ("empty", "construct", "insert", "same"):
+            item.meta[_SEQUENCE] = True
+        return item
+
+    def sequence_op(self, node: Any, target: Any, inputs: list) -> torch.fx.Node:
+        """``torch.stack`` or ``torch.cat`` of a list whose length is known only at run time:
+        ``ConcatFromSequence``; other ops on such a list are refused."""
+        name = target._schema.name
+        if name not in ("aten::stack", "aten::cat") or not isinstance(inputs[0], SeqList):
+            raise _error(f"`{name}` of a list of tensors whose length is known only at run time", node,
+                         "stack or concatenate the list first, or export with static sizes for the axes the loop "
+                         "that builds it runs over")
+        items, stack = inputs[0], name == "aten::stack"
+        item = items.node.meta["val"]
+        rank = item.dim() + int(stack)
+        dim = self.static_int(inputs[1], node) % rank if len(inputs) > 1 else 0
+        # The joined axis' size is the data's (the list's length, or the sum of its items' sizes).
+        sizes = list(item.shape)
+        length = self.owner.shape_env.create_unbacked_symint()
+        if stack:
+            sizes.insert(dim, length)
+        else:
+            sizes[dim] = length
+        val = self.fake(torch.empty, sizes, dtype=item.dtype)
+        return self.sequence_step("stack" if stack else "cat", [self.capture(items.node)], val, node, axis=dim)
+
+    def own_sequence(self, seq: torch.fx.Node) -> torch.fx.Node:
+        """A sequence this subgraph reads from an enclosing graph as a value of its own."""
+        if seq.op == "placeholder":
+            return self.sequence_step("same", [seq], seq.meta["val"], None)
+        return seq
 
     def has_value(self, x: torch.fx.Node) -> torch.fx.Node:
         """``x is not None`` of an optional: a bool tensor."""
@@ -726,6 +792,9 @@ class Converter:
         items, index = (self.value(v) for v in node.inputs())
         if isinstance(items, dict):
             return items[index]
+        if isinstance(items, SeqList):
+            position = self.stacked(index, torch.int64)
+            return self.sequence_step("at", [items.node, position], items.node.meta["val"], node)
         if isinstance(index, torch.fx.Node) and self.alike_tensors(items):
             # Tensors of one shape, an index known at run time: the stack's row (negative ones
             # counted from the end, as Gather counts them).
@@ -781,6 +850,11 @@ class Converter:
     def op_aten_append(self, node: Any) -> Any:
         items, item = (self.value(v) for v in node.inputs())
         self.changes_list(items, node)
+        if isinstance(items, SeqList):
+            if not _is_tensor(item):
+                raise _error("appending other than a tensor to a list whose length is known only at run time", node)
+            items.node = self.sequence_step("insert", [items.node, item], item.meta["val"], node)
+            return items
         items.append(item)
         return items
 
@@ -871,26 +945,42 @@ class Converter:
         shape, as ONNX's ``Loop`` states do in torch.export's programs. A carried
         ``Optional[Tensor]`` is an ONNX optional; one that starts as ``None`` holds what the body
         gives it (the body is built once more when a first build on a guess says otherwise)."""
-        optional = [out.type().kind() == "OptionalType" for out in node.outputs()]
-        for v, opt in zip(carried, optional):
-            if not (_is_tensor(v) or (opt and (v is None or _is_optional(v)))):
+        kinds = ["optional" if out.type().kind() == "OptionalType" else "sequence" if _tensor_list(out.type())
+                 else "tensor" for out in node.outputs()]
+        for v, kind in zip(carried, kinds):
+            if not (_is_tensor(v) or (kind == "optional" and (v is None or _is_optional(v)))
+                    or (kind == "sequence" and isinstance(v, (list, SeqList)))):
                 raise _error("a loop known only at run time that carries a value other than tensors", node,
                              "carry tensors, or export with static sizes for the axes it iterates over")
+        # Lists of this graph the body appends to: sequences the loop carries.
+        grown, lists = self.grown_lists([block], node)
+        carried = [*carried, *lists]
+        kinds += ["sequence"] * len(lists)
         guess = self.fake(torch.empty, (), dtype=torch.float32)
-        metas = [v.meta["val"] if isinstance(v, torch.fx.Node) else guess for v in carried]
-        built = self.loop_functions(node, block, bound, keep_going, metas, optional)
-        learned = [r.meta["val"] if v is None and isinstance(r, torch.fx.Node) else m
-                   for v, r, m in zip(carried, built[3], metas)]
+
+        def meta_of(v: Any) -> Any:
+            if isinstance(v, SeqList):
+                return v.node.meta["val"]
+            if isinstance(v, list):
+                return v[0].meta["val"] if v and _is_tensor(v[0]) else guess
+            return v.meta["val"] if isinstance(v, torch.fx.Node) else guess
+
+        metas = [meta_of(v) for v in carried]
+        built = self.loop_functions(node, block, bound, keep_going, metas, kinds, grown)
+        learned = [r.meta["val"] if m is guess and isinstance(r, torch.fx.Node) else m
+                   for r, m in zip(built[3], metas)]
         if any(a is not b for a, b in zip(learned, metas)):
             metas = learned
-            built = self.loop_functions(node, block, bound, keep_going, metas, optional)
+            built = self.loop_functions(node, block, bound, keep_going, metas, kinds, grown)
         cond, body, go_on, next_carried = built
         go = keep_going if _is_tensor(keep_going) else self.stacked(keep_going, torch.bool)
-        state = [go, *(self.optional(v, m, node) if opt else v for v, m, opt in zip(carried, metas, optional))]
+        initial = {"tensor": lambda v, m: v, "optional": lambda v, m: self.optional(v, m, node),
+                   "sequence": lambda v, m: self.sequence(v, m, node)}
+        state = [go, *(initial[kind](v, m) for v, m, kind in zip(carried, metas, kinds))]
         next_go = body.results[0]
-        for before, after, opt in zip(metas, next_carried, optional):
-            if opt:
-                continue  # an optional's size is known when it holds a value
+        for before, after, kind in zip(metas, next_carried, kinds):
+            if kind != "tensor":
+                continue  # an optional's or a sequence's items keep their own sizes
             if not _is_tensor(after) or str(after.meta["val"].shape) != str(before.shape):
                 raise _error("a loop known only at run time whose carried tensor changes shape or type", node,
                              "export with static sizes for the axes it iterates over")
@@ -915,26 +1005,53 @@ class Converter:
         out = self.emit(torch.ops.higher_order.while_loop, (cond_attr, body_attr, (start, *state), tuple(additional)),
                         val=tuple(vals))
         finals = [self.emit(operator.getitem, (out, k), val=v) for k, v in enumerate(vals)]
-        for final, opt in zip(finals[2:], optional):
-            if opt:
-                final.meta[_OPTIONAL] = True
-        return finals[2:]
+        for final, kind in zip(finals[2:], kinds):
+            if kind != "tensor":
+                final.meta[_OPTIONAL if kind == "optional" else _SEQUENCE] = True
+        results = [SeqList(f) if kind == "sequence" else f for f, kind in zip(finals[2:], kinds)]
+        self.regrow(lists, results[len(kinds) - len(lists):])
+        return results[:len(kinds) - len(lists)]
+
+    def grown_lists(self, blocks: list, node: Any) -> tuple[list, list]:
+        """The lists of this graph that ``blocks`` (a loop's body, an if's branches decided at run
+        time) append to: their TorchScript values and the lists (Python lists or ``SeqList``s).
+        Their length is then known only at run time: the loop or if returns them as sequences."""
+        grown = list(dict.fromkeys(v for block in blocks for v in _grown_lists(block)))
+        lists = [self.value(v) for v in grown]
+        for items in lists:
+            if not isinstance(items, (list, SeqList)) or not any(items is e for e in self.env.values()) or any(
+                    items is c for c in self.list_copies):
+                raise _error("the program appends to a list of the enclosing code in a loop or branch decided at run "
+                             "time, nested in another", node, "build the list in the loop's or branch's own code")
+        return grown, lists
+
+    def regrow(self, lists: list, finals: list) -> None:
+        """The lists a loop or if grew are its final sequences (``SeqList``s), for every name of
+        this graph that holds them."""
+        for items, final in zip(lists, finals):
+            if isinstance(items, SeqList):
+                items.node = final.node
+                continue
+            for key, value in list(self.env.items()):
+                if value is items:
+                    self.env[key] = final
 
     def loop_functions(self, node: Any, block: Any, bound: Any, keep_going: Any, metas: list,
-                       optional: list[bool]) -> tuple:
-        """A loop's condition and body functions, the carried values typed ``metas`` (optional
-        tensors where ``optional``): ``(cond, body, go_on, next_carried)``, the body's results (the
-        next `go` first) in ``body.results``."""
+                       kinds: list[str], grown: list) -> tuple:
+        """A loop's condition and body functions, the carried values typed ``metas`` (tensors,
+        optionals or sequences, as ``kinds`` says; the sequences last, the lists ``grown`` names):
+        ``(cond, body, go_on, next_carried)``, the body's results (the next `go` first) in
+        ``body.results``."""
         go_meta = self.fake(torch.empty, (), dtype=torch.bool)
 
         def own_slots(sub: Converter) -> list[torch.fx.Node]:
             sub.index = sub.graph.placeholder("i")
             sub.index.meta["val"] = self.owner.shape_env.create_unbacked_symint()
             slots = [sub.graph.placeholder(f"carried_{k}") for k in range(1 + len(metas))]
-            for slot, m, opt in zip(slots, [go_meta, *metas], [False, *optional]):
+            for slot, m, kind in zip(slots, [go_meta, *metas], ["tensor", *kinds]):
                 slot.meta["val"] = m
-                if opt:
-                    slot.meta[_OPTIONAL] = True
+                if kind != "tensor":
+                    slot.meta[_OPTIONAL if kind == "optional" else _SEQUENCE] = True
             return slots
 
         # cond_fn(i, go, *carried, *additional): i < bound and go.
@@ -947,11 +1064,16 @@ class Converter:
         # body_fn(i, go, *carried, *additional): the block on (i, *carried) → (i + 1, go', *carried').
         body = Converter(self.owner, torch.fx.Graph(), parent=self)
         b_slots = own_slots(body)
-        results = body.run_block(block, [body.index, *b_slots[1:]])
-        next_go, next_carried = results[0], list(results[1:])
+        lists = [SeqList(slot) for slot in b_slots[1 + len(metas) - len(grown):]]
+        body.env.update(zip(grown, lists))
+        params = [SeqList(slot) if kind == "sequence" else slot
+                  for slot, kind in zip(b_slots[1:1 + len(metas) - len(grown)], kinds)]
+        results = body.run_block(block, [body.index, *params])
+        next_go, next_carried = results[0], [*results[1:], *lists]
         next_go = next_go if _is_tensor(next_go) else body.stacked(next_go, torch.bool)
-        next_carried = [body.optional(body.own(r), m, node) if opt else r
-                        for r, m, opt in zip(next_carried, metas, optional)]
+        final = {"tensor": lambda r, m: r, "optional": lambda r, m: body.optional(body.own(r), m, node),
+                 "sequence": lambda r, m: body.own_sequence(body.sequence(r, m, node))}
+        next_carried = [final[kind](r, m) for r, m, kind in zip(next_carried, metas, kinds)]
         body.results = [next_go, *next_carried]
         return cond, body, go_on, next_carried
 
@@ -969,10 +1091,17 @@ class Converter:
         raising = [_raises(block) for block in blocks]
         if raising[0] != raising[1]:
             return self.inline(blocks[1] if raising[0] else blocks[0])
-        branches = []
-        for block in blocks:
-            sub = Converter(self.owner, torch.fx.Graph(), parent=self)
-            branches.append((sub, sub.run_block(block, [])))
+        # Lists of this graph a branch appends to: sequences both branches return (an empty list's
+        # items typed as a first build says).
+        grown, lists = self.grown_lists(blocks, node)
+        guess = self.fake(torch.empty, (), dtype=torch.float32)
+        likes = [_item_meta(items, guess) for items in lists]
+        branches = self.branches(blocks, grown, lists, likes, node)
+        learned = [next((b[1][len(b[1]) - len(grown) + k].node.meta["val"] for b in branches
+                         if b[1][len(b[1]) - len(grown) + k].node.meta["val"] is not guess), like) if like is guess
+                   else like for k, like in enumerate(likes)]
+        if any(a is not b for a, b in zip(learned, likes)):
+            branches = self.branches(blocks, grown, lists, learned, node)
         outputs_ts = list(node.outputs())
         kinds: list = []  # per result: "constant", "tensor", "number", or the length of a list of tensors
         for i, out in enumerate(outputs_ts):
@@ -981,6 +1110,11 @@ class Converter:
                 kinds.append("constant")
             elif _is_optional(a) or _is_optional(b) or (out.type().kind() == "OptionalType" and (a is None or b is None)):
                 kinds.append("optional")  # `None` in one branch, a tensor in the other
+            elif isinstance(a, SeqList) or isinstance(b, SeqList) or (
+                    isinstance(a, (list, type(None))) and isinstance(b, (list, type(None))) and _tensor_list(out.type())
+                    and (a is None or b is None or len(a) != len(b))):
+                # A list whose length the branch decides (or one a branch leaves uninitialized).
+                kinds.append("sequence")
             elif _is_tensor(a) or _is_tensor(b):
                 kinds.append("tensor")
             elif isinstance(a, list) and isinstance(b, list) and any(map(_is_tensor, a + b)):
@@ -991,6 +1125,7 @@ class Converter:
                 kinds.append(len(a))
             else:
                 kinds.append("number")
+        kinds += ["sequence"] * len(grown)
         results_per_branch = []
         for k, (sub, results) in enumerate(branches):
             other = branches[1 - k][1]
@@ -1006,6 +1141,9 @@ class Converter:
                     if like is None or not isinstance(like, torch.fx.Node):
                         raise _error("an `if` whose branches return `None` and a value other than a tensor", node)
                     outs.append(sub.optional(sub.own(r), like.meta["val"], node))
+                elif kind == "sequence":
+                    like = _item_meta(r, other[i], sub.fake(torch.empty, (), dtype=torch.float32))
+                    outs.append(sub.own_sequence(sub.sequence(r, like, node)))
                 elif kind == "tensor":
                     outs.append(r if _is_tensor(r) else sub.stand_in(r, other[i], node))
                 else:
@@ -1036,10 +1174,29 @@ class Converter:
                 item = next(items)
                 item.meta[_OPTIONAL] = True
                 results.append(item)
+            elif kind == "sequence":
+                item = next(items)
+                item.meta[_SEQUENCE] = True
+                results.append(SeqList(item))
             else:
                 t = outputs_ts[i].type().kind()
                 results.append(self.item(next(items), bool if t == "BoolType" else float if t == "FloatType" else int))
+        self.regrow(lists, results[len(outputs_ts):])
+        results = results[:len(outputs_ts)]
         return results[0] if len(results) == 1 else results
+
+    def branches(self, blocks: list, grown: list, lists: list, likes: list, node: Any) -> list:
+        """Each block converted in a subgraph: ``(converter, results)``, the lists in ``grown``
+        (``lists``, their items typed ``likes`` where empty) sequences the block may append to,
+        their final sequences after the block's results."""
+        starts = [self.sequence(items, like, node) for items, like in zip(lists, likes)]
+        out = []
+        for block in blocks:
+            sub = Converter(self.owner, torch.fx.Graph(), parent=self)
+            own = [SeqList(sub.capture(start)) for start in starts]
+            sub.env.update(zip(grown, own))
+            out.append((sub, [*sub.run_block(block, []), *own]))
+        return out
 
     def read_back(self, placeholder: torch.fx.Node, outer_tensor: torch.fx.Node) -> None:
         """Make the number placeholder ``placeholder`` a tensor placeholder standing for
@@ -1207,6 +1364,8 @@ class Converter:
             self.forget_numbers()
             if self.parent is not None and inputs and _is_tensor(inputs[0]):
                 self.owner.writes_in_subgraph = True
+        if any(isinstance(x, SeqList) for x in inputs):
+            return self.sequence_op(node, target, inputs)
         # TorchScript's ops on lists (`+=`, `pop`, `==`): a list in, no tensor out (not `cat`, `zeros`).
         if inputs and isinstance(inputs[0], list) and arguments and not str(arguments[0].type).startswith(
                 ("Tensor", "Optional[Tensor]")) and not any("Tensor" in str(r.type) for r in target._schema.returns):
@@ -1807,7 +1966,58 @@ def _raises(block: Any) -> bool:
 
 
 def _is_tensor(x: Any) -> bool:
-    return isinstance(x, torch.fx.Node) and isinstance(x.meta.get("val"), torch.Tensor) and not _is_optional(x)
+    return (isinstance(x, torch.fx.Node) and isinstance(x.meta.get("val"), torch.Tensor) and not _is_optional(x)
+            and not _is_sequence(x))
+
+
+def _grown_lists(block: Any) -> list:
+    """The TorchScript values of the lists defined outside ``block`` that it appends to, directly
+    or as the state of a loop inside it."""
+    inside: set = set()
+    found: list = []
+    origin: dict = {}  # a loop's state: the value it starts from
+
+    def walk(b: Any) -> None:
+        inside.update(b.inputs())
+        for n in b.nodes():
+            if n.kind() == "aten::append":
+                items = origin.get(n.inputsAt(0), n.inputsAt(0))
+                if items not in inside and items not in found:
+                    found.append(items)
+            if n.kind() == "prim::Loop":
+                for sub in n.blocks():
+                    for state, start in zip(list(sub.inputs())[1:], list(n.inputs())[2:]):
+                        origin[state] = origin.get(start, start)
+            for sub in n.blocks():
+                walk(sub)
+            inside.update(n.outputs())
+
+    walk(block)
+    return found
+
+
+def _tensor_list(t: Any) -> bool:
+    """Whether the TorchScript type is ``List[Tensor]``."""
+    return t.kind() == "ListType" and t.getElementType().kind() == "TensorType"
+
+
+def _item_meta(*lists: Any) -> Any:
+    """The meta of an item of the first of ``lists`` that has one (a ``SeqList``, a list of
+    tensors); the last argument is the fallback."""
+    for items in lists[:-1]:
+        if isinstance(items, SeqList):
+            return items.node.meta["val"]
+        if isinstance(items, list) and items and _is_tensor(items[0]):
+            return items[0].meta["val"]
+    return lists[-1]
+
+
+def _is_sequence(x: Any) -> bool:
+    """An FX node holding an ONNX sequence (a ``SeqList``'s node)."""
+    return isinstance(x, torch.fx.Node) and bool(x.meta.get(_SEQUENCE))
+
+
+_SEQUENCE = "fxonnx_sequence"
 
 
 def _is_optional(x: Any) -> bool:
@@ -1817,6 +2027,15 @@ def _is_optional(x: Any) -> bool:
 
 
 _OPTIONAL = "fxonnx_optional"
+
+
+class SeqList:
+    """A list of tensors whose length is known only at run time (built in a loop the model runs):
+    an ONNX sequence, the FX node ``node``, its ``val`` an item's meta. Mutable as TorchScript's
+    lists are: ``append`` moves ``node`` to the longer sequence, which every alias sees."""
+
+    def __init__(self, node: torch.fx.Node) -> None:
+        self.node = node
 
 
 def _same_constant(a: Any, b: Any) -> bool:
@@ -1972,6 +2191,8 @@ class ProgramBuilder:
         # converted with such writes made values first (`convert`).
         self.writes_in_subgraph = False
         self.functional_writes = False
+        # The program is a scripted one (its empty lists of tensors are outputs: empty sequences).
+        self.scripted = False
         self.placeholders: list[torch.fx.Node] = []
         self.input_specs: list[Any] = []
         self.state_dict: dict[str, torch.Tensor] = {}
@@ -2116,7 +2337,8 @@ class ProgramBuilder:
         from torch.export.exported_program import ExportedProgram, ModuleCallEntry, ModuleCallSignature
         from torch.export.graph_signature import ExportGraphSignature, OutputKind, OutputSpec, TensorArgument
 
-        out_leaves, out_spec = pytree.tree_flatten(outputs, is_leaf=lambda x: isinstance(x, Quantized))
+        out_leaves, out_spec = pytree.tree_flatten(outputs, is_leaf=lambda x: isinstance(x, (Quantized, SeqList)) or (
+            self.scripted and isinstance(x, list) and not x))
         output_nodes = []
         for leaf in out_leaves:
             if isinstance(leaf, Quantized):
@@ -2267,6 +2489,7 @@ def convert(model: Any, args: tuple, kwargs: dict, *, dynamic_axes: Any = None, 
     while True:
         builder = ProgramBuilder(opset=opset)
         builder.functional_writes, builder.size_oblivious = functional, oblivious
+        builder.scripted = is_script(model)
         try:
             program = _convert(builder, model, args, dynamic_axes, input_names, training)
         except Exception:
@@ -2609,6 +2832,35 @@ def _only_returned(node: Any, converter: Any) -> bool:
     return all(returned(v) for v in node.outputs())
 
 
+def _sequence_model(step: str, dtype: Any, count: int, opset: int) -> bytes:
+    """The ONNX of one op on a sequence of tensors of ``dtype``: ``empty`` (``SequenceEmpty``),
+    ``construct`` (``SequenceConstruct`` of ``count`` tensors), ``insert`` (``SequenceInsert`` at the
+    end), ``at`` (``SequenceAt``), ``length`` (``SequenceLength``), ``stack`` or ``cat``
+    (``ConcatFromSequence`` on axis ``count``, new or not) or ``same`` (an ``Identity``)."""
+    from onnx import TensorProto, helper
+    from torch.onnx._internal.exporter._core import torch_dtype_to_onnx_dtype
+
+    elem = int(torch_dtype_to_onnx_dtype(dtype))
+    tensor = helper.make_tensor_type_proto(elem, None)
+    sequence = helper.make_sequence_type_proto(tensor)
+    index = helper.make_tensor_type_proto(TensorProto.INT64, [])
+    inputs, node, y_type = {
+        "empty": ([], helper.make_node("SequenceEmpty", [], ["y"], dtype=elem), sequence),
+        "construct": ([tensor] * count, helper.make_node("SequenceConstruct", [f"x{k}" for k in range(count)],
+                                                         ["y"]), sequence),
+        "insert": ([sequence, tensor], helper.make_node("SequenceInsert", ["x0", "x1"], ["y"]), sequence),
+        "at": ([sequence, index], helper.make_node("SequenceAt", ["x0", "x1"], ["y"]), tensor),
+        "length": ([sequence], helper.make_node("SequenceLength", ["x0"], ["y"]), index),
+        "stack": ([sequence], helper.make_node("ConcatFromSequence", ["x0"], ["y"], axis=count, new_axis=1), tensor),
+        "cat": ([sequence], helper.make_node("ConcatFromSequence", ["x0"], ["y"], axis=count, new_axis=0), tensor),
+        "same": ([sequence], helper.make_node("Identity", ["x0"], ["y"]), sequence),
+    }[step]
+    names = list(node.input)
+    graph = helper.make_graph([node], f"sequence_{step}", [helper.make_value_info(n, t) for n, t in zip(names, inputs)],
+                              [helper.make_value_info("y", y_type)])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)]).SerializeToString()
+
+
 def _optional_model(step: str, dtype: Any, opset: int) -> bytes:
     """The ONNX of one op on an optional tensor of ``dtype``: ``wrap`` (``Optional(x)``), ``empty``
     (an ``Optional`` of no value), ``has`` (``OptionalHasElement``), ``get`` (``OptionalGetElement``)
@@ -2772,6 +3024,10 @@ def _as_output(converter: Converter, leaf: Any) -> torch.fx.Node:
     writes for it."""
     if _is_optional(leaf):
         return leaf
+    if isinstance(leaf, SeqList):
+        return converter.capture(leaf.node)
+    if isinstance(leaf, list):  # empty: a scripted program's empty list of tensors
+        return converter.sequence([], converter.fake(torch.empty, (), dtype=torch.float32), None)
     if isinstance(leaf, torch.fx.Node) and isinstance(leaf.meta["val"], torch.Tensor):
         if leaf.meta["val"].is_complex():
             # ONNX has no complex tensors: torch.onnx's dynamo exporter returns the real view,

@@ -823,3 +823,82 @@ def test_none_among_a_scripted_program_s_outputs_is_an_empty_optional():
     assert got[2] is None
     with pytest.raises(fxonnx.CaptureError, match="opset 15"):
         export(torch.jit.script(TupleModel()), (torch.randn(3, 4),), opset_version=14)
+
+
+class Grown(torch.nn.Module):
+    """A list grown in a loop the model runs (its length is the input's): a sequence, stacked,
+    concatenated, measured, indexed and returned."""
+
+    def forward(self, x):
+        items: List[Tensor] = []
+        for i in range(x.size(0)):
+            items.append(x[i] * i)
+        return torch.stack(items, 1), len(items), items, items[-1], torch.cat(items, -1)
+
+
+class GrownInBranches(torch.nn.Module):
+    """Appends decided by the data, in loops of static length: the list's length is the data's."""
+
+    def forward(self, x):
+        kept: List[Tensor] = []
+        for i in range(x.size(0)):
+            if bool(x[i].sum() > 0):
+                for j in range(2):
+                    kept.append(x[i, j])
+        return kept
+
+
+def _sequence_close(session, model, x):
+    got, want = session.run(None, {session.get_inputs()[0].name: x.numpy()}), model(x)
+    flat = [v for o in got for v in (o if isinstance(o, list) else [o])]
+    expected = [torch.as_tensor(w) for w in torch.utils._pytree.tree_leaves(want)]
+    assert len(flat) == len(expected), (len(flat), len(expected))
+    for g, w in zip(flat, expected):
+        torch.testing.assert_close(torch.as_tensor(g), w.to(torch.as_tensor(g).dtype))
+
+
+def test_lists_whose_length_is_known_at_run_time_are_onnx_sequences():
+    import onnxruntime as ort
+
+    model = torch.jit.script(Grown())
+    program = export(model, (torch.randn(3, 2),), input_names=["x"], dynamic_axes={"x": {0: "n"}})
+    graph = program.model_proto.graph
+    assert {"Loop", "SequenceEmpty", "ConcatFromSequence", "SequenceLength", "SequenceAt"} <= {
+        n.op_type for n in graph.node}
+    assert graph.output[2].type.HasField("sequence_type")
+    session = ort.InferenceSession(program.model_proto.SerializeToString())
+    for n in (1, 3, 5):
+        _sequence_close(session, model, torch.randn(n, 2))
+
+    model = torch.jit.script(GrownInBranches())
+    program = export(model, (torch.randn(4, 2, 3),))
+    assert program.model_proto.graph.output[0].type.HasField("sequence_type")
+    session = ort.InferenceSession(program.model_proto.SerializeToString())
+    for seed in range(4):
+        torch.manual_seed(seed)
+        _sequence_close(session, model, torch.randn(4, 2, 3))
+    with pytest.raises(fxonnx.CaptureError, match="opset 14"):
+        export(torch.jit.script(Grown()), (torch.randn(3, 2),), input_names=["x"], dynamic_axes={"x": {0: "n"}},
+               opset_version=13)
+
+
+def test_an_empty_list_a_scripted_program_returns_is_an_empty_sequence():
+    import onnxruntime as ort
+
+    class Empty(torch.nn.Module):
+        def forward(self, x):
+            res: List[Tensor] = []
+            for i in range(x.size(0)):
+                if i > 10:
+                    res.append(x[i])
+            return res, x + 1
+
+    program = export(torch.jit.script(Empty()), (torch.randn(3, 4),))
+    graph = program.model_proto.graph
+    assert graph.output[0].type.HasField("sequence_type")
+    got = ort.InferenceSession(program.model_proto.SerializeToString()).run(None, {graph.input[0].name: np_ones()})
+    assert got[0] == [] and got[1].shape == (3, 4)
+
+
+def np_ones():
+    return torch.ones(3, 4).numpy()

@@ -4,7 +4,7 @@
 //! hostile archive, whose model `onnx.checker` would reject and whose shapes the optimizer must
 //! not trust. Run after the lowering and again after the optimizer.
 
-use super::ir::{AttrValue, DType, Dim, Graph, Model, Node, Value};
+use super::ir::{AttrValue, Container, DType, Dim, Graph, Model, Node, Value};
 use super::keys::FX_NODE;
 use super::operators::{self, clash, onnx_schemas, shape_text, Body, Facts};
 use super::shape_table::ShapeTable;
@@ -187,7 +187,10 @@ fn input_types(model: &Model, node: &Node) -> Result<(), (String, bool)> {
         let mut first: Option<DType> = None;
         for (i, v) in node.inputs.iter().enumerate() {
             let bound = c.inputs.contains(&i) || c.variadic_from.is_some_and(|from| i >= from);
-            let Some(t) = v.filter(|_| bound).and_then(|v| model.value(v).dtype) else { continue };
+            // Only tensors: the table records no container types (a sequence's items are checked by
+            // ONNX's own checker).
+            let tensor = |v: &Value| model.value(*v).container == Container::Tensor;
+            let Some(t) = v.filter(|v| bound && tensor(v)).and_then(|v| model.value(v).dtype) else { continue };
             if c.allowed & (1 << t as u32) == 0 {
                 return Err((format!("ONNX's {} does not accept {} (input {i})", node.op_type, t.name()), false));
             }

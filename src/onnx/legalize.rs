@@ -9,7 +9,7 @@
 //! Also forms a runtime mishandles: a `Pad` with an `axes` input gets pads for every axis.
 
 use super::builder::Builder;
-use super::ir::{DType, Value};
+use super::ir::{Container, DType, Value};
 use super::operators::onnx_schemas::{allowed_at, type_constraints};
 use super::operators::{self, Rewrite};
 
@@ -89,7 +89,9 @@ impl Builder {
             let inputs = self.graph_mut().nodes[node].inputs.clone();
             let bound: Vec<usize> = (0..inputs.len())
                 .filter(|i| c.inputs.contains(i) || c.variadic_from.is_some_and(|from| *i >= from))
-                .filter(|&i| inputs[i].is_some())
+                // A sequence's or an optional's element type is not the tensor type the constraint
+                // lists (the schema table records only tensor types).
+                .filter(|&i| inputs[i].is_some_and(|v| self.info(v).container == Container::Tensor))
                 .collect();
             let types: Vec<Option<DType>> = bound.iter().map(|&i| inputs[i].and_then(|v| self.dtype(v))).collect();
             let Some(Some(t)) = types.first().copied() else { continue };
