@@ -298,6 +298,9 @@ class Converter:
         self.from_int: dict[torch.fx.Node, Any] = {}
         # Lists of an enclosing graph as this subgraph reads them (copies: see `changes_list`).
         self.list_copies: list[list] = []
+        # A branch whose kernels failed on the example's sizes: the tensors it reads from the
+        # enclosing graph have sizes without hints (see `branches`).
+        self.unhinted = False
 
     # -- values
 
@@ -320,7 +323,7 @@ class Converter:
             found = self.captured.get(value)
             if found is None:
                 found = self.graph.placeholder(f"{value.name}_captured")
-                found.meta["val"] = value.meta["val"]
+                found.meta["val"] = self.without_hints(value.meta["val"]) if self.unhinted else value.meta["val"]
                 for marker in (_OPTIONAL, _SEQUENCE):
                     if value.meta.get(marker):
                         found.meta[marker] = True
@@ -339,6 +342,15 @@ class Converter:
         if isinstance(value, tuple):
             return tuple(self.capture(v) for v in value)
         return value
+
+    def without_hints(self, val: Any) -> Any:
+        """A tensor's meta whose dynamic sizes are fresh symbols without a value in the example, as
+        torch.export reads unbacked sizes: a kernel then takes the sizes the model may run with
+        (a broadcast of such a size against 30 is one of 30), not only the example's."""
+        if not isinstance(val, torch.Tensor) or all(isinstance(d, int) for d in val.shape):
+            return val
+        sizes = [d if isinstance(d, int) else self.owner.shape_env.create_unbacked_symint() for d in val.shape]
+        return self.fake(torch.empty, sizes, dtype=val.dtype)
 
     def emit(self, target: Any, args: tuple, kwargs: dict | None = None, val: Any = None) -> torch.fx.Node:
         # Named as torch.export names nodes: after the op (`linear`, `linear_1`), not its overload.
@@ -643,9 +655,31 @@ class Converter:
             return self.capture(value.node)
         if not value:
             return self.sequence_step("empty", [], like, node)
-        if not all(_is_tensor(v) for v in value):
-            raise _error("a list of other than tensors whose length is known only at run time", node)
-        return self.sequence_step("construct", list(value), value[0].meta["val"], node)
+        items = [self.as_item(v, node) for v in value]
+        return self.sequence_step("construct", items, items[0].meta["val"], node)
+
+    def as_item(self, v: Any, node: Any) -> torch.fx.Node:
+        """An item of a sequence: a tensor, or a number as a 0-d tensor."""
+        if _is_tensor(v):
+            return v
+        if isinstance(v, (bool, int, float)) or (isinstance(v, torch.fx.Node) and not _is_optional(v)
+                                                 and not _is_sequence(v)):
+            return self.stacked(v, _dtype_of_number(v))
+        raise _error("a list whose length is known only at run time of other than tensors and numbers", node)
+
+    def item_meta(self, *lists: Any, fallback: Any = None) -> Any:
+        """The meta of an item of the first of ``lists`` that has one (a ``SeqList``, a list of
+        tensors or numbers), else ``fallback`` (a float32 0-d tensor's if none)."""
+        for items in lists:
+            if isinstance(items, SeqList):
+                return items.node.meta["val"]
+            if isinstance(items, list) and items:
+                first = items[0]
+                if _is_tensor(first):
+                    return first.meta["val"]
+                if isinstance(first, (bool, int, float, torch.fx.Node)):
+                    return self.fake(torch.empty, (), dtype=_dtype_of_number(first))
+        return fallback if fallback is not None else self.fake(torch.empty, (), dtype=torch.float32)
 
     def sequence_step(self, step: str, inputs: list, val: Any, node: Any, axis: int = 0) -> torch.fx.Node:
         """One ONNX op on sequences (``_sequence_model``'s ``step``), its result typed ``val``."""
@@ -794,7 +828,11 @@ class Converter:
             return items[index]
         if isinstance(items, SeqList):
             position = self.stacked(index, torch.int64)
-            return self.sequence_step("at", [items.node, position], items.node.meta["val"], node)
+            item = self.sequence_step("at", [self.capture(items.node), position], items.node.meta["val"], node)
+            kind = node.output().type().kind()
+            if kind in ("IntType", "FloatType", "BoolType"):
+                return self.item(item, bool if kind == "BoolType" else float if kind == "FloatType" else int)
+            return item
         if isinstance(index, torch.fx.Node) and self.alike_tensors(items):
             # Tensors of one shape, an index known at run time: the stack's row (negative ones
             # counted from the end, as Gather counts them).
@@ -851,8 +889,7 @@ class Converter:
         items, item = (self.value(v) for v in node.inputs())
         self.changes_list(items, node)
         if isinstance(items, SeqList):
-            if not _is_tensor(item):
-                raise _error("appending other than a tensor to a list whose length is known only at run time", node)
+            item = self.as_item(item, node)
             items.node = self.sequence_step("insert", [items.node, item], item.meta["val"], node)
             return items
         items.append(item)
@@ -894,6 +931,7 @@ class Converter:
         condition = self.value(node.input())
         blocks = list(node.blocks())
         if not isinstance(condition, torch.fx.Node):
+            self.owner.skipped.add((node, 1 if condition else 0))
             return self.inline(blocks[0] if condition else blocks[1])
         try:
             return self.cond(node, condition, blocks)
@@ -945,7 +983,7 @@ class Converter:
         shape, as ONNX's ``Loop`` states do in torch.export's programs. A carried
         ``Optional[Tensor]`` is an ONNX optional; one that starts as ``None`` holds what the body
         gives it (the body is built once more when a first build on a guess says otherwise)."""
-        kinds = ["optional" if out.type().kind() == "OptionalType" else "sequence" if _tensor_list(out.type())
+        kinds = ["optional" if out.type().kind() == "OptionalType" else "sequence" if _listed(out.type())
                  else "tensor" for out in node.outputs()]
         for v, kind in zip(carried, kinds):
             if not (_is_tensor(v) or (kind == "optional" and (v is None or _is_optional(v)))
@@ -959,10 +997,8 @@ class Converter:
         guess = self.fake(torch.empty, (), dtype=torch.float32)
 
         def meta_of(v: Any) -> Any:
-            if isinstance(v, SeqList):
-                return v.node.meta["val"]
-            if isinstance(v, list):
-                return v[0].meta["val"] if v and _is_tensor(v[0]) else guess
+            if isinstance(v, (list, SeqList)):
+                return self.item_meta(v, fallback=guess)
             return v.meta["val"] if isinstance(v, torch.fx.Node) else guess
 
         metas = [meta_of(v) for v in carried]
@@ -1095,7 +1131,7 @@ class Converter:
         # items typed as a first build says).
         grown, lists = self.grown_lists(blocks, node)
         guess = self.fake(torch.empty, (), dtype=torch.float32)
-        likes = [_item_meta(items, guess) for items in lists]
+        likes = [self.item_meta(items, fallback=guess) for items in lists]
         branches = self.branches(blocks, grown, lists, likes, node)
         learned = [next((b[1][len(b[1]) - len(grown) + k].node.meta["val"] for b in branches
                          if b[1][len(b[1]) - len(grown) + k].node.meta["val"] is not guess), like) if like is guess
@@ -1111,9 +1147,10 @@ class Converter:
             elif _is_optional(a) or _is_optional(b) or (out.type().kind() == "OptionalType" and (a is None or b is None)):
                 kinds.append("optional")  # `None` in one branch, a tensor in the other
             elif isinstance(a, SeqList) or isinstance(b, SeqList) or (
-                    isinstance(a, (list, type(None))) and isinstance(b, (list, type(None))) and _tensor_list(out.type())
-                    and (a is None or b is None or len(a) != len(b))):
-                # A list whose length the branch decides (or one a branch leaves uninitialized).
+                    isinstance(a, (list, type(None))) and isinstance(b, (list, type(None))) and _listed(out.type())
+                    and (a is None or b is None or len(a) != len(b) or not all(map(_is_tensor, a + b)))):
+                # A list whose length or numbers the branch decides (or one a branch leaves
+                # uninitialized).
                 kinds.append("sequence")
             elif _is_tensor(a) or _is_tensor(b):
                 kinds.append("tensor")
@@ -1142,7 +1179,7 @@ class Converter:
                         raise _error("an `if` whose branches return `None` and a value other than a tensor", node)
                     outs.append(sub.optional(sub.own(r), like.meta["val"], node))
                 elif kind == "sequence":
-                    like = _item_meta(r, other[i], sub.fake(torch.empty, (), dtype=torch.float32))
+                    like = sub.item_meta(r, other[i])
                     outs.append(sub.own_sequence(sub.sequence(r, like, node)))
                 elif kind == "tensor":
                     outs.append(r if _is_tensor(r) else sub.stand_in(r, other[i], node))
@@ -1190,12 +1227,28 @@ class Converter:
         (``lists``, their items typed ``likes`` where empty) sequences the block may append to,
         their final sequences after the block's results."""
         starts = [self.sequence(items, like, node) for items, like in zip(lists, likes)]
-        out = []
-        for block in blocks:
+
+        def branch(block: Any, unhinted: bool) -> tuple:
             sub = Converter(self.owner, torch.fx.Graph(), parent=self)
+            sub.unhinted = unhinted
             own = [SeqList(sub.capture(start)) for start in starts]
             sub.env.update(zip(grown, own))
-            out.append((sub, [*sub.run_block(block, []), *own]))
+            return sub, [*sub.run_block(block, []), *own]
+
+        out = []
+        for block in blocks:
+            try:
+                out.append(branch(block, False))
+            except TorchScriptError as e:
+                if not getattr(e, "on_sizes", False):
+                    raise
+                # A kernel failed on the example's sizes, in a branch the model takes for other
+                # sizes (a broadcast the example's empty state cannot make): the branch once more,
+                # on sizes without the example's values, as the model computes them when it runs.
+                try:
+                    out.append(branch(block, True))
+                except TorchScriptError:
+                    raise e from None
         return out
 
     def read_back(self, placeholder: torch.fx.Node, outer_tensor: torch.fx.Node) -> None:
@@ -1406,8 +1459,10 @@ class Converter:
             if result is None:
                 result = self.fake(target, *metas[0], **metas[1])
         except Exception as e:
-            raise _error(f"`{schema.split('(')[0]}` fails on the traced sizes and types: {type(e).__name__}: "
-                         f"{str(e).splitlines()[0][:300] if str(e) else ''}", node) from e
+            err = _error(f"`{schema.split('(')[0]}` fails on the traced sizes and types: {type(e).__name__}: "
+                         f"{str(e).splitlines()[0][:300] if str(e) else ''}", node)
+            err.on_sizes = True  # a branch may convert without the example's sizes (`branches`)
+            raise err from e
         out = self.emit(target, tuple(args), kwargs, result)
         if len(returns) == 1 and isinstance(result, (list, tuple)) and str(returns[0].type).startswith("List"):
             return [self.emit(operator.getitem, (out, i), val=r) for i, r in enumerate(result)]
@@ -1996,20 +2051,17 @@ def _grown_lists(block: Any) -> list:
     return found
 
 
-def _tensor_list(t: Any) -> bool:
-    """Whether the TorchScript type is ``List[Tensor]``."""
-    return t.kind() == "ListType" and t.getElementType().kind() == "TensorType"
+def _listed(t: Any) -> bool:
+    """Whether the TorchScript type is a list a sequence can hold: of tensors, ints, floats or
+    bools (numbers as 0-d tensors)."""
+    return t.kind() == "ListType" and t.getElementType().kind() in ("TensorType", "IntType", "FloatType", "BoolType")
 
 
-def _item_meta(*lists: Any) -> Any:
-    """The meta of an item of the first of ``lists`` that has one (a ``SeqList``, a list of
-    tensors); the last argument is the fallback."""
-    for items in lists[:-1]:
-        if isinstance(items, SeqList):
-            return items.node.meta["val"]
-        if isinstance(items, list) and items and _is_tensor(items[0]):
-            return items[0].meta["val"]
-    return lists[-1]
+def _dtype_of_number(v: Any) -> Any:
+    """The tensor type of a number: a Python one or a symbolic one's node."""
+    if isinstance(v, torch.fx.Node):
+        return _number_dtype_of(v.meta["val"])
+    return torch.bool if isinstance(v, bool) else torch.float64 if isinstance(v, float) else torch.int64
 
 
 def _is_sequence(x: Any) -> bool:
@@ -2206,8 +2258,12 @@ class ProgramBuilder:
         # Per user input placeholder, the name the user gave it (`input_names`).
         self.given_names: dict[str, str] = {}
         # The user inputs whose data the TorchScript graph reads (kept, even where the conversion
-        # computed what it reads of them).
+        # computed what it reads of them; `_data_read`).
         self.read_inputs: set[str] = set()
+        # The user inputs by TorchScript value (`_data_read` decides which are read), and the
+        # blocks of ifs decided when converting that the program does not take: (node, index).
+        self.input_uses: dict[Any, list[str]] = {}
+        self.skipped: set = set()
         self.names: set[str] = set()
         self.user_names: set[str] = set()
         # Module attributes the program wrote (prim::SetAttr): (id of the module, name) → value.
@@ -2386,6 +2442,9 @@ class ProgramBuilder:
             val = node.meta.get("val")
             return set(free_symbols(val)) if isinstance(val, (torch.Tensor, torch.SymInt)) else set()
 
+        for ts_value, names in self.input_uses.items():
+            if _data_read(ts_value, self.skipped):
+                self.read_inputs.update(names)
         placeholders = [n for n in self.graph.nodes if n.op == "placeholder"]
         computed = set().union(*(symbols(n) for n in self.graph.nodes if n.op != "placeholder"))
         unused = [n for n in placeholders if not n.users and n.name in self.user_names and n.name not in self.read_inputs]
@@ -2538,8 +2597,8 @@ def _convert(builder: "ProgramBuilder", model: Any, args: tuple, dynamic_axes: A
         # The name the user gave the input `node` is (the `k`th); the placeholder's may differ.
         if k <= len(names):
             builder.given_names[node.name] = names[k - 1]
-        if _data_read(ts_value):
-            builder.read_inputs.add(node.name)
+        builder.input_uses.setdefault(ts_value.argument if isinstance(ts_value, _Leaf) else ts_value, []).append(
+            node.name)
         return node
 
     for ts_value, leaf, default_name in user_values:
@@ -2761,13 +2820,45 @@ _TYPE_READS = {"aten::size", "aten::dim", "prim::dtype", "prim::device", "prim::
                "aten::__is__", "prim::is_cuda"}
 
 
-def _data_read(ts_value: Any) -> bool:
+def _data_read(ts_value: Any, skipped: set) -> bool:
     """Whether a TorchScript graph reads the data of its input ``ts_value`` (any use but one of
-    ``_TYPE_READS`` as its first argument), which the TorchScript exporter keeps an input for."""
-    uses = getattr(ts_value.argument if isinstance(ts_value, _Leaf) else ts_value, "uses", None)
+    ``_TYPE_READS`` as its first argument), which the TorchScript exporter keeps an input for.
+    Not a use in a block the program does not take of an if its sizes decide (``skipped``): the
+    TorchScript exporter folds that if away too (one on the length of a list it does not)."""
+    uses = getattr(ts_value, "uses", None)
     if uses is None:
         return False
-    return any(u.user.kind() not in _TYPE_READS or u.offset != 0 for u in uses())
+
+    def folded(node: Any) -> bool:
+        while True:
+            block = node.owningBlock()
+            owner = block.owningNode() if block is not None else None
+            if owner is None:
+                return False
+            if owner.kind() == "prim::If" and _from_sizes(owner.input()):
+                index = next(k for k, b in enumerate(owner.blocks()) if b == block)
+                if (owner, index) in skipped:
+                    return True
+            node = owner
+
+    return any((u.user.kind() not in _TYPE_READS or u.offset != 0) and not folded(u.user) for u in uses())
+
+
+# What computes a number from sizes and constants only (what the TorchScript exporter folds where
+# the sizes are static).
+_SIZE_ARITHMETIC = {"aten::size", "aten::dim", "prim::Constant", "aten::eq", "aten::ne", "aten::lt", "aten::gt",
+                    "aten::le", "aten::ge", "aten::add", "aten::sub", "aten::mul", "aten::floordiv", "aten::__not__",
+                    "aten::__and__", "aten::__or__", "aten::__getitem__", "prim::shape"}
+
+
+def _from_sizes(value: Any, depth: int = 0) -> bool:
+    """Whether a TorchScript number is computed from tensors' sizes and constants only."""
+    node = value.node()
+    if depth > 32 or node.kind() not in _SIZE_ARITHMETIC:
+        return False
+    if node.kind() in ("aten::size", "aten::dim", "prim::shape", "prim::Constant"):
+        return True
+    return all(_from_sizes(v, depth + 1) for v in node.inputs())
 
 
 def _writable_keys(value: Any) -> Any:

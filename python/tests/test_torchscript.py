@@ -902,3 +902,56 @@ def test_an_empty_list_a_scripted_program_returns_is_an_empty_sequence():
 
 def np_ones():
     return torch.ones(3, 4).numpy()
+
+
+class Counted(torch.nn.Module):
+    """A list of ints as long as a dynamic axis, grown in a branch the sizes decide."""
+
+    def forward(self, x):
+        y = list(range(x.size(0)))
+        if y[0] < 5:
+            if x.size(0) == 3:
+                y.append(10)
+            else:
+                return y
+        return y
+
+
+def test_a_list_of_ints_whose_length_is_known_at_run_time_is_a_sequence_of_numbers():
+    import onnxruntime as ort
+
+    model = torch.jit.script(Counted())
+    program = export(model, (torch.ones(3, 4, dtype=torch.int),), input_names=["x"], dynamic_axes={"x": [0, 1]})
+    session = ort.InferenceSession(program.model_proto.SerializeToString())
+    for n in (1, 3, 4, 6):
+        x = torch.ones(n, 4, dtype=torch.int)
+        assert [int(v) for v in session.run(None, {"x": x.numpy()})[0]] == model(x), n
+
+
+@torch.jit.script
+def _add_state(state: Tensor, prev: Tensor) -> Tensor:
+    if prev.size(0) == 1:
+        state = state + prev  # broadcasts only for a state the example's (empty) one is not
+    return state * 2
+
+
+class Stateful(torch.nn.Module):
+    def forward(self, x, prev):
+        return _add_state(torch.zeros(2, x.size(0), 3), prev)
+
+
+def test_a_branch_whose_kernels_fail_on_the_example_s_sizes_converts_on_sizes_without_hints():
+    import onnxruntime as ort
+
+    model = Stateful()
+    empty = torch.zeros(0, 0, 0)
+    program = export(model, (torch.randn(4, 3), empty), input_names=["x", "prev"],
+                     dynamic_axes={"x": [0], "prev": [0, 1, 2]})
+    session = ort.InferenceSession(program.model_proto.SerializeToString())
+    for prev in (empty, torch.randn(1, 4, 3), torch.randn(1, 1, 3)):
+        x = torch.randn(4, 3)
+        got = session.run(None, {"x": x.numpy(), "prev": prev.numpy()})[0]
+        torch.testing.assert_close(torch.as_tensor(got), model(x, prev))
+    # Static sizes decide the branch now: `prev`'s data is never read, and it is not an input.
+    program = export(model, (torch.randn(4, 3), empty))
+    assert [i.name for i in program.model_proto.graph.input] == []
