@@ -603,7 +603,7 @@ class Converter:
         if isinstance(x, (list, tuple, dict, str)):
             return len(x)
         if isinstance(x, SeqList):
-            length = self.sequence_step("length", [x.node], self.fake(torch.empty, (), dtype=torch.int64), node)
+            length = self.container_step("length", [x.node], self.fake(torch.empty, (), dtype=torch.int64), node)
             return self.item(length, int)
         meta = self.tensor_meta(node.input(), node)
         return self.size(x, meta, 0)
@@ -624,7 +624,7 @@ class Converter:
         x = self.value(node.input())
         if _is_optional(x):
             # `x` refined from `Optional[Tensor]` to `Tensor` (after `x is not None`): its tensor.
-            return self.optional_step("get", x, x.meta["val"])
+            return self.container_step("get", [x], x.meta["val"])
         return x
 
     # optional tensors known only at run time (ONNX `Optional`, opset 15 and up)
@@ -635,14 +635,14 @@ class Converter:
         if _is_optional(value):
             return value
         if value is None:
-            return self.optional_step("empty", None, like, node)
-        return self.optional_step("wrap", value, value.meta["val"], node)
+            return self.container_step("none", [], like, node)
+        return self.container_step("wrap", [value], value.meta["val"], node)
 
     def own(self, value: Any) -> Any:
         """An optional this subgraph reads from an enclosing graph, as a value of the subgraph's
         own (an ``Identity``), which a branch or loop body returns; anything else as it is."""
         if _is_optional(value) and value.op == "placeholder":
-            return self.optional_step("same", value, value.meta["val"])
+            return self.container_step("same_optional", [value], value.meta["val"])
         return value
 
     # lists of tensors whose length is known only at run time (ONNX sequences, opset 14 and up:
@@ -654,9 +654,9 @@ class Converter:
         if isinstance(value, SeqList):
             return self.capture(value.node)
         if not value:
-            return self.sequence_step("empty", [], like, node)
+            return self.container_step("empty", [], like, node)
         items = [self.as_item(v, node) for v in value]
-        return self.sequence_step("construct", items, items[0].meta["val"], node)
+        return self.container_step("construct", items, items[0].meta["val"], node, count=len(items))
 
     def as_item(self, v: Any, node: Any) -> torch.fx.Node:
         """An item of a sequence: a tensor, or a number as a 0-d tensor."""
@@ -681,21 +681,29 @@ class Converter:
                     return self.fake(torch.empty, (), dtype=_dtype_of_number(first))
         return fallback if fallback is not None else self.fake(torch.empty, (), dtype=torch.float32)
 
-    def sequence_step(self, step: str, inputs: list, val: Any, node: Any, axis: int = 0) -> torch.fx.Node:
-        """One ONNX op on sequences (``_sequence_model``'s ``step``), its result typed ``val``."""
-        if self.owner.opset < 14:
-            raise _error(f"a list of tensors whose length is known only at run time needs ONNX sequences a loop "
-                         f"can carry (opset 14), not opset {self.owner.opset}", node, "export with opset_version=14 "
-                         "or later, or with static sizes for the axes the loop runs over")
-        dtype = next((x.meta["val"].dtype for x in inputs if _is_tensor(x) or _is_sequence(x)), val.dtype)
-        count = len(inputs) if step == "construct" else axis
-        model = _sequence_model(step, dtype, count, self.owner.opset)
-        op, _ = _symbolic.onnx_graph_op()
-        out = self.emit(op, (inputs, model.hex()), val=[val])
-        item = self.emit(operator.getitem, (out, 0), val=val)
-        if step in ("empty", "construct", "insert", "same"):
-            item.meta[_SEQUENCE] = True
+    def container_step(self, step: str, inputs: list, val: Any, node: Any = None, count: int = 0) -> torch.fx.Node:
+        """One ONNX op on optionals or sequences (``_container_model``'s ``step``), its result typed
+        ``val`` and marked as what it is. Optionals need opset 15; a sequence a loop carries and an
+        Identity passes on, 14."""
+        optional = step in ("wrap", "none", "has", "get", "same_optional")
+        need, what = (15, "an `Optional[Tensor]` known only at run time needs ONNX's `Optional`") if optional else (
+            14, "a list whose length is known only at run time needs ONNX sequences a loop can carry")
+        if self.owner.opset < need:
+            raise _error(f"{what} (opset {need}), not opset {self.owner.opset}", node,
+                         f"export with opset_version={need} or later, or with static sizes")
+        dtype = next((x.meta["val"].dtype for x in inputs if isinstance(x, torch.fx.Node)), val.dtype)
+        model, kind = _container_model(step, dtype, count, self.owner.opset)
+        (item,) = self.onnx_graph(model, inputs, [val])
+        if kind is not None:
+            item.meta[kind] = True
         return item
+
+    def onnx_graph(self, model: bytes, inputs: list, vals: list) -> list[torch.fx.Node]:
+        """An ONNX graph (a serialized model) in the program: one ``fxonnx::onnx_graph`` node
+        reading ``inputs``, its results typed ``vals``."""
+        op, _ = _symbolic.onnx_graph_op()
+        out = self.emit(op, (inputs, model.hex()), val=vals)
+        return [self.emit(operator.getitem, (out, i), val=v) for i, v in enumerate(vals)]
 
     def sequence_op(self, node: Any, target: Any, inputs: list) -> torch.fx.Node:
         """``torch.stack`` or ``torch.cat`` of a list whose length is known only at run time:
@@ -717,34 +725,17 @@ class Converter:
         else:
             sizes[dim] = length
         val = self.fake(torch.empty, sizes, dtype=item.dtype)
-        return self.sequence_step("stack" if stack else "cat", [self.capture(items.node)], val, node, axis=dim)
+        return self.container_step("stack" if stack else "cat", [self.capture(items.node)], val, node, count=dim)
 
     def own_sequence(self, seq: torch.fx.Node) -> torch.fx.Node:
         """A sequence this subgraph reads from an enclosing graph as a value of its own."""
         if seq.op == "placeholder":
-            return self.sequence_step("same", [seq], seq.meta["val"], None)
+            return self.container_step("same_sequence", [seq], seq.meta["val"])
         return seq
 
     def has_value(self, x: torch.fx.Node) -> torch.fx.Node:
         """``x is not None`` of an optional: a bool tensor."""
-        return self.optional_step("has", x, self.fake(torch.empty, (), dtype=torch.bool))
-
-    def optional_step(self, step: str, x: Any, val: Any, node: Any = None) -> torch.fx.Node:
-        """One ONNX op on optionals (``_optional_model``'s ``step``), its result typed ``val``."""
-        if self.owner.opset < 15:
-            raise _error(f"an `Optional[Tensor]` known only at run time needs ONNX's `Optional` (opset 15), "
-                         f"not opset {self.owner.opset}", node, "export with opset_version=15 or later")
-        model = _optional_model(step, (x.meta["val"] if x is not None else val).dtype, self.owner.opset)
-        op, _ = _symbolic.onnx_graph_op()
-        out = self.emit(op, ([] if x is None else [x], model.hex()), val=[val])
-        item = self.emit(operator.getitem, (out, 0), val=val)
-        if step in ("wrap", "empty", "same"):
-            item.meta[_OPTIONAL] = True
-        return item
-
-    op_aten_detach = None  # an op like the others (a tensor op)
-
-    # symbolic functions
+        return self.container_step("has", [x], self.fake(torch.empty, (), dtype=torch.bool))
 
     def op_prim_PythonOp(self, node: Any) -> Any:
         """A ``torch.autograd.Function`` the traced code applied: the symbolic function registered
@@ -785,9 +776,7 @@ class Converter:
             if sizes is None:
                 raise _error(f"the output of `{name}` has no size the trace recorded, which fxonnx needs", node)
             metas.append(self.fake(torch.empty, sizes, dtype=dtype))
-        op, _ = _symbolic.onnx_graph_op()
-        out = self.emit(op, (inputs, model.hex()), val=metas)
-        items = [self.emit(operator.getitem, (out, i), val=m) for i, m in enumerate(metas)]
+        items = self.onnx_graph(model, inputs, metas)
         return items[0] if len(items) == 1 else items
 
     def op_aten_set_(self, node: Any) -> Any:
@@ -828,7 +817,7 @@ class Converter:
             return items[index]
         if isinstance(items, SeqList):
             position = self.stacked(index, torch.int64)
-            item = self.sequence_step("at", [self.capture(items.node), position], items.node.meta["val"], node)
+            item = self.container_step("at", [self.capture(items.node), position], items.node.meta["val"], node)
             kind = node.output().type().kind()
             if kind in ("IntType", "FloatType", "BoolType"):
                 return self.item(item, bool if kind == "BoolType" else float if kind == "FloatType" else int)
@@ -890,7 +879,7 @@ class Converter:
         self.changes_list(items, node)
         if isinstance(items, SeqList):
             item = self.as_item(item, node)
-            items.node = self.sequence_step("insert", [items.node, item], item.meta["val"], node)
+            items.node = self.container_step("insert", [items.node, item], item.meta["val"], node)
             return items
         items.append(item)
         return items
@@ -1972,9 +1961,7 @@ class Converter:
             inputs.append(self.stacked(dim_node, torch.int64))
         model = _rank_from_data_model(x.dtype, rank, None if runtime_dim else dims, unsqueeze,
                                       dim is None and not runtime_dim, self.owner.opset)
-        op, _ = _symbolic.onnx_graph_op()
-        out = self.emit(op, (inputs, model.hex()), val=[val])
-        return self.emit(operator.getitem, (out, 0), val=val)
+        return self.onnx_graph(model, inputs, [val])[0]
 
     def tensor_op(self, target: Any, *args: Any, **kwargs: Any) -> torch.fx.Node:
         """An ATen op on converted values, its result computed on fake tensors."""
@@ -2923,55 +2910,43 @@ def _only_returned(node: Any, converter: Any) -> bool:
     return all(returned(v) for v in node.outputs())
 
 
-def _sequence_model(step: str, dtype: Any, count: int, opset: int) -> bytes:
-    """The ONNX of one op on a sequence of tensors of ``dtype``: ``empty`` (``SequenceEmpty``),
-    ``construct`` (``SequenceConstruct`` of ``count`` tensors), ``insert`` (``SequenceInsert`` at the
-    end), ``at`` (``SequenceAt``), ``length`` (``SequenceLength``), ``stack`` or ``cat``
-    (``ConcatFromSequence`` on axis ``count``, new or not) or ``same`` (an ``Identity``)."""
+def _container_model(step: str, dtype: Any, count: int, opset: int) -> tuple[bytes, str | None]:
+    """The ONNX of one op on an optional or a sequence of tensors of ``dtype``, and what its result
+    is (``_OPTIONAL``, ``_SEQUENCE`` or ``None`` for a tensor). Optionals: ``wrap``
+    (``Optional(x)``), ``none`` (an ``Optional`` of no value), ``has`` (``OptionalHasElement``),
+    ``get`` (``OptionalGetElement``), ``same_optional`` (an ``Identity``, for a branch that returns
+    one it reads). Sequences: ``empty``, ``construct`` (of ``count`` tensors), ``insert`` (at the
+    end), ``at``, ``length``, ``stack`` or ``cat`` (``ConcatFromSequence`` on axis ``count``, new or
+    not), ``same_sequence``."""
     from onnx import TensorProto, helper
     from torch.onnx._internal.exporter._core import torch_dtype_to_onnx_dtype
 
     elem = int(torch_dtype_to_onnx_dtype(dtype))
     tensor = helper.make_tensor_type_proto(elem, None)
-    sequence = helper.make_sequence_type_proto(tensor)
-    index = helper.make_tensor_type_proto(TensorProto.INT64, [])
-    inputs, node, y_type = {
-        "empty": ([], helper.make_node("SequenceEmpty", [], ["y"], dtype=elem), sequence),
-        "construct": ([tensor] * count, helper.make_node("SequenceConstruct", [f"x{k}" for k in range(count)],
-                                                         ["y"]), sequence),
-        "insert": ([sequence, tensor], helper.make_node("SequenceInsert", ["x0", "x1"], ["y"]), sequence),
-        "at": ([sequence, index], helper.make_node("SequenceAt", ["x0", "x1"], ["y"]), tensor),
-        "length": ([sequence], helper.make_node("SequenceLength", ["x0"], ["y"]), index),
-        "stack": ([sequence], helper.make_node("ConcatFromSequence", ["x0"], ["y"], axis=count, new_axis=1), tensor),
-        "cat": ([sequence], helper.make_node("ConcatFromSequence", ["x0"], ["y"], axis=count, new_axis=0), tensor),
-        "same": ([sequence], helper.make_node("Identity", ["x0"], ["y"]), sequence),
+    optional, sequence = helper.make_optional_type_proto(tensor), helper.make_sequence_type_proto(tensor)
+    index, boolean = (helper.make_tensor_type_proto(t, []) for t in (TensorProto.INT64, TensorProto.BOOL))
+    xs = [f"x{k}" for k in range(count)]
+    op = helper.make_node
+    inputs, node, out = {
+        "wrap": ([tensor], op("Optional", ["x0"], ["y"]), optional),
+        "none": ([], op("Optional", [], ["y"], type=tensor), optional),
+        "has": ([optional], op("OptionalHasElement", ["x0"], ["y"]), boolean),
+        "get": ([optional], op("OptionalGetElement", ["x0"], ["y"]), tensor),
+        "same_optional": ([optional], op("Identity", ["x0"], ["y"]), optional),
+        "empty": ([], op("SequenceEmpty", [], ["y"], dtype=elem), sequence),
+        "construct": ([tensor] * count, op("SequenceConstruct", xs, ["y"]), sequence),
+        "insert": ([sequence, tensor], op("SequenceInsert", ["x0", "x1"], ["y"]), sequence),
+        "at": ([sequence, index], op("SequenceAt", ["x0", "x1"], ["y"]), tensor),
+        "length": ([sequence], op("SequenceLength", ["x0"], ["y"]), index),
+        "stack": ([sequence], op("ConcatFromSequence", ["x0"], ["y"], axis=count, new_axis=1), tensor),
+        "cat": ([sequence], op("ConcatFromSequence", ["x0"], ["y"], axis=count, new_axis=0), tensor),
+        "same_sequence": ([sequence], op("Identity", ["x0"], ["y"]), sequence),
     }[step]
-    names = list(node.input)
-    graph = helper.make_graph([node], f"sequence_{step}", [helper.make_value_info(n, t) for n, t in zip(names, inputs)],
-                              [helper.make_value_info("y", y_type)])
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)]).SerializeToString()
-
-
-def _optional_model(step: str, dtype: Any, opset: int) -> bytes:
-    """The ONNX of one op on an optional tensor of ``dtype``: ``wrap`` (``Optional(x)``), ``empty``
-    (an ``Optional`` of no value), ``has`` (``OptionalHasElement``), ``get`` (``OptionalGetElement``)
-    or ``same`` (an ``Identity``, for a branch that returns an optional it reads)."""
-    from onnx import TensorProto, helper
-    from torch.onnx._internal.exporter._core import torch_dtype_to_onnx_dtype
-
-    tensor = helper.make_tensor_type_proto(int(torch_dtype_to_onnx_dtype(dtype)), None)
-    optional = helper.make_optional_type_proto(tensor)
-    x_type, node, y_type = {
-        "wrap": (tensor, helper.make_node("Optional", ["x"], ["y"]), optional),
-        "empty": (None, helper.make_node("Optional", [], ["y"], type=tensor), optional),
-        "has": (optional, helper.make_node("OptionalHasElement", ["x"], ["y"]),
-                helper.make_tensor_type_proto(TensorProto.BOOL, [])),
-        "get": (optional, helper.make_node("OptionalGetElement", ["x"], ["y"]), tensor),
-        "same": (optional, helper.make_node("Identity", ["x"], ["y"]), optional),
-    }[step]
-    inputs = [] if x_type is None else [helper.make_value_info("x", x_type)]
-    graph = helper.make_graph([node], f"optional_{step}", inputs, [helper.make_value_info("y", y_type)])
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)]).SerializeToString()
+    graph = helper.make_graph([node], step, [helper.make_value_info(n, t) for n, t in zip(node.input, inputs)],
+                              [helper.make_value_info("y", out)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    kind = _OPTIONAL if out is optional else _SEQUENCE if out is sequence else None
+    return model.SerializeToString(), kind
 
 
 def _rank_from_data_model(dtype: Any, rank: int, dims: list[int] | None, unsqueeze: bool, every: bool,

@@ -905,16 +905,16 @@ def np_ones():
 
 
 class Counted(torch.nn.Module):
-    """A list of ints as long as a dynamic axis, grown in a branch the sizes decide."""
+    """Ints as many as a dynamic axis, more appended in branches the sizes and the list's own last
+    item decide."""
 
     def forward(self, x):
-        y = list(range(x.size(0)))
-        if y[0] < 5:
-            if x.size(0) == 3:
-                y.append(10)
-            else:
-                return y
-        return y
+        sizes = list(range(x.size(0)))
+        if x.size(1) > 3:
+            sizes.append(x.size(1))
+        if sizes[-1] % 2 == 0:
+            sizes.append(-1)
+        return sizes
 
 
 def test_a_list_of_ints_whose_length_is_known_at_run_time_is_a_sequence_of_numbers():
@@ -923,9 +923,9 @@ def test_a_list_of_ints_whose_length_is_known_at_run_time_is_a_sequence_of_numbe
     model = torch.jit.script(Counted())
     program = export(model, (torch.ones(3, 4, dtype=torch.int),), input_names=["x"], dynamic_axes={"x": [0, 1]})
     session = ort.InferenceSession(program.model_proto.SerializeToString())
-    for n in (1, 3, 4, 6):
-        x = torch.ones(n, 4, dtype=torch.int)
-        assert [int(v) for v in session.run(None, {"x": x.numpy()})[0]] == model(x), n
+    for n, m in ((1, 2), (3, 4), (4, 5), (6, 3), (2, 6)):
+        x = torch.ones(n, m, dtype=torch.int)
+        assert [int(v) for v in session.run(None, {"x": x.numpy()})[0]] == model(x), (n, m)
 
 
 @torch.jit.script
