@@ -2640,7 +2640,8 @@ def _size_oblivious(builder: ProgramBuilder) -> Any:
     Only with dynamic axes: the same reading would take a number the program computes
     (``expand(size)``, ``size`` -1) as not -1; where a kernel then fails (``repeat_interleave``'s
     repeats of size 1), ``convert`` converts again without it. torch.export patches its own
-    configs in the same way."""
+    configs in the same way; torch keeps such patches per thread, so other threads' exports and
+    kernels do not see it (``test_trust.py``)."""
     import contextlib
 
     from torch.fx.experimental import _config as shapes_config

@@ -373,3 +373,42 @@ def test_verify_checks_the_example_and_other_sizes():
                             dynamic_shapes=({0: "batch"},))
     result = program.verify()
     assert {c.input_set.split(" ")[0] for c in result.comparisons} == {"example", "other"}
+
+
+def test_size_oblivious_reading_stays_in_the_exporting_thread():
+    # Both front ends read dynamic sizes as torch.export reads unbacked ones (torch's
+    # `backed_size_oblivious`): a config patch, which torch keeps per thread. Another thread's
+    # torch.export or kernels meanwhile see the setting as it is.
+    import torch.fx.experimental._config as shapes_config
+
+    from fxonnx import _torchscript
+
+    inside, outside = [], []
+    run_node = _torchscript.Converter.run_node
+
+    def recording(self, node):
+        inside.append(shapes_config.backed_size_oblivious)
+        return run_node(self, node)
+
+    done = threading.Event()
+
+    def export():
+        try:
+            for _ in range(3):
+                fxonnx.export(torch.nn.Linear(8, 4).eval(), (torch.randn(2, 8),), dynamo=False, verbose=False,
+                              input_names=["x"], dynamic_axes={"x": {0: "n"}})
+        finally:
+            done.set()
+
+    _torchscript.Converter.run_node = recording
+    try:
+        thread = threading.Thread(target=export)
+        thread.start()
+        while not done.is_set():
+            outside.append(shapes_config.backed_size_oblivious)
+            time.sleep(0.0005)
+        thread.join()
+    finally:
+        _torchscript.Converter.run_node = run_node
+    assert inside and all(inside), "the conversion reads sizes size-obliviously"
+    assert len(outside) > 10 and not any(outside)
