@@ -713,10 +713,14 @@ class Converter:
             raise _error(f"`{name}` of a list of tensors whose length is known only at run time", node,
                          "stack or concatenate the list first, or export with static sizes for the axes the loop "
                          "that builds it runs over")
-        items, stack = inputs[0], name == "aten::stack"
+        dim = self.static_int(inputs[1], node) if len(inputs) > 1 else 0
+        return self.join_sequence(inputs[0], name == "aten::stack", dim, node)
+
+    def join_sequence(self, items: SeqList, stack: bool, dim: int, node: Any) -> torch.fx.Node:
+        """The items of a sequence stacked on a new axis ``dim`` or concatenated on ``dim``."""
         item = items.node.meta["val"]
         rank = item.dim() + int(stack)
-        dim = self.static_int(inputs[1], node) % rank if len(inputs) > 1 else 0
+        dim %= rank
         # The joined axis' size is the data's (the list's length, or the sum of its items' sizes).
         sizes = list(item.shape)
         length = self.owner.shape_env.create_unbacked_symint()
@@ -972,11 +976,13 @@ class Converter:
         shape, as ONNX's ``Loop`` states do in torch.export's programs. A carried
         ``Optional[Tensor]`` is an ONNX optional; one that starts as ``None`` holds what the body
         gives it (the body is built once more when a first build on a guess says otherwise)."""
-        kinds = ["optional" if out.type().kind() == "OptionalType" else "sequence" if _listed(out.type())
-                 else "tensor" for out in node.outputs()]
+        types = [out.type() for out in node.outputs()]
+        kinds = ["optional" if t.kind() == "OptionalType" else "sequence" if _listed(t) else "number"
+                 if t.kind() in ("IntType", "FloatType", "BoolType") else "tensor" for t in types]
         for v, kind in zip(carried, kinds):
             if not (_is_tensor(v) or (kind == "optional" and (v is None or _is_optional(v)))
-                    or (kind == "sequence" and isinstance(v, (list, SeqList)))):
+                    or (kind == "sequence" and isinstance(v, (list, SeqList)))
+                    or (kind == "number" and isinstance(v, (bool, int, float, torch.fx.Node)))):
                 raise _error("a loop known only at run time that carries a value other than tensors", node,
                              "carry tensors, or export with static sizes for the axes it iterates over")
         # Lists of this graph the body appends to: sequences the loop carries.
@@ -985,12 +991,14 @@ class Converter:
         kinds += ["sequence"] * len(lists)
         guess = self.fake(torch.empty, (), dtype=torch.float32)
 
-        def meta_of(v: Any) -> Any:
+        def meta_of(v: Any, kind: str, t: Any) -> Any:
+            if kind == "number":  # a 0-d tensor in the loop, read back as a number
+                return self.fake(torch.empty, (), dtype=_number_dtype(t))
             if isinstance(v, (list, SeqList)):
                 return self.item_meta(v, fallback=guess)
             return v.meta["val"] if isinstance(v, torch.fx.Node) else guess
 
-        metas = [meta_of(v) for v in carried]
+        metas = [meta_of(v, kind, t) for v, kind, t in zip(carried, kinds, types + [None] * len(lists))]
         built = self.loop_functions(node, block, bound, keep_going, metas, kinds, grown)
         learned = [r.meta["val"] if m is guess and isinstance(r, torch.fx.Node) else m
                    for r, m in zip(built[3], metas)]
@@ -1000,7 +1008,7 @@ class Converter:
         cond, body, go_on, next_carried = built
         go = keep_going if _is_tensor(keep_going) else self.stacked(keep_going, torch.bool)
         initial = {"tensor": lambda v, m: v, "optional": lambda v, m: self.optional(v, m, node),
-                   "sequence": lambda v, m: self.sequence(v, m, node)}
+                   "sequence": lambda v, m: self.sequence(v, m, node), "number": lambda v, m: self.stacked(v, m.dtype)}
         state = [go, *(initial[kind](v, m) for v, m, kind in zip(carried, metas, kinds))]
         next_go = body.results[0]
         for before, after, kind in zip(metas, next_carried, kinds):
@@ -1031,9 +1039,10 @@ class Converter:
                         val=tuple(vals))
         finals = [self.emit(operator.getitem, (out, k), val=v) for k, v in enumerate(vals)]
         for final, kind in zip(finals[2:], kinds):
-            if kind != "tensor":
-                final.meta[_OPTIONAL if kind == "optional" else _SEQUENCE] = True
-        results = [SeqList(f) if kind == "sequence" else f for f, kind in zip(finals[2:], kinds)]
+            if kind in _MARKERS:
+                final.meta[_MARKERS[kind]] = True
+        results = [SeqList(f) if kind == "sequence" else self.item(f, _number_kind(f)) if kind == "number" else f
+                   for f, kind in zip(finals[2:], kinds)]
         self.regrow(lists, results[len(kinds) - len(lists):])
         return results[:len(kinds) - len(lists)]
 
@@ -1075,8 +1084,8 @@ class Converter:
             slots = [sub.graph.placeholder(f"carried_{k}") for k in range(1 + len(metas))]
             for slot, m, kind in zip(slots, [go_meta, *metas], ["tensor", *kinds]):
                 slot.meta["val"] = m
-                if kind != "tensor":
-                    slot.meta[_OPTIONAL if kind == "optional" else _SEQUENCE] = True
+                if kind in _MARKERS:
+                    slot.meta[_MARKERS[kind]] = True
             return slots
 
         # cond_fn(i, go, *carried, *additional): i < bound and go.
@@ -1091,13 +1100,14 @@ class Converter:
         b_slots = own_slots(body)
         lists = [SeqList(slot) for slot in b_slots[1 + len(metas) - len(grown):]]
         body.env.update(zip(grown, lists))
-        params = [SeqList(slot) if kind == "sequence" else slot
-                  for slot, kind in zip(b_slots[1:1 + len(metas) - len(grown)], kinds)]
+        params = [SeqList(slot) if kind == "sequence" else body.item(slot, _number_kind(slot)) if kind == "number"
+                  else slot for slot, kind in zip(b_slots[1:1 + len(metas) - len(grown)], kinds)]
         results = body.run_block(block, [body.index, *params])
         next_go, next_carried = results[0], [*results[1:], *lists]
         next_go = next_go if _is_tensor(next_go) else body.stacked(next_go, torch.bool)
         final = {"tensor": lambda r, m: r, "optional": lambda r, m: body.optional(body.own(r), m, node),
-                 "sequence": lambda r, m: body.own_sequence(body.sequence(r, m, node))}
+                 "sequence": lambda r, m: body.own_sequence(body.sequence(r, m, node)),
+                 "number": lambda r, m: body.stacked(r, m.dtype)}
         next_carried = [final[kind](r, m) for r, m, kind in zip(next_carried, metas, kinds)]
         body.results = [next_go, *next_carried]
         return cond, body, go_on, next_carried
@@ -1153,9 +1163,11 @@ class Converter:
                 kinds.append("number")
         kinds += ["sequence"] * len(grown)
         results_per_branch = []
+        kept: list[set] = []  # per branch: its results that are a list it leaves as it was
         for k, (sub, results) in enumerate(branches):
             other = branches[1 - k][1]
             outs = []
+            kept.append(set())
             for i, kind in enumerate(kinds):
                 r = results[i]
                 if kind == "constant":
@@ -1169,7 +1181,10 @@ class Converter:
                     outs.append(sub.optional(sub.own(r), like.meta["val"], node))
                 elif kind == "sequence":
                     like = sub.item_meta(r, other[i])
-                    outs.append(sub.own_sequence(sub.sequence(r, like, node)))
+                    seq = sub.sequence(r, like, node)
+                    if seq.op == "placeholder":
+                        kept[k].add(len(outs))
+                    outs.append(sub.own_sequence(seq))
                 elif kind == "tensor":
                     outs.append(r if _is_tensor(r) else sub.stand_in(r, other[i], node))
                 else:
@@ -1181,7 +1196,17 @@ class Converter:
             for outer in sub.captured:
                 if outer not in operands:
                     operands.append(outer)
-        vals = [self.owner.join(a.meta["val"], b.meta["val"]) for a, b in zip(*results_per_branch)]
+        def joined(j: int, a: torch.fx.Node, b: torch.fx.Node) -> Any:
+            try:
+                return self.owner.join(a.meta["val"], b.meta["val"])
+            except _BranchesDiffer:
+                # A list one branch leaves as it was (its items' type maybe a first guess, see
+                # `while_loop`) and the other grows: typed as the items the other adds.
+                if (j in kept[0]) != (j in kept[1]):
+                    return (b if j in kept[0] else a).meta["val"]
+                raise
+
+        vals = [joined(j, a, b) for j, (a, b) in enumerate(zip(*results_per_branch))]
         names = [self.owner.subgraph(sub, operands, outs, f"{'true' if k == 0 else 'false'}_graph")
                  for k, ((sub, _), outs) in enumerate(zip(branches, results_per_branch))]
         true_attr, false_attr = (self.graph.get_attr(name) for name in names)
@@ -1620,6 +1645,12 @@ class Converter:
         """``torch.tensor(data)``: a constant when ``data`` is known, else the numbers stacked."""
         data, dtype, device, requires_grad = (self.value(v) for v in node.inputs())
         dtype = _SCALAR_TYPES[dtype] if isinstance(dtype, int) else dtype
+        if isinstance(data, SeqList):
+            # Numbers a loop the model runs gathered: stacked; Python floats are doubles, and
+            # `torch.tensor` of them is of the default type.
+            joined = self.join_sequence(data, True, 0, node)
+            default = torch.get_default_dtype() if joined.meta["val"].dtype == torch.float64 else None
+            return self.stacked(joined, dtype or default)
         if not any(isinstance(x, torch.fx.Node) for x in pytree.tree_leaves(data)):
             return self.constant(torch.tensor(data, dtype=dtype), "tensor")
         return self.stacked(data, dtype)
@@ -2044,6 +2075,12 @@ def _listed(t: Any) -> bool:
     return t.kind() == "ListType" and t.getElementType().kind() in ("TensorType", "IntType", "FloatType", "BoolType")
 
 
+def _number_kind(tensor: torch.fx.Node) -> type:
+    """The Python type of the number a 0-d tensor holds."""
+    dtype = tensor.meta["val"].dtype
+    return bool if dtype == torch.bool else float if dtype.is_floating_point else int
+
+
 def _dtype_of_number(v: Any) -> Any:
     """The tensor type of a number: a Python one or a symbolic one's node."""
     if isinstance(v, torch.fx.Node):
@@ -2066,6 +2103,8 @@ def _is_optional(x: Any) -> bool:
 
 
 _OPTIONAL = "fxonnx_optional"
+# The marker of a loop's or an if's value of that kind.
+_MARKERS = {"optional": _OPTIONAL, "sequence": _SEQUENCE}
 
 
 class SeqList:

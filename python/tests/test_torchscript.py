@@ -955,3 +955,77 @@ def test_a_branch_whose_kernels_fail_on_the_example_s_sizes_converts_on_sizes_wi
     # Static sizes decide the branch now: `prev`'s data is never read, and it is not an input.
     program = export(model, (torch.randn(4, 3), empty))
     assert [i.name for i in program.model_proto.graph.input] == []
+
+
+class SummedParts(torch.nn.Module):
+    """A list grown in a loop the model runs, iterated by another."""
+
+    def forward(self, x):
+        parts: List[Tensor] = []
+        for i in range(x.size(0)):
+            parts.append(x[i] + i)
+        total = torch.zeros(x.size(1))
+        for p in parts:
+            total = total + p
+        return total, torch.tensor([len(parts)])
+
+
+class RunningMax(torch.nn.Module):
+    """An optional a loop the model runs carries, tested and refined in it."""
+
+    def forward(self, x):
+        best: Optional[Tensor] = None
+        for i in range(x.size(0)):
+            row = x[i]
+            if best is None:
+                best = row
+            else:
+                best = torch.maximum(best, row)
+        if best is None:
+            return torch.zeros(x.size(1))
+        return best
+
+
+class Offsets(torch.nn.Module):
+    """Ints gathered in a loop the model runs, made a tensor."""
+
+    def forward(self, x):
+        offsets: List[int] = []
+        for i in range(x.size(0)):
+            offsets.append(i * 2)
+        return torch.tensor(offsets), x.sum()
+
+
+class UntilLarge(torch.nn.Module):
+    """A while loop on an int it carries, left by a `break` on data, growing a list."""
+
+    def forward(self, x):
+        out: List[Tensor] = []
+        i = 0
+        while i < x.size(0):
+            if bool(x[i].sum() > 100):
+                break
+            out.append(x[i])
+            i += 1
+        return torch.cat(out, 0), i
+
+
+@pytest.mark.parametrize("cls", [SummedParts, RunningMax, Offsets, UntilLarge])
+def test_scripted_loops_the_model_runs_carry_ints_optionals_and_lists(cls):
+    import onnxruntime as ort
+
+    model = torch.jit.script(cls())
+    program = export(model, (torch.randn(3, 2),), input_names=["x"], dynamic_axes={"x": {0: "n"}})
+    assert "Loop" in {n.op_type for n in program.model_proto.graph.node}
+    session = ort.InferenceSession(program.model_proto.SerializeToString())
+    for n in (1, 3, 5):
+        x = torch.randn(n, 2)
+        if n == 5:
+            x[3] += 1000  # UntilLarge stops there
+        got = session.run(None, {"x": x.numpy()})
+        want = model(x)
+        want = list(want) if isinstance(want, tuple) else [want]
+        assert len(got) == len(want)
+        for g, w in zip(got, want):
+            w = torch.as_tensor(w)
+            torch.testing.assert_close(torch.as_tensor(g).to(w.dtype), w)
