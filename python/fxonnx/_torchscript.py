@@ -971,12 +971,28 @@ class Converter:
 
     def while_loop(self, node: Any, block: Any, bound: Any, keep_going: Any, start: int, carried: list) -> list:
         """The rest of a loop from iteration ``start`` as ``torch.ops.higher_order.while_loop``: the
-        iteration (an int), whether to go on (a bool tensor) and the loop's tensors carried; the
-        outer values the body reads are its additional inputs. A carried tensor must keep its
-        shape, as ONNX's ``Loop`` states do in torch.export's programs. A carried
-        ``Optional[Tensor]`` is an ONNX optional; one that starts as ``None`` holds what the body
-        gives it (the body is built once more when a first build on a guess says otherwise)."""
-        types = [out.type() for out in node.outputs()]
+        iteration (an int), whether to go on (a bool tensor) and the loop's values carried; the
+        outer values the body reads are its additional inputs. A carried tensor keeps its rank and
+        type; sizes the body changes (a sequence grown by ``cat``) are unknown in the loop (ONNX's
+        ``Loop`` lets a state change shape). A carried ``Optional[Tensor]`` is an ONNX optional; one
+        that starts as ``None`` holds what the body gives it. A tuple is carried item by item.
+        Where a first build of the body says otherwise than its guess (sizes, an empty list's or a
+        ``None``'s items), the body is built once more."""
+        types = []
+        arity: list = []  # per carried value: the length of a tuple carried item by item, or None
+        flat = []
+        for v, out in zip(carried, node.outputs()):
+            t = out.type()
+            if t.kind() == "TupleType" and isinstance(v, tuple) and not any(
+                    e.kind() == "TupleType" for e in t.elements()):
+                types += list(t.elements())
+                flat += list(v)
+                arity.append(len(v))
+            else:
+                types.append(t)
+                flat.append(v)
+                arity.append(None)
+        carried = flat
         kinds = ["optional" if t.kind() == "OptionalType" else "sequence" if _listed(t) else "number"
                  if t.kind() in ("IntType", "FloatType", "BoolType") else "tensor" for t in types]
         for v, kind in zip(carried, kinds):
@@ -999,12 +1015,24 @@ class Converter:
             return v.meta["val"] if isinstance(v, torch.fx.Node) else guess
 
         metas = [meta_of(v, kind, t) for v, kind, t in zip(carried, kinds, types + [None] * len(lists))]
-        built = self.loop_functions(node, block, bound, keep_going, metas, kinds, grown)
-        learned = [r.meta["val"] if m is guess and isinstance(r, torch.fx.Node) else m
-                   for r, m in zip(built[3], metas)]
+        built = self.loop_functions(node, block, bound, keep_going, metas, kinds, grown, arity)
+
+        def learn(r: Any, m: Any, kind: str) -> Any:
+            if not isinstance(r, torch.fx.Node):
+                return m
+            if m is guess:
+                return r.meta["val"]
+            if kind == "tensor" and _is_tensor(r) and str(r.meta["val"].shape) != str(m.shape):
+                try:  # sizes the body changes: unknown in the loop
+                    return self.owner.join(m, r.meta["val"])
+                except _BranchesDiffer:
+                    return m  # refused below
+            return m
+
+        learned = [learn(r, m, kind) for r, m, kind in zip(built[3], metas, kinds)]
         if any(a is not b for a, b in zip(learned, metas)):
             metas = learned
-            built = self.loop_functions(node, block, bound, keep_going, metas, kinds, grown)
+            built = self.loop_functions(node, block, bound, keep_going, metas, kinds, grown, arity)
         cond, body, go_on, next_carried = built
         go = keep_going if _is_tensor(keep_going) else self.stacked(keep_going, torch.bool)
         initial = {"tensor": lambda v, m: v, "optional": lambda v, m: self.optional(v, m, node),
@@ -1014,9 +1042,11 @@ class Converter:
         for before, after, kind in zip(metas, next_carried, kinds):
             if kind != "tensor":
                 continue  # an optional's or a sequence's items keep their own sizes
-            if not _is_tensor(after) or str(after.meta["val"].shape) != str(before.shape):
-                raise _error("a loop known only at run time whose carried tensor changes shape or type", node,
-                             "export with static sizes for the axes it iterates over")
+            val = after.meta["val"] if _is_tensor(after) else None
+            if val is None or val.dim() != before.dim() or val.dtype != before.dtype:
+                raise _error("a loop known only at run time whose carried tensor changes rank or type", node,
+                             "carry tensors of one rank and type, or export with static sizes for the axes it "
+                             "iterates over")
         next_index = body.scalar_op(operator.add, (body.index, 1))
         # Both functions take the same additional inputs: every outer value either reads, numbers
         # passed as 0-d tensors (a loop's inputs are tensors) and read back inside.
@@ -1034,7 +1064,8 @@ class Converter:
                  self.owner.loop_graph(body, 1 + len(state), additional, [next_index, next_go, *next_carried],
                                        "while_loop_body_graph")]
         cond_attr, body_attr = (self.graph.get_attr(n) for n in names)
-        vals = [self.owner.shape_env.create_unbacked_symint()] + [v.meta["val"] for v in state]
+        # The states' types: the body's (a size it changes is unknown).
+        vals = [self.owner.shape_env.create_unbacked_symint(), state[0].meta["val"], *metas]
         out = self.emit(torch.ops.higher_order.while_loop, (cond_attr, body_attr, (start, *state), tuple(additional)),
                         val=tuple(vals))
         finals = [self.emit(operator.getitem, (out, k), val=v) for k, v in enumerate(vals)]
@@ -1044,7 +1075,7 @@ class Converter:
         results = [SeqList(f) if kind == "sequence" else self.item(f, _number_kind(f)) if kind == "number" else f
                    for f, kind in zip(finals[2:], kinds)]
         self.regrow(lists, results[len(kinds) - len(lists):])
-        return results[:len(kinds) - len(lists)]
+        return _regroup(results[:len(kinds) - len(lists)], arity)
 
     def grown_lists(self, blocks: list, node: Any) -> tuple[list, list]:
         """The lists of this graph that ``blocks`` (a loop's body, an if's branches decided at run
@@ -1071,9 +1102,10 @@ class Converter:
                     self.env[key] = final
 
     def loop_functions(self, node: Any, block: Any, bound: Any, keep_going: Any, metas: list,
-                       kinds: list[str], grown: list) -> tuple:
+                       kinds: list[str], grown: list, arity: list) -> tuple:
         """A loop's condition and body functions, the carried values typed ``metas`` (tensors,
-        optionals or sequences, as ``kinds`` says; the sequences last, the lists ``grown`` names):
+        optionals, sequences or numbers, as ``kinds`` says; the sequences last, the lists ``grown``
+        names; tuples item by item, as ``arity`` groups them):
         ``(cond, body, go_on, next_carried)``, the body's results (the next `go` first) in
         ``body.results``."""
         go_meta = self.fake(torch.empty, (), dtype=torch.bool)
@@ -1102,8 +1134,8 @@ class Converter:
         body.env.update(zip(grown, lists))
         params = [SeqList(slot) if kind == "sequence" else body.item(slot, _number_kind(slot)) if kind == "number"
                   else slot for slot, kind in zip(b_slots[1:1 + len(metas) - len(grown)], kinds)]
-        results = body.run_block(block, [body.index, *params])
-        next_go, next_carried = results[0], [*results[1:], *lists]
+        results = body.run_block(block, [body.index, *_regroup(params, arity)])
+        next_go, next_carried = results[0], [*_ungroup(results[1:], arity, node), *lists]
         next_go = next_go if _is_tensor(next_go) else body.stacked(next_go, torch.bool)
         final = {"tensor": lambda r, m: r, "optional": lambda r, m: body.optional(body.own(r), m, node),
                  "sequence": lambda r, m: body.own_sequence(body.sequence(r, m, node)),
@@ -2073,6 +2105,29 @@ def _listed(t: Any) -> bool:
     """Whether the TorchScript type is a list a sequence can hold: of tensors, ints, floats or
     bools (numbers as 0-d tensors)."""
     return t.kind() == "ListType" and t.getElementType().kind() in ("TensorType", "IntType", "FloatType", "BoolType")
+
+
+def _regroup(values: list, arity: list) -> list:
+    """Values carried item by item, as the loop's values: the items of a tuple (``arity`` says how
+    many, ``None`` for a value of its own) in one."""
+    out, k = [], 0
+    for n in arity:
+        out.append(values[k] if n is None else tuple(values[k:k + n]))
+        k += 1 if n is None else n
+    return out
+
+
+def _ungroup(values: list, arity: list, node: Any) -> list:
+    """The loop's values item by item (``_regroup`` undone)."""
+    out = []
+    for v, n in zip(values, arity):
+        if n is None:
+            out.append(v)
+        elif isinstance(v, (tuple, list)) and len(v) == n:
+            out.extend(v)
+        else:
+            raise _error("a loop known only at run time whose carried tuple changes length", node)
+    return out
 
 
 def _number_kind(tensor: torch.fx.Node) -> type:

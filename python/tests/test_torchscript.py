@@ -9,7 +9,7 @@ import math
 import subprocess
 import sys
 import warnings
-from typing import List, Optional
+from typing import List, Optional, Tuple
 
 import pytest
 
@@ -1010,7 +1010,28 @@ class UntilLarge(torch.nn.Module):
         return torch.cat(out, 0), i
 
 
-@pytest.mark.parametrize("cls", [SummedParts, RunningMax, Offsets, UntilLarge])
+class Doubling(torch.nn.Module):
+    """A carried tensor that grows by `cat` each step (ONNX's Loop lets a state change shape)."""
+
+    def forward(self, x):
+        out = x[:1]
+        for i in range(x.size(0) - 1):
+            out = torch.cat([out, x[i + 1:i + 2] * 2], 0)
+        return out
+
+
+class PairState(torch.nn.Module):
+    """A tuple a loop the model runs carries (item by item, as the TorchScript exporter lowers it)."""
+
+    def forward(self, x):
+        state: Tuple[Tensor, Tensor] = (torch.zeros(x.size(1)), torch.ones(x.size(1)))
+        for i in range(x.size(0)):
+            a, b = state
+            state = (a + x[i], b * 2)
+        return state[0], state[1]
+
+
+@pytest.mark.parametrize("cls", [SummedParts, RunningMax, Offsets, UntilLarge, Doubling, PairState])
 def test_scripted_loops_the_model_runs_carry_ints_optionals_and_lists(cls):
     import onnxruntime as ort
 
@@ -1029,3 +1050,31 @@ def test_scripted_loops_the_model_runs_carry_ints_optionals_and_lists(cls):
         for g, w in zip(got, want):
             w = torch.as_tensor(w)
             torch.testing.assert_close(torch.as_tensor(g).to(w.dtype), w)
+
+
+class Greedy(torch.nn.Module):
+    """Greedy decoding as scripted code wrote it: a step count given as an input, the tokens grown."""
+
+    def __init__(self):
+        super().__init__()
+        self.emb = torch.nn.Embedding(10, 4)
+        self.head = torch.nn.Linear(4, 10)
+
+    def forward(self, tokens, steps: int):
+        for _ in range(steps):
+            nxt = self.head(self.emb(tokens).mean(1)).argmax(-1, keepdim=True)
+            tokens = torch.cat([tokens, nxt], 1)
+        return tokens
+
+
+def test_a_scripted_greedy_decode_runs_as_many_steps_as_the_model_is_given():
+    import onnxruntime as ort
+
+    torch.manual_seed(0)
+    model = torch.jit.script(Greedy().eval())
+    program = export(model, (torch.tensor([[1, 2]]), 3), input_names=["tokens", "steps"])
+    session = ort.InferenceSession(program.model_proto.SerializeToString())
+    for steps in (0, 1, 4):
+        tokens = torch.tensor([[3, steps]])
+        got = session.run(None, {"tokens": tokens.numpy(), "steps": torch.tensor(steps).numpy()})[0]
+        assert torch.equal(torch.as_tensor(got), model(tokens, steps)), steps
