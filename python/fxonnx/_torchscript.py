@@ -854,15 +854,25 @@ class Converter:
             val = self.owner.join(a.meta["val"], b.meta["val"])
         except _BranchesDiffer as e:
             raise _error(str(e).replace("branches of an `if`", "items of the list"), node) from None
-        operands = [a] if a is b else [a, b]
-        names = []
-        for k, value in enumerate((a, b)):
+        branches = []
+        for value in (a, b):
             sub = Converter(self.owner, torch.fx.Graph(), parent=self)
-            names.append(self.owner.subgraph(sub, operands, [sub.capture(value)],
-                                             f"{'true' if k == 0 else 'false'}_graph"))
+            branches.append((sub, [sub.capture(value)]))
+        return self.emit_cond(condition, branches, [val])[0]
+
+    def emit_cond(self, condition: torch.fx.Node, branches: list, vals: list) -> list[torch.fx.Node]:
+        """``torch.cond`` of two converted branches (each its converter and its results), the
+        results typed ``vals``: both branches take every outer value either reads, in one order."""
+        operands: list[torch.fx.Node] = []
+        for sub, _ in branches:
+            for outer in sub.captured:
+                if outer not in operands:
+                    operands.append(outer)
+        names = [self.owner.subgraph(sub, operands, outs, f"{'true' if k == 0 else 'false'}_graph")
+                 for k, (sub, outs) in enumerate(branches)]
         true_attr, false_attr = (self.graph.get_attr(name) for name in names)
-        out = self.emit(torch.ops.higher_order.cond, (condition, true_attr, false_attr, operands), val=(val,))
-        return self.emit(operator.getitem, (out, 0), val=val)
+        out = self.emit(torch.ops.higher_order.cond, (condition, true_attr, false_attr, operands), val=tuple(vals))
+        return [self.emit(operator.getitem, (out, i), val=v) for i, v in enumerate(vals)]
 
     @staticmethod
     def alike_tensors(items: Any) -> bool:
@@ -1222,12 +1232,6 @@ class Converter:
                 else:
                     outs.append(sub.stacked(r, _number_dtype(outputs_ts[i].type())))
             results_per_branch.append(outs)
-        # One operand list for both branches: every outer value either reads.
-        operands: list[torch.fx.Node] = []
-        for sub, _ in branches:
-            for outer in sub.captured:
-                if outer not in operands:
-                    operands.append(outer)
         def joined(j: int, a: torch.fx.Node, b: torch.fx.Node) -> Any:
             try:
                 return self.owner.join(a.meta["val"], b.meta["val"])
@@ -1239,12 +1243,8 @@ class Converter:
                 raise
 
         vals = [joined(j, a, b) for j, (a, b) in enumerate(zip(*results_per_branch))]
-        names = [self.owner.subgraph(sub, operands, outs, f"{'true' if k == 0 else 'false'}_graph")
-                 for k, ((sub, _), outs) in enumerate(zip(branches, results_per_branch))]
-        true_attr, false_attr = (self.graph.get_attr(name) for name in names)
-        out = self.emit(torch.ops.higher_order.cond, (condition, true_attr, false_attr, list(operands)),
-                        val=tuple(vals))
-        items = iter(self.emit(operator.getitem, (out, i), val=v) for i, v in enumerate(vals))
+        items = iter(self.emit_cond(condition, [(sub, outs) for (sub, _), outs in zip(branches, results_per_branch)],
+                                    vals))
         results = []
         for i, kind in enumerate(kinds):
             if kind == "constant":
