@@ -515,7 +515,7 @@ fn generate_schema(schemas_json: &str) -> String {
 
 #![cfg_attr(rustfmt, rustfmt::skip)]
 
-use crate::onnx::ir::DType;
+use crate::onnx::ir::{{Container, DType}};
 "
     )
     .unwrap();
@@ -533,6 +533,7 @@ pub(crate) const OPERATORS: &[&str] = &[{}];
     gen_type_constraints(&mut out, &ops);
     gen_allowed_at(&mut out, &ops, schemas);
     gen_output_types(&mut out, &ops);
+    gen_output_containers(&mut out, &ops);
     out
 }
 
@@ -767,6 +768,69 @@ pub(crate) fn output_type(op_type: &str, i: usize) -> OutType {
         None if variadic => rules.last().copied().unwrap_or(OutType::Unknown),
         None => OutType::Unknown,
     }
+}
+",
+    );
+}
+
+/// The rule for what one output holds: a sequence or an optional where its type variable allows
+/// only those, what the first input of the same variable holds where it allows several kinds
+/// (`Identity`), else `None` (a tensor, or what a heterogeneous variadic output's subgraph says).
+fn container_rule(schema: &Json, output: &Json) -> Option<String> {
+    let ty = str_field(output, "type");
+    let c = list(schema, "type_constraints").iter().find(|c| str_field(c, "param") == ty)?;
+    let allowed: Vec<&str> = list(c, "allowed").iter().filter_map(Json::as_str).collect();
+    let all = |prefix: &str| !allowed.is_empty() && allowed.iter().all(|a| a.starts_with(prefix));
+    if all("tensor(") {
+        return None;
+    }
+    if all("seq(") {
+        return Some("OutContainer::Fixed(Container::Sequence)".into());
+    }
+    if all("optional(") {
+        return Some("OutContainer::Fixed(Container::Optional)".into());
+    }
+    if arity(output) == Arity::Variadic && output.get("homogeneous").and_then(Json::as_bool) == Some(false) {
+        return None;
+    }
+    let inputs = list(schema, "inputs");
+    (0..inputs.len()).find(|&i| str_field(&inputs[i], "type") == ty).map(|i| format!("OutContainer::Input({i})"))
+}
+
+/// `output_container(op_type, i)`: the rule for output `i`, for the operators whose outputs may be
+/// other than tensors.
+fn gen_output_containers(out: &mut String, ops: &[Op]) {
+    out.push_str(
+        "
+/// What an output holds, where the schema's type constraint says.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum OutContainer {
+    /// What input `k` holds.
+    Input(usize),
+    Fixed(Container),
+    /// A tensor, or what the node's subgraph returns (`If`, `Loop`).
+    Unknown,
+}
+
+/// The rule for output `i` of a default-domain operator.
+pub(crate) fn output_container(op_type: &str, i: usize) -> OutContainer {
+    let rules: &[OutContainer] = match op_type {
+",
+    );
+    for op in ops {
+        let rules: Vec<Option<String>> =
+            list(op.schema, "outputs").iter().map(|o| container_rule(op.schema, o)).collect();
+        if rules.iter().all(Option::is_none) {
+            continue;
+        }
+        let rules: Vec<String> =
+            rules.into_iter().map(|r| r.unwrap_or_else(|| "OutContainer::Unknown".into())).collect();
+        writeln!(out, "        \"{}\" => &[{}],", op.name, rules.join(", ")).unwrap();
+    }
+    out.push_str(
+        "        _ => return OutContainer::Unknown,
+    };
+    rules.get(i).copied().unwrap_or(OutContainer::Unknown)
 }
 ",
     );

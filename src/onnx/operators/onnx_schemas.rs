@@ -8,7 +8,7 @@
 
 #![cfg_attr(rustfmt, rustfmt::skip)]
 
-use crate::onnx::ir::DType;
+use crate::onnx::ir::{Container, DType};
 
 /// Every default-domain operator (for the operator table's tests).
 #[cfg(test)]
@@ -550,4 +550,30 @@ pub(crate) fn output_type(op_type: &str, i: usize) -> OutType {
         None if variadic => rules.last().copied().unwrap_or(OutType::Unknown),
         None => OutType::Unknown,
     }
+}
+
+/// What an output holds, where the schema's type constraint says.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum OutContainer {
+    /// What input `k` holds.
+    Input(usize),
+    Fixed(Container),
+    /// A tensor, or what the node's subgraph returns (`If`, `Loop`).
+    Unknown,
+}
+
+/// The rule for output `i` of a default-domain operator.
+pub(crate) fn output_container(op_type: &str, i: usize) -> OutContainer {
+    let rules: &[OutContainer] = match op_type {
+        "Identity" => &[OutContainer::Input(0)],
+        "Optional" => &[OutContainer::Fixed(Container::Optional)],
+        "SequenceConstruct" => &[OutContainer::Fixed(Container::Sequence)],
+        "SequenceEmpty" => &[OutContainer::Fixed(Container::Sequence)],
+        "SequenceErase" => &[OutContainer::Fixed(Container::Sequence)],
+        "SequenceInsert" => &[OutContainer::Fixed(Container::Sequence)],
+        "SequenceMap" => &[OutContainer::Fixed(Container::Sequence)],
+        "SplitToSequence" => &[OutContainer::Fixed(Container::Sequence)],
+        _ => return OutContainer::Unknown,
+    };
+    rules.get(i).copied().unwrap_or(OutContainer::Unknown)
 }

@@ -2,7 +2,7 @@
 //! operator's record says otherwise (an attribute decides: `Cast`'s `to`, `Constant`'s `value`,
 //! `LayerNormalization`'s `stash_type`).
 
-use super::onnx_schemas::{self, OutType};
+use super::onnx_schemas::{self, OutContainer, OutType};
 use crate::onnx::ir::{AttrValue, Container, DType, Node, Value};
 
 /// The element type of output `i` of `node`, where the operator and its inputs' types (`input(k)`)
@@ -21,10 +21,11 @@ pub(crate) fn output_type(node: &Node, input: &dyn Fn(usize) -> Option<DType>, i
     }
 }
 
-/// What output `i` of `node` holds (a tensor, an optional or a sequence of tensors), where the
-/// operator decides it; `input(k)` says what input `k` holds and `value(v)` what a subgraph's
-/// value holds. The schema states these as type constraints over all types; fxonnx writes
-/// containers of tensors only, from these operators.
+/// What output `i` of `node` holds (a tensor, an optional or a sequence of tensors): what the
+/// schema's type constraint allows ([`onnx_schemas::output_container`]: `Optional`'s output, the
+/// sequence operators', `Identity`'s input's), else, for an operator with a subgraph, what the
+/// subgraph's matching output holds (`If`'s branches, `Loop`'s body, as its [`super::Body`]
+/// record pairs them). `input(k)` says what input `k` holds, `value(v)` what a subgraph's value holds.
 pub(crate) fn output_container(
     node: &Node,
     input: &dyn Fn(usize) -> Container,
@@ -34,19 +35,16 @@ pub(crate) fn output_container(
     if !node.domain.is_empty() {
         return Container::Tensor;
     }
-    match node.op_type.as_str() {
-        "Optional" => Container::Optional,
-        "SequenceConstruct" | "SequenceEmpty" | "SequenceInsert" | "SequenceErase" | "SplitToSequence" => {
-            Container::Sequence
+    match onnx_schemas::output_container(&node.op_type, i) {
+        OutContainer::Fixed(c) => c,
+        OutContainer::Input(k) => input(k),
+        OutContainer::Unknown => {
+            let Some(body) = super::of(node).and_then(|op| op.body) else { return Container::Tensor };
+            let graph = node.attributes.iter().find_map(|a| match &a.value {
+                AttrValue::Graph(g) => Some(g),
+                _ => None,
+            });
+            graph.and_then(|g| g.outputs.get(i + body.skip_outputs)).map_or(Container::Tensor, |&v| value(v))
         }
-        "Identity" => input(0),
-        // A branch's result; a loop's final states are what it carries (after the trip count and
-        // condition), its scan outputs tensors.
-        "If" => match node.attr("then_branch") {
-            Some(AttrValue::Graph(g)) => g.outputs.get(i).map_or(Container::Tensor, |&v| value(v)),
-            _ => Container::Tensor,
-        },
-        "Loop" if i + 2 < node.inputs.len() => input(i + 2),
-        _ => Container::Tensor,
     }
 }
