@@ -741,6 +741,10 @@ class Converter:
         """``x is not None`` of an optional: a bool tensor."""
         return self.container_step("has", [x], self.fake(torch.empty, (), dtype=torch.bool))
 
+    op_aten_detach = None  # an op like the others (a tensor op)
+
+    # symbolic functions
+
     def op_prim_PythonOp(self, node: Any) -> Any:
         """A ``torch.autograd.Function`` the traced code applied: the symbolic function registered
         for ``prim::PythonOp``, else the Function's own ``symbolic``, else its forward as traced
