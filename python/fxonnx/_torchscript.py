@@ -705,16 +705,50 @@ class Converter:
         out = self.emit(op, (inputs, model.hex()), val=vals)
         return [self.emit(operator.getitem, (out, i), val=v) for i, v in enumerate(vals)]
 
-    def sequence_op(self, node: Any, target: Any, inputs: list) -> torch.fx.Node:
-        """``torch.stack`` or ``torch.cat`` of a list whose length is known only at run time:
-        ``ConcatFromSequence``; other ops on such a list are refused."""
+    def sequence_op(self, node: Any, target: Any, inputs: list) -> Any:
+        """An op on a list whose length is known only at run time: ``torch.stack`` or ``torch.cat``
+        of it (``ConcatFromSequence``), or ``pop``, ``insert``, an item set or ``clear``, which
+        change the sequence (``SequenceErase``, ``SequenceInsert``); other ops are refused."""
         name = target._schema.name
+        items = inputs[0]
+        if isinstance(items, SeqList) and name in ("aten::pop", "aten::insert", "aten::_set_item", "aten::clear"):
+            self.changes_list(items, node)
+            return self.change_sequence(name, items, inputs[1:], node)
         if name not in ("aten::stack", "aten::cat") or not isinstance(inputs[0], SeqList):
             raise _error(f"`{name}` of a list of tensors whose length is known only at run time", node,
                          "stack or concatenate the list first, or export with static sizes for the axes the loop "
                          "that builds it runs over")
         dim = self.static_int(inputs[1], node) if len(inputs) > 1 else 0
         return self.join_sequence(inputs[0], name == "aten::stack", dim, node)
+
+    def change_sequence(self, name: str, items: SeqList, args: list, node: Any) -> Any:
+        """``pop``, ``insert``, ``items[i] = x`` or ``clear`` of a sequence, as Python's lists do
+        them (negative positions counted from the end; the position set is in the list)."""
+        int64 = self.fake(torch.empty, (), dtype=torch.int64)
+        seq, meta = items.node, items.node.meta["val"]
+        if name == "aten::clear":
+            items.node = self.container_step("empty", [], meta, node)
+            return None
+        if name == "aten::insert":
+            position, item = self.stacked(args[0], torch.int64), self.as_item(args[1], node)
+            items.node = self.container_step("insert_at", [seq, item, position], item.meta["val"], node)
+            return None
+        position = self.stacked(args[0] if args else -1, torch.int64)
+        if name == "aten::pop":
+            item = self.container_step("at", [seq, position], meta, node)
+            items.node = self.container_step("erase", [seq, position], meta, node)
+            kind = node.output().type().kind()
+            if kind in ("IntType", "FloatType", "BoolType"):
+                return self.item(item, bool if kind == "BoolType" else float if kind == "FloatType" else int)
+            return item
+        # items[i] = x: erase at i, insert at i (a negative i counted from the end first, so that
+        # -1 stays the last place).
+        length = self.container_step("length", [seq], int64, node)
+        position = self.tensor_op(torch.ops.aten.remainder.Tensor, position, length)
+        item = self.as_item(args[1], node)
+        erased = self.container_step("erase", [seq, position], meta, node)
+        items.node = self.container_step("insert_at", [erased, item, position], item.meta["val"], node)
+        return None
 
     def join_sequence(self, items: SeqList, stack: bool, dim: int, node: Any) -> torch.fx.Node:
         """The items of a sequence stacked on a new axis ``dim`` or concatenated on ``dim``."""
@@ -1019,7 +1053,7 @@ class Converter:
         grown, lists = self.grown_lists([block], node)
         carried = [*carried, *lists]
         kinds += ["sequence"] * len(lists)
-        guess = self.fake(torch.empty, (), dtype=torch.float32)
+        guess = self.owner.guess()
 
         def meta_of(v: Any, kind: str, t: Any) -> Any:
             if kind == "number":  # a 0-d tensor in the loop, read back as a number
@@ -1175,7 +1209,7 @@ class Converter:
         # Lists of this graph a branch appends to: sequences both branches return (an empty list's
         # items typed as a first build says).
         grown, lists = self.grown_lists(blocks, node)
-        guess = self.fake(torch.empty, (), dtype=torch.float32)
+        guess = self.owner.guess()
         likes = [self.item_meta(items, fallback=guess) for items in lists]
         branches = self.branches(blocks, grown, lists, likes, node)
         learned = [next((b[1][len(b[1]) - len(grown) + k].node.meta["val"] for b in branches
@@ -1209,11 +1243,9 @@ class Converter:
                 kinds.append("number")
         kinds += ["sequence"] * len(grown)
         results_per_branch = []
-        kept: list[set] = []  # per branch: its results that are a list it leaves as it was
         for k, (sub, results) in enumerate(branches):
             other = branches[1 - k][1]
             outs = []
-            kept.append(set())
             for i, kind in enumerate(kinds):
                 r = results[i]
                 if kind == "constant":
@@ -1227,10 +1259,7 @@ class Converter:
                     outs.append(sub.optional(sub.own(r), like.meta["val"], node))
                 elif kind == "sequence":
                     like = sub.item_meta(r, other[i])
-                    seq = sub.sequence(r, like, node)
-                    if seq.op == "placeholder":
-                        kept[k].add(len(outs))
-                    outs.append(sub.own_sequence(seq))
+                    outs.append(sub.own_sequence(sub.sequence(r, like, node)))
                 elif kind == "tensor":
                     outs.append(r if _is_tensor(r) else sub.stand_in(r, other[i], node))
                 else:
@@ -1240,10 +1269,11 @@ class Converter:
             try:
                 return self.owner.join(a.meta["val"], b.meta["val"])
             except _BranchesDiffer:
-                # A list one branch leaves as it was (its items' type maybe a first guess, see
-                # `while_loop`) and the other grows: typed as the items the other adds.
-                if (j in kept[0]) != (j in kept[1]):
-                    return (b if j in kept[0] else a).meta["val"]
+                # A list whose items' type one branch has from a first guess (an empty list's, see
+                # `while_loop`) and the other from the items it adds: the other's.
+                guessed = [self.owner.guessed(x.meta["val"]) for x in (a, b)]
+                if guessed[0] != guessed[1]:
+                    return (b if guessed[0] else a).meta["val"]
                 raise
 
         vals = [joined(j, a, b) for j, (a, b) in enumerate(zip(*results_per_branch))]
@@ -2079,9 +2109,13 @@ def _is_tensor(x: Any) -> bool:
             and not _is_sequence(x))
 
 
+# The TorchScript ops that change a list in place, which a sequence can (`change_sequence`).
+_LIST_WRITES = {"aten::append", "aten::pop", "aten::insert", "aten::_set_item", "aten::clear"}
+
+
 def _grown_lists(block: Any) -> list:
-    """The TorchScript values of the lists defined outside ``block`` that it appends to, directly
-    or as the state of a loop inside it."""
+    """The TorchScript values of the lists defined outside ``block`` that it changes (appends to,
+    pops, ...), directly or as the state of a loop inside it."""
     inside: set = set()
     found: list = []
     origin: dict = {}  # a loop's state: the value it starts from
@@ -2089,7 +2123,7 @@ def _grown_lists(block: Any) -> list:
     def walk(b: Any) -> None:
         inside.update(b.inputs())
         for n in b.nodes():
-            if n.kind() == "aten::append":
+            if n.kind() in _LIST_WRITES and n.inputsAt(0).type().kind() == "ListType":
                 items = origin.get(n.inputsAt(0), n.inputsAt(0))
                 if items not in inside and items not in found:
                     found.append(items)
@@ -2330,6 +2364,8 @@ class ProgramBuilder:
         self.functional_writes = False
         # The program is a scripted one (its empty lists of tensors are outputs: empty sequences).
         self.scripted = False
+        # The stand-in types given before a first build said the real ones (`guess`).
+        self.guesses: list = []
         self.placeholders: list[torch.fx.Node] = []
         self.input_specs: list[Any] = []
         self.state_dict: dict[str, torch.Tensor] = {}
@@ -2597,6 +2633,17 @@ class ProgramBuilder:
         self.subgraph_count += 1
         self.root.add_module(name, torch.fx.GraphModule(self.root, graph))
         return name
+
+    def guess(self) -> Any:
+        """A stand-in type for the items of an empty list or a ``None`` until a first build of the
+        code that fills them says theirs (a float32 0-d tensor's meta), recorded as a guess."""
+        with self.mode:
+            meta = torch.empty((), dtype=torch.float32)
+        self.guesses.append(meta)
+        return meta
+
+    def guessed(self, meta: Any) -> bool:
+        return any(meta is g for g in self.guesses)
 
     def join(self, a: Any, b: Any) -> Any:
         """One value for two branches' results: where they differ in shape, a fresh symbol."""
@@ -3015,7 +3062,7 @@ def _container_model(step: str, dtype: Any, count: int, opset: int) -> tuple[byt
     (``Optional(x)``), ``none`` (an ``Optional`` of no value), ``has`` (``OptionalHasElement``),
     ``get`` (``OptionalGetElement``), ``same_optional`` (an ``Identity``, for a branch that returns
     one it reads). Sequences: ``empty``, ``construct`` (of ``count`` tensors), ``insert`` (at the
-    end), ``at``, ``length``, ``stack`` or ``cat`` (``ConcatFromSequence`` on axis ``count``, new or
+    end), ``insert_at`` (a position), ``erase``, ``at``, ``length``, ``stack`` or ``cat`` (``ConcatFromSequence`` on axis ``count``, new or
     not), ``same_sequence``."""
     from onnx import TensorProto, helper
     from torch.onnx._internal.exporter._core import torch_dtype_to_onnx_dtype
@@ -3035,6 +3082,8 @@ def _container_model(step: str, dtype: Any, count: int, opset: int) -> tuple[byt
         "empty": ([], op("SequenceEmpty", [], ["y"], dtype=elem), sequence),
         "construct": ([tensor] * count, op("SequenceConstruct", xs, ["y"]), sequence),
         "insert": ([sequence, tensor], op("SequenceInsert", ["x0", "x1"], ["y"]), sequence),
+        "insert_at": ([sequence, tensor, index], op("SequenceInsert", ["x0", "x1", "x2"], ["y"]), sequence),
+        "erase": ([sequence, index], op("SequenceErase", ["x0", "x1"], ["y"]), sequence),
         "at": ([sequence, index], op("SequenceAt", ["x0", "x1"], ["y"]), tensor),
         "length": ([sequence], op("SequenceLength", ["x0"], ["y"]), index),
         "stack": ([sequence], op("ConcatFromSequence", ["x0"], ["y"], axis=count, new_axis=1), tensor),

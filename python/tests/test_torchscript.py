@@ -1078,3 +1078,55 @@ def test_a_scripted_greedy_decode_runs_as_many_steps_as_the_model_is_given():
         tokens = torch.tensor([[3, steps]])
         got = session.run(None, {"tokens": tokens.numpy(), "steps": torch.tensor(steps).numpy()})[0]
         assert torch.equal(torch.as_tensor(got), model(tokens, steps)), steps
+
+
+class Undo(torch.nn.Module):
+    """A stack the data decides: pushed, popped, its top set and an item inserted at the front, in
+    loops and branches the model runs."""
+
+    def forward(self, x):
+        stack: List[Tensor] = []
+        for i in range(x.size(0)):
+            if bool(x[i].sum() > 0):
+                stack.append(x[i])
+            elif len(stack) > 0:
+                stack.pop()
+        if len(stack) > 1:
+            stack[-1] = stack[-1] * 10
+            stack.insert(0, x[0] * 0 - 1)
+        return torch.cat([torch.stack(stack, 0).sum(0), x[0]])
+
+
+class Window(torch.nn.Module):
+    """Ints pushed and popped from the front in a loop the model runs."""
+
+    def forward(self, x):
+        ids: List[int] = []
+        for i in range(x.size(0)):
+            ids.append(i)
+            if i % 3 == 2:
+                ids.pop(0)
+        ids[0] = 7
+        return torch.tensor(ids)
+
+
+@pytest.mark.parametrize("cls", [Undo, Window])
+def test_a_sequence_is_popped_inserted_into_and_set_as_a_list_is(cls):
+    import onnxruntime as ort
+
+    model = torch.jit.script(cls())
+    program = export(model, (torch.randn(5, 2),), input_names=["x"], dynamic_axes={"x": {0: "n"}})
+    assert 'op_type: "SequenceErase"' in str(program.model_proto)  # in the Loop's body or an If's branch
+    session = ort.InferenceSession(program.model_proto.SerializeToString())
+    checked = 0
+    for seed in range(8):
+        torch.manual_seed(seed)
+        x = torch.randn(3 + seed, 2)
+        try:
+            want = model(x)
+        except RuntimeError:
+            continue  # eager stacks an empty list: no value to compare
+        got = session.run(None, {"x": x.numpy()})[0]
+        torch.testing.assert_close(torch.as_tensor(got).to(want.dtype), want)
+        checked += 1
+    assert checked >= 3
