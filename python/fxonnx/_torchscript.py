@@ -324,7 +324,7 @@ class Converter:
             if found is None:
                 found = self.graph.placeholder(f"{value.name}_captured")
                 found.meta["val"] = self.without_hints(value.meta["val"]) if self.unhinted else value.meta["val"]
-                for marker in (_OPTIONAL, _SEQUENCE):
+                for marker in _MARKERS.values():
                     if value.meta.get(marker):
                         found.meta[marker] = True
                 self.captured[value] = found
@@ -738,8 +738,8 @@ class Converter:
             item = self.container_step("at", [seq, position], meta, node)
             items.node = self.container_step("erase", [seq, position], meta, node)
             kind = node.output().type().kind()
-            if kind in ("IntType", "FloatType", "BoolType"):
-                return self.item(item, bool if kind == "BoolType" else float if kind == "FloatType" else int)
+            if kind in _TS_NUMBERS:
+                return self.item(item, _TS_NUMBERS[kind])
             return item
         # items[i] = x: erase at i, insert at i (a negative i counted from the end first, so that
         # -1 stays the last place).
@@ -861,8 +861,8 @@ class Converter:
             position = self.stacked(index, torch.int64)
             item = self.container_step("at", [self.capture(items.node), position], items.node.meta["val"], node)
             kind = node.output().type().kind()
-            if kind in ("IntType", "FloatType", "BoolType"):
-                return self.item(item, bool if kind == "BoolType" else float if kind == "FloatType" else int)
+            if kind in _TS_NUMBERS:
+                return self.item(item, _TS_NUMBERS[kind])
             return item
         if isinstance(index, torch.fx.Node) and self.alike_tensors(items):
             # Tensors of one shape, an index known at run time: the stack's row (negative ones
@@ -1042,7 +1042,7 @@ class Converter:
                 arity.append(None)
         carried = flat
         kinds = ["optional" if t.kind() == "OptionalType" else "sequence" if _listed(t) else "number"
-                 if t.kind() in ("IntType", "FloatType", "BoolType") else "tensor" for t in types]
+                 if t.kind() in _TS_NUMBERS else "tensor" for t in types]
         for v, kind in zip(carried, kinds):
             if not (_is_tensor(v) or (kind == "optional" and (v is None or _is_optional(v)))
                     or (kind == "sequence" and isinstance(v, (list, SeqList)))
@@ -1297,7 +1297,7 @@ class Converter:
                 results.append(SeqList(item))
             else:
                 t = outputs_ts[i].type().kind()
-                results.append(self.item(next(items), bool if t == "BoolType" else float if t == "FloatType" else int))
+                results.append(self.item(next(items), _TS_NUMBERS.get(t, int)))
         self.regrow(lists, results[len(outputs_ts):])
         results = results[:len(outputs_ts)]
         return results[0] if len(results) == 1 else results
@@ -2198,6 +2198,8 @@ def _is_optional(x: Any) -> bool:
 _OPTIONAL = "fxonnx_optional"
 # The marker of a loop's or an if's value of that kind.
 _MARKERS = {"optional": _OPTIONAL, "sequence": _SEQUENCE}
+# The Python type of each TorchScript number type.
+_TS_NUMBERS = {"IntType": int, "FloatType": float, "BoolType": bool}
 
 
 class SeqList:
