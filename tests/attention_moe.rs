@@ -96,18 +96,21 @@ fn attention_at_opset_23_is_one_node_per_call() {
 #[test]
 fn decoders_at_opset_23_read_their_cache_and_rotate_in_one_node() {
     let tmp = tempfile::tempdir().expect("tempdir");
-    // (fixture, Attention nodes with a cache, RotaryEmbedding nodes)
-    for (name, cached, rotary) in [
-        ("hf_cache_llama", 2, 4),
-        ("decoder_llama", 2, 4),
-        ("decoder_mistral", 2, 4),
-        ("decoder_qwen2", 2, 4),
+    // (fixture, Attention nodes with a cache, RotaryEmbedding nodes, Attention nodes reading the
+    // (batch, sequence, heads x head size) values: self-attention whose positions are per sequence,
+    // as ONNX Runtime GenAI feeds them, or that is not rotated; the other decoders' positions are
+    // shared by the batch, which the 4-D rotation takes, and cross-attention reads a 4-D cache)
+    for (name, cached, rotary, merged) in [
+        ("hf_cache_llama", 2, 4, 2),
+        ("decoder_llama", 2, 4, 0),
+        ("decoder_mistral", 2, 4, 0),
+        ("decoder_qwen2", 2, 4, 0),
         // 16 rotations reading one Cos and one Sin: more than one e-graph window holds (issue 40:
         // 3 were left as seven-node chains).
-        ("decoder_deep_llama", 8, 16),
+        ("decoder_deep_llama", 8, 16, 0),
         // Self-attention reads its cache; cross-attention has none. No rotary embedding.
-        ("hf_cache_bart", 2, 0),
-        ("model_qwen3_moe", 0, 2),
+        ("hf_cache_bart", 2, 0, 2),
+        ("model_qwen3_moe", 0, 2, 0),
     ] {
         let out = tmp.path().join(format!("{name}.onnx"));
         let model = export(name, Some(23), &out);
@@ -118,6 +121,13 @@ fn decoders_at_opset_23_read_their_cache_and_rotate_in_one_node() {
             assert_eq!(n.output.len(), 3, "{name}: {n:?}");
         }
         assert_eq!(count(&model, "RotaryEmbedding"), rotary, "{name}");
+        let three_d = |n: &fxonnx::internals::proto::NodeProto| n.attribute.iter().any(|a| a.name == "q_num_heads");
+        let merged_heads = graph.node.iter().filter(|n| n.op_type == "Attention" && three_d(n)).count();
+        assert_eq!(merged_heads, merged, "{name}: Attention nodes reading merged heads");
+        if merged > 0 && merged == cached && rotary > 0 {
+            // Nothing moves the heads in or out, nothing reshapes to heads and back.
+            assert_eq!((count(&model, "Transpose"), count(&model, "Reshape")), (0, 0), "{name}");
+        }
         if cached > 0 {
             // The decoders' caches are graph outputs, written by Attention alone.
             let concat_of_cache = graph

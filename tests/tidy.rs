@@ -785,6 +785,11 @@ const OPERATOR_NAMES_ALLOWED: &[(&str, Option<&[&str]>, &str)] = &[
     ("src/onnx/ir/mod.rs", Some(&["Identity"]), "`Node::identity`, which splices and outputs use"),
     ("src/optimize/gemm.rs", Some(&["Gemm", "Transpose"]), "the pass's own pattern: a Transpose feeding a Gemm"),
     (
+        "src/optimize/heads.rs",
+        Some(&["Attention", "Reshape", "RotaryEmbedding", "Transpose"]),
+        "the pass's own pattern: Transposes to heads-first and back around an Attention and its rotations",
+    ),
+    (
         "src/optimize/quantize.rs",
         Some(&["MatMul", "Gemm", "Split", "Transpose"]),
         "the pass's own patterns, a MatMul or Gemm by a constant weight (or a Transpose of one), and the Split of \

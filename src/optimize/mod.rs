@@ -2,8 +2,9 @@
 //! results. It runs as a sequence of passes, each recorded in [`OptimizeStats`] for the report.
 //!
 //! Order: cheap linear passes (each one sweep over the graph, hash maps keyed by value) iterated
-//! until nothing changes, then the e-graph rewriter on windows of the graph, then the linear passes
-//! again to clean up what the rewrites exposed. Every pass is exact: it removes or rewrites a node
+//! until nothing changes, then the e-graph rewriter on windows of the graph, then (opset 23) the
+//! attention over merged heads (`heads`), then the linear passes again to clean up what the
+//! rewrites exposed. Every pass is exact: it removes or rewrites a node
 //! only when the result is provably the same (element type, shape including symbolic dims, values).
 //! The one lossy transform, weight quantization for ONNX Runtime (`quantize`), runs only when asked.
 
@@ -21,6 +22,7 @@ pub(crate) mod edit;
 pub mod egraph;
 pub(crate) mod fold;
 pub(crate) mod gemm;
+pub(crate) mod heads;
 pub(crate) mod noop;
 pub(crate) mod quantize;
 /// The property test's graph generator: test machinery, not in the shipped library.
@@ -325,7 +327,9 @@ pub fn optimize_for(model: &mut Model, target: Target) -> OptimizeStats {
         runs: 1,
         elapsed: start_rewrite.elapsed(),
     });
-    if rewrites > 0 {
+    // Opset 23's 3-D attention, on the Attention and RotaryEmbedding nodes the e-graph made.
+    let moved = if opset >= 23 { stats.run("attention heads", model, heads::run) } else { 0 };
+    if rewrites > 0 || moved > 0 {
         linear_passes(model, &mut stats);
     }
     stats.nodes_after = model.graph.nodes.len();

@@ -27,7 +27,13 @@ pub fn print(m: &crate::onnx::ir::Model, stats: &OptimizeStats) -> String {
 /// `input` optimized as an export does, compared with `expected`.
 #[track_caller]
 pub fn check_optimized(input: &str, expected: &str) {
-    let (mut m, _) = parse(20, input);
+    check_optimized_at(20, input, expected)
+}
+
+/// [`check_optimized`] at `opset`.
+#[track_caller]
+pub fn check_optimized_at(opset: i64, input: &str, expected: &str) {
+    let (mut m, _) = parse(opset, input);
     let stats = optimize(&mut m);
     compare(&print(&m, &stats), expected);
 }

@@ -3,7 +3,7 @@
 //! cannot show: large and lazily computed weights, the evaluator, subgraphs, bytes. Numerics of whole
 //! models are checked against ONNX Runtime by `tests/optimizer.rs`.
 
-use super::testing::{check_linear, check_optimized};
+use super::testing::{check_linear, check_optimized, check_optimized_at};
 use super::*;
 use crate::onnx::builder::Builder;
 use crate::onnx::ir::{AttrValue, DType, Dim, Graph, Model, TensorData, Value};
@@ -848,4 +848,64 @@ fn optimizing_is_deterministic_and_idempotent() {
     let again = optimize(&mut m1);
     assert_eq!(again.nodes_before, again.nodes_after);
     assert_eq!(ops(&m1), ["Relu", "Add"]);
+}
+
+/// A decode step's attention as the e-graph leaves it (`attention-kv`, `rotary-embedding`): the
+/// query, key and value reshaped to heads and moved heads-first, the query and key rotated, the
+/// result moved back and its heads merged.
+const HEADS_FIRST: &str = r#"(float[B,S,32] xq, float[B,S,16] xk, float[B,S,16] xv, float[B,S,4] cos, float[B,S,4] sin,
+                              float[B,2,P,8] pk, float[B,2,P,8] pv)
+    => (float[B,S,32] y, float[B,2,T,8] ck, float[B,2,T,8] cv)
+    <int64[4] hq = {0, 0, 4, 8}, int64[4] hk = {0, 0, 2, 8}, int64[3] m = {0, 0, 32}>
+    { q4 = Reshape (xq, hq)                        # float[B,S,4,8]
+      k4 = Reshape (xk, hk)                        # float[B,S,2,8]
+      v4 = Reshape (xv, hk)                        # float[B,S,2,8]
+      qt = Transpose <perm = [0, 2, 1, 3]> (q4)    # float[B,4,S,8]
+      kt = Transpose <perm = [0, 2, 1, 3]> (k4)    # float[B,2,S,8]
+      vt = Transpose <perm = [0, 2, 1, 3]> (v4)    # float[B,2,S,8]
+      qr = RotaryEmbedding (qt, cos, sin)          # float[B,4,S,8]
+      kr = RotaryEmbedding (kt, cos, sin)          # float[B,2,S,8]
+      a, ck, cv = Attention <scale = 0.25> (qr, kr, vt, , pk, pv)  # float[B,4,S,8]
+      o = Transpose <perm = [0, 2, 1, 3]> (a)      # float[B,S,4,8]
+      y = Reshape (o, m)                           # float[B,S,32] }"#;
+
+/// At opset 23 the attention and the rotations read the (batch, sequence, heads x head size)
+/// values themselves: no Transpose, no Reshape to heads and back.
+#[test]
+fn attention_reads_merged_heads_at_opset_23() {
+    check_optimized_at(
+        23,
+        HEADS_FIRST,
+        r#"(float[B,S,32] xq, float[B,S,16] xk, float[B,S,16] xv, float[B,S,4] cos, float[B,S,4] sin,
+            float[B,2,P,8] pk, float[B,2,P,8] pv)
+              => (float[B,S,32] y, float[B,2,T,8] ck, float[B,2,T,8] cv)
+           {
+             qr = RotaryEmbedding <num_heads = 4> (xq, cos, sin)
+             kr = RotaryEmbedding <num_heads = 2> (xk, cos, sin)
+             y, ck, cv = Attention <scale = 0.25, q_num_heads = 4, kv_num_heads = 2> (qr, kr, xv, , pk, pv)
+           }
+           # fired: heads: attention over merged heads, noop: Reshape to the same shape x3"#,
+    );
+}
+
+/// Where a moved value has another reader, or the result is read heads-first, the attention stays
+/// 4-D (the Transposes would stay for the other readers: nothing gained).
+#[test]
+fn attention_stays_heads_first_where_other_nodes_read_the_moved_values() {
+    for (from, to) in [
+        (
+            "y = Reshape (o, m)                           # float[B,S,32] }",
+            "y = Reshape (o, m)  # float[B,S,32]\n z = Relu (qt) }",
+        ),
+        (
+            "y = Reshape (o, m)                           # float[B,S,32] }",
+            "y = Reshape (o, m)  # float[B,S,32]\n z = Relu (a) }",
+        ),
+    ] {
+        let input = HEADS_FIRST.replace(from, to).replace("float[B,2,T,8] cv)", "float[B,2,T,8] cv, float[B,4,S,8] z)");
+        let (mut m, _) = super::testing::parse(23, &input);
+        optimize(&mut m);
+        assert!(ops(&m).contains(&"Transpose"), "{:?}", ops(&m));
+        assert!(m.graph.nodes.iter().all(|n| n.attr("q_num_heads").is_none()), "{:?}", ops(&m));
+    }
 }
