@@ -984,6 +984,45 @@ fn attention_reads_its_cache_and_grouped_heads_itself() {
     assert!(ops(&m).contains(&"Expand"), "tiled heads were read as groups: {:?}", ops(&m));
 }
 
+/// transformers' padding mask, `attention_mask[batch_idx, kv_idx]` with both counts from 0 laid
+/// on two axes and broadcast against each other (Add of a product with zero).
+const INDEX_GRID: &str = r#"(bool[B,T] x, float[B,N] k) => (bool[B,1,1,N] y)
+    <int64[1] zero = {0}, int64 s = {0}, int64 d = {1}, int64[3] ua = {1, 2, 3}, int64[3] ub = {0, 1, 2},
+     int64 z = {0}, int64[1] last = {-1}>
+    { sb = Shape <start = 0, end = 1> (x)   # int64[1]
+      b = Squeeze (sb, zero)                 # int64
+      sn = Shape <start = 1, end = 2> (k)   # int64[1]
+      n = Squeeze (sn, zero)                 # int64
+      r0 = Range (s, b, d)                   # int64[B]
+      r1 = Range (s, n, d)                   # int64[N]
+      u0 = Unsqueeze (r0, ua)                # int64[B,1,1,1]
+      u1 = Unsqueeze (r1, ub)                # int64[1,1,1,N]
+      m1 = Mul (u1, z)                       # int64[1,1,1,N]
+      m0 = Mul (u0, z)                       # int64[B,1,1,1]
+      g0 = Add (u0, m1)                      # int64[B,1,1,N]
+      g1 = Add (u1, m0)                      # int64[B,1,1,N]
+      e0 = Unsqueeze (g0, last)              # int64[B,1,1,N,1]
+      e1 = Unsqueeze (g1, last)              # int64[B,1,1,N,1]
+      idx = Concat <axis = -1> (e0, e1)      # int64[B,1,1,N,2]
+      y = GatherND (x, idx)                  # bool[B,1,1,N] }"#;
+
+/// Counts in the other order (columns on the earlier axis) would need a transpose: left alone.
+#[test]
+fn index_grid_keeps_columns_before_rows() {
+    let swapped = INDEX_GRID
+        .replace("int64[3] ua = {1, 2, 3}, int64[3] ub = {0, 1, 2}", "int64[3] ua = {0, 1, 2}, int64[3] ub = {0, 1, 3}")
+        .replace("u0 = Unsqueeze (r0, ua)                # int64[B,1,1,1]", "u0 = Unsqueeze (r0, ua)  # int64[1,1,1,B]")
+        .replace(
+            "u1 = Unsqueeze (r1, ub)                # int64[1,1,1,N]",
+            "u1 = Unsqueeze (r1, ub)  # int64[1,1,N,1]",
+        );
+    let (mut m, _) = parse(23, &swapped);
+    let mut stats = OptimizeStats::default();
+    rewrite(&mut m, 23, Target::Onnx, &mut stats);
+    assert!(ops(&m).contains(&"GatherND"), "{:?}", ops(&m));
+    assert!(stats.rules_rejected.contains_key("index-grid: columns before rows"), "{:?}", stats.rules_rejected);
+}
+
 /// transformers' `apply_rotary_pos_emb` on (batch, heads, sequence, 8): halves rotated.
 const ROTARY: &str = r#"(float[N,2,S,8] x, float[N,S,4] f) => (float[N,2,S,8] y)
     <int64[1] one = {1}, int64[1] zero = {0}, int64[1] half = {4}, int64[1] end = {9223372036854775807},
@@ -1519,6 +1558,19 @@ fn examples() -> Vec<Example> {
                   => (float[2,4,3,8] y, float[2,2,8,8] ck, float[2,2,8,8] cv)
                { y, ck, cv = Attention <scale = 0.25> (q, k, v, mask, pk, pv) }
                # fired: attention-kv x2"#,
+        ),
+        ex(
+            "index-grid",
+            23,
+            INDEX_GRID,
+            r#"(bool[B,T] x, float[B,N] k) => (bool[B,1,1,N] y)
+               <int64[1] zero = {0}, int64[1] _0 = {0}, int64[1] _1 = {1}, int64[2] _2 = {1, 2}>
+               { sn = Shape <start = 1, end = 2> (k)
+                 n = Squeeze (sn, zero)
+                 _3 = Unsqueeze (n, _0)
+                 _4 = Slice (x, _0, _3, _1)
+                 y = Unsqueeze (_4, _2) }
+               # fired: index-grid"#,
         ),
         ex(
             "rotary-embedding",

@@ -40,6 +40,7 @@ pub static RULES: &[Rule] = &[
     ATTENTION,
     ATTENTION_KV,
     ROTARY_EMBEDDING,
+    INDEX_GRID,
 ];
 // --- chains and shapes ---
 
@@ -1018,4 +1019,80 @@ fn rotary_embedding(c: &mut Ctx, b: &Bind) -> Result<Id, Skip> {
     let per_head = tensor(DType::Int64, vec![4], &[-1.0, heads as f64, 0.0, d as f64])?;
     let per_head = c.add_const(per_head);
     Ok(c.add_like_matched("Reshape", &[turned, per_head], vec![]))
+}
+
+/// A 2-D tensor indexed by two counts broadcast against each other (`x[rows[:, None], cols]` with
+/// `rows = arange(m)` and `cols = arange(n)` placed on two axes: transformers' padding mask reads
+/// `attention_mask[batch_idx, kv_idx]` so) is its top-left m x n block laid out on those axes: a
+/// `Slice` and an `Unsqueeze` in place of the index grid's ten nodes (two Ranges, their broadcast
+/// by Add and Mul by zero, Unsqueezes, a Concat) and the `GatherND`. A count past `x`'s size is an
+/// index out of range, where the program fails; the slice stops at the end instead (its block is
+/// then smaller than the program's result, which its readers see by shape).
+pub const INDEX_GRID: Rule = Rule {
+    name: "index-grid",
+    min_opset: 13,
+    patterns: &["(GatherND:g ?x (Concat:c \
+                   (Unsqueeze (Add (Unsqueeze (Range #s0 ?n0 #d0) #ua) (Mul (Unsqueeze (Range #s1 ?n1 #d1) #ub) #z0)) #u0) \
+                   (Unsqueeze (Add (Unsqueeze (Range #s1 ?n1 #d1) #ub) (Mul (Unsqueeze (Range #s0 ?n0 #d0) #ua) #z1)) #u1)))"],
+    precheck: None,
+    apply: index_grid,
+};
+
+fn index_grid(c: &mut Ctx, b: &Bind) -> Result<Id, Skip> {
+    let x = b.get("x");
+    let xs = c.shape(x).ok_or("unknown shape")?.to_vec();
+    check(xs.len() == 2, "not a 2-D tensor")?;
+    check(get_int(&c.attrs(b.get("g")), "batch_dims").unwrap_or(0) == 0, "batch dims")?;
+    for zero in ["z0", "z1"] {
+        check(c.scalar(b.get(zero)) == Some(0.0), "not a broadcast by a product with zero")?;
+    }
+    for (start, step) in [("s0", "d0"), ("s1", "d1")] {
+        check(c.scalar(b.get(start)) == Some(0.0) && c.scalar(b.get(step)) == Some(1.0), "not a count from 0")?;
+    }
+    // The counts, each unsqueezed onto the grid's axes.
+    let mut counts = [None, None];
+    for (i, (s, n, d, u)) in [("s0", "n0", "d0", "ua"), ("s1", "n1", "d1", "ub")].into_iter().enumerate() {
+        let range = c.find_op("Range", &[b.get(s), b.get(n), b.get(d)], vec![]).ok_or("chain not found")?;
+        counts[i] = Some(c.find_op("Unsqueeze", &[range, b.get(u)], vec![]).ok_or("chain not found")?);
+    }
+    let [Some(r0), Some(r1)] = counts else { return Err("chain not found") };
+    let rank = c.rank(r0).ok_or("unknown shape")?;
+    check(c.rank(r1) == Some(rank), "counts of different ranks")?;
+    // The grid's coordinates are its last axis, one per axis of `x`.
+    let last = |c: &Ctx, axes: Id| matches!(c.ints(axes).as_deref(), Some([-1]));
+    check(last(c, b.get("u0")) && last(c, b.get("u1")), "coordinates not on a new last axis")?;
+    check(matches!(get_int(&c.attrs(b.get("c")), "axis"), Some(-1)), "coordinates not joined on the last axis")?;
+    // Each count lies along one axis of the grid, the row count before the column count.
+    let along = |c: &Ctx, v: Id| -> Option<usize> {
+        let s = c.shape(v)?;
+        let axes: Vec<usize> = (0..s.len()).filter(|&i| s[i] != Dim::Fixed(1)).collect();
+        (s.len() == rank && axes.len() <= 1).then(|| axes.first().copied().unwrap_or(0))
+    };
+    let (a0, a1) =
+        (along(c, r0).ok_or("a count not along one axis")?, along(c, r1).ok_or("a count not along one axis")?);
+    check(a0 < a1, "columns before rows")?;
+    let dims = |c: &Ctx, v: Id, a: usize| c.shape(v).map(|s| s[a].clone());
+    let (m, n) = (dims(c, r0, a0).ok_or("unknown shape")?, dims(c, r1, a1).ok_or("unknown shape")?);
+    let dtype = c.dtype(x);
+    // The block: each axis sliced to its count where the count is not provably the size.
+    let mut block = x;
+    let mut block_shape = xs.clone();
+    for (axis, count, limit) in [(0usize, &m, "n0"), (1, &n, "n1")] {
+        if *count == xs[axis] {
+            continue;
+        }
+        // The slice's start and the count's axis as a 1-D end.
+        let zero = tensor(DType::Int64, vec![1], &[0.0])?;
+        let zero = c.add_const(zero);
+        let end = c.add_op("Unsqueeze", &[b.get(limit), zero], vec![], Some(DType::Int64), Some(vec![Dim::Fixed(1)]));
+        let axes = tensor(DType::Int64, vec![1], &[axis as f64])?;
+        let axes = c.add_const(axes);
+        block_shape[axis] = count.clone();
+        block = c.add_op("Slice", &[block, zero, end, axes], vec![], dtype, Some(block_shape.clone()));
+    }
+    let spread: Vec<f64> = (0..rank).filter(|&i| i != a0 && i != a1).map(|i| i as f64).collect();
+    let spread = tensor(DType::Int64, vec![spread.len() as i64], &spread)?;
+    let spread = c.add_const(spread);
+    check(c.shape(c.matched).is_some_and(|s| s.len() == rank && s[a0] == m && s[a1] == n), "not the block's shape")?;
+    Ok(c.add_like_matched("Unsqueeze", &[block, spread], vec![]))
 }
