@@ -524,7 +524,7 @@ fn stages(
     drop(program);
     drop(loaded);
     record.warnings = warnings.clone();
-    let stats = record.stage_part(Stage::Optimize, || {
+    let mut stats = record.stage_part(Stage::Optimize, || {
         Ok::<_, Error>(if options.optimize {
             crate::optimize::optimize_for(&mut model, options.target)
         } else {
@@ -550,6 +550,14 @@ fn stages(
             ),
         });
         record.warnings = warnings.clone();
+    }
+    if options.weight_quantization.is_none() && options.optimize && options.target.is_onnxruntime() {
+        // The products of one input as one MatMul, as the quantization packs them (measured:
+        // reports/deploy.md, `pack-products`).
+        let packed = crate::optimize::quantize::pack_products(&mut model);
+        if packed > 0 {
+            stats.rules_fired.insert("pack-products: MatMuls of one input".into(), packed);
+        }
     }
     record.optimize = Some(stats);
     // The stage ends with the checks (one progress event for it): the recorded types and shapes,

@@ -12,6 +12,10 @@
 //! ask for int8 arithmetic on the activations (`accuracy_level` 4), as ONNX Runtime GenAI's model
 //! builder does: its MatMulNBits kernels are the fast ones (`reports/deploy.md`). Lossy by design:
 //! the export report and `benches/weight_quantization.py` give the error against eager.
+//!
+//! Products of one input are packed into one product and a `Split`: quantized, every group
+//! ([`quantize_weights`]); in float32 under the ONNX Runtime targets, groups of three or more
+//! ([`pack_products`]).
 
 use super::edit::input;
 use crate::onnx::ir::{AttrValue, Attribute, DType, Dim, Model, Node, TensorData, Value, ValueInfo};
@@ -163,48 +167,132 @@ pub(crate) fn quantize_weights(model: &mut Model, q: WeightQuantization, accurac
         }
         // The packed product, its last axis split into the members' results.
         let outputs: Vec<Value> = group.iter().map(|&j| model.graph.nodes[found[j].0].outputs[0]).collect();
-        let whole = model.values[outputs[0].index()].clone();
-        let shape = whole.shape.map(|mut s| {
-            if let Some(last) = s.last_mut() {
-                *last = Dim::Fixed(n as i64);
-            }
-            s
-        });
-        let result = Value(model.values.len() as u32);
-        model.values.push(ValueInfo { dtype: Some(DType::Float), shape, ..Default::default() });
-        let split_sizes = add_constant(model, TensorData::from_i64s(vec![sizes.len() as i64], &sizes));
-        product.outputs = vec![result];
-        let split = Node {
-            op_type: "Split".into(),
-            domain: String::new(),
-            name: String::new(),
-            inputs: vec![Some(result), Some(split_sizes)],
-            outputs,
-            attributes: vec![Attribute { name: "axis".into(), value: AttrValue::Int(-1) }],
-            metadata: product.metadata.clone(),
-        };
+        let split = split_product(model, &mut product, outputs, &sizes);
         replace.insert(*first, vec![product, split]);
         for &j in &group[1..] {
             replace.insert(found[j].0, Vec::new());
         }
     }
     if done.weights > 0 {
-        // The packed product stands where its first member stood: every member's readers come
-        // after their own member, so after it.
-        let nodes = std::mem::take(&mut model.graph.nodes);
-        for (i, node) in nodes.into_iter().enumerate() {
-            match replace.remove(&i) {
-                Some(new) => model.graph.nodes.extend(new),
-                None => model.graph.nodes.push(node),
-            }
-        }
+        splice(model, replace);
         if !model.opset_imports.iter().any(|(d, _)| d == contrib::DOMAIN) {
             model.opset_imports.push((contrib::DOMAIN.into(), contrib::VERSION));
         }
-        // The float weights no longer read.
-        crate::onnx::dce::eliminate_dead_code(&mut model.graph);
     }
     done
+}
+
+/// Under the ONNX Runtime targets, without quantization: three or more products of one float32
+/// activation by float32 weights `[K, N]` of the same K (`MatMul`, no bias: a layer's query, key
+/// and value projections) become one `MatMul` of the weights side by side along N and a `Split` of
+/// its result, as [`quantize_weights`] packs them: one kernel call instead of three, for the small
+/// key and value products mostly call. Two products (gate and up, each as large as the other)
+/// measured no faster packed, and are left. The packed weight is a new tensor (the members' rows
+/// one after the other); the members' weights are no longer read. Returns the products packed.
+/// Measured: `reports/deploy.md`, `pack-products`.
+pub(crate) fn pack_products(model: &mut Model) -> usize {
+    // `Split` takes its sizes as an input from opset 13 on.
+    if !model.opset_imports.iter().any(|(d, v)| d.is_empty() && *v >= 13) {
+        return 0;
+    }
+    let none = std::collections::HashMap::new();
+    let found: Vec<(usize, Eligible)> = (0..model.graph.nodes.len())
+        .filter_map(|i| eligible(model, &model.graph.nodes[i], &none).map(|e| (i, e)))
+        .filter(|(i, e)| model.graph.nodes[*i].op_type == "MatMul" && !e.transposed && e.bias.is_none())
+        .collect();
+    let mut groups: Vec<Vec<usize>> = Vec::new();
+    let mut by_input: std::collections::HashMap<(u32, usize), usize> = std::collections::HashMap::new();
+    for (j, (_, e)) in found.iter().enumerate() {
+        match by_input.get(&(e.a.0, e.k)) {
+            Some(&g) => groups[g].push(j),
+            None => {
+                by_input.insert((e.a.0, e.k), groups.len());
+                groups.push(vec![j]);
+            }
+        }
+    }
+    let mut packed_products = 0;
+    let mut replace: std::collections::HashMap<usize, Vec<Node>> = std::collections::HashMap::new();
+    for group in groups.into_iter().filter(|g| g.len() >= 3) {
+        let k = found[group[0]].1.k;
+        let sizes: Vec<i64> = group.iter().map(|&j| found[j].1.n as i64).collect();
+        let n = sizes.iter().sum::<i64>() as usize;
+        // Row by row, each member's row of N_i floats after the previous member's.
+        let mut packed = Vec::with_capacity(k * n * 4);
+        let members: Vec<&[u8]> =
+            group
+                .iter()
+                .map(|&j| {
+                    &model.values[found[j].1.w.index()]
+                        .constant
+                        .as_deref()
+                        .expect("an eligible weight is a constant")
+                        .raw[..]
+                })
+                .collect();
+        for row in 0..k {
+            for (m, &j) in members.iter().zip(&group) {
+                let width = found[j].1.n * 4;
+                packed.extend_from_slice(&m[row * width..(row + 1) * width]);
+            }
+        }
+        let packed = TensorData { dtype: DType::Float, dims: vec![k as i64, n as i64], raw: packed.into() };
+        let packed = add_constant(model, packed);
+        let (first, e) = &found[group[0]];
+        let node = &model.graph.nodes[*first];
+        let mut product = Node { inputs: vec![Some(e.a), Some(packed)], ..node.clone() };
+        let outputs: Vec<Value> = group.iter().map(|&j| model.graph.nodes[found[j].0].outputs[0]).collect();
+        let split = split_product(model, &mut product, outputs, &sizes);
+        replace.insert(*first, vec![product, split]);
+        for &j in &group[1..] {
+            replace.insert(found[j].0, Vec::new());
+        }
+        packed_products += group.len();
+    }
+    if packed_products > 0 {
+        splice(model, replace);
+    }
+    packed_products
+}
+
+/// `product`'s result (the members' `outputs` side by side on the last axis, of `sizes`) made a new
+/// value, and the `Split` that gives the members' results from it.
+fn split_product(model: &mut Model, product: &mut Node, outputs: Vec<Value>, sizes: &[i64]) -> Node {
+    let whole = model.values[outputs[0].index()].clone();
+    let n: i64 = sizes.iter().sum();
+    let shape = whole.shape.map(|mut s| {
+        if let Some(last) = s.last_mut() {
+            *last = Dim::Fixed(n);
+        }
+        s
+    });
+    let result = Value(model.values.len() as u32);
+    model.values.push(ValueInfo { dtype: Some(DType::Float), shape, ..Default::default() });
+    let split_sizes = add_constant(model, TensorData::from_i64s(vec![sizes.len() as i64], sizes));
+    product.outputs = vec![result];
+    Node {
+        op_type: "Split".into(),
+        domain: String::new(),
+        name: String::new(),
+        inputs: vec![Some(result), Some(split_sizes)],
+        outputs,
+        attributes: vec![Attribute { name: "axis".into(), value: AttrValue::Int(-1) }],
+        metadata: product.metadata.clone(),
+    }
+}
+
+/// Each node index of `replace` replaced by its nodes (none: a packed member after the first). The
+/// packed product stands where its first member stood: every member's readers come after their own
+/// member, so after it. The weights no longer read go.
+fn splice(model: &mut Model, mut replace: std::collections::HashMap<usize, Vec<Node>>) {
+    let nodes = std::mem::take(&mut model.graph.nodes);
+    for (i, node) in nodes.into_iter().enumerate() {
+        match replace.remove(&i) {
+            Some(new) => model.graph.nodes.extend(new),
+            None => model.graph.nodes.push(node),
+        }
+    }
+    crate::onnx::dce::eliminate_dead_code(&mut model.graph);
 }
 
 /// A product `MatMulNBits` can compute: activation `a` by the constant weight `w` (`[K, N]`, or
@@ -428,6 +516,50 @@ mod tests {
     /// Products of one input by weights of one K become one `MatMulNBits` of the weights side by
     /// side and a `Split` into the products, where the first stood; a product of another input
     /// stays on its own, reading the split.
+    /// Without quantization (the ONNX Runtime targets), the three products of one input are one
+    /// MatMul of their weights side by side, row by row, and a Split; two products stay apart.
+    #[test]
+    fn float_products_of_one_input_are_packed_into_one() {
+        let weight = |name: &str, k: usize, n: usize, seed: usize| {
+            let values: Vec<String> = (0..k * n).map(|i| format!("{}", (i * 3 + seed * 100) as f64)).collect();
+            format!("float[{k},{n}] {name} = {{{}}}", values.join(", "))
+        };
+        let text = format!(
+            "(float[N,16] x) => (float[N,16] o, float[N,16] v, float[N,16] u) <{}, {}, {}, {}, {}, {}> {{ \
+             q = MatMul(x, wq) # float[N,16] k = MatMul(x, wk) # float[N,16] v = MatMul(x, wv) # float[N,16] \
+             qk = Add(q, k) # float[N,16] o = MatMul(qk, wo) # float[N,16] g = MatMul(o, wg) # float[N,16] \
+             h = MatMul(o, wh) # float[N,16] u = Mul(g, h) # float[N,16] }}",
+            weight("wq", 16, 16, 1),
+            weight("wk", 16, 16, 2),
+            weight("wv", 16, 16, 3),
+            weight("wo", 16, 16, 4),
+            weight("wg", 16, 16, 5),
+            weight("wh", 16, 16, 6),
+        );
+        let (mut model, names) = crate::onnx::testing::parse(18, &text);
+        let rows = |name: &str| -> Vec<Vec<u8>> {
+            let t = model.values[names[name].index()].constant.as_deref().unwrap();
+            t.raw.chunks_exact(t.dims[1] as usize * 4).map(<[u8]>::to_vec).collect()
+        };
+        let (wq, wk, wv) = (rows("wq"), rows("wk"), rows("wv"));
+        assert_eq!(pack_products(&mut model), 3);
+        let ops: Vec<&str> = model.graph.nodes.iter().map(|n| n.op_type.as_str()).collect();
+        assert_eq!(ops, ["MatMul", "Split", "Add", "MatMul", "MatMul", "MatMul", "Mul"]);
+        let (packed, split) = (&model.graph.nodes[0], &model.graph.nodes[1]);
+        assert_eq!(packed.inputs[0], Some(names["x"]));
+        let constant = |v: Option<Value>| model.values[v.unwrap().index()].constant.as_deref().unwrap().clone();
+        let w = constant(packed.inputs[1]);
+        assert_eq!(w.dims, [16, 48]);
+        let expected: Vec<u8> = (0..16).flat_map(|r| [&wq[r], &wk[r], &wv[r]].into_iter().flatten().copied()).collect();
+        assert_eq!(&w.raw[..], &expected[..]);
+        assert_eq!(constant(split.inputs[1]).to_f64s().unwrap(), [16.0, 16.0, 16.0]);
+        assert_eq!(split.outputs, [names["q"], names["k"], names["v"]]);
+        let shape = model.values[packed.outputs[0].index()].shape.clone();
+        assert_eq!(shape, Some(vec![Dim::Param("N".into()), Dim::Fixed(48)]));
+        // Gate and up (two products of `o`) stay as they were.
+        assert_eq!(model.graph.nodes[4].inputs[1], Some(names["wg"]));
+    }
+
     #[test]
     fn products_of_one_input_are_packed_into_one() {
         let weight = |name: &str, k: usize, n: usize, seed: usize| {
