@@ -23,12 +23,24 @@ use crate::onnx::ir::{AttrValue, Attribute, Dim, Model, Node, TensorData, Value}
 /// The transposition between (batch, sequence, heads, size) and (batch, heads, sequence, size).
 const SWAP: [i64; 4] = [0, 2, 1, 3];
 
-/// One attention to rewrite: node indices and what the new forms need.
+/// A query, key or value the program moved heads-first.
+struct Moved {
+    /// The Transpose to heads-first (becomes the Reshape merging the heads).
+    transpose: usize,
+    /// Its rotation (query and key, when rotated).
+    rotation: Option<usize>,
+    /// The (batch, sequence, heads, head size) value it moved.
+    x: Value,
+    heads: i64,
+    /// (batch, sequence, heads x head size).
+    merged: Vec<Dim>,
+}
+
+/// One attention to rewrite.
 struct Plan {
     attention: usize,
-    /// Per query, key and value: the Transpose in, its rotation (query and key, when rotated), the
-    /// 4-D value it moved, and that value's heads and head size.
-    moved: [(usize, Option<usize>, Value, i64, i64); 3],
+    /// Query, key, value.
+    moved: [Moved; 3],
     /// The Transpose and the Reshape out, and the Reshape's (3-D) output.
     out: (usize, usize, Value),
 }
@@ -50,39 +62,37 @@ pub(crate) fn run(model: &mut Model, fired: &mut super::Firings) -> usize {
     // One Reshape target per merged size (as deduplication would merge them).
     let mut targets: FxHashMap<i64, Value> = FxHashMap::default();
     for plan in &plans {
-        let (hq, hkv) = (plan.moved[0].3, plan.moved[1].3);
-        for &(t, rot, x, heads, size) in &plan.moved {
-            let xs = model.value(x).shape.clone().unwrap_or_default();
-            let merged = vec![xs[0].clone(), xs[1].clone(), Dim::Fixed(heads * size)];
+        for m in &plan.moved {
+            let Some(&Dim::Fixed(size)) = m.merged.last() else { continue };
             // `Reshape`'s 0 keeps the batch and the sequence.
             let target = *targets
-                .entry(heads * size)
-                .or_insert_with(|| new_constant(model, TensorData::from_i64s(vec![3], &[0, 0, heads * size])));
+                .entry(size)
+                .or_insert_with(|| new_constant(model, TensorData::from_i64s(vec![3], &[0, 0, size])));
             // A Reshape to heads of the merged value is read through (the Reshape here then
             // regroups nothing, and no-op removal drops it).
             let source = producer
-                .get(&x)
+                .get(&m.x)
                 .map(|&p| &model.graph.nodes[p])
                 .filter(|p| p.domain.is_empty() && p.op_type == "Reshape")
                 .and_then(|p| p.inputs.first().copied().flatten())
-                .filter(|&s| model.value(s).shape.as_deref() == Some(&merged[..]))
-                .unwrap_or(x);
-            let node = &mut model.graph.nodes[t];
+                .filter(|&s| model.value(s).shape.as_deref() == Some(&m.merged[..]))
+                .unwrap_or(m.x);
+            let node = &mut model.graph.nodes[m.transpose];
             node.op_type = "Reshape".into();
             node.inputs = vec![Some(source), Some(target)];
             node.attributes.clear();
             let flat = node.outputs[0];
-            model.values[flat.index()].shape = Some(merged.clone());
-            if let Some(r) = rot {
+            model.values[flat.index()].shape = Some(m.merged.clone());
+            if let Some(r) = m.rotation {
                 let node = &mut model.graph.nodes[r];
-                node.attributes.push(int_attr("num_heads", heads));
+                node.attributes.push(int_attr("num_heads", m.heads));
                 let rotated = node.outputs[0];
-                model.values[rotated.index()].shape = Some(merged);
+                model.values[rotated.index()].shape = Some(m.merged.clone());
             }
         }
         let node = &mut model.graph.nodes[plan.attention];
-        node.attributes.push(int_attr("q_num_heads", hq));
-        node.attributes.push(int_attr("kv_num_heads", hkv));
+        node.attributes.push(int_attr("q_num_heads", plan.moved[0].heads));
+        node.attributes.push(int_attr("kv_num_heads", plan.moved[1].heads));
         node.outputs[0] = plan.out.2;
         dropped[plan.out.0] = true;
         dropped[plan.out.1] = true;
@@ -129,8 +139,19 @@ impl Graph<'_> {
         n.domain.is_empty() && n.op_type == op
     }
 
-    fn shape(&self, v: Value) -> Option<&[Dim]> {
-        self.model.value(v).shape.as_deref()
+    /// The (batch, sequence, heads, size) shape of `v`, heads and size known.
+    fn heads(&self, v: Value) -> Option<(&[Dim], i64, i64)> {
+        match self.model.value(v).shape.as_deref()? {
+            s @ [_, _, Dim::Fixed(h), Dim::Fixed(d)] => Some((s, *h, *d)),
+            _ => None,
+        }
+    }
+
+    /// The only reader of `v` (the first output of node `i`), when it is a `op`.
+    fn only_reader(&self, i: usize, op: &str) -> Option<usize> {
+        let v = *self.node(i).outputs.first()?;
+        let r = *self.reader.get(&v).filter(|_| self.single(v))?;
+        self.op(r, op).then_some(r)
     }
 
     fn plan(&self, a: usize) -> Option<Plan> {
@@ -139,42 +160,35 @@ impl Graph<'_> {
             return None;
         }
         let input = |i: usize| n.inputs.get(i).copied().flatten();
-        let q = self.moved(input(0)?, true)?;
-        let k = self.moved(input(1)?, true)?;
-        let v = self.moved(input(2)?, false)?;
-        let (qs, ks, vs) = (self.shape(q.2)?, self.shape(k.2)?, self.shape(v.2)?);
-        // One batch; key and value over one sequence and heads; query and key of one head size.
-        if qs[0] != ks[0] || ks[..3] != vs[..3] || qs[3] != ks[3] || q.3 % k.3 != 0 {
+        let [q, k, v] = [(0, true), (1, true), (2, false)].map(|(i, rotated)| self.moved(input(i)?, rotated));
+        let (q, k, v) = (q?, k?, v?);
+        let ((qs, _, _), (ks, _, _), (vs, _, dv)) = (self.heads(q.x)?, self.heads(k.x)?, self.heads(v.x)?);
+        // One batch; key and value over one sequence and heads; query and key of one head size;
+        // the query's heads in groups of the key's.
+        if qs[0] != ks[0] || ks[..3] != vs[..3] || qs[3] != ks[3] || q.heads % k.heads != 0 {
             return None;
         }
         // Out: (batch, heads, sequence, value size) transposed back and its heads merged.
-        let y = *n.outputs.first()?;
-        let ys = self.shape(y)?;
-        if !self.single(y) {
+        let t = self.only_reader(a, "Transpose")?;
+        let r = self.only_reader(t, "Reshape")?;
+        let (tn, rn) = (self.node(t), self.node(r));
+        let moved = rn.inputs.first().copied().flatten() == tn.outputs.first().copied();
+        if attr_ints(tn, "perm") != Some(&SWAP[..]) || !moved {
             return None;
         }
-        let t = *self.reader.get(&y)?;
-        let tn = self.node(t);
-        if !self.op(t, "Transpose") || attr_ints(tn, "perm") != Some(&SWAP[..]) || !self.single(tn.outputs[0]) {
+        let out = *rn.outputs.first()?;
+        let merged = [qs[0].clone(), qs[1].clone(), Dim::Fixed(q.heads * dv)];
+        if self.model.value(out).shape.as_deref() != Some(&merged[..]) {
             return None;
         }
-        let r = *self.reader.get(&tn.outputs[0])?;
-        let rn = self.node(r);
-        if !self.op(r, "Reshape") || rn.inputs.first().copied().flatten() != Some(tn.outputs[0]) {
-            return None;
-        }
-        let merged = [ys[0].clone(), ys[2].clone(), Dim::Fixed(q.3 * v.4)];
-        if ys.len() != 4 || self.shape(rn.outputs[0]) != Some(&merged[..]) {
-            return None;
-        }
-        Some(Plan { attention: a, moved: [q, k, v], out: (t, r, rn.outputs[0]) })
+        Some(Plan { attention: a, moved: [q, k, v], out: (t, r, out) })
     }
 
     /// The Transpose to heads-first that `v` is (or that it rotates, when `rotated` may be), read
-    /// only on this way: (Transpose, rotation, its 4-D input, heads, head size).
-    fn moved(&self, v: Value, rotated: bool) -> Option<(usize, Option<usize>, Value, i64, i64)> {
+    /// only on this way.
+    fn moved(&self, v: Value, rotated: bool) -> Option<Moved> {
         let mut p = *self.producer.get(&v)?;
-        let mut rot = None;
+        let mut rotation = None;
         if rotated && self.op(p, "RotaryEmbedding") {
             let rn = self.node(p);
             // The 3-D form reads the caches per position as the 4-D one does; with position ids
@@ -182,21 +196,20 @@ impl Graph<'_> {
             if !self.single(v) || rn.attr("num_heads").is_some() || rn.inputs.get(3).copied().flatten().is_some() {
                 return None;
             }
-            rot = Some(p);
+            rotation = Some(p);
             p = *self.producer.get(&rn.inputs.first().copied().flatten()?)?;
         }
         let t = self.node(p);
-        let out = t.outputs[0];
+        let out = *t.outputs.first()?;
         if !self.op(p, "Transpose") || attr_ints(t, "perm") != Some(&SWAP[..]) || !self.single(out) {
             return None;
         }
-        if rot.is_none() && out != v {
+        if rotation.is_none() && out != v {
             return None;
         }
         let x = t.inputs.first().copied().flatten()?;
-        match self.shape(x)? {
-            [_, _, Dim::Fixed(h), Dim::Fixed(d)] => Some((p, rot, x, *h, *d)),
-            _ => None,
-        }
+        let (s, heads, size) = self.heads(x)?;
+        let merged = vec![s[0].clone(), s[1].clone(), Dim::Fixed(heads * size)];
+        Some(Moved { transpose: p, rotation, x, heads, merged })
     }
 }

@@ -93,20 +93,8 @@ pub(crate) fn quantize_weights(model: &mut Model, q: WeightQuantization, accurac
     let found: Vec<(usize, Eligible)> = (0..model.graph.nodes.len())
         .filter_map(|i| eligible(model, &model.graph.nodes[i], &transposed).map(|e| (i, e)))
         .collect();
-    // `Split` takes its sizes as an input from opset 13 on.
-    let can_split = model.opset_imports.iter().any(|(d, v)| d.is_empty() && *v >= 13);
-    let mut groups: Vec<Vec<usize>> = Vec::new();
-    let mut by_input: std::collections::HashMap<(u32, usize), usize> = std::collections::HashMap::new();
-    for (j, (_, e)) in found.iter().enumerate() {
-        if can_split && e.bias.is_none() {
-            if let Some(&g) = by_input.get(&(e.a.0, e.k)) {
-                groups[g].push(j);
-                continue;
-            }
-            by_input.insert((e.a.0, e.k), groups.len());
-        }
-        groups.push(vec![j]);
-    }
+    let can_split = can_split(model);
+    let groups = groups(&found, |e| can_split && e.bias.is_none());
     let mut done = Quantized::default();
     // Node index -> the nodes in its place (none: a packed member after the first).
     let mut replace: std::collections::HashMap<usize, Vec<Node>> = std::collections::HashMap::new();
@@ -191,8 +179,7 @@ pub(crate) fn quantize_weights(model: &mut Model, q: WeightQuantization, accurac
 /// one after the other); the members' weights are no longer read. Returns the products packed.
 /// Measured: `reports/deploy.md`, `pack-products`.
 pub(crate) fn pack_products(model: &mut Model) -> usize {
-    // `Split` takes its sizes as an input from opset 13 on.
-    if !model.opset_imports.iter().any(|(d, v)| d.is_empty() && *v >= 13) {
+    if !can_split(model) {
         return 0;
     }
     let none = std::collections::HashMap::new();
@@ -200,20 +187,9 @@ pub(crate) fn pack_products(model: &mut Model) -> usize {
         .filter_map(|i| eligible(model, &model.graph.nodes[i], &none).map(|e| (i, e)))
         .filter(|(i, e)| model.graph.nodes[*i].op_type == "MatMul" && !e.transposed && e.bias.is_none())
         .collect();
-    let mut groups: Vec<Vec<usize>> = Vec::new();
-    let mut by_input: std::collections::HashMap<(u32, usize), usize> = std::collections::HashMap::new();
-    for (j, (_, e)) in found.iter().enumerate() {
-        match by_input.get(&(e.a.0, e.k)) {
-            Some(&g) => groups[g].push(j),
-            None => {
-                by_input.insert((e.a.0, e.k), groups.len());
-                groups.push(vec![j]);
-            }
-        }
-    }
     let mut packed_products = 0;
     let mut replace: std::collections::HashMap<usize, Vec<Node>> = std::collections::HashMap::new();
-    for group in groups.into_iter().filter(|g| g.len() >= 3) {
+    for group in groups(&found, |_| true).into_iter().filter(|g| g.len() >= 3) {
         let k = found[group[0]].1.k;
         let sizes: Vec<i64> = group.iter().map(|&j| found[j].1.n as i64).collect();
         let n = sizes.iter().sum::<i64>() as usize;
@@ -253,6 +229,29 @@ pub(crate) fn pack_products(model: &mut Model) -> usize {
         splice(model, replace);
     }
     packed_products
+}
+
+/// `Split` takes its sizes as an input from opset 13 on.
+fn can_split(model: &Model) -> bool {
+    model.opset_imports.iter().any(|(d, v)| d.is_empty() && *v >= 13)
+}
+
+/// The products of `found` (indices into it) in groups: those `packable` by their activation and
+/// K, in the order of their first member; the others each alone.
+fn groups(found: &[(usize, Eligible)], packable: impl Fn(&Eligible) -> bool) -> Vec<Vec<usize>> {
+    let mut groups: Vec<Vec<usize>> = Vec::new();
+    let mut by_input: std::collections::HashMap<(u32, usize), usize> = std::collections::HashMap::new();
+    for (j, (_, e)) in found.iter().enumerate() {
+        if packable(e) {
+            if let Some(&g) = by_input.get(&(e.a.0, e.k)) {
+                groups[g].push(j);
+                continue;
+            }
+            by_input.insert((e.a.0, e.k), groups.len());
+        }
+        groups.push(vec![j]);
+    }
+    groups
 }
 
 /// `product`'s result (the members' `outputs` side by side on the last axis, of `sizes`) made a new
