@@ -909,3 +909,19 @@ fn attention_stays_heads_first_where_other_nodes_read_the_moved_values() {
         assert!(m.graph.nodes.iter().all(|n| n.attr("q_num_heads").is_none()), "{:?}", ops(&m));
     }
 }
+
+/// A Concat whose other inputs are empty along its axis is its one non-empty input (the partial
+/// rotation of Phi-3 with the whole head rotated: `cat([rotated, x[..., 32:]])` of a 32-wide head).
+#[test]
+fn concat_with_empty_inputs_is_its_one_non_empty_input() {
+    check_optimized(
+        r#"(float[N,2,S,32] x) => (float[N,2,S,32] y)
+           <int64[1] s = {32}, int64[1] e = {9223372036854775807}, int64[1] a = {3}>
+           { r = Relu (x)                    # float[N,2,S,32]
+             p = Slice (x, s, e, a)          # float[N,2,S,0]
+             y = Concat <axis = 3> (r, p)    # float[N,2,S,32] }"#,
+        r#"(float[N,2,S,32] x) => (float[N,2,S,32] y)
+           { y = Relu (x) }
+           # fired: noop: Concat of one non-empty input"#,
+    );
+}

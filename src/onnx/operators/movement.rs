@@ -543,9 +543,27 @@ fn concat_eval(node: &Node, inputs: &[Option<&TensorData>]) -> Option<TensorData
     Some(TensorData { dtype: first.dtype, dims, raw: raw.into() })
 }
 
-fn single_input_concat(_: &dyn Facts, node: &Node) -> Option<(Value, &'static str)> {
-    node.outputs.first()?;
-    (node.inputs.len() == 1).then_some((input(node, 0)?, "noop: single-input Concat"))
+fn single_input_concat(facts: &dyn Facts, node: &Node) -> Option<(Value, &'static str)> {
+    let out = *node.outputs.first()?;
+    if node.inputs.len() == 1 {
+        return Some((input(node, 0)?, "noop: single-input Concat"));
+    }
+    // The others empty along the axis (transformers' partial rotation with nothing left to pass
+    // through: `cat([rotated, x[..., d:]])` where `d` is the whole head).
+    let out_shape = facts.shape(out)?;
+    let axis = norm_axis(attr_int(node, "axis", 0), out_shape.len())?;
+    let mut kept = None;
+    for v in &node.inputs {
+        let v = (*v)?;
+        if facts.shape(v)?.get(axis) == Some(&Dim::Fixed(0)) {
+            continue;
+        }
+        if kept.replace(v).is_some() {
+            return None;
+        }
+    }
+    let kept = kept?;
+    (facts.shape(kept) == Some(out_shape)).then_some((kept, "noop: Concat of one non-empty input"))
 }
 
 fn split(facts: &dyn Facts, node: &Node, i: usize) -> Inferred {
