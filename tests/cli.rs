@@ -333,8 +333,8 @@ fn a_killed_export_leaves_the_old_output_or_the_new_one() {
         names.sort();
         // A kill between linking a finished file to its temporary name and renaming it over the
         // existing output leaves `.fxonnx-<pid>-<n>.tmp`, and one before the save is done leaves
-        // the old data file's second name `.fxonnx-<pid>-keep-<n>.tmp` (complete, never
-        // partial); the next export removes them (checked below).
+        // the old data file's or the old model's second name `.fxonnx-<pid>-keep-<n>.tmp`
+        // (complete, never partial); the next export removes them (checked below).
         let (temporaries, names): (Vec<String>, Vec<String>) =
             names.into_iter().partition(|n| n.starts_with(".fxonnx-") && n.ends_with(".tmp"));
         // Reports go last, whole or not at all: each one ends with its last section's table.
@@ -346,12 +346,22 @@ fn a_killed_export_leaves_the_old_output_or_the_new_one() {
         }
         for t in &temporaries {
             let bytes = std::fs::read(dir.path().join(t)).expect("temporary");
-            // `-keep-` names the old data file, held until the new model is in place.
-            let whole = bytes == new_model || bytes == new_data || (t.contains("-keep-") && bytes == old_data);
+            // `-keep-` names the old data file or model, held until the new model is in place.
+            let kept = t.contains("-keep-") && (bytes == old_data || bytes == old_model);
+            let whole = bytes == new_model || bytes == new_data || kept;
             assert!(whole, "kill {i}: {t} is a complete output");
         }
         let read = |name: &str| std::fs::read(dir.path().join(name)).unwrap_or_default();
-        let model = std::fs::read(&out).expect("the output is still there");
+        let Ok(model) = std::fs::read(&out) else {
+            // A kill while the files were switched: no model at the path, never a model beside the
+            // other export's data; the old model whole under its second name, the data file in
+            // place one export's, whole.
+            let kept = temporaries.iter().any(|t| t.contains("-keep-") && read(t) == old_model);
+            assert!(kept, "kill {i}: no model, and the old one not kept: {temporaries:?}");
+            let data = read(&new_name);
+            assert!(data == new_data || data == old_data, "kill {i}: the data file is whole");
+            continue;
+        };
         // Whichever pair is in place is whole; the other export's data file may be there too
         // (the new one's, linked before the kill; the old one's, not yet removed after it).
         let (ours, ours_data, theirs, theirs_data) = if model == old_model {

@@ -13,11 +13,12 @@
 //! A model and its external data are one unit. The data file is `<model file>.data`
 //! ([`data_location`]), the name torch.onnx, onnx and every tool that copies a model expect. Both
 //! files are written complete under temporary names; then, holding the folder's lock
-//! ([`FolderLock`]), the data file is renamed into place and the model after it. A failure before
-//! the data file's rename leaves the old pair; a failure of the model's rename puts the old data
-//! file back (it was kept under a temporary name until the model was in place). Only a kill in
-//! the instant between the two renames leaves the old model beside the new data. Concurrent saves
-//! to one path take turns for the renames, so they end with one writer's pair.
+//! ([`FolderLock`]), the old model leaves its name (kept under a temporary second name), the data
+//! file is renamed into place and the model after it. A failure on the way puts the old pair back
+//! (the old data file, too, was kept under a second name until the model was in place). A kill in
+//! the instants between leaves no model at the path, the old one whole under its second name:
+//! never a model beside another model's data, which it would read as its weights. Concurrent
+//! saves to one path take turns for the renames, so they end with one writer's pair.
 //!
 //! [`Outputs::create`] is the one way a save opens its outputs, and it takes the save's
 //! [`Sources`]: no output replaces a file the save reads (the archive, a weight-free model).
@@ -377,18 +378,25 @@ impl<'s> Outputs<'s> {
         check_target(&self.path, self.sources)?;
         let data_path = self.data_path();
         let has_data = self.data.is_some();
-        // The model is staged first: between the data file's rename and the model's there is
-        // nothing else, so a kill leaves a mismatched pair only in that one system call.
         let model = self.model.stage(&self.path)?;
         let mut kept = None;
+        let mut old_model = None;
         if let Some(temp) = self.data {
             if let Err(e) = check_target(&data_path, self.sources) {
                 model.discard();
                 return Err(e);
             }
             kept = keep_aside(&data_path);
+            // The old model leaves its name before the data file is replaced: until the new model
+            // is in place there is no model at the path (the old one kept under a second name),
+            // never a model beside another model's data, which it would read as its weights.
+            old_model = keep_aside(&self.path);
+            if old_model.is_some() {
+                let _ = std::fs::remove_file(&self.path);
+            }
             if let Err(e) = temp.persist(&data_path) {
                 restore(kept, &data_path);
+                put_back(old_model, &self.path);
                 model.discard();
                 return Err(e);
             }
@@ -401,9 +409,10 @@ impl<'s> Outputs<'s> {
                 }
                 None => {}
             }
+            put_back(old_model, &self.path);
             return Err(e);
         }
-        if let Some(old) = kept {
+        for old in [kept, old_model].into_iter().flatten() {
             let _ = std::fs::remove_file(old);
         }
         let keep = has_data.then(|| OsString::from(data_location(&self.stem)));
@@ -434,6 +443,13 @@ fn restore(kept: Option<PathBuf>, path: &Path) {
         None => {
             let _ = std::fs::remove_file(path);
         }
+    }
+}
+
+/// Put the model kept aside back at `path`, if one was.
+fn put_back(kept: Option<PathBuf>, path: &Path) {
+    if let Some(aside) = kept {
+        let _ = std::fs::rename(aside, path);
     }
 }
 
