@@ -538,6 +538,12 @@ class Converter:
 
     op_aten_item = op_aten_ScalarImplicit
 
+    def as_output(self, item: torch.fx.Node, node: Any) -> torch.fx.Node:
+        """A sequence's item as ``node``'s output: read back as a number where TorchScript types
+        the output as one (a list of numbers is a sequence of 0-d tensors)."""
+        kind = node.output().type().kind()
+        return self.item(item, _TS_NUMBERS[kind]) if kind in _TS_NUMBERS else item
+
     def item(self, tensor: torch.fx.Node, kind: type) -> torch.fx.Node:
         """A number read from a tensor's data: a symbol whose hint is its value on the example
         inputs where the graph so far computes it (so that what torch's kernels decide on it is
@@ -737,10 +743,7 @@ class Converter:
         if name == "aten::pop":
             item = self.container_step("at", [seq, position], meta, node)
             items.node = self.container_step("erase", [seq, position], meta, node)
-            kind = node.output().type().kind()
-            if kind in _TS_NUMBERS:
-                return self.item(item, _TS_NUMBERS[kind])
-            return item
+            return self.as_output(item, node)
         # items[i] = x: erase at i, insert at i (a negative i counted from the end first, so that
         # -1 stays the last place).
         length = self.container_step("length", [seq], int64, node)
@@ -860,10 +863,7 @@ class Converter:
         if isinstance(items, SeqList):
             position = self.stacked(index, torch.int64)
             item = self.container_step("at", [self.capture(items.node), position], items.node.meta["val"], node)
-            kind = node.output().type().kind()
-            if kind in _TS_NUMBERS:
-                return self.item(item, _TS_NUMBERS[kind])
-            return item
+            return self.as_output(item, node)
         if isinstance(index, torch.fx.Node) and self.alike_tensors(items):
             # Tensors of one shape, an index known at run time: the stack's row (negative ones
             # counted from the end, as Gather counts them).
